@@ -1,0 +1,41 @@
+#include "cli/cli.hpp"
+
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+
+namespace dltune::cli {
+
+int run(int argc, char** argv) {
+  CLI::App app{
+      "dltune: make a Linux host run PyTorch training well, and prove it.\n\n"
+      "Every command reads the host only through its /proc, /sys, /etc and /dev files (or those of\n"
+      "a host tree given with --root) and prints text for people or, with --json, a documented\n"
+      "schema (docs/json.md) for scripts.",
+      "dltune"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("dltune ") + DLTUNE_VERSION);
+  app.footer(
+      "Exit status: 0 success, 1 the command failed, 2 bad input (nothing was done).\n"
+      "Run `dltune COMMAND --help` for a command's options.");
+
+  GlobalOptions global;
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(make_env_command(app, global));
+  commands.push_back(make_capture_command(app, global));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitBadInput;
+  }
+  for (auto& c : commands)
+    if (c->selected()) return c->execute();
+  return kExitBadInput;
+}
+
+}  // namespace dltune::cli

@@ -1,0 +1,76 @@
+// `dltune env`: the inventory of a host.
+#include <cstdio>
+#include <cstdlib>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "host/root.hpp"
+#include "inventory/host_facts.hpp"
+
+namespace dltune::cli {
+
+namespace {
+
+class EnvCommand : public Command {
+ public:
+  explicit EnvCommand(CLI::App& app) {
+    sub_ = app.add_subcommand("env", "Inventory of the host: OS, CPUs, memory, storage, network, "
+                                     "GPUs, CUDA stack, Python and torch");
+    sub_->description(
+        "Inventory of a training host, from its own files, in milliseconds and without running any\n"
+        "program: OS and kernel (command line, boot time, virtualisation, container, cgroup\n"
+        "version); CPUs and NUMA nodes with distances; memory, swap, huge pages, THP, /dev/shm and\n"
+        "the process limits jobs inherit; file systems and block devices; network interfaces,\n"
+        "InfiniBand/RoCE and TCP buffers; GPUs from PCI sysfs and NVML (link, NUMA node,\n"
+        "persistence, ECC, clocks, NVLink), NVIDIA kernel module and user library versions; CUDA\n"
+        "toolkits, cuDNN, NCCL and BLAS; Python interpreters with the torch each one has.\n\n"
+        "A fact that is absent is left out; a fact whose file cannot be read or parsed is listed\n"
+        "as unknown with the file and the reason, and every other fact is still reported.\n\n"
+        "Environment: DLTUNE_NVML_LIBRARY names the libnvidia-ml.so to load (default: the\n"
+        "driver's libnvidia-ml.so.1).");
+    sub_->add_option("--root", root_,
+                     "Read the host tree at DIR (a capture unpacked by `tar xzf`, or a mounted "
+                     "disk) instead of this host")
+        ->type_name("DIR");
+    sub_->add_flag("--json", json_, "Print JSON (schema: docs/json.md, \"dltune.env/1\")");
+  }
+
+  bool selected() const override { return sub_->parsed(); }
+
+  int execute() override {
+    host::Root root;
+    if (!root_.empty()) {
+      auto r = host::Root::at(root_);
+      if (!r) {
+        fmt::print(stderr, "dltune env: --root: {}\n", r.error().message());
+        return kExitBadInput;
+      }
+      root = *r;
+    }
+    inventory::CollectOptions options;
+    if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY")) options.nvml_library = lib;
+    const auto facts = inventory::collect(root, options);
+    if (json_) {
+      fmt::print("{}\n", inventory::to_json(facts).dump(2));
+    } else {
+      fmt::print("{}", inventory::render_text(facts));
+    }
+    return kExitOk;
+  }
+
+ private:
+  CLI::App* sub_ = nullptr;
+  std::string root_;
+  bool json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_env_command(CLI::App& app, GlobalOptions&) {
+  return std::make_unique<EnvCommand>(app);
+}
+
+}  // namespace dltune::cli

@@ -1,0 +1,299 @@
+#include "host/root.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <mutex>
+
+#include "core/text.hpp"
+
+namespace dltune::host {
+
+namespace {
+
+constexpr int kMaxLinkHops = 40;  // the kernel's own limit (MAXSYMLINKS)
+
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::string parent_of(const std::string& p) {
+  const auto pos = p.rfind('/');
+  return pos == std::string::npos || pos == 0 ? std::string() : p.substr(0, pos);
+}
+
+bool under(std::string_view path, std::string_view prefix) {
+  return path == prefix || (path.starts_with(prefix) && path.size() > prefix.size() &&
+                            path[prefix.size()] == '/');
+}
+
+}  // namespace
+
+struct Root::Recorder {
+  std::mutex mu;
+  std::map<std::pair<std::string, int>, Access> seen;  // keyed by (path, type)
+};
+
+Root::Root() = default;
+Root::Root(std::string base) : base_(std::move(base)) {}
+
+Result<Root> Root::at(const std::filesystem::path& dir) {
+  std::error_code ec;
+  const auto abs = std::filesystem::absolute(dir, ec);
+  if (ec) return fail("cannot use host root", dir.string(), ec.value());
+  struct stat st {};
+  if (::stat(abs.c_str(), &st) != 0)
+    return fail("host root does not exist:", abs.string(), errno);
+  if (!S_ISDIR(st.st_mode)) return fail("host root is not a directory:", abs.string());
+  bool host_like = false;
+  for (const char* sub : {"proc", "sys", "etc"}) {
+    struct stat s2 {};
+    if (::stat((abs / sub).c_str(), &s2) == 0 && S_ISDIR(s2.st_mode)) host_like = true;
+  }
+  if (!host_like)
+    return fail("not a host tree (expected proc/, sys/ or etc/ inside):", abs.string());
+  std::string base = abs.lexically_normal().string();
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  if (base == "/") return Root();
+  return Root(base);
+}
+
+const std::vector<std::string_view>& Root::known_locations() {
+  // The places a host's facts and settings live. Anything else (/tmp, /mnt, a user's random
+  // path) is refused, so that no input can steer a read or a write elsewhere.
+  static const std::vector<std::string_view> kKnown = {
+      "/proc", "/sys",      "/dev",  "/etc",  "/run",     "/usr",   "/opt",  "/home",
+      "/root", "/var/log",  "/var/lib", "/lib", "/lib64", "/bin", "/sbin", "/.dockerenv",
+  };
+  return kKnown;
+}
+
+Result<void> Root::check_path(std::string_view path) {
+  if (path.empty() || path[0] != '/')
+    return fail("host path must be absolute:", std::string(path));
+  if (path.find('\0') != std::string_view::npos)
+    return fail("host path contains a NUL byte:", std::string(path));
+  if (path != "/") {
+    if (path.back() == '/')
+      return fail("host path is not normalised (trailing '/'):", std::string(path));
+    for (const auto c : text::split(path.substr(1), '/')) {
+      if (c.empty() || c == "." || c == "..")
+        return fail("host path is not normalised (empty, '.' or '..' component):",
+                    std::string(path));
+    }
+  }
+  for (const auto k : known_locations())
+    if (under(path, k)) return {};
+  return fail("host path is outside the known locations:", std::string(path));
+}
+
+std::string Root::outside(std::string_view path) const {
+  return live() ? std::string(path) : base_ + std::string(path);
+}
+
+void Root::start_recording() {
+  if (!recorder_) recorder_ = std::make_shared<Recorder>();
+}
+
+std::vector<Access> Root::recorded() const {
+  std::vector<Access> out;
+  if (!recorder_) return out;
+  std::lock_guard lock(recorder_->mu);
+  for (const auto& [k, a] : recorder_->seen) out.push_back(a);
+  return out;
+}
+
+void Root::note(Access a) const {
+  if (!recorder_) return;
+  std::lock_guard lock(recorder_->mu);
+  auto key = std::make_pair(a.path, static_cast<int>(a.type));
+  auto [it, inserted] = recorder_->seen.emplace(key, a);
+  if (!inserted) it->second.max_bytes = std::max(it->second.max_bytes, a.max_bytes);
+}
+
+Result<std::optional<std::string>> Root::walk(std::string_view path, bool follow_last) const {
+  if (auto ok = check_path(path); !ok) return tl::unexpected(ok.error());
+  std::deque<std::string> todo;
+  for (const auto c : text::split(path.substr(1), '/'))
+    if (!c.empty()) todo.emplace_back(c);
+  std::string cur;  // "" is "/"
+  int hops = 0;
+  while (!todo.empty()) {
+    std::string c = std::move(todo.front());
+    todo.pop_front();
+    if (c.empty() || c == ".") continue;
+    if (c == "..") {
+      cur = parent_of(cur);
+      continue;
+    }
+    std::string next = cur + "/" + c;
+    if (todo.empty() && !follow_last) {
+      cur = std::move(next);
+      break;
+    }
+    struct stat st {};
+    if (::lstat(outside(next).c_str(), &st) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>();
+      return fail("cannot read", next, errno);
+    }
+    if (!S_ISLNK(st.st_mode)) {
+      cur = std::move(next);
+      continue;
+    }
+    if (++hops > kMaxLinkHops) return fail("too many levels of links in", std::string(path), ELOOP);
+    char buf[4096];
+    const auto n = ::readlink(outside(next).c_str(), buf, sizeof buf - 1);
+    if (n < 0) return fail("cannot read link", next, errno);
+    std::string target(buf, static_cast<std::size_t>(n));
+    note(Access{Access::Type::kSymlink, next, target, 0});
+    if (!target.empty() && target[0] == '/') cur.clear();
+    const auto parts = text::split(target, '/');
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it)
+      if (!it->empty()) todo.emplace_front(*it);
+  }
+  if (cur.empty()) cur = "/";
+  if (auto ok = check_path(cur); !ok)
+    return fail("host path leads outside the known locations:",
+                std::string(path) + " -> " + cur);
+  return std::optional<std::string>(cur);
+}
+
+Result<std::optional<std::string>> Root::resolve(std::string_view path) const {
+  return walk(path, true);
+}
+
+Result<std::optional<std::string>> Root::read(std::string_view path,
+                                              std::size_t max_bytes) const {
+  auto real = walk(path, true);
+  if (!real) return tl::unexpected(real.error());
+  if (!*real) return std::optional<std::string>();
+  Fd fd(::open(outside(**real).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (fd.fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>();
+    return fail("cannot read", std::string(path), errno);
+  }
+  struct stat st {};
+  if (::fstat(fd.fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
+    return fail("cannot read", std::string(path), S_ISDIR(st.st_mode) ? EISDIR : EINVAL);
+  std::string out;
+  // sysfs and procfs report sizes of 4096 or 0; read until EOF either way.
+  const std::size_t want = std::min<std::size_t>(max_bytes, S_ISREG(st.st_mode) && st.st_size > 0
+                                                                ? static_cast<std::size_t>(st.st_size)
+                                                                : 65536);
+  out.reserve(want);
+  char buf[65536];
+  while (out.size() < max_bytes) {
+    const auto chunk = std::min(sizeof buf, max_bytes - out.size());
+    const auto n = ::read(fd.fd, buf, chunk);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail("cannot read", std::string(path), errno);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  note(Access{Access::Type::kFile, **real, {}, max_bytes});
+  return std::optional<std::string>(std::move(out));
+}
+
+Result<std::optional<std::vector<std::string>>> Root::lines(std::string_view path) const {
+  auto content = read(path);
+  if (!content) return tl::unexpected(content.error());
+  if (!*content) return std::optional<std::vector<std::string>>();
+  std::vector<std::string> out;
+  for (const auto l : text::lines(**content)) out.emplace_back(l);
+  return std::optional<std::vector<std::string>>(std::move(out));
+}
+
+Result<std::optional<std::vector<std::string>>> Root::list(std::string_view path) const {
+  auto real = walk(path, true);
+  if (!real) return tl::unexpected(real.error());
+  if (!*real) return std::optional<std::vector<std::string>>();
+  DIR* d = ::opendir(outside(**real).c_str());
+  if (d == nullptr) {
+    if (errno == ENOENT) return std::optional<std::vector<std::string>>();
+    return fail("cannot list", std::string(path), errno);
+  }
+  std::vector<std::string> names;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string_view n = e->d_name;
+    if (n == "." || n == "..") continue;
+    names.emplace_back(n);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  if (recorder_) {
+    note(Access{Access::Type::kDirectory, **real, {}, 0});
+    const std::string prefix = **real == "/" ? "" : **real;
+    for (const auto& n : names) {
+      struct stat st {};
+      const std::string child = prefix + "/" + n;
+      if (::lstat(outside(child).c_str(), &st) != 0) continue;
+      if (S_ISLNK(st.st_mode)) {
+        char buf[4096];
+        const auto len = ::readlink(outside(child).c_str(), buf, sizeof buf - 1);
+        if (len >= 0)
+          note(Access{Access::Type::kSymlink, child, std::string(buf, static_cast<std::size_t>(len)), 0});
+      } else if (S_ISDIR(st.st_mode)) {
+        note(Access{Access::Type::kDirectory, child, {}, 0});
+      } else {
+        note(Access{Access::Type::kFile, child, {}, 0});  // a name only: 0 bytes needed
+      }
+    }
+  }
+  return std::optional<std::vector<std::string>>(std::move(names));
+}
+
+Result<std::optional<FileInfo>> Root::stat(std::string_view path) const {
+  auto real = walk(path, true);
+  if (!real) return tl::unexpected(real.error());
+  if (!*real) return std::optional<FileInfo>();
+  struct stat st {};
+  if (::lstat(outside(**real).c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::optional<FileInfo>();
+    return fail("cannot stat", std::string(path), errno);
+  }
+  FileInfo info;
+  info.kind = S_ISREG(st.st_mode)   ? Kind::kFile
+              : S_ISDIR(st.st_mode) ? Kind::kDirectory
+              : S_ISLNK(st.st_mode) ? Kind::kSymlink
+                                    : Kind::kOther;
+  info.size = static_cast<std::uint64_t>(st.st_size);
+  info.mode = st.st_mode & 07777;
+  if (info.kind == Kind::kDirectory) note(Access{Access::Type::kDirectory, **real, {}, 0});
+  else if (info.kind == Kind::kFile) note(Access{Access::Type::kFile, **real, {}, 0});
+  return std::optional<FileInfo>(info);
+}
+
+bool Root::exists(std::string_view path) const {
+  auto s = stat(path);
+  return s && s->has_value();
+}
+
+Result<std::optional<std::string>> Root::readlink(std::string_view path) const {
+  auto real = walk(path, false);
+  if (!real) return tl::unexpected(real.error());
+  if (!*real) return std::optional<std::string>();
+  char buf[4096];
+  const auto n = ::readlink(outside(**real).c_str(), buf, sizeof buf - 1);
+  if (n < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>();
+    return fail("cannot read link", std::string(path), errno);
+  }
+  std::string target(buf, static_cast<std::size_t>(n));
+  note(Access{Access::Type::kSymlink, **real, target, 0});
+  return std::optional<std::string>(std::move(target));
+}
+
+}  // namespace dltune::host

@@ -1,0 +1,90 @@
+#pragma once
+// host::Root: the one door to host files (DESIGN.md §2, CONVENTIONS.md 1).
+//
+// Every host path dltune reads goes through a Root. `Root()` is the live host; `Root::at(dir)`
+// is a host tree elsewhere (a capture, a fixture, a mounted disk). Paths are absolute host paths
+// ("/proc/meminfo"), always in normal form, and must fall under a known location; symbolic links
+// are followed inside the root, as a chroot would, so an absolute link in a capture never escapes
+// it. A missing file is an empty optional, not an error (CONVENTIONS.md 3).
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace dltune::host {
+
+enum class Kind { kFile, kDirectory, kSymlink, kOther };
+
+struct FileInfo {
+  Kind kind = Kind::kOther;  // after following links
+  std::uint64_t size = 0;
+  std::uint32_t mode = 0;    // permission bits
+};
+
+// What a recording Root saw: enough to rebuild the tree that the reads depended on.
+struct Access {
+  enum class Type { kFile, kDirectory, kSymlink } type = Type::kFile;
+  std::string path;      // host path, after resolving the links before it
+  std::string target;    // kSymlink: the link's text
+  std::size_t max_bytes = 0;  // kFile: how much of it was read
+};
+
+class Root {
+ public:
+  static constexpr std::size_t kDefaultMaxBytes = 16u << 20;
+
+  // The live host ("/").
+  Root();
+  // A host tree at `dir`. Fails when `dir` does not exist, is not a directory, or holds none of
+  // proc/, sys/ and etc/ (it is then not a host tree).
+  static Result<Root> at(const std::filesystem::path& dir);
+
+  [[nodiscard]] bool live() const { return base_.empty(); }
+  // "/" for the live host, else the tree's directory.
+  [[nodiscard]] std::string base() const { return live() ? "/" : base_; }
+  // Where `path` of this host is on this machine's file system (for libraries such as hwloc
+  // that read files themselves). No check, no resolution.
+  [[nodiscard]] std::string outside(std::string_view path) const;
+
+  // The whole file, or its first `max_bytes` bytes.
+  [[nodiscard]] Result<std::optional<std::string>> read(
+      std::string_view path, std::size_t max_bytes = kDefaultMaxBytes) const;
+  [[nodiscard]] Result<std::optional<std::vector<std::string>>> lines(std::string_view path) const;
+  // The names in a directory, sorted, without "." and "..".
+  [[nodiscard]] Result<std::optional<std::vector<std::string>>> list(std::string_view path) const;
+  // Whether something is there (after following links). False for refused paths.
+  [[nodiscard]] bool exists(std::string_view path) const;
+  [[nodiscard]] Result<std::optional<FileInfo>> stat(std::string_view path) const;
+  // The text of a symbolic link; empty optional when it is absent. Error when not a link.
+  [[nodiscard]] Result<std::optional<std::string>> readlink(std::string_view path) const;
+  // `path` with every link in it followed (inside the root).
+  [[nodiscard]] Result<std::optional<std::string>> resolve(std::string_view path) const;
+
+  // Recording: when on, every file read, directory listed, link followed and path found is kept,
+  // so that `capture` can pack exactly what a command depended on.
+  void start_recording();
+  [[nodiscard]] std::vector<Access> recorded() const;
+
+  // Validation used by every call: absolute, normalised, under a known location.
+  [[nodiscard]] static Result<void> check_path(std::string_view path);
+  [[nodiscard]] static const std::vector<std::string_view>& known_locations();
+
+ private:
+  struct Recorder;
+  explicit Root(std::string base);
+  // Follows links component by component; the result is normalised and checked again.
+  // Empty optional when a component is missing.
+  [[nodiscard]] Result<std::optional<std::string>> walk(std::string_view path,
+                                                         bool follow_last) const;
+  void note(Access a) const;
+
+  std::string base_;  // "" for the live host, else an absolute directory without trailing '/'
+  std::shared_ptr<Recorder> recorder_;
+};
+
+}  // namespace dltune::host

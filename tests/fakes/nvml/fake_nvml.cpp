@@ -1,0 +1,2 @@
+// Placeholder: the fake libnvidia-ml.so (owned by the gpu helper).
+extern "C" int nvmlInit_v2() { return 0; }

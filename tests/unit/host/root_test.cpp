@@ -1,0 +1,238 @@
+#include "host/root.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace fs = std::filesystem;
+using dltune::host::Access;
+using dltune::host::Root;
+
+namespace {
+
+// A throw-away host tree under the test's temporary directory.
+class TreeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           ("root_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "proc");
+    fs::create_directories(dir_ / "etc");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void write(const std::string& rel, const std::string& content) {
+    fs::create_directories((dir_ / rel).parent_path());
+    std::ofstream(dir_ / rel) << content;
+  }
+  void link(const std::string& rel, const std::string& target) {
+    fs::create_directories((dir_ / rel).parent_path());
+    fs::create_symlink(target, dir_ / rel);
+  }
+  Root root() {
+    auto r = Root::at(dir_);
+    EXPECT_TRUE(r.has_value()) << r.error().message();
+    return *r;
+  }
+  fs::path dir_;
+};
+
+}  // namespace
+
+TEST(RootPaths, RefusesPathsThatAreNotNormalised) {
+  struct Case {
+    const char* path;
+    bool ok;
+  };
+  const Case cases[] = {
+      {"/proc/meminfo", true},
+      {"/sys/class/net/eth0/mtu", true},
+      {"/etc/os-release", true},
+      {"/.dockerenv", true},
+      {"proc/meminfo", false},          // relative
+      {"", false},                      // empty
+      {"/proc//meminfo", false},        // empty component
+      {"/proc/./meminfo", false},       // '.'
+      {"/proc/../etc/passwd", false},   // '..'
+      {"/proc/meminfo/", false},        // trailing slash
+      {"/tmp/x", false},                // outside the known locations
+      {"/procfoo/x", false},            // a prefix that is not a component
+      {"/var/tmp/x", false},            // /var is only known for log and lib
+      {"/var/log/kern.log", true},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(Root::check_path(c.path).has_value(), c.ok) << c.path;
+  }
+  EXPECT_FALSE(Root::check_path(std::string("/proc/a\0b", 9)).has_value());
+}
+
+TEST(RootPaths, RefusalNamesThePath) {
+  const auto r = Root().read("/tmp/secret");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message().find("/tmp/secret"), std::string::npos);
+  EXPECT_NE(r.error().message().find("outside the known locations"), std::string::npos);
+}
+
+TEST(RootAt, RejectsMissingAndNonHostDirectories) {
+  EXPECT_FALSE(Root::at("/nonexistent/dltune/root").has_value());
+  const auto tmp = fs::path(::testing::TempDir()) / ("empty_root_" + std::to_string(::getpid()));
+  fs::create_directories(tmp);
+  const auto r = Root::at(tmp);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message().find("not a host tree"), std::string::npos);
+  fs::remove_all(tmp);
+}
+
+TEST_F(TreeTest, ReadsFilesAndReportsAbsence) {
+  write("proc/meminfo", "MemTotal: 1 kB\n");
+  auto r = root();
+  auto got = r.read("/proc/meminfo");
+  ASSERT_TRUE(got.has_value());
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ(**got, "MemTotal: 1 kB\n");
+  auto missing = r.read("/proc/nothing");
+  ASSERT_TRUE(missing.has_value());
+  EXPECT_FALSE(missing->has_value());
+  auto through_file = r.read("/proc/meminfo/x");  // ENOTDIR is absence too
+  ASSERT_TRUE(through_file.has_value());
+  EXPECT_FALSE(through_file->has_value());
+}
+
+TEST_F(TreeTest, ReadHonoursMaxBytes) {
+  write("etc/big", std::string(10000, 'x'));
+  auto got = root().read("/etc/big", 100);
+  ASSERT_TRUE(got && *got);
+  EXPECT_EQ((*got)->size(), 100u);
+}
+
+TEST_F(TreeTest, LinesListExistsStat) {
+  write("etc/a", "one\ntwo\n");
+  write("etc/d/z", "");
+  write("etc/d/b", "");
+  auto r = root();
+  auto ls = r.lines("/etc/a");
+  ASSERT_TRUE(ls && *ls);
+  EXPECT_EQ(**ls, (std::vector<std::string>{"one", "two"}));
+  auto names = r.list("/etc/d");
+  ASSERT_TRUE(names && *names);
+  EXPECT_EQ(**names, (std::vector<std::string>{"b", "z"}));
+  EXPECT_TRUE(r.exists("/etc/d"));
+  EXPECT_FALSE(r.exists("/etc/nope"));
+  auto st = r.stat("/etc/d");
+  ASSERT_TRUE(st && *st);
+  EXPECT_EQ((*st)->kind, dltune::host::Kind::kDirectory);
+}
+
+TEST_F(TreeTest, AbsoluteLinksStayInsideTheRoot) {
+  // An absolute link in a captured tree points into the tree, never at this machine's files.
+  write("usr/local/cuda-13.0/version.txt", "CUDA Version 13.0.0\n");
+  link("usr/local/cuda", "/usr/local/cuda-13.0");
+  auto r = root();
+  auto got = r.read("/usr/local/cuda/version.txt");
+  ASSERT_TRUE(got && *got);
+  EXPECT_EQ(**got, "CUDA Version 13.0.0\n");
+  auto target = r.readlink("/usr/local/cuda");
+  ASSERT_TRUE(target && *target);
+  EXPECT_EQ(**target, "/usr/local/cuda-13.0");
+  auto real = r.resolve("/usr/local/cuda/version.txt");
+  ASSERT_TRUE(real && *real);
+  EXPECT_EQ(**real, "/usr/local/cuda-13.0/version.txt");
+}
+
+TEST_F(TreeTest, RelativeLinksWithDotDotAreClampedAtTheRoot) {
+  write("sys/devices/pci0000:00/0000:00:01.0/vendor", "0x10de\n");
+  link("sys/bus/pci/devices/0000:00:01.0", "../../../devices/pci0000:00/0000:00:01.0");
+  link("etc/escape", "../../../../../../etc/hostname-not-here");
+  auto r = root();
+  auto got = r.read("/sys/bus/pci/devices/0000:00:01.0/vendor");
+  ASSERT_TRUE(got && *got);
+  EXPECT_EQ(**got, "0x10de\n");
+  // ../ past the top stays at the top: /etc/hostname-not-here inside the tree, which is absent.
+  auto esc = r.read("/etc/escape");
+  ASSERT_TRUE(esc.has_value());
+  EXPECT_FALSE(esc->has_value());
+}
+
+TEST_F(TreeTest, LinkOutOfTheKnownLocationsIsRefused) {
+  write("tmp/x", "secret");
+  link("etc/x", "/tmp/x");
+  auto r = root().read("/etc/x");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message().find("outside the known locations"), std::string::npos);
+}
+
+TEST_F(TreeTest, LinkLoopsEndWithAnError) {
+  link("etc/a", "/etc/b");
+  link("etc/b", "/etc/a");
+  auto r = root().read("/etc/a");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().errno_, ELOOP);
+}
+
+TEST_F(TreeTest, UnreadableFileIsAnErrorWithErrno) {
+  // A FIFO is neither a file nor a device: reading it is refused (EINVAL), not waited on.
+  ASSERT_EQ(::mkfifo((dir_ / "etc/fifo").c_str(), 0600), 0);
+  auto r = root().read("/etc/fifo");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().errno_, EINVAL);
+  EXPECT_NE(r.error().message().find("/etc/fifo"), std::string::npos);
+}
+
+TEST_F(TreeTest, ReadingADirectoryIsAnError) {
+  fs::create_directories(dir_ / "etc/dir");
+  auto r = root().read("/etc/dir");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().errno_, EISDIR);
+}
+
+TEST_F(TreeTest, RecordsWhatWasRead) {
+  write("usr/local/cuda-13.0/version.txt", "v");
+  link("usr/local/cuda", "/usr/local/cuda-13.0");
+  write("etc/d/f1", "1");
+  fs::create_directories(dir_ / "etc/d/sub");
+  auto r = root();
+  r.start_recording();
+  (void)r.read("/usr/local/cuda/version.txt", 64);
+  (void)r.list("/etc/d");
+  (void)r.read("/etc/missing");
+  const auto rec = r.recorded();
+  auto has = [&](Access::Type t, const std::string& p) {
+    for (const auto& a : rec)
+      if (a.type == t && a.path == p) return true;
+    return false;
+  };
+  EXPECT_TRUE(has(Access::Type::kSymlink, "/usr/local/cuda"));
+  EXPECT_TRUE(has(Access::Type::kFile, "/usr/local/cuda-13.0/version.txt"));
+  EXPECT_TRUE(has(Access::Type::kDirectory, "/etc/d"));
+  EXPECT_TRUE(has(Access::Type::kFile, "/etc/d/f1"));
+  EXPECT_TRUE(has(Access::Type::kDirectory, "/etc/d/sub"));
+  EXPECT_FALSE(has(Access::Type::kFile, "/etc/missing"));
+  for (const auto& a : rec)
+    if (a.path == "/usr/local/cuda") {
+      EXPECT_EQ(a.target, "/usr/local/cuda-13.0");
+    }
+}
+
+TEST(RootLive, ReadsTheRealKernel) {
+  Root r;
+  EXPECT_TRUE(r.live());
+  auto got = r.read("/proc/sys/kernel/ostype");
+  ASSERT_TRUE(got && *got);
+  EXPECT_EQ(**got, "Linux\n");
+  auto self = r.resolve("/proc/self/stat");
+  ASSERT_TRUE(self && *self);
+  EXPECT_EQ(**self, "/proc/" + std::to_string(::getpid()) + "/stat");
+}
+
+TEST(RootLive, AFileTheKernelRefusesIsAnErrorNotAbsence) {
+  // sysfs write-only attributes refuse reads even to root (kernfs: no show method -> EACCES).
+  auto r = Root().read("/sys/bus/pci/rescan");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().errno_, EACCES);
+  EXPECT_EQ(r.error().message(), "cannot read /sys/bus/pci/rescan: Permission denied");
+}
