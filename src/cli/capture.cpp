@@ -1,8 +1,16 @@
-// `dltune capture`: pack every host file that env read.
+// `dltune capture`: pack every host file that env read, so that `env --root` on another machine
+// reports the same facts.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdlib>
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "core/text.hpp"
+#include "host/capture.hpp"
+#include "inventory/capture_extras.hpp"
+#include "inventory/host_facts.hpp"
 
 namespace dltune::cli {
 
@@ -11,15 +19,53 @@ namespace {
 class CaptureCommand : public Command {
  public:
   explicit CaptureCommand(CLI::App& app) {
-    sub_ = app.add_subcommand("capture", "Pack every host file that env reads into a tarball");
-    sub_->add_option("-o,--output", output_, "The .tar.gz to write")->required();
+    sub_ = app.add_subcommand("capture", "Pack every host file that env reads into a .tar.gz");
+    sub_->description(
+        "Runs the inventory of this host with every file read recorded, and packs exactly those\n"
+        "files (with the links and directories on the way to them) into a gzip'd tar, plus the\n"
+        "answers that are not files: the environment variables env consults (PATH, CUDA_HOME,\n"
+        "VIRTUAL_ENV, CONDA_PREFIX, ...), file system sizes, and NVML's GPU facts, under\n"
+        "run/dltune/capture/. Unpack it anywhere (`tar xzf FILE -C DIR`) and run\n"
+        "`dltune env --root DIR` (or a later `dltune check --root DIR`) to see the same facts.\n\n"
+        "Nothing secret is packed: no environment beyond those variables, no /proc/*/environ,\n"
+        "no home directory contents beyond the Python and CUDA files env reads.");
+    sub_->add_option("-o,--output", output_, "The .tar.gz to write (replaced atomically)")
+        ->required()
+        ->type_name("FILE");
+    sub_->add_flag("--json", json_, "Print what was packed as JSON");
   }
   bool selected() const override { return sub_->parsed(); }
-  int execute() override { return kExitFailure; }
+
+  int execute() override {
+    host::Root root;
+    root.start_recording();
+    inventory::CollectOptions options;
+    if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY")) options.nvml_library = lib;
+    const auto facts = inventory::collect(root, options);
+    const auto extras = inventory::capture_extras(facts, root);
+    auto stats = host::write_capture(root, output_, extras);
+    if (!stats) {
+      fmt::print(stderr, "dltune capture: {}\n", stats.error().message());
+      return kExitFailure;
+    }
+    if (json_) {
+      inventory::Json j{{"output", output_},
+                        {"files", stats->files},
+                        {"directories", stats->directories},
+                        {"links", stats->links},
+                        {"bytes", stats->bytes}};
+      fmt::print("{}\n", j.dump(2));
+    } else {
+      fmt::print("wrote {}: {} files ({}), {} links, {} directories\n", output_, stats->files,
+                 text::human_bytes(stats->bytes), stats->links, stats->directories);
+    }
+    return kExitOk;
+  }
 
  private:
   CLI::App* sub_ = nullptr;
   std::string output_;
+  bool json_ = false;
 };
 
 }  // namespace

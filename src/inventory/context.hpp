@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,6 +52,16 @@ class Context {
   // A directory's entries; absent or unreadable -> empty (unreadable also records a Problem).
   [[nodiscard]] std::vector<std::string> list(std::string_view fact, std::string_view path);
 
+  // A value computed once per collection and shared by the modules that need it (the parsed
+  // mountinfo, say), so that no file is read or parsed twice.
+  template <class T, class Make>
+  const T& shared(const std::string& key, Make make) {
+    auto it = shared_.find(key);
+    if (it == shared_.end())
+      it = shared_.emplace(key, std::make_shared<T>(make(*this))).first;
+    return *static_cast<const T*>(it->second.get());
+  }
+
   // statvfs of a mount point: live, or from the capture's record when reading a capture.
   std::function<std::optional<FsUsage>(const std::string& mount_point)> fs_usage;
 
@@ -58,6 +69,7 @@ class Context {
   const host::Root& root_;
   std::map<std::string, std::string> environ_;
   std::vector<Problem> problems_;
+  std::map<std::string, std::shared_ptr<void>> shared_;
 };
 
 }  // namespace dltune::inventory

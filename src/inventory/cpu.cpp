@@ -1,9 +1,231 @@
 #include "inventory/cpu.hpp"
 
+#include <hwloc.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "core/text.hpp"
+#include "host/parse/proc.hpp"
+
 namespace dltune::inventory {
 
-CpuFacts collect_cpu(Context&) { return {}; }
-Json to_json(const CpuFacts&) { return Json::object(); }
-std::vector<render::Section> render_cpu(const CpuFacts&) { return {}; }
+const std::vector<std::string>& interesting_cpu_flags() {
+  static const std::vector<std::string> kFlags = {
+      "avx",        "avx2",        "fma",      "f16c",      "avx512f",  "avx512bw",
+      "avx512_vnni", "avx512_bf16", "avx512_fp16", "avx_vnni", "amx_tile", "amx_bf16",
+      "amx_int8",   "amx_fp16",    "sve",      "asimd"};
+  return kFlags;
+}
+
+namespace {
+
+std::vector<int> bitmap_ids(hwloc_const_bitmap_t b) {
+  std::vector<int> out;
+  if (b == nullptr) return out;
+  for (int i = hwloc_bitmap_first(b); i >= 0; i = hwloc_bitmap_next(b, i)) out.push_back(i);
+  return out;
+}
+
+// hwloc reads the same files as we do; for a host tree it reads them below HWLOC_FSROOT. The
+// variable is process-wide, so loads are serialised.
+std::mutex& hwloc_env_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+void load_topology(Context& ctx, CpuFacts& f) {
+  std::lock_guard lock(hwloc_env_mutex());
+  hwloc_topology_t topo = nullptr;
+  if (hwloc_topology_init(&topo) != 0) {
+    f.topology_error = "hwloc_topology_init failed";
+    return;
+  }
+  // The x86 backend reads this machine's CPUID even for another host's tree, and the pci
+  // backend is slow and leaky under ASan (STACK-NOTES.md §3.8, §4): sysfs is enough for CPUs
+  // and NUMA nodes, and GPUs are read from sysfs by the GPU module.
+  hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
+  hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
+  // Keep CPUs and nodes that the cpuset hides, so that the host's shape is reported whole.
+  hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+  const char* old = std::getenv("HWLOC_FSROOT");
+  const std::string saved = old ? old : "";
+  if (!ctx.root().live()) ::setenv("HWLOC_FSROOT", ctx.root().base().c_str(), 1);
+  const int rc = hwloc_topology_load(topo);
+  if (!ctx.root().live()) {
+    if (old) ::setenv("HWLOC_FSROOT", saved.c_str(), 1);
+    else ::unsetenv("HWLOC_FSROOT");
+  }
+  if (rc != 0) {
+    f.topology_error = fmt::format("hwloc_topology_load failed (errno {})", errno);
+    hwloc_topology_destroy(topo);
+    return;
+  }
+  const int packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+  const int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  const int pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+  if (packages > 0) f.sockets = packages;
+  if (cores > 0) f.cores = cores;
+  if (pus > 0) f.threads = pus;
+
+  const int nnodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+  std::vector<hwloc_obj_t> node_objs;
+  for (int i = 0; i < nnodes; ++i) {
+    hwloc_obj_t n = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
+    node_objs.push_back(n);
+    NumaNode node;
+    node.id = static_cast<int>(n->os_index);
+    node.cpus = bitmap_ids(n->cpuset);
+    if (n->attr && n->attr->numanode.local_memory > 0)
+      node.memory_bytes = n->attr->numanode.local_memory;
+    f.numa_nodes.push_back(std::move(node));
+  }
+  // The SLIT distances ("NUMALatency"), the matrix `numactl -H` prints.
+  unsigned nr = 1;
+  hwloc_distances_s* dist = nullptr;
+  if (hwloc_distances_get_by_name(topo, "NUMALatency", &nr, &dist, 0) == 0 && nr >= 1 && dist) {
+    for (auto& node : f.numa_nodes) {
+      hwloc_obj_t self = nullptr;
+      for (auto* o : node_objs)
+        if (static_cast<int>(o->os_index) == node.id) self = o;
+      for (auto* other : node_objs) {
+        hwloc_uint64_t from_to = 0, to_from = 0;
+        if (hwloc_distances_obj_pair_values(dist, self, other, &from_to, &to_from) == 0)
+          node.distances.push_back(static_cast<int>(from_to));
+      }
+    }
+    hwloc_distances_release(topo, dist);
+  }
+  hwloc_topology_destroy(topo);
+}
+
+// What hwloc read we read too, through Root: the facts hwloc does not give, and a capture then
+// holds every file that hwloc needs to rebuild the same topology from it.
+void read_sysfs(Context& ctx, CpuFacts& f) {
+  if (auto v = ctx.read_value("cpu.online", "/sys/devices/system/cpu/online")) {
+    if (auto ids = text::parse_cpu_list(*v)) f.online = *ids;
+    else ctx.problem("cpu.online", "/sys/devices/system/cpu/online", "expected a CPU list");
+  }
+  (void)ctx.read("cpu.topology", "/sys/devices/system/cpu/possible", 4096);
+  (void)ctx.read("cpu.topology", "/sys/devices/system/node/online", 4096);
+  (void)ctx.read("cpu.topology", "/sys/devices/system/node/possible", 4096);
+  for (const auto& name : ctx.list("cpu.numa", "/sys/devices/system/node")) {
+    if (!name.starts_with("node") || !text::to_uint(name.substr(4))) continue;
+    const std::string dir = "/sys/devices/system/node/" + name;
+    for (const char* file : {"cpumap", "meminfo", "distance"})
+      (void)ctx.read("cpu.numa", dir + "/" + file, 65536);
+  }
+  for (int cpu : f.online) {
+    const std::string dir = fmt::format("/sys/devices/system/cpu/cpu{}", cpu);
+    for (const char* file : {"topology/physical_package_id", "topology/core_id",
+                             "topology/core_cpus", "topology/package_cpus",
+                             "topology/thread_siblings", "topology/core_siblings",
+                             "topology/die_cpus", "topology/cluster_cpus"})
+      (void)ctx.read("cpu.topology", dir + "/" + file, 4096);
+    if (auto g = ctx.read_value("cpu.governor", dir + "/cpufreq/scaling_governor"))
+      f.governors[*g].push_back(cpu);
+    if (!f.scaling_driver) f.scaling_driver = ctx.read_value("cpu.governor", dir + "/cpufreq/scaling_driver");
+  }
+  // The cpuset this process may use (hwloc reads it to find the allowed CPUs).
+  (void)ctx.read("cpu.allowed", "/proc/mounts", 1 << 20);
+  if (auto cs = ctx.read_value("cpu.allowed", "/proc/self/cpuset")) {
+    const std::string rel = *cs == "/" ? "" : *cs;
+    for (const char* dir : {"/sys/fs/cgroup/cpuset", "/sys/fs/cgroup"}) {
+      const std::string base = std::string(dir) + rel;
+      auto cpus = ctx.read_value("cpu.allowed", base + (std::string(dir) == "/sys/fs/cgroup"
+                                                           ? "/cpuset.cpus.effective"
+                                                           : "/cpuset.cpus"));
+      (void)ctx.read("cpu.allowed", base + (std::string(dir) == "/sys/fs/cgroup"
+                                                ? "/cpuset.mems.effective"
+                                                : "/cpuset.mems"), 4096);
+      if (cpus && !cpus->empty()) {
+        auto ids = text::parse_cpu_list(*cpus);
+        if (ids && *ids != f.online) f.allowed = *ids;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+CpuFacts collect_cpu(Context& ctx) {
+  CpuFacts f;
+  if (auto text = ctx.read("cpu.model", "/proc/cpuinfo")) {
+    const auto info = host::parse::cpuinfo(*text);
+    f.model = info.model_name;
+    f.vendor = info.vendor;
+    for (const auto& flag : interesting_cpu_flags())
+      if (std::binary_search(info.flags.begin(), info.flags.end(), flag)) f.flags.push_back(flag);
+  }
+  read_sysfs(ctx, f);
+  load_topology(ctx, f);
+  if (f.topology_error) ctx.problem("cpu.topology", "hwloc", *f.topology_error);
+  return f;
+}
+
+Json to_json(const CpuFacts& f) {
+  Json j = Json::object();
+  put(j, "model", f.model);
+  put(j, "vendor", f.vendor);
+  put(j, "sockets", f.sockets);
+  put(j, "cores", f.cores);
+  put(j, "threads", f.threads);
+  j["online"] = text::format_cpu_list(f.online);
+  if (f.allowed) j["allowed"] = text::format_cpu_list(*f.allowed);
+  j["flags"] = f.flags;
+  Json g = Json::object();
+  for (const auto& [gov, cpus] : f.governors) g[gov] = text::format_cpu_list(cpus);
+  j["governors"] = std::move(g);
+  put(j, "scaling_driver", f.scaling_driver);
+  Json nodes = Json::array();
+  for (const auto& n : f.numa_nodes) {
+    Json x;
+    x["id"] = n.id;
+    x["cpus"] = text::format_cpu_list(n.cpus);
+    put(x, "memory_bytes", n.memory_bytes);
+    x["distances"] = n.distances;
+    nodes.push_back(std::move(x));
+  }
+  j["numa_nodes"] = std::move(nodes);
+  return j;
+}
+
+std::vector<render::Section> render_cpu(const CpuFacts& f) {
+  render::Section s{"CPU", {}};
+  if (f.model) s.add("model", *f.model);
+  if (f.sockets || f.cores || f.threads) {
+    const int cores = f.cores.value_or(0);
+    const int threads = f.threads.value_or(0);
+    s.add("topology", fmt::format("{} socket(s), {} cores, {} threads{}", f.sockets.value_or(0),
+                                  cores, threads,
+                                  cores > 0 && threads > cores ? " (SMT on)" : ""));
+  }
+  if (!f.online.empty()) s.add("online", text::format_cpu_list(f.online));
+  if (f.allowed) s.add("allowed here", text::format_cpu_list(*f.allowed));
+  s.add("flags", f.flags.empty() ? "none of the vector/matrix extensions"
+                                 : fmt::format("{}", fmt::join(f.flags, " ")));
+  if (f.governors.empty()) {
+    s.add("governor", "no cpufreq (fixed frequency or managed by the hypervisor)");
+  } else {
+    std::vector<std::string> parts;
+    for (const auto& [gov, cpus] : f.governors)
+      parts.push_back(f.governors.size() == 1 ? gov
+                                              : fmt::format("{} on {}", gov, text::format_cpu_list(cpus)));
+    s.add("governor", fmt::format("{}{}", fmt::join(parts, ", "),
+                                  f.scaling_driver ? " (" + *f.scaling_driver + ")" : ""));
+  }
+  render::Section n{"NUMA", {}};
+  for (const auto& node : f.numa_nodes) {
+    std::string v = "CPUs " + text::format_cpu_list(node.cpus);
+    if (node.memory_bytes) v += ", " + text::human_bytes(*node.memory_bytes);
+    if (!node.distances.empty()) v += fmt::format(", distances {}", fmt::join(node.distances, " "));
+    n.add(fmt::format("node {}", node.id), v);
+  }
+  return {s, n};
+}
 
 }  // namespace dltune::inventory

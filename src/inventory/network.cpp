@@ -1,9 +1,144 @@
 #include "inventory/network.hpp"
 
+#include <fmt/format.h>
+
+#include "core/text.hpp"
+
 namespace dltune::inventory {
 
-NetworkFacts collect_network(Context&) { return {}; }
-Json to_json(const NetworkFacts&) { return Json::object(); }
-std::vector<render::Section> render_network(const NetworkFacts&) { return {}; }
+namespace {
+
+void collect_interfaces(Context& ctx, NetworkFacts& f) {
+  for (const auto& name : ctx.list("network.interfaces", "/sys/class/net")) {
+    if (name == "lo" || name == "bonding_masters") continue;
+    const std::string dir = "/sys/class/net/" + name;
+    NetInterface i;
+    i.name = name;
+    if (auto v = ctx.read_value("network.interfaces", dir + "/mtu"))
+      if (auto n = text::to_int(*v)) i.mtu = static_cast<int>(*n);
+    // Reading speed of a link that is down fails with EINVAL: that is "unknown", not a problem.
+    if (auto r = ctx.root().read(dir + "/speed", 64); r && *r) {
+      if (auto n = text::to_int(text::trim(**r)); n && *n > 0) i.speed_mbps = static_cast<int>(*n);
+    }
+    i.operstate = ctx.read_value("network.interfaces", dir + "/operstate");
+    i.address = ctx.read_value("network.interfaces", dir + "/address");
+    if (auto link = ctx.root().readlink(dir); link && *link) {
+      i.is_virtual = (*link)->find("/virtual/") != std::string::npos;
+    }
+    if (auto dev = ctx.root().readlink(dir + "/device"); dev && *dev) {
+      const auto base = (*dev)->substr((*dev)->rfind('/') + 1);
+      if (base.size() == 12 && base[4] == ':' && base[7] == ':' && base[10] == '.')
+        i.pci_address = base;
+    }
+    f.interfaces.push_back(std::move(i));
+  }
+}
+
+void collect_rdma(Context& ctx, NetworkFacts& f) {
+  for (const auto& name : ctx.list("network.rdma", "/sys/class/infiniband")) {
+    const std::string dir = "/sys/class/infiniband/" + name;
+    RdmaDevice d;
+    d.name = name;
+    for (const auto& p : ctx.list("network.rdma", dir + "/ports")) {
+      const auto num = text::to_int(p);
+      if (!num) continue;
+      RdmaPort port;
+      port.port = static_cast<int>(*num);
+      const std::string pd = dir + "/ports/" + p;
+      // "4: ACTIVE" -> "ACTIVE" (Documentation/ABI/stable/sysfs-class-infiniband)
+      if (auto s = ctx.read_value("network.rdma", pd + "/state")) {
+        const auto colon = s->find(':');
+        port.state = colon == std::string::npos ? *s : std::string(text::trim(s->substr(colon + 1)));
+      }
+      port.rate = ctx.read_value("network.rdma", pd + "/rate");
+      port.link_layer = ctx.read_value("network.rdma", pd + "/link_layer");
+      d.ports.push_back(std::move(port));
+    }
+    d.netdevs = ctx.list("network.rdma", dir + "/device/net");
+    f.rdma.push_back(std::move(d));
+  }
+}
+
+}  // namespace
+
+NetworkFacts collect_network(Context& ctx) {
+  NetworkFacts f;
+  collect_interfaces(ctx, f);
+  collect_rdma(ctx, f);
+  for (const char* key :
+       {"net.core.rmem_max", "net.core.wmem_max", "net.core.rmem_default", "net.core.wmem_default",
+        "net.core.netdev_max_backlog", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem",
+        "net.ipv4.tcp_fastopen", "net.ipv4.tcp_congestion_control"}) {
+    std::string path = "/proc/sys/" + std::string(key);
+    for (auto& c : path)
+      if (c == '.') c = '/';
+    if (auto v = ctx.read_value("network.sysctl", path)) {
+      // tcp_rmem is "min default max" separated by tabs: keep it as spaces.
+      const auto fl = text::fields(*v);
+      std::string joined;
+      for (const auto x : fl) joined += (joined.empty() ? "" : " ") + std::string(x);
+      f.sysctls[key] = joined;
+    }
+  }
+  return f;
+}
+
+Json to_json(const NetworkFacts& f) {
+  Json j = Json::object();
+  Json ifs = Json::array();
+  for (const auto& i : f.interfaces) {
+    Json x;
+    x["name"] = i.name;
+    put(x, "mtu", i.mtu);
+    put(x, "speed_mbps", i.speed_mbps);
+    put(x, "operstate", i.operstate);
+    put(x, "address", i.address);
+    x["virtual"] = i.is_virtual;
+    put(x, "pci_address", i.pci_address);
+    ifs.push_back(std::move(x));
+  }
+  j["interfaces"] = std::move(ifs);
+  Json rdma = Json::array();
+  for (const auto& d : f.rdma) {
+    Json ports = Json::array();
+    for (const auto& p : d.ports) {
+      Json x;
+      x["port"] = p.port;
+      put(x, "state", p.state);
+      put(x, "rate", p.rate);
+      put(x, "link_layer", p.link_layer);
+      x["roce"] = p.link_layer == "Ethernet";
+      ports.push_back(std::move(x));
+    }
+    rdma.push_back(Json{{"name", d.name}, {"ports", std::move(ports)}, {"netdevs", d.netdevs}});
+  }
+  j["rdma"] = std::move(rdma);
+  j["sysctls"] = f.sysctls;
+  return j;
+}
+
+std::vector<render::Section> render_network(const NetworkFacts& f) {
+  render::Section s{"Network", {}};
+  for (const auto& i : f.interfaces) {
+    std::string v = i.speed_mbps ? (*i.speed_mbps >= 1000 && *i.speed_mbps % 1000 == 0
+                                        ? fmt::format("{} Gb/s", *i.speed_mbps / 1000)
+                                        : fmt::format("{} Mb/s", *i.speed_mbps))
+                                 : "speed unknown";
+    if (i.mtu) v += fmt::format(", MTU {}", *i.mtu);
+    if (i.operstate) v += ", " + *i.operstate;
+    if (i.is_virtual) v += ", virtual";
+    s.add(i.name, v);
+  }
+  for (const auto& d : f.rdma) {
+    for (const auto& p : d.ports) {
+      s.add(fmt::format("{} port {}", d.name, p.port),
+            fmt::format("{}, {}, {}", p.link_layer == "Ethernet" ? "RoCE" : p.link_layer.value_or("?"),
+                        p.rate.value_or("rate unknown"), p.state.value_or("state unknown")));
+    }
+  }
+  if (f.rdma.empty()) s.add("RDMA", "no InfiniBand/RoCE devices");
+  for (const auto& [k, v] : f.sysctls) s.add(k, v);
+  return {s};
+}
 
 }  // namespace dltune::inventory

@@ -1,0 +1,35 @@
+#include "inventory/capture_extras.hpp"
+
+#include "inventory/capture_files.hpp"
+
+namespace dltune::inventory {
+
+std::map<std::string, std::string> capture_extras(const HostFacts& facts, const host::Root& root) {
+  std::map<std::string, std::string> out;
+  Json manifest;
+  manifest["dltune_version"] = DLTUNE_VERSION;
+  manifest["captured_at"] = facts.collected_at;
+  if (facts.os.hostname) manifest["hostname"] = *facts.os.hostname;
+  out[capture_files::kManifest] = manifest.dump(2) + "\n";
+
+  Json environ = Json::object();
+  for (const auto& [k, v] : environment_for(root)) environ[k] = v;
+  out[capture_files::kEnviron] = environ.dump(2) + "\n";
+
+  Json usage = Json::object();
+  auto add_usage = [&](const std::string& mount_point, std::optional<std::uint64_t> total,
+                       std::optional<std::uint64_t> free) {
+    if (total && free) usage[mount_point] = Json{{"total_bytes", *total}, {"free_bytes", *free}};
+  };
+  for (const auto& fs : facts.storage.file_systems)
+    add_usage(fs.mount_point, fs.total_bytes, fs.free_bytes);
+  if (facts.memory.shm && facts.memory.shm->used_bytes && !usage.contains("/dev/shm")) {
+    // /dev/shm is reported by storage too when mounted; this covers a filtered one.
+    add_usage("/dev/shm", facts.memory.shm->size_bytes,
+              *facts.memory.shm->size_bytes - *facts.memory.shm->used_bytes);
+  }
+  out[capture_files::kFsUsage] = usage.dump(2) + "\n";
+  return out;
+}
+
+}  // namespace dltune::inventory

@@ -1,0 +1,27 @@
+#include "inventory/mounts.hpp"
+
+namespace dltune::inventory {
+
+const std::vector<host::parse::Mount>& host_mounts(Context& ctx) {
+  return ctx.shared<std::vector<host::parse::Mount>>("mountinfo", [](Context& c) {
+    std::vector<host::parse::Mount> out;
+    auto text = c.read("storage.mounts", "/proc/self/mountinfo");
+    if (!text) return out;
+    auto parsed = host::parse::mountinfo(*text);
+    if (!parsed) {
+      c.problem("storage.mounts", "/proc/self/mountinfo", parsed.error().message());
+      return out;
+    }
+    return std::move(*parsed);
+  });
+}
+
+const host::parse::Mount* find_mount(const std::vector<host::parse::Mount>& mounts,
+                                     const std::string& mount_point) {
+  const host::parse::Mount* found = nullptr;
+  for (const auto& m : mounts)
+    if (m.mount_point == mount_point) found = &m;
+  return found;
+}
+
+}  // namespace dltune::inventory
