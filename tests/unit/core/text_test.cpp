@@ -1,0 +1,62 @@
+#include "core/text.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace dltune::text;
+
+TEST(Text, TrimSplitFields) {
+  EXPECT_EQ(trim("  a b \n"), "a b");
+  EXPECT_EQ(trim(" \t\n"), "");
+  EXPECT_EQ(split("a,,b", ','), (std::vector<std::string_view>{"a", "", "b"}));
+  EXPECT_EQ(fields(" a\t b  c "), (std::vector<std::string_view>{"a", "b", "c"}));
+  EXPECT_EQ(lines("a\nb\n"), (std::vector<std::string_view>{"a", "b"}));
+  EXPECT_EQ(lines("a\n\nb"), (std::vector<std::string_view>{"a", "", "b"}));
+}
+
+TEST(Text, Numbers) {
+  EXPECT_EQ(to_uint("42"), 42u);
+  EXPECT_EQ(to_uint(" 42\n"), 42u);
+  EXPECT_FALSE(to_uint("42x"));
+  EXPECT_FALSE(to_uint(""));
+  EXPECT_FALSE(to_uint("-1"));
+  EXPECT_EQ(to_uint("0x10de", 0), 0x10deu);
+  EXPECT_EQ(to_uint("10", 0), 10u);
+  EXPECT_EQ(to_int("-1"), -1);
+  EXPECT_FALSE(to_int("99999999999999999999"));
+  EXPECT_EQ(to_double("629.25"), 629.25);
+  EXPECT_FALSE(to_double("abc"));
+}
+
+TEST(Text, Unquote) {
+  EXPECT_EQ(unquote("\"Debian GNU/Linux 12 (bookworm)\""), "Debian GNU/Linux 12 (bookworm)");
+  EXPECT_EQ(unquote("'x'"), "x");
+  EXPECT_EQ(unquote("plain"), "plain");
+  EXPECT_EQ(unquote("\"unbalanced"), "\"unbalanced");
+}
+
+TEST(Text, HumanBytes) {
+  EXPECT_EQ(human_bytes(17), "17 B");
+  EXPECT_EQ(human_bytes(4096), "4 KiB");
+  EXPECT_EQ(human_bytes(64ull << 20), "64 MiB");
+  EXPECT_EQ(human_bytes(1536ull << 20), "1.5 GiB");
+  EXPECT_EQ(human_bytes(1ull << 40), "1 TiB");
+}
+
+TEST(Text, CpuLists) {
+  EXPECT_EQ(parse_cpu_list("0-3,8,10-11"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_EQ(parse_cpu_list(""), std::vector<int>{});
+  EXPECT_EQ(parse_cpu_list("3,1,1"), (std::vector<int>{1, 3}));
+  EXPECT_FALSE(parse_cpu_list("3-1"));
+  EXPECT_FALSE(parse_cpu_list("a"));
+  EXPECT_FALSE(parse_cpu_list("0-99999999"));
+  EXPECT_EQ(format_cpu_list({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
+  EXPECT_EQ(format_cpu_list({}), "");
+}
+
+TEST(Text, CpuMasks) {
+  EXPECT_EQ(parse_cpu_mask("f0"), (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(parse_cpu_mask("00000001,00000003"), (std::vector<int>{0, 1, 32}));
+  EXPECT_EQ(parse_cpu_mask("0"), std::vector<int>{});
+  EXPECT_FALSE(parse_cpu_mask("xyz"));
+  EXPECT_FALSE(parse_cpu_mask(""));
+}
