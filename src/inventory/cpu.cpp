@@ -104,7 +104,7 @@ void load_topology(Context& ctx, CpuFacts& f) {
 
 // What hwloc read we read too, through Root: the facts hwloc does not give, and a capture then
 // holds every file that hwloc needs to rebuild the same topology from it.
-void read_sysfs(Context& ctx, CpuFacts& f) {
+void read_sysfs(Context& ctx, CpuFacts& f, std::map<int, std::vector<int>>& sysfs_distances) {
   if (auto v = ctx.read_value("cpu.online", "/sys/devices/system/cpu/online")) {
     if (auto ids = text::parse_cpu_list(*v)) f.online = *ids;
     else ctx.problem("cpu.online", "/sys/devices/system/cpu/online", "expected a CPU list");
@@ -115,8 +115,14 @@ void read_sysfs(Context& ctx, CpuFacts& f) {
   for (const auto& name : ctx.list("cpu.numa", "/sys/devices/system/node")) {
     if (!name.starts_with("node") || !text::to_uint(name.substr(4))) continue;
     const std::string dir = "/sys/devices/system/node/" + name;
-    for (const char* file : {"cpumap", "meminfo", "distance"})
-      (void)ctx.read("cpu.numa", dir + "/" + file, 65536);
+    for (const char* file : {"cpumap", "meminfo"}) (void)ctx.read("cpu.numa", dir + "/" + file, 65536);
+    // hwloc makes no distance matrix for a single node; the kernel's row is the same data.
+    if (auto d = ctx.read_value("cpu.numa", dir + "/distance")) {
+      std::vector<int> row;
+      for (const auto x : text::fields(*d))
+        if (auto v = text::to_int(x)) row.push_back(static_cast<int>(*v));
+      sysfs_distances[static_cast<int>(*text::to_uint(name.substr(4)))] = row;
+    }
   }
   for (int cpu : f.online) {
     const std::string dir = fmt::format("/sys/devices/system/cpu/cpu{}", cpu);
@@ -161,8 +167,13 @@ CpuFacts collect_cpu(Context& ctx) {
     for (const auto& flag : interesting_cpu_flags())
       if (std::binary_search(info.flags.begin(), info.flags.end(), flag)) f.flags.push_back(flag);
   }
-  read_sysfs(ctx, f);
+  std::map<int, std::vector<int>> sysfs_distances;
+  read_sysfs(ctx, f, sysfs_distances);
   load_topology(ctx, f);
+  for (auto& node : f.numa_nodes) {
+    const auto it = sysfs_distances.find(node.id);
+    if (node.distances.empty() && it != sysfs_distances.end()) node.distances = it->second;
+  }
   if (f.topology_error) ctx.problem("cpu.topology", "hwloc", *f.topology_error);
   return f;
 }
