@@ -56,10 +56,10 @@ struct Device {
 
 // What one backend reported.
 struct Report {
-  std::string backend;  // "nvml"
-  bool loaded = false;  // the library loaded and initialised
-  std::string library;  // the file loaded, or the name that was tried
-  std::optional<std::string> error;  // why it did not load
+  std::string backend;                             // "nvml"
+  bool loaded = false;                             // the library loaded and initialised
+  std::string library;                             // the file loaded, or the name that was tried
+  std::optional<std::string> error;                // why it did not load
   std::optional<std::string> driver_version;       // "550.54.15"
   std::optional<std::string> cuda_driver_version;  // "12.4": the newest CUDA the driver runs
   std::optional<std::string> nvml_version;         // "12.550.54.15"

@@ -34,8 +34,10 @@ class Reader {
   }
   void get(const char* key, std::optional<std::string>& out) {
     if (const auto* v = find(key)) {
-      if (v->is_string()) out = v->get<std::string>();
-      else bad(key, "a string");
+      if (v->is_string())
+        out = v->get<std::string>();
+      else
+        bad(key, "a string");
     }
   }
   void get(const char* key, std::string& out) {
@@ -45,26 +47,34 @@ class Reader {
   }
   void get(const char* key, std::optional<bool>& out) {
     if (const auto* v = find(key)) {
-      if (v->is_boolean()) out = v->get<bool>();
-      else bad(key, "true or false");
+      if (v->is_boolean())
+        out = v->get<bool>();
+      else
+        bad(key, "true or false");
     }
   }
   void get(const char* key, std::optional<std::uint64_t>& out) {
     if (const auto* v = find(key)) {
-      if (v->is_number_unsigned()) out = v->get<std::uint64_t>();
-      else bad(key, "an unsigned integer");
+      if (v->is_number_unsigned())
+        out = v->get<std::uint64_t>();
+      else
+        bad(key, "an unsigned integer");
     }
   }
   void get(const char* key, std::optional<std::uint32_t>& out) {
     std::optional<std::uint64_t> v;
     get(key, v);
-    if (v && *v > std::numeric_limits<std::uint32_t>::max()) bad(key, "a 32-bit unsigned integer");
-    else if (v) out = static_cast<std::uint32_t>(*v);
+    if (v && *v > std::numeric_limits<std::uint32_t>::max())
+      bad(key, "a 32-bit unsigned integer");
+    else if (v)
+      out = static_cast<std::uint32_t>(*v);
   }
   void get(const char* key, std::optional<double>& out) {
     if (const auto* v = find(key)) {
-      if (v->is_number()) out = v->get<double>();
-      else bad(key, "a number");
+      if (v->is_number())
+        out = v->get<double>();
+      else
+        bad(key, "a number");
     }
   }
   void get(const char* key, std::vector<std::string>& out) {
@@ -182,9 +192,9 @@ Json to_json(const Device& d) {
   put(clocks, "max_memory_mhz", d.max_memory_clock_mhz);
   if (!clocks.empty()) j["clocks"] = std::move(clocks);
   if (d.clock_event_reasons)
-    j["clock_event_reasons"] = Json{{"mask", *d.clock_event_reasons},
-                                    {"names", strings(clock_event_reason_names(
-                                                  *d.clock_event_reasons))}};
+    j["clock_event_reasons"] =
+        Json{{"mask", *d.clock_event_reasons},
+             {"names", strings(clock_event_reason_names(*d.clock_event_reasons))}};
   Json pcie = Json::object();
   put(pcie, "generation", d.pcie_generation);
   put(pcie, "width", d.pcie_width);

@@ -14,7 +14,9 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
   return out;
 }
 
-std::string on_off(bool v) { return v ? "on" : "off"; }
+std::string on_off(bool v) {
+  return v ? "on" : "off";
+}
 
 std::string count(const std::optional<std::uint64_t>& v) {
   return v ? fmt::format("{}", *v) : "?";
@@ -61,15 +63,19 @@ void add_device_rows(render::Section& s, const Device& d, int indent, bool with_
   }
   if (d.memory_total_bytes) {
     std::string m = text::human_bytes(*d.memory_total_bytes);
-    if (d.memory_used_bytes) m += fmt::format(" ({} used)", text::human_bytes(*d.memory_used_bytes));
+    if (d.memory_used_bytes)
+      m += fmt::format(" ({} used)", text::human_bytes(*d.memory_used_bytes));
     s.add("Memory", m, indent);
   }
   std::vector<std::string> clocks;
   auto clock = [&](const char* what, const std::optional<std::uint32_t>& cur,
                    const std::optional<std::uint32_t>& max) {
-    if (cur && max) clocks.push_back(fmt::format("{} {} MHz (max {})", what, *cur, *max));
-    else if (cur) clocks.push_back(fmt::format("{} {} MHz", what, *cur));
-    else if (max) clocks.push_back(fmt::format("{} max {} MHz", what, *max));
+    if (cur && max)
+      clocks.push_back(fmt::format("{} {} MHz (max {})", what, *cur, *max));
+    else if (cur)
+      clocks.push_back(fmt::format("{} {} MHz", what, *cur));
+    else if (max)
+      clocks.push_back(fmt::format("{} max {} MHz", what, *max));
   };
   clock("SM", d.sm_clock_mhz, d.max_sm_clock_mhz);
   clock("memory", d.memory_clock_mhz, d.max_memory_clock_mhz);
@@ -78,7 +84,8 @@ void add_device_rows(render::Section& s, const Device& d, int indent, bool with_
     const auto names = clock_event_reason_names(*d.clock_event_reasons);
     s.add("Clock events", names.empty() ? "none" : join(names, ", "), indent);
   }
-  if (d.temperature_celsius) s.add("Temperature", fmt::format("{} C", *d.temperature_celsius), indent);
+  if (d.temperature_celsius)
+    s.add("Temperature", fmt::format("{} C", *d.temperature_celsius), indent);
   if (d.power_watts || d.power_limit_watts) {
     std::string p = d.power_watts ? fmt::format("{:.1f} W", *d.power_watts) : "?";
     if (d.power_limit_watts) p += fmt::format(" (limit {:.0f} W)", *d.power_limit_watts);

@@ -36,15 +36,24 @@ constexpr const char* kLibraryDirs[] = {"/usr/lib/x86_64-linux-gnu", "/usr/lib/a
 // read when there is a compute GPU) or does not know them. Names as pci.ids writes them.
 std::optional<std::string> builtin_vendor_name(std::uint16_t vendor) {
   switch (vendor) {
-    case kNvidia: return "NVIDIA Corporation";
-    case kAmd: return "Advanced Micro Devices, Inc. [AMD/ATI]";
-    case 0x1a03: return "ASPEED Technology, Inc.";
-    case 0x1af4: return "Red Hat, Inc.";
-    case 0x8086: return "Intel Corporation";
-    case 0x15ad: return "VMware";
-    case 0x102b: return "Matrox Electronics Systems Ltd.";
-    case 0x1013: return "Cirrus Logic";
-    default: return std::nullopt;
+    case kNvidia:
+      return "NVIDIA Corporation";
+    case kAmd:
+      return "Advanced Micro Devices, Inc. [AMD/ATI]";
+    case 0x1a03:
+      return "ASPEED Technology, Inc.";
+    case 0x1af4:
+      return "Red Hat, Inc.";
+    case 0x8086:
+      return "Intel Corporation";
+    case 0x15ad:
+      return "VMware";
+    case 0x102b:
+      return "Matrox Electronics Systems Ltd.";
+    case 0x1013:
+      return "Cirrus Logic";
+    default:
+      return std::nullopt;
   }
 }
 
@@ -118,9 +127,11 @@ std::optional<PciGpu> read_pci_device(Context& ctx, const std::string& name) {
   g.compute = g.vendor != "other";
   g.vendor_name = builtin_vendor_name(g.vendor_id);
   if (const auto v = ctx.read_value(kFact, dir + "/subsystem_vendor"))
-    if (const auto id = host::parse::pci_hex(*v)) g.subsystem_vendor_id = static_cast<std::uint16_t>(*id);
+    if (const auto id = host::parse::pci_hex(*v))
+      g.subsystem_vendor_id = static_cast<std::uint16_t>(*id);
   if (const auto v = ctx.read_value(kFact, dir + "/subsystem_device"))
-    if (const auto id = host::parse::pci_hex(*v)) g.subsystem_device_id = static_cast<std::uint16_t>(*id);
+    if (const auto id = host::parse::pci_hex(*v))
+      g.subsystem_device_id = static_cast<std::uint16_t>(*id);
   if (!g.compute) return g;  // the rest only matters for a GPU that trains
 
   std::optional<std::vector<int>> cpus;
@@ -141,8 +152,10 @@ std::optional<PciGpu> read_pci_device(Context& ctx, const std::string& name) {
       g.numa_node_source = "local_cpulist";
     }
   }
-  if (auto link = ctx.root().readlink(dir + "/driver"); link && *link) g.driver = basename_of(**link);
-  else if (!link) ctx.problem(kFact, link.error());
+  if (auto link = ctx.root().readlink(dir + "/driver"); link && *link)
+    g.driver = basename_of(**link);
+  else if (!link)
+    ctx.problem(kFact, link.error());
   g.link = read_link(ctx, dir);
   return g;
 }
@@ -192,7 +205,8 @@ void read_driver_versions(Context& ctx, GpuFacts& f) {
       const std::string so1 = std::string(dir) + "/libnvidia-ml.so.1";
       std::optional<std::string> found;
       if (auto link = ctx.root().readlink(so1); link && *link) {
-        if (const auto v = version_of(basename_of(**link))) found = std::string(dir) + "/" + basename_of(**link);
+        if (const auto v = version_of(basename_of(**link)))
+          found = std::string(dir) + "/" + basename_of(**link);
       }
       if (!found && ctx.root().exists(so1)) {
         for (const auto& name : ctx.list(kFact, dir))
@@ -230,8 +244,8 @@ gpu::Report nvml_from_capture(Context& ctx) {
   auto parsed = gpu::report_from_json(*text);
   if (!parsed.issues.empty()) ctx.problem("gpu.nvml", capture_files::kNvml, parsed.issues.front());
   if (!parsed.report.loaded && !parsed.report.error && !parsed.issues.empty())
-    parsed.report.error = fmt::format("unreadable record {}: {}", capture_files::kNvml,
-                                      parsed.issues.front());
+    parsed.report.error =
+        fmt::format("unreadable record {}: {}", capture_files::kNvml, parsed.issues.front());
   return std::move(parsed.report);
 }
 
@@ -268,7 +282,9 @@ GpuFacts collect_gpus(Context& ctx, gpu::Report nvml) {
 
 namespace {
 
-std::string hex4(std::uint32_t v) { return fmt::format("{:04x}", v); }
+std::string hex4(std::uint32_t v) {
+  return fmt::format("{:04x}", v);
+}
 
 Json device_json(const PciGpu& d) {
   Json j;
@@ -310,8 +326,8 @@ const gpu::Device* nvml_device(const GpuFacts& f, std::optional<unsigned> index)
 std::string pci_row(const PciGpu& d) {
   std::string s = fmt::format("{}  {}:{}", d.address, hex4(d.vendor_id), hex4(d.device_id));
   if (d.subsystem_vendor_id && d.subsystem_device_id)
-    s += fmt::format(" subsystem {}:{}", hex4(*d.subsystem_vendor_id),
-                     hex4(*d.subsystem_device_id));
+    s +=
+        fmt::format(" subsystem {}:{}", hex4(*d.subsystem_vendor_id), hex4(*d.subsystem_device_id));
   return s;
 }
 
@@ -330,7 +346,8 @@ void add_gpu_block(render::Section& s, const GpuFacts& f, const PciGpu& d, std::
   s.add("PCI", pci_row(d), 1);
   if (d.driver) s.add("Driver", *d.driver, 1);
   std::string numa = d.numa_node ? fmt::format("{}", *d.numa_node) : "unknown";
-  if (d.numa_node_source && *d.numa_node_source == "local_cpulist") numa += " (from its local CPUs)";
+  if (d.numa_node_source && *d.numa_node_source == "local_cpulist")
+    numa += " (from its local CPUs)";
   if (d.local_cpus) numa += fmt::format(", local CPUs {}", *d.local_cpus);
   s.add("NUMA node", numa, 1);
   const auto& l = d.link;
@@ -338,8 +355,9 @@ void add_gpu_block(render::Section& s, const GpuFacts& f, const PciGpu& d, std::
   if (!link.empty()) {
     if (!l.generation && l.speed_gts) link = fmt::format("{} GT/s ", *l.speed_gts) + link;
     if (l.downgraded == true)
-      link += " DOWNGRADED (an idle GPU may lower its link speed to save power; "
-              "check again under load)";
+      link +=
+          " DOWNGRADED (an idle GPU may lower its link speed to save power; "
+          "check again under load)";
     s.add("PCIe link", link, 1);
   }
   if (n != nullptr) gpu::add_device_rows(s, *n, 1, link.empty());
@@ -347,7 +365,9 @@ void add_gpu_block(render::Section& s, const GpuFacts& f, const PciGpu& d, std::
 
 }  // namespace
 
-Json nvml_json(const GpuFacts& f) { return gpu::to_json(f.nvml); }
+Json nvml_json(const GpuFacts& f) {
+  return gpu::to_json(f.nvml);
+}
 
 Json to_json(const GpuFacts& f) {
   Json j;
@@ -393,16 +413,18 @@ std::vector<render::Section> render_gpus(const GpuFacts& f) {
                                  d.driver ? ", driver " + *d.driver : ""));
   }
   if (f.driver.kernel_module_version)
-    s.add("Kernel module", *f.driver.kernel_module_version +
-                               (f.driver.kernel_module_open == true ? " (open kernel module)" : ""));
+    s.add("Kernel module",
+          *f.driver.kernel_module_version +
+              (f.driver.kernel_module_open == true ? " (open kernel module)" : ""));
   if (f.driver.user_library_version) {
     std::string lib = fmt::format("{} ({})", *f.driver.user_library_version,
                                   f.driver.user_library_source == "nvml"
                                       ? "from NVML"
                                       : f.driver.user_library_source.value_or(""));
     if (f.driver.match == false)
-      lib += " MISMATCH with the kernel module (NVML fails with \"Driver/library version "
-             "mismatch\" until they agree: reboot or reload the module)";
+      lib +=
+          " MISMATCH with the kernel module (NVML fails with \"Driver/library version "
+          "mismatch\" until they agree: reboot or reload the module)";
     s.add("User library", lib);
   }
   if (!f.modules.empty()) {
@@ -410,11 +432,12 @@ std::vector<render::Section> render_gpus(const GpuFacts& f) {
     for (const auto& [name, loaded] : f.modules) (loaded ? on : off).push_back(name);
     std::string m;
     if (!on.empty()) m += fmt::format("{} loaded", fmt::join(on, ", "));
-    if (!off.empty()) m += fmt::format("{}{} not loaded", m.empty() ? "" : "; ", fmt::join(off, ", "));
+    if (!off.empty())
+      m += fmt::format("{}{} not loaded", m.empty() ? "" : "; ", fmt::join(off, ", "));
     s.add("Modules", m);
   }
-  s.add("NVML", (f.nvml_from_capture && f.nvml.loaded ? "as recorded: " : "") +
-                    gpu::summary(f.nvml));
+  s.add("NVML",
+        (f.nvml_from_capture && f.nvml.loaded ? "as recorded: " : "") + gpu::summary(f.nvml));
   return {s};
 }
 

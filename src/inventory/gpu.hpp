@@ -34,9 +34,9 @@ struct PciGpu {
   std::uint16_t device_id = 0;
   std::optional<std::uint16_t> subsystem_vendor_id;
   std::optional<std::uint16_t> subsystem_device_id;
-  std::uint32_t class_code = 0;  // 0x030200 (3D controller), 0x030000 (VGA)
-  std::string vendor;            // "nvidia", "amd", or "other"
-  bool compute = false;          // an NVIDIA or AMD GPU
+  std::uint32_t class_code = 0;               // 0x030200 (3D controller), 0x030000 (VGA)
+  std::string vendor;                         // "nvidia", "amd", or "other"
+  bool compute = false;                       // an NVIDIA or AMD GPU
   std::optional<std::string> vendor_name;     // pci.ids, or a few built in for other displays
   std::optional<std::string> device_name;     // pci.ids
   std::optional<std::string> subsystem_name;  // pci.ids
@@ -50,7 +50,7 @@ struct PciGpu {
 
 struct DriverVersions {
   std::optional<std::string> kernel_module_version;  // /proc/driver/nvidia/version
-  std::optional<bool> kernel_module_open;             // the open GPU kernel modules
+  std::optional<bool> kernel_module_open;            // the open GPU kernel modules
   std::optional<std::string> user_library_version;   // NVML's driver version or the file name
   std::optional<std::string> user_library_source;    // "nvml" or the libnvidia-ml.so.X path
   // Both known and equal. false is NVML's "Driver/library version mismatch".
@@ -58,12 +58,12 @@ struct DriverVersions {
 };
 
 struct GpuFacts {
-  std::vector<PciGpu> devices;           // display-class PCI devices, by address
-  gpu::Report nvml;                      // loaded = false with the error when it did not load
-  bool nvml_from_capture = false;        // read from capture_files::kNvml, not asked live
+  std::vector<PciGpu> devices;     // display-class PCI devices, by address
+  gpu::Report nvml;                // loaded = false with the error when it did not load
+  bool nvml_from_capture = false;  // read from capture_files::kNvml, not asked live
   DriverVersions driver;
-  std::map<std::string, bool> modules;   // nvidia, nvidia_uvm, ... -> loaded (empty: unknown)
-  std::optional<std::string> pci_ids;    // the pci.ids file that named the devices
+  std::map<std::string, bool> modules;  // nvidia, nvidia_uvm, ... -> loaded (empty: unknown)
+  std::optional<std::string> pci_ids;   // the pci.ids file that named the devices
 };
 
 // `nvml_library`: the library to dlopen (DLTUNE_NVML_LIBRARY, or empty for the default names).

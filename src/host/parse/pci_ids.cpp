@@ -73,8 +73,7 @@ std::vector<PciNames> pci_ids_lookup(std::string_view text, std::span<const PciI
     if (!sv || !sd) continue;
     for (std::size_t i = 0; i < wanted.size(); ++i)
       if (wanted[i].vendor == *vendor && wanted[i].device == *device &&
-          wanted[i].subsystem_vendor == sv && wanted[i].subsystem_device == sd &&
-          !out[i].subsystem)
+          wanted[i].subsystem_vendor == sv && wanted[i].subsystem_device == sd && !out[i].subsystem)
         out[i].subsystem = name_after(rest, 9);
   }
   return out;

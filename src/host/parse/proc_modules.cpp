@@ -17,8 +17,10 @@ ProcModules proc_modules(std::string_view text) {
     const auto size = f.size() >= 3 ? text::to_uint(f[1]) : std::nullopt;
     const auto refs = f.size() >= 3 ? text::to_uint(f[2]) : std::nullopt;
     if (!size || !refs) {
-      out.errors.push_back(fmt::format("line {}: expected 'name size refcount deps state ...', "
-                                       "got '{}'", n, line.substr(0, 80)));
+      out.errors.push_back(
+          fmt::format("line {}: expected 'name size refcount deps state ...', "
+                      "got '{}'",
+                      n, line.substr(0, 80)));
       continue;
     }
     Module m;

@@ -13,9 +13,9 @@ namespace dltune::host::parse {
 struct Module {
   std::string name;
   std::uint64_t size_bytes = 0;
-  std::uint64_t instances = 0;        // reference count
-  std::vector<std::string> used_by;   // modules that depend on it
-  std::string state;                  // "Live", "Loading", "Unloading"
+  std::uint64_t instances = 0;       // reference count
+  std::vector<std::string> used_by;  // modules that depend on it
+  std::string state;                 // "Live", "Loading", "Unloading"
 };
 
 struct ProcModules {

@@ -103,7 +103,9 @@ int put_string(const std::string& s, char* buf, unsigned len, bool unterminated)
   return kSuccess;
 }
 
-Gpu* gpu_of(void* handle) { return static_cast<Gpu*>(handle); }
+Gpu* gpu_of(void* handle) {
+  return static_cast<Gpu*>(handle);
+}
 
 // Runs one call: not initialised, injected failures, and any exception become return codes.
 template <class F>
@@ -246,7 +248,9 @@ struct nvmlMemory_v2_t {
   unsigned long long total, reserved, free, used;
 };
 
-int nvmlInit() { return init("nvmlInit"); }
+int nvmlInit() {
+  return init("nvmlInit");
+}
 int nvmlShutdown() {
   log_call("nvmlShutdown");
   if (!state().initialised) return kUninitialized;
@@ -256,17 +260,28 @@ int nvmlShutdown() {
 
 const char* nvmlErrorString(int rc) {
   switch (rc) {
-    case 0: return "Success";
-    case 1: return "Uninitialized";
-    case 2: return "Invalid Argument";
-    case 3: return "Not Supported";
-    case 4: return "Insufficient Permissions";
-    case 7: return "Insufficient Size";
-    case 9: return "Driver Not Loaded";
-    case 15: return "GPU is lost";
-    case 18: return "RM has detected an NVML/RM version mismatch.";
-    case 25: return "Argument version mismatch";
-    default: return "Unknown Error";
+    case 0:
+      return "Success";
+    case 1:
+      return "Uninitialized";
+    case 2:
+      return "Invalid Argument";
+    case 3:
+      return "Not Supported";
+    case 4:
+      return "Insufficient Permissions";
+    case 7:
+      return "Insufficient Size";
+    case 9:
+      return "Driver Not Loaded";
+    case 15:
+      return "GPU is lost";
+    case 18:
+      return "RM has detected an NVML/RM version mismatch.";
+    case 25:
+      return "Argument version mismatch";
+    default:
+      return "Unknown Error";
   }
 }
 
@@ -340,7 +355,8 @@ int nvmlDeviceGetMemoryInfo(void* device, nvmlMemory_t* memory) {
 
 int nvmlDeviceGetPersistenceMode(void* device, int* mode) {
   scribble(mode);
-  return call(__func__, device, [&] { return scalar(gpu_of(device)->config, "persistence_mode", mode); });
+  return call(__func__, device,
+              [&] { return scalar(gpu_of(device)->config, "persistence_mode", mode); });
 }
 
 int nvmlDeviceGetEccMode(void* device, int* current, int* pending) {
@@ -363,10 +379,9 @@ int nvmlDeviceGetTotalEccErrors(void* device, int error_type, int counter_type,
   return call(__func__, device, [&] {
     const auto& g = gpu_of(device)->config;
     if (!g.contains("ecc_errors")) return kNotSupported;
-    const char* key = counter_type == 0 ? (error_type == 0 ? "volatile_corrected"
-                                                           : "volatile_uncorrected")
-                                        : (error_type == 0 ? "aggregate_corrected"
-                                                           : "aggregate_uncorrected");
+    const char* key = counter_type == 0
+                          ? (error_type == 0 ? "volatile_corrected" : "volatile_uncorrected")
+                          : (error_type == 0 ? "aggregate_corrected" : "aggregate_uncorrected");
     return scalar(g["ecc_errors"], key, count);
   });
 }
@@ -377,7 +392,10 @@ int nvmlDeviceGetClockInfo(void* device, int type, unsigned int* clock) {
   return call(__func__, device, [&] {
     const auto& g = gpu_of(device)->config;
     if (!g.contains("clocks")) return kNotSupported;
-    return scalar(g["clocks"], type == 1 ? "sm_mhz" : type == 2 ? "memory_mhz" : "graphics_mhz",
+    return scalar(g["clocks"],
+                  type == 1   ? "sm_mhz"
+                  : type == 2 ? "memory_mhz"
+                              : "graphics_mhz",
                   clock);
   });
 }
@@ -386,16 +404,18 @@ int nvmlDeviceGetMaxClockInfo(void* device, int type, unsigned int* clock) {
   return call(__func__, device, [&] {
     const auto& g = gpu_of(device)->config;
     if (!g.contains("clocks")) return kNotSupported;
-    return scalar(g["clocks"], type == 1 ? "max_sm_mhz" : type == 2 ? "max_memory_mhz" : "x",
+    return scalar(g["clocks"],
+                  type == 1   ? "max_sm_mhz"
+                  : type == 2 ? "max_memory_mhz"
+                              : "x",
                   clock);
   });
 }
 
 int nvmlDeviceGetCurrentClocksThrottleReasons(void* device, unsigned long long* reasons) {
   scribble(reasons);
-  return call(__func__, device, [&] {
-    return scalar(gpu_of(device)->config, "clock_event_reasons", reasons);
-  });
+  return call(__func__, device,
+              [&] { return scalar(gpu_of(device)->config, "clock_event_reasons", reasons); });
 }
 
 static int pcie(const char* fn, void* device, const char* key, unsigned int* out) {
@@ -428,13 +448,13 @@ int nvmlDeviceGetTemperature(void* device, int sensor, unsigned int* temp) {
 }
 int nvmlDeviceGetPowerUsage(void* device, unsigned int* mw) {
   scribble(mw);
-  return call(__func__, device, [&] { return scalar(gpu_of(device)->config, "power_milliwatts", mw); });
+  return call(__func__, device,
+              [&] { return scalar(gpu_of(device)->config, "power_milliwatts", mw); });
 }
 int nvmlDeviceGetEnforcedPowerLimit(void* device, unsigned int* mw) {
   scribble(mw);
-  return call(__func__, device, [&] {
-    return scalar(gpu_of(device)->config, "power_limit_milliwatts", mw);
-  });
+  return call(__func__, device,
+              [&] { return scalar(gpu_of(device)->config, "power_limit_milliwatts", mw); });
 }
 
 // A link that the GPU does not have is NVML_ERROR_NOT_SUPPORTED, as NVML says of links past the
@@ -454,7 +474,9 @@ int nvmlDeviceGetNvLinkRemotePciInfo(void* device, unsigned int link, PciInfoLeg
 }
 
 #ifndef FAKE_NVML_OLD
-int nvmlInit_v2() { return init("nvmlInit_v2"); }
+int nvmlInit_v2() {
+  return init("nvmlInit_v2");
+}
 
 int nvmlSystemGetCudaDriverVersion_v2(int* v) {
   scribble(v);
@@ -502,9 +524,8 @@ int nvmlDeviceGetMemoryInfo_v2(void* device, nvmlMemory_v2_t* memory) {
 
 int nvmlDeviceGetCurrentClocksEventReasons(void* device, unsigned long long* reasons) {
   scribble(reasons);
-  return call(__func__, device, [&] {
-    return scalar(gpu_of(device)->config, "clock_event_reasons", reasons);
-  });
+  return call(__func__, device,
+              [&] { return scalar(gpu_of(device)->config, "clock_event_reasons", reasons); });
 }
 
 int nvmlDeviceGetNvLinkRemotePciInfo_v2(void* device, unsigned int link, PciInfo* pci) {

@@ -32,10 +32,14 @@ inline nlohmann::json fake_h100(unsigned index, unsigned bus) {
       {"persistence_mode", index % 2 == 0},
       {"ecc_enabled", true},
       {"ecc_errors",
-       {{"volatile_corrected", 0}, {"volatile_uncorrected", 0},
-        {"aggregate_corrected", index}, {"aggregate_uncorrected", 0}}},
+       {{"volatile_corrected", 0},
+        {"volatile_uncorrected", 0},
+        {"aggregate_corrected", index},
+        {"aggregate_uncorrected", 0}}},
       {"clocks",
-       {{"sm_mhz", 345 + index}, {"memory_mhz", 2619}, {"max_sm_mhz", 1980},
+       {{"sm_mhz", 345 + index},
+        {"memory_mhz", 2619},
+        {"max_sm_mhz", 1980},
         {"max_memory_mhz", 2619}}},
       {"clock_event_reasons", 1},  // GpuIdle
       {"pcie", {{"generation", 5}, {"width", 16}, {"max_generation", 5}, {"max_width", 16}}},
@@ -61,9 +65,9 @@ class FakeNvmlConfig {
  public:
   explicit FakeNvmlConfig(const nlohmann::json& config) {
     const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    const auto base = std::filesystem::path(::testing::TempDir()) /
-                      fmt::format("fake_nvml_{}_{}_{}", ::getpid(), test->test_suite_name(),
-                                  test->name());
+    const auto base =
+        std::filesystem::path(::testing::TempDir()) /
+        fmt::format("fake_nvml_{}_{}_{}", ::getpid(), test->test_suite_name(), test->name());
     path_ = base.string() + ".json";
     log_ = base.string() + ".log";
     std::ofstream(path_) << config.dump();

@@ -16,13 +16,15 @@ using dltune::gpu::NvmlBackend;
 using dltune::gpu::NvmlLibrary;
 using dltune::gpu::Report;
 using dltune::gpu::Sym;
-using dltune::testing::FakeNvmlConfig;
 using dltune::testing::fake_hgx;
+using dltune::testing::FakeNvmlConfig;
 using nlohmann::json;
 
 namespace {
 
-Report query(const std::string& library) { return NvmlBackend(library).query(); }
+Report query(const std::string& library) {
+  return NvmlBackend(library).query();
+}
 
 // "nvmlInit_v2" -> ("nvmlInit", 2); "nvmlInit" -> ("nvmlInit", 1).
 std::pair<std::string, int> split_version(const std::string& name) {
@@ -153,8 +155,8 @@ TEST(NvmlFake, AFailingCallLeavesOnlyThatFieldOut) {
   EXPECT_EQ(d.sm_clock_mhz, 346u);
   EXPECT_EQ(d.nvlinks.size(), 18u);
   // The GPU-is-lost error is kept; NOT_SUPPORTED (3) is not an error worth showing.
-  EXPECT_TRUE(has_error_about(d.errors,
-                              "nvmlDeviceGetUUID: NVML_ERROR_GPU_IS_LOST (15): GPU is lost"));
+  EXPECT_TRUE(
+      has_error_about(d.errors, "nvmlDeviceGetUUID: NVML_ERROR_GPU_IS_LOST (15): GPU is lost"));
   EXPECT_TRUE(has_error_about(d.errors, "nvmlDeviceGetPciInfo_v3: NVML_ERROR_NO_PERMISSION (4)"));
   EXPECT_FALSE(has_error_about(d.errors, "Temperature"));
   EXPECT_TRUE(r.devices[0].uuid);
@@ -292,8 +294,9 @@ TEST(NvmlFake, NonexistentLibraryGivesTheDlerrorText) {
   const auto r = query("/nonexistent/libnvidia-ml.so.1");
   EXPECT_FALSE(r.loaded);
   EXPECT_EQ(r.library, "/nonexistent/libnvidia-ml.so.1");
-  EXPECT_EQ(r.error, "cannot load NVML: /nonexistent/libnvidia-ml.so.1: cannot open shared "
-                     "object file: No such file or directory");
+  EXPECT_EQ(r.error,
+            "cannot load NVML: /nonexistent/libnvidia-ml.so.1: cannot open shared "
+            "object file: No such file or directory");
 }
 
 TEST(NvmlFake, AFileThatIsNotALibraryDoesNotLoad) {

@@ -209,8 +209,9 @@ TEST_F(GpuTree, SysfsFactsWithoutNvml) {
       << text;
   EXPECT_TRUE(contains(text, "NUMA node: 1 (from its local CPUs), local CPUs 8-15")) << text;
   EXPECT_TRUE(contains(text, "MISMATCH")) << text;
-  EXPECT_TRUE(contains(text, "Display: 0000:03:00.0  1a03:2000  ASPEED Technology, Inc. ASPEED "
-                             "Graphics Family (not a compute GPU)\n"))
+  EXPECT_TRUE(contains(text,
+                       "Display: 0000:03:00.0  1a03:2000  ASPEED Technology, Inc. ASPEED "
+                       "Graphics Family (not a compute GPU)\n"))
       << text;
   EXPECT_TRUE(contains(text, "GPU 1: NVIDIA Corporation GH100[H100 SXM5 80GB] (H100 SXM5 80GB)\n"))
       << text;
