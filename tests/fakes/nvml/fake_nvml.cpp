@@ -1,2 +1,537 @@
-// Placeholder: the fake libnvidia-ml.so (owned by the gpu helper).
-extern "C" int nvmlInit_v2() { return 0; }
+// A fake libnvidia-ml.so whose GPUs a test describes in a JSON file named by FAKE_NVML_CONFIG
+// (the format is in README.md beside this file). It exports the NVML symbols dltune resolves,
+// with the C signatures and struct layouts of the NVML API Reference, written out here on their
+// own (not shared with src/gpu/nvml_types.hpp) so that a layout mistake on either side shows.
+//
+// Variants, from this one source:
+//   (default)             every symbol, newest versions and the old unversioned ones
+//   FAKE_NVML_NOSYMS      without nvmlDeviceGetCount_v2 / nvmlDeviceGetCount (a required symbol)
+//   FAKE_NVML_OLD         only the unversioned, oldest symbols and their old struct layouts
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using json = nlohmann::json;
+
+// nvmlReturn_t values (NVML API Reference).
+constexpr int kSuccess = 0;
+constexpr int kUninitialized = 1;
+constexpr int kInvalidArgument = 2;
+constexpr int kNotSupported = 3;
+constexpr int kInsufficientSize = 7;
+constexpr int kArgumentVersionMismatch = 25;
+constexpr int kUnknown = 999;
+
+struct Gpu {
+  json config = json::object();
+};
+
+struct State {
+  bool initialised = false;
+  json config = json::object();
+  std::vector<Gpu> gpus;
+  Gpu blank;  // the handle for indices past the described GPUs (device_count override)
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+void log_call(const char* what) {
+  if (const char* path = std::getenv("FAKE_NVML_LOG")) {
+    std::ofstream out(path, std::ios::app);
+    out << what << '\n';
+  }
+}
+
+// The return code that the config asks `fn` to fail with, on this GPU or on every one. "fn" is
+// the exported name ("nvmlDeviceGetPciInfo_v3") or the name without its version suffix.
+int injected(const char* fn, const Gpu* gpu) {
+  std::string base = fn;
+  if (const auto v = base.rfind("_v"); v != std::string::npos) base.resize(v);
+  const json* scopes[] = {gpu != nullptr ? &gpu->config : nullptr, &state().config};
+  for (const json* scope : scopes) {
+    if (scope == nullptr || !scope->contains("fail") || !(*scope)["fail"].is_object()) continue;
+    const auto& f = (*scope)["fail"];
+    for (const auto& name : {std::string(fn), base})
+      if (f.contains(name) && f[name].is_number_integer()) return f[name].get<int>();
+  }
+  return kSuccess;
+}
+
+// Garbage in the out-parameters of a call that fails: the caller must not use them.
+template <class T>
+void scribble(T* p) {
+  if (p != nullptr) std::memset(static_cast<void*>(p), 0xA5, sizeof(T));
+}
+
+std::optional<long long> number(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key)) return std::nullopt;
+  const auto& v = j[key];
+  if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
+  if (v.is_number_unsigned()) return static_cast<long long>(v.get<unsigned long long>());
+  if (v.is_number_integer()) return v.get<long long>();
+  return std::nullopt;
+}
+
+std::optional<std::string> text(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return std::nullopt;
+  return j[key].get<std::string>();
+}
+
+// Copies like NVML does, or, when the config says "unterminated", fills the whole buffer with
+// the text and 'X' after it and no NUL at all.
+int put_string(const std::string& s, char* buf, unsigned len, bool unterminated) {
+  if (buf == nullptr || len == 0) return kInvalidArgument;
+  if (unterminated) {
+    std::memset(buf, 'X', len);
+    std::memcpy(buf, s.data(), std::min<std::size_t>(len, s.size()));
+    return kSuccess;
+  }
+  if (s.size() + 1 > len) return kInsufficientSize;
+  std::memcpy(buf, s.c_str(), s.size() + 1);
+  return kSuccess;
+}
+
+Gpu* gpu_of(void* handle) {
+  return static_cast<Gpu*>(handle);
+}
+
+// Runs one call: not initialised, injected failures, and any exception become return codes.
+template <class F>
+int call(const char* fn, void* handle, F&& body) {
+  try {
+    if (!state().initialised) return kUninitialized;
+    if (const int rc = injected(fn, handle != nullptr ? gpu_of(handle) : nullptr); rc != kSuccess)
+      return rc;
+    return body();
+  } catch (...) {
+    return kUnknown;
+  }
+}
+
+template <class T>
+int scalar(const json& j, const char* key, T* out) {
+  const auto v = number(j, key);
+  if (!v) return kNotSupported;
+  if (out == nullptr) return kInvalidArgument;
+  *out = static_cast<T>(*v);
+  return kSuccess;
+}
+
+int load_config() {
+  State& s = state();
+  s.config = json::object();
+  s.gpus.clear();
+  const char* path = std::getenv("FAKE_NVML_CONFIG");
+  if (path == nullptr) return kSuccess;  // no GPUs
+  std::ifstream in(path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  auto j = json::parse(buf.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return kUnknown;
+  s.config = std::move(j);
+  if (s.config.contains("gpus") && s.config["gpus"].is_array())
+    for (const auto& g : s.config["gpus"]) s.gpus.push_back(Gpu{g});
+  return kSuccess;
+}
+
+int init(const char* fn) {
+  log_call(fn);
+  try {
+    if (const int rc = load_config(); rc != kSuccess) return rc;
+  } catch (...) {
+    return kUnknown;
+  }
+  if (const auto e = number(state().config, "init_error"); e && *e != 0)
+    return static_cast<int>(*e);
+  state().initialised = true;
+  return kSuccess;
+}
+
+unsigned device_count() {
+  if (const auto n = number(state().config, "device_count")) return static_cast<unsigned>(*n);
+  return static_cast<unsigned>(state().gpus.size());
+}
+
+int handle_by_index(const char* fn, unsigned index, void** device) {
+  return call(fn, nullptr, [&] {
+    if (device == nullptr || index >= device_count()) return kInvalidArgument;
+    *device = index < state().gpus.size() ? &state().gpus[index] : &state().blank;
+    return kSuccess;
+  });
+}
+
+// The two nvmlPciInfo_t layouts (NVML API Reference, struct nvmlPciInfo_t; the legacy one is
+// that of NVML before version 8).
+struct PciInfo {
+  char busIdLegacy[16];
+  unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+  char busId[32];
+};
+struct PciInfoLegacy {
+  char busId[16];
+  unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+  unsigned int reserved0, reserved1, reserved2, reserved3;
+};
+
+// Fills either layout from a bus id string "00000000:17:00.0".
+template <class Info>
+int fill_pci(const std::string& bus_id, const json& j, Info* out) {
+  if (out == nullptr) return kInvalidArgument;
+  std::memset(out, 0, sizeof *out);
+  unsigned domain = 0, bus = 0, dev = 0, fn = 0;
+  std::sscanf(bus_id.c_str(), "%x:%x:%x.%x", &domain, &bus, &dev, &fn);
+  out->domain = domain;
+  out->bus = bus;
+  out->device = dev;
+  out->pciDeviceId = static_cast<unsigned>(number(j, "pci_device_id").value_or(0));
+  out->pciSubSystemId = static_cast<unsigned>(number(j, "pci_subsystem_id").value_or(0));
+  if constexpr (sizeof(Info) == sizeof(PciInfo)) {
+    std::snprintf(out->busIdLegacy, sizeof out->busIdLegacy, "%04x:%02x:%02x.%x", domain, bus, dev,
+                  fn);
+    std::snprintf(out->busId, sizeof out->busId, "%s", bus_id.c_str());
+  } else {
+    std::snprintf(out->busId, sizeof out->busId, "%04x:%02x:%02x.%x", domain, bus, dev, fn);
+  }
+  return kSuccess;
+}
+
+template <class Info>
+int pci_info(const char* fn, void* device, Info* out) {
+  return call(fn, device, [&] {
+    const auto id = text(gpu_of(device)->config, "pci_bus_id");
+    if (!id) return kNotSupported;
+    return fill_pci(*id, gpu_of(device)->config, out);
+  });
+}
+
+const json& nvlink(void* device, unsigned link) {
+  static const json kNone;
+  const auto& g = gpu_of(device)->config;
+  if (!g.contains("nvlinks") || !g["nvlinks"].is_array() || link >= g["nvlinks"].size())
+    return kNone;
+  return g["nvlinks"][link];
+}
+
+template <class Info>
+int nvlink_remote(const char* fn, void* device, unsigned link, Info* out) {
+  return call(fn, device, [&] {
+    const auto& l = nvlink(device, link);
+    const auto id = text(l, "remote_pci_bus_id");
+    if (!id) return kNotSupported;
+    return fill_pci(*id, l, out);
+  });
+}
+
+}  // namespace
+
+// Everything below is the library's interface, with NVML's C signatures. Pointers to NVML's
+// enums are int*, nvmlDevice_t is void*.
+extern "C" {
+
+struct nvmlMemory_t {
+  unsigned long long total, free, used;
+};
+struct nvmlMemory_v2_t {
+  unsigned int version;
+  unsigned long long total, reserved, free, used;
+};
+
+int nvmlInit() {
+  return init("nvmlInit");
+}
+int nvmlShutdown() {
+  log_call("nvmlShutdown");
+  if (!state().initialised) return kUninitialized;
+  state().initialised = false;
+  return kSuccess;
+}
+
+const char* nvmlErrorString(int rc) {
+  switch (rc) {
+    case 0:
+      return "Success";
+    case 1:
+      return "Uninitialized";
+    case 2:
+      return "Invalid Argument";
+    case 3:
+      return "Not Supported";
+    case 4:
+      return "Insufficient Permissions";
+    case 7:
+      return "Insufficient Size";
+    case 9:
+      return "Driver Not Loaded";
+    case 15:
+      return "GPU is lost";
+    case 18:
+      return "RM has detected an NVML/RM version mismatch.";
+    case 25:
+      return "Argument version mismatch";
+    default:
+      return "Unknown Error";
+  }
+}
+
+int nvmlSystemGetDriverVersion(char* version, unsigned int length) {
+  return call(__func__, nullptr, [&] {
+    const auto v = text(state().config, "driver_version");
+    if (!v) return kNotSupported;
+    return put_string(*v, version, length, number(state().config, "unterminated").value_or(0));
+  });
+}
+int nvmlSystemGetNVMLVersion(char* version, unsigned int length) {
+  return call(__func__, nullptr, [&] {
+    const auto v = text(state().config, "nvml_version");
+    if (!v) return kNotSupported;
+    return put_string(*v, version, length, number(state().config, "unterminated").value_or(0));
+  });
+}
+int nvmlSystemGetCudaDriverVersion(int* v) {
+  scribble(v);
+  return call(__func__, nullptr, [&] { return scalar(state().config, "cuda_driver_version", v); });
+}
+
+#ifndef FAKE_NVML_NOSYMS
+int nvmlDeviceGetCount(unsigned int* count) {
+  return call(__func__, nullptr, [&] {
+    if (count == nullptr) return kInvalidArgument;
+    *count = device_count();
+    return kSuccess;
+  });
+}
+#endif
+
+int nvmlDeviceGetHandleByIndex(unsigned int index, void** device) {
+  return handle_by_index(__func__, index, device);
+}
+
+int nvmlDeviceGetName(void* device, char* name, unsigned int length) {
+  return call(__func__, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    const auto v = text(g, "name");
+    if (!v) return kNotSupported;
+    return put_string(*v, name, length, number(g, "unterminated").value_or(0));
+  });
+}
+int nvmlDeviceGetUUID(void* device, char* uuid, unsigned int length) {
+  return call(__func__, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    const auto v = text(g, "uuid");
+    if (!v) return kNotSupported;
+    return put_string(*v, uuid, length, number(g, "unterminated").value_or(0));
+  });
+}
+
+int nvmlDeviceGetPciInfo(void* device, PciInfoLegacy* pci) {
+  scribble(pci);
+  return pci_info(__func__, device, pci);
+}
+
+int nvmlDeviceGetMemoryInfo(void* device, nvmlMemory_t* memory) {
+  scribble(memory);
+  return call(__func__, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    const auto total = number(g, "memory_total_bytes");
+    if (!total || memory == nullptr) return kNotSupported;
+    memory->total = static_cast<unsigned long long>(*total);
+    memory->used = static_cast<unsigned long long>(number(g, "memory_used_bytes").value_or(0));
+    memory->free = memory->total - memory->used;
+    return kSuccess;
+  });
+}
+
+int nvmlDeviceGetPersistenceMode(void* device, int* mode) {
+  scribble(mode);
+  return call(__func__, device,
+              [&] { return scalar(gpu_of(device)->config, "persistence_mode", mode); });
+}
+
+int nvmlDeviceGetEccMode(void* device, int* current, int* pending) {
+  scribble(current);
+  scribble(pending);
+  return call(__func__, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    const auto c = number(g, "ecc_enabled");
+    if (!c || current == nullptr || pending == nullptr) return kNotSupported;
+    *current = static_cast<int>(*c);
+    *pending = static_cast<int>(number(g, "ecc_pending_enabled").value_or(*c));
+    return kSuccess;
+  });
+}
+
+// errorType: 0 corrected, 1 uncorrected; counterType: 0 volatile, 1 aggregate.
+int nvmlDeviceGetTotalEccErrors(void* device, int error_type, int counter_type,
+                                unsigned long long* count) {
+  scribble(count);
+  return call(__func__, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    if (!g.contains("ecc_errors")) return kNotSupported;
+    const char* key = counter_type == 0
+                          ? (error_type == 0 ? "volatile_corrected" : "volatile_uncorrected")
+                          : (error_type == 0 ? "aggregate_corrected" : "aggregate_uncorrected");
+    return scalar(g["ecc_errors"], key, count);
+  });
+}
+
+// clockType: 0 graphics, 1 SM, 2 memory.
+int nvmlDeviceGetClockInfo(void* device, int type, unsigned int* clock) {
+  scribble(clock);
+  return call(__func__, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    if (!g.contains("clocks")) return kNotSupported;
+    return scalar(g["clocks"],
+                  type == 1   ? "sm_mhz"
+                  : type == 2 ? "memory_mhz"
+                              : "graphics_mhz",
+                  clock);
+  });
+}
+int nvmlDeviceGetMaxClockInfo(void* device, int type, unsigned int* clock) {
+  scribble(clock);
+  return call(__func__, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    if (!g.contains("clocks")) return kNotSupported;
+    return scalar(g["clocks"],
+                  type == 1   ? "max_sm_mhz"
+                  : type == 2 ? "max_memory_mhz"
+                              : "x",
+                  clock);
+  });
+}
+
+int nvmlDeviceGetCurrentClocksThrottleReasons(void* device, unsigned long long* reasons) {
+  scribble(reasons);
+  return call(__func__, device,
+              [&] { return scalar(gpu_of(device)->config, "clock_event_reasons", reasons); });
+}
+
+static int pcie(const char* fn, void* device, const char* key, unsigned int* out) {
+  scribble(out);
+  return call(fn, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    if (!g.contains("pcie")) return kNotSupported;
+    return scalar(g["pcie"], key, out);
+  });
+}
+int nvmlDeviceGetCurrPcieLinkGeneration(void* d, unsigned int* v) {
+  return pcie(__func__, d, "generation", v);
+}
+int nvmlDeviceGetMaxPcieLinkGeneration(void* d, unsigned int* v) {
+  return pcie(__func__, d, "max_generation", v);
+}
+int nvmlDeviceGetCurrPcieLinkWidth(void* d, unsigned int* v) {
+  return pcie(__func__, d, "width", v);
+}
+int nvmlDeviceGetMaxPcieLinkWidth(void* d, unsigned int* v) {
+  return pcie(__func__, d, "max_width", v);
+}
+
+int nvmlDeviceGetTemperature(void* device, int sensor, unsigned int* temp) {
+  scribble(temp);
+  return call(__func__, device, [&] {
+    if (sensor != 0) return kInvalidArgument;
+    return scalar(gpu_of(device)->config, "temperature_celsius", temp);
+  });
+}
+int nvmlDeviceGetPowerUsage(void* device, unsigned int* mw) {
+  scribble(mw);
+  return call(__func__, device,
+              [&] { return scalar(gpu_of(device)->config, "power_milliwatts", mw); });
+}
+int nvmlDeviceGetEnforcedPowerLimit(void* device, unsigned int* mw) {
+  scribble(mw);
+  return call(__func__, device,
+              [&] { return scalar(gpu_of(device)->config, "power_limit_milliwatts", mw); });
+}
+
+// A link that the GPU does not have is NVML_ERROR_NOT_SUPPORTED, as NVML says of links past the
+// device's own; links beyond NVML_NVLINK_MAX_LINKS are NVML_ERROR_INVALID_ARGUMENT.
+int nvmlDeviceGetNvLinkState(void* device, unsigned int link, int* active) {
+  scribble(active);
+  return call(__func__, device, [&] {
+    if (link >= 18) return kInvalidArgument;
+    const auto& l = nvlink(device, link);
+    if (l.is_null()) return kNotSupported;
+    return scalar(l, "active", active);
+  });
+}
+int nvmlDeviceGetNvLinkRemotePciInfo(void* device, unsigned int link, PciInfoLegacy* pci) {
+  scribble(pci);
+  return nvlink_remote(__func__, device, link, pci);
+}
+
+#ifndef FAKE_NVML_OLD
+int nvmlInit_v2() {
+  return init("nvmlInit_v2");
+}
+
+int nvmlSystemGetCudaDriverVersion_v2(int* v) {
+  scribble(v);
+  return call(__func__, nullptr, [&] { return scalar(state().config, "cuda_driver_version", v); });
+}
+
+#ifndef FAKE_NVML_NOSYMS
+int nvmlDeviceGetCount_v2(unsigned int* count) {
+  return call(__func__, nullptr, [&] {
+    if (count == nullptr) return kInvalidArgument;
+    *count = device_count();
+    return kSuccess;
+  });
+}
+#endif
+
+int nvmlDeviceGetHandleByIndex_v2(unsigned int index, void** device) {
+  return handle_by_index(__func__, index, device);
+}
+
+int nvmlDeviceGetPciInfo_v2(void* device, PciInfo* pci) {
+  scribble(pci);
+  return pci_info(__func__, device, pci);
+}
+int nvmlDeviceGetPciInfo_v3(void* device, PciInfo* pci) {
+  scribble(pci);
+  return pci_info(__func__, device, pci);
+}
+
+// The caller must set version to nvmlMemory_v2 = sizeof(nvmlMemory_v2_t) | 2 << 24.
+int nvmlDeviceGetMemoryInfo_v2(void* device, nvmlMemory_v2_t* memory) {
+  return call(__func__, device, [&] {
+    if (memory == nullptr) return kInvalidArgument;
+    if (memory->version != (sizeof(nvmlMemory_v2_t) | (2u << 24))) return kArgumentVersionMismatch;
+    const auto& g = gpu_of(device)->config;
+    const auto total = number(g, "memory_total_bytes");
+    if (!total) return kNotSupported;
+    memory->total = static_cast<unsigned long long>(*total);
+    memory->used = static_cast<unsigned long long>(number(g, "memory_used_bytes").value_or(0));
+    memory->reserved = 0;
+    memory->free = memory->total - memory->used;
+    return kSuccess;
+  });
+}
+
+int nvmlDeviceGetCurrentClocksEventReasons(void* device, unsigned long long* reasons) {
+  scribble(reasons);
+  return call(__func__, device,
+              [&] { return scalar(gpu_of(device)->config, "clock_event_reasons", reasons); });
+}
+
+int nvmlDeviceGetNvLinkRemotePciInfo_v2(void* device, unsigned int link, PciInfo* pci) {
+  scribble(pci);
+  return nvlink_remote(__func__, device, link, pci);
+}
+#endif  // FAKE_NVML_OLD
+
+}  // extern "C"

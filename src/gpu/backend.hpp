@@ -1,0 +1,92 @@
+#pragma once
+// GpuBackend: where facts about GPUs come from beyond sysfs (DESIGN.md §2). The backends are
+// listed in make_backends, in the order they are asked (CONVENTIONS.md 8: no static
+// registration). NVML is the one backend today.
+//
+// Every fact is optional: a call that fails leaves its field out, and, when the failure says
+// something (anything but "not supported"), its error text is kept with the device.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dltune::gpu {
+
+struct EccCounts {
+  std::optional<std::uint64_t> volatile_corrected;
+  std::optional<std::uint64_t> volatile_uncorrected;
+  std::optional<std::uint64_t> aggregate_corrected;
+  std::optional<std::uint64_t> aggregate_uncorrected;
+};
+
+struct NvLink {
+  unsigned link = 0;
+  bool active = false;
+  std::optional<std::string> remote_pci_bus_id;  // "0000:18:00.0" (an NVSwitch or a peer GPU)
+};
+
+struct Device {
+  unsigned index = 0;  // the backend's own index (NVML's, not CUDA's, order)
+  std::optional<std::string> name;
+  std::optional<std::string> uuid;
+  std::optional<std::string> pci_bus_id;  // normalised: "0000:17:00.0"
+  std::optional<std::uint64_t> memory_total_bytes;
+  std::optional<std::uint64_t> memory_used_bytes;
+  std::optional<bool> persistence_mode;
+  std::optional<bool> ecc_enabled;          // current mode
+  std::optional<bool> ecc_pending_enabled;  // the mode after the next reboot
+  EccCounts ecc_errors;                     // only read when ECC is on
+  std::optional<std::uint32_t> sm_clock_mhz;
+  std::optional<std::uint32_t> memory_clock_mhz;
+  std::optional<std::uint32_t> max_sm_clock_mhz;
+  std::optional<std::uint32_t> max_memory_clock_mhz;
+  std::optional<std::uint64_t> clock_event_reasons;  // nvmlClocksEventReasons bits
+  std::optional<std::uint32_t> pcie_generation;
+  std::optional<std::uint32_t> pcie_width;
+  std::optional<std::uint32_t> pcie_max_generation;
+  std::optional<std::uint32_t> pcie_max_width;
+  std::optional<std::uint32_t> temperature_celsius;
+  std::optional<double> power_watts;
+  std::optional<double> power_limit_watts;
+  std::vector<NvLink> nvlinks;      // the links that exist on this device
+  std::vector<std::string> errors;  // "nvmlDeviceGetUUID: NVML_ERROR_GPU_IS_LOST (15): ..."
+};
+
+// What one backend reported.
+struct Report {
+  std::string backend;                             // "nvml"
+  bool loaded = false;                             // the library loaded and initialised
+  std::string library;                             // the file loaded, or the name that was tried
+  std::optional<std::string> error;                // why it did not load
+  std::optional<std::string> driver_version;       // "550.54.15"
+  std::optional<std::string> cuda_driver_version;  // "12.4": the newest CUDA the driver runs
+  std::optional<std::string> nvml_version;         // "12.550.54.15"
+  std::optional<std::uint64_t> device_count;       // as the library said, before any cap
+  std::vector<Device> devices;
+  std::vector<std::string> errors;  // calls that failed outside any one device
+};
+
+// The names of the set bits ("GpuIdle", "SwPowerCap"); an unnamed bit is written "0x200".
+[[nodiscard]] std::vector<std::string> clock_event_reason_names(std::uint64_t mask);
+
+// "12.4" from NVML's 12040 (1000 * major + 10 * minor); nullopt for absurd values.
+[[nodiscard]] std::optional<std::string> cuda_version_string(int v);
+
+struct BackendOptions {
+  std::string nvml_library;  // DLTUNE_NVML_LIBRARY, or empty for the driver's default names
+};
+
+class GpuBackend {
+ public:
+  virtual ~GpuBackend() = default;
+  [[nodiscard]] virtual std::string_view name() const = 0;
+  // Never throws: a library that does not load gives a Report with loaded = false and the error.
+  [[nodiscard]] virtual Report query() = 0;
+};
+
+// The backends, in the order they are asked.
+[[nodiscard]] std::vector<std::unique_ptr<GpuBackend>> make_backends(const BackendOptions& options);
+
+}  // namespace dltune::gpu

@@ -1,0 +1,282 @@
+#include "gpu/nvml_backend.hpp"
+
+#include <array>
+
+#include <fmt/format.h>
+
+#include "host/parse/pci_device.hpp"
+
+namespace dltune::gpu {
+
+namespace {
+
+using nvml::Return;
+
+// Bounds beyond which a value is not believed (a hostile or broken library, or a GPU that fell
+// off the bus and reads as all ones). Generous: several times what any GPU has today.
+constexpr std::uint64_t kMaxMemoryBytes = std::uint64_t{16} << 40;  // 16 TiB
+constexpr std::uint32_t kMaxClockMhz = 20000;
+constexpr std::uint32_t kMaxPcieGeneration = 8;
+constexpr std::uint32_t kMaxPcieWidth = 32;
+constexpr std::uint32_t kMaxTemperatureCelsius = 200;
+constexpr std::uint32_t kMaxPowerMilliwatts = 10'000'000;  // 10 kW
+constexpr std::uint64_t kMaxEccCount = std::uint64_t{1} << 48;
+
+template <class T>
+std::optional<T> bounded(T v, T lo, T hi) {
+  if (v < lo || v > hi) return std::nullopt;
+  return v;
+}
+
+std::optional<bool> enable_state(int v) {
+  if (v == nvml::kFeatureEnabled) return true;
+  if (v == nvml::kFeatureDisabled) return false;
+  return std::nullopt;
+}
+
+// The bus id of a PciInfo, normalised; from its numbers when the text is garbled.
+template <class Info>
+std::optional<std::string> bus_id_of(const Info& info, const char* text, std::size_t cap) {
+  if (auto a = host::parse::pci_address(clean_string(text, cap))) return a;
+  if (info.domain > 0xffff || info.bus > 0xff || info.device > 0x1f) return std::nullopt;
+  return fmt::format("{:04x}:{:02x}:{:02x}.0", info.domain, info.bus, info.device);
+}
+
+// One call into the library, with the error kept when it says something.
+class Calls {
+ public:
+  Calls(const NvmlLibrary& lib, std::vector<std::string>& errors) : lib_(lib), errors_(errors) {}
+
+  // True on success; on failure keeps "name: error" unless the call is merely not supported.
+  bool ok(Sym s, Return rc) {
+    if (rc == nvml::kSuccess) return true;
+    if (rc != nvml::kErrorNotSupported)
+      errors_.push_back(fmt::format("{}: {}", lib_.name(s), lib_.describe(rc)));
+    return false;
+  }
+
+  // A string from nvmlSystemGet*Version (no device) or nvmlDeviceGet{Name,UUID}.
+  std::optional<std::string> system_string(Sym s) {
+    const auto f = lib_.fn<nvml::StringFn>(s);
+    if (f == nullptr) return std::nullopt;
+    std::array<char, nvml::kVersionBufferSize + 1> buf{};
+    if (!ok(s, f(buf.data(), nvml::kVersionBufferSize))) return std::nullopt;
+    return non_empty(clean_string(buf.data(), nvml::kVersionBufferSize));
+  }
+  std::optional<std::string> device_string(Sym s, nvml::Device h, unsigned cap) {
+    const auto f = lib_.fn<nvml::DeviceStringFn>(s);
+    if (f == nullptr) return std::nullopt;
+    std::array<char, 257> buf{};  // one byte more than the library is told, always NUL
+    cap = std::min<unsigned>(cap, buf.size() - 1);
+    if (!ok(s, f(h, buf.data(), cap))) return std::nullopt;
+    return non_empty(clean_string(buf.data(), cap));
+  }
+  std::optional<std::uint32_t> device_uint(Sym s, nvml::Device h) {
+    const auto f = lib_.fn<nvml::DeviceUintFn>(s);
+    unsigned int v = 0;
+    if (f == nullptr || !ok(s, f(h, &v))) return std::nullopt;
+    return v;
+  }
+  std::optional<std::uint32_t> clock(Sym s, nvml::Device h, int type) {
+    const auto f = lib_.fn<nvml::DeviceClockFn>(s);
+    unsigned int v = 0;
+    if (f == nullptr || !ok(s, f(h, type, &v))) return std::nullopt;
+    return bounded<std::uint32_t>(v, 0, kMaxClockMhz);
+  }
+
+  static std::optional<std::string> non_empty(std::string s) {
+    if (s.empty()) return std::nullopt;
+    return s;
+  }
+
+ private:
+  const NvmlLibrary& lib_;
+  std::vector<std::string>& errors_;
+};
+
+void read_pci(const NvmlLibrary& lib, Calls& calls, nvml::Device h, Device& d) {
+  if (lib.version_index(Sym::kPciInfo) < 0) return;
+  if (lib.version_index(Sym::kPciInfo) <= 1) {  // _v3, _v2
+    nvml::PciInfoV2 info{};
+    if (calls.ok(Sym::kPciInfo, lib.fn<nvml::DevicePciV2Fn>(Sym::kPciInfo)(h, &info)))
+      d.pci_bus_id = bus_id_of(info, info.bus_id, sizeof info.bus_id);
+  } else {
+    nvml::PciInfoV1 info{};
+    if (calls.ok(Sym::kPciInfo, lib.fn<nvml::DevicePciV1Fn>(Sym::kPciInfo)(h, &info)))
+      d.pci_bus_id = bus_id_of(info, info.bus_id, sizeof info.bus_id);
+  }
+}
+
+void read_memory(const NvmlLibrary& lib, Calls& calls, nvml::Device h, Device& d) {
+  std::optional<std::uint64_t> total, used;
+  if (lib.version_index(Sym::kMemoryInfo) == 0) {
+    nvml::MemoryV2 m{};
+    m.version = nvml::kMemoryV2Version;
+    if (calls.ok(Sym::kMemoryInfo, lib.fn<nvml::DeviceMemoryV2Fn>(Sym::kMemoryInfo)(h, &m))) {
+      total = m.total;
+      used = m.used;
+    }
+  } else if (lib.version_index(Sym::kMemoryInfo) == 1) {
+    nvml::MemoryV1 m{};
+    if (calls.ok(Sym::kMemoryInfo, lib.fn<nvml::DeviceMemoryV1Fn>(Sym::kMemoryInfo)(h, &m))) {
+      total = m.total;
+      used = m.used;
+    }
+  }
+  if (!total || *total == 0 || *total > kMaxMemoryBytes) return;
+  d.memory_total_bytes = total;
+  if (used && *used <= *total) d.memory_used_bytes = used;
+}
+
+void read_ecc(const NvmlLibrary& lib, Calls& calls, nvml::Device h, Device& d) {
+  if (const auto f = lib.fn<nvml::DeviceEccModeFn>(Sym::kEccMode)) {
+    int current = -1, pending = -1;
+    if (calls.ok(Sym::kEccMode, f(h, &current, &pending))) {
+      d.ecc_enabled = enable_state(current);
+      d.ecc_pending_enabled = enable_state(pending);
+    }
+  }
+  const auto count = lib.fn<nvml::DeviceEccCountFn>(Sym::kTotalEccErrors);
+  if (d.ecc_enabled != true || count == nullptr) return;
+  auto read = [&](int error_type, int counter) -> std::optional<std::uint64_t> {
+    unsigned long long v = 0;
+    if (!calls.ok(Sym::kTotalEccErrors, count(h, error_type, counter, &v))) return std::nullopt;
+    return bounded<std::uint64_t>(v, 0, kMaxEccCount);
+  };
+  d.ecc_errors.volatile_corrected = read(nvml::kMemoryErrorCorrected, nvml::kVolatileEcc);
+  d.ecc_errors.volatile_uncorrected = read(nvml::kMemoryErrorUncorrected, nvml::kVolatileEcc);
+  d.ecc_errors.aggregate_corrected = read(nvml::kMemoryErrorCorrected, nvml::kAggregateEcc);
+  d.ecc_errors.aggregate_uncorrected = read(nvml::kMemoryErrorUncorrected, nvml::kAggregateEcc);
+}
+
+void read_nvlinks(const NvmlLibrary& lib, Calls& calls, nvml::Device h, Device& d) {
+  const auto state = lib.fn<nvml::DeviceLinkStateFn>(Sym::kNvLinkState);
+  if (state == nullptr) return;
+  bool error_kept = false;
+  for (unsigned link = 0; link < nvml::kNvLinkMaxLinks; ++link) {
+    int active = -1;
+    const Return rc = state(h, link, &active);
+    // NOT_SUPPORTED (or INVALID_ARGUMENT past the device's last link): no such link.
+    if (rc == nvml::kErrorNotSupported || rc == nvml::kErrorInvalidArgument) continue;
+    if (rc != nvml::kSuccess) {
+      if (!error_kept) error_kept = !calls.ok(Sym::kNvLinkState, rc);  // once, not per link
+      continue;
+    }
+    const auto on = enable_state(active);
+    if (!on) continue;
+    NvLink l{link, *on, std::nullopt};
+    if (*on) {
+      const int v = lib.version_index(Sym::kNvLinkRemotePciInfo);
+      if (v == 0) {
+        nvml::PciInfoV2 info{};
+        if (calls.ok(Sym::kNvLinkRemotePciInfo,
+                     lib.fn<nvml::DeviceLinkPciV2Fn>(Sym::kNvLinkRemotePciInfo)(h, link, &info)))
+          l.remote_pci_bus_id = bus_id_of(info, info.bus_id, sizeof info.bus_id);
+      } else if (v == 1) {
+        nvml::PciInfoV1 info{};
+        if (calls.ok(Sym::kNvLinkRemotePciInfo,
+                     lib.fn<nvml::DeviceLinkPciV1Fn>(Sym::kNvLinkRemotePciInfo)(h, link, &info)))
+          l.remote_pci_bus_id = bus_id_of(info, info.bus_id, sizeof info.bus_id);
+      }
+    }
+    d.nvlinks.push_back(std::move(l));
+  }
+}
+
+Device read_device(const NvmlLibrary& lib, unsigned index, nvml::Device h) {
+  Device d;
+  d.index = index;
+  Calls calls(lib, d.errors);
+  d.name = calls.device_string(Sym::kName, h, nvml::kNameBufferSize);
+  d.uuid = calls.device_string(Sym::kUuid, h, nvml::kUuidBufferSize);
+  read_pci(lib, calls, h, d);
+  read_memory(lib, calls, h, d);
+  if (const auto f = lib.fn<nvml::DeviceEnableFn>(Sym::kPersistenceMode)) {
+    int mode = -1;
+    if (calls.ok(Sym::kPersistenceMode, f(h, &mode))) d.persistence_mode = enable_state(mode);
+  }
+  read_ecc(lib, calls, h, d);
+  d.sm_clock_mhz = calls.clock(Sym::kClockInfo, h, nvml::kClockSm);
+  d.memory_clock_mhz = calls.clock(Sym::kClockInfo, h, nvml::kClockMem);
+  d.max_sm_clock_mhz = calls.clock(Sym::kMaxClockInfo, h, nvml::kClockSm);
+  d.max_memory_clock_mhz = calls.clock(Sym::kMaxClockInfo, h, nvml::kClockMem);
+  if (const auto f = lib.fn<nvml::DeviceU64Fn>(Sym::kClockEventReasons)) {
+    unsigned long long mask = 0;
+    if (calls.ok(Sym::kClockEventReasons, f(h, &mask))) d.clock_event_reasons = mask;
+  }
+  auto link = [&](Sym s, std::uint32_t hi) -> std::optional<std::uint32_t> {
+    const auto v = calls.device_uint(s, h);
+    return v ? bounded<std::uint32_t>(*v, 1, hi) : std::nullopt;
+  };
+  d.pcie_generation = link(Sym::kCurrPcieLinkGeneration, kMaxPcieGeneration);
+  d.pcie_max_generation = link(Sym::kMaxPcieLinkGeneration, kMaxPcieGeneration);
+  d.pcie_width = link(Sym::kCurrPcieLinkWidth, kMaxPcieWidth);
+  d.pcie_max_width = link(Sym::kMaxPcieLinkWidth, kMaxPcieWidth);
+  if (const auto f = lib.fn<nvml::DeviceTemperatureFn>(Sym::kTemperature)) {
+    unsigned int t = 0;
+    if (calls.ok(Sym::kTemperature, f(h, nvml::kTemperatureGpu, &t)))
+      d.temperature_celsius = bounded<std::uint32_t>(t, 0, kMaxTemperatureCelsius);
+  }
+  auto watts = [&](Sym s) -> std::optional<double> {
+    const auto mw = calls.device_uint(s, h);  // milliwatts (NVML reference)
+    if (!mw || *mw > kMaxPowerMilliwatts) return std::nullopt;
+    return static_cast<double>(*mw) / 1000.0;
+  };
+  d.power_watts = watts(Sym::kPowerUsage);
+  d.power_limit_watts = watts(Sym::kPowerLimit);
+  read_nvlinks(lib, calls, h, d);
+  return d;
+}
+
+}  // namespace
+
+Report query_nvml(const NvmlLibrary& lib) {
+  Report r;
+  r.backend = "nvml";
+  r.loaded = true;
+  r.library = lib.path();
+  Calls calls(lib, r.errors);
+  r.driver_version = calls.system_string(Sym::kDriverVersion);
+  r.nvml_version = calls.system_string(Sym::kNvmlVersion);
+  if (const auto f = lib.fn<nvml::IntOutFn>(Sym::kCudaDriverVersion)) {
+    int v = 0;
+    if (calls.ok(Sym::kCudaDriverVersion, f(&v))) r.cuda_driver_version = cuda_version_string(v);
+  }
+  unsigned int count = 0;
+  if (!calls.ok(Sym::kDeviceCount, lib.fn<nvml::CountFn>(Sym::kDeviceCount)(&count))) return r;
+  r.device_count = count;
+  if (count > kMaxDevices) {
+    r.errors.push_back(fmt::format("{} said {} devices; only the first {} were read",
+                                   lib.name(Sym::kDeviceCount), count, kMaxDevices));
+    count = kMaxDevices;
+  }
+  const auto handle_of = lib.fn<nvml::HandleByIndexFn>(Sym::kHandleByIndex);
+  for (unsigned i = 0; i < count; ++i) {
+    nvml::Device h = nullptr;
+    const Return rc = handle_of(i, &h);
+    if (rc != nvml::kSuccess || h == nullptr) {
+      Device d;
+      d.index = i;
+      d.errors.push_back(fmt::format("{}: {}", lib.name(Sym::kHandleByIndex),
+                                     rc != nvml::kSuccess ? lib.describe(rc) : "null handle"));
+      r.devices.push_back(std::move(d));
+      continue;
+    }
+    r.devices.push_back(read_device(lib, i, h));
+  }
+  return r;
+}
+
+Report NvmlBackend::query() {
+  auto lib = NvmlLibrary::open(library_);
+  if (!lib) {
+    Report r;
+    r.backend = "nvml";
+    r.library = library_.empty() ? kDefaultLibraryNames[0] : library_;
+    r.error = lib.error().message();
+    return r;
+  }
+  return query_nvml(**lib);  // the library is shut down and closed when `lib` goes
+}
+
+}  // namespace dltune::gpu

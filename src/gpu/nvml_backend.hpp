@@ -1,0 +1,28 @@
+#pragma once
+// The NVML backend: the facts NVML gives about the driver and each GPU.
+#include <string>
+
+#include "gpu/backend.hpp"
+#include "gpu/nvml_library.hpp"
+
+namespace dltune::gpu {
+
+// At most this many devices are read, whatever nvmlDeviceGetCount says (the largest systems
+// have 16 GPUs; a library that says a million is broken or hostile).
+inline constexpr unsigned kMaxDevices = 64;
+
+class NvmlBackend : public GpuBackend {
+ public:
+  // `library`: the file to dlopen (DLTUNE_NVML_LIBRARY), or empty for the driver's names.
+  explicit NvmlBackend(std::string library) : library_(std::move(library)) {}
+  [[nodiscard]] std::string_view name() const override { return "nvml"; }
+  [[nodiscard]] Report query() override;
+
+ private:
+  std::string library_;
+};
+
+// The facts of a library that is loaded and initialised.
+[[nodiscard]] Report query_nvml(const NvmlLibrary& lib);
+
+}  // namespace dltune::gpu

@@ -1,0 +1,117 @@
+#pragma once
+// libnvidia-ml loaded with dlopen through a table of symbols (DESIGN.md §2, CONVENTIONS.md 7).
+//
+// Each symbol lists its versioned names newest first and is required or optional. The version
+// that resolved is remembered, so the caller passes the struct layout of that version and no
+// other (nvtop PR #108 and nvitop PR #79 show what a mismatch does). An NvmlLibrary that exists
+// is loaded and initialised; its destructor calls nvmlShutdown and dlclose.
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/error.hpp"
+#include "gpu/nvml_types.hpp"
+
+namespace dltune::gpu {
+
+enum class Sym : std::size_t {
+  kInit,
+  kShutdown,
+  kErrorString,
+  kDeviceCount,
+  kHandleByIndex,
+  kDriverVersion,
+  kNvmlVersion,
+  kCudaDriverVersion,
+  kName,
+  kUuid,
+  kPciInfo,
+  kMemoryInfo,
+  kPersistenceMode,
+  kEccMode,
+  kTotalEccErrors,
+  kClockInfo,
+  kMaxClockInfo,
+  kClockEventReasons,
+  kCurrPcieLinkGeneration,
+  kMaxPcieLinkGeneration,
+  kCurrPcieLinkWidth,
+  kMaxPcieLinkWidth,
+  kTemperature,
+  kPowerUsage,
+  kPowerLimit,
+  kNvLinkState,
+  kNvLinkRemotePciInfo,
+  kCount,
+};
+
+inline constexpr std::size_t kMaxNames = 3;
+
+struct SymbolSpec {
+  Sym sym;
+  // Newest first; unused slots are nullptr. Where the versions take different structs, the
+  // caller picks the layout by the index that resolved (NvmlLibrary::version_index).
+  std::array<const char*, kMaxNames> names;
+  bool required;
+};
+
+// The table, one entry per Sym, in Sym order.
+[[nodiscard]] std::span<const SymbolSpec> symbol_table();
+
+// The library names tried when none is given: the driver's versioned soname, then the
+// development link.
+inline constexpr std::array<const char*, 2> kDefaultLibraryNames = {"libnvidia-ml.so.1",
+                                                                    "libnvidia-ml.so"};
+
+// "NVML_ERROR_DRIVER_NOT_LOADED" for 9; "NVML_ERROR_UNKNOWN_CODE" for codes NVML never defined.
+[[nodiscard]] std::string_view return_name(nvml::Return r);
+
+// A string from the library made safe to keep: at most `cap` bytes up to the first NUL (the
+// buffer need not hold one), bytes outside printable ASCII replaced by '?' (so a hostile library
+// cannot put invalid UTF-8 into --json), surrounding spaces trimmed.
+[[nodiscard]] std::string clean_string(const char* s, std::size_t cap);
+
+class NvmlLibrary {
+ public:
+  // Loads `path` (or the default names when empty) with RTLD_NOW | RTLD_LOCAL, resolves the
+  // table and calls nvmlInit. Errors read like
+  //   "cannot load NVML: libnvidia-ml.so.1: cannot open shared object file: No such file ..."
+  //   "required NVML symbol not found: nvmlDeviceGetCount_v2 (or nvmlDeviceGetCount) in PATH"
+  //   "nvmlInit_v2 failed: NVML_ERROR_DRIVER_NOT_LOADED (9): Driver Not Loaded"
+  [[nodiscard]] static Result<std::unique_ptr<NvmlLibrary>> open(const std::string& path);
+
+  NvmlLibrary(const NvmlLibrary&) = delete;
+  NvmlLibrary& operator=(const NvmlLibrary&) = delete;
+  ~NvmlLibrary();
+
+  // The file that was loaded (from dladdr when it can tell, else the name given to dlopen).
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+  // The resolved function cast to its signature, or nullptr when the symbol is absent.
+  template <class Fn>
+  [[nodiscard]] Fn fn(Sym s) const {
+    return reinterpret_cast<Fn>(fns_[static_cast<std::size_t>(s)]);
+  }
+  // Which of the symbol's names resolved (0 = newest); -1 when none did.
+  [[nodiscard]] int version_index(Sym s) const { return versions_[static_cast<std::size_t>(s)]; }
+  // The name that resolved ("nvmlDeviceGetPciInfo_v3"), or the newest name when none did.
+  [[nodiscard]] std::string_view name(Sym s) const;
+
+  // "NVML_ERROR_NOT_SUPPORTED (3): Not Supported": our name for the code, then the library's
+  // own nvmlErrorString text when it has one and it says something more.
+  [[nodiscard]] std::string describe(nvml::Return r) const;
+
+ private:
+  NvmlLibrary() = default;
+
+  void* handle_ = nullptr;
+  bool initialised_ = false;
+  std::string path_;
+  std::array<void*, static_cast<std::size_t>(Sym::kCount)> fns_{};
+  std::array<int, static_cast<std::size_t>(Sym::kCount)> versions_{};
+};
+
+}  // namespace dltune::gpu

@@ -1,0 +1,146 @@
+#pragma once
+// The parts of the NVML C API that dltune uses, defined here from the NVML API Reference
+// (https://docs.nvidia.com/deploy/nvml-api/, nvml.h of CUDA 12.x) because nvml.h is not
+// installed and must not be needed to build. Every layout is pinned to the versioned symbol that
+// takes it (CONVENTIONS.md 7): a struct is only ever passed to the symbol named beside it.
+#include <cstdint>
+
+namespace dltune::gpu::nvml {
+
+// nvmlReturn_t (NVML reference, "Return values", enum nvmlReturn_enum)
+using Return = int;
+inline constexpr Return kSuccess = 0;
+inline constexpr Return kErrorUninitialized = 1;
+inline constexpr Return kErrorInvalidArgument = 2;
+inline constexpr Return kErrorNotSupported = 3;
+inline constexpr Return kErrorNoPermission = 4;
+inline constexpr Return kErrorNotFound = 6;
+inline constexpr Return kErrorInsufficientSize = 7;
+inline constexpr Return kErrorDriverNotLoaded = 9;
+inline constexpr Return kErrorFunctionNotFound = 13;
+inline constexpr Return kErrorGpuIsLost = 15;
+inline constexpr Return kErrorLibRmVersionMismatch = 18;
+inline constexpr Return kErrorUnknown = 999;
+
+// nvmlDevice_t: an opaque handle (struct nvmlDevice_st*).
+struct DeviceOpaque;
+using Device = DeviceOpaque*;
+
+// nvmlEnableState_t
+inline constexpr int kFeatureDisabled = 0;
+inline constexpr int kFeatureEnabled = 1;
+
+// nvmlClockType_t
+inline constexpr int kClockGraphics = 0;
+inline constexpr int kClockSm = 1;
+inline constexpr int kClockMem = 2;
+
+// nvmlMemoryErrorType_t and nvmlEccCounterType_t (nvmlDeviceGetTotalEccErrors)
+inline constexpr int kMemoryErrorCorrected = 0;
+inline constexpr int kMemoryErrorUncorrected = 1;
+inline constexpr int kVolatileEcc = 0;
+inline constexpr int kAggregateEcc = 1;
+
+// nvmlTemperatureSensors_t
+inline constexpr int kTemperatureGpu = 0;
+
+// Buffer sizes (NVML reference, "Constants"): NVML_DEVICE_NAME_V2_BUFFER_SIZE,
+// NVML_DEVICE_UUID_V2_BUFFER_SIZE, NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE,
+// NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE.
+inline constexpr unsigned kNameBufferSize = 96;
+inline constexpr unsigned kUuidBufferSize = 96;
+inline constexpr unsigned kVersionBufferSize = 80;
+
+// NVML_NVLINK_MAX_LINKS (18 since NVML 12; 12 before, 6 on Pascal)
+inline constexpr unsigned kNvLinkMaxLinks = 18;
+
+// nvmlPciInfo_t as taken by nvmlDeviceGetPciInfo_v2/_v3 and nvmlDeviceGetNvLinkRemotePciInfo_v2
+// (NVML reference, struct nvmlPciInfo_t; NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE = 16,
+// NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE = 32).
+struct PciInfoV2 {
+  char bus_id_legacy[16];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pci_device_id;      // device id << 16 | vendor id
+  unsigned int pci_sub_system_id;  // subsystem device id << 16 | subsystem vendor id
+  char bus_id[32];                 // "00000000:17:00.0"
+};
+static_assert(sizeof(PciInfoV2) == 68);
+
+// The layout before NVML 8 (nvmlDeviceGetPciInfo and nvmlDeviceGetNvLinkRemotePciInfo without a
+// version suffix): a 16-byte bus id first and four reserved words at the end.
+struct PciInfoV1 {
+  char bus_id[16];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pci_device_id;
+  unsigned int pci_sub_system_id;
+  unsigned int reserved[4];
+};
+static_assert(sizeof(PciInfoV1) == 52);
+
+// nvmlMemory_t (nvmlDeviceGetMemoryInfo)
+struct MemoryV1 {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+static_assert(sizeof(MemoryV1) == 24);
+
+// nvmlMemory_v2_t (nvmlDeviceGetMemoryInfo_v2): the caller sets `version` to nvmlMemory_v2,
+// NVML_STRUCT_VERSION(Memory, 2) = sizeof(nvmlMemory_v2_t) | 2 << 24.
+struct MemoryV2 {
+  unsigned int version;
+  unsigned long long total;
+  unsigned long long reserved;
+  unsigned long long free;
+  unsigned long long used;
+};
+static_assert(sizeof(MemoryV2) == 40);
+inline constexpr unsigned int kMemoryV2Version = sizeof(MemoryV2) | (2u << 24);
+
+// nvmlClocksEventReasons / nvmlClocksThrottleReasons bits (NVML reference, "Clocks Event
+// Reasons"); the same bits under both names.
+struct ReasonBit {
+  unsigned long long bit;
+  const char* name;
+};
+inline constexpr ReasonBit kClockEventReasons[] = {
+    {0x1ull, "GpuIdle"},
+    {0x2ull, "ApplicationsClocksSetting"},
+    {0x4ull, "SwPowerCap"},
+    {0x8ull, "HwSlowdown"},
+    {0x10ull, "SyncBoost"},
+    {0x20ull, "SwThermalSlowdown"},
+    {0x40ull, "HwThermalSlowdown"},
+    {0x80ull, "HwPowerBrakeSlowdown"},
+    {0x100ull, "DisplayClockSetting"},
+};
+
+// The C signatures (NVML reference, each function's page).
+using InitFn = Return (*)();
+using ShutdownFn = Return (*)();
+using ErrorStringFn = const char* (*)(Return);
+using StringFn = Return (*)(char*, unsigned int);  // nvmlSystemGet*Version
+using IntOutFn = Return (*)(int*);                 // CudaDriverVersion
+using CountFn = Return (*)(unsigned int*);         // DeviceGetCount
+using HandleByIndexFn = Return (*)(unsigned int, Device*);
+using DeviceStringFn = Return (*)(Device, char*, unsigned int);  // Name, UUID
+using DevicePciV2Fn = Return (*)(Device, PciInfoV2*);
+using DevicePciV1Fn = Return (*)(Device, PciInfoV1*);
+using DeviceMemoryV2Fn = Return (*)(Device, MemoryV2*);
+using DeviceMemoryV1Fn = Return (*)(Device, MemoryV1*);
+using DeviceEnableFn = Return (*)(Device, int*);         // PersistenceMode
+using DeviceEccModeFn = Return (*)(Device, int*, int*);  // current, pending
+using DeviceEccCountFn = Return (*)(Device, int, int, unsigned long long*);
+using DeviceClockFn = Return (*)(Device, int, unsigned int*);  // ClockInfo, MaxClockInfo
+using DeviceU64Fn = Return (*)(Device, unsigned long long*);   // clock event reasons
+using DeviceUintFn = Return (*)(Device, unsigned int*);        // PCIe, power
+using DeviceTemperatureFn = Return (*)(Device, int, unsigned int*);
+using DeviceLinkStateFn = Return (*)(Device, unsigned int, int*);
+using DeviceLinkPciV2Fn = Return (*)(Device, unsigned int, PciInfoV2*);
+using DeviceLinkPciV1Fn = Return (*)(Device, unsigned int, PciInfoV1*);
+
+}  // namespace dltune::gpu::nvml

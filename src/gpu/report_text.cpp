@@ -1,0 +1,118 @@
+#include "gpu/report_text.hpp"
+
+#include <fmt/format.h>
+
+#include "core/text.hpp"
+
+namespace dltune::gpu {
+
+namespace {
+
+std::string join(const std::vector<std::string>& v, std::string_view sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : std::string(sep)) + s;
+  return out;
+}
+
+std::string on_off(bool v) {
+  return v ? "on" : "off";
+}
+
+std::string count(const std::optional<std::uint64_t>& v) {
+  return v ? fmt::format("{}", *v) : "?";
+}
+
+}  // namespace
+
+std::string pcie_text(std::optional<int> generation, std::optional<int> width,
+                      std::optional<int> max_generation, std::optional<int> max_width) {
+  auto part = [](std::optional<int> gen, std::optional<int> w) {
+    std::string s = gen ? fmt::format("Gen{}", *gen) : "";
+    if (w) s += (s.empty() ? "" : " ") + fmt::format("x{}", *w);
+    return s;
+  };
+  std::string cur = part(generation, width);
+  const std::string max = part(max_generation, max_width);
+  if (!max.empty()) cur += (cur.empty() ? "" : " ") + fmt::format("(max {})", max);
+  return cur;
+}
+
+void add_device_rows(render::Section& s, const Device& d, int indent, bool with_pcie) {
+  if (d.uuid) s.add("UUID", *d.uuid, indent);
+  if (with_pcie) {
+    auto i = [](const std::optional<std::uint32_t>& v) -> std::optional<int> {
+      if (!v) return std::nullopt;
+      return static_cast<int>(*v);
+    };
+    const auto link = pcie_text(i(d.pcie_generation), i(d.pcie_width), i(d.pcie_max_generation),
+                                i(d.pcie_max_width));
+    if (!link.empty()) s.add("PCIe link", link + " (NVML)", indent);
+  }
+  if (d.persistence_mode) s.add("Persistence mode", on_off(*d.persistence_mode), indent);
+  if (d.ecc_enabled) {
+    std::string ecc = on_off(*d.ecc_enabled);
+    if (d.ecc_pending_enabled && *d.ecc_pending_enabled != *d.ecc_enabled)
+      ecc += fmt::format(" ({} after reboot)", on_off(*d.ecc_pending_enabled));
+    const auto& e = d.ecc_errors;
+    if (e.volatile_corrected || e.volatile_uncorrected || e.aggregate_corrected ||
+        e.aggregate_uncorrected)
+      ecc += fmt::format(", errors corrected/uncorrected: {}/{} since boot, {}/{} lifetime",
+                         count(e.volatile_corrected), count(e.volatile_uncorrected),
+                         count(e.aggregate_corrected), count(e.aggregate_uncorrected));
+    s.add("ECC", ecc, indent);
+  }
+  if (d.memory_total_bytes) {
+    std::string m = text::human_bytes(*d.memory_total_bytes);
+    if (d.memory_used_bytes)
+      m += fmt::format(" ({} used)", text::human_bytes(*d.memory_used_bytes));
+    s.add("Memory", m, indent);
+  }
+  std::vector<std::string> clocks;
+  auto clock = [&](const char* what, const std::optional<std::uint32_t>& cur,
+                   const std::optional<std::uint32_t>& max) {
+    if (cur && max)
+      clocks.push_back(fmt::format("{} {} MHz (max {})", what, *cur, *max));
+    else if (cur)
+      clocks.push_back(fmt::format("{} {} MHz", what, *cur));
+    else if (max)
+      clocks.push_back(fmt::format("{} max {} MHz", what, *max));
+  };
+  clock("SM", d.sm_clock_mhz, d.max_sm_clock_mhz);
+  clock("memory", d.memory_clock_mhz, d.max_memory_clock_mhz);
+  if (!clocks.empty()) s.add("Clocks", join(clocks, ", "), indent);
+  if (d.clock_event_reasons) {
+    const auto names = clock_event_reason_names(*d.clock_event_reasons);
+    s.add("Clock events", names.empty() ? "none" : join(names, ", "), indent);
+  }
+  if (d.temperature_celsius)
+    s.add("Temperature", fmt::format("{} C", *d.temperature_celsius), indent);
+  if (d.power_watts || d.power_limit_watts) {
+    std::string p = d.power_watts ? fmt::format("{:.1f} W", *d.power_watts) : "?";
+    if (d.power_limit_watts) p += fmt::format(" (limit {:.0f} W)", *d.power_limit_watts);
+    s.add("Power", p, indent);
+  }
+  if (!d.nvlinks.empty()) {
+    std::size_t active = 0;
+    for (const auto& l : d.nvlinks) active += l.active ? 1 : 0;
+    s.add("NVLink",
+          active == d.nvlinks.size()
+              ? fmt::format("{} link{} active", active, active == 1 ? "" : "s")
+              : fmt::format("{} of {} links active", active, d.nvlinks.size()),
+          indent);
+  }
+  if (!d.errors.empty()) s.add("NVML errors", join(d.errors, "; "), indent);
+}
+
+std::string summary(const Report& r) {
+  if (!r.loaded) return fmt::format("not loaded ({})", r.error.value_or("no reason given"));
+  std::vector<std::string> parts;
+  if (r.driver_version) parts.push_back("driver " + *r.driver_version);
+  if (r.cuda_driver_version) parts.push_back("CUDA " + *r.cuda_driver_version);
+  if (r.nvml_version) parts.push_back("NVML " + *r.nvml_version);
+  std::string out = r.library;
+  if (!parts.empty()) out += ": " + join(parts, ", ");
+  if (!r.errors.empty()) out += " [" + join(r.errors, "; ") + "]";
+  return out;
+}
+
+}  // namespace dltune::gpu

@@ -1,0 +1,99 @@
+#pragma once
+// Describing the fake libnvidia-ml.so's system to it (tests/fakes/nvml/README.md).
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace dltune::testing {
+
+// Bus numbers of the eight GPUs of an HGX H100 board, as NVML writes their ids.
+inline constexpr unsigned kHgxBuses[] = {0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb};
+
+// A realistic H100 SXM as the fake's config describes it; `bus` is its PCI bus number.
+inline nlohmann::json fake_h100(unsigned index, unsigned bus) {
+  nlohmann::json links = nlohmann::json::array();
+  for (unsigned l = 0; l < 18; ++l)  // 18 NVLink 4 links, each to one of four NVSwitches
+    links.push_back({{"active", true},
+                     {"remote_pci_bus_id", fmt::format("00000000:{:02X}:00.0", 0xc0 + l % 4)}});
+  return {
+      {"name", "NVIDIA H100 80GB HBM3"},
+      {"uuid", fmt::format("GPU-{:08x}-aaaa-bbbb-cccc-{:012x}", 0x8c7d1f00 + index, index)},
+      {"pci_bus_id", fmt::format("00000000:{:02X}:00.0", bus)},
+      {"memory_total_bytes", 85520809984ull},
+      {"memory_used_bytes", 553648128ull + index},
+      {"persistence_mode", index % 2 == 0},
+      {"ecc_enabled", true},
+      {"ecc_errors",
+       {{"volatile_corrected", 0},
+        {"volatile_uncorrected", 0},
+        {"aggregate_corrected", index},
+        {"aggregate_uncorrected", 0}}},
+      {"clocks",
+       {{"sm_mhz", 345 + index},
+        {"memory_mhz", 2619},
+        {"max_sm_mhz", 1980},
+        {"max_memory_mhz", 2619}}},
+      {"clock_event_reasons", 1},  // GpuIdle
+      {"pcie", {{"generation", 5}, {"width", 16}, {"max_generation", 5}, {"max_width", 16}}},
+      {"temperature_celsius", 30 + index},
+      {"power_milliwatts", 69000 + index},
+      {"power_limit_milliwatts", 700000},
+      {"nvlinks", links},
+  };
+}
+
+inline nlohmann::json fake_hgx(unsigned gpus = 8) {
+  nlohmann::json j = {{"driver_version", "550.54.15"},
+                      {"nvml_version", "12.550.54.15"},
+                      {"cuda_driver_version", 12040},
+                      {"gpus", nlohmann::json::array()}};
+  for (unsigned i = 0; i < gpus; ++i) j["gpus"].push_back(fake_h100(i, kHgxBuses[i % 8]));
+  return j;
+}
+
+// Writes `config` to a file and points FAKE_NVML_CONFIG (and FAKE_NVML_LOG) at it for as long as
+// it lives.
+class FakeNvmlConfig {
+ public:
+  explicit FakeNvmlConfig(const nlohmann::json& config) {
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    const auto base =
+        std::filesystem::path(::testing::TempDir()) /
+        fmt::format("fake_nvml_{}_{}_{}", ::getpid(), test->test_suite_name(), test->name());
+    path_ = base.string() + ".json";
+    log_ = base.string() + ".log";
+    std::ofstream(path_) << config.dump();
+    std::filesystem::remove(log_);
+    ::setenv("FAKE_NVML_CONFIG", path_.c_str(), 1);
+    ::setenv("FAKE_NVML_LOG", log_.c_str(), 1);
+  }
+  ~FakeNvmlConfig() {
+    ::unsetenv("FAKE_NVML_CONFIG");
+    ::unsetenv("FAKE_NVML_LOG");
+    std::filesystem::remove(path_);
+    std::filesystem::remove(log_);
+  }
+  FakeNvmlConfig(const FakeNvmlConfig&) = delete;
+  FakeNvmlConfig& operator=(const FakeNvmlConfig&) = delete;
+
+  const std::string& path() const { return path_; }
+  // The init and shutdown calls the fake saw, one a line.
+  std::string log() const {
+    std::ifstream in(log_);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+ private:
+  std::string path_;
+  std::string log_;
+};
+
+}  // namespace dltune::testing

@@ -1,0 +1,360 @@
+// The NVML loader and backend against the fake libnvidia-ml.so (tests/fakes/nvml), loaded by
+// path exactly as the real library is.
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "fake_nvml_config.hpp"
+#include "gpu/backend.hpp"
+#include "gpu/nvml_backend.hpp"
+#include "gpu/nvml_library.hpp"
+#include "gpu/report_json.hpp"
+
+using dltune::gpu::NvmlBackend;
+using dltune::gpu::NvmlLibrary;
+using dltune::gpu::Report;
+using dltune::gpu::Sym;
+using dltune::testing::fake_hgx;
+using dltune::testing::FakeNvmlConfig;
+using nlohmann::json;
+
+namespace {
+
+Report query(const std::string& library) {
+  return NvmlBackend(library).query();
+}
+
+// "nvmlInit_v2" -> ("nvmlInit", 2); "nvmlInit" -> ("nvmlInit", 1).
+std::pair<std::string, int> split_version(const std::string& name) {
+  const auto v = name.rfind("_v");
+  if (v == std::string::npos) return {name, 1};
+  return {name.substr(0, v), std::stoi(name.substr(v + 2))};
+}
+
+bool has_error_about(const std::vector<std::string>& errors, std::string_view what) {
+  for (const auto& e : errors)
+    if (e.find(what) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(NvmlSymbols, TableListsNewestFirstAndFewRequired) {
+  std::set<Sym> required;
+  for (const auto& spec : dltune::gpu::symbol_table()) {
+    ASSERT_NE(spec.names[0], nullptr);
+    if (spec.required) required.insert(spec.sym);
+    // Versions of one call come newest first: "_v3", "_v2", then the plain name (version 1).
+    // (A renamed call, such as ClocksThrottleReasons -> ClocksEventReasons, lists the new name
+    // first.)
+    for (std::size_t i = 1; i < spec.names.size() && spec.names[i] != nullptr; ++i) {
+      const auto [base_prev, v_prev] = split_version(spec.names[i - 1]);
+      const auto [base_cur, v_cur] = split_version(spec.names[i]);
+      if (base_prev == base_cur) {
+        EXPECT_GT(v_prev, v_cur) << spec.names[i - 1] << " then " << spec.names[i];
+      }
+    }
+  }
+  EXPECT_EQ(required,
+            (std::set<Sym>{Sym::kInit, Sym::kShutdown, Sym::kDeviceCount, Sym::kHandleByIndex}));
+}
+
+TEST(NvmlSymbols, ReturnNames) {
+  EXPECT_EQ(dltune::gpu::return_name(9), "NVML_ERROR_DRIVER_NOT_LOADED");
+  EXPECT_EQ(dltune::gpu::return_name(18), "NVML_ERROR_LIB_RM_VERSION_MISMATCH");
+  EXPECT_EQ(dltune::gpu::return_name(12345), "NVML_ERROR_UNKNOWN_CODE");
+}
+
+TEST(NvmlSymbols, CudaVersionAndReasonNames) {
+  EXPECT_EQ(dltune::gpu::cuda_version_string(12040), "12.4");
+  EXPECT_EQ(dltune::gpu::cuda_version_string(11080), "11.8");
+  EXPECT_EQ(dltune::gpu::cuda_version_string(13000), "13.0");
+  EXPECT_FALSE(dltune::gpu::cuda_version_string(7));
+  EXPECT_FALSE(dltune::gpu::cuda_version_string(-12040));
+  EXPECT_EQ(dltune::gpu::clock_event_reason_names(0x1 | 0x4 | 0x100),
+            (std::vector<std::string>{"GpuIdle", "SwPowerCap", "DisplayClockSetting"}));
+  EXPECT_EQ(dltune::gpu::clock_event_reason_names(0x40 | 0x200),
+            (std::vector<std::string>{"HwThermalSlowdown", "0x200"}));
+  EXPECT_TRUE(dltune::gpu::clock_event_reason_names(0).empty());
+}
+
+TEST(NvmlFake, EightGpusComeOutWithEveryField) {
+  FakeNvmlConfig fake(fake_hgx(8));
+  const auto r = query(DLTUNE_FAKE_NVML);
+  ASSERT_TRUE(r.loaded) << r.error.value_or("");
+  EXPECT_EQ(r.library, DLTUNE_FAKE_NVML);
+  EXPECT_EQ(r.driver_version, "550.54.15");
+  EXPECT_EQ(r.nvml_version, "12.550.54.15");
+  EXPECT_EQ(r.cuda_driver_version, "12.4");
+  EXPECT_EQ(r.device_count, 8u);
+  ASSERT_EQ(r.devices.size(), 8u);
+  EXPECT_TRUE(r.errors.empty());
+  for (unsigned i = 0; i < 8; ++i) {
+    const auto& d = r.devices[i];
+    SCOPED_TRACE(i);
+    EXPECT_EQ(d.index, i);
+    EXPECT_EQ(d.name, "NVIDIA H100 80GB HBM3");
+    EXPECT_EQ(d.uuid, fmt::format("GPU-{:08x}-aaaa-bbbb-cccc-{:012x}", 0x8c7d1f00 + i, i));
+    EXPECT_EQ(d.pci_bus_id, fmt::format("0000:{:02x}:00.0", dltune::testing::kHgxBuses[i]));
+    EXPECT_EQ(d.memory_total_bytes, 85520809984ull);
+    EXPECT_EQ(d.memory_used_bytes, 553648128ull + i);
+    EXPECT_EQ(d.persistence_mode, i % 2 == 0);
+    EXPECT_EQ(d.ecc_enabled, true);
+    EXPECT_EQ(d.ecc_pending_enabled, true);
+    EXPECT_EQ(d.ecc_errors.volatile_corrected, 0u);
+    EXPECT_EQ(d.ecc_errors.aggregate_corrected, i);
+    EXPECT_EQ(d.ecc_errors.aggregate_uncorrected, 0u);
+    EXPECT_EQ(d.sm_clock_mhz, 345 + i);
+    EXPECT_EQ(d.memory_clock_mhz, 2619u);
+    EXPECT_EQ(d.max_sm_clock_mhz, 1980u);
+    EXPECT_EQ(d.max_memory_clock_mhz, 2619u);
+    EXPECT_EQ(d.clock_event_reasons, 1u);
+    EXPECT_EQ(d.pcie_generation, 5u);
+    EXPECT_EQ(d.pcie_max_width, 16u);
+    EXPECT_EQ(d.temperature_celsius, 30 + i);
+    ASSERT_TRUE(d.power_watts);
+    EXPECT_DOUBLE_EQ(*d.power_watts, (69000 + i) / 1000.0);
+    EXPECT_EQ(d.power_limit_watts, 700.0);
+    ASSERT_EQ(d.nvlinks.size(), 18u);
+    EXPECT_TRUE(d.nvlinks[17].active);
+    EXPECT_EQ(d.nvlinks[17].link, 17u);
+    EXPECT_EQ(d.nvlinks[17].remote_pci_bus_id, "0000:c1:00.0");
+    EXPECT_TRUE(d.errors.empty()) << d.errors.front();
+  }
+  // Every init is paired with a shutdown.
+  EXPECT_EQ(fake.log(), "nvmlInit_v2\nnvmlShutdown\n");
+}
+
+TEST(NvmlFake, InitErrorIsNamedWithTheLibrarysOwnText) {
+  auto config = fake_hgx(2);
+  config["init_error"] = 9;
+  FakeNvmlConfig fake(config);
+  const auto r = query(DLTUNE_FAKE_NVML);
+  EXPECT_FALSE(r.loaded);
+  EXPECT_EQ(r.error, "nvmlInit_v2 failed: NVML_ERROR_DRIVER_NOT_LOADED (9): Driver Not Loaded");
+  EXPECT_TRUE(r.devices.empty());
+  EXPECT_EQ(fake.log(), "nvmlInit_v2\n");  // no shutdown after a failed init
+}
+
+TEST(NvmlFake, AFailingCallLeavesOnlyThatFieldOut) {
+  auto config = fake_hgx(3);
+  config["gpus"][1]["fail"] = {{"nvmlDeviceGetUUID", 15}, {"nvmlDeviceGetTemperature", 3}};
+  config["fail"] = {{"nvmlDeviceGetPciInfo", 4}};  // every version, every GPU
+  FakeNvmlConfig fake(config);
+  const auto r = query(DLTUNE_FAKE_NVML);
+  ASSERT_TRUE(r.loaded);
+  ASSERT_EQ(r.devices.size(), 3u);
+  const auto& d = r.devices[1];
+  EXPECT_FALSE(d.uuid);
+  EXPECT_FALSE(d.temperature_celsius);
+  EXPECT_FALSE(d.pci_bus_id);
+  EXPECT_EQ(d.name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(d.memory_total_bytes, 85520809984ull);
+  EXPECT_EQ(d.sm_clock_mhz, 346u);
+  EXPECT_EQ(d.nvlinks.size(), 18u);
+  // The GPU-is-lost error is kept; NOT_SUPPORTED (3) is not an error worth showing.
+  EXPECT_TRUE(
+      has_error_about(d.errors, "nvmlDeviceGetUUID: NVML_ERROR_GPU_IS_LOST (15): GPU is lost"));
+  EXPECT_TRUE(has_error_about(d.errors, "nvmlDeviceGetPciInfo_v3: NVML_ERROR_NO_PERMISSION (4)"));
+  EXPECT_FALSE(has_error_about(d.errors, "Temperature"));
+  EXPECT_TRUE(r.devices[0].uuid);
+  EXPECT_TRUE(r.devices[2].temperature_celsius);
+}
+
+TEST(NvmlFake, AbsentFieldsAreLeftOutWithoutErrors) {
+  FakeNvmlConfig fake(json{{"gpus", json::array({json{{"name", "Tesla T4"}}})}});
+  const auto r = query(DLTUNE_FAKE_NVML);
+  ASSERT_TRUE(r.loaded);
+  EXPECT_FALSE(r.driver_version);
+  EXPECT_FALSE(r.cuda_driver_version);
+  ASSERT_EQ(r.devices.size(), 1u);
+  const auto& d = r.devices[0];
+  EXPECT_EQ(d.name, "Tesla T4");
+  EXPECT_FALSE(d.uuid || d.pci_bus_id || d.memory_total_bytes || d.persistence_mode ||
+               d.ecc_enabled || d.sm_clock_mhz || d.clock_event_reasons || d.pcie_width ||
+               d.temperature_celsius || d.power_watts);
+  EXPECT_TRUE(d.nvlinks.empty());
+  EXPECT_TRUE(d.errors.empty());
+  EXPECT_TRUE(r.errors.empty());
+}
+
+TEST(NvmlFake, EccCountsOnlyWhenEccIsOn) {
+  auto config = fake_hgx(1);
+  config["gpus"][0]["ecc_enabled"] = false;
+  config["gpus"][0]["ecc_pending_enabled"] = true;
+  FakeNvmlConfig fake(config);
+  const auto r = query(DLTUNE_FAKE_NVML);
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_EQ(r.devices[0].ecc_enabled, false);
+  EXPECT_EQ(r.devices[0].ecc_pending_enabled, true);
+  EXPECT_FALSE(r.devices[0].ecc_errors.aggregate_corrected);
+}
+
+TEST(NvmlFake, DeviceCountIsCapped) {
+  auto config = fake_hgx(2);
+  config["device_count"] = 1000000;
+  FakeNvmlConfig fake(config);
+  const auto r = query(DLTUNE_FAKE_NVML);
+  ASSERT_TRUE(r.loaded);
+  EXPECT_EQ(r.device_count, 1000000u);
+  ASSERT_EQ(r.devices.size(), dltune::gpu::kMaxDevices);
+  EXPECT_TRUE(has_error_about(r.errors, "said 1000000 devices; only the first 64 were read"));
+  EXPECT_EQ(r.devices[1].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_FALSE(r.devices[63].name);  // a device the fake does not describe: nothing supported
+  EXPECT_EQ(r.devices[63].index, 63u);
+}
+
+TEST(NvmlFake, HandleFailuresKeepTheDeviceWithItsError) {
+  auto config = fake_hgx(2);
+  config["device_count"] = 3;  // the third is one the fake does not describe
+  config["fail"] = {{"nvmlDeviceGetHandleByIndex", 15}};
+  FakeNvmlConfig fake(config);
+  const auto r = query(DLTUNE_FAKE_NVML);
+  ASSERT_EQ(r.devices.size(), 3u);
+  for (const auto& d : r.devices) {
+    EXPECT_FALSE(d.name);
+    EXPECT_TRUE(has_error_about(d.errors, "nvmlDeviceGetHandleByIndex_v2: NVML_ERROR_GPU_IS_LOST"));
+  }
+}
+
+TEST(NvmlFake, UnterminatedAndOverlongStringsAreCutAtTheBuffer) {
+  auto config = fake_hgx(1);
+  config["gpus"][0]["name"] = std::string(200, 'N');
+  config["gpus"][0]["unterminated"] = true;
+  config["driver_version"] = "550.54.15";
+  config["unterminated"] = true;
+  FakeNvmlConfig fake(config);
+  const auto r = query(DLTUNE_FAKE_NVML);
+  ASSERT_TRUE(r.loaded);
+  ASSERT_EQ(r.devices.size(), 1u);
+  // NVML_DEVICE_NAME_V2_BUFFER_SIZE is 96: the name is what fits, and no byte past it is read.
+  EXPECT_EQ(r.devices[0].name, std::string(96, 'N'));
+  ASSERT_TRUE(r.devices[0].uuid);
+  EXPECT_EQ(r.devices[0].uuid->size(), 96u);
+  EXPECT_EQ(r.devices[0].uuid->substr(0, 4), "GPU-");
+  EXPECT_EQ(r.devices[0].uuid->back(), 'X');  // the fake's padding, up to the buffer's end
+  ASSERT_TRUE(r.driver_version);
+  EXPECT_EQ(r.driver_version->substr(0, 9), "550.54.15");
+  EXPECT_LE(r.driver_version->size(), 80u);
+}
+
+TEST(NvmlFake, BytesThatAreNotPrintableAsciiCannotBreakJson) {
+  auto config = fake_hgx(1);
+  config["gpus"][0]["name"] = "GeForce\xc3\xa9 \x01RTX";
+  FakeNvmlConfig fake(config);
+  const auto r = query(DLTUNE_FAKE_NVML);
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_EQ(r.devices[0].name, "GeForce?? ?RTX");
+  EXPECT_NO_THROW((void)dltune::gpu::to_json(r).dump());
+}
+
+TEST(NvmlFake, AbsurdValuesAreUnknown) {
+  auto config = fake_hgx(1);
+  auto& g = config["gpus"][0];
+  g["temperature_celsius"] = 4000000000u;
+  g["pcie"]["width"] = 255;
+  g["pcie"]["generation"] = 0;
+  g["persistence_mode"] = 7;
+  g["memory_total_bytes"] = 1ull << 60;
+  g["clocks"]["sm_mhz"] = 4294967295u;
+  g["power_milliwatts"] = 4294967295u;
+  g["nvlinks"] = json::array({json{{"active", 3}}, json{{"active", true}}});
+  config["cuda_driver_version"] = 7;
+  FakeNvmlConfig fake(config);
+  const auto r = query(DLTUNE_FAKE_NVML);
+  ASSERT_EQ(r.devices.size(), 1u);
+  const auto& d = r.devices[0];
+  EXPECT_FALSE(d.temperature_celsius);
+  EXPECT_FALSE(d.pcie_width);
+  EXPECT_FALSE(d.pcie_generation);
+  EXPECT_EQ(d.pcie_max_width, 16u);
+  EXPECT_FALSE(d.persistence_mode);
+  EXPECT_FALSE(d.memory_total_bytes);
+  EXPECT_FALSE(d.memory_used_bytes);
+  EXPECT_FALSE(d.sm_clock_mhz);
+  EXPECT_FALSE(d.power_watts);
+  ASSERT_EQ(d.nvlinks.size(), 1u);  // link 0's state is neither on nor off
+  EXPECT_EQ(d.nvlinks[0].link, 1u);
+  EXPECT_FALSE(r.cuda_driver_version);
+}
+
+TEST(NvmlFake, MissingRequiredSymbolIsAClearError) {
+  FakeNvmlConfig fake(fake_hgx(1));
+  const auto r = query(DLTUNE_FAKE_NVML_NOSYMS);
+  EXPECT_FALSE(r.loaded);
+  EXPECT_EQ(r.error, std::string("required NVML symbol not found: nvmlDeviceGetCount_v2 (or "
+                                 "nvmlDeviceGetCount) in ") +
+                         DLTUNE_FAKE_NVML_NOSYMS);
+  EXPECT_EQ(fake.log(), "");  // not initialised at all
+}
+
+TEST(NvmlFake, NonexistentLibraryGivesTheDlerrorText) {
+  const auto r = query("/nonexistent/libnvidia-ml.so.1");
+  EXPECT_FALSE(r.loaded);
+  EXPECT_EQ(r.library, "/nonexistent/libnvidia-ml.so.1");
+  EXPECT_EQ(r.error,
+            "cannot load NVML: /nonexistent/libnvidia-ml.so.1: cannot open shared "
+            "object file: No such file or directory");
+}
+
+TEST(NvmlFake, AFileThatIsNotALibraryDoesNotLoad) {
+  const auto path = std::filesystem::path(::testing::TempDir()) / "not-a-library.so";
+  std::ofstream(path) << "this is not ELF\n";
+  const auto r = query(path.string());
+  std::filesystem::remove(path);
+  EXPECT_FALSE(r.loaded);
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->rfind("cannot load NVML: " + path.string(), 0), 0u) << *r.error;
+}
+
+TEST(NvmlFake, DefaultNamesAreTheDriversSoname) {
+  // This host may or may not have a driver: either it loads, or the error names the soname.
+  const auto r = query("");
+  if (!r.loaded) {
+    ASSERT_TRUE(r.error);
+    EXPECT_EQ(r.library, "libnvidia-ml.so.1");
+    EXPECT_NE(r.error->find("libnvidia-ml.so.1"), std::string::npos) << *r.error;
+  } else {
+    EXPECT_FALSE(r.library.empty());
+  }
+}
+
+TEST(NvmlFake, OldLibraryIsReadThroughTheOldLayouts) {
+  auto config = fake_hgx(2);
+  // A function number that only the bus id text carries (the numeric fields have no function),
+  // so reading the old struct with the new layout shows.
+  config["gpus"][1]["pci_bus_id"] = "00000000:2A:00.1";
+  FakeNvmlConfig fake(config);
+  auto lib = NvmlLibrary::open(DLTUNE_FAKE_NVML_OLD);
+  ASSERT_TRUE(lib) << lib.error().message();
+  EXPECT_EQ((*lib)->name(Sym::kInit), "nvmlInit");
+  EXPECT_EQ((*lib)->name(Sym::kPciInfo), "nvmlDeviceGetPciInfo");
+  EXPECT_EQ((*lib)->version_index(Sym::kPciInfo), 2);
+  EXPECT_EQ((*lib)->name(Sym::kMemoryInfo), "nvmlDeviceGetMemoryInfo");
+  EXPECT_EQ((*lib)->name(Sym::kClockEventReasons), "nvmlDeviceGetCurrentClocksThrottleReasons");
+  const auto r = dltune::gpu::query_nvml(**lib);
+  ASSERT_EQ(r.devices.size(), 2u);
+  EXPECT_EQ(r.cuda_driver_version, "12.4");
+  EXPECT_EQ(r.devices[1].pci_bus_id, "0000:2a:00.1");
+  EXPECT_EQ(r.devices[1].memory_total_bytes, 85520809984ull);
+  EXPECT_EQ(r.devices[1].memory_used_bytes, 553648129ull);
+  EXPECT_EQ(r.devices[1].clock_event_reasons, 1u);
+  EXPECT_EQ(r.devices[1].nvlinks[2].remote_pci_bus_id, "0000:c2:00.0");
+  EXPECT_TRUE(r.devices[1].errors.empty());
+}
+
+TEST(NvmlFake, NewLibraryResolvesTheNewestNames) {
+  FakeNvmlConfig fake(fake_hgx(1));
+  auto lib = NvmlLibrary::open(DLTUNE_FAKE_NVML);
+  ASSERT_TRUE(lib) << lib.error().message();
+  EXPECT_EQ((*lib)->name(Sym::kInit), "nvmlInit_v2");
+  EXPECT_EQ((*lib)->name(Sym::kPciInfo), "nvmlDeviceGetPciInfo_v3");
+  EXPECT_EQ((*lib)->name(Sym::kMemoryInfo), "nvmlDeviceGetMemoryInfo_v2");
+  EXPECT_EQ((*lib)->name(Sym::kClockEventReasons), "nvmlDeviceGetCurrentClocksEventReasons");
+  EXPECT_EQ((*lib)->name(Sym::kNvLinkRemotePciInfo), "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+  EXPECT_EQ((*lib)->describe(3), "NVML_ERROR_NOT_SUPPORTED (3): Not Supported");
+  lib->reset();
+  EXPECT_EQ(fake.log(), "nvmlInit_v2\nnvmlShutdown\n");
+}
