@@ -170,7 +170,14 @@ Result<std::optional<std::string>> Root::walk(std::string_view path, bool follow
 }
 
 Result<std::optional<std::string>> Root::resolve(std::string_view path) const {
-  return walk(path, true);
+  auto real = walk(path, true);
+  if (recorder_ && real && *real) {
+    // What the links lead to must be in a capture too, or the links dangle there.
+    struct stat st {};
+    if (::lstat(outside(**real).c_str(), &st) == 0)
+      note(Access{S_ISDIR(st.st_mode) ? Access::Type::kDirectory : Access::Type::kFile, **real, {}, 0});
+  }
+  return real;
 }
 
 Result<std::optional<std::string>> Root::read(std::string_view path,

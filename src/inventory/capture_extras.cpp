@@ -29,6 +29,8 @@ std::map<std::string, std::string> capture_extras(const HostFacts& facts, const 
               *facts.memory.shm->size_bytes - *facts.memory.shm->used_bytes);
   }
   out[capture_files::kFsUsage] = usage.dump(2) + "\n";
+  // NVML's answer, so that the capture shows the GPUs as the driver saw them.
+  out[capture_files::kNvml] = nvml_json(facts.gpu).dump(2) + "\n";
   return out;
 }
 

@@ -23,6 +23,7 @@ void drop_volatile(json& j) {
   j["memory"].erase("swap_free_bytes");
   if (j["memory"].contains("shm")) j["memory"]["shm"].erase("used_bytes");
   for (auto& f : j["storage"]["file_systems"]) f.erase("free_bytes");
+  j["gpu"].erase("nvml_source");  // "live" or "capture": where the NVML answer came from
   if (j.contains("gpu") && j["gpu"].contains("nvml"))
     for (auto& d : j["gpu"]["nvml"].value("devices", json::array())) d.erase("memory_used_bytes");
 }

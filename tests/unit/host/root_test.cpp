@@ -236,3 +236,21 @@ TEST(RootLive, AFileTheKernelRefusesIsAnErrorNotAbsence) {
   EXPECT_EQ(r.error().errno_, EACCES);
   EXPECT_EQ(r.error().message(), "cannot read /sys/bus/pci/rescan: Permission denied");
 }
+
+TEST_F(TreeTest, RecordsWhatResolveLeadsTo) {
+  write("usr/lib/blas/libblas.so.3.11.0", "");
+  link("etc/alternatives/libblas.so.3", "/usr/lib/blas/libblas.so.3.11.0");
+  link("usr/lib/libblas.so.3", "/etc/alternatives/libblas.so.3");
+  auto r = root();
+  r.start_recording();
+  auto real = r.resolve("/usr/lib/libblas.so.3");
+  ASSERT_TRUE(real && *real);
+  EXPECT_EQ(**real, "/usr/lib/blas/libblas.so.3.11.0");
+  bool links = false, target = false;
+  for (const auto& a : r.recorded()) {
+    if (a.type == Access::Type::kSymlink && a.path == "/etc/alternatives/libblas.so.3") links = true;
+    if (a.type == Access::Type::kFile && a.path == "/usr/lib/blas/libblas.so.3.11.0") target = true;
+  }
+  EXPECT_TRUE(links);
+  EXPECT_TRUE(target);
+}
