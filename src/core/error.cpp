@@ -6,7 +6,10 @@ namespace dltune {
 
 std::string Error::message() const {
   std::string m = what;
-  if (!input.empty()) m += (m.empty() ? "" : " ") + input;
+  if (!input.empty()) {
+    if (!m.empty()) m += ' ';
+    m += input;
+  }
   if (errno_ != 0) m += std::string(": ") + std::strerror(errno_);
   return m;
 }

@@ -28,12 +28,12 @@ std::string pcie_text(std::optional<int> generation, std::optional<int> width,
                       std::optional<int> max_generation, std::optional<int> max_width) {
   auto part = [](std::optional<int> gen, std::optional<int> w) {
     std::string s = gen ? fmt::format("Gen{}", *gen) : "";
-    if (w) s += (s.empty() ? "" : " ") + fmt::format("x{}", *w);
+    if (w) s += fmt::format("{}x{}", s.empty() ? "" : " ", *w);
     return s;
   };
   std::string cur = part(generation, width);
   const std::string max = part(max_generation, max_width);
-  if (!max.empty()) cur += (cur.empty() ? "" : " ") + fmt::format("(max {})", max);
+  if (!max.empty()) cur += fmt::format("{}(max {})", cur.empty() ? "" : " ", max);
   return cur;
 }
 

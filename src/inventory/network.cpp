@@ -76,7 +76,10 @@ NetworkFacts collect_network(Context& ctx) {
       // tcp_rmem is "min default max" separated by tabs: keep it as spaces.
       const auto fl = text::fields(*v);
       std::string joined;
-      for (const auto x : fl) joined += (joined.empty() ? "" : " ") + std::string(x);
+      for (const auto x : fl) {
+        if (!joined.empty()) joined += ' ';
+        joined += x;
+      }
       f.sysctls[key] = joined;
     }
   }

@@ -29,8 +29,10 @@ std::optional<std::string> name_after(std::string_view s, std::size_t pos) {
 std::vector<PciNames> pci_ids_lookup(std::string_view text, std::span<const PciId> wanted) {
   std::vector<PciNames> out(wanted.size());
   if (wanted.empty()) return out;
-  std::optional<std::uint16_t> vendor;  // the current vendor block, when one we want
-  std::optional<std::uint16_t> device;  // the current device block, when one we want
+  // The current vendor and device blocks, when ones we want; -1 otherwise. (Plain ints, not
+  // optionals: g++ 12 at -O2 warns that an engaged optional<uint16_t> "may be uninitialized".)
+  int vendor = -1;
+  int device = -1;
   std::size_t pos = 0;
   while (pos < text.size()) {
     auto end = text.find('\n', pos);
@@ -42,37 +44,37 @@ std::vector<PciNames> pci_ids_lookup(std::string_view text, std::span<const PciI
     if (line[0] != '\t') {
       // A vendor line, or the start of the class list, which ends the vendors.
       if (line.starts_with("C ")) break;
-      device.reset();
-      vendor.reset();
+      device = -1;
+      vendor = -1;
       const auto v = id_at(line);
       if (!v) continue;
       for (std::size_t i = 0; i < wanted.size(); ++i)
         if (wanted[i].vendor == *v) {
-          vendor = v;
+          vendor = *v;
           if (!out[i].vendor) out[i].vendor = name_after(line, 4);
         }
       continue;
     }
-    if (!vendor) continue;
+    if (vendor < 0) continue;
     if (line.size() > 1 && line[1] != '\t') {
-      device.reset();
+      device = -1;
       const auto d = id_at(line.substr(1));
       if (!d) continue;
       for (std::size_t i = 0; i < wanted.size(); ++i)
-        if (wanted[i].vendor == *vendor && wanted[i].device == *d) {
-          device = d;
+        if (wanted[i].vendor == vendor && wanted[i].device == *d) {
+          device = *d;
           if (!out[i].device) out[i].device = name_after(line, 5);
         }
       continue;
     }
-    if (!device) continue;
+    if (device < 0) continue;
     // "\t\tSSSS DDDD  name"
     const auto rest = line.substr(2);
     const auto sv = id_at(rest);
     const auto sd = rest.size() > 5 ? id_at(rest.substr(5)) : std::nullopt;
     if (!sv || !sd) continue;
     for (std::size_t i = 0; i < wanted.size(); ++i)
-      if (wanted[i].vendor == *vendor && wanted[i].device == *device &&
+      if (wanted[i].vendor == vendor && wanted[i].device == device &&
           wanted[i].subsystem_vendor == sv && wanted[i].subsystem_device == sd && !out[i].subsystem)
         out[i].subsystem = name_after(rest, 9);
   }

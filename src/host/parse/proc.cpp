@@ -96,7 +96,10 @@ Result<std::map<std::string, Limit>> limits(std::string_view text) {
       return fail(fmt::format("line {}: expected 'Name  soft  hard  [units]', got", n),
                   std::string(line));
     std::string name;
-    for (std::size_t k = 0; k < i; ++k) name += (k ? " " : "") + std::string(f[k]);
+    for (std::size_t k = 0; k < i; ++k) {
+      if (k) name += ' ';
+      name += f[k];
+    }
     auto value = [](std::string_view s) -> std::optional<std::optional<std::uint64_t>> {
       if (s == "unlimited") return std::optional<std::uint64_t>();
       if (auto v = text::to_uint(s)) return std::optional<std::uint64_t>(*v);
