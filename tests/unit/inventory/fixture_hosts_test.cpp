@@ -103,3 +103,28 @@ TEST(ContainerHost, DockerCgroupV2SmallShmAndLowLimits) {
   EXPECT_FALSE(f.network.sysctls.count("net.core.rmem_max"));  // the host's namespace's
   EXPECT_TRUE(f.problems.empty()) << f.problems[0].fact << " " << f.problems[0].reason;
 }
+
+TEST(ThisVmCapture, TheCapturedVmReadsBackWhole) {
+  // tests/fixtures/roots/this-vm is `dltune capture` of the development VM, unpacked.
+  const auto f = facts_of("this-vm");
+  EXPECT_TRUE(f.problems.empty()) << f.problems[0].fact << " " << f.problems[0].reason;
+  EXPECT_EQ(f.os.kernel_release, "6.18.44-fc-v769");
+  EXPECT_EQ(f.os.cgroup->version, "hybrid");
+  EXPECT_EQ(f.os.virtualization, "vm (unknown hypervisor)");
+  EXPECT_EQ(f.cpu.threads, 2);
+  EXPECT_EQ(f.cpu.numa_nodes.size(), 1u);
+  EXPECT_EQ(f.memory.limits.at("memlock").hard, 8192u * 1024);  // no CAP_SYS_RESOURCE here
+  const auto j = to_json(f);
+  EXPECT_EQ(j["cuda"]["toolkits"][0]["version"], "13.0");
+  EXPECT_EQ(j["cuda"]["cudnn"][0]["version"], "9.19.0");
+  EXPECT_EQ(j["cuda"]["nccl"][0]["version"], "2.28.9");
+  bool torch = false;
+  for (const auto& i : j["python"]["interpreters"]) {
+    if (i["resolved"] == "/usr/bin/python3.11") {
+      torch = i["torch"]["version"] == "1.13.0a0" && i["torch"]["cuda_build"] == false;
+    }
+  }
+  EXPECT_TRUE(torch);
+  EXPECT_EQ(j["gpu"]["nvml_source"], "capture");
+  EXPECT_EQ(j["gpu"]["nvml"]["loaded"], false);
+}
