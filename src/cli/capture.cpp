@@ -1,7 +1,7 @@
 // `dltune capture`: pack every host file that env read, so that `env --root` on another machine
 // reports the same facts.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdlib>
 

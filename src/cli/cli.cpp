@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
 
@@ -12,7 +12,8 @@ namespace dltune::cli {
 int run(int argc, char** argv) {
   CLI::App app{
       "dltune: make a Linux host run PyTorch training well, and prove it.\n\n"
-      "Every command reads the host only through its /proc, /sys, /etc and /dev files (or those of\n"
+      "Every command reads the host only through its /proc, /sys, /etc and /dev files (or those "
+      "of\n"
       "a host tree given with --root) and prints text for people or, with --json, a documented\n"
       "schema (docs/json.md) for scripts.",
       "dltune"};

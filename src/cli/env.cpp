@@ -2,8 +2,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
@@ -17,12 +17,15 @@ namespace {
 class EnvCommand : public Command {
  public:
   explicit EnvCommand(CLI::App& app) {
-    sub_ = app.add_subcommand("env", "Inventory of the host: OS, CPUs, memory, storage, network, "
-                                     "GPUs, CUDA stack, Python and torch");
+    sub_ = app.add_subcommand("env",
+                              "Inventory of the host: OS, CPUs, memory, storage, network, "
+                              "GPUs, CUDA stack, Python and torch");
     sub_->description(
-        "Inventory of a training host, from its own files, in milliseconds and without running any\n"
+        "Inventory of a training host, from its own files, in milliseconds and without running "
+        "any\n"
         "program: OS and kernel (command line, boot time, virtualisation, container, cgroup\n"
-        "version); CPUs and NUMA nodes with distances; memory, swap, huge pages, THP, /dev/shm and\n"
+        "version); CPUs and NUMA nodes with distances; memory, swap, huge pages, THP, /dev/shm "
+        "and\n"
         "the process limits jobs inherit; file systems and block devices; network interfaces,\n"
         "InfiniBand/RoCE and TCP buffers; GPUs from PCI sysfs and NVML (link, NUMA node,\n"
         "persistence, ECC, clocks, NVLink), NVIDIA kernel module and user library versions; CUDA\n"

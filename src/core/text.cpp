@@ -54,7 +54,9 @@ std::vector<std::string_view> lines(std::string_view s) {
   return out;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.starts_with(prefix);
+}
 
 std::optional<std::int64_t> to_int(std::string_view s, int base) {
   s = trim(s);
@@ -161,10 +163,14 @@ std::optional<std::vector<int>> parse_cpu_mask(std::string_view s) {
   for (int i = 0; i < n; ++i) {
     const char c = hex[static_cast<std::size_t>(n - 1 - i)];
     int nib = 0;
-    if (c >= '0' && c <= '9') nib = c - '0';
-    else if (c >= 'a' && c <= 'f') nib = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') nib = c - 'A' + 10;
-    else return std::nullopt;
+    if (c >= '0' && c <= '9')
+      nib = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      nib = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      nib = c - 'A' + 10;
+    else
+      return std::nullopt;
     for (int b = 0; b < 4; ++b)
       if (nib & (1 << b)) out.push_back(i * 4 + b);
   }

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <functional>
 #include <ctime>
+#include <functional>
 #include <set>
 
 #include <fmt/format.h>
@@ -24,7 +24,9 @@ struct Writer {
 };
 
 // "/proc/meminfo" -> "proc/meminfo"
-std::string rel(const std::string& host_path) { return host_path.substr(1); }
+std::string rel(const std::string& host_path) {
+  return host_path.substr(1);
+}
 
 }  // namespace
 
@@ -46,7 +48,8 @@ Result<CaptureStats> write_capture(const Root& root, const std::string& out_path
     archive_write_free(w.a);
     w.a = nullptr;
     std::remove(tmp.c_str());
-    return fail(fmt::format("cannot write {} into", what), out_path + (msg.empty() ? "" : " (" + msg + ")"), err);
+    return fail(fmt::format("cannot write {} into", what),
+                out_path + (msg.empty() ? "" : " (" + msg + ")"), err);
   };
   auto entry_header = [&](const std::string& path, mode_t type, mode_t perm,
                           la_int64_t size) -> bool {
@@ -74,8 +77,7 @@ Result<CaptureStats> write_capture(const Root& root, const std::string& out_path
   auto add_file = [&](const std::string& path, const std::string& content) -> bool {
     if (!ensure_dir(parent(path))) return false;
     if (!entry_header(path, AE_IFREG, 0644, static_cast<la_int64_t>(content.size()))) return false;
-    if (!content.empty() &&
-        archive_write_data(w.a, content.data(), content.size()) < 0)
+    if (!content.empty() && archive_write_data(w.a, content.data(), content.size()) < 0)
       return false;
     written.insert(path);
     ++stats.files;

@@ -34,8 +34,8 @@ std::string parent_of(const std::string& p) {
 }
 
 bool under(std::string_view path, std::string_view prefix) {
-  return path == prefix || (path.starts_with(prefix) && path.size() > prefix.size() &&
-                            path[prefix.size()] == '/');
+  return path == prefix ||
+         (path.starts_with(prefix) && path.size() > prefix.size() && path[prefix.size()] == '/');
 }
 
 }  // namespace
@@ -53,8 +53,7 @@ Result<Root> Root::at(const std::filesystem::path& dir) {
   const auto abs = std::filesystem::absolute(dir, ec);
   if (ec) return fail("cannot use host root", dir.string(), ec.value());
   struct stat st {};
-  if (::stat(abs.c_str(), &st) != 0)
-    return fail("host root does not exist:", abs.string(), errno);
+  if (::stat(abs.c_str(), &st) != 0) return fail("host root does not exist:", abs.string(), errno);
   if (!S_ISDIR(st.st_mode)) return fail("host root is not a directory:", abs.string());
   bool host_like = false;
   for (const char* sub : {"proc", "sys", "etc"}) {
@@ -73,15 +72,14 @@ const std::vector<std::string_view>& Root::known_locations() {
   // The places a host's facts and settings live. Anything else (/tmp, /mnt, a user's random
   // path) is refused, so that no input can steer a read or a write elsewhere.
   static const std::vector<std::string_view> kKnown = {
-      "/proc", "/sys",      "/dev",  "/etc",  "/run",     "/usr",   "/opt",  "/home",
-      "/root", "/var/log",  "/var/lib", "/lib", "/lib64", "/bin", "/sbin", "/.dockerenv",
+      "/proc", "/sys",     "/dev",     "/etc", "/run",   "/usr", "/opt",  "/home",
+      "/root", "/var/log", "/var/lib", "/lib", "/lib64", "/bin", "/sbin", "/.dockerenv",
   };
   return kKnown;
 }
 
 Result<void> Root::check_path(std::string_view path) {
-  if (path.empty() || path[0] != '/')
-    return fail("host path must be absolute:", std::string(path));
+  if (path.empty() || path[0] != '/') return fail("host path must be absolute:", std::string(path));
   if (path.find('\0') != std::string_view::npos)
     return fail("host path contains a NUL byte:", std::string(path));
   if (path != "/") {
@@ -164,8 +162,7 @@ Result<std::optional<std::string>> Root::walk(std::string_view path, bool follow
   }
   if (cur.empty()) cur = "/";
   if (auto ok = check_path(cur); !ok)
-    return fail("host path leads outside the known locations:",
-                std::string(path) + " -> " + cur);
+    return fail("host path leads outside the known locations:", std::string(path) + " -> " + cur);
   return std::optional<std::string>(cur);
 }
 
@@ -175,13 +172,13 @@ Result<std::optional<std::string>> Root::resolve(std::string_view path) const {
     // What the links lead to must be in a capture too, or the links dangle there.
     struct stat st {};
     if (::lstat(outside(**real).c_str(), &st) == 0)
-      note(Access{S_ISDIR(st.st_mode) ? Access::Type::kDirectory : Access::Type::kFile, **real, {}, 0});
+      note(Access{
+          S_ISDIR(st.st_mode) ? Access::Type::kDirectory : Access::Type::kFile, **real, {}, 0});
   }
   return real;
 }
 
-Result<std::optional<std::string>> Root::read(std::string_view path,
-                                              std::size_t max_bytes) const {
+Result<std::optional<std::string>> Root::read(std::string_view path, std::size_t max_bytes) const {
   auto real = walk(path, true);
   if (!real) return tl::unexpected(real.error());
   if (!*real) return std::optional<std::string>();
@@ -195,9 +192,9 @@ Result<std::optional<std::string>> Root::read(std::string_view path,
     return fail("cannot read", std::string(path), S_ISDIR(st.st_mode) ? EISDIR : EINVAL);
   std::string out;
   // sysfs and procfs report sizes of 4096 or 0; read until EOF either way.
-  const std::size_t want = std::min<std::size_t>(max_bytes, S_ISREG(st.st_mode) && st.st_size > 0
-                                                                ? static_cast<std::size_t>(st.st_size)
-                                                                : 65536);
+  const std::size_t want = std::min<std::size_t>(
+      max_bytes,
+      S_ISREG(st.st_mode) && st.st_size > 0 ? static_cast<std::size_t>(st.st_size) : 65536);
   out.reserve(want);
   char buf[65536];
   while (out.size() < max_bytes) {
@@ -251,7 +248,8 @@ Result<std::optional<std::vector<std::string>>> Root::list(std::string_view path
         char buf[4096];
         const auto len = ::readlink(outside(child).c_str(), buf, sizeof buf - 1);
         if (len >= 0)
-          note(Access{Access::Type::kSymlink, child, std::string(buf, static_cast<std::size_t>(len)), 0});
+          note(Access{Access::Type::kSymlink, child,
+                      std::string(buf, static_cast<std::size_t>(len)), 0});
       } else if (S_ISDIR(st.st_mode)) {
         note(Access{Access::Type::kDirectory, child, {}, 0});
       } else {
@@ -278,8 +276,10 @@ Result<std::optional<FileInfo>> Root::stat(std::string_view path) const {
                                     : Kind::kOther;
   info.size = static_cast<std::uint64_t>(st.st_size);
   info.mode = st.st_mode & 07777;
-  if (info.kind == Kind::kDirectory) note(Access{Access::Type::kDirectory, **real, {}, 0});
-  else if (info.kind == Kind::kFile) note(Access{Access::Type::kFile, **real, {}, 0});
+  if (info.kind == Kind::kDirectory)
+    note(Access{Access::Type::kDirectory, **real, {}, 0});
+  else if (info.kind == Kind::kFile)
+    note(Access{Access::Type::kFile, **real, {}, 0});
   return std::optional<FileInfo>(info);
 }
 

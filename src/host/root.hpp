@@ -23,14 +23,14 @@ enum class Kind { kFile, kDirectory, kSymlink, kOther };
 struct FileInfo {
   Kind kind = Kind::kOther;  // after following links
   std::uint64_t size = 0;
-  std::uint32_t mode = 0;    // permission bits
+  std::uint32_t mode = 0;  // permission bits
 };
 
 // What a recording Root saw: enough to rebuild the tree that the reads depended on.
 struct Access {
   enum class Type { kFile, kDirectory, kSymlink } type = Type::kFile;
-  std::string path;      // host path, after resolving the links before it
-  std::string target;    // kSymlink: the link's text
+  std::string path;           // host path, after resolving the links before it
+  std::string target;         // kSymlink: the link's text
   std::size_t max_bytes = 0;  // kFile: how much of it was read
 };
 
@@ -80,7 +80,7 @@ class Root {
   // Follows links component by component; the result is normalised and checked again.
   // Empty optional when a component is missing.
   [[nodiscard]] Result<std::optional<std::string>> walk(std::string_view path,
-                                                         bool follow_last) const;
+                                                        bool follow_last) const;
   void note(Access a) const;
 
   std::string base_;  // "" for the live host, else an absolute directory without trailing '/'

@@ -5,10 +5,18 @@
 namespace dltune::inventory {
 
 const std::vector<std::string>& Context::environment_names() {
-  static const std::vector<std::string> kNames = {
-      "PATH",          "HOME",         "CUDA_HOME",  "CUDA_PATH",   "VIRTUAL_ENV",
-      "CONDA_PREFIX",  "PYENV_ROOT",   "PYENV_VERSION", "LD_LIBRARY_PATH",
-      "CUDA_VISIBLE_DEVICES", "NCCL_SOCKET_IFNAME", "OMP_NUM_THREADS"};
+  static const std::vector<std::string> kNames = {"PATH",
+                                                  "HOME",
+                                                  "CUDA_HOME",
+                                                  "CUDA_PATH",
+                                                  "VIRTUAL_ENV",
+                                                  "CONDA_PREFIX",
+                                                  "PYENV_ROOT",
+                                                  "PYENV_VERSION",
+                                                  "LD_LIBRARY_PATH",
+                                                  "CUDA_VISIBLE_DEVICES",
+                                                  "NCCL_SOCKET_IFNAME",
+                                                  "OMP_NUM_THREADS"};
   return kNames;
 }
 

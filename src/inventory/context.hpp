@@ -26,7 +26,7 @@ struct Problem {
 // Size and use of a mounted file system (statvfs on the live host; recorded in a capture).
 struct FsUsage {
   std::uint64_t total_bytes = 0;
-  std::uint64_t free_bytes = 0;   // available to unprivileged users
+  std::uint64_t free_bytes = 0;  // available to unprivileged users
 };
 
 class Context {
@@ -45,8 +45,9 @@ class Context {
   [[nodiscard]] const std::vector<Problem>& problems() const { return problems_; }
 
   // Reads a file; absent -> nullopt; unreadable -> nullopt and a Problem for `fact`.
-  [[nodiscard]] std::optional<std::string> read(std::string_view fact, std::string_view path,
-                                                std::size_t max_bytes = host::Root::kDefaultMaxBytes);
+  [[nodiscard]] std::optional<std::string> read(
+      std::string_view fact, std::string_view path,
+      std::size_t max_bytes = host::Root::kDefaultMaxBytes);
   // The first line, trimmed (sysfs and procfs values).
   [[nodiscard]] std::optional<std::string> read_value(std::string_view fact, std::string_view path);
   // A directory's entries; absent or unreadable -> empty (unreadable also records a Problem).
@@ -57,8 +58,7 @@ class Context {
   template <class T, class Make>
   const T& shared(const std::string& key, Make make) {
     auto it = shared_.find(key);
-    if (it == shared_.end())
-      it = shared_.emplace(key, std::make_shared<T>(make(*this))).first;
+    if (it == shared_.end()) it = shared_.emplace(key, std::make_shared<T>(make(*this))).first;
     return *static_cast<const T*>(it->second.get());
   }
 

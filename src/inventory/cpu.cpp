@@ -15,9 +15,9 @@ namespace dltune::inventory {
 
 const std::vector<std::string>& interesting_cpu_flags() {
   static const std::vector<std::string> kFlags = {
-      "avx",        "avx2",        "fma",      "f16c",      "avx512f",  "avx512bw",
+      "avx",         "avx2",        "fma",         "f16c",     "avx512f",  "avx512bw",
       "avx512_vnni", "avx512_bf16", "avx512_fp16", "avx_vnni", "amx_tile", "amx_bf16",
-      "amx_int8",   "amx_fp16",    "sve",      "asimd"};
+      "amx_int8",    "amx_fp16",    "sve",         "asimd"};
   return kFlags;
 }
 
@@ -56,8 +56,10 @@ void load_topology(Context& ctx, CpuFacts& f) {
   if (!ctx.root().live()) ::setenv("HWLOC_FSROOT", ctx.root().base().c_str(), 1);
   const int rc = hwloc_topology_load(topo);
   if (!ctx.root().live()) {
-    if (old) ::setenv("HWLOC_FSROOT", saved.c_str(), 1);
-    else ::unsetenv("HWLOC_FSROOT");
+    if (old)
+      ::setenv("HWLOC_FSROOT", saved.c_str(), 1);
+    else
+      ::unsetenv("HWLOC_FSROOT");
   }
   if (rc != 0) {
     f.topology_error = fmt::format("hwloc_topology_load failed (errno {})", errno);
@@ -106,8 +108,10 @@ void load_topology(Context& ctx, CpuFacts& f) {
 // holds every file that hwloc needs to rebuild the same topology from it.
 void read_sysfs(Context& ctx, CpuFacts& f, std::map<int, std::vector<int>>& sysfs_distances) {
   if (auto v = ctx.read_value("cpu.online", "/sys/devices/system/cpu/online")) {
-    if (auto ids = text::parse_cpu_list(*v)) f.online = *ids;
-    else ctx.problem("cpu.online", "/sys/devices/system/cpu/online", "expected a CPU list");
+    if (auto ids = text::parse_cpu_list(*v))
+      f.online = *ids;
+    else
+      ctx.problem("cpu.online", "/sys/devices/system/cpu/online", "expected a CPU list");
   }
   (void)ctx.read("cpu.topology", "/sys/devices/system/cpu/possible", 4096);
   (void)ctx.read("cpu.topology", "/sys/devices/system/node/online", 4096);
@@ -115,7 +119,8 @@ void read_sysfs(Context& ctx, CpuFacts& f, std::map<int, std::vector<int>>& sysf
   for (const auto& name : ctx.list("cpu.numa", "/sys/devices/system/node")) {
     if (!name.starts_with("node") || !text::to_uint(name.substr(4))) continue;
     const std::string dir = "/sys/devices/system/node/" + name;
-    for (const char* file : {"cpumap", "meminfo"}) (void)ctx.read("cpu.numa", dir + "/" + file, 65536);
+    for (const char* file : {"cpumap", "meminfo"})
+      (void)ctx.read("cpu.numa", dir + "/" + file, 65536);
     // hwloc makes no distance matrix for a single node; the kernel's row is the same data.
     if (auto d = ctx.read_value("cpu.numa", dir + "/distance")) {
       std::vector<int> row;
@@ -126,14 +131,15 @@ void read_sysfs(Context& ctx, CpuFacts& f, std::map<int, std::vector<int>>& sysf
   }
   for (int cpu : f.online) {
     const std::string dir = fmt::format("/sys/devices/system/cpu/cpu{}", cpu);
-    for (const char* file : {"topology/physical_package_id", "topology/core_id",
-                             "topology/core_cpus", "topology/package_cpus",
-                             "topology/thread_siblings", "topology/core_siblings",
-                             "topology/die_cpus", "topology/cluster_cpus"})
+    for (const char* file :
+         {"topology/physical_package_id", "topology/core_id", "topology/core_cpus",
+          "topology/package_cpus", "topology/thread_siblings", "topology/core_siblings",
+          "topology/die_cpus", "topology/cluster_cpus"})
       (void)ctx.read("cpu.topology", dir + "/" + file, 4096);
     if (auto g = ctx.read_value("cpu.governor", dir + "/cpufreq/scaling_governor"))
       f.governors[*g].push_back(cpu);
-    if (!f.scaling_driver) f.scaling_driver = ctx.read_value("cpu.governor", dir + "/cpufreq/scaling_driver");
+    if (!f.scaling_driver)
+      f.scaling_driver = ctx.read_value("cpu.governor", dir + "/cpufreq/scaling_driver");
   }
   // The cpuset this process may use (hwloc reads it to find the allowed CPUs).
   (void)ctx.read("cpu.allowed", "/proc/mounts", 1 << 20);
@@ -141,12 +147,13 @@ void read_sysfs(Context& ctx, CpuFacts& f, std::map<int, std::vector<int>>& sysf
     const std::string rel = *cs == "/" ? "" : *cs;
     for (const char* dir : {"/sys/fs/cgroup/cpuset", "/sys/fs/cgroup"}) {
       const std::string base = std::string(dir) + rel;
-      auto cpus = ctx.read_value("cpu.allowed", base + (std::string(dir) == "/sys/fs/cgroup"
-                                                           ? "/cpuset.cpus.effective"
-                                                           : "/cpuset.cpus"));
-      (void)ctx.read("cpu.allowed", base + (std::string(dir) == "/sys/fs/cgroup"
-                                                ? "/cpuset.mems.effective"
-                                                : "/cpuset.mems"), 4096);
+      auto cpus = ctx.read_value(
+          "cpu.allowed", base + (std::string(dir) == "/sys/fs/cgroup" ? "/cpuset.cpus.effective"
+                                                                      : "/cpuset.cpus"));
+      (void)ctx.read(
+          "cpu.allowed",
+          base + (std::string(dir) == "/sys/fs/cgroup" ? "/cpuset.mems.effective" : "/cpuset.mems"),
+          4096);
       if (cpus && !cpus->empty()) {
         auto ids = text::parse_cpu_list(*cpus);
         if (ids && *ids != f.online) f.allowed = *ids;
@@ -212,8 +219,7 @@ std::vector<render::Section> render_cpu(const CpuFacts& f) {
     const int cores = f.cores.value_or(0);
     const int threads = f.threads.value_or(0);
     s.add("topology", fmt::format("{} socket(s), {} cores, {} threads{}", f.sockets.value_or(0),
-                                  cores, threads,
-                                  cores > 0 && threads > cores ? " (SMT on)" : ""));
+                                  cores, threads, cores > 0 && threads > cores ? " (SMT on)" : ""));
   }
   if (!f.online.empty()) s.add("online", text::format_cpu_list(f.online));
   if (f.allowed) s.add("allowed here", text::format_cpu_list(*f.allowed));
@@ -224,8 +230,9 @@ std::vector<render::Section> render_cpu(const CpuFacts& f) {
   } else {
     std::vector<std::string> parts;
     for (const auto& [gov, cpus] : f.governors)
-      parts.push_back(f.governors.size() == 1 ? gov
-                                              : fmt::format("{} on {}", gov, text::format_cpu_list(cpus)));
+      parts.push_back(f.governors.size() == 1
+                          ? gov
+                          : fmt::format("{} on {}", gov, text::format_cpu_list(cpus)));
     s.add("governor", fmt::format("{}{}", fmt::join(parts, ", "),
                                   f.scaling_driver ? " (" + *f.scaling_driver + ")" : ""));
   }

@@ -18,8 +18,8 @@
 namespace dltune::inventory {
 
 struct HostFacts {
-  std::string root;                 // "/" or the --root directory
-  std::int64_t collected_at = 0;    // unix seconds
+  std::string root;               // "/" or the --root directory
+  std::int64_t collected_at = 0;  // unix seconds
   OsFacts os;
   CpuFacts cpu;
   MemoryFacts memory;
@@ -28,7 +28,7 @@ struct HostFacts {
   GpuFacts gpu;
   PythonFacts python;
   CudaFacts cuda;
-  std::vector<Problem> problems;    // facts reported unknown, with path and reason
+  std::vector<Problem> problems;  // facts reported unknown, with path and reason
 };
 
 struct CollectOptions {

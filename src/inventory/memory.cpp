@@ -25,11 +25,24 @@ std::optional<std::uint64_t> tmpfs_size(std::string_view v, std::optional<std::u
   }
   std::uint64_t mult = 1;
   switch (v.back()) {
-    case 'k': case 'K': mult = 1ull << 10; break;
-    case 'm': case 'M': mult = 1ull << 20; break;
-    case 'g': case 'G': mult = 1ull << 30; break;
-    case 't': case 'T': mult = 1ull << 40; break;
-    default: break;
+    case 'k':
+    case 'K':
+      mult = 1ull << 10;
+      break;
+    case 'm':
+    case 'M':
+      mult = 1ull << 20;
+      break;
+    case 'g':
+    case 'G':
+      mult = 1ull << 30;
+      break;
+    case 't':
+    case 'T':
+      mult = 1ull << 40;
+      break;
+    default:
+      break;
   }
   if (mult != 1) v.remove_suffix(1);
   const auto n = text::to_uint(v);
@@ -85,18 +98,20 @@ MemoryFacts collect_memory(Context& ctx) {
   }
   if (auto text = ctx.read("memory.swap", "/proc/swaps")) {
     auto parsed = host::parse::swaps(*text);
-    if (parsed) f.swap_devices = std::move(*parsed);
-    else ctx.problem("memory.swap", "/proc/swaps", parsed.error().message());
+    if (parsed)
+      f.swap_devices = std::move(*parsed);
+    else
+      ctx.problem("memory.swap", "/proc/swaps", parsed.error().message());
   }
   if (auto v = ctx.read_value("memory.thp", "/sys/kernel/mm/transparent_hugepage/enabled"))
     f.thp_enabled = host::parse::bracket_choice(*v);
   if (auto v = ctx.read_value("memory.thp", "/sys/kernel/mm/transparent_hugepage/defrag"))
     f.thp_defrag = host::parse::bracket_choice(*v);
   collect_shm(ctx, f);
-  for (const char* key : {"vm.swappiness", "vm.overcommit_memory", "vm.dirty_ratio",
-                          "vm.dirty_background_ratio", "vm.dirty_bytes",
-                          "vm.dirty_background_bytes", "vm.zone_reclaim_mode",
-                          "vm.max_map_count", "kernel.numa_balancing"}) {
+  for (const char* key :
+       {"vm.swappiness", "vm.overcommit_memory", "vm.dirty_ratio", "vm.dirty_background_ratio",
+        "vm.dirty_bytes", "vm.dirty_background_bytes", "vm.zone_reclaim_mode", "vm.max_map_count",
+        "kernel.numa_balancing"}) {
     std::string path = "/proc/sys/" + std::string(key);
     for (auto& c : path)
       if (c == '.') c = '/';
@@ -108,13 +123,15 @@ MemoryFacts collect_memory(Context& ctx) {
       ctx.problem("memory.limits", "/proc/self/limits", parsed.error().message());
     } else {
       // proc(5) names -> the names ulimit and limits.conf use.
-      static const std::pair<const char*, const char*> kNames[] = {
-          {"Max open files", "nofile"}, {"Max locked memory", "memlock"},
-          {"Max processes", "nproc"},   {"Max stack size", "stack"},
-          {"Max core file size", "core"}};
+      static const std::pair<const char*, const char*> kNames[] = {{"Max open files", "nofile"},
+                                                                   {"Max locked memory", "memlock"},
+                                                                   {"Max processes", "nproc"},
+                                                                   {"Max stack size", "stack"},
+                                                                   {"Max core file size", "core"}};
       for (const auto& [proc_name, short_name] : kNames) {
         const auto it = parsed->find(proc_name);
-        if (it != parsed->end()) f.limits[short_name] = ProcessLimit{it->second.soft, it->second.hard};
+        if (it != parsed->end())
+          f.limits[short_name] = ProcessLimit{it->second.soft, it->second.hard};
       }
     }
   }
@@ -151,8 +168,11 @@ Json to_json(const MemoryFacts& f) {
   put(j, "swap_free_bytes", f.swap_free_bytes);
   Json sw = Json::array();
   for (const auto& s : f.swap_devices)
-    sw.push_back(Json{{"name", s.name}, {"type", s.type}, {"size_bytes", s.size_bytes},
-                      {"used_bytes", s.used_bytes}, {"priority", s.priority}});
+    sw.push_back(Json{{"name", s.name},
+                      {"type", s.type},
+                      {"size_bytes", s.size_bytes},
+                      {"used_bytes", s.used_bytes},
+                      {"priority", s.priority}});
   j["swap_devices"] = std::move(sw);
   Json hp = Json::object();
   put(hp, "total", f.hugepages_total);
@@ -183,7 +203,9 @@ std::vector<render::Section> render_memory(const MemoryFacts& f) {
   render::Section s{"Memory", {}};
   if (f.total_bytes)
     s.add("RAM", fmt::format("{}{}", text::human_bytes(*f.total_bytes),
-                             f.available_bytes ? ", " + text::human_bytes(*f.available_bytes) + " available" : ""));
+                             f.available_bytes
+                                 ? ", " + text::human_bytes(*f.available_bytes) + " available"
+                                 : ""));
   if (f.swap_devices.empty()) {
     s.add("swap", "none");
   } else {
@@ -193,12 +215,13 @@ std::vector<render::Section> render_memory(const MemoryFacts& f) {
                                 d.priority));
   }
   if (f.hugepages_total && f.hugepage_size_bytes)
-    s.add("huge pages", fmt::format("{} x {} ({} free)", *f.hugepages_total,
-                                    text::human_bytes(*f.hugepage_size_bytes),
-                                    f.hugepages_free.value_or(0)));
+    s.add("huge pages",
+          fmt::format("{} x {} ({} free)", *f.hugepages_total,
+                      text::human_bytes(*f.hugepage_size_bytes), f.hugepages_free.value_or(0)));
   if (f.thp_enabled && f.thp_enabled->selected)
-    s.add("THP", fmt::format("enabled={} defrag={}", *f.thp_enabled->selected,
-                             f.thp_defrag && f.thp_defrag->selected ? *f.thp_defrag->selected : "?"));
+    s.add("THP",
+          fmt::format("enabled={} defrag={}", *f.thp_enabled->selected,
+                      f.thp_defrag && f.thp_defrag->selected ? *f.thp_defrag->selected : "?"));
   if (f.shm) {
     std::string v = f.shm->size_bytes ? text::human_bytes(*f.shm->size_bytes) : "size unknown";
     if (!f.shm->size_source.empty()) v += " (" + f.shm->size_source + ")";
@@ -213,8 +236,8 @@ std::vector<render::Section> render_memory(const MemoryFacts& f) {
     s.add("sysctls", fmt::format("{}", fmt::join(parts, " ")));
   }
   for (const auto& [name, v] : f.limits)
-    s.add("limit " + name, fmt::format("soft {}, hard {}", limit_text(name, v.soft),
-                                       limit_text(name, v.hard)));
+    s.add("limit " + name,
+          fmt::format("soft {}, hard {}", limit_text(name, v.soft), limit_text(name, v.hard)));
   return {s};
 }
 

@@ -38,8 +38,8 @@ struct MemoryFacts {
   std::optional<host::parse::Choice> thp_enabled;
   std::optional<host::parse::Choice> thp_defrag;
   std::optional<ShmFacts> shm;
-  std::map<std::string, std::string> sysctls;          // vm.* and kernel.numa_balancing
-  std::map<std::string, ProcessLimit> limits;          // "nofile", "memlock", "nproc", "stack"
+  std::map<std::string, std::string> sysctls;  // vm.* and kernel.numa_balancing
+  std::map<std::string, ProcessLimit> limits;  // "nofile", "memlock", "nproc", "stack"
 };
 
 [[nodiscard]] MemoryFacts collect_memory(Context& ctx);

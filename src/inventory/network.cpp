@@ -48,7 +48,8 @@ void collect_rdma(Context& ctx, NetworkFacts& f) {
       // "4: ACTIVE" -> "ACTIVE" (Documentation/ABI/stable/sysfs-class-infiniband)
       if (auto s = ctx.read_value("network.rdma", pd + "/state")) {
         const auto colon = s->find(':');
-        port.state = colon == std::string::npos ? *s : std::string(text::trim(s->substr(colon + 1)));
+        port.state =
+            colon == std::string::npos ? *s : std::string(text::trim(s->substr(colon + 1)));
       }
       port.rate = ctx.read_value("network.rdma", pd + "/rate");
       port.link_layer = ctx.read_value("network.rdma", pd + "/link_layer");
@@ -135,7 +136,8 @@ std::vector<render::Section> render_network(const NetworkFacts& f) {
   for (const auto& d : f.rdma) {
     for (const auto& p : d.ports) {
       s.add(fmt::format("{} port {}", d.name, p.port),
-            fmt::format("{}, {}, {}", p.link_layer == "Ethernet" ? "RoCE" : p.link_layer.value_or("?"),
+            fmt::format("{}, {}, {}",
+                        p.link_layer == "Ethernet" ? "RoCE" : p.link_layer.value_or("?"),
                         p.rate.value_or("rate unknown"), p.state.value_or("state unknown")));
     }
   }

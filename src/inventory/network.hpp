@@ -19,7 +19,7 @@ struct NetInterface {
   std::optional<int> speed_mbps;  // absent when the driver does not report it (-1)
   std::optional<std::string> operstate;
   std::optional<std::string> address;
-  bool is_virtual = false;        // no device behind it (bridges, veth, ifb, ...)
+  bool is_virtual = false;  // no device behind it (bridges, veth, ifb, ...)
   std::optional<std::string> pci_address;
 };
 
@@ -31,7 +31,7 @@ struct RdmaPort {
 };
 
 struct RdmaDevice {
-  std::string name;                 // mlx5_0
+  std::string name;  // mlx5_0
   std::vector<RdmaPort> ports;
   std::vector<std::string> netdevs;  // the Ethernet/IPoIB interfaces on it
 };

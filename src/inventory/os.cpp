@@ -28,9 +28,11 @@ void collect_cmdline(Context& ctx, OsFacts& f) {
     }
     // Ways to keep nouveau off the GPUs (kernel-parameters.txt; modprobe.d(5)).
     if ((p.key == "modprobe.blacklist" || p.key == "rd.driver.blacklist" ||
-         p.key == "module_blacklist") && p.value) {
+         p.key == "module_blacklist") &&
+        p.value) {
       for (const auto v : text::split(*p.value, ','))
-        if (v == "nouveau") f.nouveau_blacklist.push_back("/proc/cmdline: " + p.key + "=" + *p.value);
+        if (v == "nouveau")
+          f.nouveau_blacklist.push_back("/proc/cmdline: " + p.key + "=" + *p.value);
     }
     if (p.key == "nouveau.modeset" && p.value == "0")
       f.nouveau_blacklist.push_back("/proc/cmdline: nouveau.modeset=0");
@@ -57,10 +59,18 @@ void collect_modprobe(Context& ctx, OsFacts& f) {
 // DMI vendor strings of the common hypervisors (systemd's detect-virt.c keeps the same table).
 std::optional<std::string> virt_from_dmi(const std::string& s) {
   static const std::pair<const char*, const char*> kTable[] = {
-      {"KVM", "kvm"},          {"Amazon EC2", "amazon"}, {"QEMU", "qemu"},
-      {"VMware", "vmware"},    {"VMW", "vmware"},        {"innotek GmbH", "oracle"},
-      {"VirtualBox", "oracle"}, {"Xen", "xen"},          {"Bochs", "bochs"},
-      {"Parallels", "parallels"}, {"BHYVE", "bhyve"},    {"Google", "google"},
+      {"KVM", "kvm"},
+      {"Amazon EC2", "amazon"},
+      {"QEMU", "qemu"},
+      {"VMware", "vmware"},
+      {"VMW", "vmware"},
+      {"innotek GmbH", "oracle"},
+      {"VirtualBox", "oracle"},
+      {"Xen", "xen"},
+      {"Bochs", "bochs"},
+      {"Parallels", "parallels"},
+      {"BHYVE", "bhyve"},
+      {"Google", "google"},
       {"Microsoft Corporation Virtual Machine", "microsoft"}};
   for (const auto& [needle, name] : kTable)
     if (s.find(needle) != std::string::npos) return std::string(name);
@@ -281,19 +291,20 @@ std::vector<render::Section> render_os(const OsFacts& f) {
     s.add("booted", v);
   }
   if (f.virtualization) s.add("virtualization", *f.virtualization);
-  s.add("container", f.container ? fmt::format("{} ({})", *f.container,
-                                               fmt::join(f.container_evidence, "; "))
-                                 : "none detected");
+  s.add("container",
+        f.container ? fmt::format("{} ({})", *f.container, fmt::join(f.container_evidence, "; "))
+                    : "none detected");
   if (f.cgroup) {
     std::string v = "cgroup " + f.cgroup->version;
     if (!f.cgroup->controllers.empty())
       v += fmt::format(": {}", fmt::join(f.cgroup->controllers, " "));
     s.add("cgroups", v);
     if (f.cgroup->version == "hybrid")
-      s.add("cgroup2 mount", fmt::format("{} ({})", f.cgroup->v2_mount.value_or("?"),
-                                         f.cgroup->v2_controllers.empty()
-                                             ? "no controllers"
-                                             : fmt::format("{}", fmt::join(f.cgroup->v2_controllers, " "))));
+      s.add("cgroup2 mount",
+            fmt::format("{} ({})", f.cgroup->v2_mount.value_or("?"),
+                        f.cgroup->v2_controllers.empty()
+                            ? "no controllers"
+                            : fmt::format("{}", fmt::join(f.cgroup->v2_controllers, " "))));
     if (f.cgroup->own_path) s.add("own cgroup", *f.cgroup->own_path);
   }
   return {s};

@@ -40,8 +40,8 @@ struct OsFacts {
   std::vector<std::string> nouveau_blacklist;  // where nouveau is blacklisted (empty: nowhere)
   std::optional<std::int64_t> boot_time;       // unix seconds
   std::optional<double> uptime_seconds;
-  std::optional<std::string> virtualization;   // "kvm", "qemu", "vmware", "hyper-v", ... or "none"
-  std::optional<std::string> container;        // "docker", "podman", "kubernetes", "container"
+  std::optional<std::string> virtualization;  // "kvm", "qemu", "vmware", "hyper-v", ... or "none"
+  std::optional<std::string> container;       // "docker", "podman", "kubernetes", "container"
   std::vector<std::string> container_evidence;
   std::optional<CgroupFacts> cgroup;
 };

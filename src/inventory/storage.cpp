@@ -11,11 +11,31 @@
 namespace dltune::inventory {
 
 bool is_data_fstype(const std::string& t) {
-  static const char* kKernelState[] = {
-      "proc",    "sysfs",   "cgroup",     "cgroup2", "devpts",   "mqueue",   "debugfs",
-      "tracefs", "securityfs", "pstore",  "bpf",     "configfs", "fusectl",  "hugetlbfs",
-      "binfmt_misc", "autofs", "rpc_pipefs", "nsfs", "efivarfs", "selinuxfs", "devtmpfs",
-      "ramfs",   "fuse.gvfsd-fuse", "fuse.portal", "nfsd"};
+  static const char* kKernelState[] = {"proc",
+                                       "sysfs",
+                                       "cgroup",
+                                       "cgroup2",
+                                       "devpts",
+                                       "mqueue",
+                                       "debugfs",
+                                       "tracefs",
+                                       "securityfs",
+                                       "pstore",
+                                       "bpf",
+                                       "configfs",
+                                       "fusectl",
+                                       "hugetlbfs",
+                                       "binfmt_misc",
+                                       "autofs",
+                                       "rpc_pipefs",
+                                       "nsfs",
+                                       "efivarfs",
+                                       "selinuxfs",
+                                       "devtmpfs",
+                                       "ramfs",
+                                       "fuse.gvfsd-fuse",
+                                       "fuse.portal",
+                                       "nfsd"};
   for (const char* k : kKernelState)
     if (t == k) return false;
   return !t.empty();
@@ -32,8 +52,7 @@ void collect_file_systems(Context& ctx, StorageFacts& f) {
     if (!is_data_fstype(m.fstype)) continue;
     // tmpfs is kept only where it matters for training (/dev/shm and any data-looking mount).
     if (m.fstype == "tmpfs" && (m.mount_point.starts_with("/run") ||
-                                m.mount_point.starts_with("/sys") ||
-                                m.mount_point == "/dev"))
+                                m.mount_point.starts_with("/sys") || m.mount_point == "/dev"))
       continue;
     FileSystem fs;
     fs.mount_point = m.mount_point;
@@ -51,7 +70,8 @@ void collect_file_systems(Context& ctx, StorageFacts& f) {
       }
     }
     // A later mount on the same point hides the earlier one.
-    std::erase_if(f.file_systems, [&](const FileSystem& x) { return x.mount_point == fs.mount_point; });
+    std::erase_if(f.file_systems,
+                  [&](const FileSystem& x) { return x.mount_point == fs.mount_point; });
     f.file_systems.push_back(std::move(fs));
   }
 }

@@ -42,8 +42,8 @@ std::string slurp(const std::string& path) {
 }
 
 int hwloc_count(const std::string& type) {
-  const auto r = run({"hwloc-calc", "--number-of", type, "all"},
-                     {{"HWLOC_COMPONENTS", "-x86,-pci"}});
+  const auto r =
+      run({"hwloc-calc", "--number-of", type, "all"}, {{"HWLOC_COMPONENTS", "-x86,-pci"}});
   EXPECT_EQ(r.exit_code, 0) << "hwloc-calc: " << r.err;
   return std::stoi(r.out);
 }
@@ -149,8 +149,8 @@ TEST(EnvLive, CgroupVersionMatchesStatfs) {
     EXPECT_EQ(version, "v2");
   } else {
     struct statfs unified {};
-    const bool hybrid = ::statfs("/sys/fs/cgroup/unified", &unified) == 0 &&
-                        unified.f_type == kCgroup2Magic;
+    const bool hybrid =
+        ::statfs("/sys/fs/cgroup/unified", &unified) == 0 && unified.f_type == kCgroup2Magic;
     EXPECT_EQ(version, hybrid ? "hybrid" : "v1");
   }
 }
@@ -163,7 +163,8 @@ TEST(EnvLive, InterfacesMatchIfNameindex) {
     if (std::string(i->if_name) != "lo") kernel.insert(i->if_name);
   ::if_freenameindex(ifs);
   std::set<std::string> reported;
-  for (const auto& i : live()["network"]["interfaces"]) reported.insert(i["name"].get<std::string>());
+  for (const auto& i : live()["network"]["interfaces"])
+    reported.insert(i["name"].get<std::string>());
   EXPECT_EQ(reported, kernel);
 }
 

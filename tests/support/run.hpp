@@ -26,8 +26,7 @@ struct RunResult {
 // `env` entries are set (or, with an empty value and unset=true semantics, replaced) on top of
 // this process's environment.
 inline RunResult run(const std::vector<std::string>& argv,
-                     const std::map<std::string, std::string>& env = {},
-                     int timeout_seconds = 60) {
+                     const std::map<std::string, std::string>& env = {}, int timeout_seconds = 60) {
   RunResult r;
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) return r;

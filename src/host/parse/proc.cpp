@@ -127,8 +127,8 @@ std::string unescape_octal(std::string_view s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '\\' && i + 3 < s.size()) {
       const auto oct = s.substr(i + 1, 3);
-      if (oct.size() == 3 && std::all_of(oct.begin(), oct.end(),
-                                         [](char c) { return c >= '0' && c <= '7'; })) {
+      if (oct.size() == 3 &&
+          std::all_of(oct.begin(), oct.end(), [](char c) { return c >= '0' && c <= '7'; })) {
         out += static_cast<char>((oct[0] - '0') * 64 + (oct[1] - '0') * 8 + (oct[2] - '0'));
         i += 3;
         continue;

@@ -42,8 +42,8 @@ struct Mount {
   int id = 0;
   int parent = 0;
   std::string major_minor;
-  std::string root;         // the root of the mount within its file system
-  std::string mount_point;  // octal escapes (\040) decoded
+  std::string root;                        // the root of the mount within its file system
+  std::string mount_point;                 // octal escapes (\040) decoded
   std::vector<std::string> options;        // per-mount options (rw, noatime, ...)
   std::vector<std::string> super_options;  // per-superblock options (size=..., discard, ...)
   std::string fstype;

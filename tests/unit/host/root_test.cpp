@@ -54,15 +54,15 @@ TEST(RootPaths, RefusesPathsThatAreNotNormalised) {
       {"/sys/class/net/eth0/mtu", true},
       {"/etc/os-release", true},
       {"/.dockerenv", true},
-      {"proc/meminfo", false},          // relative
-      {"", false},                      // empty
-      {"/proc//meminfo", false},        // empty component
-      {"/proc/./meminfo", false},       // '.'
-      {"/proc/../etc/passwd", false},   // '..'
-      {"/proc/meminfo/", false},        // trailing slash
-      {"/tmp/x", false},                // outside the known locations
-      {"/procfoo/x", false},            // a prefix that is not a component
-      {"/var/tmp/x", false},            // /var is only known for log and lib
+      {"proc/meminfo", false},         // relative
+      {"", false},                     // empty
+      {"/proc//meminfo", false},       // empty component
+      {"/proc/./meminfo", false},      // '.'
+      {"/proc/../etc/passwd", false},  // '..'
+      {"/proc/meminfo/", false},       // trailing slash
+      {"/tmp/x", false},               // outside the known locations
+      {"/procfoo/x", false},           // a prefix that is not a component
+      {"/var/tmp/x", false},           // /var is only known for log and lib
       {"/var/log/kern.log", true},
   };
   for (const auto& c : cases) {
@@ -248,7 +248,8 @@ TEST_F(TreeTest, RecordsWhatResolveLeadsTo) {
   EXPECT_EQ(**real, "/usr/lib/blas/libblas.so.3.11.0");
   bool links = false, target = false;
   for (const auto& a : r.recorded()) {
-    if (a.type == Access::Type::kSymlink && a.path == "/etc/alternatives/libblas.so.3") links = true;
+    if (a.type == Access::Type::kSymlink && a.path == "/etc/alternatives/libblas.so.3")
+      links = true;
     if (a.type == Access::Type::kFile && a.path == "/usr/lib/blas/libblas.so.3.11.0") target = true;
   }
   EXPECT_TRUE(links);

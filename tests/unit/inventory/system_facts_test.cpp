@@ -35,10 +35,12 @@ Context context(const dltune::host::Root& root) {
 
 TEST(OsFacts, ContainerWithCgroupV2) {
   TempTree t;
-  t.write("etc/os-release", "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\nVERSION_ID=\"12\"\n")
+  t.write("etc/os-release",
+          "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\nVERSION_ID=\"12\"\n")
       .write("proc/sys/kernel/osrelease", "6.1.0-18-amd64\n")
       .write("proc/sys/kernel/hostname", "trainer-7f9\n")
-      .write("proc/cmdline", "BOOT_IMAGE=/vmlinuz root=/dev/sda1 intel_iommu=on iommu=pt pci=noacs\n")
+      .write("proc/cmdline",
+             "BOOT_IMAGE=/vmlinuz root=/dev/sda1 intel_iommu=on iommu=pt pci=noacs\n")
       .write("proc/stat", "cpu  1 2 3 4\nbtime 1700000000\n")
       .write("proc/uptime", "93784.52 180000.00\n")
       .write("sys/class/dmi/id/sys_vendor", "Amazon EC2\n")
@@ -81,7 +83,8 @@ TEST(OsFacts, ContainerWithCgroupV2) {
 TEST(OsFacts, NouveauBlacklistedOnCmdlineAndInModprobe) {
   TempTree t;
   t.write("proc/cmdline", "quiet modprobe.blacklist=nouveau,radeon nouveau.modeset=0\n")
-      .write("etc/modprobe.d/blacklist-nouveau.conf", "# nvidia\nblacklist nouveau\noptions nouveau modeset=0\n")
+      .write("etc/modprobe.d/blacklist-nouveau.conf",
+             "# nvidia\nblacklist nouveau\noptions nouveau modeset=0\n")
       .write("etc/modprobe.d/other.conf", "blacklist pcspkr\n")
       .write("etc/modprobe.d/readme.txt", "blacklist nouveau\n");  // not a .conf: ignored
   auto root = t.root();
@@ -89,7 +92,8 @@ TEST(OsFacts, NouveauBlacklistedOnCmdlineAndInModprobe) {
   const auto f = collect_os(ctx);
   ASSERT_EQ(f.nouveau_blacklist.size(), 3u);
   EXPECT_NE(f.nouveau_blacklist[0].find("modprobe.blacklist"), std::string::npos);
-  EXPECT_NE(f.nouveau_blacklist[2].find("/etc/modprobe.d/blacklist-nouveau.conf"), std::string::npos);
+  EXPECT_NE(f.nouveau_blacklist[2].find("/etc/modprobe.d/blacklist-nouveau.conf"),
+            std::string::npos);
 }
 
 TEST(OsFacts, HybridCgroupsLikeThisVm) {
@@ -142,7 +146,8 @@ TEST(MemoryFacts, ContainerShmSwapThpLimits) {
           "Hugepagesize:       2048 kB\n")
       .write("proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n/swapfile file 1048572 0 -2\n")
       .write("sys/kernel/mm/transparent_hugepage/enabled", "[always] madvise never\n")
-      .write("sys/kernel/mm/transparent_hugepage/defrag", "always defer [defer+madvise] madvise never\n")
+      .write("sys/kernel/mm/transparent_hugepage/defrag",
+             "always defer [defer+madvise] madvise never\n")
       .write("proc/sys/vm/swappiness", "60\n")
       .write("proc/sys/vm/overcommit_memory", "0\n")
       .write("proc/self/mountinfo", kContainerMounts)
@@ -179,7 +184,8 @@ TEST(MemoryFacts, ContainerShmSwapThpLimits) {
 TEST(MemoryFacts, ShmDefaultIsHalfOfRam) {
   TempTree t;
   t.write("proc/meminfo", "MemTotal: 1000 kB\n")
-      .write("proc/self/mountinfo", "25 24 0:23 / /dev/shm rw,nosuid,nodev - tmpfs tmpfs rw,inode64\n");
+      .write("proc/self/mountinfo",
+             "25 24 0:23 / /dev/shm rw,nosuid,nodev - tmpfs tmpfs rw,inode64\n");
   auto root = t.root();
   Context ctx(root, {});
   const auto f = collect_memory(ctx);

@@ -169,7 +169,8 @@ TEST(CpuInfo, X86AndArm) {
   EXPECT_EQ(x.model_name, "Intel(R) Xeon(R) Platinum 8480+");
   EXPECT_EQ(x.vendor, "GenuineIntel");
   EXPECT_TRUE(x.hypervisor);
-  EXPECT_EQ(x.flags, (std::vector<std::string>{"amx_tile", "avx2", "avx512f", "fpu", "hypervisor"}));
+  EXPECT_EQ(x.flags,
+            (std::vector<std::string>{"amx_tile", "avx2", "avx512f", "fpu", "hypervisor"}));
   const auto a = cpuinfo("processor : 0\nFeatures : fp asimd sve\nCPU implementer : 0x41\n");
   EXPECT_EQ(a.vendor, "0x41");
   EXPECT_FALSE(a.hypervisor);
