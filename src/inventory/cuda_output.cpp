@@ -18,12 +18,7 @@ Json finding_json(const VersionFinding& v) {
 }
 
 std::string join(const std::vector<std::string>& v, std::string_view sep) {
-  std::string out;
-  for (const auto& s : v) {
-    if (!out.empty()) out += sep;
-    out += s;
-  }
-  return out;
+  return fmt::format("{}", fmt::join(v, sep));
 }
 
 // cuDNN and NCCL: one row per finding, versions aligned.

@@ -27,12 +27,7 @@ Json torch_json(const TorchFacts& t) {
 }
 
 std::string join(const std::vector<std::string>& v, std::string_view sep) {
-  std::string out;
-  for (const auto& s : v) {
-    if (!out.empty()) out += sep;
-    out += s;
-  }
-  return out;
+  return fmt::format("{}", fmt::join(v, sep));
 }
 
 std::string base_name(const std::string& p) {

@@ -8,38 +8,22 @@
 
 #include <gtest/gtest.h>
 
+#include "support/temp_tree.hpp"
+
 namespace fs = std::filesystem;
 using dltune::host::Access;
 using dltune::host::Root;
 
 namespace {
 
-// A throw-away host tree under the test's temporary directory.
+// A throw-away host tree (tests/support/temp_tree.hpp) with the test's own helpers.
 class TreeTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           ("root_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "proc");
-    fs::create_directories(dir_ / "etc");
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  void write(const std::string& rel, const std::string& content) {
-    fs::create_directories((dir_ / rel).parent_path());
-    std::ofstream(dir_ / rel) << content;
-  }
-  void link(const std::string& rel, const std::string& target) {
-    fs::create_directories((dir_ / rel).parent_path());
-    fs::create_symlink(target, dir_ / rel);
-  }
-  Root root() {
-    auto r = Root::at(dir_);
-    EXPECT_TRUE(r.has_value()) << r.error().message();
-    return *r;
-  }
-  fs::path dir_;
+  void write(const std::string& rel, const std::string& content) { tree_.write(rel, content); }
+  void link(const std::string& rel, const std::string& target) { tree_.link(rel, target); }
+  Root root() { return tree_.root(); }
+  dltune::testing::TempTree tree_;
+  const fs::path& dir_ = tree_.dir();
 };
 
 }  // namespace

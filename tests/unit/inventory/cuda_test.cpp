@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/temp_tree.hpp"
+
 namespace fs = std::filesystem;
 using dltune::host::Root;
 using dltune::inventory::BlasFinding;
@@ -21,30 +23,16 @@ namespace {
 
 class CudaTree : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           ("cuda_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "etc");
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  void write(const std::string& rel, const std::string& content = "") {
-    fs::create_directories((dir_ / rel).parent_path());
-    std::ofstream(dir_ / rel) << content;
-  }
-  void link(const std::string& rel, const std::string& target) {
-    fs::create_directories((dir_ / rel).parent_path());
-    fs::create_symlink(target, dir_ / rel);
-  }
+  void write(const std::string& rel, const std::string& content = "") { tree_.write(rel, content); }
+  void link(const std::string& rel, const std::string& target) { tree_.link(rel, target); }
   CudaFacts collect(const Env& env) {
-    auto r = Root::at(dir_);
+    auto r = Root::at(tree_.dir());
     EXPECT_TRUE(r.has_value()) << r.error().message();
     root_ = *r;
     ctx_ = std::make_unique<Context>(root_, env);
     return collect_cuda(*ctx_, collect_python(*ctx_));
   }
-  fs::path dir_;
+  dltune::testing::TempTree tree_;
   Root root_;
   std::unique_ptr<Context> ctx_;
 };
@@ -73,7 +61,7 @@ TEST_F(CudaTree, CudaHOnlyToolkitAndAnNvccWrapperScript) {
   write("usr/local/bin/nvcc", "#!/bin/sh\nexec /usr/local/cuda-12.2/bin/nvcc \"$@\"\n");
   write("usr/local/cuda-10.1/version.json", "{\"cuda\": ");  // garbled: a problem, no version
   write("usr/local/cuda-10.1/include/cuda.h", "#define CUDA_VERSION 10010\n");
-  fs::create_directories(dir_ / "usr/local/cuda-docs");  // not a toolkit
+  fs::create_directories(tree_.dir() / "usr/local/cuda-docs");  // not a toolkit
   const auto f =
       collect({{"PATH", "/usr/local/bin:/usr/bin"}, {"CUDA_PATH", "/usr/local/cuda-12.2/"}});
   ASSERT_EQ(f.toolkits.size(), 2u);

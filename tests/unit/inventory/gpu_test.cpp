@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/temp_tree.hpp"
+
 #include "../gpu/fake_nvml_config.hpp"
 #include "gpu/nvml_backend.hpp"
 #include "gpu/report_json.hpp"
@@ -35,12 +37,7 @@ constexpr const char* kPciIds =
 class GpuTree : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           ("gpu_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "proc");
-    fs::create_directories(dir_ / "sys/bus/pci/devices");
+    fs::create_directories(tree_.dir() / "sys/bus/pci/devices");
     // Two NUMA nodes of 8 CPUs each.
     write("sys/devices/system/node/node0/cpulist", "0-7\n");
     write("sys/devices/system/node/node1/cpulist", "8-15\n");
@@ -66,16 +63,9 @@ class GpuTree : public ::testing::Test {
           "nvidia 56627200 19 nvidia_uvm, Live 0x0000000000000000 (POE)\n"
           "nouveau 2711552 0 - Live 0x0000000000000000\n");
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
-  void write(const std::string& rel, const std::string& content) {
-    fs::create_directories((dir_ / rel).parent_path());
-    std::ofstream(dir_ / rel) << content;
-  }
-  void link(const std::string& rel, const std::string& target) {
-    fs::create_directories((dir_ / rel).parent_path());
-    fs::create_symlink(target, dir_ / rel);
-  }
+  void write(const std::string& rel, const std::string& content) { tree_.write(rel, content); }
+  void link(const std::string& rel, const std::string& target) { tree_.link(rel, target); }
   // A PCI device as sysfs has it: the real directory under /sys/devices, a link to it in
   // /sys/bus/pci/devices.
   std::string device(const std::string& addr, const std::string& cls, const std::string& vendor,
@@ -102,7 +92,7 @@ class GpuTree : public ::testing::Test {
     link(real + "/driver", "../../../bus/pci/drivers/nvidia");
   }
   Root root() {
-    auto r = Root::at(dir_);
+    auto r = Root::at(tree_.dir());
     EXPECT_TRUE(r.has_value()) << r.error().message();
     return *r;
   }
@@ -116,7 +106,7 @@ class GpuTree : public ::testing::Test {
     return dltune::gpu::NvmlBackend(DLTUNE_FAKE_NVML).query();
   }
 
-  fs::path dir_;
+  dltune::testing::TempTree tree_;
 };
 
 std::string render(const GpuFacts& f) {
@@ -250,7 +240,7 @@ TEST_F(GpuTree, NvmlIsJoinedByPciAddress) {
 }
 
 TEST_F(GpuTree, NvmlDevicesThatSysfsDoesNotShowAreStillListed) {
-  fs::remove_all(dir_ / "sys/bus/pci/devices");  // a container without PCI sysfs
+  fs::remove_all(tree_.dir() / "sys/bus/pci/devices");  // a container without PCI sysfs
   const auto host = root();
   Context ctx(host, {});
   const auto f = dltune::inventory::collect_gpus(ctx, fake_nvml());
@@ -338,7 +328,7 @@ TEST_F(GpuTree, GarbledSysfsValuesAreLeftOut) {
 }
 
 TEST_F(GpuTree, OneNumaNodeLeavesAnUnknownNodeUnknown) {
-  fs::remove_all(dir_ / "sys/devices/system/node/node1");
+  fs::remove_all(tree_.dir() / "sys/devices/system/node/node1");
   write("sys/devices/system/node/node0/cpulist", "0-15\n");
   const auto host = root();
   Context ctx(host, {});
@@ -349,8 +339,8 @@ TEST_F(GpuTree, OneNumaNodeLeavesAnUnknownNodeUnknown) {
 }
 
 TEST_F(GpuTree, NoComputeGpuMeansNoPciIdsRead) {
-  fs::remove_all(dir_ / "sys/bus/pci/devices/0000:17:00.0");
-  fs::remove_all(dir_ / "sys/bus/pci/devices/0000:9a:00.0");
+  fs::remove_all(tree_.dir() / "sys/bus/pci/devices/0000:17:00.0");
+  fs::remove_all(tree_.dir() / "sys/bus/pci/devices/0000:9a:00.0");
   auto host = root();
   host.start_recording();
   Context ctx(host, {});

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/temp_tree.hpp"
+
 namespace fs = std::filesystem;
 using dltune::host::Root;
 using dltune::inventory::collect_python;
@@ -19,24 +21,10 @@ namespace {
 
 class PythonTree : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           ("python_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "etc");
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  void write(const std::string& rel, const std::string& content = "") {
-    fs::create_directories((dir_ / rel).parent_path());
-    std::ofstream(dir_ / rel) << content;
-  }
-  void link(const std::string& rel, const std::string& target) {
-    fs::create_directories((dir_ / rel).parent_path());
-    fs::create_symlink(target, dir_ / rel);
-  }
+  void write(const std::string& rel, const std::string& content = "") { tree_.write(rel, content); }
+  void link(const std::string& rel, const std::string& target) { tree_.link(rel, target); }
   PythonFacts collect(const Env& env) {
-    auto r = Root::at(dir_);
+    auto r = Root::at(tree_.dir());
     EXPECT_TRUE(r.has_value()) << r.error().message();
     root_ = *r;
     ctx_ = std::make_unique<Context>(root_, env);
@@ -48,14 +36,14 @@ class PythonTree : public ::testing::Test {
     link("usr/bin/python3", "python3.11");
     write("usr/include/python3.11/patchlevel.h",
           "#define PY_MINOR_VERSION        11\n#define PY_VERSION              \"3.11.2\"\n");
-    fs::create_directories(dir_ / "usr/local/lib/python3.11/dist-packages");
+    fs::create_directories(tree_.dir() / "usr/local/lib/python3.11/dist-packages");
     write("usr/lib/python3/dist-packages/torch/version.py",
           "__version__ = '1.13.0a0'\ndebug = False\ncuda = None\ngit_version = 'Unknown'\n"
           "hip = None\n");
     write("usr/lib/python3/dist-packages/torch-1.13.0a0+gitunknown.egg-info/PKG-INFO",
           "Metadata-Version: 2.1\nName: torch\nVersion: 1.13.0a0+gitunknown\n");
   }
-  fs::path dir_;
+  dltune::testing::TempTree tree_;
   Root root_;
   std::unique_ptr<Context> ctx_;
 };
@@ -111,7 +99,7 @@ TEST_F(PythonTree, VersionFromTheFileNameWhenNothingElseSaysIt) {
   write("usr/bin/python3.12");
   link("usr/bin/python3", "python3.12");
   write("opt/py/bin/python");  // no version in the name; one python3.X lib directory
-  fs::create_directories(dir_ / "opt/py/lib/python3.9/site-packages");
+  fs::create_directories(tree_.dir() / "opt/py/lib/python3.9/site-packages");
   const auto f = collect({{"PATH", "/usr/bin:/opt/py/bin"}});
   ASSERT_EQ(f.interpreters.size(), 2u);
   EXPECT_EQ(f.interpreters[0].version, "3.12");
