@@ -1,0 +1,53 @@
+#pragma once
+// Rules: how each profile key is judged against a host's facts (CONVENTIONS.md 8: one explicit
+// table, no static registration).
+#include <string>
+#include <vector>
+
+#include "audit/finding.hpp"
+#include "core/error.hpp"
+#include "inventory/host_facts.hpp"
+#include "tune/profile.hpp"
+
+namespace dltune::audit {
+
+struct AuditInput {
+  const inventory::HostFacts& facts;
+  const host::Root& root;
+  bool in_container = false;             // facts.os.container set
+  std::vector<std::string> data_paths;   // --data: file systems that hold data
+};
+
+// A rule judges one profile entry. It returns exactly one Finding whose id is entry.key (with
+// evidence, expected, actual, severity from the entry, reason and source copied from it, and
+// the fix), or several for keys that cover several things (one per GPU: id "gpu.persistence"
+// each, the GPU named in summary and evidence).
+using RuleFn = std::vector<Finding> (*)(const AuditInput&, const tune::ProfileEntry&);
+
+struct Rule {
+  const char* key;   // exact key, or a prefix ending in '.' for a family ("vm.", "net.")
+  const char* area;
+  RuleFn fn;
+};
+
+// The table of every rule; the sysctl rule covers any key under /proc/sys.
+[[nodiscard]] const std::vector<Rule>& rules();
+[[nodiscard]] const Rule* rule_for(const std::string& key);
+// For load_profile: a key is valid when a rule covers it (sysctls: a well-formed name).
+[[nodiscard]] Result<void> validate_key(const std::string& key);
+
+// Shared by rules: a finding for `entry` with its severity decided by `actual`.
+[[nodiscard]] Finding judge(const tune::ProfileEntry& entry, const char* area,
+                            const std::string& actual, std::vector<Evidence> evidence);
+
+// GPU rules (owner: gpu-rules helper): gpu.persistence, gpu.nouveau, gpu.driver_match,
+// gpu.driver_cuda, gpu.pcie_link, gpu.ecc, gpu.throttle.
+std::vector<Finding> gpu_persistence(const AuditInput&, const tune::ProfileEntry&);
+std::vector<Finding> gpu_nouveau(const AuditInput&, const tune::ProfileEntry&);
+std::vector<Finding> gpu_driver_match(const AuditInput&, const tune::ProfileEntry&);
+std::vector<Finding> gpu_driver_cuda(const AuditInput&, const tune::ProfileEntry&);
+std::vector<Finding> gpu_pcie_link(const AuditInput&, const tune::ProfileEntry&);
+std::vector<Finding> gpu_ecc(const AuditInput&, const tune::ProfileEntry&);
+std::vector<Finding> gpu_throttle(const AuditInput&, const tune::ProfileEntry&);
+
+}  // namespace dltune::audit

@@ -1,0 +1,18 @@
+#pragma once
+// Rules on the OS side of the host (owner: lead).
+#include "audit/rules.hpp"
+
+namespace dltune::audit {
+
+std::vector<Finding> sysctl_rule(const AuditInput&, const tune::ProfileEntry&);
+std::vector<Finding> thp_rule(const AuditInput&, const tune::ProfileEntry&);
+std::vector<Finding> cpu_governor(const AuditInput&, const tune::ProfileEntry&);
+std::vector<Finding> limit_rule(const AuditInput&, const tune::ProfileEntry&);
+std::vector<Finding> shm_size(const AuditInput&, const tune::ProfileEntry&);
+std::vector<Finding> mount_noatime(const AuditInput&, const tune::ProfileEntry&);
+std::vector<Finding> swap_consistency(const AuditInput&, const tune::ProfileEntry&);
+std::vector<Finding> iommu_mode(const AuditInput&, const tune::ProfileEntry&);
+std::vector<Finding> pci_acs(const AuditInput&, const tune::ProfileEntry&);
+std::vector<Finding> rdma_ports(const AuditInput&, const tune::ProfileEntry&);
+
+}  // namespace dltune::audit
