@@ -4,10 +4,14 @@ namespace dltune::audit {
 
 const char* severity_name(Severity s) {
   switch (s) {
-    case Severity::kOk: return "ok";
-    case Severity::kInfo: return "info";
-    case Severity::kWarn: return "warn";
-    case Severity::kCritical: return "critical";
+    case Severity::kOk:
+      return "ok";
+    case Severity::kInfo:
+      return "info";
+    case Severity::kWarn:
+      return "warn";
+    case Severity::kCritical:
+      return "critical";
   }
   return "?";
 }
@@ -30,11 +34,13 @@ inventory::Json to_json(const Finding& f) {
   j["expected"] = f.expected;
   j["actual"] = f.actual;
   inventory::Json ev = inventory::Json::array();
-  for (const auto& e : f.evidence) ev.push_back(inventory::Json{{"path", e.path}, {"value", e.value}});
+  for (const auto& e : f.evidence)
+    ev.push_back(inventory::Json{{"path", e.path}, {"value", e.value}});
   j["evidence"] = std::move(ev);
   j["reason"] = f.reason;
   j["source"] = f.source;
-  if (f.fix) j["fix"] = inventory::Json{{"command", f.fix->command}, {"by_dltune", f.fix->by_dltune}};
+  if (f.fix)
+    j["fix"] = inventory::Json{{"command", f.fix->command}, {"by_dltune", f.fix->by_dltune}};
   j["notes"] = f.notes;
   return j;
 }

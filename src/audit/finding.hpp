@@ -19,20 +19,20 @@ struct Evidence {
 };
 
 struct Fix {
-  std::string command;  // "dltune tune apply --only vm.swappiness", or a shell line
+  std::string command;     // "dltune tune apply --only vm.swappiness", or a shell line
   bool by_dltune = false;  // `dltune tune` can apply it
 };
 
 struct Finding {
-  std::string id;         // stable: the profile key ("vm.swappiness", "gpu.persistence")
-  std::string area;       // "memory", "cpu", "storage", "network", "gpu", "limits", "kernel"
+  std::string id;    // stable: the profile key ("vm.swappiness", "gpu.persistence")
+  std::string area;  // "memory", "cpu", "storage", "network", "gpu", "limits", "kernel"
   Severity severity = Severity::kOk;
   bool applicable = true;  // false: the host has no such setting (reported, never a failure)
-  std::string summary;    // one line: "vm.swappiness is 60, expected 10"
-  std::string expected;   // Expected::text()
-  std::string actual;     // the value found ("" when unknown)
+  std::string summary;     // one line: "vm.swappiness is 60, expected 10"
+  std::string expected;    // Expected::text()
+  std::string actual;      // the value found ("" when unknown)
   std::vector<Evidence> evidence;
-  std::string reason;     // from the profile
+  std::string reason;  // from the profile
   std::string source;
   std::optional<Fix> fix;
   std::vector<std::string> notes;  // overriding sysctl.d files, container advice, idle links...

@@ -52,8 +52,7 @@ const Rule* rule_for(const std::string& key) {
 Result<void> validate_key(const std::string& key) {
   const Rule* r = rule_for(key);
   if (r == nullptr)
-    return fail("unknown setting (not a sysctl, a known sysfs setting, a limit or a check):",
-                key);
+    return fail("unknown setting (not a sysctl, a known sysfs setting, a limit or a check):", key);
   if (r->fn == sysctl_rule) {
     auto path = tune::sysctl_path(key);
     if (!path) return tl::unexpected(path.error());

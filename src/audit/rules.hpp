@@ -11,11 +11,14 @@
 
 namespace dltune::audit {
 
+class SysctlFiles;
+
 struct AuditInput {
   const inventory::HostFacts& facts;
   const host::Root& root;
-  bool in_container = false;             // facts.os.container set
-  std::vector<std::string> data_paths;   // --data: file systems that hold data
+  bool in_container = false;                  // facts.os.container set
+  std::vector<std::string> data_paths;        // --data: file systems that hold data
+  const SysctlFiles* sysctl_files = nullptr;  // boot-time sysctl sources, read once per check
 };
 
 // A rule judges one profile entry. It returns exactly one Finding whose id is entry.key (with
@@ -25,7 +28,7 @@ struct AuditInput {
 using RuleFn = std::vector<Finding> (*)(const AuditInput&, const tune::ProfileEntry&);
 
 struct Rule {
-  const char* key;   // exact key, or a prefix ending in '.' for a family ("vm.", "net.")
+  const char* key;  // exact key, or a prefix ending in '.' for a family ("vm.", "net.")
   const char* area;
   RuleFn fn;
 };

@@ -1,5 +1,8 @@
 #pragma once
 // Rules on the OS side of the host (owner: lead).
+#include <cstdint>
+#include <optional>
+
 #include "audit/rules.hpp"
 
 namespace dltune::audit {
@@ -14,5 +17,9 @@ std::vector<Finding> swap_consistency(const AuditInput&, const tune::ProfileEntr
 std::vector<Finding> iommu_mode(const AuditInput&, const tune::ProfileEntry&);
 std::vector<Finding> pci_acs(const AuditInput&, const tune::ProfileEntry&);
 std::vector<Finding> rdma_ports(const AuditInput&, const tune::ProfileEntry&);
+
+// The ACS control register of a PCIe function's config space (as sysfs `config` gives it),
+// when its extended capabilities are readable and hold ACS.
+[[nodiscard]] std::optional<std::uint16_t> acs_control(const std::string& config);
 
 }  // namespace dltune::audit

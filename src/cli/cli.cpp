@@ -25,6 +25,7 @@ int run(int argc, char** argv) {
 
   GlobalOptions global;
   std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(make_check_command(app, global));
   commands.push_back(make_env_command(app, global));
   commands.push_back(make_capture_command(app, global));
 

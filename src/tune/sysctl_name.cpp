@@ -12,6 +12,13 @@ Result<std::string> sysctl_path(std::string_view name) {
   return p;
 }
 
-Result<std::string> sysctl_normalise(std::string_view name) { return std::string(name); }
+Result<std::string> sysctl_normalise(std::string_view name) {
+  // A name whose first separator is '/' is in slash form: swap the two separators.
+  const auto sep = name.find_first_of("./");
+  if (sep == std::string_view::npos || name[sep] == '.') return std::string(name);
+  std::string out;
+  for (char c : name) out += c == '/' ? '.' : c == '.' ? '/' : c;
+  return out;
+}
 
 }  // namespace dltune::tune

@@ -1,0 +1,120 @@
+#include "audit/check.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "audit/rules.hpp"
+#include "audit/sysctl_files.hpp"
+
+namespace dltune::audit {
+
+namespace {
+
+bool listed(const std::vector<std::string>& v, const std::string& id) {
+  return std::find(v.begin(), v.end(), id) != v.end();
+}
+
+}  // namespace
+
+Result<CheckReport> run_check(const inventory::HostFacts& facts, const host::Root& root,
+                              const tune::Profile& profile, const CheckOptions& options) {
+  for (const auto* ids : {&options.only, &options.skip}) {
+    for (const auto& id : *ids) {
+      if (profile.find(id) == nullptr) {
+        std::vector<std::string> known;
+        for (const auto& e : profile.entries) known.push_back(e.key);
+        return fail(fmt::format("profile {} has no setting", profile.name),
+                    fmt::format("{} (it has: {})", id, fmt::join(known, ", ")));
+      }
+    }
+  }
+  SysctlFiles sysctl_files(root);
+  AuditInput in{facts, root, facts.os.container.has_value(), options.data_paths, &sysctl_files};
+  CheckReport r;
+  r.profile = profile.name;
+  r.chain = profile.chain;
+  for (const auto& entry : profile.entries) {
+    if (!options.only.empty() && !listed(options.only, entry.key)) continue;
+    if (listed(options.skip, entry.key)) continue;
+    const Rule* rule = rule_for(entry.key);
+    if (rule == nullptr) continue;  // load_profile validated every key
+    for (auto& f : rule->fn(in, entry)) {
+      if (!f.applicable)
+        ++r.not_applicable;
+      else if (f.severity == Severity::kOk)
+        ++r.ok;
+      else if (f.severity == Severity::kInfo)
+        ++r.info;
+      else if (f.severity == Severity::kWarn)
+        ++r.warn;
+      else
+        ++r.critical;
+      r.findings.push_back(std::move(f));
+    }
+  }
+  return r;
+}
+
+int exit_code(const CheckReport& r) {
+  if (r.critical > 0) return 2;
+  if (r.warn > 0) return 1;
+  return 0;
+}
+
+inventory::Json to_json(const CheckReport& r, const inventory::HostFacts& facts) {
+  inventory::Json j;
+  j["schema"] = "dltune.check/1";
+  j["dltune_version"] = DLTUNE_VERSION;
+  j["root"] = facts.root;
+  j["checked_at"] = facts.collected_at;
+  if (facts.os.hostname) j["hostname"] = *facts.os.hostname;
+  j["profile"] = r.profile;
+  j["profile_chain"] = r.chain;
+  j["summary"] = inventory::Json{{"ok", r.ok},
+                                 {"info", r.info},
+                                 {"warn", r.warn},
+                                 {"critical", r.critical},
+                                 {"not_applicable", r.not_applicable}};
+  j["exit_code"] = exit_code(r);
+  inventory::Json fs = inventory::Json::array();
+  for (const auto& f : r.findings) fs.push_back(to_json(f));
+  j["findings"] = std::move(fs);
+  inventory::Json problems = inventory::Json::array();
+  for (const auto& p : facts.problems)
+    problems.push_back(inventory::Json{{"fact", p.fact}, {"path", p.path}, {"reason", p.reason}});
+  j["problems"] = std::move(problems);
+  return j;
+}
+
+std::string render_text(const CheckReport& r, bool verbose) {
+  static const std::vector<std::pair<const char*, const char*>> kAreas = {
+      {"kernel", "Kernel"},   {"cpu", "CPU"},         {"memory", "Memory"}, {"limits", "Limits"},
+      {"storage", "Storage"}, {"network", "Network"}, {"gpu", "GPUs"}};
+  std::string out =
+      fmt::format("dltune check: profile {}{}\n", r.profile,
+                  r.chain.size() > 1 ? fmt::format(" ({})", fmt::join(r.chain, " > ")) : "");
+  for (const auto& [area, title] : kAreas) {
+    std::string block;
+    for (const auto& f : r.findings) {
+      if (f.area != area) continue;
+      const bool quiet = f.severity == Severity::kOk || !f.applicable;
+      block +=
+          fmt::format("  {:<8}  {}\n", f.applicable ? severity_name(f.severity) : "n/a", f.summary);
+      if (quiet && !verbose) continue;
+      for (const auto& e : f.evidence)
+        block += fmt::format("            evidence: {} = {}\n", e.path, e.value);
+      if (!f.reason.empty() && (verbose || f.severity >= Severity::kWarn))
+        block += fmt::format("            why: {}\n", f.reason);
+      for (const auto& n : f.notes) block += fmt::format("            note: {}\n", n);
+      if (f.fix) block += fmt::format("            fix: {}\n", f.fix->command);
+    }
+    if (!block.empty()) out += fmt::format("\n{}\n{}", title, block);
+  }
+  out += fmt::format("\n{} ok, {} info, {} warn, {} critical, {} not applicable\n", r.ok, r.info,
+                     r.warn, r.critical, r.not_applicable);
+  return out;
+}
+
+}  // namespace dltune::audit

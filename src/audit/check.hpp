@@ -1,0 +1,37 @@
+#pragma once
+// The audit: every entry of a profile judged against a host's facts (DESIGN.md §1 `check`).
+#include <string>
+#include <vector>
+
+#include "audit/finding.hpp"
+#include "core/error.hpp"
+#include "inventory/host_facts.hpp"
+#include "tune/profile.hpp"
+
+namespace dltune::audit {
+
+struct CheckOptions {
+  std::vector<std::string> only;        // judge only these ids
+  std::vector<std::string> skip;        // leave these out
+  std::vector<std::string> data_paths;  // mount.noatime: where the data lives
+};
+
+struct CheckReport {
+  std::string profile;
+  std::vector<std::string> chain;
+  std::vector<Finding> findings;  // in profile order
+  int ok = 0, info = 0, warn = 0, critical = 0, not_applicable = 0;
+};
+
+// Fails (bad input) when --only or --skip names an id the profile does not have.
+[[nodiscard]] Result<CheckReport> run_check(const inventory::HostFacts& facts,
+                                            const host::Root& root, const tune::Profile& profile,
+                                            const CheckOptions& options);
+
+// 0 nothing above info, 1 warnings, 2 a critical finding.
+[[nodiscard]] int exit_code(const CheckReport& r);
+
+[[nodiscard]] inventory::Json to_json(const CheckReport& r, const inventory::HostFacts& facts);
+[[nodiscard]] std::string render_text(const CheckReport& r, bool verbose);
+
+}  // namespace dltune::audit

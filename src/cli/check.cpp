@@ -1,0 +1,100 @@
+// `dltune check`: audit the host against a profile.
+#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "audit/check.hpp"
+#include "audit/rules.hpp"
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "inventory/host_facts.hpp"
+
+namespace dltune::cli {
+
+namespace {
+
+class CheckCommand : public Command {
+ public:
+  explicit CheckCommand(CLI::App& app) {
+    sub_ = app.add_subcommand("check", "Audit the host against a training profile");
+    sub_->description(
+        "Judges this host (or a host tree given with --root) against a profile. Each finding has\n"
+        "a stable id (the profile key: vm.swappiness, shm.size, gpu.persistence, ...), a severity\n"
+        "(ok, info, warn, critical), the evidence (the file read and the value found), the value\n"
+        "expected, why it matters for training, and the exact fix: a `dltune tune apply --only "
+        "ID`\n"
+        "command where dltune can change it, otherwise the shell line. Inside a container, fixes\n"
+        "that only the host can make say so, and runtime flags (--shm-size, --ulimit, --sysctl)\n"
+        "are given where they apply. A setting this kernel does not have is not applicable, not a\n"
+        "failure.\n\n"
+        "Profiles: training (the default), distributed (training plus multi-node NCCL needs),\n"
+        "defaults (the kernel's stock values), any /etc/dltune/profiles/NAME.toml, or -p FILE.\n\n"
+        "Exit status: 0 nothing above info, 1 warnings, 2 a critical finding or bad input\n"
+        "(a profile that does not load, an unknown id in --only/--skip, a bad --root).");
+    sub_->add_option("-p,--profile", profile_, "Profile name or TOML file (default: training)")
+        ->type_name("PROFILE");
+    sub_->add_option("--data", data_,
+                     "A path that holds training data; its file system is checked for noatime "
+                     "(repeatable; default: / and /home)")
+        ->type_name("PATH");
+    sub_->add_option("--only", only_, "Check only these ids (repeatable)")->type_name("ID");
+    sub_->add_option("--skip", skip_, "Leave these ids out (repeatable)")->type_name("ID");
+    sub_->add_option("--root", root_, "Audit the host tree at DIR (a capture or a fixture)")
+        ->type_name("DIR");
+    sub_->add_flag("-v,--verbose", verbose_, "Show evidence and reasons for every finding");
+    sub_->add_flag("--json", json_, "Print JSON (schema: docs/json.md, \"dltune.check/1\")");
+  }
+
+  bool selected() const override { return sub_->parsed(); }
+
+  int execute() override {
+    host::Root root;
+    if (!root_.empty()) {
+      auto r = host::Root::at(root_);
+      if (!r) {
+        fmt::print(stderr, "dltune check: --root: {}\n", r.error().message());
+        return kExitBadInput;
+      }
+      root = *r;
+    }
+    auto profile = tune::load_profile(profile_, root, audit::validate_key);
+    if (!profile) {
+      fmt::print(stderr, "dltune check: profile: {}\n", profile.error().message());
+      return kExitBadInput;
+    }
+    inventory::CollectOptions options;
+    if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY")) options.nvml_library = lib;
+    const auto facts = inventory::collect(root, options);
+    auto report = audit::run_check(facts, root, *profile, {only_, skip_, data_});
+    if (!report) {
+      fmt::print(stderr, "dltune check: {}\n", report.error().message());
+      return kExitBadInput;
+    }
+    if (json_) {
+      fmt::print("{}\n", audit::to_json(*report, facts).dump(2));
+    } else {
+      fmt::print("{}", audit::render_text(*report, verbose_));
+      if (!facts.problems.empty())
+        fmt::print("{} fact(s) could not be read: see `dltune env`\n", facts.problems.size());
+    }
+    return audit::exit_code(*report);
+  }
+
+ private:
+  CLI::App* sub_ = nullptr;
+  std::string profile_ = "training";
+  std::vector<std::string> data_, only_, skip_;
+  std::string root_;
+  bool verbose_ = false;
+  bool json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_check_command(CLI::App& app, GlobalOptions&) {
+  return std::make_unique<CheckCommand>(app);
+}
+
+}  // namespace dltune::cli

@@ -1,0 +1,247 @@
+// The OS-side rules, on hand-made trees and on the fixture hosts.
+#include <gtest/gtest.h>
+
+#include "audit/check.hpp"
+#include "audit/rules.hpp"
+#include "audit/sysctl_files.hpp"
+#include "audit/system_rules.hpp"
+#include "support/temp_tree.hpp"
+
+using namespace dltune;
+using audit::Finding;
+using audit::Severity;
+using tune::Expected;
+using tune::ProfileEntry;
+
+namespace {
+
+ProfileEntry entry(std::string key, Expected::Kind kind, std::vector<std::string> values,
+                   std::string severity = "warn") {
+  ProfileEntry e;
+  e.key = std::move(key);
+  e.expected = Expected{kind, std::move(values)};
+  e.severity = std::move(severity);
+  e.reason = "because";
+  e.source = "a test";
+  return e;
+}
+
+struct Host {
+  host::Root root;
+  inventory::HostFacts facts;
+  audit::SysctlFiles files;
+  explicit Host(const host::Root& r) : root(r), facts(inventory::collect(r, {})), files(r) {}
+  std::vector<Finding> run(const ProfileEntry& e, std::vector<std::string> data = {}) {
+    audit::AuditInput in{facts, root, facts.os.container.has_value(), std::move(data), &files};
+    const auto* rule = audit::rule_for(e.key);
+    EXPECT_NE(rule, nullptr) << e.key;
+    return rule ? rule->fn(in, e) : std::vector<Finding>{};
+  }
+};
+
+host::Root fixture(const std::string& name) {
+  return *host::Root::at(std::string(DLTUNE_FIXTURES) + "/roots/" + name);
+}
+
+}  // namespace
+
+TEST(RuleTable, EveryKindOfKeyHasARuleAndUnknownKeysAreRefused) {
+  for (const char* k :
+       {"vm.swappiness", "net.ipv4.tcp_rmem", "kernel.numa_balancing", "thp.enabled",
+        "cpu.governor", "limits.nofile", "shm.size", "mount.noatime", "swap.consistency",
+        "iommu.mode", "pci.acs", "rdma.ports", "gpu.persistence"})
+    EXPECT_TRUE(audit::validate_key(k).has_value()) << k;
+  const auto bad = audit::validate_key("bogus.key");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("bogus.key"), std::string::npos);
+  EXPECT_FALSE(audit::validate_key("vm.").has_value());
+  EXPECT_FALSE(audit::validate_key("vm...etc.shadow").has_value());
+}
+
+TEST(SysctlRule, JudgesTheValueNamesTheFileAndTheBootTimeSources) {
+  dltune::testing::TempTree t;
+  t.write("proc/sys/vm/swappiness", "60\n")
+      .write("proc/sys/net/ipv4/tcp_rmem", "4096\t131072\t6291456\n")
+      .write("etc/sysctl.d/10-base.conf", "vm.swappiness = 30\n")
+      .write("etc/sysctl.d/99-cloud.conf", "# cloud image\nvm/swappiness=60\n")
+      .write("etc/sysctl.conf", "; nothing\n");
+  Host h(t.root());
+  auto f = h.run(entry("vm.swappiness", Expected::Kind::kExact, {"10"}));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].id, "vm.swappiness");
+  EXPECT_EQ(f[0].area, "memory");
+  EXPECT_EQ(f[0].actual, "60");
+  EXPECT_EQ(f[0].severity, Severity::kWarn);
+  ASSERT_TRUE(f[0].fix);
+  EXPECT_EQ(f[0].fix->command, "dltune tune apply --only vm.swappiness");
+  EXPECT_TRUE(f[0].fix->by_dltune);
+  ASSERT_EQ(f[0].evidence.size(), 3u);
+  EXPECT_EQ(f[0].evidence[0].path, "/proc/sys/vm/swappiness");
+  EXPECT_EQ(f[0].evidence[1].path, "/etc/sysctl.d/10-base.conf:1");
+  EXPECT_EQ(f[0].evidence[2].path, "/etc/sysctl.d/99-cloud.conf:2");
+  // 99-cloud.conf sorts after 90-dltune.conf: it would undo a persisted value at boot.
+  ASSERT_EQ(f[0].notes.size(), 1u);
+  EXPECT_NE(f[0].notes[0].find("/etc/sysctl.d/99-cloud.conf:2"), std::string::npos);
+
+  auto ok = h.run(entry("vm.swappiness", Expected::Kind::kExact, {"60"}));
+  EXPECT_EQ(ok[0].severity, Severity::kOk);
+  EXPECT_FALSE(ok[0].fix);
+
+  auto e = entry("net.ipv4.tcp_rmem", Expected::Kind::kAtLeast, {"16777216"});
+  e.field = 3;
+  auto rmem = h.run(e);
+  EXPECT_EQ(rmem[0].actual, "6291456");
+  EXPECT_EQ(rmem[0].area, "network");
+  EXPECT_EQ(rmem[0].severity, Severity::kWarn);
+  EXPECT_EQ(rmem[0].evidence[0].value, "4096 131072 6291456");
+}
+
+TEST(SysctlRule, ASettingTheKernelDoesNotHaveIsNotApplicable) {
+  dltune::testing::TempTree t;
+  Host h(t.root());
+  auto f = h.run(entry("kernel.sched_min_granularity_ns", Expected::Kind::kExact, {"1"}));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_FALSE(f[0].applicable);
+  EXPECT_EQ(f[0].severity, Severity::kOk);
+  EXPECT_NE(f[0].summary.find("/proc/sys/kernel/sched_min_granularity_ns"), std::string::npos);
+}
+
+TEST(SysctlRule, InAContainerNamespacedSysctlsAreRuntimeFlagsAndTheRestTheHosts) {
+  Host h(fixture("container-cgv2"));
+  auto fo = h.run(entry("net.ipv4.tcp_fastopen", Expected::Kind::kExact, {"3"}));
+  ASSERT_EQ(fo.size(), 1u);
+  ASSERT_NE(fo[0].severity, Severity::kOk);
+  EXPECT_EQ(fo[0].fix->command, "docker run --sysctl net.ipv4.tcp_fastopen=3");
+  EXPECT_FALSE(fo[0].fix->by_dltune);
+  auto sw = h.run(entry("vm.swappiness", Expected::Kind::kExact, {"10"}));
+  ASSERT_NE(sw[0].severity, Severity::kOk);
+  EXPECT_EQ(sw[0].fix->command, "on the host: dltune tune apply --only vm.swappiness");
+  EXPECT_NE(sw[0].notes.back().find("the host must change it"), std::string::npos);
+}
+
+TEST(ShmRule, DockerDefaultIsCriticalWithTheRuntimeFlag) {
+  Host h(fixture("container-cgv2"));
+  auto e = entry("shm.size", Expected::Kind::kAtLeast, {"1073741824"});
+  e.critical = Expected{Expected::Kind::kAtLeast, {"268435456"}};
+  auto f = h.run(e);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kCritical);
+  EXPECT_EQ(f[0].actual, "67108864");
+  EXPECT_NE(f[0].summary.find("64 MiB"), std::string::npos);
+  EXPECT_NE(f[0].fix->command.find("--shm-size"), std::string::npos);
+  // Half of 1 TiB of RAM on the GPU host: fine.
+  Host g(fixture("gpu8-numa2-cgv2"));
+  EXPECT_EQ(g.run(e)[0].severity, Severity::kOk);
+}
+
+TEST(LimitRule, SoftAndHardBothCount) {
+  Host h(fixture("gpu8-numa2-cgv2"));  // nofile 1024 / 1048576, memlock unlimited
+  auto f = h.run(entry("limits.nofile", Expected::Kind::kAtLeast, {"65536"}));
+  EXPECT_EQ(f[0].severity, Severity::kWarn);
+  EXPECT_EQ(f[0].actual, "soft 1024, hard 1048576");
+  EXPECT_EQ(f[0].evidence[0].path, "/proc/self/limits");
+  auto m = h.run(entry("limits.memlock", Expected::Kind::kExact, {"unlimited"}, "critical"));
+  EXPECT_EQ(m[0].severity, Severity::kOk);
+  Host c(fixture("container-cgv2"));  // memlock 64 KiB
+  auto cm = c.run(entry("limits.memlock", Expected::Kind::kExact, {"unlimited"}, "critical"));
+  EXPECT_EQ(cm[0].severity, Severity::kCritical);
+  EXPECT_EQ(cm[0].fix->command, "docker run --ulimit memlock=-1");
+}
+
+TEST(GovernorRule, MixedGovernorsAndNoCpufreq) {
+  Host h(fixture("gpu8-numa2-cgv2"));
+  auto f = h.run(entry("cpu.governor", Expected::Kind::kExact, {"performance"}));
+  EXPECT_EQ(f[0].severity, Severity::kWarn);
+  EXPECT_NE(f[0].actual.find("powersave on CPUs 16-31"), std::string::npos);
+  Host c(fixture("container-cgv2"));
+  auto n = c.run(entry("cpu.governor", Expected::Kind::kExact, {"performance"}));
+  EXPECT_FALSE(n[0].applicable);
+}
+
+TEST(NoatimeRule, OneFindingPerFileSystemHoldingData) {
+  Host h(fixture("gpu8-numa2-cgv2"));
+  auto e = entry("mount.noatime", Expected::Kind::kExact, {"true"});
+  auto f = h.run(e, {"/data/imagenet", "/datasets", "/"});
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_EQ(f[0].severity, Severity::kOk);  // /data is xfs noatime
+  EXPECT_NE(f[0].summary.find("/data"), std::string::npos);
+  EXPECT_NE(f[1].summary.find("/datasets"), std::string::npos);
+  EXPECT_NE(f[1].severity, Severity::kOk);
+  EXPECT_NE(f[2].severity, Severity::kOk);
+  // Default paths: / and /home, both on the root file system: one finding.
+  EXPECT_EQ(h.run(e).size(), 1u);
+}
+
+TEST(SwapRule, ConsistentWithoutSwapAndWithLowSwappiness) {
+  Host h(fixture("gpu8-numa2-cgv2"));  // no swap
+  auto e = entry("swap.consistency", Expected::Kind::kExact, {"true"});
+  EXPECT_EQ(h.run(e)[0].severity, Severity::kOk);
+  Host c(fixture("container-cgv2"));  // a swap file, swappiness 60
+  auto f = c.run(e);
+  EXPECT_EQ(f[0].severity, Severity::kWarn);
+  EXPECT_NE(f[0].summary.find("swappiness 60"), std::string::npos);
+}
+
+TEST(IommuRule, PassthroughOnTheGpuHost) {
+  Host h(fixture("gpu8-numa2-cgv2"));  // intel_iommu=on iommu=pt
+  auto f = h.run(entry("iommu.mode", Expected::Kind::kOneOf, {"pt", "off"}));
+  EXPECT_EQ(f[0].actual, "pt");
+  EXPECT_EQ(f[0].severity, Severity::kOk);
+  dltune::testing::TempTree t;
+  t.write("proc/cmdline", "root=/dev/sda1 intel_iommu=on\n");
+  Host on(t.root());
+  auto g = on.run(entry("iommu.mode", Expected::Kind::kOneOf, {"pt", "off"}));
+  EXPECT_EQ(g[0].actual, "on");
+  EXPECT_EQ(g[0].severity, Severity::kWarn);
+  EXPECT_NE(g[0].fix->command.find("iommu=pt"), std::string::npos);
+}
+
+TEST(RdmaRule, EveryPortUpOrNotApplicable) {
+  Host h(fixture("gpu8-numa2-cgv2"));
+  auto f = h.run(entry("rdma.ports", Expected::Kind::kExact, {"ACTIVE"}));
+  EXPECT_EQ(f.size(), 5u);
+  for (const auto& x : f) EXPECT_EQ(x.severity, Severity::kOk) << x.summary;
+  dltune::testing::TempTree t;
+  t.write("sys/class/infiniband/mlx5_0/ports/1/state", "1: DOWN\n")
+      .write("sys/class/infiniband/mlx5_0/ports/1/link_layer", "InfiniBand\n");
+  Host d(t.root());
+  auto down = d.run(entry("rdma.ports", Expected::Kind::kExact, {"ACTIVE"}));
+  ASSERT_EQ(down.size(), 1u);
+  EXPECT_EQ(down[0].severity, Severity::kWarn);
+  EXPECT_NE(down[0].summary.find("mlx5_0 port 1"), std::string::npos);
+  Host c(fixture("container-cgv2"));
+  EXPECT_FALSE(c.run(entry("rdma.ports", Expected::Kind::kExact, {"ACTIVE"}))[0].applicable);
+}
+
+TEST(AcsRule, ParsesTheExtendedCapabilityChain) {
+  std::string config(4096, '\0');
+  auto put32 = [&](std::size_t off, std::uint32_t v) {
+    for (int i = 0; i < 4; ++i)
+      config[off + static_cast<std::size_t>(i)] = static_cast<char>(v >> (8 * i));
+  };
+  put32(0x100, 0x0001u | (1u << 16) | (0x148u << 20));  // AER, next at 0x148
+  put32(0x148, 0x000du | (1u << 16));                   // ACS, last
+  config[0x14e] = 0x1d;                                 // SV, RR, CR, UF
+  ASSERT_EQ(audit::acs_control(config), 0x1d);
+  EXPECT_FALSE(audit::acs_control(std::string(64, '\0')));  // only the legacy header readable
+  put32(0x148, 0x000bu | (1u << 16));                       // no ACS in the chain
+  EXPECT_FALSE(audit::acs_control(config));
+  put32(0x100, 0x0001u | (0x100u << 20));  // a loop ends, not hangs
+  EXPECT_FALSE(audit::acs_control(config));
+
+  dltune::testing::TempTree t;
+  std::string bridge(4096, '\0');
+  for (int i = 0; i < 4; ++i)
+    bridge[0x100 + static_cast<std::size_t>(i)] =
+        static_cast<char>((0x000du | (1u << 16)) >> (8 * i));
+  bridge[0x106] = 0x1c;
+  t.write("sys/devices/pci0000:00/0000:00:01.0/class", "0x060400\n")
+      .write("sys/devices/pci0000:00/0000:00:01.0/config", bridge)
+      .link("sys/bus/pci/devices/0000:00:01.0", "../../../devices/pci0000:00/0000:00:01.0");
+  Host h(t.root());
+  auto f = h.run(entry("pci.acs", Expected::Kind::kExact, {"disabled"}));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kWarn);
+  EXPECT_EQ(f[0].actual, "enabled");
+  EXPECT_NE(f[0].fix->command.find("0000:00:01.0"), std::string::npos);
+}
