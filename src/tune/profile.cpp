@@ -2,6 +2,7 @@
 // merged in order (child overrides in place, `drop = true` removes).
 #include "tune/profile.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>

@@ -8,6 +8,7 @@
 #include <toml++/toml.h>
 
 #include "tune/profile.hpp"
+#include "tune/sysctl_name.hpp"
 
 namespace dltune::tune {
 namespace {
@@ -263,8 +264,18 @@ Result<Profile> parse_profile(std::string_view toml_text, std::string_view origi
     return std::tie(x.line, x.column) < std::tie(y.line, y.column);
   });
 
+  std::vector<std::string> seen;
   for (const auto& [k, v] : ordered) {
-    const std::string key(k->str());
+    std::string key(k->str());
+    // sysctl.d's slash form ("vm/swappiness") names the same setting as the dotted form, which
+    // is what merges and finding ids use (CONVENTIONS.md 10).
+    if (const auto sep = key.find_first_of("./"); sep != key.npos && key[sep] == '/') {
+      if (auto dotted = sysctl_normalise(key)) key = std::move(*dotted);
+    }
+    if (std::find(seen.begin(), seen.end(), key) != seen.end())
+      return r.setting(k->source(), key,
+                       fmt::format("set twice (here as \"{}\")", std::string(k->str())));
+    seen.push_back(key);
     // The shape first: an unquoted dotted key gets its hint rather than "unknown setting".
     auto entry = parse_setting(key, *v, r);
     if (!entry) return tl::unexpected(entry.error());

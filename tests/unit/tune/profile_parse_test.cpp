@@ -252,3 +252,17 @@ TEST(ParseProfile, WithoutValidatorAnyKeyIsTaken) {
   const auto p = parse_profile(setting("bogus.thing", "value = 1"), "x.toml", nullptr);
   EXPECT_TRUE(p.has_value());
 }
+
+TEST(ParseProfile, SlashFormSysctlKeysBecomeDotted) {
+  const auto p = parse(setting("net/ipv4/conf/eth0.100/rp_filter", "value = 2") +
+                       setting("vm/swappiness", "value = 10"));
+  ASSERT_TRUE(p.has_value()) << p.error().message();
+  ASSERT_EQ(p->entries.size(), 2u);
+  EXPECT_EQ(p->entries[0].key, "net.ipv4.conf.eth0/100.rp_filter");
+  EXPECT_EQ(p->entries[1].key, "vm.swappiness");
+
+  const auto e =
+      error_of(setting("vm.swappiness", "value = 10") + setting("vm/swappiness", "value = 60"));
+  EXPECT_NE(e.find("set twice"), std::string::npos) << e;
+  EXPECT_NE(e.find("site.toml:5:"), std::string::npos) << e;
+}
