@@ -30,23 +30,31 @@ struct Expected {
   [[nodiscard]] std::string text() const;
 };
 
+// The text form of a value: ">= N" (or ">=N") is a minimum, anything else is exact. Refuses an
+// empty value and a minimum that is not an unsigned decimal number.
+[[nodiscard]] Result<Expected> parse_expected(std::string_view text);
+
 // One key of a profile.
 struct ProfileEntry {
-  std::string key;                     // "vm.swappiness", "thp.enabled", "shm.size", ...
+  std::string key;  // "vm.swappiness", "thp.enabled", "shm.size", ...
   Expected expected;
-  std::optional<int> field;            // 1-based field of a multi-field value (tcp_rmem max = 3)
-  std::string severity = "warn";       // severity when `expected` is not met: info|warn|critical
-  std::optional<Expected> critical;    // when even this is not met, the finding is critical
-  std::string reason;                  // one short paragraph a user can read
-  std::string source;                  // where the advice comes from (doc, measurement)
-  std::string origin;                  // the profile that set it (after includes)
+  std::optional<int> field;          // 1-based field of a multi-field value (tcp_rmem max = 3)
+  std::string severity = "warn";     // severity when `expected` is not met: info|warn|critical
+  std::optional<Expected> critical;  // when even this is not met, the finding is critical
+  std::string reason;                // one short paragraph a user can read
+  std::string source;                // where the advice comes from (doc, measurement)
+  std::string origin;                // the profile that set it (after includes)
 };
 
 struct Profile {
   std::string name;
   std::string description;
-  std::vector<std::string> chain;      // include order, this profile last
-  std::vector<ProfileEntry> entries;   // in order: included profiles' first, overridden in place
+  std::vector<std::string> chain;     // include order, this profile last
+  std::vector<ProfileEntry> entries;  // in order: included profiles' first, overridden in place
+  // As written in this profile's own file: its [profile] include list and the keys it drops
+  // (`drop = true`), in file order. load_profile has applied them to `entries`.
+  std::vector<std::string> includes;
+  std::vector<std::string> drops;
   [[nodiscard]] const ProfileEntry* find(std::string_view key) const;
 };
 
@@ -56,6 +64,8 @@ using KeyValidator = std::function<Result<void>(const std::string& key)>;
 
 // The built-in profile names ("defaults", "distributed", "training").
 [[nodiscard]] std::vector<std::string> builtin_profiles();
+// The TOML text of a built-in profile (profiles/NAME.toml as compiled in); empty when unknown.
+[[nodiscard]] std::optional<std::string_view> builtin_profile_text(std::string_view name);
 
 // Loads a profile by name (built-in, then /etc/dltune/profiles/NAME.toml through `root`) or, when
 // `name_or_path` contains a '/', from that file on this machine. Resolves `include`s (cycles
