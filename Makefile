@@ -1,11 +1,15 @@
 # The README's two commands: `make run` and `make test`. Everything else is a convenience.
 JOBS ?= $(shell nproc)
-DLTUNE_ARGS ?= env
+DLTUNE_ARGS ?= check
 
 .PHONY: run test deps release debug asan test-asan bench format clean
 
+# `dltune check` exits 1 for warnings and 2 for critical findings: that is its report, not a
+# failure of `make run`, which fails only when dltune could not run at all.
 run: deps release
-	./build/release/dltune $(DLTUNE_ARGS)
+	@./build/release/dltune $(DLTUNE_ARGS); rc=$$?; \
+	if [ $$rc -eq 1 ] || [ $$rc -eq 2 ]; then echo "(dltune exited $$rc: 1 = warnings, 2 = critical findings or bad input)"; \
+	elif [ $$rc -ne 0 ]; then exit $$rc; fi
 
 # Every test of the release build (unit and integration), then the unit tests under ASan+UBSan.
 test: deps release asan

@@ -97,9 +97,21 @@ void collect_virtualization(Context& ctx, OsFacts& f, bool cpu_hypervisor_flag) 
 
 void collect_container(Context& ctx, OsFacts& f, const std::vector<host::parse::Mount>& mounts,
                        const std::vector<host::parse::CgroupMembership>& own) {
+  const host::parse::Mount* root_fs = nullptr;
+  for (const auto& m : mounts)
+    if (m.mount_point == "/") root_fs = &m;
+  // A root file system on a block device is a machine's own disk, not a container's layers.
+  const bool root_on_disk =
+      root_fs && root_fs->source.starts_with("/dev/") && root_fs->fstype != "overlay";
   if (ctx.root().exists("/.dockerenv")) {
-    f.container = "docker";
-    f.container_evidence.push_back("/.dockerenv exists");
+    if (root_on_disk) {
+      // Images built from a container (a VM's disk made from a Docker image) keep the file.
+      f.container_evidence.push_back("/.dockerenv exists, but / is " + root_fs->fstype + " on " +
+                                     root_fs->source + ": not counted");
+    } else {
+      f.container = "docker";
+      f.container_evidence.push_back("/.dockerenv exists");
+    }
   }
   if (ctx.root().exists("/run/.containerenv")) {
     if (!f.container) f.container = "podman";
@@ -118,11 +130,9 @@ void collect_container(Context& ctx, OsFacts& f, const std::vector<host::parse::
       break;
     }
   }
-  for (const auto& m : mounts) {
-    if (m.mount_point == "/" && m.fstype == "overlay") {
-      if (!f.container) f.container = "container";
-      f.container_evidence.push_back("the root file system is overlay");
-    }
+  if (root_fs && root_fs->fstype == "overlay") {
+    if (!f.container) f.container = "container";
+    f.container_evidence.push_back("the root file system is overlay");
   }
 }
 

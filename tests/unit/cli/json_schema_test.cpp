@@ -27,6 +27,7 @@ std::map<std::string, std::set<std::string>> documented_keys() {
   const std::regex tick("`([a-z_0-9]+)`");
   while (std::getline(lines, line)) {
     if (line.rfind("### ", 0) == 0) section = line.substr(4);
+    else if (line.rfind("## ", 0) == 0) section = line.substr(3);
     for (std::sregex_iterator it(line.begin(), line.end(), tick), end; it != end; ++it)
       out[section].insert((*it)[1].str());
   }
@@ -54,7 +55,8 @@ void check_document(const json& doc) {
   ASSERT_FALSE(docs.empty());
   std::vector<std::string> missing;
   for (const auto& [k, v] : doc.items()) {
-    if (!docs.at("top").count(k) && !docs.count(k)) missing.push_back(k);
+    if (!docs.at("`dltune env --json` — schema `dltune.env/1`").count(k) && !docs.count(k))
+      missing.push_back(k);
     if (v.is_object() && docs.count(k)) check(v, docs.at(k), k, missing);
   }
   EXPECT_TRUE(missing.empty()) << "undocumented keys: " << ::testing::PrintToString(missing);
@@ -82,6 +84,28 @@ TEST(EnvJsonSchema, EveryKeyIsDocumentedOnTheContainer) {
 TEST(EnvJsonSchema, EveryKeyIsDocumentedWithNvmlLoaded) {
   // The fake NVML with its default description (tests/fakes/nvml/README.md).
   check_document(env_json({}, {{"DLTUNE_NVML_LIBRARY", DLTUNE_FAKE_NVML}}));
+}
+
+TEST(CheckJsonSchema, EveryKeyIsDocumented) {
+  for (const char* host : {"gpu8-numa2-cgv2", "container-cgv2"}) {
+    const auto r = dltune::testing::run({DLTUNE_BINARY, "check", "--json", "-p", "distributed",
+                                         "--root",
+                                         std::string(DLTUNE_FIXTURES) + "/roots/" + host});
+    ASSERT_GE(r.exit_code, 0) << r.err;
+    ASSERT_LE(r.exit_code, 2) << r.err;
+    const auto doc = json::parse(r.out);
+    EXPECT_EQ(doc["schema"], "dltune.check/1");
+    const auto docs = documented_keys();
+    std::vector<std::string> missing;
+    const auto& top = docs.at("`dltune check --json` — schema `dltune.check/1`");
+    for (const auto& [k, v] : doc.items()) {
+      if (!top.count(k)) missing.push_back(k);
+      if (k == "summary") check(v, top, k, missing);
+    }
+    for (const auto& f : doc["findings"]) check(f, docs.at("findings"), "findings[]", missing);
+    EXPECT_TRUE(missing.empty()) << host << ": " << ::testing::PrintToString(missing);
+    EXPECT_FALSE(doc["findings"].empty());
+  }
 }
 
 TEST(EnvJsonSchema, TheCheckCatchesAnUndocumentedKey) {

@@ -283,3 +283,16 @@ TEST(NetworkFacts, InterfacesRdmaAndTcpBuffers) {
   EXPECT_EQ(j["rdma"][1]["ports"][0]["roce"], true);
   EXPECT_EQ(j["rdma"][0]["ports"][0]["roce"], false);
 }
+
+TEST(OsFacts, ADockerenvFileOnAMachinesOwnDiskIsNotAContainer) {
+  // A VM whose disk was made from a Docker image keeps /.dockerenv (this development VM does).
+  dltune::testing::TempTree t;
+  t.write(".dockerenv", "")
+      .write("proc/self/mountinfo", "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard\n");
+  auto root = t.root();
+  Context ctx(root, {});
+  const auto f = collect_os(ctx);
+  EXPECT_FALSE(f.container);
+  ASSERT_EQ(f.container_evidence.size(), 1u);
+  EXPECT_NE(f.container_evidence[0].find("not counted"), std::string::npos);
+}
