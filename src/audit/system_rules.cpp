@@ -32,8 +32,8 @@ void container_advice(const AuditInput& in, Finding& f, const std::string& runti
   if (!in.in_container || f.severity == Severity::kOk || !f.applicable) return;
   if (!runtime_flag.empty()) {
     f.fix = Fix{runtime_flag, false};
-    f.notes.push_back("inside a container: set it when the container starts (" + runtime_flag +
-                      ")");
+    f.notes.push_back(
+        "inside a container: the container runtime sets it when the container starts");
   } else {
     f.fix = Fix{"on the host: " + tune_fix(f.id).command, false};
     f.notes.push_back("inside a container this is the host's setting: the host must change it");
@@ -70,7 +70,14 @@ std::vector<Finding> sysctl_rule(const AuditInput& in, const tune::ProfileEntry&
     f.severity = Severity::kInfo;
     return {f};
   }
-  if (!*raw) return {not_applicable(entry, area, "this kernel has no " + *path)};
+  if (!*raw) {
+    // Inside a container only the namespaced sysctls (net.*, some kernel.*) are visible.
+    return {not_applicable(entry, area,
+                           in.in_container
+                               ? "not visible inside this container (a host-wide setting: check "
+                                 "it on the host)"
+                               : "this kernel has no " + *path)};
+  }
   const std::string value = normalise_spaces(**raw);
   std::string actual = value;
   if (entry.field) {
@@ -184,13 +191,13 @@ std::vector<Finding> shm_size(const AuditInput& in, const tune::ProfileEntry& en
   Finding f = judge(
       entry, "memory", std::to_string(*shm->size_bytes),
       {{"/proc/self/mountinfo", fmt::format("/dev/shm {} ({})", shm->fstype, shm->size_source)}});
+  const auto want = text::to_uint(entry.expected.values.empty() ? "" : entry.expected.values[0]);
   f.summary = fmt::format("/dev/shm is {}{}", text::human_bytes(*shm->size_bytes),
-                          f.severity == Severity::kOk ? "" : ", expected " + f.expected + " bytes");
+                          f.severity == Severity::kOk || !want
+                              ? ""
+                              : ", expected at least " + text::human_bytes(*want));
   if (f.severity != Severity::kOk) {
     f.fix = Fix{"mount -o remount,size=8G /dev/shm  (and the same size= in /etc/fstab)", false};
-    f.notes.push_back(
-        "DataLoader workers hand batches to the main process through /dev/shm; "
-        "when it is full they die with 'bus error' or 'No space left on device'");
   }
   container_advice(in, f,
                    "docker run --shm-size=8g (or --ipc=host; on Kubernetes an emptyDir "
