@@ -1,0 +1,100 @@
+#include "audit/gpu_common.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "inventory/capture_files.hpp"
+
+namespace dltune::audit::gpu_rule {
+
+Finding frame(const tune::ProfileEntry& entry, std::string expected) {
+  Finding f;
+  f.id = entry.key;
+  f.area = kArea;
+  f.severity = Severity::kOk;
+  f.expected = std::move(expected);
+  f.reason = entry.reason;
+  f.source = entry.source;
+  return f;
+}
+
+Severity not_met(const tune::ProfileEntry& entry) {
+  return severity_from(entry.severity).value_or(Severity::kWarn);
+}
+
+std::optional<bool> expected_bool(const tune::ProfileEntry& entry) {
+  if (entry.expected.kind != tune::Expected::Kind::kExact || entry.expected.values.size() != 1)
+    return std::nullopt;
+  std::string v = entry.expected.values.front();
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
+  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
+  return std::nullopt;
+}
+
+bool has_nvidia_gpu(const inventory::GpuFacts& g) {
+  return !g.nvml.devices.empty() ||
+         std::any_of(g.devices.begin(), g.devices.end(),
+                     [](const inventory::PciGpu& d) { return d.vendor == "nvidia"; });
+}
+
+std::vector<Finding> no_gpu(const tune::ProfileEntry& entry, std::string expected) {
+  Finding f = frame(entry, std::move(expected));
+  f.applicable = false;
+  f.summary = kNoGpu;
+  f.evidence.push_back({"/sys/bus/pci/devices", "no NVIDIA display or 3D controller"});
+  return {std::move(f)};
+}
+
+std::vector<Finding> without_nvml(const tune::ProfileEntry& entry, const inventory::GpuFacts& g,
+                                  std::string_view what, std::string expected) {
+  Finding f = frame(entry, std::move(expected));
+  f.severity = Severity::kInfo;
+  const std::string error = g.nvml.error.value_or("it did not load");
+  f.summary = fmt::format("{} cannot be checked without NVML: {}", what, error);
+  f.evidence.push_back({nvml_path(g), error});
+  f.notes.push_back(
+      "NVML (libnvidia-ml.so.1) comes with the NVIDIA driver; inside a container the NVIDIA "
+      "Container Toolkit mounts it (docker run --gpus all). A capture holds NVML's answer only "
+      "when it was taken on the GPU host itself.");
+  return {std::move(f)};
+}
+
+std::vector<Finding> not_asked(const tune::ProfileEntry& entry) {
+  Finding f = frame(entry, "not checked");
+  f.severity = Severity::kInfo;
+  f.summary = fmt::format("{} is not checked: the profile sets it to false", entry.key);
+  return {std::move(f)};
+}
+
+std::string nvml_path(const inventory::GpuFacts& g) {
+  return g.nvml_from_capture ? inventory::capture_files::kNvml : "nvml";
+}
+
+std::string label(const gpu::Device& d) {
+  return d.pci_bus_id ? fmt::format("GPU {} ({})", d.index, *d.pci_bus_id)
+                      : fmt::format("GPU {}", d.index);
+}
+
+std::string label(const inventory::GpuFacts& g, const inventory::PciGpu& d) {
+  if (d.nvml_index) return fmt::format("GPU {} ({})", *d.nvml_index, d.address);
+  std::size_t index = 0;
+  for (const auto& other : g.devices) {  // sorted by address
+    if (&other == &d) break;
+    if (other.vendor == d.vendor && other.compute) ++index;
+  }
+  return fmt::format("GPU {} ({})", index, d.address);
+}
+
+void host_only(Finding& f, const AuditInput& in, std::string_view what) {
+  if (!in.in_container) return;
+  f.notes.push_back(fmt::format(
+      "This runs in a container ({}), which cannot change {}: the host must. Run the fix on "
+      "the host.",
+      in.facts.os.container.value_or("container"), what));
+  if (f.fix) f.fix->by_dltune = false;
+}
+
+}  // namespace dltune::audit::gpu_rule

@@ -1,0 +1,45 @@
+#pragma once
+// What the GPU rules (gpu_rules.cpp, gpu_driver_cuda.cpp, gpu_link.cpp) share: the finding's
+// frame, the "no GPU" and "no NVML" findings, and how GPUs and NVML are named in evidence.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "audit/rules.hpp"
+
+namespace dltune::audit::gpu_rule {
+
+inline constexpr const char* kArea = "gpu";
+inline constexpr const char* kNoGpu = "no NVIDIA GPU on this host";
+
+// A finding for `entry` with id, area, expected, reason and source filled in; severity ok.
+[[nodiscard]] Finding frame(const tune::ProfileEntry& entry, std::string expected);
+// The severity the profile gives `entry` when it is not met (warn when it names none).
+[[nodiscard]] Severity not_met(const tune::ProfileEntry& entry);
+// A profile's boolean value ("true", "false"); nullopt when it is not one.
+[[nodiscard]] std::optional<bool> expected_bool(const tune::ProfileEntry& entry);
+
+// An NVIDIA GPU in sysfs or in NVML's answer.
+[[nodiscard]] bool has_nvidia_gpu(const inventory::GpuFacts& g);
+// The one finding for a host without NVIDIA GPUs: not applicable.
+[[nodiscard]] std::vector<Finding> no_gpu(const tune::ProfileEntry& entry, std::string expected);
+// The one finding for a fact that needs NVML when NVML did not load: info, with NVML's error.
+[[nodiscard]] std::vector<Finding> without_nvml(const tune::ProfileEntry& entry,
+                                                const inventory::GpuFacts& g, std::string_view what,
+                                                std::string expected);
+// For a check the profile turns off (value false): one info finding saying it was not made.
+[[nodiscard]] std::vector<Finding> not_asked(const tune::ProfileEntry& entry);
+
+// Where NVML's facts came from: "nvml" (asked live) or the capture's nvml.json.
+[[nodiscard]] std::string nvml_path(const inventory::GpuFacts& g);
+// "GPU 3 (0000:5d:00.0)" for an NVML device.
+[[nodiscard]] std::string label(const gpu::Device& d);
+// "GPU 5 (0000:ab:00.0)" for a sysfs GPU: NVML's index when NVML knows it, else its place among
+// the NVIDIA GPUs in PCI bus order (the order nvidia-smi numbers them by default).
+[[nodiscard]] std::string label(const inventory::GpuFacts& g, const inventory::PciGpu& d);
+
+// Inside a container, a fix that only the host can make: say so in the notes.
+void host_only(Finding& f, const AuditInput& in, std::string_view what);
+
+}  // namespace dltune::audit::gpu_rule
