@@ -6,12 +6,8 @@
 
 #include <toml++/toml.h>
 
+#include "core/embedded.hpp"
 #include "core/text.hpp"
-
-namespace dltune::embedded {
-// Generated from knowledge/cuda-driver.toml (cmake/embed_text.cmake).
-extern const char kCudaDriverToml[];
-}  // namespace dltune::embedded
 
 namespace dltune::audit {
 
@@ -151,7 +147,9 @@ Result<CudaDriverTable> parse_cuda_driver_table(std::string_view toml_text) {
 }
 
 std::string_view builtin_cuda_driver_toml() {
-  return embedded::kCudaDriverToml;
+  for (const auto& f : embedded_knowledge())
+    if (f.name == "cuda-driver") return f.text;
+  return {};  // parse_cuda_driver_table then says what is missing
 }
 
 const Result<CudaDriverTable>& builtin_cuda_driver_table() {

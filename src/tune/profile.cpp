@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "tune/builtin_profiles.hpp"
+#include "core/embedded.hpp"
 
 namespace dltune::tune {
 namespace {
