@@ -130,15 +130,19 @@ Finding judge_torch(const AuditInput& in, const tune::ProfileEntry& e,
 
   // The driver's own word: the newest CUDA it runs in full.
   std::optional<Severity> by_nvml;
-  const auto nvml_cuda = g.nvml.loaded && g.nvml.cuda_driver_version
-                             ? parse_cuda_version(*g.nvml.cuda_driver_version)
-                             : std::nullopt;
-  if (nvml_cuda) {
+  const auto nvml_parsed = g.nvml.loaded && g.nvml.cuda_driver_version
+                               ? parse_cuda_version(*g.nvml.cuda_driver_version)
+                               : std::nullopt;
+  // A plain value and a flag, not an optional: g++ 12 at -O2 warns (-Wmaybe-uninitialized) on
+  // the optional's payload in the branches below.
+  const bool have_nvml_cuda = nvml_parsed.has_value();
+  const CudaVersion nvml_cuda = nvml_parsed.value_or(CudaVersion{});
+  if (have_nvml_cuda) {
     f.evidence.push_back(
-        {nvml_path(g), fmt::format("the driver supports CUDA {}", cuda_text(*nvml_cuda))});
-    if (*nvml_cuda >= *cuda)
+        {nvml_path(g), fmt::format("the driver supports CUDA {}", cuda_text(nvml_cuda))});
+    if (nvml_cuda >= *cuda)
       by_nvml = Severity::kOk;
-    else if (nvml_cuda->major == cuda->major)
+    else if (nvml_cuda.major == cuda->major)
       by_nvml = std::min(Severity::kWarn, not_met(e));
     else
       by_nvml = not_met(e);
@@ -161,12 +165,12 @@ Finding judge_torch(const AuditInput& in, const tune::ProfileEntry& e,
     f.summary = row ? fmt::format("{} (CUDA {}): driver {} ({}) >= {}", who, cv, driver->version,
                                   driver->which, need)
                     : fmt::format("{} (CUDA {}): driver {} supports CUDA {}", who, cv,
-                                  driver->version, cuda_text(*nvml_cuda));
+                                  driver->version, cuda_text(nvml_cuda));
     if (row) f.notes.push_back(fmt::format("Source: {}", row->source));
     return f;
   }
   const bool below_compat = (compat && !at_least(driver->version, compat->driver)) ||
-                            (nvml_cuda && nvml_cuda->major < cuda->major);
+                            (have_nvml_cuda && nvml_cuda.major < cuda->major);
   if (below_compat) {
     f.summary =
         fmt::format("{} (CUDA {}): driver {} is too old for CUDA {}.x{}: torch cannot use the GPU",
