@@ -39,9 +39,7 @@ class CaptureCommand : public Command {
   int execute() override {
     host::Root root;
     root.start_recording();
-    inventory::CollectOptions options;
-    if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY")) options.nvml_library = lib;
-    const auto facts = inventory::collect(root, options);
+    const auto facts = inventory::collect(root, collect_options());
     const auto extras = inventory::capture_extras(facts, root);
     auto stats = host::write_capture(root, output_, extras);
     if (!stats) {

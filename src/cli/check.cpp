@@ -50,23 +50,15 @@ class CheckCommand : public Command {
   bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
-    host::Root root;
-    if (!root_.empty()) {
-      auto r = host::Root::at(root_);
-      if (!r) {
-        fmt::print(stderr, "dltune check: --root: {}\n", r.error().message());
-        return kExitBadInput;
-      }
-      root = *r;
-    }
+    const auto opened = open_root("check", root_);
+    if (!opened) return kExitBadInput;
+    const host::Root& root = *opened;
     auto profile = tune::load_profile(profile_, root, audit::validate_key);
     if (!profile) {
       fmt::print(stderr, "dltune check: profile: {}\n", profile.error().message());
       return kExitBadInput;
     }
-    inventory::CollectOptions options;
-    if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY")) options.nvml_library = lib;
-    const auto facts = inventory::collect(root, options);
+    const auto facts = inventory::collect(root, collect_options());
     auto report = audit::run_check(facts, root, *profile, {only_, skip_, data_});
     if (!report) {
       fmt::print(stderr, "dltune check: {}\n", report.error().message());

@@ -1,7 +1,11 @@
 #pragma once
 // Each command is a small object: CLI11 options bound to its fields, and execute().
 #include <memory>
+#include <optional>
 #include <string>
+
+#include "host/root.hpp"
+#include "inventory/host_facts.hpp"
 
 namespace CLI {
 class App;
@@ -17,6 +21,12 @@ class Command {
   [[nodiscard]] virtual bool selected() const = 0;
   virtual int execute() = 0;
 };
+
+// The host a command reads: this one when `dir` is empty, else the tree at `dir` (--root).
+// On a bad tree it prints "dltune COMMAND: --root: ..." and returns nullopt (exit 2).
+[[nodiscard]] std::optional<host::Root> open_root(const char* command, const std::string& dir);
+// How facts are collected: DLTUNE_NVML_LIBRARY from this process's environment.
+[[nodiscard]] inventory::CollectOptions collect_options();
 
 std::unique_ptr<Command> make_env_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_capture_command(CLI::App& app, GlobalOptions& global);

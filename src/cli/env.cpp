@@ -44,18 +44,10 @@ class EnvCommand : public Command {
   bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
-    host::Root root;
-    if (!root_.empty()) {
-      auto r = host::Root::at(root_);
-      if (!r) {
-        fmt::print(stderr, "dltune env: --root: {}\n", r.error().message());
-        return kExitBadInput;
-      }
-      root = *r;
-    }
-    inventory::CollectOptions options;
-    if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY")) options.nvml_library = lib;
-    const auto facts = inventory::collect(root, options);
+    const auto opened = open_root("env", root_);
+    if (!opened) return kExitBadInput;
+    const host::Root& root = *opened;
+    const auto facts = inventory::collect(root, collect_options());
     if (json_) {
       fmt::print("{}\n", inventory::to_json(facts).dump(2));
     } else {
