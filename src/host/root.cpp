@@ -10,6 +10,8 @@
 #include <map>
 #include <mutex>
 
+#include <fmt/format.h>
+
 #include "core/text.hpp"
 
 namespace dltune::host {
@@ -301,6 +303,119 @@ Result<std::optional<std::string>> Root::readlink(std::string_view path) const {
   std::string target(buf, static_cast<std::size_t>(n));
   note(Access{Access::Type::kSymlink, **real, target, 0});
   return std::optional<std::string>(std::move(target));
+}
+
+namespace {
+
+bool matches_pattern(std::string_view path, std::string_view pattern) {
+  // '*' matches one path component (no '/').
+  const auto p = text::split(path, '/');
+  const auto q = text::split(pattern, '/');
+  if (p.size() != q.size()) return false;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (q[i] == "*") {
+      if (p[i].empty()) return false;
+      continue;
+    }
+    const auto star = q[i].find('*');
+    if (star == std::string_view::npos) {
+      if (p[i] != q[i]) return false;
+    } else if (!(p[i].starts_with(q[i].substr(0, star)) && p[i].size() > star &&
+                 p[i].substr(star).find('/') == std::string_view::npos)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool Root::is_writable_setting(std::string_view path) {
+  if (!check_path(path)) return false;
+  if (path.starts_with("/proc/sys/")) return true;
+  static const std::string_view kSysfs[] = {
+      "/sys/kernel/mm/transparent_hugepage/enabled",
+      "/sys/kernel/mm/transparent_hugepage/defrag",
+      "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor",
+      "/sys/block/*/queue/read_ahead_kb",
+      "/sys/fs/cgroup/memory/*/memory.swappiness",
+  };
+  for (const auto pattern : kSysfs)
+    if (matches_pattern(path, pattern)) return true;
+  return false;
+}
+
+bool Root::is_writable_file(std::string_view path) {
+  if (!check_path(path)) return false;
+  static const std::string_view kFiles[] = {
+      "/etc/sysctl.d/90-dltune.conf",
+      "/etc/security/limits.d/90-dltune.conf",
+      "/etc/fstab",
+  };
+  for (const auto f : kFiles)
+    if (path == f) return true;
+  // The state directory (journal, backups).
+  return path.starts_with("/var/lib/dltune/");
+}
+
+Result<std::string> Root::write_virtual(std::string_view path, std::string_view value) const {
+  if (!is_writable_setting(path))
+    return fail("refusing to write (not a setting dltune changes):", std::string(path));
+  auto real = walk(path, true);
+  if (!real) return tl::unexpected(real.error());
+  if (!*real) return fail("cannot write", std::string(path), ENOENT);
+  Fd fd(
+      ::open(outside(**real).c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (live() ? 0 : O_TRUNC)));
+  if (fd.fd < 0) return fail("cannot write", std::string(path), errno);
+  // One write: procfs and sysfs take the value of a single write call.
+  const std::string line = std::string(value) + "\n";
+  const auto n = ::write(fd.fd, line.data(), line.size());
+  if (n < 0) return fail(fmt::format("cannot write '{}' to", value), std::string(path), errno);
+  if (static_cast<std::size_t>(n) != line.size())
+    return fail(fmt::format("short write of '{}' to", value), std::string(path), EIO);
+  auto back = read(path, 65536);
+  if (!back) return tl::unexpected(back.error());
+  if (!*back) return fail("cannot read back", std::string(path), ENOENT);
+  return std::string(text::trim(**back));
+}
+
+Result<void> Root::write_atomic(std::string_view path, std::string_view content,
+                                std::uint32_t mode) const {
+  if (!is_writable_file(path))
+    return fail("refusing to write (not a file dltune manages):", std::string(path));
+  const std::string target = outside(path);
+  const std::string dir = target.substr(0, target.rfind('/'));
+  const std::string tmp =
+      fmt::format("{}/.{}.dltune-tmp.{}", dir, target.substr(target.rfind('/') + 1), ::getpid());
+  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode));
+  if (fd.fd < 0) return fail("cannot write", std::string(path), errno);
+  auto cleanup_fail = [&](const char* what, int err) -> Result<void> {
+    ::unlink(tmp.c_str());
+    return fail(what, std::string(path), err);
+  };
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const auto n = ::write(fd.fd, content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return cleanup_fail("cannot write", errno);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fchmod(fd.fd, mode) != 0) return cleanup_fail("cannot set the mode of", errno);
+  if (::fsync(fd.fd) != 0) return cleanup_fail("cannot sync", errno);
+  if (::rename(tmp.c_str(), target.c_str()) != 0) return cleanup_fail("cannot replace", errno);
+  Fd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dfd.fd >= 0) ::fsync(dfd.fd);  // the rename itself is durable once the directory is
+  return {};
+}
+
+Result<void> Root::remove_file(std::string_view path) const {
+  if (!is_writable_file(path))
+    return fail("refusing to remove (not a file dltune manages):", std::string(path));
+  if (::unlink(outside(path).c_str()) != 0 && errno != ENOENT)
+    return fail("cannot remove", std::string(path), errno);
+  return {};
 }
 
 }  // namespace dltune::host

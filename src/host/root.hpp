@@ -65,6 +65,23 @@ class Root {
   // `path` with every link in it followed (inside the root).
   [[nodiscard]] Result<std::optional<std::string>> resolve(std::string_view path) const;
 
+  // Writing (DESIGN.md §2). Only the settings dltune changes can be written: see
+  // is_writable_setting / is_writable_file; anything else is refused before any I/O.
+  //
+  // A kernel setting (/proc/sys, the known sysfs files): written in one write(2), then read
+  // back; returns what the kernel reports afterwards (trimmed). The kernel's errno (EINVAL for a
+  // value it refuses, EACCES, EROFS) is in the error.
+  [[nodiscard]] Result<std::string> write_virtual(std::string_view path,
+                                                  std::string_view value) const;
+  // A configuration file: written to a temporary file in the same directory, fsync'd, renamed
+  // over `path`, and the directory fsync'd, so that a crash leaves the old or the new file whole.
+  [[nodiscard]] Result<void> write_atomic(std::string_view path, std::string_view content,
+                                          std::uint32_t mode = 0644) const;
+  // Removes a file dltune wrote (rollback of a file that did not exist before).
+  [[nodiscard]] Result<void> remove_file(std::string_view path) const;
+  [[nodiscard]] static bool is_writable_setting(std::string_view path);
+  [[nodiscard]] static bool is_writable_file(std::string_view path);
+
   // Recording: when on, every file read, directory listed, link followed and path found is kept,
   // so that `capture` can pack exactly what a command depended on.
   void start_recording();
