@@ -66,10 +66,10 @@ std::vector<Finding> gpu_persistence(const AuditInput& in, const tune::ProfileEn
       f.severity = not_met(e);
       f.summary = fmt::format("{}: persistence mode is {}, expected {}", who, f.actual, expected);
       if (want) {
-        f.fix = Fix{"dltune tune apply --only gpu.persistence", true};
+        f.fix = Fix{"nvidia-smi -pm 1", false};
         f.notes.push_back(
-            "By hand: nvidia-smi -pm 1 (until the next reboot), or keep it on across reboots "
-            "with NVIDIA's daemon: systemctl enable --now nvidia-persistenced.");
+            "nvidia-smi -pm 1 lasts until the next reboot; NVIDIA's daemon keeps it on across "
+            "reboots: systemctl enable --now nvidia-persistenced.");
       } else {
         f.fix = Fix{"nvidia-smi -pm 0", false};
       }

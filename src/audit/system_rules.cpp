@@ -174,7 +174,7 @@ std::vector<Finding> limit_rule(const AuditInput& in, const tune::ProfileEntry& 
                   ? fmt::format("{} is {}", entry.key, f.actual)
                   : fmt::format("{} is {}, expected {} for both", entry.key, f.actual, f.expected);
   if (f.severity != Severity::kOk) {
-    f.fix = tune_fix(entry.key);
+    f.fix = Fix{"dltune tune apply --persist --only " + entry.key, true};
     f.notes.push_back(
         "these are the limits of the process that ran dltune, which the jobs it "
         "starts inherit; limits.d changes take effect at the next login");
@@ -241,7 +241,10 @@ std::vector<Finding> mount_noatime(const AuditInput& in, const tune::ProfileEntr
       f.summary =
           fmt::format("{} ({}) is mounted {}, not noatime{}", best->mount_point, best->fstype, mode,
                       p == best->mount_point ? "" : " (holds " + p + ")");
-      f.fix = tune_fix(entry.key);
+      f.fix = Fix{fmt::format("mount -o remount,noatime {} && add noatime to its options in "
+                              "/etc/fstab",
+                              best->mount_point),
+                  false};
       f.notes.push_back(
           "every read of a training file also writes its access time unless the "
           "file system is mounted noatime");

@@ -28,6 +28,7 @@ int run(int argc, char** argv) {
   commands.push_back(make_check_command(app, global));
   commands.push_back(make_env_command(app, global));
   commands.push_back(make_capture_command(app, global));
+  commands.push_back(make_tune_command(app, global));
 
   try {
     app.parse(argc, argv);

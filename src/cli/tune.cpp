@@ -1,0 +1,375 @@
+// `dltune tune plan|apply|rollback|status|history`: change the host to a profile as one
+// transaction, journaled, verified and reversible.
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "audit/rules.hpp"
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "tune/journal.hpp"
+#include "tune/plan.hpp"
+#include "tune/transaction.hpp"
+
+namespace dltune::cli {
+
+namespace {
+
+using inventory::Json;
+
+std::string when(std::int64_t t) {
+  const std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  ::gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+Json plan_json(const tune::Plan& plan) {
+  Json items = Json::array();
+  for (const auto& i : plan.items) {
+    Json changes = Json::array();
+    for (const auto& c : i.changes) {
+      Json x{{"key", c.key},
+             {"kind", c.kind},
+             {"target", c.target},
+             {"new", c.new_value},
+             {"implied", c.implied}};
+      if (c.old_value) x["old"] = *c.old_value;
+      changes.push_back(std::move(x));
+    }
+    items.push_back(Json{{"key", i.key},
+                         {"status", tune::status_name(i.status)},
+                         {"summary", i.summary},
+                         {"reason", i.reason},
+                         {"changes", std::move(changes)},
+                         {"notes", i.notes}});
+  }
+  return Json{{"schema", "dltune.tune.plan/1"},
+              {"profile", plan.profile},
+              {"persist", plan.persist},
+              {"items", std::move(items)}};
+}
+
+std::string plan_text(const tune::Plan& plan) {
+  std::string out = fmt::format("dltune tune: profile {}{}\n\n", plan.profile,
+                                plan.persist ? ", persistent"
+                                             : ", live only (add --persist to "
+                                               "keep it across reboots)");
+  int n = 0;
+  for (const auto& i : plan.items) {
+    out += fmt::format("  {:<14}  {:<28}  {}\n", tune::status_name(i.status), i.key, i.summary);
+    if (i.status == tune::PlanItem::Status::kChange) {
+      for (const auto& c : i.changes) {
+        ++n;
+        if (c.kind == "file")
+          out += fmt::format("{:18}{} {}\n", "", c.old_value ? "rewrite" : "create", c.target);
+        else if (c.implied)
+          out += fmt::format("{:18}{}: {} (changed by the kernel; restored on rollback)\n", "",
+                             c.target, c.old_value.value_or("?"));
+      }
+      for (const auto& note : i.notes) out += fmt::format("{:18}note: {}\n", "", note);
+    }
+  }
+  out += fmt::format("\n{} change(s)\n", n);
+  return out;
+}
+
+Json tx_json(const tune::TxRecord& t) {
+  Json changes = Json::array();
+  for (const auto& c : t.changes) {
+    Json x{{"seq", c.seq},
+           {"key", c.key},
+           {"kind", c.kind},
+           {"target", c.target},
+           {"new", c.kind == "file" ? std::string("(file content)") : c.new_value},
+           {"state", tune::change_state_name(c.state)},
+           {"changed_at", c.changed_at}};
+    if (c.old_value) x["old"] = c.kind == "file" ? std::string("(file content)") : *c.old_value;
+    if (c.backup) x["backup"] = *c.backup;
+    changes.push_back(std::move(x));
+  }
+  Json j{{"id", t.id},
+         {"command", t.command},
+         {"profile", t.profile},
+         {"state", tune::tx_state_name(t.state)},
+         {"started_at", t.started_at},
+         {"changes", std::move(changes)}};
+  if (t.finished_at) j["finished_at"] = *t.finished_at;
+  if (t.error) j["error"] = *t.error;
+  return j;
+}
+
+class TuneCommand : public Command {
+ public:
+  explicit TuneCommand(CLI::App& app) {
+    sub_ = app.add_subcommand("tune", "Change the host to a profile as one reversible transaction");
+    sub_->description(
+        "Changes sysctls, THP and the CPU governor live, and with --persist writes dltune's own\n"
+        "drop-in files (/etc/sysctl.d/90-dltune.conf, /etc/security/limits.d/90-dltune.conf)\n"
+        "atomically, never the distribution's files. Every old value is committed to the journal\n"
+        "(STATE_DIR/state.db, SQLite) before its change; every change is read back and verified;\n"
+        "a failure rolls back what was done. A transaction left unfinished by a crash is reported\n"
+        "by `tune status` and undone by `tune rollback`. Changing the host needs root.");
+    sub_->require_subcommand(1);
+    sub_->add_option("--state-dir", state_dir_, "Where the journal and backups are")
+        ->type_name("DIR");
+    sub_->add_option("--root", root_, "Plan for the host tree at DIR (a capture)")
+        ->type_name("DIR");
+    sub_->add_flag("--json", json_, "Print JSON");
+
+    plan_ = sub_->add_subcommand("plan", "What would change, old -> new, and why; changes nothing");
+    apply_ = sub_->add_subcommand("apply", "Apply the plan as one transaction");
+    for (auto* s : {plan_, apply_}) {
+      s->add_option("-p,--profile", profile_, "Profile name or file (default: training)");
+      s->add_option("--only", only_, "Only these settings (repeatable): one at a time")
+          ->type_name("ID");
+      s->add_flag("--persist", persist_, "Also write the drop-in files, to survive a reboot");
+    }
+    apply_->add_flag("-y,--yes", yes_, "Do not ask (needed when stdin is not a terminal)");
+    rollback_ = sub_->add_subcommand("rollback", "Restore every value a transaction changed");
+    rollback_->add_option("tx", tx_,
+                          "Transaction id (default: the last applied one, or the one "
+                          "a crash left unfinished)");
+    status_ = sub_->add_subcommand("status", "Applied transactions, drift, unfinished ones");
+    history_ = sub_->add_subcommand("history", "Every transaction with its changes");
+    // --root, --state-dir and --json may come after the subcommand too.
+    for (auto* s : {plan_, apply_, rollback_, status_, history_}) s->fallthrough();
+  }
+
+  bool selected() const override { return sub_->parsed(); }
+
+  int execute() override {
+    const auto opened = open_root("tune", root_);
+    if (!opened) return kExitBadInput;
+    root_obj_ = *opened;
+    if (plan_->parsed()) return do_plan(false);
+    if (apply_->parsed()) return do_plan(true);
+    if (rollback_->parsed()) return do_rollback();
+    if (status_->parsed()) return do_status();
+    return do_history();
+  }
+
+ private:
+  bool may_change() {
+    if (root_obj_.live() && ::geteuid() != 0) {
+      fmt::print(stderr,
+                 "dltune tune: changing this host needs root (run it with sudo); nothing "
+                 "was changed\n");
+      return false;
+    }
+    return true;
+  }
+
+  int do_plan(bool apply) {
+    auto profile = tune::load_profile(profile_, root_obj_, audit::validate_key);
+    if (!profile) {
+      fmt::print(stderr, "dltune tune: profile: {}\n", profile.error().message());
+      return kExitBadInput;
+    }
+    const auto facts = inventory::collect(root_obj_, collect_options());
+    auto plan = tune::make_plan(root_obj_, facts, *profile, only_, persist_);
+    if (!plan) {
+      fmt::print(stderr, "dltune tune: {}\n", plan.error().message());
+      return kExitBadInput;
+    }
+    if (!apply) {
+      fmt::print("{}", json_ ? plan_json(*plan).dump(2) + "\n" : plan_text(*plan));
+      return kExitOk;
+    }
+    if (!may_change()) return kExitBadInput;
+    if (plan->changes().empty()) {
+      fmt::print("dltune tune: nothing to change: the host already meets {}\n", plan->profile);
+      return kExitOk;
+    }
+    if (!yes_) {
+      if (!::isatty(0)) {
+        fmt::print(stderr,
+                   "dltune tune apply: standard input is not a terminal: pass --yes to "
+                   "apply without asking; nothing was changed\n");
+        return kExitBadInput;
+      }
+      fmt::print("{}\nApply these changes? [y/N] ", plan_text(*plan));
+      std::fflush(stdout);
+      std::string answer;
+      std::getline(std::cin, answer);
+      if (answer != "y" && answer != "Y" && answer != "yes") {
+        fmt::print("nothing was changed\n");
+        return kExitOk;
+      }
+    }
+    auto journal = tune::Journal::open(state_dir_);
+    if (!journal) {
+      fmt::print(stderr, "dltune tune: {}\n", journal.error().message());
+      return kExitFailure;
+    }
+    if (auto pending = (*journal)->pending(); pending && !pending->empty()) {
+      fmt::print(stderr,
+                 "dltune tune: transaction {} was left unfinished (a crash?): run `dltune "
+                 "tune rollback {}` first; nothing was changed\n",
+                 pending->front().id, pending->front().id);
+      return kExitFailure;
+    }
+    std::string command = "tune apply -p " + profile_;
+    for (const auto& o : only_) command += " --only " + o;
+    if (persist_) command += " --persist";
+    auto result = tune::apply_plan(root_obj_, **journal, *plan, command);
+    if (!result) {
+      fmt::print(stderr, "dltune tune: {}\n", result.error().message());
+      return kExitFailure;
+    }
+    if (json_) {
+      fmt::print("{}\n", Json{{"tx", result->tx}, {"changed", result->changed}}.dump(2));
+    } else {
+      fmt::print(
+          "transaction {}: {} change(s) applied and verified; undo with `dltune tune "
+          "rollback {}`\n",
+          result->tx, result->changed, result->tx);
+    }
+    return kExitOk;
+  }
+
+  int do_rollback() {
+    if (!may_change()) return kExitBadInput;
+    auto journal = tune::Journal::open(state_dir_);
+    if (!journal) {
+      fmt::print(stderr, "dltune tune: {}\n", journal.error().message());
+      return kExitFailure;
+    }
+    std::int64_t tx = tx_;
+    if (tx == 0) {
+      auto pending = (*journal)->pending();
+      auto last = (*journal)->last_applied();
+      if (pending && !pending->empty())
+        tx = pending->front().id;
+      else if (last && *last)
+        tx = (*last)->id;
+    }
+    if (tx == 0) {
+      fmt::print(stderr, "dltune tune rollback: no transaction to roll back\n");
+      return kExitBadInput;
+    }
+    auto r = tune::rollback_tx(root_obj_, **journal, tx);
+    if (!r) {
+      fmt::print(stderr, "dltune tune rollback: {}\n", r.error().message());
+      return kExitBadInput;
+    }
+    for (const auto& p : r->problems) fmt::print(stderr, "dltune tune rollback: {}\n", p);
+    if (json_) {
+      fmt::print("{}\n",
+                 Json{{"tx", r->tx}, {"restored", r->restored}, {"problems", r->problems}}.dump(2));
+    } else {
+      fmt::print("transaction {}: {} value(s) restored{}\n", r->tx, r->restored,
+                 r->problems.empty() ? "" : fmt::format(", {} could not be", r->problems.size()));
+    }
+    return r->problems.empty() ? kExitOk : kExitFailure;
+  }
+
+  int do_status() {
+    auto journal = tune::Journal::open_read_only(state_dir_);
+    if (!journal) {
+      fmt::print(stderr, "dltune tune: {}\n", journal.error().message());
+      return kExitFailure;
+    }
+    auto history = (*journal)->history();
+    auto pending = (*journal)->pending();
+    if (!history || !pending) {
+      fmt::print(stderr, "dltune tune: {}\n",
+                 (!history ? history.error() : pending.error()).message());
+      return kExitFailure;
+    }
+    const auto drift = tune::find_drift(root_obj_, *history);
+    if (json_) {
+      Json applied = Json::array(), unfinished = Json::array(), drifted = Json::array();
+      for (const auto& t : *history)
+        if (t.state == tune::TxState::kApplied) applied.push_back(tx_json(t));
+      for (const auto& t : *pending) unfinished.push_back(tx_json(t));
+      for (const auto& d : drift)
+        drifted.push_back(Json{{"key", d.key},
+                               {"target", d.target},
+                               {"expected", d.expected},
+                               {"actual", d.actual},
+                               {"tx", d.tx}});
+      fmt::print("{}\n", Json{{"schema", "dltune.tune.status/1"},
+                              {"state_dir", state_dir_},
+                              {"applied", applied},
+                              {"unfinished", unfinished},
+                              {"drift", drifted}}
+                             .dump(2));
+    } else {
+      for (const auto& t : *pending)
+        fmt::print(
+            "UNFINISHED  transaction {} ({}, started {}): {} change(s) journaled; run "
+            "`dltune tune rollback {}`\n",
+            t.id, t.command, when(t.started_at), t.changes.size(), t.id);
+      int applied = 0;
+      for (const auto& t : *history) {
+        if (t.state != tune::TxState::kApplied) continue;
+        ++applied;
+        fmt::print("applied     transaction {} ({}, {}): {} change(s)\n", t.id, t.command,
+                   when(t.started_at), t.changes.size());
+      }
+      for (const auto& d : drift)
+        fmt::print("drift       {}: transaction {} wrote {}, now {} ({})\n", d.key, d.tx,
+                   d.expected, d.actual, d.target);
+      if (applied == 0 && pending->empty()) fmt::print("no applied transactions\n");
+    }
+    return pending->empty() && drift.empty() ? kExitOk : kExitFailure;
+  }
+
+  int do_history() {
+    auto journal = tune::Journal::open_read_only(state_dir_);
+    if (!journal) {
+      fmt::print(stderr, "dltune tune: {}\n", journal.error().message());
+      return kExitFailure;
+    }
+    auto history = (*journal)->history();
+    if (!history) {
+      fmt::print(stderr, "dltune tune: {}\n", history.error().message());
+      return kExitFailure;
+    }
+    if (json_) {
+      Json all = Json::array();
+      for (const auto& t : *history) all.push_back(tx_json(t));
+      fmt::print("{}\n", Json{{"schema", "dltune.tune.history/1"}, {"transactions", all}}.dump(2));
+      return kExitOk;
+    }
+    for (const auto& t : *history) {
+      fmt::print("transaction {}  {}  {}  {}\n", t.id, tune::tx_state_name(t.state),
+                 when(t.started_at), t.command);
+      if (t.error) fmt::print("    error: {}\n", *t.error);
+      for (const auto& c : t.changes)
+        fmt::print("    {:>3} {:<10} {:<28} {} -> {}  [{}]\n", c.seq, c.kind, c.key,
+                   c.kind == "file" ? (c.old_value ? "(old file)" : "(none)")
+                                    : c.old_value.value_or("(none)"),
+                   c.kind == "file" ? "(new file)" : c.new_value, tune::change_state_name(c.state));
+    }
+    if (history->empty()) fmt::print("no transactions\n");
+    return kExitOk;
+  }
+
+  CLI::App* sub_ = nullptr;
+  CLI::App *plan_ = nullptr, *apply_ = nullptr, *rollback_ = nullptr, *status_ = nullptr,
+           *history_ = nullptr;
+  std::string state_dir_ = "/var/lib/dltune";
+  std::string root_;
+  std::string profile_ = "training";
+  std::vector<std::string> only_;
+  bool persist_ = false, yes_ = false, json_ = false;
+  std::int64_t tx_ = 0;
+  host::Root root_obj_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_tune_command(CLI::App& app, GlobalOptions&) {
+  return std::make_unique<TuneCommand>(app);
+}
+
+}  // namespace dltune::cli

@@ -1,0 +1,186 @@
+#include "tune/transaction.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/text.hpp"
+
+namespace dltune::tune {
+
+namespace {
+
+std::string normalise(std::string_view v) {
+  std::string out;
+  for (const auto f : text::fields(text::trim(v))) {
+    if (!out.empty()) out += ' ';
+    out += f;
+  }
+  return out;
+}
+
+int crash_after() {
+  const char* v = std::getenv(kCrashHookVariable);
+  if (v == nullptr) return 0;
+  const auto n = text::to_int(v);
+  return n ? static_cast<int>(*n) : 0;
+}
+
+// A byte-exact copy of a file's old content in the state directory (the journal keeps it too).
+Result<std::string> write_backup(Journal& journal, std::int64_t tx, int seq,
+                                 const std::string& target, const std::string& content) {
+  auto dir = journal.backup_dir(tx);
+  if (!dir) return tl::unexpected(dir.error());
+  std::string name = target;
+  for (auto& c : name)
+    if (c == '/') c = '_';
+  const std::string path = fmt::format("{}/{:03d}{}", *dir, seq, name);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return fail("cannot write the backup", path, errno);
+  const auto n = ::write(fd, content.data(), content.size());
+  const int err = errno;
+  const bool ok = n == static_cast<ssize_t>(content.size()) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok) return fail("cannot write the backup", path, n < 0 ? err : EIO);
+  return path;
+}
+
+// Puts one journaled change back. vm.*_bytes = 0 is not written: the kernel refuses it
+// (EINVAL), and restoring the matching ratio already returned the kernel to ratio mode.
+Result<void> restore(const host::Root& root, const ChangeRecord& c) {
+  if (c.kind == "file") {
+    if (!c.old_value) return root.remove_file(c.target);
+    return root.write_atomic(c.target, *c.old_value);
+  }
+  if (!c.old_value) return {};
+  if ((c.key == "vm.dirty_bytes" || c.key == "vm.dirty_background_bytes") && *c.old_value == "0")
+    return {};
+  auto back = root.write_virtual(c.target, *c.old_value);
+  if (!back) return tl::unexpected(back.error());
+  if (normalise(*back) != normalise(*c.old_value))
+    return fail(fmt::format("restored {} but the kernel reports '{}' in", *c.old_value, *back),
+                c.target, 0);
+  return {};
+}
+
+}  // namespace
+
+Result<ApplyResult> apply_plan(const host::Root& root, Journal& journal, const Plan& plan,
+                               const std::string& command) {
+  auto tx = journal.begin(command, plan.profile);
+  if (!tx) return tl::unexpected(tx.error());
+  ApplyResult result;
+  result.tx = *tx;
+  const int crash = crash_after();
+  int seq = 0;
+  auto abort_with = [&](const Error& e) -> Result<ApplyResult> {
+    auto rb = rollback_tx(root, journal, *tx);
+    std::string msg = e.message();
+    if (rb && !rb->problems.empty())
+      msg += fmt::format("; rollback could not restore: {}", fmt::join(rb->problems, "; "));
+    (void)journal.finish(*tx, TxState::kFailed, msg);
+    return fail(fmt::format("transaction {} failed and was rolled back:", *tx), msg);
+  };
+  for (const auto& change : plan.changes()) {
+    ChangeRecord rec;
+    rec.seq = ++seq;
+    rec.key = change.key;
+    rec.kind = change.kind;
+    rec.target = change.target;
+    rec.old_value = change.old_value;
+    rec.new_value = change.new_value;
+    if (change.kind == "file" && change.old_value) {
+      auto backup = write_backup(journal, *tx, seq, change.target, *change.old_value);
+      if (!backup) return abort_with(backup.error());
+      rec.backup = *backup;
+    }
+    // The old value is durable before anything changes.
+    auto id = journal.journal_change(*tx, rec);
+    if (!id) return abort_with(id.error());
+    if (change.implied) {
+      (void)journal.set_change_state(*id, ChangeState::kApplied);
+      continue;
+    }
+    if (change.kind == "file") {
+      auto w = root.write_atomic(change.target, change.new_value);
+      if (!w) return abort_with(Error{"cannot persist " + change.key + ":", w.error().input,
+                                      w.error().errno_});
+      auto back = root.read(change.target);
+      if (!back || !*back || **back != change.new_value)
+        return abort_with(Error{"the file does not read back as written:", change.target, EIO});
+    } else {
+      auto back = root.write_virtual(change.target, change.new_value);
+      if (!back)
+        return abort_with(Error{fmt::format("{}: cannot write '{}' to", change.key, change.new_value),
+                                back.error().input, back.error().errno_});
+      if (auto s = journal.set_change_state(*id, ChangeState::kApplied); !s)
+        return abort_with(s.error());
+      if (normalise(*back) != normalise(change.new_value))
+        return abort_with(Error{fmt::format("{}: wrote '{}' but the kernel kept '{}' in", change.key,
+                                            change.new_value, *back),
+                                change.target, 0});
+    }
+    if (auto s = journal.set_change_state(*id, ChangeState::kVerified); !s)
+      return abort_with(s.error());
+    ++result.changed;
+    if (crash > 0 && result.changed == crash) ::_exit(99);  // the test hook: a crash, right here
+  }
+  if (auto f = journal.finish(*tx, TxState::kApplied); !f) return tl::unexpected(f.error());
+  return result;
+}
+
+Result<RollbackResult> rollback_tx(const host::Root& root, Journal& journal, std::int64_t tx) {
+  auto rec = journal.transaction(tx);
+  if (!rec) return tl::unexpected(rec.error());
+  if (!*rec) return fail("no such transaction:", std::to_string(tx));
+  if ((*rec)->state == TxState::kRolledBack)
+    return fail("transaction was rolled back already:", std::to_string(tx));
+  RollbackResult r;
+  r.tx = tx;
+  const auto& changes = (*rec)->changes;
+  for (auto it = changes.rbegin(); it != changes.rend(); ++it) {
+    if (it->state == ChangeState::kRolledBack) continue;
+    auto done = restore(root, *it);
+    if (!done) {
+      r.problems.push_back(fmt::format("{} ({})", it->key, done.error().message()));
+      continue;
+    }
+    (void)journal.set_change_state(it->id, ChangeState::kRolledBack);
+    ++r.restored;
+  }
+  if ((*rec)->state != TxState::kFailed)
+    (void)journal.finish(tx, r.problems.empty() ? TxState::kRolledBack : TxState::kFailed,
+                         r.problems.empty() ? std::nullopt
+                                            : std::optional<std::string>(fmt::format(
+                                                  "rollback incomplete: {}", fmt::join(r.problems, "; "))));
+  return r;
+}
+
+std::vector<Drift> find_drift(const host::Root& root, const std::vector<TxRecord>& history) {
+  // The newest applied value of each target (history is newest first).
+  std::vector<Drift> out;
+  std::set<std::string> seen;
+  for (const auto& tx : history) {
+    if (tx.state != TxState::kApplied) continue;
+    for (const auto& c : tx.changes) {
+      if (c.state != ChangeState::kVerified || seen.count(c.target)) continue;
+      seen.insert(c.target);
+      auto now = root.read(c.target);
+      std::string actual = now && *now ? **now : "(absent)";
+      const bool same = c.kind == "file" ? actual == c.new_value
+                                         : normalise(actual) == normalise(c.new_value);
+      if (!same)
+        out.push_back(Drift{c.key, c.target, c.kind == "file" ? "(the file tune wrote)" : c.new_value,
+                            c.kind == "file" ? "(changed since)" : normalise(actual), tx.id});
+    }
+  }
+  return out;
+}
+
+}  // namespace dltune::tune

@@ -1,0 +1,54 @@
+#pragma once
+// Applying a plan as one transaction, and undoing one (issue 4): every old value is journaled
+// before its change, every change is read back and verified, and a failure undoes what was
+// done before it.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "host/root.hpp"
+#include "tune/journal.hpp"
+#include "tune/plan.hpp"
+
+namespace dltune::tune {
+
+// Test hook (documented in docs/testing.md): DLTUNE_TEST_CRASH_AFTER=N makes apply exit at once
+// (_exit(99), no cleanup) right after the Nth change was made, as a crash or kill -9 would.
+inline constexpr const char* kCrashHookVariable = "DLTUNE_TEST_CRASH_AFTER";
+
+struct ApplyResult {
+  std::int64_t tx = 0;
+  int changed = 0;
+};
+
+// Applies every change of `plan`; on a failure rolls back the changes already made, marks the
+// transaction failed and returns the error (naming the setting, the file and the errno).
+[[nodiscard]] Result<ApplyResult> apply_plan(const host::Root& root, Journal& journal,
+                                             const Plan& plan, const std::string& command);
+
+struct RollbackResult {
+  std::int64_t tx = 0;
+  int restored = 0;
+  std::vector<std::string> problems;  // values that could not be restored (with errno)
+};
+
+// Restores, newest first, every change of transaction `tx` (applied, failed or left pending by a
+// crash) to its journaled old value: files are restored byte for byte or removed when they did
+// not exist.
+[[nodiscard]] Result<RollbackResult> rollback_tx(const host::Root& root, Journal& journal,
+                                                 std::int64_t tx);
+
+struct Drift {
+  std::string key;
+  std::string target;
+  std::string expected;  // what the transaction wrote
+  std::string actual;    // what is there now
+  std::int64_t tx = 0;
+};
+
+// Values an applied transaction wrote that are no longer there (someone changed them since).
+[[nodiscard]] std::vector<Drift> find_drift(const host::Root& root,
+                                            const std::vector<TxRecord>& history);
+
+}  // namespace dltune::tune
