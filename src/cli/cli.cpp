@@ -1,13 +1,35 @@
 #include "cli/cli.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
+#include "tune/journal.hpp"
 
 namespace dltune::cli {
+
+namespace {
+
+// Every command says so when a tune transaction was left unfinished (issue 4): the host may be
+// half-changed until it is rolled back.
+void warn_about_unfinished_transactions() {
+  if (::access("/var/lib/dltune/state.db", F_OK) != 0) return;
+  auto journal = tune::Journal::open_read_only("/var/lib/dltune");
+  if (!journal) return;
+  auto pending = (*journal)->pending();
+  if (!pending) return;
+  for (const auto& t : *pending)
+    fmt::print(stderr,
+               "dltune: tune transaction {} ({}) was left unfinished: the host may be half-changed; "
+               "run `dltune tune rollback {}`\n",
+               t.id, t.command, t.id);
+}
+
+}  // namespace
 
 int run(int argc, char** argv) {
   CLI::App app{
@@ -36,6 +58,7 @@ int run(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitBadInput;
   }
+  warn_about_unfinished_transactions();
   for (auto& c : commands)
     if (c->selected()) return c->execute();
   return kExitBadInput;
