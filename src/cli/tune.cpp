@@ -184,6 +184,20 @@ class TuneCommand : public Command {
       return kExitOk;
     }
     if (!may_change()) return kExitBadInput;
+    // A transaction a crash left unfinished comes first: this plan was made from a host that
+    // may be half-changed.
+    auto journal = tune::Journal::open(state_dir_);
+    if (!journal) {
+      fmt::print(stderr, "dltune tune: {}\n", journal.error().message());
+      return kExitFailure;
+    }
+    if (auto pending = (*journal)->pending(); pending && !pending->empty()) {
+      fmt::print(stderr,
+                 "dltune tune: transaction {} was left unfinished (a crash?): run `dltune "
+                 "tune rollback {}` first; nothing was changed\n",
+                 pending->front().id, pending->front().id);
+      return kExitFailure;
+    }
     if (plan->changes().empty()) {
       fmt::print("dltune tune: nothing to change: the host already meets {}\n", plan->profile);
       return kExitOk;
@@ -203,18 +217,6 @@ class TuneCommand : public Command {
         fmt::print("nothing was changed\n");
         return kExitOk;
       }
-    }
-    auto journal = tune::Journal::open(state_dir_);
-    if (!journal) {
-      fmt::print(stderr, "dltune tune: {}\n", journal.error().message());
-      return kExitFailure;
-    }
-    if (auto pending = (*journal)->pending(); pending && !pending->empty()) {
-      fmt::print(stderr,
-                 "dltune tune: transaction {} was left unfinished (a crash?): run `dltune "
-                 "tune rollback {}` first; nothing was changed\n",
-                 pending->front().id, pending->front().id);
-      return kExitFailure;
     }
     std::string command = "tune apply -p " + profile_;
     for (const auto& o : only_) command += " --only " + o;

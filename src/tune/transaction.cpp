@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/text.hpp"
+#include "host/parse/proc.hpp"
 
 namespace dltune::tune {
 
@@ -23,6 +24,16 @@ std::string normalise(std::string_view v) {
     out += f;
   }
   return out;
+}
+
+// What a setting file says its value is: the [selected] word of a sysfs choice file
+// ("always defer [defer+madvise] madvise never"), else the whitespace-normalised text.
+std::string effective(std::string_view raw) {
+  if (raw.find('[') != std::string_view::npos) {
+    const auto choice = host::parse::bracket_choice(raw);
+    if (choice.selected) return *choice.selected;
+  }
+  return normalise(raw);
 }
 
 int crash_after() {
@@ -63,7 +74,7 @@ Result<void> restore(const host::Root& root, const ChangeRecord& c) {
     return {};
   auto back = root.write_virtual(c.target, *c.old_value);
   if (!back) return tl::unexpected(back.error());
-  if (normalise(*back) != normalise(*c.old_value))
+  if (effective(*back) != effective(*c.old_value))
     return fail(fmt::format("restored {} but the kernel reports '{}' in", *c.old_value, *back),
                 c.target, 0);
   return {};
@@ -109,21 +120,23 @@ Result<ApplyResult> apply_plan(const host::Root& root, Journal& journal, const P
     }
     if (change.kind == "file") {
       auto w = root.write_atomic(change.target, change.new_value);
-      if (!w) return abort_with(Error{"cannot persist " + change.key + ":", w.error().input,
-                                      w.error().errno_});
+      if (!w)
+        return abort_with(
+            Error{"cannot persist " + change.key + ":", w.error().input, w.error().errno_});
       auto back = root.read(change.target);
       if (!back || !*back || **back != change.new_value)
         return abort_with(Error{"the file does not read back as written:", change.target, EIO});
     } else {
       auto back = root.write_virtual(change.target, change.new_value);
       if (!back)
-        return abort_with(Error{fmt::format("{}: cannot write '{}' to", change.key, change.new_value),
-                                back.error().input, back.error().errno_});
+        return abort_with(
+            Error{fmt::format("{}: cannot write '{}' to", change.key, change.new_value),
+                  back.error().input, back.error().errno_});
       if (auto s = journal.set_change_state(*id, ChangeState::kApplied); !s)
         return abort_with(s.error());
-      if (normalise(*back) != normalise(change.new_value))
-        return abort_with(Error{fmt::format("{}: wrote '{}' but the kernel kept '{}' in", change.key,
-                                            change.new_value, *back),
+      if (effective(*back) != effective(change.new_value))
+        return abort_with(Error{fmt::format("{}: wrote '{}' but the kernel kept '{}' in",
+                                            change.key, change.new_value, *back),
                                 change.target, 0});
     }
     if (auto s = journal.set_change_state(*id, ChangeState::kVerified); !s)
@@ -156,9 +169,10 @@ Result<RollbackResult> rollback_tx(const host::Root& root, Journal& journal, std
   }
   if ((*rec)->state != TxState::kFailed)
     (void)journal.finish(tx, r.problems.empty() ? TxState::kRolledBack : TxState::kFailed,
-                         r.problems.empty() ? std::nullopt
-                                            : std::optional<std::string>(fmt::format(
-                                                  "rollback incomplete: {}", fmt::join(r.problems, "; "))));
+                         r.problems.empty()
+                             ? std::nullopt
+                             : std::optional<std::string>(fmt::format(
+                                   "rollback incomplete: {}", fmt::join(r.problems, "; "))));
   return r;
 }
 
@@ -173,11 +187,12 @@ std::vector<Drift> find_drift(const host::Root& root, const std::vector<TxRecord
       seen.insert(c.target);
       auto now = root.read(c.target);
       std::string actual = now && *now ? **now : "(absent)";
-      const bool same = c.kind == "file" ? actual == c.new_value
-                                         : normalise(actual) == normalise(c.new_value);
+      const bool same =
+          c.kind == "file" ? actual == c.new_value : effective(actual) == effective(c.new_value);
       if (!same)
-        out.push_back(Drift{c.key, c.target, c.kind == "file" ? "(the file tune wrote)" : c.new_value,
-                            c.kind == "file" ? "(changed since)" : normalise(actual), tx.id});
+        out.push_back(Drift{c.key, c.target,
+                            c.kind == "file" ? "(the file tune wrote)" : c.new_value,
+                            c.kind == "file" ? "(changed since)" : effective(actual), tx.id});
     }
   }
   return out;
