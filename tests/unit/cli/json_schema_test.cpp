@@ -108,6 +108,24 @@ TEST(CheckJsonSchema, EveryKeyIsDocumented) {
   }
 }
 
+TEST(TunePlanJsonSchema, EveryKeyIsDocumented) {
+  const auto r = dltune::testing::run({DLTUNE_BINARY, "tune", "--root",
+                                       std::string(DLTUNE_FIXTURES) + "/roots/gpu8-numa2-cgv2",
+                                       "plan", "--persist", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = json::parse(r.out);
+  EXPECT_EQ(doc["schema"], "dltune.tune.plan/1");
+  const auto docs = documented_keys();
+  const auto& section = docs.at("`dltune tune plan --json` — schema `dltune.tune.plan/1`");
+  std::vector<std::string> missing;
+  check(doc, section, "plan", missing);
+  EXPECT_TRUE(missing.empty()) << ::testing::PrintToString(missing);
+  bool has_file_change = false;
+  for (const auto& i : doc["items"])
+    for (const auto& c : i["changes"]) has_file_change = has_file_change || c["kind"] == "file";
+  EXPECT_TRUE(has_file_change);
+}
+
 TEST(EnvJsonSchema, TheCheckCatchesAnUndocumentedKey) {
   const auto docs = documented_keys();
   std::vector<std::string> missing;
