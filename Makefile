@@ -11,9 +11,12 @@ run: deps release
 	if [ $$rc -eq 1 ] || [ $$rc -eq 2 ]; then echo "(dltune exited $$rc: 1 = warnings, 2 = critical findings or bad input)"; \
 	elif [ $$rc -ne 0 ]; then exit $$rc; fi
 
-# Every test of the release build (unit and integration), then the unit tests under ASan+UBSan.
+# Every test of the release build (unit tests in parallel; integration tests one at a time,
+# since some change this host's settings for a moment and others read them), then the unit
+# tests under ASan+UBSan.
 test: deps release asan
-	ctest --preset release -j$(JOBS)
+	ctest --preset release -L unit -j$(JOBS)
+	ctest --preset release -L integration
 	ctest --preset asan -L unit -j$(JOBS)
 
 deps:
