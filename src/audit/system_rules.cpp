@@ -13,15 +13,6 @@ namespace dltune::audit {
 
 namespace {
 
-std::string normalise_spaces(std::string_view v) {
-  std::string out;
-  for (const auto f : text::fields(text::trim(v))) {
-    if (!out.empty()) out += ' ';
-    out += f;
-  }
-  return out;
-}
-
 Fix tune_fix(const std::string& key) {
   return Fix{"dltune tune apply --only " + key, true};
 }
@@ -78,7 +69,7 @@ std::vector<Finding> sysctl_rule(const AuditInput& in, const tune::ProfileEntry&
                                  "it on the host)"
                                : "this kernel has no " + *path)};
   }
-  const std::string value = normalise_spaces(**raw);
+  const std::string value = text::normalise_spaces(**raw);
   std::string actual = value;
   if (entry.field) {
     const auto fl = text::fields(value);

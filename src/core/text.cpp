@@ -42,6 +42,15 @@ std::vector<std::string_view> fields(std::string_view s) {
   return out;
 }
 
+std::string normalise_spaces(std::string_view s) {
+  std::string out;
+  for (const auto f : fields(trim(s))) {
+    if (!out.empty()) out += ' ';
+    out += f;
+  }
+  return out;
+}
+
 std::vector<std::string_view> lines(std::string_view s) {
   std::vector<std::string_view> out;
   std::size_t start = 0;

@@ -13,6 +13,9 @@ namespace dltune::text {
 [[nodiscard]] std::vector<std::string_view> split(std::string_view s, char sep);
 // Splits on runs of spaces and tabs; no empty fields.
 [[nodiscard]] std::vector<std::string_view> fields(std::string_view s);
+// Runs of spaces and tabs as one space, trimmed: how /proc/sys values compare
+// ("4096\t16384\t4194304" is "4096 16384 4194304").
+[[nodiscard]] std::string normalise_spaces(std::string_view s);
 // Lines without their '\n'; a final line without '\n' is kept, a trailing empty one is not.
 [[nodiscard]] std::vector<std::string_view> lines(std::string_view s);
 [[nodiscard]] bool starts_with(std::string_view s, std::string_view prefix);

@@ -19,15 +19,6 @@ namespace {
 constexpr const char* kSysctlDropin = "/etc/sysctl.d/90-dltune.conf";
 constexpr const char* kLimitsDropin = "/etc/security/limits.d/90-dltune.conf";
 
-std::string normalise(std::string_view v) {
-  std::string out;
-  for (const auto f : text::fields(text::trim(v))) {
-    if (!out.empty()) out += ' ';
-    out += f;
-  }
-  return out;
-}
-
 bool is_sysctl(const std::string& key) {
   const auto* rule = audit::rule_for(key);
   return rule != nullptr && std::string_view(rule->key).back() == '.';
@@ -36,7 +27,7 @@ bool is_sysctl(const std::string& key) {
 std::optional<std::string> read_trimmed(const host::Root& root, const std::string& path) {
   auto r = root.read(path, 65536);
   if (!r || !*r) return std::nullopt;
-  return normalise(**r);
+  return text::normalise_spaces(**r);
 }
 
 void plan_sysctl(const host::Root& root, const inventory::HostFacts& facts, const ProfileEntry& e,
@@ -91,10 +82,10 @@ void plan_thp(const inventory::HostFacts& facts, const ProfileEntry& e, PlanItem
   }
   item.status = PlanItem::Status::kChange;
   item.summary = fmt::format("{} -> {}", *choice->selected, *target);
-  item.changes.push_back({e.key, "sysfs",
-                          std::string("/sys/kernel/mm/transparent_hugepage/") +
-                              (enabled ? "enabled" : "defrag"),
-                          *choice->selected, *target, false});
+  item.changes.push_back(
+      {e.key, "sysfs",
+       std::string("/sys/kernel/mm/transparent_hugepage/") + (enabled ? "enabled" : "defrag"),
+       *choice->selected, *target, false});
 }
 
 void plan_governor(const inventory::HostFacts& facts, const ProfileEntry& e, PlanItem& item) {
@@ -111,9 +102,10 @@ void plan_governor(const inventory::HostFacts& facts, const ProfileEntry& e, Pla
     target_gov = *target;
     from.push_back(fmt::format("{} on CPUs {}", gov, text::format_cpu_list(cpus)));
     for (int cpu : cpus)
-      item.changes.push_back({e.key, "sysfs",
-                              fmt::format("/sys/devices/system/cpu/cpu{}/cpufreq/scaling_governor", cpu),
-                              gov, *target, false});
+      item.changes.push_back(
+          {e.key, "sysfs",
+           fmt::format("/sys/devices/system/cpu/cpu{}/cpufreq/scaling_governor", cpu), gov, *target,
+           false});
   }
   if (item.changes.empty()) {
     item.status = PlanItem::Status::kAlreadyOk;
@@ -128,10 +120,14 @@ void plan_governor(const inventory::HostFacts& facts, const ProfileEntry& e, Pla
 
 const char* status_name(PlanItem::Status s) {
   switch (s) {
-    case PlanItem::Status::kChange: return "change";
-    case PlanItem::Status::kAlreadyOk: return "ok";
-    case PlanItem::Status::kNotTunable: return "not tunable";
-    case PlanItem::Status::kNotApplicable: return "not applicable";
+    case PlanItem::Status::kChange:
+      return "change";
+    case PlanItem::Status::kAlreadyOk:
+      return "ok";
+    case PlanItem::Status::kNotTunable:
+      return "not tunable";
+    case PlanItem::Status::kNotApplicable:
+      return "not applicable";
   }
   return "?";
 }
@@ -145,7 +141,7 @@ std::vector<PlannedChange> Plan::changes() const {
 
 std::optional<std::string> target_value(const Expected& expected, const std::string& current,
                                         std::optional<int> field) {
-  const std::string value = normalise(current);
+  const std::string value = text::normalise_spaces(current);
   if (!field) {
     if (expected.matches(value)) return std::nullopt;
     return expected.values.front();
@@ -183,8 +179,9 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
     } else if (e.key == "thp.enabled" || e.key == "thp.defrag") {
       plan_thp(facts, e, item);
       if (persist && item.status == PlanItem::Status::kChange)
-        item.notes.push_back("not persistent yet: THP settings return to the kernel's default "
-                             "at boot (run `dltune tune apply` from a boot job)");
+        item.notes.push_back(
+            "not persistent yet: THP settings return to the kernel's default "
+            "at boot (run `dltune tune apply` from a boot job)");
     } else if (e.key == "cpu.governor") {
       plan_governor(facts, e, item);
       if (persist && item.status == PlanItem::Status::kChange)
@@ -194,14 +191,16 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
       const auto want = e.expected.values.empty() ? std::string() : e.expected.values.front();
       if (!persist) {
         item.status = PlanItem::Status::kNotTunable;
-        item.summary = "limits are set for new logins: use --persist (limits.d), or start jobs "
-                       "with `dltune run`";
+        item.summary =
+            "limits are set for new logins: use --persist (limits.d), or start jobs "
+            "with `dltune run`";
       } else {
         limits[name] = want;
         item.status = PlanItem::Status::kChange;
         item.summary = fmt::format("{} soft and hard {} for new logins", name, want);
-        item.notes.push_back("a running process keeps its limits: log in again (or restart the "
-                             "service) to get them");
+        item.notes.push_back(
+            "a running process keeps its limits: log in again (or restart the "
+            "service) to get them");
       }
     } else {
       item.status = PlanItem::Status::kNotTunable;

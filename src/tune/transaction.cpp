@@ -17,15 +17,6 @@ namespace dltune::tune {
 
 namespace {
 
-std::string normalise(std::string_view v) {
-  std::string out;
-  for (const auto f : text::fields(text::trim(v))) {
-    if (!out.empty()) out += ' ';
-    out += f;
-  }
-  return out;
-}
-
 // What a setting file says its value is: the [selected] word of a sysfs choice file
 // ("always defer [defer+madvise] madvise never"), else the whitespace-normalised text.
 std::string effective(std::string_view raw) {
@@ -33,7 +24,7 @@ std::string effective(std::string_view raw) {
     const auto choice = host::parse::bracket_choice(raw);
     if (choice.selected) return *choice.selected;
   }
-  return normalise(raw);
+  return text::normalise_spaces(raw);
 }
 
 int crash_after() {

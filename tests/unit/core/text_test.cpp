@@ -13,6 +13,12 @@ TEST(Text, TrimSplitFields) {
   EXPECT_EQ(lines("a\n\nb"), (std::vector<std::string_view>{"a", "", "b"}));
 }
 
+TEST(Text, NormaliseSpaces) {
+  EXPECT_EQ(normalise_spaces("4096\t16384\t4194304\n"), "4096 16384 4194304");
+  EXPECT_EQ(normalise_spaces("  a   b "), "a b");
+  EXPECT_EQ(normalise_spaces(" \t\n"), "");
+}
+
 TEST(Text, Numbers) {
   EXPECT_EQ(to_uint("42"), 42u);
   EXPECT_EQ(to_uint(" 42\n"), 42u);
