@@ -23,10 +23,11 @@ void warn_about_unfinished_transactions() {
   auto pending = (*journal)->pending();
   if (!pending) return;
   for (const auto& t : *pending)
-    fmt::print(stderr,
-               "dltune: tune transaction {} ({}) was left unfinished: the host may be half-changed; "
-               "run `dltune tune rollback {}`\n",
-               t.id, t.command, t.id);
+    fmt::print(
+        stderr,
+        "dltune: tune transaction {} ({}) was left unfinished: the host may be half-changed; "
+        "run `dltune tune rollback {}`\n",
+        t.id, t.command, t.id);
 }
 
 }  // namespace

@@ -30,13 +30,19 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   }
 }
 
+namespace {
+bool is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+}  // namespace
+
 std::vector<std::string_view> fields(std::string_view s) {
   std::vector<std::string_view> out;
   std::size_t i = 0;
   while (i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    while (i < s.size() && is_blank(s[i])) ++i;
     const auto b = i;
-    while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
+    while (i < s.size() && !is_blank(s[i])) ++i;
     if (i > b) out.push_back(s.substr(b, i - b));
   }
   return out;
@@ -59,6 +65,15 @@ std::vector<std::string_view> lines(std::string_view s) {
     if (pos == std::string_view::npos) pos = s.size();
     out.push_back(s.substr(start, pos - start));
     start = pos + 1;
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (!out.empty()) out += sep;
+    out += p;
   }
   return out;
 }

@@ -11,13 +11,15 @@ namespace dltune::text {
 [[nodiscard]] std::string_view trim(std::string_view s);
 // Splits on `sep`; keeps empty fields.
 [[nodiscard]] std::vector<std::string_view> split(std::string_view s, char sep);
-// Splits on runs of spaces and tabs; no empty fields.
+// Splits on runs of spaces, tabs, CR and LF; no empty fields.
 [[nodiscard]] std::vector<std::string_view> fields(std::string_view s);
 // Runs of spaces and tabs as one space, trimmed: how /proc/sys values compare
 // ("4096\t16384\t4194304" is "4096 16384 4194304").
 [[nodiscard]] std::string normalise_spaces(std::string_view s);
 // Lines without their '\n'; a final line without '\n' is kept, a trailing empty one is not.
 [[nodiscard]] std::vector<std::string_view> lines(std::string_view s);
+// The strings with `sep` between them.
+[[nodiscard]] std::string join(const std::vector<std::string>& parts, std::string_view sep);
 [[nodiscard]] bool starts_with(std::string_view s, std::string_view prefix);
 // Whole-string decimal (or 0x hex when base 0) parse; nullopt on any junk.
 [[nodiscard]] std::optional<std::int64_t> to_int(std::string_view s, int base = 10);

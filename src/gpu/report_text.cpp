@@ -8,12 +8,6 @@ namespace dltune::gpu {
 
 namespace {
 
-std::string join(const std::vector<std::string>& v, std::string_view sep) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : std::string(sep)) + s;
-  return out;
-}
-
 std::string on_off(bool v) {
   return v ? "on" : "off";
 }
@@ -79,10 +73,10 @@ void add_device_rows(render::Section& s, const Device& d, int indent, bool with_
   };
   clock("SM", d.sm_clock_mhz, d.max_sm_clock_mhz);
   clock("memory", d.memory_clock_mhz, d.max_memory_clock_mhz);
-  if (!clocks.empty()) s.add("Clocks", join(clocks, ", "), indent);
+  if (!clocks.empty()) s.add("Clocks", text::join(clocks, ", "), indent);
   if (d.clock_event_reasons) {
     const auto names = clock_event_reason_names(*d.clock_event_reasons);
-    s.add("Clock events", names.empty() ? "none" : join(names, ", "), indent);
+    s.add("Clock events", names.empty() ? "none" : text::join(names, ", "), indent);
   }
   if (d.temperature_celsius)
     s.add("Temperature", fmt::format("{} C", *d.temperature_celsius), indent);
@@ -100,7 +94,7 @@ void add_device_rows(render::Section& s, const Device& d, int indent, bool with_
               : fmt::format("{} of {} links active", active, d.nvlinks.size()),
           indent);
   }
-  if (!d.errors.empty()) s.add("NVML errors", join(d.errors, "; "), indent);
+  if (!d.errors.empty()) s.add("NVML errors", text::join(d.errors, "; "), indent);
 }
 
 std::string summary(const Report& r) {
@@ -110,8 +104,8 @@ std::string summary(const Report& r) {
   if (r.cuda_driver_version) parts.push_back("CUDA " + *r.cuda_driver_version);
   if (r.nvml_version) parts.push_back("NVML " + *r.nvml_version);
   std::string out = r.library;
-  if (!parts.empty()) out += ": " + join(parts, ", ");
-  if (!r.errors.empty()) out += " [" + join(r.errors, "; ") + "]";
+  if (!parts.empty()) out += ": " + text::join(parts, ", ");
+  if (!r.errors.empty()) out += " [" + text::join(r.errors, "; ") + "]";
   return out;
 }
 

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
+
 #include "inventory/cuda.hpp"
 
 namespace dltune::inventory {
@@ -15,10 +17,6 @@ Json finding_json(const VersionFinding& v) {
   j["path"] = v.path;
   j["source"] = v.source;
   return j;
-}
-
-std::string join(const std::vector<std::string>& v, std::string_view sep) {
-  return fmt::format("{}", fmt::join(v, sep));
 }
 
 // cuDNN and NCCL: one row per finding, versions aligned.
@@ -101,8 +99,8 @@ std::vector<render::Section> render_cuda(const CudaFacts& f) {
     std::string value = fmt::format("{:<{}}  {}", t.version.value_or("?"), w, t.path);
     std::vector<std::string> notes;
     if (t.version_source) notes.push_back("from " + *t.version_source);
-    if (!via.empty()) notes.push_back(join(via, ", "));
-    if (!notes.empty()) value += " (" + join(notes, "; ") + ")";
+    if (!via.empty()) notes.push_back(text::join(via, ", "));
+    if (!notes.empty()) value += " (" + text::join(notes, "; ") + ")";
     s.add("toolkit", value);
     if (!t.packages.empty())
       s.add("packages",
@@ -134,7 +132,7 @@ std::vector<render::Section> render_cuda(const CudaFacts& f) {
     std::vector<std::string> items;
     for (const auto& p : f.python_packages)
       if (p.interpreter == interpreter) items.push_back(p.name + " " + p.version);
-    s.add("wheels", interpreter + ": " + join(items, ", "));
+    s.add("wheels", interpreter + ": " + text::join(items, ", "));
   }
   return {s};
 }

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
+
 #include "inventory/python.hpp"
 
 namespace dltune::inventory {
@@ -26,10 +28,6 @@ Json torch_json(const TorchFacts& t) {
   return j;
 }
 
-std::string join(const std::vector<std::string>& v, std::string_view sep) {
-  return fmt::format("{}", fmt::join(v, sep));
-}
-
 std::string base_name(const std::string& p) {
   return p.substr(p.rfind('/') + 1);
 }
@@ -46,7 +44,7 @@ std::string torch_summary(const TorchFacts& t) {
   if (t.cudnn) what.push_back("cuDNN " + *t.cudnn);
   if (t.nccl) what.push_back("NCCL " + *t.nccl);
   std::string s = "torch " + t.version.value_or("(version unknown)");
-  if (!what.empty()) s += " (" + join(what, ", ") + ")";
+  if (!what.empty()) s += " (" + text::join(what, ", ") + ")";
   return s;
 }
 
@@ -99,7 +97,7 @@ std::vector<render::Section> render_python(const PythonFacts& f) {
           fmt::format("{:<{}}  {:<{}}  {}", version, vw, shown(i), pw, torch));
     std::string from = i.source;
     if (!i.commands.empty())
-      from += ", runs as " + join(i.commands, ", ");
+      from += ", runs as " + text::join(i.commands, ", ");
     else if (std::find(i.found_via.begin(), i.found_via.end(), "PATH") != i.found_via.end() ||
              std::find(i.found_via.begin(), i.found_via.end(), "pyenv shim") != i.found_via.end())
       from += ", shadowed on PATH";
@@ -107,9 +105,9 @@ std::vector<render::Section> render_python(const PythonFacts& f) {
     s.add("from", from, 1);
     std::vector<std::string> dirs;
     for (const auto& d : i.package_dirs) dirs.push_back(d.path);
-    if (!dirs.empty()) s.add("packages", join(dirs, ", "), 1);
+    if (!dirs.empty()) s.add("packages", text::join(dirs, ", "), 1);
     if (i.torch) {
-      std::string where = i.torch->location + " (" + join(i.torch->sources, ", ");
+      std::string where = i.torch->location + " (" + text::join(i.torch->sources, ", ");
       if (i.torch->metadata_version && i.torch->metadata_version != i.torch->version)
         where += " says " + *i.torch->metadata_version;
       s.add("torch", where + ")", 1);
@@ -118,8 +116,9 @@ std::vector<render::Section> render_python(const PythonFacts& f) {
   if (f.pyenv) {
     std::string v = f.pyenv->root;
     if (!f.pyenv->selected.empty())
-      v += fmt::format(": {} selected ({})", join(f.pyenv->selected, ", "), f.pyenv->selected_by);
-    if (!f.pyenv->installed.empty()) v += "; installed " + join(f.pyenv->installed, ", ");
+      v += fmt::format(": {} selected ({})", text::join(f.pyenv->selected, ", "),
+                       f.pyenv->selected_by);
+    if (!f.pyenv->installed.empty()) v += "; installed " + text::join(f.pyenv->installed, ", ");
     s.add("pyenv", v);
   }
   return {s};

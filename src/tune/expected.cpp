@@ -7,23 +7,6 @@
 namespace dltune::tune {
 namespace {
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-// Whitespace-separated words: "4096\t131072  6291456\n" -> {"4096", "131072", "6291456"}.
-std::vector<std::string_view> words(std::string_view s) {
-  std::vector<std::string_view> out;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && is_space(s[i])) ++i;
-    const std::size_t start = i;
-    while (i < s.size() && !is_space(s[i])) ++i;
-    if (i > start) out.push_back(s.substr(start, i - start));
-  }
-  return out;
-}
-
 // Two words are equal as integers when both are integers ("010" == "10"), else as text.
 bool same_word(std::string_view a, std::string_view b) {
   if (a == b) return true;
@@ -35,8 +18,8 @@ bool same_word(std::string_view a, std::string_view b) {
 // Whitespace-normalised comparison, numbers compared numerically word by word, so that a
 // multi-field value ("4096 131072 6291456") compares like the kernel prints it.
 bool same_value(std::string_view expected, std::string_view actual) {
-  const auto e = words(expected);
-  const auto a = words(actual);
+  const auto e = text::fields(expected);
+  const auto a = text::fields(actual);
   if (e.size() != a.size()) return false;
   for (std::size_t i = 0; i < e.size(); ++i)
     if (!same_word(e[i], a[i])) return false;

@@ -16,7 +16,8 @@ std::vector<SysctlAssignment> sysctl_conf(std::string_view text) {
     if (eq == std::string_view::npos) continue;
     const auto key = text::trim(line.substr(0, eq));
     if (key.empty()) continue;
-    out.push_back(SysctlAssignment{std::string(key), std::string(text::trim(line.substr(eq + 1))), n});
+    out.push_back(
+        SysctlAssignment{std::string(key), std::string(text::trim(line.substr(eq + 1))), n});
   }
   return out;
 }
