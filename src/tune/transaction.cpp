@@ -11,21 +11,11 @@
 #include <fmt/format.h>
 
 #include "core/text.hpp"
-#include "host/parse/proc.hpp"
+#include "tune/drivers.hpp"
 
 namespace dltune::tune {
 
 namespace {
-
-// What a setting file says its value is: the [selected] word of a sysfs choice file
-// ("always defer [defer+madvise] madvise never"), else the whitespace-normalised text.
-std::string effective(std::string_view raw) {
-  if (raw.find('[') != std::string_view::npos) {
-    const auto choice = host::parse::bracket_choice(raw);
-    if (choice.selected) return *choice.selected;
-  }
-  return text::normalise_spaces(raw);
-}
 
 int crash_after() {
   const char* v = std::getenv(kCrashHookVariable);
@@ -55,18 +45,19 @@ Result<std::string> write_backup(Journal& journal, std::int64_t tx, int seq,
 
 // Puts one journaled change back. vm.*_bytes = 0 is not written: the kernel refuses it
 // (EINVAL), and restoring the matching ratio already returned the kernel to ratio mode.
-Result<void> restore(const host::Root& root, const ChangeRecord& c) {
-  if (c.kind == "file") {
-    if (!c.old_value) return root.remove_file(c.target);
-    return root.write_atomic(c.target, *c.old_value);
+Result<void> restore(const Drivers& drivers, const ChangeRecord& c) {
+  if (!c.old_value) {
+    if (c.kind == "file") return drivers.remove(c.kind, c.target);
+    return {};
   }
-  if (!c.old_value) return {};
   if ((c.key == "vm.dirty_bytes" || c.key == "vm.dirty_background_bytes") && *c.old_value == "0")
     return {};
-  auto back = root.write_virtual(c.target, *c.old_value);
+  auto back = drivers.write(c.kind, c.target, *c.old_value);
   if (!back) return tl::unexpected(back.error());
-  if (effective(*back) != effective(*c.old_value))
-    return fail(fmt::format("restored {} but the kernel reports '{}' in", *c.old_value, *back),
+  if (!Drivers::same_value(c.kind, *back, *c.old_value))
+    return fail(fmt::format("restored {} but it reads back as '{}' in",
+                            c.kind == "file" ? "the old file" : *c.old_value,
+                            c.kind == "file" ? "(other content)" : effective_value(*back)),
                 c.target, 0);
   return {};
 }
@@ -77,6 +68,7 @@ Result<ApplyResult> apply_plan(const host::Root& root, Journal& journal, const P
                                const std::string& command) {
   auto tx = journal.begin(command, plan.profile);
   if (!tx) return tl::unexpected(tx.error());
+  const Drivers drivers(root);
   ApplyResult result;
   result.tx = *tx;
   const int crash = crash_after();
@@ -109,27 +101,22 @@ Result<ApplyResult> apply_plan(const host::Root& root, Journal& journal, const P
       (void)journal.set_change_state(*id, ChangeState::kApplied);
       continue;
     }
-    if (change.kind == "file") {
-      auto w = root.write_atomic(change.target, change.new_value);
-      if (!w)
-        return abort_with(
-            Error{"cannot persist " + change.key + ":", w.error().input, w.error().errno_});
-      auto back = root.read(change.target);
-      if (!back || !*back || **back != change.new_value)
-        return abort_with(Error{"the file does not read back as written:", change.target, EIO});
-    } else {
-      auto back = root.write_virtual(change.target, change.new_value);
-      if (!back)
-        return abort_with(
-            Error{fmt::format("{}: cannot write '{}' to", change.key, change.new_value),
-                  back.error().input, back.error().errno_});
-      if (auto s = journal.set_change_state(*id, ChangeState::kApplied); !s)
-        return abort_with(s.error());
-      if (effective(*back) != effective(change.new_value))
-        return abort_with(Error{fmt::format("{}: wrote '{}' but the kernel kept '{}' in",
-                                            change.key, change.new_value, *back),
-                                change.target, 0});
-    }
+    auto back = drivers.write(change.kind, change.target, change.new_value);
+    if (!back)
+      return abort_with(Error{change.kind == "file"
+                                  ? "cannot persist " + change.key + ":"
+                                  : fmt::format("{}: cannot write '{}' to", change.key,
+                                                change.new_value),
+                              back.error().input, back.error().errno_});
+    if (auto s = journal.set_change_state(*id, ChangeState::kApplied); !s)
+      return abort_with(s.error());
+    if (!Drivers::same_value(change.kind, *back, change.new_value))
+      return abort_with(
+          change.kind == "file"
+              ? Error{"the file does not read back as written:", change.target, EIO}
+              : Error{fmt::format("{}: wrote '{}' but it reads back as '{}' in", change.key,
+                                  change.new_value, effective_value(*back)),
+                      change.target, 0});
     if (auto s = journal.set_change_state(*id, ChangeState::kVerified); !s)
       return abort_with(s.error());
     ++result.changed;
@@ -147,10 +134,11 @@ Result<RollbackResult> rollback_tx(const host::Root& root, Journal& journal, std
     return fail("transaction was rolled back already:", std::to_string(tx));
   RollbackResult r;
   r.tx = tx;
+  const Drivers drivers(root);
   const auto& changes = (*rec)->changes;
   for (auto it = changes.rbegin(); it != changes.rend(); ++it) {
     if (it->state == ChangeState::kRolledBack) continue;
-    auto done = restore(root, *it);
+    auto done = restore(drivers, *it);
     if (!done) {
       r.problems.push_back(fmt::format("{} ({})", it->key, done.error().message()));
       continue;
@@ -171,19 +159,21 @@ std::vector<Drift> find_drift(const host::Root& root, const std::vector<TxRecord
   // The newest applied value of each target (history is newest first).
   std::vector<Drift> out;
   std::set<std::string> seen;
+  const Drivers drivers(root);
   for (const auto& tx : history) {
     if (tx.state != TxState::kApplied) continue;
     for (const auto& c : tx.changes) {
       if (c.state != ChangeState::kVerified || seen.count(c.target)) continue;
       seen.insert(c.target);
-      auto now = root.read(c.target);
-      std::string actual = now && *now ? **now : "(absent)";
-      const bool same =
-          c.kind == "file" ? actual == c.new_value : effective(actual) == effective(c.new_value);
-      if (!same)
+      auto now = drivers.read(c.kind, c.target);
+      if (!now) continue;  // cannot tell (NVML gone, a file unreadable): not drift
+      const std::string actual = *now ? **now : "(absent)";
+      if (!Drivers::same_value(c.kind, actual, c.new_value))
         out.push_back(Drift{c.key, c.target,
                             c.kind == "file" ? "(the file tune wrote)" : c.new_value,
-                            c.kind == "file" ? "(changed since)" : effective(actual), tx.id});
+                            c.kind == "file" ? (*now ? "(changed since)" : "(removed since)")
+                                             : effective_value(actual),
+                            tx.id});
     }
   }
   return out;

@@ -1,0 +1,19 @@
+#pragma once
+// GPU settings that tune changes through NVML (issue 4): persistence mode. The target names the
+// GPU by UUID, so that a rollback after a reboot or a re-enumeration reaches the same GPU:
+// "nvml:GPU-8c7d1f0e-.../persistence_mode". Values are "on" and "off".
+#include <optional>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace dltune::tune {
+
+// The setting now; an empty optional when no GPU has that UUID. Errors: NVML cannot be loaded,
+// the query fails (naming the NVML function and its error).
+[[nodiscard]] Result<std::optional<std::string>> read_nvml_setting(const std::string& target);
+// Sets it and returns the value NVML reports afterwards.
+[[nodiscard]] Result<std::string> write_nvml_setting(const std::string& target,
+                                                     const std::string& value);
+
+}  // namespace dltune::tune
