@@ -18,6 +18,7 @@ const std::vector<Rule>& rules() {
       {"limits.memlock", "limits", limit_rule},
       {"shm.size", "memory", shm_size},
       {"mount.noatime", "storage", mount_noatime},
+      {"block.read_ahead_kb", "storage", block_read_ahead},
       {"swap.consistency", "memory", swap_consistency},
       {"iommu.mode", "kernel", iommu_mode},
       {"pci.acs", "kernel", pci_acs},

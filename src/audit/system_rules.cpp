@@ -5,8 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "audit/data_paths.hpp"
 #include "audit/sysctl_files.hpp"
 #include "core/text.hpp"
+#include "tune/mount_setting.hpp"
 #include "tune/sysctl_name.hpp"
 
 namespace dltune::audit {
@@ -197,28 +199,11 @@ std::vector<Finding> shm_size(const AuditInput& in, const tune::ProfileEntry& en
 }
 
 std::vector<Finding> mount_noatime(const AuditInput& in, const tune::ProfileEntry& entry) {
-  std::vector<std::string> paths = in.data_paths;
-  if (paths.empty()) paths = {"/", "/home"};
   std::vector<Finding> out;
-  std::vector<std::string> seen;
-  for (const auto& p : paths) {
-    // The file system holding `p`: the longest mount point that is a prefix of it.
-    const inventory::FileSystem* best = nullptr;
-    for (const auto& fs : in.facts.storage.file_systems) {
-      const auto& mp = fs.mount_point;
-      const bool holds = mp == "/" || p == mp || (p.starts_with(mp) && p[mp.size()] == '/');
-      if (holds && (!best || mp.size() > best->mount_point.size())) best = &fs;
-    }
-    if (!best) continue;
-    if (std::find(seen.begin(), seen.end(), best->mount_point) != seen.end()) continue;
-    seen.push_back(best->mount_point);
-    const auto has = [&](const char* o) {
-      return std::find(best->options.begin(), best->options.end(), o) != best->options.end();
-    };
-    const std::string mode = has("noatime")       ? "noatime"
-                             : has("strictatime") ? "strictatime"
-                             : has("relatime")    ? "relatime"
-                                                  : "atime";
+  const auto paths = in.data_paths.empty() ? default_data_paths() : in.data_paths;
+  for (const auto& d : data_file_systems(in.root, in.facts, paths)) {
+    const auto* best = d.fs;
+    const std::string mode = tune::atime_mode(text::join(best->options, ","));
     Finding f =
         judge(entry, "storage", mode == "noatime" ? "true" : "false",
               {{"/proc/self/mountinfo", fmt::format("{} {} {}", best->mount_point, best->fstype,
@@ -229,13 +214,12 @@ std::vector<Finding> mount_noatime(const AuditInput& in, const tune::ProfileEntr
     } else {
       // relatime writes an access time at most once a day per file: little to gain.
       if (mode == "relatime") f.severity = Severity::kInfo;
-      f.summary =
-          fmt::format("{} ({}) is mounted {}, not noatime{}", best->mount_point, best->fstype, mode,
-                      p == best->mount_point ? "" : " (holds " + p + ")");
-      f.fix = Fix{fmt::format("mount -o remount,noatime {} && add noatime to its options in "
-                              "/etc/fstab",
-                              best->mount_point),
-                  false};
+      f.summary = fmt::format("{} ({}) is mounted {}, not noatime{}", best->mount_point,
+                              best->fstype, mode,
+                              d.path == best->mount_point ? "" : " (holds " + d.path + ")");
+      f.fix = Fix{fmt::format("dltune tune apply --only mount.noatime{} --persist",
+                              in.data_paths.empty() ? "" : " --data " + d.path),
+                  true};
       f.notes.push_back(
           "every read of a training file also writes its access time unless the "
           "file system is mounted noatime");
@@ -245,6 +229,34 @@ std::vector<Finding> mount_noatime(const AuditInput& in, const tune::ProfileEntr
   }
   if (out.empty())
     out.push_back(not_applicable(entry, "storage", "no file system holds the data paths"));
+  return out;
+}
+
+std::vector<Finding> block_read_ahead(const AuditInput& in, const tune::ProfileEntry& entry) {
+  std::vector<Finding> out;
+  const auto paths = in.data_paths.empty() ? default_data_paths() : in.data_paths;
+  for (const auto& d : data_file_systems(in.root, in.facts, paths)) {
+    if (!d.disk) continue;
+    const std::string file = "/sys/block/" + *d.disk + "/queue/read_ahead_kb";
+    auto raw = in.root.read(file, 4096);
+    if (!raw || !*raw) continue;
+    const std::string kb = text::normalise_spaces(**raw);
+    if (std::any_of(out.begin(), out.end(), [&](const Finding& f) {
+          return !f.evidence.empty() && f.evidence.front().path == file;
+        }))
+      continue;
+    Finding f = judge(entry, "storage", kb, {{file, kb}});
+    f.summary = fmt::format("{} (holding {}) reads ahead {} KiB{}", *d.disk, d.fs->mount_point, kb,
+                            f.severity == Severity::kOk ? "" : ", expected " + f.expected);
+    if (f.severity != Severity::kOk)
+      f.fix = Fix{fmt::format("dltune tune apply --only block.read_ahead_kb{} --persist",
+                              in.data_paths.empty() ? "" : " --data " + d.path),
+                  true};
+    container_advice(in, f, "");
+    out.push_back(std::move(f));
+  }
+  if (out.empty())
+    out.push_back(not_applicable(entry, "storage", "no disk under the data paths' file systems"));
   return out;
 }
 

@@ -13,6 +13,7 @@ std::vector<Finding> cpu_governor(const AuditInput&, const tune::ProfileEntry&);
 std::vector<Finding> limit_rule(const AuditInput&, const tune::ProfileEntry&);
 std::vector<Finding> shm_size(const AuditInput&, const tune::ProfileEntry&);
 std::vector<Finding> mount_noatime(const AuditInput&, const tune::ProfileEntry&);
+std::vector<Finding> block_read_ahead(const AuditInput&, const tune::ProfileEntry&);
 std::vector<Finding> swap_consistency(const AuditInput&, const tune::ProfileEntry&);
 std::vector<Finding> iommu_mode(const AuditInput&, const tune::ProfileEntry&);
 std::vector<Finding> pci_acs(const AuditInput&, const tune::ProfileEntry&);

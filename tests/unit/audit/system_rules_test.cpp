@@ -1,6 +1,7 @@
 // The OS-side rules, on hand-made trees and on the fixture hosts.
 #include <gtest/gtest.h>
 
+#include "audit/data_paths.hpp"
 #include "audit/check.hpp"
 #include "audit/rules.hpp"
 #include "audit/sysctl_files.hpp"
@@ -48,7 +49,8 @@ host::Root fixture(const std::string& name) {
 TEST(RuleTable, EveryKindOfKeyHasARuleAndUnknownKeysAreRefused) {
   for (const char* k :
        {"vm.swappiness", "net.ipv4.tcp_rmem", "kernel.numa_balancing", "thp.enabled",
-        "cpu.governor", "limits.nofile", "shm.size", "mount.noatime", "swap.consistency",
+        "cpu.governor", "limits.nofile", "shm.size", "mount.noatime", "block.read_ahead_kb",
+        "swap.consistency",
         "iommu.mode", "pci.acs", "rdma.ports", "gpu.persistence"})
     EXPECT_TRUE(audit::validate_key(k).has_value()) << k;
   const auto bad = audit::validate_key("bogus.key");
@@ -170,6 +172,75 @@ TEST(NoatimeRule, OneFindingPerFileSystemHoldingData) {
   EXPECT_NE(f[2].severity, Severity::kOk);
   // Default paths: / and /home, both on the root file system: one finding.
   EXPECT_EQ(h.run(e).size(), 1u);
+}
+
+TEST(NoatimeRule, TheFixIsTuneAndNamesTheDataPathWhenGiven) {
+  Host h(fixture("gpu8-numa2-cgv2"));
+  auto e = entry("mount.noatime", Expected::Kind::kExact, {"true"});
+  auto f = h.run(e, {"/datasets"});
+  ASSERT_EQ(f.size(), 1u);
+  ASSERT_TRUE(f[0].fix);
+  EXPECT_EQ(f[0].fix->command, "dltune tune apply --only mount.noatime --data /datasets --persist");
+  EXPECT_TRUE(f[0].fix->by_dltune);
+}
+
+// A host tree with / on a partition of sda and /data on a device-mapper volume.
+void disks(dltune::testing::TempTree& t, const std::string& sda_kb, const std::string& dm_kb) {
+  t.write("proc/self/mountinfo",
+          "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+          "23 22 253:0 / /data rw,noatime - xfs /dev/mapper/vg-data rw\n"
+          "24 22 0:5 / /scratch rw - tmpfs tmpfs rw,size=1g\n")
+      .link("dev/mapper/vg-data", "../dm-0")
+      .write("dev/dm-0", "")
+      .write("dev/sda1", "")
+      .link("sys/class/block/sda1", "../../devices/pci0/block/sda/sda1")
+      .write("sys/devices/pci0/block/sda/sda1/partition", "1\n")
+      .link("sys/class/block/dm-0", "../../devices/virtual/block/dm-0")
+      .mkdir("sys/devices/virtual/block/dm-0")
+      .link("sys/block/sda", "../devices/pci0/block/sda")
+      .link("sys/block/dm-0", "../devices/virtual/block/dm-0")
+      .write("sys/devices/pci0/block/sda/queue/read_ahead_kb", sda_kb + "\n")
+      .write("sys/devices/virtual/block/dm-0/queue/read_ahead_kb", dm_kb + "\n");
+}
+
+TEST(DataPaths, PartitionsAndMapperVolumesResolveToTheirDisks) {
+  dltune::testing::TempTree t;
+  disks(t, "128", "4096");
+  const auto root = t.root();
+  EXPECT_EQ(audit::disk_of(root, "/dev/sda1"), "sda");
+  EXPECT_EQ(audit::disk_of(root, "/dev/mapper/vg-data"), "dm-0");
+  EXPECT_EQ(audit::disk_of(root, "tmpfs"), std::nullopt);
+  EXPECT_EQ(audit::disk_of(root, "/dev/nvme9n1"), std::nullopt);  // not in this tree
+  const auto facts = inventory::collect(root, {});
+  const auto fs = audit::data_file_systems(root, facts, {"/data/x", "/home", "/", "/scratch"});
+  ASSERT_EQ(fs.size(), 3u);  // /home and / share the root file system
+  EXPECT_EQ(fs[0].fs->mount_point, "/data");
+  EXPECT_EQ(fs[0].disk, "dm-0");
+  EXPECT_EQ(fs[1].fs->mount_point, "/");
+  EXPECT_EQ(fs[1].path, "/home");
+  EXPECT_EQ(fs[1].disk, "sda");
+  EXPECT_EQ(fs[2].disk, std::nullopt);
+}
+
+TEST(ReadAheadRule, OneFindingPerDiskUnderTheData) {
+  dltune::testing::TempTree t;
+  disks(t, "16", "4096");
+  Host h(t.root());
+  auto e = entry("block.read_ahead_kb", Expected::Kind::kAtLeast, {"128"}, "info");
+  auto f = h.run(e, {"/data", "/", "/scratch"});
+  ASSERT_EQ(f.size(), 2u);  // tmpfs has no disk
+  EXPECT_EQ(f[0].severity, Severity::kOk);
+  EXPECT_EQ(f[0].actual, "4096");
+  EXPECT_EQ(f[0].evidence[0].path, "/sys/block/dm-0/queue/read_ahead_kb");
+  EXPECT_EQ(f[1].severity, Severity::kInfo);
+  EXPECT_EQ(f[1].actual, "16");
+  EXPECT_NE(f[1].summary.find("sda"), std::string::npos);
+  ASSERT_TRUE(f[1].fix);
+  EXPECT_EQ(f[1].fix->command, "dltune tune apply --only block.read_ahead_kb --data / --persist");
+  // Only tmpfs: nothing to judge.
+  auto none = h.run(e, {"/scratch"});
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_FALSE(none[0].applicable);
 }
 
 TEST(SwapRule, ConsistentWithoutSwapAndWithLowSwappiness) {

@@ -85,6 +85,7 @@ TEST(BuiltinProfiles, TrainingHoldsEveryKeyOfIssue3) {
       {"limits.nofile", ">= 65536", "warn"},
       {"shm.size", ">= 1073741824", "warn"},
       {"mount.noatime", "true", "info"},
+      {"block.read_ahead_kb", ">= 128", "info"},
       {"swap.consistency", "true", "warn"},
       {"gpu.persistence", "true", "warn"},
       {"gpu.nouveau", "false", "critical"},
