@@ -49,7 +49,7 @@ TEST(FixtureFindings, Gpu8Numa2) {
             "cpu.governor warn\n"                        // powersave on CPUs 16-31
             "limits.nofile warn\n"                       // soft 1024
             "mount.noatime info\n"                       // / is relatime
-            "block.read_ahead_kb ok\n"                  // sda: 128 KiB
+            "block.read_ahead_kb ok\n"                  // nvme0n1 (the root): 128 KiB
             "gpu.persistence info\n"                     // no NVML in the tree
             "gpu.nouveau critical\n"                     // loaded beside nvidia
             "gpu.driver_match critical\n"                // 535.161.07 module, 550.54.15 library
