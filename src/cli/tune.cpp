@@ -74,8 +74,8 @@ std::string plan_text(const tune::Plan& plan) {
           out += fmt::format("{:18}{}: {} (changed by the kernel; restored on rollback)\n", "",
                              c.target, c.old_value.value_or("?"));
       }
-      for (const auto& note : i.notes) out += fmt::format("{:18}note: {}\n", "", note);
     }
+    for (const auto& note : i.notes) out += fmt::format("{:18}note: {}\n", "", note);
   }
   out += fmt::format("\n{} change(s)\n", n);
   return out;
@@ -111,9 +111,14 @@ class TuneCommand : public Command {
   explicit TuneCommand(CLI::App& app) {
     sub_ = app.add_subcommand("tune", "Change the host to a profile as one reversible transaction");
     sub_->description(
-        "Changes sysctls, THP and the CPU governor live, and with --persist writes dltune's own\n"
-        "drop-in files (/etc/sysctl.d/90-dltune.conf, /etc/security/limits.d/90-dltune.conf)\n"
-        "atomically, never the distribution's files. Every old value is committed to the journal\n"
+        "Changes live: sysctls (/proc/sys), THP, the CPU governor, the read-ahead of the disks\n"
+        "under the data, the access-time mode of the data's file systems (remount noatime),\n"
+        "GPU persistence mode (NVML) and, with --cgroups, existing v1 memory cgroups'\n"
+        "swappiness. With --persist it also writes dltune's own drop-in files\n"
+        "(/etc/sysctl.d/90-dltune.conf, /etc/security/limits.d/90-dltune.conf,\n"
+        "/etc/tmpfiles.d/90-dltune.conf for sysfs values at boot) and adds noatime to the\n"
+        "/etc/fstab entry (after a byte-exact backup), each atomically; it never edits\n"
+        "sysctl.conf or limits.conf. Every old value is committed to the journal\n"
         "(STATE_DIR/state.db, SQLite) before its change; every change is read back and verified;\n"
         "a failure rolls back what was done. A transaction left unfinished by a crash is reported\n"
         "by `tune status` and undone by `tune rollback`. Changing the host needs root.");
@@ -130,7 +135,16 @@ class TuneCommand : public Command {
       s->add_option("-p,--profile", profile_, "Profile name or file (default: training)");
       s->add_option("--only", only_, "Only these settings (repeatable): one at a time")
           ->type_name("ID");
-      s->add_flag("--persist", persist_, "Also write the drop-in files, to survive a reboot");
+      s->add_flag("--persist", persist_,
+                  "Also write the drop-in files (sysctl.d, limits.d, tmpfiles.d) and add noatime "
+                  "to the fstab entry, to survive a reboot");
+      s->add_option("--data", data_,
+                    "A path that holds training data (repeatable): mount.noatime and "
+                    "block.read_ahead_kb act on its file system and disk (default: / and /home)")
+          ->type_name("PATH");
+      s->add_flag("--cgroups", cgroups_,
+                  "cgroup v1: also set memory.swappiness of the memory cgroups that exist "
+                  "(they keep their own value when vm.swappiness changes)");
     }
     apply_->add_flag("-y,--yes", yes_, "Do not ask (needed when stdin is not a terminal)");
     rollback_ = sub_->add_subcommand("rollback", "Restore every value a transaction changed");
@@ -174,7 +188,14 @@ class TuneCommand : public Command {
       return kExitBadInput;
     }
     const auto facts = inventory::collect(root_obj_, collect_options());
-    auto plan = tune::make_plan(root_obj_, facts, *profile, only_, persist_);
+    for (const auto& d : data_) {
+      if (d.empty() || d.front() != '/') {
+        fmt::print(stderr, "dltune tune: --data {}: expected an absolute path\n", d);
+        return kExitBadInput;
+      }
+    }
+    auto plan = tune::make_plan(root_obj_, facts, *profile, only_, persist_,
+                                tune::PlanOptions{data_, cgroups_});
     if (!plan) {
       fmt::print(stderr, "dltune tune: {}\n", plan.error().message());
       return kExitBadInput;
@@ -220,6 +241,8 @@ class TuneCommand : public Command {
     }
     std::string command = "tune apply -p " + profile_;
     for (const auto& o : only_) command += " --only " + o;
+    for (const auto& d : data_) command += " --data " + d;
+    if (cgroups_) command += " --cgroups";
     if (persist_) command += " --persist";
     auto result = tune::apply_plan(root_obj_, **journal, *plan, command);
     if (!result) {
@@ -362,8 +385,8 @@ class TuneCommand : public Command {
   std::string state_dir_ = "/var/lib/dltune";
   std::string root_;
   std::string profile_ = "training";
-  std::vector<std::string> only_;
-  bool persist_ = false, yes_ = false, json_ = false;
+  std::vector<std::string> only_, data_;
+  bool persist_ = false, yes_ = false, json_ = false, cgroups_ = false;
   std::int64_t tx_ = 0;
   host::Root root_obj_;
 };

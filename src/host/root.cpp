@@ -338,11 +338,15 @@ bool Root::is_writable_setting(std::string_view path) {
       "/sys/kernel/mm/transparent_hugepage/defrag",
       "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor",
       "/sys/block/*/queue/read_ahead_kb",
-      "/sys/fs/cgroup/memory/*/memory.swappiness",
   };
   for (const auto pattern : kSysfs)
     if (matches_pattern(path, pattern)) return true;
-  return false;
+  // A cgroup-v1 memory cgroup's own swappiness, at any depth (the root group's is not one: it
+  // writes vm.swappiness itself, Documentation/admin-guide/cgroup-v1/memory.rst 5.3).
+  constexpr std::string_view kMemcg = "/sys/fs/cgroup/memory/";
+  constexpr std::string_view kSwappiness = "/memory.swappiness";
+  return path.starts_with(kMemcg) && path.ends_with(kSwappiness) &&
+         path.size() > kMemcg.size() + kSwappiness.size();
 }
 
 bool Root::is_writable_file(std::string_view path) {
@@ -350,6 +354,7 @@ bool Root::is_writable_file(std::string_view path) {
   static const std::string_view kFiles[] = {
       "/etc/sysctl.d/90-dltune.conf",
       "/etc/security/limits.d/90-dltune.conf",
+      "/etc/tmpfiles.d/90-dltune.conf",
       "/etc/fstab",
   };
   for (const auto f : kFiles)

@@ -35,8 +35,12 @@ Result<std::string> Drivers::write(const std::string& kind, const std::string& t
     if (!*back) return fail("the file vanished after it was written:", target, ENOENT);
     return **back;
   }
-  if (kind == "sysctl" || kind == "sysfs" || kind == "cgroup")
+  if (kind == "cgroup") {
+    // A group that went away since the plan (its job ended) has no value to set or restore.
+    if (!root_.exists(target)) return value;
     return root_.write_virtual(target, value);
+  }
+  if (kind == "sysctl" || kind == "sysfs") return root_.write_virtual(target, value);
   return fail("unknown kind of change in the journal:", kind);
 }
 

@@ -85,3 +85,20 @@ inline constexpr std::string_view kLimitsDropinHeader =
                                                 const std::string& mount_point);
 
 }  // namespace dltune::tune
+
+namespace dltune::tune {
+
+inline constexpr std::string_view kTmpfilesDropinHeader =
+    "# Written by dltune tune apply --persist: systemd-tmpfiles writes these sysfs values at boot "
+    "(type w, tmpfiles.d(5)). Undo with: dltune tune rollback. Do not edit: dltune rewrites this "
+    "file.";
+
+// /etc/tmpfiles.d/90-dltune.conf (tmpfiles.d(5)): for each sysfs path (a glob is allowed, as
+// type w accepts one: "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor") the line
+// "w PATH - - - - VALUE". A `w` line for the same path gets the new value in place; new paths
+// are appended in path order; other lines are kept byte for byte. Refuses a path that is not
+// under /sys or holds blanks, and an empty value. Ends with a newline; idempotent.
+[[nodiscard]] Result<std::string> merge_tmpfiles_dropin(
+    std::string_view existing, const std::map<std::string, std::string>& writes);
+
+}  // namespace dltune::tune

@@ -14,7 +14,7 @@ namespace dltune::tune {
 
 struct PlannedChange {
   std::string key;                       // the profile key
-  std::string kind;                      // "sysctl", "sysfs", "file"
+  std::string kind;                      // "sysctl", "sysfs", "cgroup", "file", "mount", "nvml"
   std::string target;                    // the path written
   std::optional<std::string> old_value;  // now (absent: a file that does not exist yet)
   std::string new_value;
@@ -48,9 +48,23 @@ struct Plan {
                                                       const std::string& current,
                                                       std::optional<int> field);
 
+struct PlanOptions {
+  // Where training data lives (mount.noatime, block.read_ahead_kb); empty: / and /home.
+  std::vector<std::string> data_paths;
+  // cgroup v1: also set memory.swappiness of the memory cgroups that exist (they keep their own
+  // value when vm.swappiness changes; new groups inherit it).
+  bool cgroups = false;
+};
+
 // Fails when `only` names a key the profile does not have (bad input: nothing changes).
 [[nodiscard]] Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts,
                                      const Profile& profile, const std::vector<std::string>& only,
-                                     bool persist);
+                                     bool persist, const PlanOptions& options = {});
+
+// The memory cgroups (v1) under /sys/fs/cgroup/memory, below the root group, whose
+// memory.swappiness is not `value`: path of the memory.swappiness file -> its value now.
+// At most `limit` groups are looked at (deepest first is not promised).
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> memcg_swappiness_differing(
+    const host::Root& root, const std::string& value, std::size_t limit = 4096);
 
 }  // namespace dltune::tune

@@ -167,6 +167,7 @@ std::vector<Drift> find_drift(const host::Root& root, const std::vector<TxRecord
       seen.insert(c.target);
       auto now = drivers.read(c.kind, c.target);
       if (!now) continue;  // cannot tell (NVML gone, a file unreadable): not drift
+      if (!*now && c.kind == "cgroup") continue;  // the group is gone, not changed
       const std::string actual = *now ? **now : "(absent)";
       if (!Drivers::same_value(c.kind, actual, c.new_value))
         out.push_back(Drift{c.key, c.target,
