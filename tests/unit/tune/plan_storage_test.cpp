@@ -1,0 +1,248 @@
+// The plan's storage, sysfs-at-boot and cgroup parts on hand-made trees: mount.noatime (with the
+// fstab entry), block.read_ahead_kb, the tmpfiles.d drop-in, and v1 memory cgroups' swappiness.
+#include <gtest/gtest.h>
+
+#include "audit/rules.hpp"
+#include "support/temp_tree.hpp"
+#include "tune/dropins.hpp"
+#include "tune/mount_setting.hpp"
+#include "tune/plan.hpp"
+
+using namespace dltune;
+using tune::PlanItem;
+
+namespace {
+
+const PlanItem* item(const tune::Plan& p, const std::string& key) {
+  for (const auto& i : p.items)
+    if (i.key == key) return &i;
+  return nullptr;
+}
+
+tune::Plan plan_for(const host::Root& root, std::vector<std::string> only, bool persist,
+                    tune::PlanOptions options = {}) {
+  auto prof = tune::load_profile("training", root, audit::validate_key);
+  EXPECT_TRUE(prof.has_value());
+  const auto facts = inventory::collect(root, {});
+  auto plan = tune::make_plan(root, facts, *prof, only, persist, options);
+  EXPECT_TRUE(plan.has_value()) << plan.error().message();
+  return *plan;
+}
+
+// / on sda1 (relatime, in fstab), /srv/data on sdb1 (strictatime, in fstab), /data on sdc
+// (noatime, not in fstab), /scratch a tmpfs (relatime, not in fstab).
+void host_with_disks(dltune::testing::TempTree& t) {
+  t.write("proc/self/mountinfo",
+          "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw,errors=remount-ro\n"
+          "23 22 8:17 / /srv/data rw,nosuid - ext4 /dev/sdb1 rw\n"
+          "24 22 8:32 / /data rw,noatime - xfs /dev/sdc rw\n"
+          "25 22 0:5 / /scratch rw,relatime - tmpfs tmpfs rw,size=1g\n")
+      .write("etc/fstab",
+             "# /etc/fstab: static file system information.\n"
+             "UUID=1234  /          ext4  errors=remount-ro  0 1\n"
+             "/dev/sdb1  /srv/data  ext4  defaults,nosuid    0 2\n")
+      .write("dev/sda1", "")
+      .write("dev/sdb1", "")
+      .write("dev/sdc", "");
+  for (const auto& [part, disk, kb] :
+       {std::tuple{"sda1", "sda", "128"}, {"sdb1", "sdb", "16"}, {"sdc", "sdc", "64"}}) {
+    const std::string dev = std::string("sys/devices/pci0/block/") + disk;
+    if (std::string(part) != disk) {
+      t.link(std::string("sys/class/block/") + part, "../../devices/pci0/block/" +
+                                                         std::string(disk) + "/" + part)
+          .write(dev + "/" + part + "/partition", "1\n");
+    } else {
+      t.link(std::string("sys/class/block/") + part, "../../devices/pci0/block/" +
+                                                         std::string(disk));
+    }
+    t.link(std::string("sys/block/") + disk, "../devices/pci0/block/" + std::string(disk))
+        .write(dev + "/queue/read_ahead_kb", std::string(kb) + "\n");
+  }
+}
+
+}  // namespace
+
+TEST(AtimeMode, FromTheMountOptions) {
+  EXPECT_EQ(tune::atime_mode("rw,nosuid,relatime"), "relatime");
+  EXPECT_EQ(tune::atime_mode("rw,noatime,nodiratime"), "noatime");
+  EXPECT_EQ(tune::atime_mode("rw,nosuid"), "strictatime");
+}
+
+TEST(AtimeMode, ReadFromMountinfoAndRemountRefusedOffTheLiveHost) {
+  dltune::testing::TempTree t;
+  host_with_disks(t);
+  const auto root = t.root();
+  EXPECT_EQ(*tune::read_atime_mode(root, "/srv/data"), "strictatime");
+  EXPECT_EQ(*tune::read_atime_mode(root, "/data"), "noatime");
+  EXPECT_EQ(*tune::read_atime_mode(root, "/nowhere"), std::nullopt);
+  const auto r = tune::set_atime_mode(root, "/srv/data", "noatime");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message().find("live host"), std::string::npos) << r.error().message();
+  const auto bad = tune::set_atime_mode(root, "/srv/data", "sometimes");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("sometimes"), std::string::npos);
+}
+
+TEST(PlanMount, RemountsEachDataFileSystemThatIsNotNoatime) {
+  dltune::testing::TempTree t;
+  host_with_disks(t);
+  const auto plan = plan_for(t.root(), {"mount.noatime"}, false,
+                             {{"/srv/data/imagenet", "/data", "/", "/home"}, false});
+  const auto* m = item(plan, "mount.noatime");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->status, PlanItem::Status::kChange);
+  ASSERT_EQ(m->changes.size(), 2u);  // /data is noatime already; /home is on /
+  EXPECT_EQ(m->changes[0].kind, "mount");
+  EXPECT_EQ(m->changes[0].target, "/srv/data");
+  EXPECT_EQ(m->changes[0].old_value, "strictatime");
+  EXPECT_EQ(m->changes[0].new_value, "noatime");
+  EXPECT_EQ(m->changes[1].target, "/");
+  EXPECT_EQ(m->changes[1].old_value, "relatime");
+  EXPECT_EQ(item(plan, "persist.fstab"), nullptr);  // live only
+  // Already noatime: nothing to do.
+  const auto ok = plan_for(t.root(), {"mount.noatime"}, false, {{"/data"}, false});
+  EXPECT_EQ(item(ok, "mount.noatime")->status, PlanItem::Status::kAlreadyOk);
+}
+
+TEST(PlanMount, PersistAddsNoatimeToTheFstabEntriesAndSaysWhichHaveNone) {
+  dltune::testing::TempTree t;
+  host_with_disks(t);
+  const auto plan =
+      plan_for(t.root(), {"mount.noatime"}, true, {{"/srv/data", "/scratch", "/"}, false});
+  EXPECT_EQ(item(plan, "mount.noatime")->changes.size(), 3u);
+  const auto* f = item(plan, "persist.fstab");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->changes.size(), 1u);
+  EXPECT_EQ(f->changes[0].target, "/etc/fstab");
+  EXPECT_EQ(f->changes[0].kind, "file");
+  EXPECT_EQ(f->changes[0].new_value,
+            "# /etc/fstab: static file system information.\n"
+            "UUID=1234  /          ext4  errors=remount-ro,noatime  0 1\n"
+            "/dev/sdb1  /srv/data  ext4  defaults,nosuid,noatime    0 2\n");
+  ASSERT_EQ(f->notes.size(), 1u);
+  EXPECT_NE(f->notes[0].find("/scratch"), std::string::npos) << f->notes[0];
+}
+
+TEST(PlanMount, NotInAContainer) {
+  // The container fixture: / is an overlay, relatime.
+  const auto root = *host::Root::at(std::string(DLTUNE_FIXTURES) + "/roots/container-cgv2");
+  const auto plan = plan_for(root, {"mount.noatime"}, false);
+  const auto* m = item(plan, "mount.noatime");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->status, PlanItem::Status::kNotApplicable) << m->summary;
+  EXPECT_TRUE(m->changes.empty());
+}
+
+TEST(PlanReadAhead, RaisesTheDisksUnderTheDataAndPersistsEveryOne) {
+  dltune::testing::TempTree t;
+  host_with_disks(t);
+  // training: >= 128 KiB. sdb (under /srv/data) has 16, sdc (under /data) 64, sda 128.
+  const auto plan = plan_for(t.root(), {"block.read_ahead_kb"}, true,
+                             {{"/srv/data", "/data", "/", "/scratch"}, false});
+  const auto* r = item(plan, "block.read_ahead_kb");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, PlanItem::Status::kChange);
+  ASSERT_EQ(r->changes.size(), 2u);
+  EXPECT_EQ(r->changes[0].target, "/sys/block/sdb/queue/read_ahead_kb");
+  EXPECT_EQ(r->changes[0].old_value, "16");
+  EXPECT_EQ(r->changes[0].new_value, "128");
+  EXPECT_EQ(r->changes[1].target, "/sys/block/sdc/queue/read_ahead_kb");
+  EXPECT_EQ(r->summary, "sdb 16 -> 128 KiB, sdc 64 -> 128 KiB");
+  const auto* p = item(plan, "persist.sysfs");
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(p->changes.size(), 1u);
+  EXPECT_EQ(p->changes[0].target, "/etc/tmpfiles.d/90-dltune.conf");
+  EXPECT_FALSE(p->changes[0].old_value);
+  const auto& text = p->changes[0].new_value;
+  EXPECT_NE(text.find("w /sys/block/sda/queue/read_ahead_kb - - - - 128\n"), std::string::npos);
+  EXPECT_NE(text.find("w /sys/block/sdb/queue/read_ahead_kb - - - - 128\n"), std::string::npos);
+  EXPECT_NE(text.find("w /sys/block/sdc/queue/read_ahead_kb - - - - 128\n"), std::string::npos);
+  // Nothing here runs systemd-tmpfiles at boot: the plan says so.
+  ASSERT_FALSE(p->notes.empty());
+  EXPECT_NE(p->notes[0].find("systemd-tmpfiles"), std::string::npos) << p->notes[0];
+}
+
+TEST(PlanTmpfiles, ThpAndGovernorValuesForBootUnderSystemd) {
+  dltune::testing::TempTree t;
+  t.write("sys/kernel/mm/transparent_hugepage/enabled", "always madvise [never]\n")
+      .write("sys/kernel/mm/transparent_hugepage/defrag", "always defer [defer+madvise] never\n")
+      .write("sys/devices/system/cpu/online", "0-1\n")
+      .write("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "powersave\n")
+      .write("sys/devices/system/cpu/cpu1/cpufreq/scaling_governor", "powersave\n")
+      .write("usr/bin/systemd-tmpfiles", "")
+      .write("proc/1/comm", "systemd\n")
+      .write("etc/tmpfiles.d/90-dltune.conf",
+             "w /sys/kernel/mm/transparent_hugepage/enabled - - - - always\n"
+             "d /run/mine 0755 root root -\n");
+  const auto plan = plan_for(t.root(), {"thp.enabled", "thp.defrag", "cpu.governor"}, true);
+  const auto* p = item(plan, "persist.sysfs");
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(p->changes.size(), 1u);
+  EXPECT_TRUE(p->notes.empty()) << p->notes[0];  // systemd applies tmpfiles.d at boot
+  const std::string want =
+      std::string(tune::kTmpfilesDropinHeader) + "\n" +
+      "w /sys/kernel/mm/transparent_hugepage/enabled - - - - always\n"  // replaced in place
+      "d /run/mine 0755 root root -\n"                                   // kept
+      "w /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor - - - - performance\n"
+      "w /sys/kernel/mm/transparent_hugepage/defrag - - - - defer+madvise\n";
+  EXPECT_EQ(p->changes[0].new_value, want);
+  EXPECT_EQ(*p->changes[0].old_value,
+            "w /sys/kernel/mm/transparent_hugepage/enabled - - - - always\n"
+            "d /run/mine 0755 root root -\n");
+}
+
+TEST(TmpfilesDropin, MergesInPlaceIsIdempotentAndRefusesOddPaths) {
+  const std::map<std::string, std::string> w = {{"/sys/block/sda/queue/read_ahead_kb", "256"}};
+  const auto once = tune::merge_tmpfiles_dropin("", w);
+  ASSERT_TRUE(once);
+  EXPECT_EQ(*once, std::string(tune::kTmpfilesDropinHeader) +
+                       "\nw /sys/block/sda/queue/read_ahead_kb - - - - 256\n");
+  EXPECT_EQ(*tune::merge_tmpfiles_dropin(*once, w), *once);
+  const auto changed =
+      tune::merge_tmpfiles_dropin(*once, {{"/sys/block/sda/queue/read_ahead_kb", "512\n"}});
+  EXPECT_EQ(*changed, std::string(tune::kTmpfilesDropinHeader) +
+                          "\nw /sys/block/sda/queue/read_ahead_kb - - - - 512\n");
+  for (const auto& bad : {std::string("/etc/passwd"), std::string("/sys/a b"),
+                          std::string("relative/sys")}) {
+    const auto r = tune::merge_tmpfiles_dropin("", {{bad, "1"}});
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().message().find(bad), std::string::npos);
+  }
+  EXPECT_FALSE(tune::merge_tmpfiles_dropin("", {{"/sys/x", " \n"}}));
+}
+
+TEST(PlanMemcg, V1GroupsThatKeepTheirOwnSwappinessAreNamedOrSet) {
+  dltune::testing::TempTree t;
+  t.write("proc/self/mountinfo",
+          "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+          "30 22 0:30 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n")
+      .write("proc/self/cgroup", "4:memory:/\n")
+      .write("proc/sys/vm/swappiness", "60\n")
+      .write("sys/fs/cgroup/memory/memory.swappiness", "60\n")  // the root group: never listed
+      .write("sys/fs/cgroup/memory/jobs/memory.swappiness", "60\n")
+      .write("sys/fs/cgroup/memory/jobs/a/memory.swappiness", "30\n")
+      .write("sys/fs/cgroup/memory/done/memory.swappiness", "10\n");
+  const auto root = t.root();
+  const auto groups = tune::memcg_swappiness_differing(root, "10");
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].first, "/sys/fs/cgroup/memory/jobs/a/memory.swappiness");
+  EXPECT_EQ(groups[0].second, "30");
+  EXPECT_EQ(groups[1].first, "/sys/fs/cgroup/memory/jobs/memory.swappiness");
+
+  const auto noted = plan_for(root, {"vm.swappiness"}, false);
+  const auto* n = item(noted, "vm.swappiness");
+  ASSERT_EQ(n->changes.size(), 1u);  // the sysctl only
+  ASSERT_EQ(n->notes.size(), 1u);
+  EXPECT_NE(n->notes[0].find("2 memory cgroup(s)"), std::string::npos) << n->notes[0];
+  EXPECT_NE(n->notes[0].find("--cgroups"), std::string::npos);
+
+  const auto set = plan_for(root, {"vm.swappiness"}, false, {{}, true});
+  const auto* s = item(set, "vm.swappiness");
+  ASSERT_EQ(s->changes.size(), 3u);
+  EXPECT_EQ(s->changes[1].kind, "cgroup");
+  EXPECT_EQ(s->changes[1].target, "/sys/fs/cgroup/memory/jobs/a/memory.swappiness");
+  EXPECT_EQ(s->changes[1].old_value, "30");
+  EXPECT_EQ(s->changes[1].new_value, "10");
+  EXPECT_EQ(s->summary, "60 -> 10 (and 2 memory cgroup(s))");
+  EXPECT_TRUE(s->notes.empty());
+}
