@@ -23,6 +23,8 @@ namespace {
 
 const char* kSysctlDropin = "/etc/sysctl.d/90-dltune.conf";
 const char* kLimitsDropin = "/etc/security/limits.d/90-dltune.conf";
+const char* kTmpfilesDropin = "/etc/tmpfiles.d/90-dltune.conf";
+const char* kFstab = "/etc/fstab";
 
 std::optional<std::string> slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -37,13 +39,47 @@ void put(const std::string& path, const std::string& content) {
   out << content;
 }
 
-// The values of every path the training plan touches, and dltune's drop-in files: recorded at
-// construction, put back at destruction whatever happened in between.
+// The access-time mode of the mount at `mount_point` ("noatime", "relatime", "strictatime"),
+// read from /proc/self/mountinfo (proc(5): the per-mount options are the 6th field).
+std::optional<std::string> atime_of(const std::string& mount_point) {
+  std::ifstream in("/proc/self/mountinfo");
+  std::optional<std::string> mode;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream f(line);
+    std::string id, parent, dev, root, mp, opts;
+    f >> id >> parent >> dev >> root >> mp >> opts;
+    if (mp != mount_point) continue;
+    const std::string o = "," + opts + ",";
+    mode = o.find(",noatime,") != std::string::npos    ? "noatime"
+           : o.find(",relatime,") != std::string::npos ? "relatime"
+                                                       : "strictatime";
+  }
+  return mode;
+}
+
+// What a change's target holds now: a mount's atime mode, else the file's bytes.
+std::optional<std::string> value_of(const json& change) {
+  const std::string target = change["target"];
+  return change["kind"] == "mount" ? atime_of(target) : slurp(target);
+}
+
+// The values of every target a plan touches (its JSON changes), and dltune's drop-in files and
+// fstab: recorded at construction, put back at destruction whatever happened in between.
 class HostValues {
  public:
-  explicit HostValues(const std::vector<std::string>& paths) {
-    for (const auto& p : paths) values_[p] = slurp(p);
-    for (const char* f : {kSysctlDropin, kLimitsDropin}) files_[f] = slurp(f);
+  explicit HostValues(const json& plan) {
+    for (const auto& i : plan["items"])
+      for (const auto& c : i["changes"])
+        if (c["kind"] != "file") add(c);
+    for (const char* f : {kSysctlDropin, kLimitsDropin, kTmpfilesDropin, kFstab})
+      files_[f] = slurp(f);
+  }
+  void add(const json& change) {
+    const std::string target = change["target"];
+    if (change["kind"] == "mount")
+      mounts_[target] = atime_of(target);
+    else
+      values_[target] = slurp(target);
   }
   ~HostValues() {
     // Ratios before bytes (writing a ratio zeroes the bytes value); bytes=0 is never written.
@@ -51,6 +87,9 @@ class HostValues {
       if (v && p.find("_bytes") == std::string::npos) put(p, *v);
     for (const auto& [p, v] : values_)
       if (v && p.find("_bytes") != std::string::npos && *v != "0\n") put(p, *v);
+    for (const auto& [mp, mode] : mounts_)
+      if (mode && atime_of(mp) != mode)
+        (void)run({"mount", "-o", "remount,bind," + *mode, mp});
     for (const auto& [f, v] : files_) {
       if (v)
         put(f, *v);
@@ -58,20 +97,24 @@ class HostValues {
         ::unlink(f.c_str());
     }
   }
-  // Paths whose content differs from the recording.
+  // Targets whose value differs from the recording.
   std::vector<std::string> changed() const {
     std::vector<std::string> out;
     for (const auto& [p, v] : values_)
       if (slurp(p) != v)
         out.push_back(p + ": was " + v.value_or("(absent)") + ", now " +
                       slurp(p).value_or("(absent)"));
+    for (const auto& [mp, mode] : mounts_)
+      if (atime_of(mp) != mode)
+        out.push_back("mount " + mp + ": was " + mode.value_or("?") + ", now " +
+                      atime_of(mp).value_or("?"));
     for (const auto& [f, v] : files_)
       if (slurp(f) != v) out.push_back(std::string(f) + " differs");
     return out;
   }
 
  private:
-  std::map<std::string, std::optional<std::string>> values_;
+  std::map<std::string, std::optional<std::string>> values_, mounts_;
   std::map<std::string, std::optional<std::string>> files_;
 };
 
@@ -84,12 +127,8 @@ class TuneLive : public ::testing::Test {
     const auto plan = tune({"plan", "-p", "training", "--persist", "--json"});
     ASSERT_EQ(plan.exit_code, 0) << plan.err;
     plan_ = json::parse(plan.out);
-    std::vector<std::string> paths;
-    for (const auto& i : plan_["items"])
-      for (const auto& c : i["changes"])
-        if (c["kind"] != "file") paths.push_back(c["target"]);
-    ASSERT_FALSE(paths.empty()) << "nothing to tune on this host: the test would prove nothing";
-    host_ = std::make_unique<HostValues>(paths);
+    ASSERT_GT(live_changes(), 0) << "nothing to tune on this host: the test would prove nothing";
+    host_ = std::make_unique<HostValues>(plan_);
   }
   void TearDown() override {
     host_.reset();
@@ -121,7 +160,9 @@ TEST_F(TuneLive, ApplyVerifiesEveryValueAndRollbackRestoresThemByteForByte) {
   for (const auto& i : plan_["items"]) {
     for (const auto& c : i["changes"]) {
       if (c["kind"] == "file" || c["implied"] == true) continue;
-      std::string now = *slurp(c["target"]);
+      const auto value = value_of(c);
+      ASSERT_TRUE(value) << c["target"];
+      std::string now = *value;
       std::string norm;
       std::istringstream words(now);
       for (std::string w; words >> w;) norm += (norm.empty() ? "" : " ") + w;
@@ -138,6 +179,12 @@ TEST_F(TuneLive, ApplyVerifiesEveryValueAndRollbackRestoresThemByteForByte) {
   struct stat st {};
   ASSERT_EQ(::stat(kSysctlDropin, &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0644u);
+  // The sysfs values for boot, in tmpfiles.d's own format.
+  const auto tmpfiles = slurp(kTmpfilesDropin);
+  ASSERT_TRUE(tmpfiles);
+  EXPECT_NE(tmpfiles->find("\nw /sys/kernel/mm/transparent_hugepage/defrag - - - - defer+madvise\n"),
+            std::string::npos)
+      << *tmpfiles;
   const auto status = tune({"status", "--json"});
   EXPECT_EQ(status.exit_code, 0) << status.out;
   EXPECT_TRUE(json::parse(status.out)["drift"].empty());
@@ -210,4 +257,107 @@ TEST_F(TuneLive, NotRootChangesNothing) {
   EXPECT_NE(r.err.find("needs root"), std::string::npos) << r.err;
   EXPECT_TRUE(host_->changed().empty());
   EXPECT_FALSE(fs::exists(state_ / "state.db"));
+}
+
+// A tmpfs of the test's own, mounted relatime: mount.noatime remounts it live and back, and a
+// remount behind tune's back is drift.
+class TuneMountLive : public TuneLive {
+ protected:
+  void SetUp() override {
+    TuneLive::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    dir_ = fs::path(::testing::TempDir()) / ("tune_mnt_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    const auto m = run({"mount", "-t", "tmpfs", "-o", "relatime,size=1m", "dltune-test", dir_});
+    if (m.exit_code != 0) GTEST_SKIP() << "cannot mount a tmpfs here: " << m.err;
+    mounted_ = true;
+  }
+  void TearDown() override {
+    if (mounted_) (void)run({"umount", dir_.string()});
+    fs::remove(dir_);
+    TuneLive::TearDown();
+  }
+  fs::path dir_;
+  bool mounted_ = false;
+};
+
+TEST_F(TuneMountLive, NoatimeIsARemountThatRollbackUndoes) {
+  const std::string mp = dir_.string();
+  ASSERT_EQ(atime_of(mp), "relatime");
+  const auto plan = json::parse(
+      tune({"plan", "--only", "mount.noatime", "--data", mp + "/imagenet", "--json"}).out);
+  ASSERT_EQ(plan["items"][0]["changes"].size(), 1u) << plan.dump(2);
+  EXPECT_EQ(plan["items"][0]["changes"][0]["target"], mp);
+  EXPECT_EQ(plan["items"][0]["changes"][0]["old"], "relatime");
+  const auto apply = tune({"apply", "--only", "mount.noatime", "--data", mp, "--yes"});
+  ASSERT_EQ(apply.exit_code, 0) << apply.err;
+  EXPECT_EQ(atime_of(mp), "noatime");
+  EXPECT_EQ(tune({"status"}).exit_code, 0);
+  // Someone remounts it: drift.
+  ASSERT_EQ(run({"mount", "-o", "remount,bind,strictatime", mp}).exit_code, 0);
+  const auto status = tune({"status"});
+  EXPECT_EQ(status.exit_code, 1);
+  EXPECT_NE(status.out.find("drift       mount.noatime"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("now strictatime"), std::string::npos) << status.out;
+  const auto rb = tune({"rollback"});
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
+  EXPECT_EQ(atime_of(mp), "relatime");
+  // Its other flags were kept: still read-write, still the test's tmpfs.
+  EXPECT_EQ(::access(mp.c_str(), W_OK), 0);
+  EXPECT_TRUE(host_->changed().empty()) << ::testing::PrintToString(host_->changed());
+}
+
+TEST_F(TuneLive, ReadAheadOfTheDiskUnderTheDataIsSetAndRestored) {
+  // A minimum above what the root disk has now, so that there is something to change.
+  const auto before = json::parse(run({DLTUNE_BINARY, "env", "--json"}).out);
+  std::uint64_t now_kb = 0;
+  for (const auto& d : before["storage"]["block_devices"])
+    if (d.contains("read_ahead_kb")) now_kb = std::max<std::uint64_t>(now_kb, d["read_ahead_kb"]);
+  ASSERT_GT(now_kb, 0u);
+  const auto profile = fs::path(::testing::TempDir()) / "readahead.toml";
+  put(profile.string(), "[profile]\nname = \"readahead\"\n[settings.\"block.read_ahead_kb\"]\n"
+                        "value = \">= " + std::to_string(now_kb * 2) +
+                        "\"\nreason = \"r\"\nsource = \"s\"\n");
+  const auto plan = json::parse(tune({"plan", "-p", profile.string(), "--json"}).out);
+  const auto& changes = plan["items"][0]["changes"];
+  if (changes.empty()) GTEST_SKIP() << "no disk under / here: " << plan.dump(2);
+  HostValues disks(plan);
+  const std::string target = changes[0]["target"];
+  const auto old = slurp(target);
+  ASSERT_EQ(tune({"apply", "-p", profile.string(), "--yes"}).exit_code, 0);
+  EXPECT_EQ(slurp(target), std::to_string(now_kb * 2) + "\n");
+  ASSERT_EQ(tune({"rollback"}).exit_code, 0);
+  EXPECT_EQ(slurp(target), old);
+  EXPECT_TRUE(disks.changed().empty()) << ::testing::PrintToString(disks.changed());
+}
+
+TEST_F(TuneLive, CgroupsSetsTheSwappinessOfExistingV1MemoryGroupsAndRollbackRestoresIt) {
+  const fs::path memcg = "/sys/fs/cgroup/memory";
+  if (!fs::exists(memcg / "memory.swappiness"))
+    GTEST_SKIP() << "no cgroup-v1 memory controller at " << memcg;
+  const fs::path group = memcg / ("dltune-test-" + std::to_string(::getpid()));
+  ASSERT_TRUE(fs::create_directory(group));
+  struct Remove {
+    fs::path p;
+    ~Remove() { ::rmdir(p.c_str()); }
+  } remove{group};
+  put((group / "memory.swappiness").string(), "61\n");
+  const auto plan = json::parse(
+      tune({"plan", "--only", "vm.swappiness", "--cgroups", "--json"}).out);
+  HostValues groups(plan);
+  bool listed = false;
+  for (const auto& c : plan["items"][0]["changes"])
+    if (c["target"] == (group / "memory.swappiness").string()) {
+      listed = true;
+      EXPECT_EQ(c["kind"], "cgroup");
+      EXPECT_EQ(c["old"], "61");
+    }
+  ASSERT_TRUE(listed) << plan.dump(2);
+  const auto apply = tune({"apply", "--only", "vm.swappiness", "--cgroups", "--yes"});
+  ASSERT_EQ(apply.exit_code, 0) << apply.err;
+  EXPECT_EQ(slurp((group / "memory.swappiness").string()), "10\n");
+  EXPECT_EQ(slurp("/proc/sys/vm/swappiness"), "10\n");
+  ASSERT_EQ(tune({"rollback"}).exit_code, 0);
+  EXPECT_EQ(slurp((group / "memory.swappiness").string()), "61\n");
+  EXPECT_TRUE(groups.changed().empty()) << ::testing::PrintToString(groups.changed());
 }
