@@ -1,0 +1,86 @@
+#pragma once
+// The job's own cgroup (issue 5, DESIGN.md §2 "run"): created before the job starts, limits
+// written and read back, the job's child attached between fork and exec, statistics read at the
+// end, removed afterwards. cgroup v2 (the unified hierarchy) and v1 (one directory per
+// hierarchy: cpu, cpuacct, cpuset, memory, blkio, each its own mount on some hosts).
+//
+// All files go through host::Root (writes only under dltune's own groups: see
+// Root::is_writable_setting), so fixture roots show exactly what would be written.
+//
+// OWNER: cgroup helper (interface fixed by the lead; extend, do not rename).
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "host/root.hpp"
+
+namespace dltune::launch {
+
+struct CgroupLimits {
+  std::optional<double> cpu_quota_cpus;     // 2.5 = two and a half CPUs (cfs quota/period)
+  std::optional<std::uint64_t> cpu_weight;  // v2 cpu.weight 1..10000; v1 cpu.shares = weight*1024/100
+  std::optional<std::uint64_t> memory_bytes;       // memory.max / memory.limit_in_bytes
+  std::optional<std::uint64_t> memory_swap_bytes;  // swap on top: memory.swap.max / memsw - memory
+  std::optional<std::string> cpus;                 // cpuset.cpus "0-7,16-23"
+  std::optional<std::string> mems;                 // cpuset.mems "0"
+  std::optional<std::uint64_t> io_weight;          // v2 io.weight 1..10000; v1 blkio.weight 10..1000
+};
+
+// At the end of the job (or at any time while it runs).
+struct CgroupStats {
+  std::optional<double> cpu_seconds;            // cpuacct.usage / cpu.stat usage_usec
+  std::optional<double> throttled_seconds;      // cpu.stat throttled_time / throttled_usec
+  std::optional<std::uint64_t> nr_throttled;
+  std::optional<std::uint64_t> memory_peak_bytes;  // memory.max_usage_in_bytes / memory.peak
+  std::optional<std::uint64_t> oom_kills;          // memory.oom_control oom_kill / memory.events
+  std::optional<std::uint64_t> memory_limit_hits;  // memory.failcnt / memory.events max
+};
+
+// Where the host's cgroups are and which version is in use, from /proc/self/mountinfo.
+struct CgroupLayout {
+  std::string version;                      // "v2", "v1" ("hybrid" hosts are "v1" here)
+  std::optional<std::string> unified;       // the cgroup2 mount (v2, or hybrid's extra one)
+  std::vector<std::pair<std::string, std::string>> v1;  // controller -> mount point
+};
+[[nodiscard]] Result<CgroupLayout> cgroup_layout(const host::Root& root);
+
+class JobCgroup {
+ public:
+  virtual ~JobCgroup() = default;
+  // Every directory created, one per hierarchy (v1) or one (v2), plus the pressure-only group in
+  // a hybrid host's cgroup2 mount (per-job PSI, MEASUREMENTS.md).
+  [[nodiscard]] virtual std::vector<std::string> directories() const = 0;
+  // The cgroup.procs files the child writes its PID into (host paths), in order. The child
+  // writes them itself between fork and exec (attach_self), so no instruction of the job runs
+  // outside the limits.
+  [[nodiscard]] virtual std::vector<std::string> procs_files() const = 0;
+  // The limits as the kernel reports them after writing (for "verified" in the summary).
+  [[nodiscard]] virtual Result<CgroupLimits> read_back() const = 0;
+  [[nodiscard]] virtual CgroupStats stats() const = 0;
+  // The pressure files of the job's group (cpu.pressure, memory.pressure, io.pressure), if any.
+  [[nodiscard]] virtual std::optional<std::string> pressure_dir() const = 0;
+  // Kills what is left in the groups (SIGKILL) and removes every directory, deepest first.
+  // Safe to call twice.
+  [[nodiscard]] virtual Result<void> remove() = 0;
+};
+
+// Creates the job's groups named `name` (a single path component: [A-Za-z0-9_.-]+) under
+// dltune's parent group ("dltune" in each hierarchy), writes `limits`, and reads each back:
+// a value the kernel did not take is an error naming the file, the value written and the value
+// read (nothing is left behind on error). A group of that name that exists already is an error.
+[[nodiscard]] Result<std::unique_ptr<JobCgroup>> create_job_cgroup(const host::Root& root,
+                                                                   const CgroupLayout& layout,
+                                                                   const std::string& name,
+                                                                   const CgroupLimits& limits);
+
+// For the child between fork and exec: writes the calling process's PID into each of
+// `procs_files` (on the live host), with open/write/close only (async-signal-safe). Returns 0,
+// or the errno of the first failure.
+int attach_self(const std::vector<std::string>& procs_files);
+
+}  // namespace dltune::launch

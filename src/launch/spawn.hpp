@@ -1,0 +1,93 @@
+#pragma once
+// Starting and supervising the job (issue 5): fork, attach to the cgroup, CPU affinity, limits,
+// drop root to the invoking user, exec argv (never a shell); forward signals; wait; watch its
+// output for progress rates.
+//
+// OWNER: spawn helper (interface fixed by the lead; extend, do not rename).
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace dltune::launch {
+
+// Whom the job runs as.
+struct Credentials {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;  // supplementary groups (initgroups of the user)
+  std::string user;           // name, for messages
+  std::string home;           // HOME for the job
+};
+// The invoking user when dltune runs under sudo (SUDO_UID, SUDO_GID; groups and home from the
+// user database), else nullopt (the job keeps dltune's own identity). Errors: SUDO_UID that is
+// not a number or names no user.
+[[nodiscard]] Result<std::optional<Credentials>> sudo_user(
+    const std::map<std::string, std::string>& environment);
+
+struct ResourceLimit {
+  int resource = 0;  // RLIMIT_NOFILE, RLIMIT_MEMLOCK
+  std::string name;  // "nofile", "memlock"
+  rlim_t soft = 0, hard = 0;
+};
+
+struct SpawnRequest {
+  std::vector<std::string> argv;                  // argv[0] is looked up in PATH (of `env`)
+  std::map<std::string, std::string> env;         // the job's whole environment
+  std::optional<Credentials> as;                  // drop to this user (after attach and limits)
+  std::vector<std::string> cgroup_procs;          // attach_self(these) in the child first
+  std::optional<std::vector<int>> cpus;           // sched_setaffinity in the child
+  std::vector<ResourceLimit> limits;              // setrlimit in the child (before dropping root)
+  // Watch the job's stderr (and stdout when `watch_stdout`) for progress: the job's bytes are
+  // copied through unchanged to dltune's own stderr/stdout as they come.
+  bool watch_stdout = false;
+  std::optional<std::regex> rate_regex;  // its first group is a rate (per second)
+};
+
+// What the child could not do before exec (reported through a CLOEXEC pipe, so the parent
+// knows the job never started): the step ("cgroup", "affinity", "setrlimit nofile", "setgid",
+// "setuid", "exec") and errno.
+struct StartFailure {
+  std::string step;
+  int errno_ = 0;
+};
+
+struct Progress {
+  std::optional<double> last_rate;    // per second, from the last progress line
+  std::optional<double> median_rate;  // over every progress line after the first 10%
+  std::string unit;                   // "it/s" (tqdm), or "" for --rate-regex
+  int samples = 0;
+};
+
+struct SpawnResult {
+  pid_t pid = 0;
+  int exit_code = 0;                  // the job's status, 128+N when killed by signal N
+  std::optional<int> signal;          // the signal that killed it
+  std::chrono::duration<double> wall{};
+  double user_seconds = 0, system_seconds = 0;  // rusage of the job and its waited children
+  std::uint64_t max_rss_bytes = 0;              // rusage ru_maxrss (the largest process)
+  Progress progress;
+  std::vector<std::string> warnings;  // limits that could not be set (memlock without CAP_SYS_RESOURCE)
+};
+
+// Starts the job and waits for it, forwarding SIGINT, SIGTERM and SIGHUP (and SIGQUIT) to it
+// while it runs. An error (with nothing left running) when the child failed before exec: the
+// message names the step, the command and the errno ("cannot run 'trian.py': No such file or
+// directory").
+[[nodiscard]] Result<SpawnResult> spawn_and_wait(const SpawnRequest& request);
+
+// Progress rates in one line of output: tqdm's "12.5it/s" or "3.20s/it" (the last one on the
+// line; tqdm redraws with '\r'), or the first group of `custom` when given. Per second.
+[[nodiscard]] std::optional<double> parse_rate(std::string_view line,
+                                               const std::optional<std::regex>& custom);
+
+}  // namespace dltune::launch
