@@ -6,13 +6,19 @@ namespace dltune::audit {
 
 namespace {
 
-std::string basename(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+std::string basename(const std::string& path) {
+  return path.substr(path.rfind('/') + 1);
+}
 
-std::string dirname(const std::string& path) { return path.substr(0, path.rfind('/')); }
+std::string dirname(const std::string& path) {
+  return path.substr(0, path.rfind('/'));
+}
 
 }  // namespace
 
-std::vector<std::string> default_data_paths() { return {"/", "/home"}; }
+std::vector<std::string> default_data_paths() {
+  return {"/", "/home"};
+}
 
 std::optional<std::string> disk_of(const host::Root& root, const std::string& device) {
   if (!device.starts_with("/dev/")) return std::nullopt;

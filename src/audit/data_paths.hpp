@@ -15,9 +15,9 @@ namespace dltune::audit {
 
 struct DataFileSystem {
   const inventory::FileSystem* fs = nullptr;
-  std::string path;                // the (first) data path it holds
-  std::optional<std::string> disk; // the whole disk under /sys/block that holds it ("vda",
-                                   // "nvme0n1", "dm-0"); empty for tmpfs, NFS, overlay...
+  std::string path;                 // the (first) data path it holds
+  std::optional<std::string> disk;  // the whole disk under /sys/block that holds it ("vda",
+                                    // "nvme0n1", "dm-0"); empty for tmpfs, NFS, overlay...
 };
 
 // One entry per file system that holds a path of `paths` (the longest mount point that is a

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
 #include "inventory/capture_files.hpp"
 
 namespace dltune::audit::gpu_rule {
@@ -27,8 +28,7 @@ Severity not_met(const tune::ProfileEntry& entry) {
 std::optional<bool> expected_bool(const tune::ProfileEntry& entry) {
   if (entry.expected.kind != tune::Expected::Kind::kExact || entry.expected.values.size() != 1)
     return std::nullopt;
-  std::string v = entry.expected.values.front();
-  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string v = text::to_lower(entry.expected.values.front());
   if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
   if (v == "false" || v == "0" || v == "no" || v == "off") return false;
   return std::nullopt;

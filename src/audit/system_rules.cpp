@@ -214,9 +214,9 @@ std::vector<Finding> mount_noatime(const AuditInput& in, const tune::ProfileEntr
     } else {
       // relatime writes an access time at most once a day per file: little to gain.
       if (mode == "relatime") f.severity = Severity::kInfo;
-      f.summary = fmt::format("{} ({}) is mounted {}, not noatime{}", best->mount_point,
-                              best->fstype, mode,
-                              d.path == best->mount_point ? "" : " (holds " + d.path + ")");
+      f.summary =
+          fmt::format("{} ({}) is mounted {}, not noatime{}", best->mount_point, best->fstype, mode,
+                      d.path == best->mount_point ? "" : " (holds " + d.path + ")");
       f.fix = Fix{fmt::format("dltune tune apply --only mount.noatime{} --persist",
                               in.data_paths.empty() ? "" : " --data " + d.path),
                   true};

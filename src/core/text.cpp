@@ -202,4 +202,10 @@ std::optional<std::vector<int>> parse_cpu_mask(std::string_view s) {
   return out;
 }
 
+std::string to_lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 }  // namespace dltune::text

@@ -21,6 +21,8 @@ namespace dltune::text {
 // The strings with `sep` between them.
 [[nodiscard]] std::string join(const std::vector<std::string>& parts, std::string_view sep);
 [[nodiscard]] bool starts_with(std::string_view s, std::string_view prefix);
+// ASCII lower case (names, units, hex addresses; not for text in other scripts).
+[[nodiscard]] std::string to_lower(std::string_view s);
 // Whole-string decimal (or 0x hex when base 0) parse; nullopt on any junk.
 [[nodiscard]] std::optional<std::int64_t> to_int(std::string_view s, int base = 10);
 [[nodiscard]] std::optional<std::uint64_t> to_uint(std::string_view s, int base = 10);

@@ -27,10 +27,7 @@ std::string base_name(std::string_view path) {
   return std::string(path.substr(path.rfind('/') + 1));
 }
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+std::string lower(std::string_view s) { return text::to_lower(s); }
 
 std::optional<std::string> non_empty(std::string v) {
   return v.empty() ? std::nullopt : std::optional<std::string>(std::move(v));

@@ -21,9 +21,7 @@ const std::set<std::string, std::less<>> kItems = {
 // pam_limits lowercases items, and so the parser: compare in lower case, so that an item spelled
 // "NOFILE" is not appended again at every merge.
 std::string item_name(std::string_view item) {
-  auto s = dropin_text::one_line(item);
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
+  return text::to_lower(dropin_text::one_line(item));
 }
 
 // The entry on this one line, if it is one.

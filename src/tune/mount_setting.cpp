@@ -65,8 +65,7 @@ Result<std::string> set_atime_mode(const host::Root& root, const std::string& mo
                             mount_point),
                 mode);
   }
-  if (!root.live())
-    return fail("can remount only on the live host, not in", root.base(), EPERM);
+  if (!root.live()) return fail("can remount only on the live host, not in", root.base(), EPERM);
   auto m = find_mount(root, mount_point);
   if (!m) return tl::unexpected(m.error());
   if (!*m) return fail("nothing is mounted on", mount_point, ENOENT);

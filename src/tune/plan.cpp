@@ -84,8 +84,8 @@ void plan_sysctl(const host::Root& root, const inventory::HostFacts& facts, cons
   }
   const auto target = target_value(e.expected, *current, e.field);
   persisted[*sysctl_normalise(e.key)] = target.value_or(*current);
-  const bool memcg_v1 = e.key == "vm.swappiness" && facts.os.cgroup &&
-                        facts.os.cgroup->version != "v2";
+  const bool memcg_v1 =
+      e.key == "vm.swappiness" && facts.os.cgroup && facts.os.cgroup->version != "v2";
   if (!target) {
     item.status = PlanItem::Status::kAlreadyOk;
     item.summary = fmt::format("already {}", *current);
@@ -181,8 +181,7 @@ void plan_mount(const host::Root& root, const inventory::HostFacts& facts, const
     item.summary = "in a container: the mount options are the host's";
     return;
   }
-  const auto paths =
-      options.data_paths.empty() ? audit::default_data_paths() : options.data_paths;
+  const auto paths = options.data_paths.empty() ? audit::default_data_paths() : options.data_paths;
   std::vector<std::string> from, ok;
   for (const auto& d : audit::data_file_systems(root, facts, paths)) {
     const auto& mp = d.fs->mount_point;
@@ -194,8 +193,8 @@ void plan_mount(const host::Root& root, const inventory::HostFacts& facts, const
       item.changes.push_back({e.key, "mount", mp, mode, "noatime", false});
     }
     if (!persist) continue;
-    const std::string fstab = persisted.fstab_new ? *persisted.fstab_new
-                                                  : persisted.fstab_old.value_or("");
+    const std::string fstab =
+        persisted.fstab_new ? *persisted.fstab_new : persisted.fstab_old.value_or("");
     auto next = fstab_add_option(fstab, mp, "noatime");
     if (!next) {
       persisted.fstab_notes.push_back(fmt::format(
@@ -217,8 +216,7 @@ void plan_mount(const host::Root& root, const inventory::HostFacts& facts, const
 void plan_read_ahead(const host::Root& root, const inventory::HostFacts& facts,
                      const ProfileEntry& e, const PlanOptions& options, PlanItem& item,
                      std::map<std::string, std::string>& persisted) {
-  const auto paths =
-      options.data_paths.empty() ? audit::default_data_paths() : options.data_paths;
+  const auto paths = options.data_paths.empty() ? audit::default_data_paths() : options.data_paths;
   std::vector<std::string> from, ok;
   for (const auto& d : audit::data_file_systems(root, facts, paths)) {
     if (!d.disk) continue;
@@ -266,7 +264,8 @@ PlanItem file_item(const host::Root& root, const char* key, const char* path,
 
 // What, at boot, applies tmpfiles.d: systemd-tmpfiles-setup.service, when systemd is PID 1.
 std::optional<std::string> tmpfiles_boot_problem(const host::Root& root) {
-  const bool tool = root.exists("/usr/bin/systemd-tmpfiles") || root.exists("/bin/systemd-tmpfiles");
+  const bool tool =
+      root.exists("/usr/bin/systemd-tmpfiles") || root.exists("/bin/systemd-tmpfiles");
   auto comm = root.read("/proc/1/comm", 256);
   const std::string init = comm && *comm ? std::string(text::trim(**comm)) : "";
   if (tool && init == "systemd") return std::nullopt;
@@ -377,10 +376,10 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
   }
   if (!persist) return plan;
   if (!persisted.sysctls.empty()) {
-    auto item = file_item(
-        root, "persist.sysctl", kSysctlDropin,
-        merge_sysctl_dropin(text_of(root, kSysctlDropin), persisted.sysctls),
-        fmt::format("write {} ({} settings)", kSysctlDropin, persisted.sysctls.size()));
+    auto item =
+        file_item(root, "persist.sysctl", kSysctlDropin,
+                  merge_sysctl_dropin(text_of(root, kSysctlDropin), persisted.sysctls),
+                  fmt::format("write {} ({} settings)", kSysctlDropin, persisted.sysctls.size()));
     audit::SysctlFiles files(root);
     for (const auto& [key, value] : persisted.sysctls)
       for (const auto& s : files.overriding_dltune(key))
@@ -389,10 +388,10 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
     plan.items.push_back(std::move(item));
   }
   if (!persisted.limits.empty())
-    plan.items.push_back(file_item(
-        root, "persist.limits", kLimitsDropin,
-        merge_limits_dropin(text_of(root, kLimitsDropin), "*", persisted.limits),
-        fmt::format("write {}", kLimitsDropin)));
+    plan.items.push_back(
+        file_item(root, "persist.limits", kLimitsDropin,
+                  merge_limits_dropin(text_of(root, kLimitsDropin), "*", persisted.limits),
+                  fmt::format("write {}", kLimitsDropin)));
   if (!persisted.sysfs.empty()) {
     auto merged = merge_tmpfiles_dropin(text_of(root, kTmpfilesDropin), persisted.sysfs);
     if (!merged) return tl::unexpected(merged.error());

@@ -103,10 +103,9 @@ Result<ApplyResult> apply_plan(const host::Root& root, Journal& journal, const P
     }
     auto back = drivers.write(change.kind, change.target, change.new_value);
     if (!back)
-      return abort_with(Error{change.kind == "file"
-                                  ? "cannot persist " + change.key + ":"
-                                  : fmt::format("{}: cannot write '{}' to", change.key,
-                                                change.new_value),
+      return abort_with(Error{change.kind == "file" ? "cannot persist " + change.key + ":"
+                                                    : fmt::format("{}: cannot write '{}' to",
+                                                                  change.key, change.new_value),
                               back.error().input, back.error().errno_});
     if (auto s = journal.set_change_state(*id, ChangeState::kApplied); !s)
       return abort_with(s.error());

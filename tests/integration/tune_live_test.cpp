@@ -88,8 +88,7 @@ class HostValues {
     for (const auto& [p, v] : values_)
       if (v && p.find("_bytes") != std::string::npos && *v != "0\n") put(p, *v);
     for (const auto& [mp, mode] : mounts_)
-      if (mode && atime_of(mp) != mode)
-        (void)run({"mount", "-o", "remount,bind," + *mode, mp});
+      if (mode && atime_of(mp) != mode) (void)run({"mount", "-o", "remount,bind," + *mode, mp});
     for (const auto& [f, v] : files_) {
       if (v)
         put(f, *v);
@@ -182,8 +181,9 @@ TEST_F(TuneLive, ApplyVerifiesEveryValueAndRollbackRestoresThemByteForByte) {
   // The sysfs values for boot, in tmpfiles.d's own format.
   const auto tmpfiles = slurp(kTmpfilesDropin);
   ASSERT_TRUE(tmpfiles);
-  EXPECT_NE(tmpfiles->find("\nw /sys/kernel/mm/transparent_hugepage/defrag - - - - defer+madvise\n"),
-            std::string::npos)
+  EXPECT_NE(
+      tmpfiles->find("\nw /sys/kernel/mm/transparent_hugepage/defrag - - - - defer+madvise\n"),
+      std::string::npos)
       << *tmpfiles;
   const auto status = tune({"status", "--json"});
   EXPECT_EQ(status.exit_code, 0) << status.out;
@@ -315,9 +315,10 @@ TEST_F(TuneLive, ReadAheadOfTheDiskUnderTheDataIsSetAndRestored) {
     if (d.contains("read_ahead_kb")) now_kb = std::max<std::uint64_t>(now_kb, d["read_ahead_kb"]);
   ASSERT_GT(now_kb, 0u);
   const auto profile = fs::path(::testing::TempDir()) / "readahead.toml";
-  put(profile.string(), "[profile]\nname = \"readahead\"\n[settings.\"block.read_ahead_kb\"]\n"
-                        "value = \">= " + std::to_string(now_kb * 2) +
-                        "\"\nreason = \"r\"\nsource = \"s\"\n");
+  put(profile.string(),
+      "[profile]\nname = \"readahead\"\n[settings.\"block.read_ahead_kb\"]\n"
+      "value = \">= " +
+          std::to_string(now_kb * 2) + "\"\nreason = \"r\"\nsource = \"s\"\n");
   const auto plan = json::parse(tune({"plan", "-p", profile.string(), "--json"}).out);
   const auto& changes = plan["items"][0]["changes"];
   if (changes.empty()) GTEST_SKIP() << "no disk under / here: " << plan.dump(2);
@@ -342,8 +343,8 @@ TEST_F(TuneLive, CgroupsSetsTheSwappinessOfExistingV1MemoryGroupsAndRollbackRest
     ~Remove() { ::rmdir(p.c_str()); }
   } remove{group};
   put((group / "memory.swappiness").string(), "61\n");
-  const auto plan = json::parse(
-      tune({"plan", "--only", "vm.swappiness", "--cgroups", "--json"}).out);
+  const auto plan =
+      json::parse(tune({"plan", "--only", "vm.swappiness", "--cgroups", "--json"}).out);
   HostValues groups(plan);
   bool listed = false;
   for (const auto& c : plan["items"][0]["changes"])

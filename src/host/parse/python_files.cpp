@@ -21,11 +21,7 @@ bool name_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+std::string lower(std::string_view s) { return text::to_lower(s); }
 
 // "3.11.2.final.0" -> "3.11.2": the leading numeric parts.
 std::string numeric_prefix(std::string_view v) {

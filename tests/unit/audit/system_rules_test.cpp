@@ -1,8 +1,8 @@
 // The OS-side rules, on hand-made trees and on the fixture hosts.
 #include <gtest/gtest.h>
 
-#include "audit/data_paths.hpp"
 #include "audit/check.hpp"
+#include "audit/data_paths.hpp"
 #include "audit/rules.hpp"
 #include "audit/sysctl_files.hpp"
 #include "audit/system_rules.hpp"
@@ -50,8 +50,7 @@ TEST(RuleTable, EveryKindOfKeyHasARuleAndUnknownKeysAreRefused) {
   for (const char* k :
        {"vm.swappiness", "net.ipv4.tcp_rmem", "kernel.numa_balancing", "thp.enabled",
         "cpu.governor", "limits.nofile", "shm.size", "mount.noatime", "block.read_ahead_kb",
-        "swap.consistency",
-        "iommu.mode", "pci.acs", "rdma.ports", "gpu.persistence"})
+        "swap.consistency", "iommu.mode", "pci.acs", "rdma.ports", "gpu.persistence"})
     EXPECT_TRUE(audit::validate_key(k).has_value()) << k;
   const auto bad = audit::validate_key("bogus.key");
   ASSERT_FALSE(bad.has_value());

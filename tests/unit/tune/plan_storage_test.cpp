@@ -48,12 +48,12 @@ void host_with_disks(dltune::testing::TempTree& t) {
        {std::tuple{"sda1", "sda", "128"}, {"sdb1", "sdb", "16"}, {"sdc", "sdc", "64"}}) {
     const std::string dev = std::string("sys/devices/pci0/block/") + disk;
     if (std::string(part) != disk) {
-      t.link(std::string("sys/class/block/") + part, "../../devices/pci0/block/" +
-                                                         std::string(disk) + "/" + part)
+      t.link(std::string("sys/class/block/") + part,
+             "../../devices/pci0/block/" + std::string(disk) + "/" + part)
           .write(dev + "/" + part + "/partition", "1\n");
     } else {
-      t.link(std::string("sys/class/block/") + part, "../../devices/pci0/block/" +
-                                                         std::string(disk));
+      t.link(std::string("sys/class/block/") + part,
+             "../../devices/pci0/block/" + std::string(disk));
     }
     t.link(std::string("sys/block/") + disk, "../devices/pci0/block/" + std::string(disk))
         .write(dev + "/queue/read_ahead_kb", std::string(kb) + "\n");
@@ -182,7 +182,7 @@ TEST(PlanTmpfiles, ThpAndGovernorValuesForBootUnderSystemd) {
   const std::string want =
       std::string(tune::kTmpfilesDropinHeader) + "\n" +
       "w /sys/kernel/mm/transparent_hugepage/enabled - - - - always\n"  // replaced in place
-      "d /run/mine 0755 root root -\n"                                   // kept
+      "d /run/mine 0755 root root -\n"                                  // kept
       "w /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor - - - - performance\n"
       "w /sys/kernel/mm/transparent_hugepage/defrag - - - - defer+madvise\n";
   EXPECT_EQ(p->changes[0].new_value, want);
@@ -202,8 +202,8 @@ TEST(TmpfilesDropin, MergesInPlaceIsIdempotentAndRefusesOddPaths) {
       tune::merge_tmpfiles_dropin(*once, {{"/sys/block/sda/queue/read_ahead_kb", "512\n"}});
   EXPECT_EQ(*changed, std::string(tune::kTmpfilesDropinHeader) +
                           "\nw /sys/block/sda/queue/read_ahead_kb - - - - 512\n");
-  for (const auto& bad : {std::string("/etc/passwd"), std::string("/sys/a b"),
-                          std::string("relative/sys")}) {
+  for (const auto& bad :
+       {std::string("/etc/passwd"), std::string("/sys/a b"), std::string("relative/sys")}) {
     const auto r = tune::merge_tmpfiles_dropin("", {{bad, "1"}});
     ASSERT_FALSE(r) << bad;
     EXPECT_NE(r.error().message().find(bad), std::string::npos);

@@ -1,0 +1,446 @@
+#include "launch/job_plan.hpp"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/text.hpp"
+
+namespace dltune::launch {
+
+namespace {
+
+bool valid_name(std::string_view n) {
+  if (n.empty() || n.size() > 64 || n == "." || n == "..") return false;
+  return std::all_of(n.begin(), n.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+  });
+}
+
+bool valid_env_key(std::string_view k) {
+  if (k.empty() || std::isdigit(static_cast<unsigned char>(k.front()))) return false;
+  return std::all_of(k.begin(), k.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+Result<std::uint64_t> parse_weight(std::string_view option, std::string_view text) {
+  const auto v = text::to_uint(text::trim(text));
+  if (!v || *v < 1 || *v > 10000)
+    return fail(
+        fmt::format("{}: expected a weight from 1 to 10000 (100 is the default), got", option),
+        std::string(text));
+  return *v;
+}
+
+// The GPUs by index as nvidia-smi and NVML number them (PCI bus order), with their NUMA node.
+struct GpuSlot {
+  std::string address;
+  std::optional<int> numa_node;
+};
+std::vector<GpuSlot> gpu_slots(const inventory::HostFacts& facts) {
+  std::vector<GpuSlot> out;
+  const auto node_of = [&](const std::string& address) -> std::optional<int> {
+    for (const auto& g : facts.gpu.devices)
+      if (text::to_lower(g.address) == text::to_lower(address)) return g.numa_node;
+    return std::nullopt;
+  };
+  if (facts.gpu.nvml.loaded && !facts.gpu.nvml.devices.empty()) {
+    for (const auto& d : facts.gpu.nvml.devices) {
+      const std::string address = d.pci_bus_id.value_or("");
+      out.push_back({address, node_of(address)});
+    }
+    return out;
+  }
+  for (const auto& g : facts.gpu.devices)  // by address already
+    if (g.vendor == "nvidia") out.push_back({g.address, g.numa_node});
+  return out;
+}
+
+// Where Debian (and others) put shared libraries.
+std::optional<std::string> find_library(const host::Root& root,
+                                        std::initializer_list<const char*> names) {
+  for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+                          "/usr/lib/powerpc64le-linux-gnu", "/usr/lib64", "/usr/lib"})
+    for (const char* n : names) {
+      const std::string p = fmt::format("{}/{}", dir, n);
+      if (root.exists(p)) return p;
+    }
+  return std::nullopt;
+}
+
+// The program that argv[0] names, looked up in PATH as execvp would.
+std::optional<std::string> find_program(const std::string& name, const std::string& path) {
+  if (name.find('/') != std::string::npos)
+    return ::access(name.c_str(), X_OK) == 0 ? std::optional(name) : std::nullopt;
+  for (auto dir : text::split(path.empty() ? "/usr/local/bin:/usr/bin:/bin" : path, ':')) {
+    const std::string p = fmt::format("{}/{}", dir.empty() ? "." : dir, name);
+    if (::access(p.c_str(), X_OK) == 0) return p;
+  }
+  return std::nullopt;
+}
+
+Result<void> plan_allocator(const host::Root& root, Allocator a, bool asked, JobPlan& plan) {
+  auto& env = plan.env;
+  std::vector<std::string> users;
+  for (const auto& [k, v] : env)
+    if (k == "LD_PRELOAD" || k.starts_with("MALLOC_")) users.push_back(k + "=" + v);
+  if (a == Allocator::kDefault) {
+    plan.notes.push_back("allocator: the C library's defaults (--allocator default)");
+    return {};
+  }
+  if (!users.empty()) {
+    plan.notes.push_back(fmt::format(
+        "allocator: kept your {}; {} not applied (dltune never overrides them)",
+        text::join(users, " "), asked ? "--allocator" : "the default allocator tuning"));
+    plan.allocator = Allocator::kDefault;
+    return {};
+  }
+  switch (a) {
+    case Allocator::kGlibcTuned:
+      // glibc's mmap threshold may not exceed 32 MiB on 64-bit (malloc.c HEAP_MAX_SIZE/2): a
+      // larger value is ignored. Setting it also turns off the dynamic threshold, so the trim
+      // threshold must be set too (either alone measured worse than neither: MEASUREMENTS.md).
+      env["MALLOC_MMAP_THRESHOLD_"] = "33554432";
+      env["MALLOC_TRIM_THRESHOLD_"] = "1073741824";
+      env["MALLOC_TOP_PAD_"] = "67108864";
+      plan.notes.push_back(
+          "allocator: glibc tuned (MALLOC_MMAP_THRESHOLD_=32 MiB, MALLOC_TRIM_THRESHOLD_=1 GiB, "
+          "MALLOC_TOP_PAD_=64 MiB): freed tensors stay in the heap instead of going back to the "
+          "kernel and faulting in again every step (x3.6 on this project's measured DataLoader "
+          "job); --allocator default to turn it off");
+      return {};
+    case Allocator::kTcmalloc: {
+      const auto lib = find_library(root, {"libtcmalloc_minimal.so.4", "libtcmalloc.so.4"});
+      if (!lib)
+        return fail(
+            "--allocator tcmalloc: libtcmalloc_minimal.so.4 not found (apt-get install "
+            "libtcmalloc-minimal4) in",
+            "/usr/lib");
+      env["LD_PRELOAD"] = *lib;
+      plan.notes.push_back("allocator: tcmalloc (LD_PRELOAD=" + *lib + ")");
+      return {};
+    }
+    case Allocator::kJemalloc: {
+      const auto lib = find_library(root, {"libjemalloc.so.2"});
+      if (!lib)
+        return fail(
+            "--allocator jemalloc: libjemalloc.so.2 not found (apt-get install libjemalloc2) in",
+            "/usr/lib");
+      env["LD_PRELOAD"] = *lib;
+      // With Debian's default decay jemalloc returned memory so eagerly that the measured job
+      // ran at x0.35; with decay off at x3.0 (MEASUREMENTS.md).
+      env["MALLOC_CONF"] = "dirty_decay_ms:-1,muzzy_decay_ms:-1";
+      plan.notes.push_back("allocator: jemalloc (LD_PRELOAD=" + *lib +
+                           ", MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1)");
+      return {};
+    }
+    case Allocator::kDefault:
+      break;
+  }
+  return {};
+}
+
+}  // namespace
+
+const char* allocator_name(Allocator a) {
+  switch (a) {
+    case Allocator::kGlibcTuned:
+      return "glibc-tuned";
+    case Allocator::kTcmalloc:
+      return "tcmalloc";
+    case Allocator::kJemalloc:
+      return "jemalloc";
+    case Allocator::kDefault:
+      return "default";
+  }
+  return "?";
+}
+
+Result<Allocator> parse_allocator(std::string_view text) {
+  for (auto a :
+       {Allocator::kGlibcTuned, Allocator::kTcmalloc, Allocator::kJemalloc, Allocator::kDefault})
+    if (text == allocator_name(a)) return a;
+  return fail("--allocator: expected glibc-tuned, tcmalloc, jemalloc or default, got",
+              std::string(text));
+}
+
+Result<double> parse_cpu_quota(std::string_view text, int machine_cpus) {
+  const auto t = text::trim(text);
+  const bool percent = !t.empty() && t.back() == '%';
+  const auto v = text::to_double(percent ? t.substr(0, t.size() - 1) : t);
+  if (!v || !std::isfinite(*v) || *v <= 0)
+    return fail("--cpu-quota: expected a share of the machine (80%) or a number of CPUs (2.5), got",
+                std::string(text));
+  const double cpus = percent ? *v / 100.0 * machine_cpus : *v;
+  if (cpus > machine_cpus + 1e-9)
+    return fail(
+        fmt::format("--cpu-quota: this machine has {} CPUs; more than all of them:", machine_cpus),
+        std::string(text));
+  if (cpus < 0.01)
+    return fail("--cpu-quota: less than 1% of a CPU (the kernel's minimum is 1 ms per 100 ms):",
+                std::string(text));
+  return cpus;
+}
+
+Result<std::uint64_t> parse_memory(std::string_view text, std::uint64_t total, bool allow_zero) {
+  std::string t = text::to_lower(text::trim(text));
+  const auto bad = [&]() -> Result<std::uint64_t> {
+    return fail("expected a size (64G, 512M, bytes) or a share of the memory (90%), got",
+                std::string(text));
+  };
+  if (t.empty()) return bad();
+  std::uint64_t bytes = 0;
+  if (t.back() == '%') {
+    const auto v = text::to_double(std::string_view(t).substr(0, t.size() - 1));
+    if (!v || !std::isfinite(*v) || *v < 0 || *v > 100) return bad();
+    bytes = static_cast<std::uint64_t>(*v / 100.0 * static_cast<double>(total));
+  } else {
+    for (const char* suffix : {"ib", "b"})
+      if (t.size() > 1 && t.ends_with(suffix)) {
+        t.resize(t.size() - std::string_view(suffix).size());
+        break;
+      }
+    std::uint64_t unit = 1;
+    if (!t.empty()) {
+      const char c = t.back();
+      const std::string_view units = "kmgt";
+      if (const auto pos = units.find(c); pos != std::string_view::npos) {
+        unit = 1ull << (10 * (pos + 1));
+        t.pop_back();
+      }
+    }
+    const auto v = text::to_double(t);
+    if (!v || !std::isfinite(*v) || *v < 0) return bad();
+    const double b = *v * static_cast<double>(unit);
+    if (b > 1.8e19) return bad();
+    bytes = static_cast<std::uint64_t>(b);
+  }
+  if (bytes == 0 && !allow_zero)
+    return fail("a memory limit of 0 would kill the job at once:", std::string(text));
+  if (total > 0 && bytes > total)
+    return fail(fmt::format("more than this machine's memory ({}):", text::human_bytes(total)),
+                std::string(text));
+  return bytes;
+}
+
+Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& facts,
+                         const RunOptions& o, std::map<std::string, std::string> environment,
+                         const tune::Profile* profile, const std::string& unique) {
+  JobPlan plan;
+  plan.env = std::move(environment);
+  if (o.command.empty())
+    return fail("no command to run: dltune run [OPTIONS] -- COMMAND [ARGS...]", "");
+  plan.argv = o.command;
+  // The name.
+  plan.name = o.name.value_or("run-" + unique);
+  if (!valid_name(plan.name))
+    return fail("--name: expected letters, digits, '_', '.' or '-' (at most 64), got", plan.name);
+  // The machine.
+  const std::vector<int> machine = facts.cpu.allowed ? *facts.cpu.allowed : facts.cpu.online;
+  if (machine.empty())
+    return fail("cannot tell which CPUs this host has:", "/sys/devices/system/cpu/online");
+  const auto mem_total = facts.memory.total_bytes.value_or(0);
+  // Limits.
+  if (o.cpu_quota) {
+    auto q = parse_cpu_quota(*o.cpu_quota, static_cast<int>(machine.size()));
+    if (!q) return tl::unexpected(q.error());
+    plan.limits.cpu_quota_cpus = *q;
+  }
+  if (o.cpu_weight) {
+    auto w = parse_weight("--cpu-weight", *o.cpu_weight);
+    if (!w) return tl::unexpected(w.error());
+    plan.limits.cpu_weight = *w;
+  }
+  if (o.io_weight) {
+    auto w = parse_weight("--io-weight", *o.io_weight);
+    if (!w) return tl::unexpected(w.error());
+    plan.limits.io_weight = *w;
+  }
+  if (o.memory) {
+    auto m = parse_memory(*o.memory, mem_total);
+    if (!m) return fail("--memory:", m.error().message());
+    plan.limits.memory_bytes = *m;
+  }
+  if (o.memory_swap) {
+    if (!o.memory) return fail("--memory-swap needs --memory (swap is allowed on top of it)", "");
+    auto s = parse_memory(*o.memory_swap, facts.memory.swap_total_bytes.value_or(0), true);
+    if (!s) return fail("--memory-swap:", s.error().message());
+    plan.limits.memory_swap_bytes = *s;
+  }
+  // GPUs.
+  if (o.gpus) {
+    const auto slots = gpu_slots(facts);
+    if (slots.empty()) return fail("--gpus: this host has no NVIDIA GPU; got", *o.gpus);
+    const auto ids = text::parse_cpu_list(*o.gpus);  // the same list syntax: "0,1" or "0-3"
+    if (!ids || ids->empty())
+      return fail("--gpus: expected GPU indices such as 0,1 or 0-3, got", *o.gpus);
+    for (int i : *ids)
+      if (i < 0 || static_cast<std::size_t>(i) >= slots.size())
+        return fail(fmt::format("--gpus: this host has {} GPU(s), indices 0-{}; no GPU",
+                                slots.size(), slots.size() - 1),
+                    std::to_string(i));
+    plan.gpus = *ids;
+    if (const auto it = plan.env.find("CUDA_VISIBLE_DEVICES"); it != plan.env.end())
+      return fail(fmt::format("--gpus {} and your CUDA_VISIBLE_DEVICES={} disagree: unset one;",
+                              *o.gpus, it->second),
+                  "CUDA_VISIBLE_DEVICES");
+    // nvidia-smi's (and NVML's) indices are PCI bus order; CUDA's own default is fastest first.
+    if (!plan.env.count("CUDA_DEVICE_ORDER")) plan.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+    std::vector<std::string> idx;
+    for (int i : *ids) idx.push_back(std::to_string(i));
+    plan.env["CUDA_VISIBLE_DEVICES"] = text::join(idx, ",");
+    plan.notes.push_back(fmt::format("GPUs: CUDA_VISIBLE_DEVICES={} (CUDA_DEVICE_ORDER={})",
+                                     plan.env["CUDA_VISIBLE_DEVICES"],
+                                     plan.env["CUDA_DEVICE_ORDER"]));
+  }
+  // CPUs and NUMA nodes.
+  std::optional<std::vector<int>> cpus;
+  if (o.cpus) {
+    auto c = text::parse_cpu_list(*o.cpus);
+    if (!c || c->empty())
+      return fail("--cpus: expected a CPU list such as 0-7,16-23, got", *o.cpus);
+    for (int id : *c)
+      if (std::find(machine.begin(), machine.end(), id) == machine.end())
+        return fail(
+            fmt::format("--cpus: this host's CPUs are {}; no CPU", text::format_cpu_list(machine)),
+            std::to_string(id));
+    cpus = *c;
+  }
+  std::vector<int> nodes;
+  const auto& numa = facts.cpu.numa_nodes;
+  if (o.numa && *o.numa != "auto") {
+    const auto n = text::to_uint(*o.numa);
+    const auto it = std::find_if(numa.begin(), numa.end(), [&](const inventory::NumaNode& x) {
+      return n && x.id == static_cast<int>(*n);
+    });
+    if (it == numa.end()) {
+      std::vector<int> ids;
+      for (const auto& x : numa) ids.push_back(x.id);
+      return fail(fmt::format("--numa: expected auto or a NUMA node of this host ({}), got",
+                              ids.empty() ? "none known" : text::format_cpu_list(ids)),
+                  *o.numa);
+    }
+    nodes = {it->id};
+  } else if (o.numa && !plan.gpus.empty()) {
+    const auto slots = gpu_slots(facts);
+    std::set<int> set;
+    for (int g : plan.gpus)
+      if (slots[static_cast<std::size_t>(g)].numa_node &&
+          *slots[static_cast<std::size_t>(g)].numa_node >= 0)
+        set.insert(*slots[static_cast<std::size_t>(g)].numa_node);
+    if (set.empty())
+      plan.notes.push_back("NUMA: the kernel reports no NUMA node for these GPUs: not bound");
+    nodes.assign(set.begin(), set.end());
+  } else if (o.numa) {
+    plan.notes.push_back(numa.size() > 1
+                             ? "NUMA: --numa auto without --gpus: not bound (the kernel places it)"
+                             : "NUMA: one node: nothing to bind");
+  }
+  if (!nodes.empty() && numa.size() > 1) {
+    std::vector<int> node_cpus;
+    for (const auto& x : numa)
+      if (std::find(nodes.begin(), nodes.end(), x.id) != nodes.end())
+        node_cpus.insert(node_cpus.end(), x.cpus.begin(), x.cpus.end());
+    std::sort(node_cpus.begin(), node_cpus.end());
+    std::vector<int> chosen;
+    for (int c : node_cpus)
+      if ((!cpus || std::find(cpus->begin(), cpus->end(), c) != cpus->end()) &&
+          std::find(machine.begin(), machine.end(), c) != machine.end())
+        chosen.push_back(c);
+    if (chosen.empty())
+      return fail(fmt::format("--cpus {} holds no CPU of NUMA node(s)", o.cpus.value_or("")),
+                  text::format_cpu_list(nodes));
+    cpus = chosen;
+    plan.numa_nodes = nodes;
+    plan.limits.mems = text::format_cpu_list(nodes);
+    plan.notes.push_back(
+        fmt::format("NUMA: node(s) {}{}: CPUs {} and their memory", text::format_cpu_list(nodes),
+                    plan.gpus.empty() ? "" : " (nearest the GPUs)", text::format_cpu_list(chosen)));
+  } else if (!nodes.empty()) {
+    plan.numa_nodes = nodes;
+  }
+  if (cpus) {
+    plan.cpus = cpus;
+    plan.limits.cpus = text::format_cpu_list(*cpus);
+  }
+  // Thread counts: the CPUs the job gets, per rank (MEASUREMENTS.md: torch sizes its pool
+  // from the machine, not from the affinity mask).
+  const int job_cpus =
+      cpus ? static_cast<int>(cpus->size())
+      : plan.limits.cpu_quota_cpus
+          ? std::max(1, static_cast<int>(std::ceil(*plan.limits.cpu_quota_cpus - 1e-9)))
+          : static_cast<int>(machine.size());
+  const int ranks = std::max(1, o.nproc.value_or(1));
+  const int threads = std::max(1, job_cpus / ranks);
+  for (const char* var : {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}) {
+    if (const auto it = plan.env.find(var); it != plan.env.end()) {
+      plan.notes.push_back(fmt::format("threads: kept your {}={}", var, it->second));
+      continue;
+    }
+    plan.env[var] = std::to_string(threads);
+    plan.notes.push_back(fmt::format("threads: {}={} ({} CPU(s){})", var, threads, job_cpus,
+                                     ranks > 1 ? fmt::format(" / {} ranks", ranks) : ""));
+  }
+  // The allocator.
+  Allocator allocator = kDefaultAllocator;
+  if (o.allocator) {
+    auto a = parse_allocator(*o.allocator);
+    if (!a) return tl::unexpected(a.error());
+    allocator = *a;
+  }
+  plan.allocator = allocator;
+  if (auto a = plan_allocator(root, allocator, o.allocator.has_value(), plan); !a)
+    return tl::unexpected(a.error());
+  // --env last: what the user says wins over what dltune would set.
+  for (const auto& kv : o.env) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || !valid_env_key(std::string_view(kv).substr(0, eq)))
+      return fail("--env: expected NAME=VALUE, got", kv);
+    plan.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  // Resource limits from the profile (limits.nofile, limits.memlock), raised, never lowered.
+  if (profile != nullptr) {
+    for (const auto& [key, res, name] : {std::tuple{"limits.nofile", RLIMIT_NOFILE, "nofile"},
+                                         std::tuple{"limits.memlock", RLIMIT_MEMLOCK, "memlock"}}) {
+      const auto* e = profile->find(key);
+      if (e == nullptr || e->expected.values.empty()) continue;
+      const auto& v = e->expected.values.front();
+      rlim_t want = 0;
+      if (v == "unlimited" || v == "infinity" || v == "-1") {
+        want = RLIM_INFINITY;
+      } else if (auto n = text::to_uint(v)) {
+        want = static_cast<rlim_t>(std::string_view(name) == "memlock" ? *n * 1024 : *n);
+      } else {
+        continue;
+      }
+      rlimit now{};
+      if (root.live() && ::getrlimit(res, &now) == 0) {
+        if (now.rlim_cur != RLIM_INFINITY && (want == RLIM_INFINITY || now.rlim_cur < want)) {
+          const rlim_t hard =
+              now.rlim_max == RLIM_INFINITY || (want != RLIM_INFINITY && now.rlim_max >= want)
+                  ? now.rlim_max
+                  : want;
+          plan.rlimits.push_back({res, name, want, hard});
+        }
+      } else {
+        plan.rlimits.push_back({res, name, want, want});
+      }
+    }
+  }
+  // The command must exist before anything is created.
+  const auto path = plan.env.count("PATH") ? plan.env.at("PATH") : std::string();
+  if (root.live() && !find_program(plan.argv.front(), path))
+    return fail(
+        fmt::format("command not found (looked in {}):",
+                    plan.argv.front().find('/') != std::string::npos ? "that path" : "PATH"),
+        plan.argv.front());
+  return plan;
+}
+
+}  // namespace dltune::launch
