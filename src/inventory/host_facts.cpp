@@ -63,9 +63,13 @@ HostFacts collect(const host::Root& root, const CollectOptions& options) {
   f.os = collect_os(ctx);
   f.cpu = collect_cpu(ctx);
   f.memory = collect_memory(ctx);
+  if (options.gpus) f.gpu = collect_gpus(ctx, options.nvml_library);
+  if (options.launch_only) {
+    f.problems = ctx.problems();
+    return f;
+  }
   f.storage = collect_storage(ctx);
   f.network = collect_network(ctx);
-  f.gpu = collect_gpus(ctx, options.nvml_library);
   f.python = collect_python(ctx);
   f.cuda = collect_cuda(ctx, f.python);
   f.problems = ctx.problems();

@@ -33,6 +33,10 @@ struct HostFacts {
 
 struct CollectOptions {
   std::string nvml_library;  // DLTUNE_NVML_LIBRARY or empty
+  // What `run` needs before it starts a job, quickly: the OS (cgroups), CPUs and memory, and the
+  // GPUs when `gpus`; storage, network, Python and CUDA are left empty.
+  bool launch_only = false;
+  bool gpus = true;
 };
 
 // The environment variables env consults: this process's own on the live host, the captured

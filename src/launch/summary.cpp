@@ -1,0 +1,142 @@
+#include "launch/summary.hpp"
+
+#include <fmt/format.h>
+
+#include "core/text.hpp"
+
+namespace dltune::launch {
+
+namespace {
+
+using inventory::Json;
+
+template <typename T>
+void put(Json& j, const char* key, const std::optional<T>& v) {
+  if (v) j[key] = *v;
+}
+
+Json limits_json(const CgroupLimits& l) {
+  Json j = Json::object();
+  put(j, "cpu_quota_cpus", l.cpu_quota_cpus);
+  put(j, "cpu_weight", l.cpu_weight);
+  put(j, "memory_bytes", l.memory_bytes);
+  put(j, "memory_swap_bytes", l.memory_swap_bytes);
+  put(j, "cpus", l.cpus);
+  put(j, "mems", l.mems);
+  put(j, "io_weight", l.io_weight);
+  return j;
+}
+
+std::string exit_text(const SpawnResult& r) {
+  if (r.signal) return fmt::format("killed by signal {} (exit status {})", *r.signal, r.exit_code);
+  return fmt::format("exit status {}", r.exit_code);
+}
+
+}  // namespace
+
+Json to_json(const RunSummary& s) {
+  const auto& r = s.result;
+  Json j;
+  j["schema"] = "dltune.run/1";
+  j["name"] = s.plan.name;
+  j["command"] = s.plan.argv;
+  j["exit_code"] = r.exit_code;
+  put(j, "signal", r.signal);
+  j["wall_seconds"] = r.wall.count();
+  j["user_seconds"] = r.user_seconds;
+  j["system_seconds"] = r.system_seconds;
+  j["max_rss_bytes"] = r.max_rss_bytes;
+  Json cg;
+  cg["version"] = s.cgroup_version;
+  cg["directories"] = s.cgroup_dirs;
+  cg["requested"] = limits_json(s.plan.limits);
+  if (s.verified) cg["verified"] = limits_json(*s.verified);
+  Json st = Json::object();
+  put(st, "cpu_seconds", s.stats.cpu_seconds);
+  put(st, "throttled_seconds", s.stats.throttled_seconds);
+  put(st, "nr_throttled", s.stats.nr_throttled);
+  put(st, "memory_peak_bytes", s.stats.memory_peak_bytes);
+  put(st, "oom_kills", s.stats.oom_kills);
+  put(st, "memory_limit_hits", s.stats.memory_limit_hits);
+  cg["stats"] = std::move(st);
+  j["cgroup"] = std::move(cg);
+  Json placement;
+  if (s.plan.cpus) placement["cpus"] = text::format_cpu_list(*s.plan.cpus);
+  placement["numa_nodes"] = s.plan.numa_nodes;
+  placement["gpus"] = s.plan.gpus;
+  j["placement"] = std::move(placement);
+  put(j, "user", s.user);
+  j["allocator"] = allocator_name(s.plan.allocator);
+  Json env = Json::object();
+  for (const char* k : {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
+                        "CUDA_DEVICE_ORDER", "LD_PRELOAD", "MALLOC_CONF", "MALLOC_MMAP_THRESHOLD_",
+                        "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_"})
+    if (const auto it = s.plan.env.find(k); it != s.plan.env.end()) env[k] = it->second;
+  j["environment"] = std::move(env);
+  Json progress = Json::object();
+  if (r.progress.samples > 0) {
+    progress["samples"] = r.progress.samples;
+    progress["unit"] = r.progress.unit;
+    put(progress, "last_rate", r.progress.last_rate);
+    put(progress, "median_rate", r.progress.median_rate);
+  }
+  j["progress"] = std::move(progress);
+  j["notes"] = s.plan.notes;
+  j["warnings"] = r.warnings;
+  return j;
+}
+
+std::string render_text(const RunSummary& s) {
+  const auto& r = s.result;
+  std::string out = fmt::format("dltune run: {} ({}), {}\n", text::join(s.plan.argv, " "),
+                                s.plan.name, exit_text(r));
+  const auto line = [&](const char* label, const std::string& value) {
+    out += fmt::format("  {:<14} {}\n", label, value);
+  };
+  line("wall", fmt::format("{:.2f} s", r.wall.count()));
+  std::string cpu = fmt::format("{:.2f} s user, {:.2f} s system", r.user_seconds, r.system_seconds);
+  if (s.stats.cpu_seconds) cpu += fmt::format(" ({:.2f} s in the cgroup)", *s.stats.cpu_seconds);
+  line("cpu", cpu);
+  std::string mem = s.stats.memory_peak_bytes
+                        ? text::human_bytes(*s.stats.memory_peak_bytes) + " peak (cgroup)"
+                        : text::human_bytes(r.max_rss_bytes) + " largest process RSS";
+  if (s.plan.limits.memory_bytes)
+    mem += " of " + text::human_bytes(*s.plan.limits.memory_bytes) + " limit";
+  line("memory", mem);
+  if (s.stats.oom_kills)
+    line("OOM kills", *s.stats.oom_kills == 0
+                          ? std::string("none")
+                          : fmt::format("{}: the kernel killed a process of the job for memory "
+                                        "(dltune doctor shows which)",
+                                        *s.stats.oom_kills));
+  if (s.stats.throttled_seconds)
+    line("throttled", fmt::format("{:.2f} s{}", *s.stats.throttled_seconds,
+                                  s.stats.nr_throttled
+                                      ? fmt::format(" in {} periods", *s.stats.nr_throttled)
+                                      : ""));
+  std::vector<std::string> lim;
+  if (s.plan.limits.cpu_quota_cpus) lim.push_back(fmt::format("{:g} CPUs", *s.plan.limits.cpu_quota_cpus));
+  if (s.plan.limits.cpu_weight) lim.push_back(fmt::format("cpu weight {}", *s.plan.limits.cpu_weight));
+  if (s.plan.limits.io_weight) lim.push_back(fmt::format("io weight {}", *s.plan.limits.io_weight));
+  if (s.plan.limits.memory_swap_bytes)
+    lim.push_back("swap " + text::human_bytes(*s.plan.limits.memory_swap_bytes));
+  line("cgroup", fmt::format("{} {}{}", s.cgroup_version,
+                             s.cgroup_dirs.empty() ? "" : s.cgroup_dirs.front(),
+                             lim.empty() ? "" : " (" + text::join(lim, ", ") + ")"));
+  if (s.plan.cpus)
+    line("cpus", text::format_cpu_list(*s.plan.cpus) +
+                     (s.plan.numa_nodes.empty()
+                          ? ""
+                          : ", NUMA node(s) " + text::format_cpu_list(s.plan.numa_nodes)));
+  if (s.user) line("user", *s.user);
+  if (r.progress.samples > 0 && r.progress.median_rate)
+    line("progress", fmt::format("{:.3g} {} median, {:.3g} last ({} readings)",
+                                 *r.progress.median_rate,
+                                 r.progress.unit.empty() ? "/s" : r.progress.unit,
+                                 r.progress.last_rate.value_or(0), r.progress.samples));
+  for (const auto& n : s.plan.notes) line("set", n);
+  for (const auto& w : r.warnings) line("warning", w);
+  return out;
+}
+
+}  // namespace dltune::launch

@@ -1,0 +1,29 @@
+#pragma once
+// The summary `dltune run` prints when the job ends (issue 5): what ran where, under which
+// limits, and what happened: wall and CPU time, peak memory, OOM kills, CPU throttling, the
+// job's own progress rate.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "inventory/json.hpp"
+#include "launch/cgroup.hpp"
+#include "launch/job_plan.hpp"
+#include "launch/spawn.hpp"
+
+namespace dltune::launch {
+
+struct RunSummary {
+  JobPlan plan;
+  std::optional<CgroupLimits> verified;  // the limits as the kernel reported them
+  std::string cgroup_version;            // "v1", "v2"
+  std::vector<std::string> cgroup_dirs;
+  std::optional<std::string> user;  // the user the job ran as, when dltune dropped root
+  SpawnResult result;
+  CgroupStats stats;
+};
+
+[[nodiscard]] inventory::Json to_json(const RunSummary& s);
+[[nodiscard]] std::string render_text(const RunSummary& s);
+
+}  // namespace dltune::launch
