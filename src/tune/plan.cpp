@@ -10,6 +10,7 @@
 #include "core/text.hpp"
 #include "host/parse/proc.hpp"
 #include "tune/dropins.hpp"
+#include "tune/plan_gpu.hpp"
 #include "tune/sysctl_name.hpp"
 
 namespace dltune::tune {
@@ -186,6 +187,8 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
       plan_governor(facts, e, item);
       if (persist && item.status == PlanItem::Status::kChange)
         item.notes.push_back("not persistent yet: the governor returns to the default at boot");
+    } else if (e.key == "gpu.persistence") {
+      plan_gpu_persistence(facts, e, persist, item);
     } else if (e.key == "limits.nofile" || e.key == "limits.memlock") {
       const std::string name = e.key.substr(7);
       const auto want = e.expected.values.empty() ? std::string() : e.expected.values.front();
