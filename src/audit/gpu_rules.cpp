@@ -65,14 +65,13 @@ std::vector<Finding> gpu_persistence(const AuditInput& in, const tune::ProfileEn
     } else {
       f.severity = not_met(e);
       f.summary = fmt::format("{}: persistence mode is {}, expected {}", who, f.actual, expected);
-      if (want) {
-        f.fix = Fix{"nvidia-smi -pm 1", false};
+      // tune sets it through NVML (nvmlDeviceSetPersistenceMode), as nvidia-smi -pm does.
+      f.fix = Fix{"dltune tune apply --only " + e.key, true};
+      if (want)
         f.notes.push_back(
-            "nvidia-smi -pm 1 lasts until the next reboot; NVIDIA's daemon keeps it on across "
-            "reboots: systemctl enable --now nvidia-persistenced.");
-      } else {
-        f.fix = Fix{"nvidia-smi -pm 0", false};
-      }
+            "Persistence mode set through NVML (dltune tune, nvidia-smi -pm 1) lasts until the "
+            "next reboot; NVIDIA's daemon keeps it on across reboots: systemctl enable --now "
+            "nvidia-persistenced.");
       host_only(f, in, "the GPUs' persistence mode");
     }
     out.push_back(std::move(f));

@@ -121,7 +121,8 @@ class TuneCommand : public Command {
         "sysctl.conf or limits.conf. Every old value is committed to the journal\n"
         "(STATE_DIR/state.db, SQLite) before its change; every change is read back and verified;\n"
         "a failure rolls back what was done. A transaction left unfinished by a crash is reported\n"
-        "by `tune status` and undone by `tune rollback`. Changing the host needs root.");
+        "by `tune status` and undone by `tune rollback`. Changing the host needs root.\n"
+        "GPU persistence mode is changed live too, through NVML, each GPU named by its UUID.");
     sub_->require_subcommand(1);
     sub_->add_option("--state-dir", state_dir_, "Where the journal and backups are")
         ->type_name("DIR");

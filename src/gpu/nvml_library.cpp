@@ -60,6 +60,12 @@ constexpr SymbolSpec kTable[] = {
     {Sym::kNvLinkRemotePciInfo,
      {"nvmlDeviceGetNvLinkRemotePciInfo_v2", "nvmlDeviceGetNvLinkRemotePciInfo", nullptr},
      false},
+    // Used by tune (src/tune/nvml_setting.cpp). nvmlDeviceGetHandleByUUID takes the ASCII UUID
+    // that nvmlDeviceGetUUID writes; where it is absent, tune compares the UUIDs of every index.
+    {Sym::kHandleByUuid, {"nvmlDeviceGetHandleByUUID", nullptr, nullptr}, false},
+    // NVML reference, "Device Commands": Linux only, needs root (NVML_ERROR_NO_PERMISSION
+    // otherwise), lasts until the next reboot.
+    {Sym::kSetPersistenceMode, {"nvmlDeviceSetPersistenceMode", nullptr, nullptr}, false},
 };
 static_assert(std::size(kTable) == static_cast<std::size_t>(Sym::kCount));
 

@@ -45,6 +45,8 @@ enum class Sym : std::size_t {
   kPowerLimit,
   kNvLinkState,
   kNvLinkRemotePciInfo,
+  kHandleByUuid,
+  kSetPersistenceMode,
   kCount,
 };
 

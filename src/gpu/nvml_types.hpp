@@ -142,5 +142,7 @@ using DeviceTemperatureFn = Return (*)(Device, int, unsigned int*);
 using DeviceLinkStateFn = Return (*)(Device, unsigned int, int*);
 using DeviceLinkPciV2Fn = Return (*)(Device, unsigned int, PciInfoV2*);
 using DeviceLinkPciV1Fn = Return (*)(Device, unsigned int, PciInfoV1*);
+using HandleByUuidFn = Return (*)(const char*, Device*);  // nvmlDeviceGetHandleByUUID
+using DeviceSetEnableFn = Return (*)(Device, int);        // SetPersistenceMode (nvmlEnableState_t)
 
 }  // namespace dltune::gpu::nvml

@@ -12,6 +12,7 @@
 #include "host/parse/proc.hpp"
 #include "tune/dropins.hpp"
 #include "tune/mount_setting.hpp"
+#include "tune/plan_gpu.hpp"
 #include "tune/sysctl_name.hpp"
 
 namespace dltune::tune {
@@ -352,6 +353,8 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
             "disk as it is now");
     } else if (e.key == "mount.noatime") {
       plan_mount(root, facts, e, options, persist, item, persisted);
+    } else if (e.key == "gpu.persistence") {
+      plan_gpu_persistence(facts, e, persist, item);
     } else if (e.key == "limits.nofile" || e.key == "limits.memlock") {
       const std::string name = e.key.substr(7);
       const auto want = e.expected.values.empty() ? std::string() : e.expected.values.front();

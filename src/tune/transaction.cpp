@@ -52,6 +52,12 @@ Result<void> restore(const Drivers& drivers, const ChangeRecord& c) {
   }
   if ((c.key == "vm.dirty_bytes" || c.key == "vm.dirty_background_bytes") && *c.old_value == "0")
     return {};
+  // An NVML set-call can fail where the old value is already there: the GPU whose set failed
+  // and aborted the transaction was never changed. Leave a GPU that reads as its old value.
+  if (c.kind == "nvml") {
+    auto now = drivers.read(c.kind, c.target);
+    if (now && *now && Drivers::same_value(c.kind, **now, *c.old_value)) return {};
+  }
   auto back = drivers.write(c.kind, c.target, *c.old_value);
   if (!back) return tl::unexpected(back.error());
   if (!Drivers::same_value(c.kind, *back, *c.old_value))
@@ -102,6 +108,10 @@ Result<ApplyResult> apply_plan(const host::Root& root, Journal& journal, const P
       continue;
     }
     auto back = drivers.write(change.kind, change.target, change.new_value);
+    if (!back && change.kind == "nvml")  // NVML's error is the message: keep it whole
+      return abort_with(Error{
+          fmt::format("{}: cannot set '{}' on {}:", change.key, change.new_value, change.target),
+          back.error().message(), 0});
     if (!back)
       return abort_with(Error{change.kind == "file" ? "cannot persist " + change.key + ":"
                                                     : fmt::format("{}: cannot write '{}' to",

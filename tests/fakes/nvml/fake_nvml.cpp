@@ -18,6 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fake_nvml_state.hpp"
+
 namespace {
 
 using json = nlohmann::json;
@@ -27,6 +29,7 @@ constexpr int kSuccess = 0;
 constexpr int kUninitialized = 1;
 constexpr int kInvalidArgument = 2;
 constexpr int kNotSupported = 3;
+constexpr int kNotFound = 6;
 constexpr int kInsufficientSize = 7;
 constexpr int kArgumentVersionMismatch = 25;
 constexpr int kUnknown = 999;
@@ -270,6 +273,8 @@ const char* nvmlErrorString(int rc) {
       return "Not Supported";
     case 4:
       return "Insufficient Permissions";
+    case 6:
+      return "Not Found";
     case 7:
       return "Insufficient Size";
     case 9:
@@ -353,10 +358,35 @@ int nvmlDeviceGetMemoryInfo(void* device, nvmlMemory_t* memory) {
   });
 }
 
+// The mode is the config's, unless a set-call changed it: in FAKE_NVML_STATE when that is set
+// (it outlives the process), else in the config held in memory until the next nvmlInit.
 int nvmlDeviceGetPersistenceMode(void* device, int* mode) {
   scribble(mode);
-  return call(__func__, device,
-              [&] { return scalar(gpu_of(device)->config, "persistence_mode", mode); });
+  return call(__func__, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    if (const auto uuid = text(g, "uuid"); uuid && number(g, "persistence_mode") && mode) {
+      if (const auto v = fake_nvml::stored(*uuid, "persistence_mode")) {
+        *mode = *v ? 1 : 0;
+        return kSuccess;
+      }
+    }
+    return scalar(g, "persistence_mode", mode);
+  });
+}
+
+// mode: NVML_FEATURE_DISABLED (0) or NVML_FEATURE_ENABLED (1). A GPU without "persistence_mode"
+// does not support it; one with "persistence_mode_sticky" says success and changes nothing.
+int nvmlDeviceSetPersistenceMode(void* device, int mode) {
+  return call(__func__, device, [&] {
+    auto& g = gpu_of(device)->config;
+    if (!number(g, "persistence_mode")) return kNotSupported;
+    if (mode != 0 && mode != 1) return kInvalidArgument;
+    if (number(g, "persistence_mode_sticky").value_or(0)) return kSuccess;
+    g["persistence_mode"] = mode == 1;
+    if (const auto uuid = text(g, "uuid"))
+      if (!fake_nvml::store(*uuid, "persistence_mode", mode == 1)) return kUnknown;
+    return kSuccess;
+  });
 }
 
 int nvmlDeviceGetEccMode(void* device, int* current, int* pending) {
@@ -495,6 +525,20 @@ int nvmlDeviceGetCount_v2(unsigned int* count) {
 
 int nvmlDeviceGetHandleByIndex_v2(unsigned int index, void** device) {
   return handle_by_index(__func__, index, device);
+}
+
+// The GPU whose "uuid" is this one; NVML_ERROR_NOT_FOUND when none is. (Left out of the old
+// variant, so that tests also cover finding a GPU by comparing the UUID of every index.)
+int nvmlDeviceGetHandleByUUID(const char* uuid, void** device) {
+  return call(__func__, nullptr, [&] {
+    if (uuid == nullptr || device == nullptr) return kInvalidArgument;
+    for (auto& g : state().gpus)
+      if (text(g.config, "uuid") == std::string(uuid)) {
+        *device = &g;
+        return kSuccess;
+      }
+    return kNotFound;
+  });
 }
 
 int nvmlDeviceGetPciInfo_v2(void* device, PciInfo* pci) {

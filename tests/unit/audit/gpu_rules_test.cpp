@@ -235,8 +235,8 @@ TEST(GpuRules, PersistenceOffOnOddGpus) {
     EXPECT_THAT(f.summary, HasSubstr(fmt::format("GPU {} (0000:", i)));
     EXPECT_THAT(f.evidence[0].value, HasSubstr("persistence mode off"));
     ASSERT_TRUE(f.fix);
-    EXPECT_EQ(f.fix->command, "nvidia-smi -pm 1");
-    EXPECT_FALSE(f.fix->by_dltune);  // dltune tune does not set GPU persistence (yet)
+    EXPECT_EQ(f.fix->command, "dltune tune apply --only gpu.persistence");
+    EXPECT_TRUE(f.fix->by_dltune);  // tune sets it through NVML
     EXPECT_TRUE(has_note(f, "nvidia-persistenced"));
   }
   EXPECT_EQ(out[5].summary, "GPU 5 (0000:ab:00.0): persistence mode is off, expected on");

@@ -59,8 +59,8 @@ inline nlohmann::json fake_hgx(unsigned gpus = 8) {
   return j;
 }
 
-// Writes `config` to a file and points FAKE_NVML_CONFIG (and FAKE_NVML_LOG) at it for as long as
-// it lives.
+// Writes `config` to a file and points FAKE_NVML_CONFIG (and FAKE_NVML_LOG, FAKE_NVML_STATE) at
+// it for as long as it lives.
 class FakeNvmlConfig {
  public:
   explicit FakeNvmlConfig(const nlohmann::json& config) {
@@ -70,21 +70,40 @@ class FakeNvmlConfig {
         fmt::format("fake_nvml_{}_{}_{}", ::getpid(), test->test_suite_name(), test->name());
     path_ = base.string() + ".json";
     log_ = base.string() + ".log";
+    state_ = base.string() + ".state.json";
     std::ofstream(path_) << config.dump();
     std::filesystem::remove(log_);
+    std::filesystem::remove(state_);
     ::setenv("FAKE_NVML_CONFIG", path_.c_str(), 1);
     ::setenv("FAKE_NVML_LOG", log_.c_str(), 1);
+    ::setenv("FAKE_NVML_STATE", state_.c_str(), 1);
   }
   ~FakeNvmlConfig() {
     ::unsetenv("FAKE_NVML_CONFIG");
     ::unsetenv("FAKE_NVML_LOG");
+    ::unsetenv("FAKE_NVML_STATE");
     std::filesystem::remove(path_);
     std::filesystem::remove(log_);
+    std::filesystem::remove(state_);
   }
   FakeNvmlConfig(const FakeNvmlConfig&) = delete;
   FakeNvmlConfig& operator=(const FakeNvmlConfig&) = delete;
 
   const std::string& path() const { return path_; }
+  const std::string& log_path() const { return log_; }
+  // FAKE_NVML_STATE: what the set-calls changed, per GPU UUID (tests/fakes/nvml/README.md).
+  const std::string& state_path() const { return state_; }
+  nlohmann::json state() const {
+    std::ifstream in(state_);
+    if (!in) return nlohmann::json::object();
+    return nlohmann::json::parse(in, nullptr, false);
+  }
+  // Changes a GPU's persistence mode behind dltune's back, as another tool would.
+  void set_persistence(const std::string& uuid, bool on) const {
+    auto j = state();
+    j[uuid]["persistence_mode"] = on;
+    std::ofstream(state_) << j.dump();
+  }
   // The init and shutdown calls the fake saw, one a line.
   std::string log() const {
     std::ifstream in(log_);
@@ -94,6 +113,7 @@ class FakeNvmlConfig {
  private:
   std::string path_;
   std::string log_;
+  std::string state_;
 };
 
 }  // namespace dltune::testing
