@@ -333,6 +333,7 @@ bool matches_pattern(std::string_view path, std::string_view pattern) {
 bool Root::is_writable_setting(std::string_view path) {
   if (!check_path(path)) return false;
   if (path.starts_with("/proc/sys/")) return true;
+  if (is_writable_cgroup_file(path)) return true;  // dltune's own job groups, section below
   static const std::string_view kSysfs[] = {
       "/sys/kernel/mm/transparent_hugepage/enabled",
       "/sys/kernel/mm/transparent_hugepage/defrag",
@@ -420,6 +421,125 @@ Result<void> Root::remove_file(std::string_view path) const {
     return fail("refusing to remove (not a file dltune manages):", std::string(path));
   if (::unlink(outside(path).c_str()) != 0 && errno != ENOENT)
     return fail("cannot remove", std::string(path), errno);
+  return {};
+}
+
+// --- The cgroups of dltune's own jobs (issue 5) ---
+
+namespace {
+
+constexpr std::string_view kCgroupFs = "/sys/fs/cgroup/";
+
+// A v1 hierarchy's mount point below /sys/fs/cgroup, named after its controllers ("memory",
+// "cpu,cpuacct"), or a hybrid host's cgroup2 mount ("unified"). Only the controllers that
+// dltune's job groups use.
+bool is_hierarchy_name(std::string_view name) {
+  if (name == "unified") return true;
+  if (name.empty()) return false;
+  for (const auto c : text::split(name, ',')) {
+    if (c != "cpu" && c != "cpuacct" && c != "cpuset" && c != "memory" && c != "blkio")
+      return false;
+  }
+  return true;
+}
+
+// A group file's or group's name: what the kernel's control files and our job names look like.
+bool is_plain_name(std::string_view name) {
+  return !name.empty() && name != "." && name != ".." &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '.' || c == '-';
+         });
+}
+
+}  // namespace
+
+bool Root::is_dltune_cgroup(std::string_view path) {
+  if (!check_path(path) || !path.starts_with(kCgroupFs)) return false;
+  const auto c = text::split(path.substr(kCgroupFs.size()), '/');
+  // v2: dltune[/NAME]; v1 and hybrid: HIERARCHY/dltune[/NAME].
+  std::size_t at = 0;
+  if (c[0] != "dltune") {
+    if (!is_hierarchy_name(c[0])) return false;
+    at = 1;
+  }
+  if (c.size() <= at || c[at] != "dltune") return false;
+  if (c.size() == at + 1) return true;
+  return c.size() == at + 2 && is_plain_name(c[at + 1]);
+}
+
+bool Root::is_writable_cgroup_file(std::string_view path) {
+  if (!check_path(path)) return false;
+  // The v2 root's controllers for its children (Documentation/admin-guide/cgroup-v2.rst,
+  // "Enabling and Disabling"): dltune enables cpu, memory, cpuset and io there for its parent.
+  if (path == "/sys/fs/cgroup/cgroup.subtree_control") return true;
+  const auto slash = path.rfind('/');
+  return is_plain_name(path.substr(slash + 1)) && is_dltune_cgroup(path.substr(0, slash));
+}
+
+Result<std::string> Root::resolve_parent(std::string_view path) const {
+  // Links in a tree lead inside it (walk), never to this machine's own /sys.
+  const auto slash = path.rfind('/');
+  auto parent = walk(path.substr(0, slash), true);
+  if (!parent) return tl::unexpected(parent.error());
+  if (!*parent) return fail("cannot find", std::string(path.substr(0, slash)), ENOENT);
+  return **parent + std::string(path.substr(slash));
+}
+
+Result<void> Root::make_directory(std::string_view path) const {
+  if (!is_dltune_cgroup(path))
+    return fail("refusing to create (not a cgroup of dltune's jobs):", std::string(path));
+  auto real = resolve_parent(path);
+  if (!real) return tl::unexpected(real.error());
+  const std::string dir = outside(*real);
+  if (::mkdir(dir.c_str(), 0755) != 0) return fail("cannot create", std::string(path), errno);
+  if (live()) return {};
+  // No kernel here to give the group its control files: empty ones named as the parent's.
+  const std::string parent = dir.substr(0, dir.rfind('/'));
+  DIR* d = ::opendir(parent.c_str());
+  if (d == nullptr) return {};
+  while (const dirent* e = ::readdir(d)) {
+    const std::string from = parent + "/" + e->d_name;
+    struct stat st {};
+    if (::lstat(from.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    Fd f(
+        ::open((dir + "/" + e->d_name).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+  }
+  ::closedir(d);
+  return {};
+}
+
+Result<void> Root::remove_directory(std::string_view path) const {
+  if (!is_dltune_cgroup(path))
+    return fail("refusing to remove (not a cgroup of dltune's jobs):", std::string(path));
+  auto real = resolve_parent(path);
+  if (!real) return tl::unexpected(real.error());
+  const std::string dir = outside(*real);
+  if (!live()) {
+    // The kernel removes a group's control files with it; a tree's are plain files.
+    if (DIR* d = ::opendir(dir.c_str())) {
+      while (const dirent* e = ::readdir(d)) {
+        const std::string f = dir + "/" + e->d_name;
+        struct stat st {};
+        if (::lstat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(f.c_str());
+      }
+      ::closedir(d);
+    }
+  }
+  if (::rmdir(dir.c_str()) != 0) return fail("cannot remove", std::string(path), errno);
+  return {};
+}
+
+Result<void> Root::write_control(std::string_view path, std::string_view value) const {
+  if (!is_writable_cgroup_file(path))
+    return fail("refusing to write (not a file of dltune's job cgroups):", std::string(path));
+  auto real = resolve_parent(path);
+  if (!real) return tl::unexpected(real.error());
+  Fd fd(::open(outside(*real).c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (live() ? 0 : O_TRUNC)));
+  if (fd.fd < 0) return fail("cannot write", std::string(path), errno);
+  const std::string line = std::string(value) + "\n";
+  const auto n = ::write(fd.fd, line.data(), line.size());
+  if (n < 0) return fail(fmt::format("cannot write '{}' to", value), std::string(path), errno);
   return {};
 }
 

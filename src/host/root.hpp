@@ -82,6 +82,24 @@ class Root {
   [[nodiscard]] static bool is_writable_setting(std::string_view path);
   [[nodiscard]] static bool is_writable_file(std::string_view path);
 
+  // --- The cgroups of dltune's own jobs (issue 5, src/launch/cgroup.hpp) ---
+  // dltune creates groups only under a group named "dltune" right below a hierarchy's mount
+  // point in /sys/fs/cgroup: /sys/fs/cgroup/dltune/NAME (v2), /sys/fs/cgroup/memory/dltune/NAME,
+  // /sys/fs/cgroup/cpu,cpuacct/dltune/NAME (v1), /sys/fs/cgroup/unified/dltune/NAME (a hybrid
+  // host's cgroup2 mount). is_dltune_cgroup: `path` is such a "dltune" group or a group right
+  // below it. Those groups' files are writable settings (is_writable_setting), as is the v2
+  // root's cgroup.subtree_control.
+  [[nodiscard]] static bool is_dltune_cgroup(std::string_view path);
+  [[nodiscard]] static bool is_writable_cgroup_file(std::string_view path);
+  // mkdir / rmdir of such a group; EEXIST, ENOENT, EBUSY are in the error. A tree has no
+  // cgroupfs behind it: there make_directory gives the new group an empty file for each file of
+  // its parent (as the kernel gives it its control files), and remove_directory removes the
+  // group's files first (as the kernel does).
+  [[nodiscard]] Result<void> make_directory(std::string_view path) const;
+  [[nodiscard]] Result<void> remove_directory(std::string_view path) const;
+  // One write(2) without reading back, for write-only files (cgroup.kill).
+  [[nodiscard]] Result<void> write_control(std::string_view path, std::string_view value) const;
+
   // Recording: when on, every file read, directory listed, link followed and path found is kept,
   // so that `capture` can pack exactly what a command depended on.
   void start_recording();
@@ -99,6 +117,8 @@ class Root {
   [[nodiscard]] Result<std::optional<std::string>> walk(std::string_view path,
                                                         bool follow_last) const;
   void note(Access a) const;
+  // `path` with the links in its parent followed (inside the root); the last name as it is.
+  [[nodiscard]] Result<std::string> resolve_parent(std::string_view path) const;
 
   std::string base_;  // "" for the live host, else an absolute directory without trailing '/'
   std::shared_ptr<Recorder> recorder_;

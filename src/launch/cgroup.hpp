@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +29,8 @@ struct CgroupLimits {
   std::optional<std::uint64_t> memory_swap_bytes;  // swap on top: memory.swap.max / memsw - memory
   std::optional<std::string> cpus;                 // cpuset.cpus "0-7,16-23"
   std::optional<std::string> mems;                 // cpuset.mems "0"
+  // The number is written as it is, so its range is the version's (v1 with BFQ: blkio.bfq.weight
+  // 1..1000); unlike cpu_weight it is not converted.
   std::optional<std::uint64_t> io_weight;          // v2 io.weight 1..10000; v1 blkio.weight 10..1000
 };
 
@@ -67,7 +70,13 @@ class JobCgroup {
   // Kills what is left in the groups (SIGKILL) and removes every directory, deepest first.
   // Safe to call twice.
   [[nodiscard]] virtual Result<void> remove() = 0;
+  // What could not be set up without failing the job: a controller that is not mounted or not
+  // available, so that the summary lacks its statistics ("no cpuacct hierarchy: no CPU time").
+  [[nodiscard]] virtual std::vector<std::string> notes() const { return {}; }
 };
+
+// Whether `name` can name a job's group: [A-Za-z0-9_.-]+, not "." or "..", at most 64 chars.
+[[nodiscard]] Result<void> check_cgroup_name(const std::string& name);
 
 // Creates the job's groups named `name` (a single path component: [A-Za-z0-9_.-]+) under
 // dltune's parent group ("dltune" in each hierarchy), writes `limits`, and reads each back:
@@ -77,6 +86,17 @@ class JobCgroup {
                                                                    const CgroupLayout& layout,
                                                                    const std::string& name,
                                                                    const CgroupLimits& limits);
+
+// The write of one control file, returning what the file reads back afterwards. The default is
+// Root::write_virtual. The kernel rounds, clamps and normalises what it is given; a fixture tree
+// has no kernel, so tests stand in for it here (to see a value the "kernel" did not take).
+using CgroupWriter =
+    std::function<Result<std::string>(const std::string& path, const std::string& value)>;
+[[nodiscard]] Result<std::unique_ptr<JobCgroup>> create_job_cgroup(const host::Root& root,
+                                                                   const CgroupLayout& layout,
+                                                                   const std::string& name,
+                                                                   const CgroupLimits& limits,
+                                                                   const CgroupWriter& write);
 
 // For the child between fork and exec: writes the calling process's PID into each of
 // `procs_files` (on the live host), with open/write/close only (async-signal-safe). Returns 0,

@@ -266,6 +266,71 @@ TEST(RootWrites, OnlyKnownSettingsAndFilesAreWritable) {
     EXPECT_FALSE(Root::is_writable_file(p)) << p;
 }
 
+// The cgroups of dltune's own jobs (issue 5): a "dltune" group right below a hierarchy's mount
+// point, the groups right below it, their files, and the v2 root's cgroup.subtree_control.
+TEST(RootWrites, OnlyDltuneJobCgroupsAreWritable) {
+  for (const char* p :
+       {"/sys/fs/cgroup/dltune", "/sys/fs/cgroup/dltune/job-1", "/sys/fs/cgroup/memory/dltune",
+        "/sys/fs/cgroup/memory/dltune/x", "/sys/fs/cgroup/cpu,cpuacct/dltune/x",
+        "/sys/fs/cgroup/unified/dltune/x", "/sys/fs/cgroup/cpuset/dltune/a.b_c"})
+    EXPECT_TRUE(Root::is_dltune_cgroup(p)) << p;
+  for (const char* p :
+       {"/sys/fs/cgroup", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/unified",
+        "/sys/fs/cgroup/memory/other/x", "/sys/fs/cgroup/memory/other/dltune/x",
+        "/sys/fs/cgroup/user.slice/dltune/x", "/sys/fs/cgroup/dltune/x/y",
+        "/sys/fs/cgroup/memory/dltune/x/y", "/sys/fs/cgroup/dltune/dltune/x",
+        "/sys/fs/cgroup/memory/dltune/..", "/sys/fs/cgroup/memory/dltune/../../../../etc",
+        "/sys/fs/cgroup/dltune/", "/sys/fs/cgroup/devices/dltune/x", "/sys/fs/cgroupx/dltune",
+        "/sys/kernel/dltune/x", "/tmp/dltune/x"})
+    EXPECT_FALSE(Root::is_dltune_cgroup(p)) << p;
+  for (const char* p :
+       {"/sys/fs/cgroup/cgroup.subtree_control", "/sys/fs/cgroup/dltune/cgroup.subtree_control",
+        "/sys/fs/cgroup/dltune/job/cpu.max", "/sys/fs/cgroup/dltune/job/cgroup.procs",
+        "/sys/fs/cgroup/memory/dltune/job/memory.limit_in_bytes",
+        "/sys/fs/cgroup/cpuset/dltune/cpuset.cpus",
+        "/sys/fs/cgroup/unified/dltune/job/cgroup.kill"})
+    EXPECT_TRUE(Root::is_writable_setting(p)) << p;
+  for (const char* p :
+       {"/sys/fs/cgroup/cgroup.procs", "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+        "/sys/fs/cgroup/memory/other/x/memory.limit_in_bytes",
+        "/sys/fs/cgroup/memory/cgroup.subtree_control",
+        "/sys/fs/cgroup/unified/cgroup.subtree_control",
+        "/sys/fs/cgroup/user.slice/cgroup.subtree_control",
+        "/sys/fs/cgroup/dltune/job/sub/cgroup.procs",
+        "/sys/fs/cgroup/memory/dltune/../other/memory.limit_in_bytes",
+        "/sys/fs/cgroup/dltune/job/../../cgroup.procs"})
+    EXPECT_FALSE(Root::is_writable_setting(p)) << p;
+}
+
+TEST_F(TreeTest, CgroupDirectoriesOfDltuneJobsOnly) {
+  write("sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+  write("sys/fs/cgroup/memory/cgroup.procs", "1\n");
+  auto r = root();
+  ASSERT_TRUE(r.make_directory("/sys/fs/cgroup/memory/dltune"));
+  ASSERT_TRUE(r.make_directory("/sys/fs/cgroup/memory/dltune/job"));
+  // A tree stands in for cgroupfs: the new group has its parent's file names, empty.
+  EXPECT_EQ(**r.list("/sys/fs/cgroup/memory/dltune/job"),
+            (std::vector<std::string>{"cgroup.procs", "memory.limit_in_bytes"}));
+  EXPECT_EQ(**r.read("/sys/fs/cgroup/memory/dltune/job/memory.limit_in_bytes"), "");
+  auto again = r.make_directory("/sys/fs/cgroup/memory/dltune/job");
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().errno_, EEXIST);
+  EXPECT_TRUE(r.write_virtual("/sys/fs/cgroup/memory/dltune/job/memory.limit_in_bytes", "1"));
+  EXPECT_TRUE(r.write_control("/sys/fs/cgroup/memory/dltune/job/cgroup.procs", "1"));
+  for (const char* p :
+       {"/sys/fs/cgroup/memory/other", "/sys/fs/cgroup/memory",
+        "/sys/fs/cgroup/memory/dltune/../other", "/sys/fs/cgroup/memory/dltune/a/b"}) {
+    EXPECT_FALSE(r.make_directory(p)) << p;
+    EXPECT_FALSE(r.remove_directory(p)) << p;
+  }
+  EXPECT_FALSE(r.write_control("/sys/fs/cgroup/memory/cgroup.procs", "1"));
+  EXPECT_FALSE(fs::exists(dir_ / "sys/fs/cgroup/memory/other"));
+  ASSERT_TRUE(r.remove_directory("/sys/fs/cgroup/memory/dltune/job"));
+  EXPECT_FALSE(fs::exists(dir_ / "sys/fs/cgroup/memory/dltune/job"));
+  EXPECT_EQ(r.remove_directory("/sys/fs/cgroup/memory/dltune/job").error().errno_, ENOENT);
+  EXPECT_TRUE(fs::exists(dir_ / "sys/fs/cgroup/memory/memory.limit_in_bytes"));
+}
+
 TEST_F(TreeTest, WriteVirtualWritesAndReadsBack) {
   write("proc/sys/vm/swappiness", "60\n");
   auto r = root();

@@ -1,0 +1,293 @@
+// The job cgroup's shared half: where the hierarchies are, names, checked writes, removal, and
+// attaching the child. The v1 and v2 specifics are in cgroup_v1.cpp and cgroup_v2.cpp.
+#include "launch/cgroup.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/text.hpp"
+#include "host/parse/proc.hpp"
+#include "launch/cgroup_internal.hpp"
+
+namespace dltune::launch {
+
+namespace {
+
+// The v1 controllers (Documentation/admin-guide/cgroup-v1/cgroups.rst); the other words in a v1
+// mount's super options are options ("rw", "name=systemd", "clone_children", "noprefix"...).
+bool is_v1_controller(std::string_view word) {
+  static const std::set<std::string_view> kControllers = {
+      "cpu",     "cpuacct",  "cpuset", "memory",     "blkio",   "devices", "freezer",
+      "net_cls", "net_prio", "pids",   "perf_event", "hugetlb", "rdma",    "misc"};
+  return kControllers.count(word) != 0;
+}
+
+// How long remove() waits for killed processes to leave and for rmdir to succeed.
+constexpr auto kRemoveWait = std::chrono::seconds(5);
+constexpr auto kRemovePoll = std::chrono::milliseconds(10);
+
+}  // namespace
+
+Result<CgroupLayout> cgroup_layout(const host::Root& root) {
+  constexpr const char* kMountinfo = "/proc/self/mountinfo";
+  auto text = root.read(kMountinfo);
+  if (!text) return tl::unexpected(text.error());
+  if (!*text) return fail("cannot find the mounted cgroups: no", kMountinfo, ENOENT);
+  auto mounts = host::parse::mountinfo(**text);
+  if (!mounts)
+    return fail(mounts.error().what, std::string(kMountinfo) + ": " + mounts.error().input);
+  CgroupLayout layout;
+  for (const auto& m : *mounts) {
+    if (m.fstype == "cgroup2") {
+      if (!layout.unified) layout.unified = m.mount_point;
+      continue;
+    }
+    if (m.fstype != "cgroup") continue;
+    for (const auto& o : m.super_options) {
+      if (!is_v1_controller(o)) continue;
+      const bool known = std::any_of(layout.v1.begin(), layout.v1.end(),
+                                     [&](const auto& p) { return p.first == o; });
+      if (!known) layout.v1.emplace_back(o, m.mount_point);  // a second mount: the same tree
+    }
+  }
+  if (!layout.v1.empty())
+    layout.version = "v1";
+  else if (layout.unified)
+    layout.version = "v2";
+  else
+    return fail("no cgroup file system is mounted (neither cgroup2 nor a v1 controller) in",
+                kMountinfo);
+  return layout;
+}
+
+Result<void> check_cgroup_name(const std::string& name) {
+  const bool chars_ok = std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.' || c == '-';
+  });
+  if (name.empty() || !chars_ok || name == "." || name == ".." || name.size() > 64)
+    return fail("a cgroup name is 1 to 64 of A-Z a-z 0-9 _ . - (and not '.' or '..'), not",
+                "'" + name + "'");
+  return {};
+}
+
+Result<std::unique_ptr<JobCgroup>> create_job_cgroup(const host::Root& root,
+                                                     const CgroupLayout& layout,
+                                                     const std::string& name,
+                                                     const CgroupLimits& limits,
+                                                     const CgroupWriter& write) {
+  if (auto ok = check_cgroup_name(name); !ok) return tl::unexpected(ok.error());
+  const detail::Writes writes(write);
+  if (layout.version == "v2") return detail::create_v2(root, layout, name, limits, writes);
+  if (layout.version == "v1") return detail::create_v1(root, layout, name, limits, writes);
+  return fail("unknown cgroup version", "'" + layout.version + "'");
+}
+
+Result<std::unique_ptr<JobCgroup>> create_job_cgroup(const host::Root& root,
+                                                     const CgroupLayout& layout,
+                                                     const std::string& name,
+                                                     const CgroupLimits& limits) {
+  return create_job_cgroup(root, layout, name, limits,
+                           [&root](const std::string& path, const std::string& value) {
+                             return root.write_virtual(path, value);
+                           });
+}
+
+int attach_self(const std::vector<std::string>& procs_files) {
+  // Async-signal-safe: no allocation, no stdio; the PID formatted by hand.
+  char digits[24];
+  std::size_t n = 0;
+  for (auto pid = static_cast<unsigned long>(::getpid()); n == 0 || pid != 0; pid /= 10)
+    digits[n++] = static_cast<char>('0' + pid % 10);
+  char line[26];
+  for (std::size_t i = 0; i < n; ++i) line[i] = digits[n - 1 - i];
+  line[n] = '\n';
+  const std::size_t len = n + 1;
+  for (const auto& file : procs_files) {
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return errno;
+    const auto written = ::write(fd, line, len);
+    const int err = written < 0 ? errno : (static_cast<std::size_t>(written) != len ? EIO : 0);
+    ::close(fd);
+    if (err != 0) return err;
+  }
+  return 0;
+}
+
+namespace detail {
+
+bool same_value(std::string_view written, std::string_view read, Expect expect) {
+  read = text::trim(read);
+  switch (expect) {
+    case Expect::kSame:
+      return read == text::trim(written);
+    case Expect::kWords:
+      return text::normalise_spaces(read) == text::normalise_spaces(written);
+    case Expect::kBytes: {
+      const auto w = text::to_uint(text::trim(written));
+      const auto r = text::to_uint(read);
+      if (!w || !r) return false;
+      const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+      return (*w > *r ? *w - *r : *r - *w) < page;
+    }
+    case Expect::kList: {
+      const auto w = text::parse_cpu_list(text::trim(written));
+      const auto r = text::parse_cpu_list(read);
+      return w && r && *w == *r;
+    }
+  }
+  return false;
+}
+
+Result<void> Writes::checked(const std::string& path, const std::string& value,
+                             Expect expect) const {
+  auto back = write_(path, value);
+  if (!back) return tl::unexpected(back.error());
+  // Some files (io.weight) read back more lines than were written: the first one is the value.
+  const auto lines = text::lines(*back);
+  const std::string_view first = lines.empty() ? std::string_view() : lines.front();
+  if (!same_value(value, first, expect))
+    return fail(fmt::format("the kernel did not take the value: wrote '{}', read back '{}' from",
+                            value, text::trim(first)),
+                path);
+  return {};
+}
+
+std::optional<std::string> read_text(const host::Root& root, const std::string& path) {
+  auto t = root.read(path, 65536);
+  if (!t || !*t) return std::nullopt;
+  return std::string(text::trim(**t));
+}
+
+std::optional<std::uint64_t> read_number(const host::Root& root, const std::string& path) {
+  const auto t = read_text(root, path);
+  if (!t) return std::nullopt;
+  const auto f = text::fields(*t);
+  return f.empty() ? std::nullopt : text::to_uint(f[0]);
+}
+
+std::optional<std::uint64_t> read_key(const host::Root& root, const std::string& path,
+                                      std::string_view key) {
+  const auto t = read_text(root, path);
+  if (!t) return std::nullopt;
+  for (const auto line : text::lines(*t)) {
+    const auto f = text::fields(line);
+    if (f.size() >= 2 && f[0] == key) return text::to_uint(f[1]);
+  }
+  return std::nullopt;
+}
+
+Result<void> check_absent(const host::Root& root, const std::vector<std::string>& dirs) {
+  for (const auto& d : dirs)
+    if (root.exists(d)) return fail("a cgroup of that name exists already:", d, EEXIST);
+  return {};
+}
+
+Result<std::uint64_t> quota_us(double cpus) {
+  if (!(cpus > 0) || cpus > 1e6)
+    return fail("a CPU quota must be a positive number of CPUs, not", fmt::format("{}", cpus));
+  const auto q = static_cast<std::uint64_t>(cpus * static_cast<double>(kCfsPeriodUs) + 0.5);
+  // sched-bwc.rst: "the minimum quota allowed for the quota or period is 1ms".
+  if (q < 1000)
+    return fail("a CPU quota must be at least 0.01 CPU (1 ms per 100 ms), not",
+                fmt::format("{}", cpus));
+  return q;
+}
+
+Result<void> check_limits(const CgroupLimits& limits) {
+  if (limits.cpu_quota_cpus)
+    if (auto q = quota_us(*limits.cpu_quota_cpus); !q) return tl::unexpected(q.error());
+  if (limits.cpu_weight && (*limits.cpu_weight < 1 || *limits.cpu_weight > 10000))
+    return fail("a CPU weight must be 1 to 10000, not", std::to_string(*limits.cpu_weight));
+  if (limits.memory_bytes && *limits.memory_bytes == 0)
+    return fail("a memory limit must be above 0 bytes");
+  const auto nonempty_list = [](const std::string& s) {
+    const auto ids = text::parse_cpu_list(s);
+    return ids && !ids->empty();
+  };
+  if (limits.cpus && !nonempty_list(*limits.cpus))
+    return fail("not a CPU list (\"0-3,8\"):", "'" + *limits.cpus + "'");
+  if (limits.mems && !nonempty_list(*limits.mems))
+    return fail("not a NUMA node list (\"0-1\"):", "'" + *limits.mems + "'");
+  return {};
+}
+
+Result<void> JobCgroupBase::make_group(const std::string& dir) {
+  auto ok = root_.make_directory(dir);
+  if (!ok) {
+    if (ok.error().errno_ == EEXIST)
+      return fail("a cgroup of that name exists already:", dir, EEXIST);
+    return ok;
+  }
+  dirs_.push_back(dir);
+  return {};
+}
+
+Result<void> JobCgroupBase::make_parent(const std::string& dir) const {
+  if (root_.exists(dir)) return {};
+  auto ok = root_.make_directory(dir);
+  if (!ok && ok.error().errno_ != EEXIST) return ok;  // another job made it meanwhile: fine
+  return {};
+}
+
+Result<void> JobCgroupBase::remove() {
+  if (removed_) return {};
+  const auto deadline = std::chrono::steady_clock::now() + kRemoveWait;
+  // A tree's cgroup.procs hold no real processes: only the live host's are killed.
+  if (root_.live()) {
+    bool killed_all = false;
+    for (bool first = true;; first = false) {
+      bool any = false;
+      for (const auto& dir : dirs_) {
+        // cgroup.kill (v2, kernel 5.14): the whole group at once, forks included.
+        const std::string kill_file = dir + "/cgroup.kill";
+        if (first && root_.exists(kill_file)) (void)root_.write_control(kill_file, "1");
+        const auto procs = read_text(root_, dir + "/cgroup.procs");
+        if (!procs) continue;
+        for (const auto p : text::fields(*procs)) {
+          const auto pid = text::to_int(p);
+          if (!pid || *pid <= 1 || *pid == ::getpid()) continue;
+          ::kill(static_cast<pid_t>(*pid), SIGKILL);
+          any = true;
+        }
+      }
+      if (!any) {
+        killed_all = true;
+        break;
+      }
+      if (std::chrono::steady_clock::now() > deadline) break;
+      std::this_thread::sleep_for(kRemovePoll);
+    }
+    if (!killed_all)
+      return fail("processes are still in the job's cgroup after SIGKILL and 5 s:",
+                  text::join(dirs_, ", "));
+  }
+  std::optional<Error> first_error;
+  for (auto it = dirs_.rbegin(); it != dirs_.rend(); ++it) {
+    for (;;) {
+      auto ok = root_.remove_directory(*it);
+      if (ok || ok.error().errno_ == ENOENT) break;
+      // EBUSY while the last killed task is still leaving.
+      if (ok.error().errno_ != EBUSY || std::chrono::steady_clock::now() > deadline) {
+        if (!first_error) first_error = ok.error();
+        break;
+      }
+      std::this_thread::sleep_for(kRemovePoll);
+    }
+  }
+  if (first_error) return tl::unexpected(*first_error);
+  removed_ = true;
+  return {};
+}
+
+}  // namespace detail
+
+}  // namespace dltune::launch
