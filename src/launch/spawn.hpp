@@ -41,12 +41,12 @@ struct ResourceLimit {
 };
 
 struct SpawnRequest {
-  std::vector<std::string> argv;                  // argv[0] is looked up in PATH (of `env`)
-  std::map<std::string, std::string> env;         // the job's whole environment
-  std::optional<Credentials> as;                  // drop to this user (after attach and limits)
-  std::vector<std::string> cgroup_procs;          // attach_self(these) in the child first
-  std::optional<std::vector<int>> cpus;           // sched_setaffinity in the child
-  std::vector<ResourceLimit> limits;              // setrlimit in the child (before dropping root)
+  std::vector<std::string> argv;           // argv[0] is looked up in PATH (of `env`)
+  std::map<std::string, std::string> env;  // the job's whole environment
+  std::optional<Credentials> as;           // drop to this user (after attach and limits)
+  std::vector<std::string> cgroup_procs;   // attach_self(these) in the child first
+  std::optional<std::vector<int>> cpus;    // sched_setaffinity in the child
+  std::vector<ResourceLimit> limits;       // setrlimit in the child (before dropping root)
   // Watch the job's stderr (and stdout when `watch_stdout`) for progress: the job's bytes are
   // copied through unchanged to dltune's own stderr/stdout as they come.
   bool watch_stdout = false;
@@ -70,20 +70,37 @@ struct Progress {
 
 struct SpawnResult {
   pid_t pid = 0;
-  int exit_code = 0;                  // the job's status, 128+N when killed by signal N
-  std::optional<int> signal;          // the signal that killed it
+  int exit_code = 0;          // the job's status, 128+N when killed by signal N
+  std::optional<int> signal;  // the signal that killed it
   std::chrono::duration<double> wall{};
   double user_seconds = 0, system_seconds = 0;  // rusage of the job and its waited children
   std::uint64_t max_rss_bytes = 0;              // rusage ru_maxrss (the largest process)
   Progress progress;
-  std::vector<std::string> warnings;  // limits that could not be set (memlock without CAP_SYS_RESOURCE)
+  // Limits that could not be set, the job ran anyway: "memlock: cannot raise to unlimited (hard
+  // limit 8 MiB, needs CAP_SYS_RESOURCE)". The job then has the hard limit it had as soft and hard.
+  std::vector<std::string> warnings;
+  // The signals dltune received from another process (kill) and passed on to the job, in order.
+  // A terminal's ^C is not among them: the job gets that from the terminal itself.
+  std::vector<int> forwarded_signals;
 };
 
 // Starts the job and waits for it, forwarding SIGINT, SIGTERM and SIGHUP (and SIGQUIT) to it
 // while it runs. An error (with nothing left running) when the child failed before exec: the
-// message names the step, the command and the errno ("cannot run 'trian.py': No such file or
-// directory").
+// message names the command, the step and the errno ("cannot run 'trian.py' (exec): No such
+// file or directory"; Error{what "cannot run", input "'trian.py' (exec)", errno_}).
+//
+// Call it from the thread that handles signals, with no other spawn_and_wait running: the
+// forwarded signals are blocked in the calling thread and read through a signalfd; the mask
+// and SIGCHLD's disposition are restored on return, and signals still pending then (a second
+// ^C after the job ended) are discarded so that the caller can report and clean up.
 [[nodiscard]] Result<SpawnResult> spawn_and_wait(const SpawnRequest& request);
+
+// Where `name` (argv[0]) is found in the PATH of `environment` (execvp(3)'s search: a name with
+// a '/' is taken as it is; PATH unset means "/bin:/usr/bin"), for an early "command not found"
+// before anything is created: "cannot run 'trian.py': No such file or directory". The child
+// searches again, as the job's user, when it execs.
+[[nodiscard]] Result<std::string> find_program(
+    const std::string& name, const std::map<std::string, std::string>& environment);
 
 // Progress rates in one line of output: tqdm's "12.5it/s" or "3.20s/it" (the last one on the
 // line; tqdm redraws with '\r'), or the first group of `custom` when given. Per second.

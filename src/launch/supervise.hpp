@@ -1,0 +1,105 @@
+#pragma once
+// The parent's half of spawn_and_wait (internal to launch/): owning descriptors, the job's
+// process (killed and reaped on every early return), the signals dltune passes on, and the loop
+// that copies the job's output through while it runs.
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/error.hpp"
+#include "launch/progress.hpp"
+
+namespace dltune::launch {
+
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Fd& operator=(Fd&& o) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+  [[nodiscard]] int get() const { return fd_; }
+  void reset();
+
+ private:
+  int fd_ = -1;
+};
+
+struct Ended {
+  int status = 0;  // as waitpid reports it
+  rusage usage{};
+  std::vector<int> forwarded;
+};
+
+// The started child. Unless it has been waited for, the destructor kills it (SIGKILL) and reaps
+// it: an error after fork leaves neither a process nor a zombie.
+class Job {
+ public:
+  explicit Job(pid_t pid) : pid_(pid) {}
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+  ~Job();
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  // Waits for it (blocking); for a child that is about to exit.
+  void reap();
+  // wait4 without blocking: the end, nullopt while it runs, an error when it cannot be waited.
+  [[nodiscard]] Result<std::optional<Ended>> try_wait();
+
+ private:
+  pid_t pid_;
+  bool reaped_ = false;
+};
+
+// SIGINT, SIGTERM, SIGHUP and SIGQUIT (and SIGPIPE, so that a closed stdout gives EPIPE rather
+// than killing dltune) blocked in the calling thread and read through a signalfd. The destructor
+// discards what is still pending and restores the mask and SIGCHLD's disposition.
+class ForwardedSignals {
+ public:
+  [[nodiscard]] static Result<std::unique_ptr<ForwardedSignals>> block();
+  ForwardedSignals(const ForwardedSignals&) = delete;
+  ForwardedSignals& operator=(const ForwardedSignals&) = delete;
+  ~ForwardedSignals();
+  [[nodiscard]] int fd() const { return fd_.get(); }
+  // Passes pending signals on to `job`, returns those passed. Not passed: those the kernel
+  // generated (a terminal's ^C, ^\ or hang-up: the job is in dltune's process group and got
+  // them as well; sudo(8) does the same) and those the job sent itself.
+  std::vector<int> forward_to(pid_t job);
+
+ private:
+  ForwardedSignals() = default;
+  Fd fd_;
+  sigset_t old_mask_{};
+  std::optional<struct sigaction> old_sigchld_;
+};
+
+class Supervision {
+ public:
+  Supervision(Job& job, ForwardedSignals& signals, ProgressMeter& meter)
+      : job_(job), signals_(signals), meter_(meter) {}
+  // The job's output arriving on `from`, copied to dltune's descriptor `to`.
+  void add_stream(Fd from, int to);
+  // Until the job exits; then what is left in the pipes is copied too.
+  [[nodiscard]] Result<Ended> run();
+
+ private:
+  struct Stream {
+    Fd from;
+    int to = -1;
+    bool passing = true;  // false once `to` refused (EPIPE): the rest is read and dropped
+  };
+  bool pump(Stream& stream, std::size_t channel);  // false at end of file
+  void drain(Stream& stream, std::size_t channel);
+
+  Job& job_;
+  ForwardedSignals& signals_;
+  ProgressMeter& meter_;
+  std::vector<Stream> streams_;
+};
+
+}  // namespace dltune::launch
