@@ -1,8 +1,7 @@
-// The job cgroup's shared half: where the hierarchies are, names, checked writes, removal, and
-// attaching the child. The v1 and v2 specifics are in cgroup_v1.cpp and cgroup_v2.cpp.
+// The job cgroup's shared half: where the hierarchies are, names, checked writes and removal.
+// The v1 and v2 specifics are in cgroup_v1.cpp and cgroup_v2.cpp; attach_self in attach.cpp.
 #include "launch/cgroup.hpp"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -99,27 +98,6 @@ Result<std::unique_ptr<JobCgroup>> create_job_cgroup(const host::Root& root,
                            [&root](const std::string& path, const std::string& value) {
                              return root.write_virtual(path, value);
                            });
-}
-
-int attach_self(const std::vector<std::string>& procs_files) {
-  // Async-signal-safe: no allocation, no stdio; the PID formatted by hand.
-  char digits[24];
-  std::size_t n = 0;
-  for (auto pid = static_cast<unsigned long>(::getpid()); n == 0 || pid != 0; pid /= 10)
-    digits[n++] = static_cast<char>('0' + pid % 10);
-  char line[26];
-  for (std::size_t i = 0; i < n; ++i) line[i] = digits[n - 1 - i];
-  line[n] = '\n';
-  const std::size_t len = n + 1;
-  for (const auto& file : procs_files) {
-    const int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return errno;
-    const auto written = ::write(fd, line, len);
-    const int err = written < 0 ? errno : (static_cast<std::size_t>(written) != len ? EIO : 0);
-    ::close(fd);
-    if (err != 0) return err;
-  }
-  return 0;
 }
 
 namespace detail {

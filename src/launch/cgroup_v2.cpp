@@ -57,7 +57,8 @@ class V2JobCgroup final : public JobCgroupBase {
     CgroupLimits got;
     if (asked_.cpu_quota_cpus) {
       // cpu.max: "$MAX $PERIOD", "max" for no limit.
-      const auto f = text::fields(read_text(root_, dir_ + "/cpu.max").value_or(""));
+      const auto cpu_max = read_text(root_, dir_ + "/cpu.max").value_or("");
+      const auto f = text::fields(cpu_max);
       if (f.size() == 2) {
         const auto q = text::to_uint(f[0]);
         const auto p = text::to_uint(f[1]);
