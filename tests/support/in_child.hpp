@@ -76,7 +76,8 @@ inline ChildRun in_child(const std::function<std::string()>& body,
     pollfd p{report[0], POLLIN, 0};
     if (::poll(&p, 1, kHangSeconds * 1000) == 0) {
       ::kill(pid, SIGKILL);
-      r.report = std::string("(the child hung for ") + std::to_string(kHangSeconds) + " s and was killed)";
+      r.report =
+          std::string("(the child hung for ") + std::to_string(kHangSeconds) + " s and was killed)";
       break;
     }
     const auto n = ::read(report[0], buffer, sizeof buffer);
