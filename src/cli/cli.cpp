@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -52,9 +53,24 @@ int run(int argc, char** argv) {
   commands.push_back(make_env_command(app, global));
   commands.push_back(make_capture_command(app, global));
   commands.push_back(make_tune_command(app, global));
+  commands.push_back(make_run_command(app, global));
+
+  // Everything after the first "--" belongs to the job that `run` starts.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] != "--") continue;
+    if (std::find(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(i), "run") ==
+        args.begin() + static_cast<std::ptrdiff_t>(i))
+      break;
+    global.after_dashdash =
+        std::vector<std::string>(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+    args.resize(i);
+    break;
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse order
 
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitBadInput;

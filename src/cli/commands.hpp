@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "host/root.hpp"
 #include "inventory/host_facts.hpp"
@@ -13,7 +14,11 @@ class App;
 
 namespace dltune::cli {
 
-struct GlobalOptions {};
+struct GlobalOptions {
+  // `dltune run [OPTIONS] -- COMMAND...`: the words after the first "--", taken out before
+  // CLI11 parses (they are the job's, never dltune's options).
+  std::optional<std::vector<std::string>> after_dashdash;
+};
 
 class Command {
  public:
@@ -32,5 +37,6 @@ std::unique_ptr<Command> make_env_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_capture_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_check_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_tune_command(CLI::App& app, GlobalOptions& global);
+std::unique_ptr<Command> make_run_command(CLI::App& app, GlobalOptions& global);
 
 }  // namespace dltune::cli

@@ -107,22 +107,24 @@ std::string render_text(const RunSummary& s) {
     line("OOM kills", *s.stats.oom_kills == 0
                           ? std::string("none")
                           : fmt::format("{}: the kernel killed a process of the job for memory "
-                                        "(dltune doctor shows which)",
+                                        "(the kernel log names the victim: dmesg | grep -i killed)",
                                         *s.stats.oom_kills));
   if (s.stats.throttled_seconds)
-    line("throttled", fmt::format("{:.2f} s{}", *s.stats.throttled_seconds,
-                                  s.stats.nr_throttled
-                                      ? fmt::format(" in {} periods", *s.stats.nr_throttled)
-                                      : ""));
+    line("throttled",
+         fmt::format(
+             "{:.2f} s{}", *s.stats.throttled_seconds,
+             s.stats.nr_throttled ? fmt::format(" in {} periods", *s.stats.nr_throttled) : ""));
   std::vector<std::string> lim;
-  if (s.plan.limits.cpu_quota_cpus) lim.push_back(fmt::format("{:g} CPUs", *s.plan.limits.cpu_quota_cpus));
-  if (s.plan.limits.cpu_weight) lim.push_back(fmt::format("cpu weight {}", *s.plan.limits.cpu_weight));
+  if (s.plan.limits.cpu_quota_cpus)
+    lim.push_back(fmt::format("{:g} CPUs", *s.plan.limits.cpu_quota_cpus));
+  if (s.plan.limits.cpu_weight)
+    lim.push_back(fmt::format("cpu weight {}", *s.plan.limits.cpu_weight));
   if (s.plan.limits.io_weight) lim.push_back(fmt::format("io weight {}", *s.plan.limits.io_weight));
   if (s.plan.limits.memory_swap_bytes)
     lim.push_back("swap " + text::human_bytes(*s.plan.limits.memory_swap_bytes));
-  line("cgroup", fmt::format("{} {}{}", s.cgroup_version,
-                             s.cgroup_dirs.empty() ? "" : s.cgroup_dirs.front(),
-                             lim.empty() ? "" : " (" + text::join(lim, ", ") + ")"));
+  line("cgroup",
+       fmt::format("{} {}{}", s.cgroup_version, s.cgroup_dirs.empty() ? "" : s.cgroup_dirs.front(),
+                   lim.empty() ? "" : " (" + text::join(lim, ", ") + ")"));
   if (s.plan.cpus)
     line("cpus", text::format_cpu_list(*s.plan.cpus) +
                      (s.plan.numa_nodes.empty()
@@ -130,10 +132,10 @@ std::string render_text(const RunSummary& s) {
                           : ", NUMA node(s) " + text::format_cpu_list(s.plan.numa_nodes)));
   if (s.user) line("user", *s.user);
   if (r.progress.samples > 0 && r.progress.median_rate)
-    line("progress", fmt::format("{:.3g} {} median, {:.3g} last ({} readings)",
-                                 *r.progress.median_rate,
-                                 r.progress.unit.empty() ? "/s" : r.progress.unit,
-                                 r.progress.last_rate.value_or(0), r.progress.samples));
+    line("progress",
+         fmt::format("{:.3g} {} median, {:.3g} last ({} readings)", *r.progress.median_rate,
+                     r.progress.unit.empty() ? "/s" : r.progress.unit,
+                     r.progress.last_rate.value_or(0), r.progress.samples));
   for (const auto& n : s.plan.notes) line("set", n);
   for (const auto& w : r.warnings) line("warning", w);
   return out;

@@ -1,0 +1,230 @@
+// `dltune run [OPTIONS] -- COMMAND [ARGS...]`: a training job in its own cgroup, on the CPUs
+// and memory nearest its GPUs, as the invoking user, with a summary at exit (issue 5).
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "audit/rules.hpp"
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "launch/cgroup.hpp"
+#include "launch/job_plan.hpp"
+#include "launch/spawn.hpp"
+#include "launch/summary.hpp"
+
+extern char** environ;
+
+namespace dltune::cli {
+
+namespace {
+
+std::map<std::string, std::string> own_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string kv = *e;
+    const auto eq = kv.find('=');
+    if (eq != std::string::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return env;
+}
+
+class RunCommand : public Command {
+ public:
+  RunCommand(CLI::App& app, GlobalOptions& global) : global_(global) {
+    sub_ = app.add_subcommand("run", "Run a training job in its own cgroup, near its GPUs");
+    sub_->description(
+        "Starts COMMAND (executed directly, never through a shell) in a cgroup of its own (v2, or\n"
+        "one group per v1 hierarchy; on a v1 host also a cgroup2 group for the job's own\n"
+        "pressure), with the limits asked for, read back from the kernel before the job starts.\n"
+        "The child joins the cgroup before exec, so no instruction of the job runs outside it.\n"
+        "With --gpus and --numa auto the job is bound to the CPUs and memory of the GPUs' NUMA\n"
+        "node(s). OMP_NUM_THREADS and MKL_NUM_THREADS are set to the job's CPUs (per rank with\n"
+        "--nproc) unless already set; the allocator is tuned (see --allocator) unless you set\n"
+        "LD_PRELOAD or MALLOC_*: dltune never overrides what you set, and says what it set.\n"
+        "Under sudo the job runs as the invoking user (SUDO_UID), with the profile's nofile and\n"
+        "memlock limits where the kernel allows. SIGINT, SIGTERM, SIGHUP and SIGQUIT go to the\n"
+        "job. At the end: a summary (wall and CPU time, peak memory, OOM kills, throttling, the\n"
+        "job's it/s when it printed tqdm progress or --rate-regex matched), and the cgroup is\n"
+        "removed.\n\n"
+        "Exit status: the job's (128+N when a signal N killed it); 2 when dltune refused before\n"
+        "starting anything (bad option, command not found, not root); 1 when setting up failed\n"
+        "(the kernel refused a limit: nothing was left behind).");
+    sub_->add_option("--cpu-quota", opts_.cpu_quota,
+                     "CPU time the job may use: a share of the machine (80%) or CPUs (2.5)")
+        ->type_name("Q");
+    sub_->add_option("--cpu-weight", opts_.cpu_weight,
+                     "The job's CPU weight against other groups, 1-10000 (default 100); a high "
+                     "weight protects it from co-located load")
+        ->type_name("W");
+    sub_->add_option("--memory", opts_.memory, "Memory limit: 64G, 512M, or 90% of RAM")
+        ->type_name("SIZE");
+    sub_->add_option("--memory-swap", opts_.memory_swap,
+                     "Swap the job may use on top of --memory (0: none)")
+        ->type_name("SIZE");
+    sub_->add_option("--cpus", opts_.cpus, "CPUs the job may run on, e.g. 0-7,16-23")
+        ->type_name("LIST");
+    sub_->add_option("--numa", opts_.numa,
+                     "auto (the NUMA node(s) of --gpus) or a node number: CPUs and memory")
+        ->type_name("auto|N");
+    sub_->add_option("--gpus", opts_.gpus, "GPU indices (nvidia-smi's): sets CUDA_VISIBLE_DEVICES")
+        ->type_name("LIST");
+    sub_->add_option("--io-weight", opts_.io_weight, "The job's I/O weight, 1-10000")
+        ->type_name("W");
+    sub_->add_option("--name", opts_.name, "The cgroup's name (default: unique run-...)")
+        ->type_name("NAME");
+    sub_->add_option("--env", opts_.env, "Set NAME=VALUE for the job (repeatable)")
+        ->type_name("NAME=VALUE");
+    sub_->add_option("--nproc", nproc_, "Ranks that share the CPUs (thread counts per rank)")
+        ->type_name("N")
+        ->check(CLI::PositiveNumber);
+    sub_->add_option("--allocator", opts_.allocator,
+                     "glibc-tuned (default: measured x3.6 on a CPU DataLoader job), tcmalloc, "
+                     "jemalloc (with decay off), or default (the C library's own)")
+        ->type_name("A");
+    sub_->add_option("-p,--profile", profile_,
+                     "Profile whose limits.nofile/limits.memlock the job gets (default: training)")
+        ->type_name("PROFILE");
+    sub_->add_flag("--as-root", as_root_, "Keep root for the job even under sudo");
+    sub_->add_option("--rate-regex", rate_regex_,
+                     "A regular expression whose first group is the job's rate per second, "
+                     "matched on its output lines")
+        ->type_name("RE");
+    sub_->add_flag(
+        "--watch-stdout", watch_stdout_,
+        "Also read the job's stdout for progress (it is then a pipe, not your terminal)");
+    sub_->add_option("--json", json_path_, "Also write the summary as JSON to FILE (\"-\": stdout)")
+        ->type_name("FILE");
+    sub_->add_flag("-q,--quiet", quiet_, "No summary on stderr");
+    sub_->prefix_command();
+    sub_->footer("COMMAND and its arguments come after -- (or after the last option).");
+  }
+
+  bool selected() const override { return sub_->parsed(); }
+
+  int execute() override {
+    // The command: the words after "--", or from the first word that is not an option on
+    // (CLI11's prefix mode), passed on untouched: its options are not dltune's.
+    opts_.command = sub_->remaining();
+    if (global_.after_dashdash) {
+      if (!opts_.command.empty())
+        return refuse(fmt::format("unexpected '{}' before --: the command comes after --",
+                                  opts_.command.front()));
+      opts_.command = *global_.after_dashdash;
+    } else if (!opts_.command.empty() && opts_.command.front().starts_with("-")) {
+      return refuse(
+          fmt::format("unknown option {} (see dltune run --help; the command comes "
+                      "after --)",
+                      opts_.command.front()));
+    }
+    if (nproc_ > 0) opts_.nproc = nproc_;
+    host::Root root;
+    auto profile = tune::load_profile(profile_, root, audit::validate_key);
+    if (!profile) return refuse("profile: " + profile.error().message());
+    std::optional<std::regex> rate;
+    if (!rate_regex_.empty()) {
+      try {
+        rate = std::regex(rate_regex_, std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        return refuse(fmt::format("--rate-regex {}: {}", rate_regex_, e.what()));
+      }
+      if (rate->mark_count() < 1)
+        return refuse("--rate-regex " + rate_regex_ + ": expected a group, e.g. '([0-9.]+) img/s'");
+    }
+    auto options = collect_options();
+    options.launch_only = true;
+    options.gpus = opts_.gpus.has_value();
+    const auto facts = inventory::collect(root, options);
+    const auto unique = fmt::format("{}-{}", std::time(nullptr), ::getpid());
+    auto environment = own_environment();
+    auto plan = launch::plan_job(root, facts, opts_, environment, &*profile, unique);
+    if (!plan) return refuse(plan.error().message());
+    std::optional<launch::Credentials> as;
+    if (!as_root_) {
+      auto who = launch::sudo_user(environment);
+      if (!who) return refuse(who.error().message());
+      as = *who;
+    }
+    if (::geteuid() != 0)
+      return refuse(
+          "creating the job's cgroup needs root: run it with sudo (the job itself then runs as "
+          "you); nothing was started");
+    auto layout = launch::cgroup_layout(root);
+    if (!layout) return fail_setup(layout.error().message());
+    auto cg = launch::create_job_cgroup(root, *layout, plan->name, plan->limits);
+    if (!cg) return fail_setup(cg.error().message());
+    launch::RunSummary summary;
+    summary.cgroup_version = layout->version;
+    summary.cgroup_dirs = (*cg)->directories();
+    if (auto back = (*cg)->read_back()) summary.verified = *back;
+    if (as) {
+      summary.user = as->user;
+      plan->env["HOME"] = as->home;
+      plan->env["USER"] = as->user;
+      plan->env["LOGNAME"] = as->user;
+    }
+    launch::SpawnRequest req;
+    req.argv = plan->argv;
+    req.env = plan->env;
+    req.as = as;
+    req.cgroup_procs = (*cg)->procs_files();
+    req.cpus = plan->cpus;
+    req.limits = plan->rlimits;
+    req.watch_stdout = watch_stdout_;
+    req.rate_regex = rate;
+    auto result = launch::spawn_and_wait(req);
+    summary.stats = (*cg)->stats();
+    auto removed = (*cg)->remove();
+    if (!result) {
+      fmt::print(stderr, "dltune run: {}\n", result.error().message());
+      return kExitBadInput;
+    }
+    summary.plan = std::move(*plan);
+    summary.result = *result;
+    if (!removed)
+      summary.result.warnings.push_back("the cgroup could not be removed: " +
+                                        removed.error().message());
+    if (!quiet_) fmt::print(stderr, "\n{}", launch::render_text(summary));
+    if (!json_path_.empty()) {
+      const auto text = launch::to_json(summary).dump(2) + "\n";
+      if (json_path_ == "-") {
+        fmt::print("{}", text);
+      } else {
+        std::ofstream out(json_path_);
+        out << text;
+        if (!out) fmt::print(stderr, "dltune run: cannot write the summary to {}\n", json_path_);
+      }
+    }
+    return result->exit_code;
+  }
+
+ private:
+  static int refuse(const std::string& why) {
+    fmt::print(stderr, "dltune run: {}\n", why);
+    return kExitBadInput;
+  }
+  static int fail_setup(const std::string& why) {
+    fmt::print(stderr, "dltune run: {}; nothing was started\n", why);
+    return kExitFailure;
+  }
+
+  GlobalOptions& global_;
+  CLI::App* sub_ = nullptr;
+  launch::RunOptions opts_;
+  int nproc_ = 0;
+  std::string profile_ = "training";
+  bool as_root_ = false, watch_stdout_ = false, quiet_ = false;
+  std::string rate_regex_, json_path_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_run_command(CLI::App& app, GlobalOptions& global) {
+  return std::make_unique<RunCommand>(app, global);
+}
+
+}  // namespace dltune::cli

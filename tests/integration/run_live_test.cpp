@@ -1,0 +1,197 @@
+// `dltune run` on this machine's real kernel and cgroups, as root: a real PyTorch training job
+// (Debian's python3-torch, CPU, a DataLoader with workers) and small jobs that hit the limits.
+// Every test checks that the job's cgroup is gone afterwards.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/run.hpp"
+
+using dltune::testing::run;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kJob = std::string(DLTUNE_SOURCE_DIR) + "/tests/jobs/train_cpu.py";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Every directory named `name` under any cgroup hierarchy's dltune group.
+std::vector<std::string> leftovers(const std::string& name) {
+  std::vector<std::string> out;
+  for (const auto& h : fs::directory_iterator("/sys/fs/cgroup")) {
+    for (const auto& p : {h.path() / "dltune" / name, fs::path("/sys/fs/cgroup/dltune") / name})
+      if (fs::exists(p)) out.push_back(p.string());
+  }
+  return out;
+}
+
+class RunLive : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "run creates cgroups: needs root";
+    name_ = "test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    if (name_.size() > 64) name_.resize(64);
+    dir_ = fs::path(::testing::TempDir()) / ("run_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    fs::permissions(dir_, fs::perms::all);
+  }
+  void TearDown() override {
+    if (!name_.empty()) {
+      const auto left = leftovers(name_);
+      EXPECT_TRUE(left.empty()) << left.front();
+    }
+    fs::remove_all(dir_);
+  }
+  // dltune run --name NAME --json SUMMARY OPTIONS -- COMMAND
+  dltune::testing::RunResult dltune_run(std::vector<std::string> options,
+                                        std::vector<std::string> command,
+                                        std::map<std::string, std::string> env = {}) {
+    std::vector<std::string> argv = {DLTUNE_BINARY, "run",    "--name",
+                                     name_,         "--json", (dir_ / "summary.json").string()};
+    argv.insert(argv.end(), options.begin(), options.end());
+    argv.push_back("--");
+    argv.insert(argv.end(), command.begin(), command.end());
+    return run(argv, env, 300);
+  }
+  json summary() const { return json::parse(slurp(dir_ / "summary.json")); }
+
+  std::string name_;
+  fs::path dir_;
+};
+
+// The JSON line the training job prints last.
+json job_report(const std::string& out) {
+  const auto start = out.rfind("{\"uid\"");
+  return start == std::string::npos ? json() : json::parse(out.substr(start));
+}
+
+}  // namespace
+
+TEST_F(RunLive, APyTorchJobRunsAsTheSudoUserWithItsRateInTheSummary) {
+  const auto r = dltune_run({"--cpus", "0", "--allocator", "glibc-tuned"},
+                            {"/usr/bin/python3", kJob, "--samples", "640", "--workers", "1"},
+                            {{"SUDO_UID", "65534"}, {"SUDO_GID", "65534"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto job = job_report(r.out);
+  ASSERT_FALSE(job.is_null()) << r.out;
+  EXPECT_EQ(job["uid"], 65534);
+  EXPECT_EQ(job["gid"], 65534);
+  EXPECT_EQ(job["cpus_allowed"], "0");
+  EXPECT_EQ(job["env"]["OMP_NUM_THREADS"], "1");  // one CPU
+  EXPECT_EQ(job["env"]["MALLOC_MMAP_THRESHOLD_"], "33554432");
+  const auto s = summary();
+  EXPECT_EQ(s["exit_code"], 0);
+  EXPECT_EQ(s["user"], "nobody");
+  EXPECT_EQ(s["placement"]["cpus"], "0");
+  ASSERT_GT(s["progress"].value("samples", 0), 0) << s.dump(2);
+  EXPECT_EQ(s["progress"]["unit"], "it/s");
+  EXPECT_GT(s["progress"]["median_rate"].get<double>(), 0.0);
+  // What tqdm printed and what the job measured itself agree in size (a loose, non-timing
+  // check: the same order of magnitude).
+  const double own = job["steps_per_second"];
+  const double seen = s["progress"]["median_rate"];
+  EXPECT_GT(seen, own / 10);
+  EXPECT_LT(seen, own * 10);
+  EXPECT_GT(s["cgroup"]["stats"].value("cpu_seconds", 0.0), 0.0);
+  EXPECT_NE(r.err.find("dltune run:"), std::string::npos);  // the text summary
+}
+
+TEST_F(RunLive, AJobPastItsMemoryLimitIsKilledAndTheSummarySaysSo) {
+  const auto r = dltune_run({"--memory", "100M", "--memory-swap", "0"},
+                            {"/usr/bin/python3", "-c", "b = b'x' * (400 * 2**20)"});
+  EXPECT_EQ(r.exit_code, 128 + SIGKILL) << r.err;
+  const auto s = summary();
+  EXPECT_EQ(s["signal"], SIGKILL);
+  EXPECT_GE(s["cgroup"]["stats"]["oom_kills"].get<int>(), 1) << s.dump(2);
+  EXPECT_EQ(s["cgroup"]["requested"]["memory_bytes"], 100u << 20);
+  EXPECT_NE(r.err.find("OOM kills"), std::string::npos) << r.err;
+}
+
+TEST_F(RunLive, AQuotaOfHalfACpuThrottlesABusyLoop) {
+  const auto r =
+      dltune_run({"--cpu-quota", "0.5", "--cpus", "0"},
+                 {"/usr/bin/python3", "-c",
+                  "import time\nt = time.monotonic()\nwhile time.monotonic() - t < 1.5: pass"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = summary();
+  const auto& st = s["cgroup"]["stats"];
+  EXPECT_GT(st.value("throttled_seconds", 0.0), 0.0) << s.dump(2);
+  EXPECT_GT(st.value("nr_throttled", 0), 0);
+  // Half a CPU of a 1.5 s loop: well under the wall time (the bound is the quota, with room for
+  // the interpreter's start).
+  EXPECT_LT(st["cpu_seconds"].get<double>(), 0.75 * s["wall_seconds"].get<double>()) << s.dump(2);
+  EXPECT_DOUBLE_EQ(s["cgroup"]["verified"]["cpu_quota_cpus"].get<double>(), 0.5);
+}
+
+TEST_F(RunLive, ExitStatusesAndSignalsPassThrough) {
+  EXPECT_EQ(dltune_run({}, {"/bin/sh", "-c", "exit 7"}).exit_code, 7);
+  EXPECT_EQ(dltune_run({}, {"/bin/sh", "-c", "kill -TERM $$"}).exit_code, 128 + SIGTERM);
+  EXPECT_EQ(summary()["signal"], SIGTERM);
+}
+
+TEST_F(RunLive, SigtermToDltuneReachesTheJob) {
+  const auto ready = dir_ / "ready", got = dir_ / "got";
+  const std::string script = "trap 'echo term > " + got.string() + "; exit 5' TERM; touch " +
+                             ready.string() + "; while :; do sleep 0.05; done";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string summary_path = (dir_ / "summary.json").string();
+    ::execl(DLTUNE_BINARY, DLTUNE_BINARY, "run", "--quiet", "--name", name_.c_str(), "--json",
+            summary_path.c_str(), "--", "/bin/sh", "-c", script.c_str(), nullptr);
+    ::_exit(127);
+  }
+  for (int i = 0; i < 600 && !fs::exists(ready); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(fs::exists(ready)) << "the job never started";
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 5);
+  EXPECT_EQ(slurp(got), "term\n");
+}
+
+TEST_F(RunLive, BadInputCreatesNothing) {
+  for (const auto& [opts, needle] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--memory", "0"}, "--memory"},
+           {{"--cpu-quota", "400%"}, "--cpu-quota"},
+           {{"--cpus", "0-4096"}, "--cpus"},
+           {{"--gpus", "0"}, "no NVIDIA GPU"},
+       }) {
+    const auto r = dltune_run(opts, {"/bin/true"});
+    EXPECT_EQ(r.exit_code, 2) << opts[0] << ": " << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    EXPECT_TRUE(leftovers(name_).empty());
+  }
+  const auto missing = dltune_run({}, {"trian.py"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("trian.py"), std::string::npos) << missing.err;
+  const auto none = run({DLTUNE_BINARY, "run"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("no command"), std::string::npos) << none.err;
+}
+
+TEST_F(RunLive, NotRootIsRefusedWithWhatIsNeeded) {
+  const auto r = run({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", DLTUNE_BINARY,
+                      "run", "--name", name_, "--", "/bin/true"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("needs root"), std::string::npos) << r.err;
+}
