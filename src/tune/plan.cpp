@@ -24,27 +24,39 @@ bool is_sysctl(const std::string& key) {
   return rule != nullptr && std::string_view(rule->key).back() == '.';
 }
 
-std::optional<std::string> read_trimmed(const host::Root& root, const std::string& path) {
+// The value now; empty when the file is absent. A file that is there but cannot be read (EACCES,
+// EIO) is an error naming the setting: its old value could not be journaled, and "this kernel
+// has no ..." would be a lie.
+Result<std::optional<std::string>> read_trimmed(const host::Root& root, const std::string& key,
+                                                const std::string& path) {
   auto r = root.read(path, 65536);
-  if (!r || !*r) return std::nullopt;
-  return text::normalise_spaces(**r);
+  if (!r)
+    return fail(fmt::format("{}: {}", key, r.error().what), r.error().input, r.error().errno_);
+  if (!*r) return std::optional<std::string>();
+  return std::optional<std::string>(text::normalise_spaces(**r));
 }
 
-void plan_sysctl(const host::Root& root, const inventory::HostFacts& facts, const ProfileEntry& e,
-                 PlanItem& item, std::map<std::string, std::string>& persisted) {
+Result<void> plan_sysctl(const host::Root& root, const inventory::HostFacts& facts,
+                         const ProfileEntry& e, PlanItem& item,
+                         std::map<std::string, std::string>& persisted) {
   auto path = sysctl_path(e.key);
-  auto current = path ? read_trimmed(root, *path) : std::nullopt;
+  std::optional<std::string> current;
+  if (path) {
+    auto read = read_trimmed(root, e.key, *path);
+    if (!read) return tl::unexpected(read.error());
+    current = *read;
+  }
   if (!current) {
     item.status = PlanItem::Status::kNotApplicable;
     item.summary = "this kernel has no " + (path ? *path : e.key);
-    return;
+    return {};
   }
   const auto target = target_value(e.expected, *current, e.field);
   persisted[*sysctl_normalise(e.key)] = target.value_or(*current);
   if (!target) {
     item.status = PlanItem::Status::kAlreadyOk;
     item.summary = fmt::format("already {}", *current);
-    return;
+    return {};
   }
   item.status = PlanItem::Status::kChange;
   item.summary = fmt::format("{} -> {}", *current, *target);
@@ -55,15 +67,27 @@ void plan_sysctl(const host::Root& root, const inventory::HostFacts& facts, cons
       {"vm.dirty_background_ratio", "vm.dirty_background_bytes"}};
   if (const auto it = kRatioToBytes.find(e.key); it != kRatioToBytes.end()) {
     const auto bytes_path = *sysctl_path(it->second);
-    const auto bytes = read_trimmed(root, bytes_path);
-    if (bytes && *bytes != "0")
-      item.changes.push_back({it->second, "sysctl", bytes_path, *bytes, "0", true});
+    const auto bytes = read_trimmed(root, it->second, bytes_path);
+    if (!bytes) return tl::unexpected(bytes.error());
+    if (*bytes && **bytes != "0")
+      item.changes.push_back({it->second, "sysctl", bytes_path, **bytes, "0", true});
   }
   item.changes.push_back({e.key, "sysctl", *path, *current, *target, false});
   if (e.key == "vm.swappiness" && facts.os.cgroup && facts.os.cgroup->version != "v2")
     item.notes.push_back(
         "cgroup v1: memory cgroups that exist already keep their own memory.swappiness (new ones "
         "inherit the new value); jobs started by `dltune run` get a new group");
+  return {};
+}
+
+// The drop-in as it is now (empty: absent). An unreadable one is an error: taking it for absent
+// would replace it, and rollback would then remove it.
+Result<std::optional<std::string>> read_dropin(const host::Root& root, const std::string& key,
+                                               const char* path) {
+  auto r = root.read(path);
+  if (!r)
+    return fail(fmt::format("{}: {}", key, r.error().what), r.error().input, r.error().errno_);
+  return *r;
 }
 
 void plan_thp(const inventory::HostFacts& facts, const ProfileEntry& e, PlanItem& item) {
@@ -175,7 +199,8 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
     item.key = e.key;
     item.reason = e.reason;
     if (is_sysctl(e.key)) {
-      plan_sysctl(root, facts, e, item, persisted_sysctls);
+      if (auto ok = plan_sysctl(root, facts, e, item, persisted_sysctls); !ok)
+        return tl::unexpected(ok.error());
     } else if (e.key == "thp.enabled" || e.key == "thp.defrag") {
       plan_thp(facts, e, item);
       if (persist && item.status == PlanItem::Status::kChange)
@@ -211,17 +236,16 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
   if (persist && !persisted_sysctls.empty()) {
     PlanItem item;
     item.key = "persist.sysctl";
-    const auto existing = root.read(kSysctlDropin);
-    std::optional<std::string> old;
-    if (existing && *existing) old = **existing;
-    const auto merged = merge_sysctl_dropin(old.value_or(""), persisted_sysctls);
-    if (old && *old == merged) {
+    auto old = read_dropin(root, item.key, kSysctlDropin);
+    if (!old) return tl::unexpected(old.error());
+    const auto merged = merge_sysctl_dropin(old->value_or(""), persisted_sysctls);
+    if (*old && **old == merged) {
       item.status = PlanItem::Status::kAlreadyOk;
       item.summary = std::string(kSysctlDropin) + " already holds these values";
     } else {
       item.status = PlanItem::Status::kChange;
       item.summary = fmt::format("write {} ({} settings)", kSysctlDropin, persisted_sysctls.size());
-      item.changes.push_back({"persist.sysctl", "file", kSysctlDropin, old, merged, false});
+      item.changes.push_back({"persist.sysctl", "file", kSysctlDropin, *old, merged, false});
     }
     audit::SysctlFiles files(root);
     for (const auto& [key, value] : persisted_sysctls)
@@ -233,17 +257,16 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
   if (persist && !limits.empty()) {
     PlanItem item;
     item.key = "persist.limits";
-    const auto existing = root.read(kLimitsDropin);
-    std::optional<std::string> old;
-    if (existing && *existing) old = **existing;
-    const auto merged = merge_limits_dropin(old.value_or(""), "*", limits);
-    if (old && *old == merged) {
+    auto old = read_dropin(root, item.key, kLimitsDropin);
+    if (!old) return tl::unexpected(old.error());
+    const auto merged = merge_limits_dropin(old->value_or(""), "*", limits);
+    if (*old && **old == merged) {
       item.status = PlanItem::Status::kAlreadyOk;
       item.summary = std::string(kLimitsDropin) + " already holds these limits";
     } else {
       item.status = PlanItem::Status::kChange;
       item.summary = fmt::format("write {}", kLimitsDropin);
-      item.changes.push_back({"persist.limits", "file", kLimitsDropin, old, merged, false});
+      item.changes.push_back({"persist.limits", "file", kLimitsDropin, *old, merged, false});
     }
     plan.items.push_back(std::move(item));
   }

@@ -48,7 +48,9 @@ struct Plan {
                                                       const std::string& current,
                                                       std::optional<int> field);
 
-// Fails when `only` names a key the profile does not have (bad input: nothing changes).
+// Fails when `only` names a key the profile does not have (bad input: nothing changes, errno 0),
+// and when a value it must journal is there but cannot be read (a sysctl, a drop-in file: the
+// error names the setting, the file and the errno).
 [[nodiscard]] Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts,
                                      const Profile& profile, const std::vector<std::string>& only,
                                      bool persist);
