@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
+#include "host/fault.hpp"
 #include "tune/journal.hpp"
 
 namespace dltune::cli {
@@ -46,6 +47,13 @@ int run(int argc, char** argv) {
   app.footer(
       "Exit status: 0 success, 1 the command failed, 2 bad input (nothing was done).\n"
       "Run `dltune COMMAND --help` for a command's options.");
+
+  // The fault-injection test hook (docs/testing.md): a text that does not parse is bad input,
+  // never ignored, or a test would pass without its fault.
+  if (const auto& faults = host::environment_faults(); !faults) {
+    fmt::print(stderr, "dltune: {}\n", faults.error().message());
+    return kExitBadInput;
+  }
 
   GlobalOptions global;
   std::vector<std::unique_ptr<Command>> commands;

@@ -2,6 +2,7 @@
 // transaction, journaled, verified and reversible.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -198,8 +199,9 @@ class TuneCommand : public Command {
     auto plan = tune::make_plan(root_obj_, facts, *profile, only_, persist_,
                                 tune::PlanOptions{data_, cgroups_});
     if (!plan) {
-      fmt::print(stderr, "dltune tune: {}\n", plan.error().message());
-      return kExitBadInput;
+      // A value that cannot be read (errno) is a failure of the host, not bad input.
+      fmt::print(stderr, "dltune tune: {}; nothing was changed\n", plan.error().message());
+      return plan.error().errno_ != 0 ? kExitFailure : kExitBadInput;
     }
     if (!apply) {
       fmt::print("{}", json_ ? plan_json(*plan).dump(2) + "\n" : plan_text(*plan));
@@ -270,12 +272,19 @@ class TuneCommand : public Command {
     }
     std::int64_t tx = tx_;
     if (tx == 0) {
+      // A crash's transaction first, then the newest that still holds changes: applied, or
+      // failed with changes an earlier rollback could not restore.
       auto pending = (*journal)->pending();
-      auto last = (*journal)->last_applied();
-      if (pending && !pending->empty())
+      auto history = (*journal)->history();
+      if (pending && !pending->empty()) {
         tx = pending->front().id;
-      else if (last && *last)
-        tx = (*last)->id;
+      } else if (history) {
+        for (const auto& t : *history)
+          if (tune::needs_rollback(t)) {
+            tx = t.id;
+            break;
+          }
+      }
     }
     if (tx == 0) {
       fmt::print(stderr, "dltune tune rollback: no transaction to roll back\n");
@@ -312,9 +321,12 @@ class TuneCommand : public Command {
     }
     const auto drift = tune::find_drift(root_obj_, *history);
     if (json_) {
-      Json applied = Json::array(), unfinished = Json::array(), drifted = Json::array();
-      for (const auto& t : *history)
+      Json applied = Json::array(), unfinished = Json::array(), drifted = Json::array(),
+           incomplete = Json::array();
+      for (const auto& t : *history) {
         if (t.state == tune::TxState::kApplied) applied.push_back(tx_json(t));
+        if (tune::incomplete(t)) incomplete.push_back(tx_json(t));
+      }
       for (const auto& t : *pending) unfinished.push_back(tx_json(t));
       for (const auto& d : drift)
         drifted.push_back(Json{{"key", d.key},
@@ -326,6 +338,7 @@ class TuneCommand : public Command {
                               {"state_dir", state_dir_},
                               {"applied", applied},
                               {"unfinished", unfinished},
+                              {"incomplete", incomplete},
                               {"drift", drifted}}
                              .dump(2));
     } else {
@@ -334,6 +347,12 @@ class TuneCommand : public Command {
             "UNFINISHED  transaction {} ({}, started {}): {} change(s) journaled; run "
             "`dltune tune rollback {}`\n",
             t.id, t.command, when(t.started_at), t.changes.size(), t.id);
+      for (const auto& t : *history)
+        if (tune::incomplete(t))
+          fmt::print(
+              "INCOMPLETE  transaction {} ({}, started {}) failed and was not fully rolled back: "
+              "run `dltune tune rollback {}` once the cause is fixed\n",
+              t.id, t.command, when(t.started_at), t.id);
       int applied = 0;
       for (const auto& t : *history) {
         if (t.state != tune::TxState::kApplied) continue;
@@ -346,7 +365,9 @@ class TuneCommand : public Command {
                    d.expected, d.actual, d.target);
       if (applied == 0 && pending->empty()) fmt::print("no applied transactions\n");
     }
-    return pending->empty() && drift.empty() ? kExitOk : kExitFailure;
+    const bool any_incomplete = std::any_of(history->begin(), history->end(),
+                                            [](const auto& t) { return tune::incomplete(t); });
+    return pending->empty() && drift.empty() && !any_incomplete ? kExitOk : kExitFailure;
   }
 
   int do_history() {

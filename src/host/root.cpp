@@ -35,6 +35,14 @@ std::string parent_of(const std::string& p) {
   return pos == std::string::npos || pos == 0 ? std::string() : p.substr(0, pos);
 }
 
+// The result of a system call, or -1 with errno set to an injected fault (host/fault.hpp).
+template <class Call>
+auto or_fault(int injected, Call call) -> decltype(call()) {
+  if (injected == 0) return call();
+  errno = injected;
+  return -1;
+}
+
 bool under(std::string_view path, std::string_view prefix) {
   return path == prefix ||
          (path.starts_with(prefix) && path.size() > prefix.size() && path[prefix.size()] == '/');
@@ -47,8 +55,11 @@ struct Root::Recorder {
   std::map<std::pair<std::string, int>, Access> seen;  // keyed by (path, type)
 };
 
-Root::Root() = default;
-Root::Root(std::string base) : base_(std::move(base)) {}
+// Every Root starts with DLTUNE_TEST_FAULT's faults (null when unset; a bad text is reported by
+// the command line before any Root is made, and then ignored here).
+Root::Root() : faults_(environment_faults().value_or(nullptr)) {}
+Root::Root(std::string base)
+    : base_(std::move(base)), faults_(environment_faults().value_or(nullptr)) {}
 
 Result<Root> Root::at(const std::filesystem::path& dir) {
   std::error_code ec;
@@ -184,7 +195,9 @@ Result<std::optional<std::string>> Root::read(std::string_view path, std::size_t
   auto real = walk(path, true);
   if (!real) return tl::unexpected(real.error());
   if (!*real) return std::optional<std::string>();
-  Fd fd(::open(outside(**real).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  Fd fd(or_fault(fault(FaultOp::kRead, path), [&] {
+    return ::open(outside(**real).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  }));
   if (fd.fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>();
     return fail("cannot read", std::string(path), errno);
@@ -370,15 +383,22 @@ Result<std::string> Root::write_virtual(std::string_view path, std::string_view 
   auto real = walk(path, true);
   if (!real) return tl::unexpected(real.error());
   if (!*real) return fail("cannot write", std::string(path), ENOENT);
-  Fd fd(
-      ::open(outside(**real).c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (live() ? 0 : O_TRUNC)));
-  if (fd.fd < 0) return fail("cannot write", std::string(path), errno);
+  Fd fd(or_fault(fault(FaultOp::kWriteVirtualOpen, path), [&] {
+    return ::open(outside(**real).c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+  }));
+  if (fd.fd < 0) return fail(fmt::format("cannot write '{}' to", value), std::string(path), errno);
   // One write: procfs and sysfs take the value of a single write call.
   const std::string line = std::string(value) + "\n";
-  const auto n = ::write(fd.fd, line.data(), line.size());
+  const auto n = or_fault(fault(FaultOp::kWriteVirtual, path),
+                          [&] { return ::write(fd.fd, line.data(), line.size()); });
   if (n < 0) return fail(fmt::format("cannot write '{}' to", value), std::string(path), errno);
   if (static_cast<std::size_t>(n) != line.size())
     return fail(fmt::format("short write of '{}' to", value), std::string(path), EIO);
+  // A host tree's file is a plain file: cut what the old value left after the new one. Only
+  // after a write that worked, so that a failed one leaves the old value, as the kernel does.
+  if (!live() && ::ftruncate(fd.fd, n) != 0) {
+    // Not a plain file (a procfs under the tree): nothing to cut; the read-back decides.
+  }
   auto back = read(path, 65536);
   if (!back) return tl::unexpected(back.error());
   if (!*back) return fail("cannot read back", std::string(path), ENOENT);
@@ -393,15 +413,27 @@ Result<void> Root::write_atomic(std::string_view path, std::string_view content,
   const std::string dir = target.substr(0, target.rfind('/'));
   const std::string tmp =
       fmt::format("{}/.{}.dltune-tmp.{}", dir, target.substr(target.rfind('/') + 1), ::getpid());
-  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode));
-  if (fd.fd < 0) return fail("cannot write", std::string(path), errno);
+  Fd fd(or_fault(fault(FaultOp::kAtomicOpen, path), [&] {
+    return ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+  }));
+  if (fd.fd < 0) return fail("cannot create a temporary file to replace", std::string(path), errno);
   auto cleanup_fail = [&](const char* what, int err) -> Result<void> {
     ::unlink(tmp.c_str());
     return fail(what, std::string(path), err);
   };
+  // An injected short write stores half of the content, and the write after it fails.
+  int short_write = fault(FaultOp::kAtomicShortWrite, path);
   std::size_t done = 0;
   while (done < content.size()) {
-    const auto n = ::write(fd.fd, content.data() + done, content.size() - done);
+    std::size_t len = content.size() - done;
+    int injected = fault(FaultOp::kAtomicWrite, path);
+    if (short_write > 0) {
+      len /= 2;
+      short_write = -short_write;
+    } else if (short_write < 0 && injected == 0) {
+      injected = -short_write;
+    }
+    const auto n = or_fault(injected, [&] { return ::write(fd.fd, content.data() + done, len); });
     if (n < 0) {
       if (errno == EINTR) continue;
       return cleanup_fail("cannot write", errno);
@@ -409,8 +441,11 @@ Result<void> Root::write_atomic(std::string_view path, std::string_view content,
     done += static_cast<std::size_t>(n);
   }
   if (::fchmod(fd.fd, mode) != 0) return cleanup_fail("cannot set the mode of", errno);
-  if (::fsync(fd.fd) != 0) return cleanup_fail("cannot sync", errno);
-  if (::rename(tmp.c_str(), target.c_str()) != 0) return cleanup_fail("cannot replace", errno);
+  if (or_fault(fault(FaultOp::kAtomicFsync, path), [&] { return ::fsync(fd.fd); }) != 0)
+    return cleanup_fail("cannot sync", errno);
+  if (or_fault(fault(FaultOp::kAtomicRename, path),
+               [&] { return ::rename(tmp.c_str(), target.c_str()); }) != 0)
+    return cleanup_fail("cannot replace", errno);
   Fd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dfd.fd >= 0) ::fsync(dfd.fd);  // the rename itself is durable once the directory is
   return {};
@@ -419,8 +454,9 @@ Result<void> Root::write_atomic(std::string_view path, std::string_view content,
 Result<void> Root::remove_file(std::string_view path) const {
   if (!is_writable_file(path))
     return fail("refusing to remove (not a file dltune manages):", std::string(path));
-  if (::unlink(outside(path).c_str()) != 0 && errno != ENOENT)
-    return fail("cannot remove", std::string(path), errno);
+  const int rc =
+      or_fault(fault(FaultOp::kRemove, path), [&] { return ::unlink(outside(path).c_str()); });
+  if (rc != 0 && errno != ENOENT) return fail("cannot remove", std::string(path), errno);
   return {};
 }
 
@@ -541,6 +577,25 @@ Result<void> Root::write_control(std::string_view path, std::string_view value) 
   const auto n = ::write(fd.fd, line.data(), line.size());
   if (n < 0) return fail(fmt::format("cannot write '{}' to", value), std::string(path), errno);
   return {};
+}
+
+// --- Fault injection (host/fault.hpp) ---
+
+void Root::inject_fault(Fault f) {
+  if (!faults_) faults_ = std::make_shared<FaultTable>();
+  faults_->add(std::move(f));
+}
+
+void Root::clear_faults() {
+  if (faults_) faults_->clear();
+}
+
+int Root::faults_fired() const {
+  return faults_ ? faults_->fired() : 0;
+}
+
+int Root::fault(FaultOp op, std::string_view path) const {
+  return faults_ ? faults_->check(op, path) : 0;
 }
 
 }  // namespace dltune::host

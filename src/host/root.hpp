@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "host/fault.hpp"
 
 namespace dltune::host {
 
@@ -109,6 +110,15 @@ class Root {
   [[nodiscard]] static Result<void> check_path(std::string_view path);
   [[nodiscard]] static const std::vector<std::string_view>& known_locations();
 
+  // --- Fault injection, for tests only (host/fault.hpp) ---
+  // Makes later calls of `f.op` on `f.path` fail with `f.err`, in this Root and in the copies
+  // made of it from now on (they share one table). Every Root starts with the faults of
+  // DLTUNE_TEST_FAULT, if set (they are then shared by every Root of the process).
+  void inject_fault(Fault f);
+  void clear_faults();
+  // How many calls failed because of an injected fault.
+  [[nodiscard]] int faults_fired() const;
+
  private:
   struct Recorder;
   explicit Root(std::string base);
@@ -119,9 +129,12 @@ class Root {
   void note(Access a) const;
   // `path` with the links in its parent followed (inside the root); the last name as it is.
   [[nodiscard]] Result<std::string> resolve_parent(std::string_view path) const;
+  // The errno an injected fault makes this call fail with, or 0.
+  [[nodiscard]] int fault(FaultOp op, std::string_view path) const;
 
   std::string base_;  // "" for the live host, else an absolute directory without trailing '/'
   std::shared_ptr<Recorder> recorder_;
+  std::shared_ptr<FaultTable> faults_;  // null: no faults (the normal case)
 };
 
 }  // namespace dltune::host

@@ -39,12 +39,30 @@ bool is_sysctl(const std::string& key) {
   return rule != nullptr && std::string_view(rule->key).back() == '.';
 }
 
-// A file's text, empty when it is absent or unreadable (the merge then starts afresh).
-std::string text_of(const host::Root& root, const char* path) {
+// A persistent file as it is now (empty: absent). An unreadable one is an error naming the item:
+// taking it for absent would replace it, and rollback would then remove it.
+Result<std::optional<std::string>> read_dropin(const host::Root& root, const std::string& key,
+                                               const char* path) {
   auto r = root.read(path);
-  return r && *r ? **r : std::string();
+  if (!r)
+    return fail(fmt::format("{}: {}", key, r.error().what), r.error().input, r.error().errno_);
+  return *r;
 }
 
+// A setting's value now; empty when the file is absent. A file that is there but cannot be read
+// (EACCES, EIO) is an error naming the setting: its old value could not be journaled, and "this
+// kernel has no ..." would be a lie.
+Result<std::optional<std::string>> read_setting(const host::Root& root, const std::string& key,
+                                                const std::string& path) {
+  auto r = root.read(path, 65536);
+  if (!r)
+    return fail(fmt::format("{}: {}", key, r.error().what), r.error().input, r.error().errno_);
+  if (!*r) return std::optional<std::string>();
+  return std::optional<std::string>(text::normalise_spaces(**r));
+}
+
+// A value read on a best-effort basis (read-ahead, cgroups that come and go): absent when it
+// cannot be read.
 std::optional<std::string> read_trimmed(const host::Root& root, const std::string& path) {
   auto r = root.read(path, 65536);
   if (!r || !*r) return std::nullopt;
@@ -73,15 +91,20 @@ void plan_memcg_swappiness(const host::Root& root, const std::string& value, boo
   }
 }
 
-void plan_sysctl(const host::Root& root, const inventory::HostFacts& facts, const ProfileEntry& e,
-                 const PlanOptions& options, PlanItem& item,
-                 std::map<std::string, std::string>& persisted) {
+Result<void> plan_sysctl(const host::Root& root, const inventory::HostFacts& facts,
+                         const ProfileEntry& e, const PlanOptions& options, PlanItem& item,
+                         std::map<std::string, std::string>& persisted) {
   auto path = sysctl_path(e.key);
-  auto current = path ? read_trimmed(root, *path) : std::nullopt;
+  std::optional<std::string> current;
+  if (path) {
+    auto read = read_setting(root, e.key, *path);
+    if (!read) return tl::unexpected(read.error());
+    current = *read;
+  }
   if (!current) {
     item.status = PlanItem::Status::kNotApplicable;
     item.summary = "this kernel has no " + (path ? *path : e.key);
-    return;
+    return {};
   }
   const auto target = target_value(e.expected, *current, e.field);
   persisted[*sysctl_normalise(e.key)] = target.value_or(*current);
@@ -91,7 +114,7 @@ void plan_sysctl(const host::Root& root, const inventory::HostFacts& facts, cons
     item.status = PlanItem::Status::kAlreadyOk;
     item.summary = fmt::format("already {}", *current);
     if (memcg_v1) plan_memcg_swappiness(root, *current, options.cgroups, item);
-    return;
+    return {};
   }
   item.status = PlanItem::Status::kChange;
   item.summary = fmt::format("{} -> {}", *current, *target);
@@ -102,12 +125,14 @@ void plan_sysctl(const host::Root& root, const inventory::HostFacts& facts, cons
       {"vm.dirty_background_ratio", "vm.dirty_background_bytes"}};
   if (const auto it = kRatioToBytes.find(e.key); it != kRatioToBytes.end()) {
     const auto bytes_path = *sysctl_path(it->second);
-    const auto bytes = read_trimmed(root, bytes_path);
-    if (bytes && *bytes != "0")
-      item.changes.push_back({it->second, "sysctl", bytes_path, *bytes, "0", true});
+    const auto bytes = read_setting(root, it->second, bytes_path);
+    if (!bytes) return tl::unexpected(bytes.error());
+    if (*bytes && **bytes != "0")
+      item.changes.push_back({it->second, "sysctl", bytes_path, **bytes, "0", true});
   }
   item.changes.push_back({e.key, "sysctl", *path, *current, *target, false});
   if (memcg_v1) plan_memcg_swappiness(root, *target, options.cgroups, item);
+  return {};
 }
 
 void plan_thp(const inventory::HostFacts& facts, const ProfileEntry& e, PlanItem& item,
@@ -245,13 +270,10 @@ void plan_read_ahead(const host::Root& root, const inventory::HostFacts& facts,
 }
 
 // The drop-in item for one persistent file: a change when its content would differ.
-PlanItem file_item(const host::Root& root, const char* key, const char* path,
+PlanItem file_item(const char* key, const char* path, const std::optional<std::string>& old,
                    const std::string& merged, std::string summary) {
   PlanItem item;
   item.key = key;
-  const auto existing = root.read(path);
-  std::optional<std::string> old;
-  if (existing && *existing) old = **existing;
   if (old && *old == merged) {
     item.status = PlanItem::Status::kAlreadyOk;
     item.summary = std::string(path) + " already holds these values";
@@ -331,8 +353,9 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
   plan.persist = persist;
   Persisted persisted;
   if (persist) {
-    auto fstab = root.read(kFstab);
-    if (fstab && *fstab) persisted.fstab_old = **fstab;
+    auto fstab = read_dropin(root, "persist.fstab", kFstab);
+    if (!fstab) return tl::unexpected(fstab.error());
+    persisted.fstab_old = *fstab;
   }
   for (const auto& e : profile.entries) {
     if (!only.empty() && std::find(only.begin(), only.end(), e.key) == only.end()) continue;
@@ -340,7 +363,8 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
     item.key = e.key;
     item.reason = e.reason;
     if (is_sysctl(e.key)) {
-      plan_sysctl(root, facts, e, options, item, persisted.sysctls);
+      if (auto ok = plan_sysctl(root, facts, e, options, item, persisted.sysctls); !ok)
+        return tl::unexpected(ok.error());
     } else if (e.key == "thp.enabled" || e.key == "thp.defrag") {
       plan_thp(facts, e, item, persisted.sysfs);
     } else if (e.key == "cpu.governor") {
@@ -379,9 +403,11 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
   }
   if (!persist) return plan;
   if (!persisted.sysctls.empty()) {
+    auto old = read_dropin(root, "persist.sysctl", kSysctlDropin);
+    if (!old) return tl::unexpected(old.error());
     auto item =
-        file_item(root, "persist.sysctl", kSysctlDropin,
-                  merge_sysctl_dropin(text_of(root, kSysctlDropin), persisted.sysctls),
+        file_item("persist.sysctl", kSysctlDropin, *old,
+                  merge_sysctl_dropin(old->value_or(""), persisted.sysctls),
                   fmt::format("write {} ({} settings)", kSysctlDropin, persisted.sysctls.size()));
     audit::SysctlFiles files(root);
     for (const auto& [key, value] : persisted.sysctls)
@@ -390,15 +416,19 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
                                          s.file, s.line, key, s.value, kSysctlDropin));
     plan.items.push_back(std::move(item));
   }
-  if (!persisted.limits.empty())
-    plan.items.push_back(
-        file_item(root, "persist.limits", kLimitsDropin,
-                  merge_limits_dropin(text_of(root, kLimitsDropin), "*", persisted.limits),
-                  fmt::format("write {}", kLimitsDropin)));
+  if (!persisted.limits.empty()) {
+    auto old = read_dropin(root, "persist.limits", kLimitsDropin);
+    if (!old) return tl::unexpected(old.error());
+    plan.items.push_back(file_item("persist.limits", kLimitsDropin, *old,
+                                   merge_limits_dropin(old->value_or(""), "*", persisted.limits),
+                                   fmt::format("write {}", kLimitsDropin)));
+  }
   if (!persisted.sysfs.empty()) {
-    auto merged = merge_tmpfiles_dropin(text_of(root, kTmpfilesDropin), persisted.sysfs);
+    auto old = read_dropin(root, "persist.sysfs", kTmpfilesDropin);
+    if (!old) return tl::unexpected(old.error());
+    auto merged = merge_tmpfiles_dropin(old->value_or(""), persisted.sysfs);
     if (!merged) return tl::unexpected(merged.error());
-    auto item = file_item(root, "persist.sysfs", kTmpfilesDropin, *merged,
+    auto item = file_item("persist.sysfs", kTmpfilesDropin, *old, *merged,
                           fmt::format("write {} ({} sysfs value(s) for boot)", kTmpfilesDropin,
                                       persisted.sysfs.size()));
     if (auto problem = tmpfiles_boot_problem(root)) item.notes.push_back(*problem);

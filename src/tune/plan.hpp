@@ -56,7 +56,9 @@ struct PlanOptions {
   bool cgroups = false;
 };
 
-// Fails when `only` names a key the profile does not have (bad input: nothing changes).
+// Fails when `only` names a key the profile does not have (bad input: nothing changes, errno 0),
+// and when a value it must journal is there but cannot be read (a sysctl, a persistent file: the
+// error names the setting, the file and the errno).
 [[nodiscard]] Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts,
                                      const Profile& profile, const std::vector<std::string>& only,
                                      bool persist, const PlanOptions& options = {});

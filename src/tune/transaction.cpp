@@ -43,9 +43,20 @@ Result<std::string> write_backup(Journal& journal, std::int64_t tx, int seq,
   return path;
 }
 
+// Whether the target holds its journaled old value already (absent when it was absent): a change
+// that was journaled but never made (the write that failed), or one restored before. Not
+// writing it again keeps a rollback from failing on a file system that refused the change.
+bool holds_old_value(const Drivers& drivers, const ChangeRecord& c) {
+  const auto now = drivers.read(c.kind, c.target);
+  if (!now) return false;  // cannot tell: write it
+  if (!c.old_value) return !*now;
+  return *now && Drivers::same_value(c.kind, **now, *c.old_value);
+}
+
 // Puts one journaled change back. vm.*_bytes = 0 is not written: the kernel refuses it
 // (EINVAL), and restoring the matching ratio already returned the kernel to ratio mode.
 Result<void> restore(const Drivers& drivers, const ChangeRecord& c) {
+  if (holds_old_value(drivers, c)) return {};
   if (!c.old_value) {
     if (c.kind == "file") return drivers.remove(c.kind, c.target);
     return {};
@@ -82,10 +93,16 @@ Result<ApplyResult> apply_plan(const host::Root& root, Journal& journal, const P
   auto abort_with = [&](const Error& e) -> Result<ApplyResult> {
     auto rb = rollback_tx(root, journal, *tx);
     std::string msg = e.message();
-    if (rb && !rb->problems.empty())
+    const bool undone = rb && rb->problems.empty();
+    if (!rb)
+      msg += fmt::format("; rollback failed: {}", rb.error().message());
+    else if (!rb->problems.empty())
       msg += fmt::format("; rollback could not restore: {}", fmt::join(rb->problems, "; "));
+    if (!undone) msg += fmt::format("; once the cause is fixed run `dltune tune rollback {}`", *tx);
     (void)journal.finish(*tx, TxState::kFailed, msg);
-    return fail(fmt::format("transaction {} failed and was rolled back:", *tx), msg);
+    return fail(fmt::format("transaction {} failed and was {}rolled back:", *tx,
+                            undone ? "" : "NOT fully "),
+                msg);
   };
   for (const auto& change : plan.changes()) {
     ChangeRecord rec;
@@ -112,10 +129,8 @@ Result<ApplyResult> apply_plan(const host::Root& root, Journal& journal, const P
       return abort_with(Error{
           fmt::format("{}: cannot set '{}' on {}:", change.key, change.new_value, change.target),
           back.error().message(), 0});
-    if (!back)
-      return abort_with(Error{change.kind == "file" ? "cannot persist " + change.key + ":"
-                                                    : fmt::format("{}: cannot write '{}' to",
-                                                                  change.key, change.new_value),
+    if (!back)  // "persist.sysctl: cannot replace /etc/sysctl.d/90-dltune.conf: Read-only ..."
+      return abort_with(Error{fmt::format("{}: {}", change.key, back.error().what),
                               back.error().input, back.error().errno_});
     if (auto s = journal.set_change_state(*id, ChangeState::kApplied); !s)
       return abort_with(s.error());
@@ -145,23 +160,49 @@ Result<RollbackResult> rollback_tx(const host::Root& root, Journal& journal, std
   r.tx = tx;
   const Drivers drivers(root);
   const auto& changes = (*rec)->changes;
+  int left = 0;
   for (auto it = changes.rbegin(); it != changes.rend(); ++it) {
     if (it->state == ChangeState::kRolledBack) continue;
+    ++left;
     auto done = restore(drivers, *it);
     if (!done) {
       r.problems.push_back(fmt::format("{} ({})", it->key, done.error().message()));
       continue;
     }
-    (void)journal.set_change_state(it->id, ChangeState::kRolledBack);
+    if (auto s = journal.set_change_state(it->id, ChangeState::kRolledBack); !s) {
+      r.problems.push_back(fmt::format("{} (restored, but {})", it->key, s.error().message()));
+      continue;
+    }
     ++r.restored;
   }
-  if ((*rec)->state != TxState::kFailed)
-    (void)journal.finish(tx, r.problems.empty() ? TxState::kRolledBack : TxState::kFailed,
-                         r.problems.empty()
-                             ? std::nullopt
-                             : std::optional<std::string>(fmt::format(
-                                   "rollback incomplete: {}", fmt::join(r.problems, "; "))));
+  // A failed transaction with nothing left to restore stays as it is (failed, with its error).
+  // Otherwise: rolled back when everything is restored (also on a second try after a rollback
+  // that could not restore everything), else failed, naming what is left.
+  if ((*rec)->state == TxState::kFailed && left == 0) return r;
+  if (r.problems.empty()) {
+    std::optional<std::string> error;  // what went wrong before, kept for the history
+    if ((*rec)->error) error = *(*rec)->error + "; since rolled back completely";
+    if (auto f = journal.finish(tx, TxState::kRolledBack, error); !f)
+      return tl::unexpected(f.error());
+  } else {
+    (void)journal.finish(
+        tx, TxState::kFailed,
+        fmt::format("rollback incomplete: {}; run `dltune tune rollback {}` again once the cause "
+                    "is fixed",
+                    fmt::join(r.problems, "; "), tx));
+  }
   return r;
+}
+
+bool incomplete(const TxRecord& t) {
+  if (t.state != TxState::kFailed) return false;
+  for (const auto& c : t.changes)
+    if (c.state != ChangeState::kRolledBack) return true;
+  return false;
+}
+
+bool needs_rollback(const TxRecord& t) {
+  return t.state == TxState::kPending || t.state == TxState::kApplied || incomplete(t);
 }
 
 std::vector<Drift> find_drift(const host::Root& root, const std::vector<TxRecord>& history) {

@@ -35,9 +35,19 @@ struct RollbackResult {
 
 // Restores, newest first, every change of transaction `tx` (applied, failed or left pending by a
 // crash) to its journaled old value: files are restored byte for byte or removed when they did
-// not exist.
+// not exist. A target that holds its old value already is not written (a change journaled but
+// never made). What cannot be restored is in `problems` (naming the setting, the file and the
+// errno), the others are restored all the same; the transaction is then `failed`, and a later
+// rollback of it restores what is left and marks it `rolled_back`. A failed transaction with
+// nothing left to restore is left as it is.
 [[nodiscard]] Result<RollbackResult> rollback_tx(const host::Root& root, Journal& journal,
                                                  std::int64_t tx);
+
+// Whether a transaction still holds changes to undo: pending (a crash), applied, or failed with
+// changes a rollback could not restore.
+[[nodiscard]] bool needs_rollback(const TxRecord& t);
+// Failed, with changes a rollback could not restore (the host is partly changed).
+[[nodiscard]] bool incomplete(const TxRecord& t);
 
 struct Drift {
   std::string key;
