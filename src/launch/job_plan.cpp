@@ -1,7 +1,6 @@
 #include "launch/job_plan.hpp"
 
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -71,17 +70,6 @@ std::optional<std::string> find_library(const host::Root& root,
       const std::string p = fmt::format("{}/{}", dir, n);
       if (root.exists(p)) return p;
     }
-  return std::nullopt;
-}
-
-// The program that argv[0] names, looked up in PATH as execvp would.
-std::optional<std::string> find_program(const std::string& name, const std::string& path) {
-  if (name.find('/') != std::string::npos)
-    return ::access(name.c_str(), X_OK) == 0 ? std::optional(name) : std::nullopt;
-  for (auto dir : text::split(path.empty() ? "/usr/local/bin:/usr/bin:/bin" : path, ':')) {
-    const std::string p = fmt::format("{}/{}", dir.empty() ? "." : dir, name);
-    if (::access(p.c_str(), X_OK) == 0) return p;
-  }
   return std::nullopt;
 }
 
@@ -434,12 +422,10 @@ Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& fac
     }
   }
   // The command must exist before anything is created.
-  const auto path = plan.env.count("PATH") ? plan.env.at("PATH") : std::string();
-  if (root.live() && !find_program(plan.argv.front(), path))
-    return fail(
-        fmt::format("command not found (looked in {}):",
-                    plan.argv.front().find('/') != std::string::npos ? "that path" : "PATH"),
-        plan.argv.front());
+  if (root.live()) {
+    if (auto found = find_program(plan.argv.front(), plan.env); !found)
+      return fail("command not found:", found.error().message());
+  }
   return plan;
 }
 

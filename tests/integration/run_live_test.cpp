@@ -76,6 +76,27 @@ class RunLive : public ::testing::Test {
   fs::path dir_;
 };
 
+// Every key of the summary (at any depth, below "environment" only names) appears in backquotes
+// in docs/json.md's section for it.
+std::vector<std::string> undocumented(const json& j, const std::string& doc,
+                                      const std::string& where = "") {
+  std::vector<std::string> out;
+  if (!j.is_object()) return out;
+  for (const auto& [k, v] : j.items()) {
+    if (doc.find("`" + k + "`") == std::string::npos) out.push_back(where + k);
+    if (k == "environment") continue;
+    for (auto& m : undocumented(v, doc, where + k + ".")) out.push_back(m);
+  }
+  return out;
+}
+
+std::string run_section_of_the_docs() {
+  const auto doc = slurp(std::string(DLTUNE_SOURCE_DIR) + "/docs/json.md");
+  const auto start = doc.find("## `dltune run --json FILE`");
+  const auto end = doc.find("\n## ", start + 1);
+  return start == std::string::npos ? "" : doc.substr(start, end - start);
+}
+
 // The JSON line the training job prints last.
 json job_report(const std::string& out) {
   const auto start = out.rfind("{\"uid\"");
@@ -111,6 +132,10 @@ TEST_F(RunLive, APyTorchJobRunsAsTheSudoUserWithItsRateInTheSummary) {
   EXPECT_LT(seen, own * 10);
   EXPECT_GT(s["cgroup"]["stats"].value("cpu_seconds", 0.0), 0.0);
   EXPECT_NE(r.err.find("dltune run:"), std::string::npos);  // the text summary
+  const auto section = run_section_of_the_docs();
+  ASSERT_FALSE(section.empty());
+  EXPECT_TRUE(undocumented(s, section).empty())
+      << ::testing::PrintToString(undocumented(s, section));
 }
 
 TEST_F(RunLive, AJobPastItsMemoryLimitIsKilledAndTheSummarySaysSo) {
@@ -122,6 +147,7 @@ TEST_F(RunLive, AJobPastItsMemoryLimitIsKilledAndTheSummarySaysSo) {
   EXPECT_GE(s["cgroup"]["stats"]["oom_kills"].get<int>(), 1) << s.dump(2);
   EXPECT_EQ(s["cgroup"]["requested"]["memory_bytes"], 100u << 20);
   EXPECT_NE(r.err.find("OOM kills"), std::string::npos) << r.err;
+  EXPECT_TRUE(undocumented(s, run_section_of_the_docs()).empty());
 }
 
 TEST_F(RunLive, AQuotaOfHalfACpuThrottlesABusyLoop) {
