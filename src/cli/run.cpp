@@ -43,8 +43,9 @@ class RunCommand : public Command {
         "pressure), with the limits asked for, read back from the kernel before the job starts.\n"
         "The child joins the cgroup before exec, so no instruction of the job runs outside it.\n"
         "With --gpus and --numa auto the job is bound to the CPUs and memory of the GPUs' NUMA\n"
-        "node(s). OMP_NUM_THREADS and MKL_NUM_THREADS are set to the job's CPUs (per rank with\n"
-        "--nproc) unless already set; the allocator is tuned (see --allocator) unless you set\n"
+        "node(s). OMP_NUM_THREADS and MKL_NUM_THREADS are set to the job's CPUs per rank\n"
+        "(--nproc) minus its DataLoader workers (--workers) when the job is bound or those are\n"
+        "given, unless already set; the allocator is tuned (see --allocator) unless you set\n"
         "LD_PRELOAD or MALLOC_*: dltune never overrides what you set, and says what it set.\n"
         "Under sudo the job runs as the invoking user (SUDO_UID), with the profile's nofile and\n"
         "memlock limits where the kernel allows. SIGINT, SIGTERM, SIGHUP and SIGQUIT go to the\n"
@@ -82,6 +83,10 @@ class RunCommand : public Command {
     sub_->add_option("--nproc", nproc_, "Ranks that share the CPUs (thread counts per rank)")
         ->type_name("N")
         ->check(CLI::PositiveNumber);
+    sub_->add_option("--workers", workers_,
+                     "DataLoader workers per rank: intra-op threads get the CPUs they leave")
+        ->type_name("N")
+        ->check(CLI::NonNegativeNumber);
     sub_->add_option("--allocator", opts_.allocator,
                      "glibc-tuned (default: measured x3.6 on a CPU DataLoader job), tcmalloc, "
                      "jemalloc (with decay off), or default (the C library's own)")
@@ -122,6 +127,7 @@ class RunCommand : public Command {
                       opts_.command.front()));
     }
     if (nproc_ > 0) opts_.nproc = nproc_;
+    if (workers_ >= 0) opts_.workers = workers_;
     host::Root root;
     auto profile = tune::load_profile(profile_, root, audit::validate_key);
     if (!profile) return refuse("profile: " + profile.error().message());
@@ -216,6 +222,7 @@ class RunCommand : public Command {
   CLI::App* sub_ = nullptr;
   launch::RunOptions opts_;
   int nproc_ = 0;
+  int workers_ = -1;
   std::string profile_ = "training";
   bool as_root_ = false, watch_stdout_ = false, quiet_ = false;
   std::string rate_regex_, json_path_;

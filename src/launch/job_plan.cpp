@@ -357,24 +357,37 @@ Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& fac
     plan.cpus = cpus;
     plan.limits.cpus = text::format_cpu_list(*cpus);
   }
-  // Thread counts: the CPUs the job gets, per rank (MEASUREMENTS.md: torch sizes its pool
-  // from the machine, not from the affinity mask).
+  // Thread counts (MEASUREMENTS.md): torch sizes its intra-op pool from the machine, not from
+  // the CPUs the job may use, so a job bound to fewer CPUs oversubscribes them; and the pool
+  // competes with busy DataLoader workers (2 threads with 2 busy workers on 2 CPUs cost 23 % in
+  // those measurements, about 40 % in bench/run-run-bench). So: threads = the job's CPUs per rank
+  // minus its workers, set when the job is bound (--cpus, --numa, --cpu-quota) or when --nproc
+  // or --workers say how the CPUs are shared; otherwise torch's own default stands.
   const int job_cpus =
       cpus ? static_cast<int>(cpus->size())
       : plan.limits.cpu_quota_cpus
           ? std::max(1, static_cast<int>(std::ceil(*plan.limits.cpu_quota_cpus - 1e-9)))
           : static_cast<int>(machine.size());
   const int ranks = std::max(1, o.nproc.value_or(1));
-  const int threads = std::max(1, job_cpus / ranks);
+  const int workers = std::max(0, o.workers.value_or(0));
+  const bool bound = job_cpus < static_cast<int>(machine.size());
+  const bool size_threads = bound || o.nproc || o.workers;
+  const int threads = std::max(1, job_cpus / ranks - workers);
   for (const char* var : {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}) {
     if (const auto it = plan.env.find(var); it != plan.env.end()) {
       plan.notes.push_back(fmt::format("threads: kept your {}={}", var, it->second));
       continue;
     }
+    if (!size_threads) continue;
     plan.env[var] = std::to_string(threads);
-    plan.notes.push_back(fmt::format("threads: {}={} ({} CPU(s){})", var, threads, job_cpus,
-                                     ranks > 1 ? fmt::format(" / {} ranks", ranks) : ""));
+    plan.notes.push_back(fmt::format("threads: {}={} ({} CPU(s){}{})", var, threads, job_cpus,
+                                     ranks > 1 ? fmt::format(" / {} ranks", ranks) : "",
+                                     workers > 0 ? fmt::format(" - {} workers", workers) : ""));
   }
+  if (!size_threads && !plan.env.count("OMP_NUM_THREADS"))
+    plan.notes.push_back(
+        "threads: left to torch (the job may use the whole machine); --workers N (DataLoader "
+        "workers per rank) sizes them to the CPUs the workers leave");
   // The allocator.
   Allocator allocator = kDefaultAllocator;
   if (o.allocator) {

@@ -38,6 +38,7 @@ struct RunOptions {
   std::optional<std::string> name;         // the cgroup's name
   std::vector<std::string> env;            // "K=V"
   std::optional<int> nproc;                // ranks sharing the CPUs (thread counts)
+  std::optional<int> workers;              // DataLoader workers per rank (thread counts)
   std::optional<std::string> allocator;    // glibc-tuned|tcmalloc|jemalloc|default
   std::vector<std::string> command;        // argv
 };

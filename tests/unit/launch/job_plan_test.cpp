@@ -100,10 +100,18 @@ TEST(JobPlan, AnExplicitNodeAndNoBindingWithoutOne) {
   ASSERT_TRUE(free);
   EXPECT_FALSE(free->cpus);
   EXPECT_FALSE(free->limits.cpus);
-  EXPECT_EQ(free->env.at("OMP_NUM_THREADS"), "32");
+  // Unbound, nothing said about ranks or workers: torch's own default stands.
+  EXPECT_EQ(free->env.count("OMP_NUM_THREADS"), 0u);
   RunOptions q;
   q.cpu_quota = "2.5";
   EXPECT_EQ(h.plan(q)->env.at("OMP_NUM_THREADS"), "3");
+  // Workers take their CPUs from the pool: 32 CPUs / 2 ranks - 4 workers.
+  RunOptions w;
+  w.nproc = 2;
+  w.workers = 4;
+  EXPECT_EQ(h.plan(w)->env.at("OMP_NUM_THREADS"), "12");
+  w.workers = 40;
+  EXPECT_EQ(h.plan(w)->env.at("MKL_NUM_THREADS"), "1");  // never below one
 }
 
 TEST(JobPlan, NeverOverridesWhatTheUserSet) {
@@ -112,7 +120,7 @@ TEST(JobPlan, NeverOverridesWhatTheUserSet) {
   const auto p = h.plan(o, {{"OMP_NUM_THREADS", "4"}, {"MALLOC_ARENA_MAX", "2"}});
   ASSERT_TRUE(p) << error_of(p);
   EXPECT_EQ(p->env.at("OMP_NUM_THREADS"), "4");
-  EXPECT_EQ(p->env.at("MKL_NUM_THREADS"), "32");
+  EXPECT_EQ(p->env.count("MKL_NUM_THREADS"), 0u);         // unbound: left to torch
   EXPECT_EQ(p->env.count("MALLOC_MMAP_THRESHOLD_"), 0u);  // the user tunes malloc: hands off
   EXPECT_EQ(p->allocator, launch::Allocator::kDefault);
   bool kept = false;
