@@ -9,11 +9,7 @@ namespace dltune::launch {
 namespace {
 
 using inventory::Json;
-
-template <typename T>
-void put(Json& j, const char* key, const std::optional<T>& v) {
-  if (v) j[key] = *v;
-}
+using inventory::put;
 
 Json limits_json(const CgroupLimits& l) {
   Json j = Json::object();
