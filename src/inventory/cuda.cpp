@@ -27,8 +27,6 @@ std::string base_name(std::string_view path) {
   return std::string(path.substr(path.rfind('/') + 1));
 }
 
-std::string lower(std::string_view s) { return text::to_lower(s); }
-
 std::optional<std::string> non_empty(std::string v) {
   return v.empty() ? std::nullopt : std::optional<std::string>(std::move(v));
 }
@@ -305,7 +303,7 @@ class Collector {
   }
 
   std::string blas_kind(const std::string& real) const {
-    const auto p = lower(real);
+    const auto p = text::to_lower(real);
     if (p.find("openblas") != std::string::npos) return "OpenBLAS";
     if (p.find("mkl") != std::string::npos) return "MKL";
     if (p.find("blis") != std::string::npos) return "BLIS";

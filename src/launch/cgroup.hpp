@@ -23,21 +23,22 @@
 namespace dltune::launch {
 
 struct CgroupLimits {
-  std::optional<double> cpu_quota_cpus;     // 2.5 = two and a half CPUs (cfs quota/period)
-  std::optional<std::uint64_t> cpu_weight;  // v2 cpu.weight 1..10000; v1 cpu.shares = weight*1024/100
+  std::optional<double> cpu_quota_cpus;  // 2.5 = two and a half CPUs (cfs quota/period)
+  std::optional<std::uint64_t>
+      cpu_weight;  // v2 cpu.weight 1..10000; v1 cpu.shares = weight*1024/100
   std::optional<std::uint64_t> memory_bytes;       // memory.max / memory.limit_in_bytes
   std::optional<std::uint64_t> memory_swap_bytes;  // swap on top: memory.swap.max / memsw - memory
   std::optional<std::string> cpus;                 // cpuset.cpus "0-7,16-23"
   std::optional<std::string> mems;                 // cpuset.mems "0"
   // The number is written as it is, so its range is the version's (v1 with BFQ: blkio.bfq.weight
   // 1..1000); unlike cpu_weight it is not converted.
-  std::optional<std::uint64_t> io_weight;          // v2 io.weight 1..10000; v1 blkio.weight 10..1000
+  std::optional<std::uint64_t> io_weight;  // v2 io.weight 1..10000; v1 blkio.weight 10..1000
 };
 
 // At the end of the job (or at any time while it runs).
 struct CgroupStats {
-  std::optional<double> cpu_seconds;            // cpuacct.usage / cpu.stat usage_usec
-  std::optional<double> throttled_seconds;      // cpu.stat throttled_time / throttled_usec
+  std::optional<double> cpu_seconds;        // cpuacct.usage / cpu.stat usage_usec
+  std::optional<double> throttled_seconds;  // cpu.stat throttled_time / throttled_usec
   std::optional<std::uint64_t> nr_throttled;
   std::optional<std::uint64_t> memory_peak_bytes;  // memory.max_usage_in_bytes / memory.peak
   std::optional<std::uint64_t> oom_kills;          // memory.oom_control oom_kill / memory.events
@@ -46,8 +47,8 @@ struct CgroupStats {
 
 // Where the host's cgroups are and which version is in use, from /proc/self/mountinfo.
 struct CgroupLayout {
-  std::string version;                      // "v2", "v1" ("hybrid" hosts are "v1" here)
-  std::optional<std::string> unified;       // the cgroup2 mount (v2, or hybrid's extra one)
+  std::string version;                 // "v2", "v1" ("hybrid" hosts are "v1" here)
+  std::optional<std::string> unified;  // the cgroup2 mount (v2, or hybrid's extra one)
   std::vector<std::pair<std::string, std::string>> v1;  // controller -> mount point
 };
 [[nodiscard]] Result<CgroupLayout> cgroup_layout(const host::Root& root);

@@ -21,8 +21,6 @@ bool name_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
 }
 
-std::string lower(std::string_view s) { return text::to_lower(s); }
-
 // "3.11.2.final.0" -> "3.11.2": the leading numeric parts.
 std::string numeric_prefix(std::string_view v) {
   std::string out;
@@ -88,7 +86,7 @@ PyvenvCfg pyvenv_cfg(std::string_view text) {
   for (const auto line : text::lines(text)) {
     const auto eq = line.find('=');
     if (eq == std::string_view::npos) continue;
-    const auto key = lower(text::trim(line.substr(0, eq)));
+    const auto key = text::to_lower(text::trim(line.substr(0, eq)));
     const auto value = std::string(text::trim(line.substr(eq + 1)));
     if (key == "home") {
       out.home = value;
@@ -96,7 +94,7 @@ PyvenvCfg pyvenv_cfg(std::string_view text) {
       auto v = numeric_prefix(value);
       if (!v.empty() && (!out.version || key == "version")) out.version = v;
     } else if (key == "include-system-site-packages") {
-      const auto v = lower(value);
+      const auto v = text::to_lower(value);
       if (v == "true")
         out.include_system_site_packages = true;
       else if (v == "false")
@@ -206,7 +204,7 @@ CoreMetadata core_metadata(std::string_view text) {
     }
     const auto colon = l.find(':');
     if (colon == std::string_view::npos) continue;
-    headers.emplace_back(lower(text::trim(l.substr(0, colon))),
+    headers.emplace_back(text::to_lower(text::trim(l.substr(0, colon))),
                          std::string(text::trim(l.substr(colon + 1))));
   }
   for (const auto& [key, value] : headers) {

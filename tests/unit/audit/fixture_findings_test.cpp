@@ -49,7 +49,7 @@ TEST(FixtureFindings, Gpu8Numa2) {
             "cpu.governor warn\n"                        // powersave on CPUs 16-31
             "limits.nofile warn\n"                       // soft 1024
             "mount.noatime info\n"                       // / is relatime
-            "block.read_ahead_kb ok\n"                  // nvme0n1 (the root): 128 KiB
+            "block.read_ahead_kb ok\n"                   // nvme0n1 (the root): 128 KiB
             "gpu.persistence info\n"                     // no NVML in the tree
             "gpu.nouveau critical\n"                     // loaded beside nvidia
             "gpu.driver_match critical\n"                // 535.161.07 module, 550.54.15 library
@@ -84,7 +84,7 @@ TEST(FixtureFindings, ContainerCgv2) {
             "cpu.governor n/a\n"  // no cpufreq in the VM
             "limits.nofile warn\n"
             "mount.noatime info\n"
-            "block.read_ahead_kb n/a\n"                 // overlay root: no disk
+            "block.read_ahead_kb n/a\n"  // overlay root: no disk
             "gpu.persistence info\n"
             "gpu.nouveau ok\n"
             "gpu.driver_match ok\n"
@@ -120,7 +120,7 @@ TEST(FixtureFindings, TrainingProfileOnThisVm) {
             "limits.nofile warn\n"  // 20000
             "mount.noatime info\n"
             "block.read_ahead_kb n/a\n"  // the capture predates the rule: no /sys/class/block
-            "gpu.persistence n/a\n"  // no GPU
+            "gpu.persistence n/a\n"      // no GPU
             "gpu.nouveau n/a\n"
             "gpu.driver_match n/a\n"
             "gpu.driver_cuda n/a\n"

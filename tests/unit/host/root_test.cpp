@@ -241,12 +241,12 @@ TEST_F(TreeTest, RecordsWhatResolveLeadsTo) {
 }
 
 TEST(RootWrites, OnlyKnownSettingsAndFilesAreWritable) {
-  for (const char* p : {"/proc/sys/vm/swappiness", "/proc/sys/net/ipv4/tcp_rmem",
-                        "/sys/kernel/mm/transparent_hugepage/enabled",
-                        "/sys/devices/system/cpu/cpu12/cpufreq/scaling_governor",
-                        "/sys/block/nvme0n1/queue/read_ahead_kb",
-                        "/sys/fs/cgroup/memory/jobs/memory.swappiness",
-                        "/sys/fs/cgroup/memory/system.slice/ssh.service/memory.swappiness"})
+  for (const char* p :
+       {"/proc/sys/vm/swappiness", "/proc/sys/net/ipv4/tcp_rmem",
+        "/sys/kernel/mm/transparent_hugepage/enabled",
+        "/sys/devices/system/cpu/cpu12/cpufreq/scaling_governor",
+        "/sys/block/nvme0n1/queue/read_ahead_kb", "/sys/fs/cgroup/memory/jobs/memory.swappiness",
+        "/sys/fs/cgroup/memory/system.slice/ssh.service/memory.swappiness"})
     EXPECT_TRUE(Root::is_writable_setting(p)) << p;
   for (const char* p : {"/proc/meminfo", "/proc/sys/../../etc/shadow", "/sys/kernel/mm/ksm/run",
                         "/sys/block/nvme0n1/queue/scheduler", "/etc/passwd", "/tmp/x",
@@ -257,8 +257,7 @@ TEST(RootWrites, OnlyKnownSettingsAndFilesAreWritable) {
                         "/sys/fs/cgroup/memory/../../../etc/x/memory.swappiness"})
     EXPECT_FALSE(Root::is_writable_setting(p)) << p;
   for (const char* p : {"/etc/sysctl.d/90-dltune.conf", "/etc/security/limits.d/90-dltune.conf",
-                        "/etc/fstab", "/etc/tmpfiles.d/90-dltune.conf",
-                        "/var/lib/dltune/state.db"})
+                        "/etc/fstab", "/etc/tmpfiles.d/90-dltune.conf", "/var/lib/dltune/state.db"})
     EXPECT_TRUE(Root::is_writable_file(p)) << p;
   for (const char* p : {"/etc/sysctl.conf", "/etc/security/limits.conf", "/etc/shadow",
                         "/var/lib/dltune/../../etc/shadow", "/etc/sysctl.d/99-other.conf",
