@@ -14,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "launch/cgroup.hpp"
 #include "launch/job_plan.hpp"
+#include "launch/kernel_log.hpp"
 #include "launch/spawn.hpp"
 #include "launch/summary.hpp"
 
@@ -182,8 +183,10 @@ class RunCommand : public Command {
     req.limits = plan->rlimits;
     req.watch_stdout = watch_stdout_;
     req.rate_regex = rate;
+    launch::OomWatch oom_watch;  // opened before the job starts: only its own OOM kills
     auto result = launch::spawn_and_wait(req);
     summary.stats = (*cg)->stats();
+    summary.oom_victims = oom_watch.victims(plan->name);
     auto removed = (*cg)->remove();
     if (!result) {
       fmt::print(stderr, "dltune run: {}\n", result.error().message());

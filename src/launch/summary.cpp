@@ -56,6 +56,13 @@ Json to_json(const RunSummary& s) {
   put(st, "memory_limit_hits", s.stats.memory_limit_hits);
   cg["stats"] = std::move(st);
   j["cgroup"] = std::move(cg);
+  Json victims = Json::array();
+  for (const auto& v : s.oom_victims) {
+    Json x{{"pid", v.pid}, {"task", v.task}, {"constraint", v.constraint}};
+    put(x, "uid", v.uid);
+    victims.push_back(std::move(x));
+  }
+  j["oom_victims"] = std::move(victims);
   Json placement;
   if (s.plan.cpus) placement["cpus"] = text::format_cpu_list(*s.plan.cpus);
   placement["numa_nodes"] = s.plan.numa_nodes;
@@ -99,12 +106,17 @@ std::string render_text(const RunSummary& s) {
   if (s.plan.limits.memory_bytes)
     mem += " of " + text::human_bytes(*s.plan.limits.memory_bytes) + " limit";
   line("memory", mem);
-  if (s.stats.oom_kills)
-    line("OOM kills", *s.stats.oom_kills == 0
-                          ? std::string("none")
-                          : fmt::format("{}: the kernel killed a process of the job for memory "
-                                        "(the kernel log names the victim: dmesg | grep -i killed)",
-                                        *s.stats.oom_kills));
+  if (s.stats.oom_kills || !s.oom_victims.empty()) {
+    std::vector<std::string> who;
+    for (const auto& v : s.oom_victims) who.push_back(fmt::format("{} (pid {})", v.task, v.pid));
+    const auto count = std::max<std::uint64_t>(s.stats.oom_kills.value_or(0), s.oom_victims.size());
+    line("OOM kills",
+         count == 0 ? std::string("none")
+                    : fmt::format("{}: the kernel killed {} for memory", count,
+                                  who.empty() ? std::string("a process of the job (the kernel log "
+                                                            "names it: dmesg | grep -i killed)")
+                                              : text::join(who, ", ")));
+  }
   if (s.stats.throttled_seconds)
     line("throttled",
          fmt::format(

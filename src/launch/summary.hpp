@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "host/parse/kmsg.hpp"
 #include "inventory/json.hpp"
 #include "launch/cgroup.hpp"
 #include "launch/job_plan.hpp"
@@ -21,6 +22,7 @@ struct RunSummary {
   std::optional<std::string> user;  // the user the job ran as, when dltune dropped root
   SpawnResult result;
   CgroupStats stats;
+  std::vector<host::parse::OomKill> oom_victims;  // from the kernel log, when it was readable
 };
 
 [[nodiscard]] inventory::Json to_json(const RunSummary& s);

@@ -145,6 +145,12 @@ TEST_F(RunLive, AJobPastItsMemoryLimitIsKilledAndTheSummarySaysSo) {
   const auto s = summary();
   EXPECT_EQ(s["signal"], SIGKILL);
   EXPECT_GE(s["cgroup"]["stats"]["oom_kills"].get<int>(), 1) << s.dump(2);
+  // The victim, by name, from the kernel's own log.
+  ASSERT_FALSE(s["oom_victims"].empty()) << s.dump(2);
+  EXPECT_EQ(s["oom_victims"][0]["task"], "python3");
+  EXPECT_EQ(s["oom_victims"][0]["constraint"], "CONSTRAINT_MEMCG");
+  EXPECT_GT(s["oom_victims"][0]["pid"].get<int>(), 0);
+  EXPECT_NE(r.err.find("python3 (pid"), std::string::npos) << r.err;
   EXPECT_EQ(s["cgroup"]["requested"]["memory_bytes"], 100u << 20);
   EXPECT_NE(r.err.find("OOM kills"), std::string::npos) << r.err;
   EXPECT_TRUE(undocumented(s, run_section_of_the_docs()).empty());
