@@ -261,7 +261,8 @@ Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& fac
     if (!s) return fail("--memory-swap:", s.error().message());
     plan.limits.memory_swap_bytes = *s;
   }
-  // GPUs.
+  // GPUs, and the NUMA node of each one chosen (for --numa auto).
+  std::vector<std::optional<int>> gpu_nodes;
   if (o.gpus) {
     const auto slots = gpu_slots(facts);
     if (slots.empty()) return fail("--gpus: this host has no NVIDIA GPU; got", *o.gpus);
@@ -274,6 +275,7 @@ Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& fac
                                 slots.size(), slots.size() - 1),
                     std::to_string(i));
     plan.gpus = *ids;
+    for (int i : *ids) gpu_nodes.push_back(slots[static_cast<std::size_t>(i)].numa_node);
     if (const auto it = plan.env.find("CUDA_VISIBLE_DEVICES"); it != plan.env.end())
       return fail(fmt::format("--gpus {} and your CUDA_VISIBLE_DEVICES={} disagree: unset one;",
                               *o.gpus, it->second),
@@ -316,12 +318,9 @@ Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& fac
     }
     nodes = {it->id};
   } else if (o.numa && !plan.gpus.empty()) {
-    const auto slots = gpu_slots(facts);
     std::set<int> set;
-    for (int g : plan.gpus)
-      if (slots[static_cast<std::size_t>(g)].numa_node &&
-          *slots[static_cast<std::size_t>(g)].numa_node >= 0)
-        set.insert(*slots[static_cast<std::size_t>(g)].numa_node);
+    for (const auto& node : gpu_nodes)
+      if (node && *node >= 0) set.insert(*node);
     if (set.empty())
       plan.notes.push_back("NUMA: the kernel reports no NUMA node for these GPUs: not bound");
     nodes.assign(set.begin(), set.end());

@@ -64,9 +64,8 @@ Result<std::optional<std::string>> read_setting(const host::Root& root, const st
 // A value read on a best-effort basis (read-ahead, cgroups that come and go): absent when it
 // cannot be read.
 std::optional<std::string> read_trimmed(const host::Root& root, const std::string& path) {
-  auto r = root.read(path, 65536);
-  if (!r || !*r) return std::nullopt;
-  return text::normalise_spaces(**r);
+  auto r = read_setting(root, path, path);
+  return r ? *r : std::nullopt;
 }
 
 // cgroup v1: the memory cgroups that keep their own swappiness (MEASUREMENTS.md).

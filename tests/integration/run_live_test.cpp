@@ -7,13 +7,12 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/host_values.hpp"
 #include "support/run.hpp"
 
 using dltune::testing::run;
@@ -25,10 +24,7 @@ namespace {
 const std::string kJob = std::string(DLTUNE_SOURCE_DIR) + "/tests/jobs/train_cpu.py";
 
 std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return dltune::testing::slurp(p.string()).value_or("");
 }
 
 // Every directory named `name` under any cgroup hierarchy's dltune group.

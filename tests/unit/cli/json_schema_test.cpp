@@ -26,8 +26,10 @@ std::map<std::string, std::set<std::string>> documented_keys() {
   std::string line;
   const std::regex tick("`([a-z_0-9]+)`");
   while (std::getline(lines, line)) {
-    if (line.rfind("### ", 0) == 0) section = line.substr(4);
-    else if (line.rfind("## ", 0) == 0) section = line.substr(3);
+    if (line.rfind("### ", 0) == 0)
+      section = line.substr(4);
+    else if (line.rfind("## ", 0) == 0)
+      section = line.substr(3);
     for (std::sregex_iterator it(line.begin(), line.end(), tick), end; it != end; ++it)
       out[section].insert((*it)[1].str());
   }
@@ -88,9 +90,9 @@ TEST(EnvJsonSchema, EveryKeyIsDocumentedWithNvmlLoaded) {
 
 TEST(CheckJsonSchema, EveryKeyIsDocumented) {
   for (const char* host : {"gpu8-numa2-cgv2", "container-cgv2"}) {
-    const auto r = dltune::testing::run({DLTUNE_BINARY, "check", "--json", "-p", "distributed",
-                                         "--root",
-                                         std::string(DLTUNE_FIXTURES) + "/roots/" + host});
+    const auto r =
+        dltune::testing::run({DLTUNE_BINARY, "check", "--json", "-p", "distributed", "--root",
+                              std::string(DLTUNE_FIXTURES) + "/roots/" + host});
     ASSERT_GE(r.exit_code, 0) << r.err;
     ASSERT_LE(r.exit_code, 2) << r.err;
     const auto doc = json::parse(r.out);
