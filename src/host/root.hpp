@@ -35,6 +35,34 @@ struct Access {
   std::size_t max_bytes = 0;  // kFile: how much of it was read
 };
 
+class Root;
+
+// A file kept open for repeated reads from its start (issue 6: the sampler). /proc and /sys files
+// make their text afresh at each read from offset 0, so one pread(2) on a descriptor kept open
+// costs a fraction of open+read+close. Move-only; closes on destruction.
+class OpenFile {
+ public:
+  OpenFile() = default;
+  OpenFile(OpenFile&& o) noexcept;
+  OpenFile& operator=(OpenFile&& o) noexcept;
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+  ~OpenFile();
+
+  // The whole file into `buf` (its capacity reused; grown when the file is larger), as a view of
+  // `buf`. An empty optional when what the file described is gone (ESRCH: the process exited;
+  // ENOENT/ENODEV: the device or group was removed). Other errors name the path and errno.
+  [[nodiscard]] Result<std::optional<std::string_view>> read(std::string& buf) const;
+  [[nodiscard]] bool is_open() const { return fd_ >= 0; }
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+ private:
+  friend class Root;
+  int fd_ = -1;
+  std::string path_;  // the host path
+  std::shared_ptr<FaultTable> faults_;
+};
+
 class Root {
  public:
   static constexpr std::size_t kDefaultMaxBytes = 16u << 20;
@@ -56,6 +84,10 @@ class Root {
   [[nodiscard]] Result<std::optional<std::string>> read(
       std::string_view path, std::size_t max_bytes = kDefaultMaxBytes) const;
   [[nodiscard]] Result<std::optional<std::vector<std::string>>> lines(std::string_view path) const;
+  // `path` opened for repeated reads (OpenFile::read); an empty optional when it is absent. On the
+  // live host the kernel follows links itself (no walk per open: the sampler opens one file per
+  // process); in a tree the links are followed inside it as for read().
+  [[nodiscard]] Result<std::optional<OpenFile>> open(std::string_view path) const;
   // The names in a directory, sorted, without "." and "..".
   [[nodiscard]] Result<std::optional<std::vector<std::string>>> list(std::string_view path) const;
   // Whether something is there (after following links). False for refused paths.

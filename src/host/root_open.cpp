@@ -1,0 +1,88 @@
+// Root::open and OpenFile: files kept open for the sampler (issue 6).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+
+#include "host/root.hpp"
+
+namespace dltune::host {
+
+OpenFile::OpenFile(OpenFile&& o) noexcept
+    : fd_(std::exchange(o.fd_, -1)), path_(std::move(o.path_)), faults_(std::move(o.faults_)) {}
+
+OpenFile& OpenFile::operator=(OpenFile&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(o.fd_, -1);
+    path_ = std::move(o.path_);
+    faults_ = std::move(o.faults_);
+  }
+  return *this;
+}
+
+OpenFile::~OpenFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<std::optional<std::string_view>> OpenFile::read(std::string& buf) const {
+  if (fd_ < 0) return fail("cannot read (not open)", path_);
+  if (const int e = faults_ ? faults_->check(FaultOp::kRead, path_) : 0; e != 0) {
+    if (e == ESRCH || e == ENOENT || e == ENODEV) return std::optional<std::string_view>();
+    return fail("cannot read", path_, e);
+  }
+  if (buf.capacity() < 4096) buf.reserve(4096);
+  std::size_t used = 0;
+  for (;;) {
+    // The capacity, not the size, is the room: resize only within it (no allocation when warm).
+    buf.resize(buf.capacity());
+    const auto n = ::pread(fd_, buf.data() + used, buf.size() - used, static_cast<off_t>(used));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int e = errno;
+      buf.clear();
+      if (e == ESRCH || e == ENOENT || e == ENODEV) return std::optional<std::string_view>();
+      return fail("cannot read", path_, e);
+    }
+    used += static_cast<std::size_t>(n);
+    // procfs/sysfs give the whole text in one read when the buffer holds it: a read that left
+    // room is the end. One that filled the buffer may have more: grow and go on.
+    if (n == 0 || used < buf.size()) break;
+    buf.reserve(buf.size() * 2);
+  }
+  buf.resize(used);
+  return std::optional<std::string_view>(std::string_view(buf));
+}
+
+Result<std::optional<OpenFile>> Root::open(std::string_view path) const {
+  std::string host_path;  // with the links followed (in a tree)
+  if (live()) {
+    if (auto ok = check_path(path); !ok) return tl::unexpected(ok.error());
+    host_path = std::string(path);
+  } else {
+    auto w = walk(path, true);
+    if (!w) return tl::unexpected(w.error());
+    if (!*w) return std::optional<OpenFile>();
+    host_path = std::move(**w);
+  }
+  const std::string real = outside(host_path);
+  int fd = -1;
+  if (const int e = fault(FaultOp::kRead, path); e != 0) {
+    errno = e;
+  } else {
+    fd = ::open(real.c_str(), O_RDONLY | O_CLOEXEC);
+  }
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR || errno == ESRCH) return std::optional<OpenFile>();
+    return fail("cannot read", std::string(path), errno);
+  }
+  OpenFile f;
+  f.fd_ = fd;
+  f.path_ = std::string(path);
+  f.faults_ = faults_;
+  note(Access{Access::Type::kFile, host_path, {}, kDefaultMaxBytes});
+  return std::optional<OpenFile>(std::move(f));
+}
+
+}  // namespace dltune::host

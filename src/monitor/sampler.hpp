@@ -1,0 +1,150 @@
+#pragma once
+// Sampler: fills Samples from the host, cheaply (issue 6).
+//
+// The collectors keep the descriptors of long-lived files open and pread them into buffers that
+// are reused (host::OpenFile); per-process files are read only for the processes in scope. A
+// process that exits mid-sample is simply gone. A source that is missing (no PSI, no NVML, an
+// unreadable /proc/PID/io) is switched off once, with one notice, not one per sample.
+//
+// OWNER: the lead (interface fixed). Collectors: system_collector.cpp, cgroup_collector.cpp
+// (engine helper), process_collector.cpp, gpu_collector.cpp (process helper).
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "host/root.hpp"
+#include "monitor/sample.hpp"
+
+namespace dltune::monitor {
+
+// Which processes are sampled per process.
+struct Scope {
+  enum class Kind {
+    kNone,    // host only (and GPUs)
+    kTree,    // `pid` and all its descendants; `pid` is the job's main process
+    kCgroup,  // the processes in `cgroup` (a path as in /proc/PID/cgroup: "/dltune/job")
+    kAll,     // every process (top without --pid)
+  } kind = Kind::kNone;
+  pid_t pid = 0;
+  std::string cgroup;
+};
+
+struct SamplerOptions {
+  Scope scope;
+  bool gpus = true;
+  std::string nvml_library;              // DLTUNE_NVML_LIBRARY, or empty for the default names
+  std::int64_t gpu_interval_ns = 1'000'000'000;  // NVML is read at its own, slower rate
+  // The cgroup whose counters go into Sample::cgroup: for kTree the main process's own group
+  // (found from /proc/PID/cgroup) unless set; for kCgroup that group.
+  std::optional<std::string> cgroup;
+};
+
+// Messages said once per source ("no /proc/pressure: the kernel has PSI off (psi=0)").
+class Notices {
+ public:
+  // Adds `text` under `key` unless that key was seen before.
+  void once(const std::string& key, std::string text);
+  // The messages added since the last call.
+  [[nodiscard]] std::vector<std::string> take();
+
+ private:
+  std::set<std::string> seen_;
+  std::vector<std::string> pending_;
+};
+
+// Fills System from /proc/stat, meminfo, vmstat, pressure/*, diskstats, net/dev.
+class SystemCollector {
+ public:
+  explicit SystemCollector(const host::Root& root);
+  ~SystemCollector();
+  SystemCollector(SystemCollector&&) noexcept;
+  SystemCollector& operator=(SystemCollector&&) noexcept;
+  // Errors only for a file that is there and does not parse (naming the file and the line).
+  [[nodiscard]] Result<void> collect(System& out, Notices& notices);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Fills Cgroup from a group's files (v1: the same path in each hierarchy; v2: one directory).
+class CgroupCollector {
+ public:
+  // `path` as in /proc/PID/cgroup ("/dltune/job-1"). Error when the group exists in no hierarchy.
+  [[nodiscard]] static Result<CgroupCollector> open(const host::Root& root,
+                                                    const std::string& path);
+  // The group of process `pid` (its v2 group, or on v1 the memory hierarchy's group).
+  [[nodiscard]] static Result<std::string> group_of(const host::Root& root, pid_t pid);
+  ~CgroupCollector();
+  CgroupCollector(CgroupCollector&&) noexcept;
+  CgroupCollector& operator=(CgroupCollector&&) noexcept;
+  // The group removed since open: `out` is left empty, not an error.
+  [[nodiscard]] Result<void> collect(std::optional<Cgroup>& out, Notices& notices);
+  // The PIDs in the group now (cgroup.procs), for Scope::kCgroup.
+  [[nodiscard]] std::vector<pid_t> pids() const;
+
+ private:
+  CgroupCollector();
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Fills Process for the processes in scope, and names their roles.
+class ProcessCollector {
+ public:
+  ProcessCollector(const host::Root& root, Scope scope);
+  ~ProcessCollector();
+  ProcessCollector(ProcessCollector&&) noexcept;
+  ProcessCollector& operator=(ProcessCollector&&) noexcept;
+  // `cgroup_pids`: the members for Scope::kCgroup (from CgroupCollector::pids).
+  [[nodiscard]] Result<void> collect(std::vector<Process>& out, Notices& notices,
+                                     const std::vector<pid_t>& cgroup_pids = {});
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Reads NVML on a thread of its own every `interval_ns`; collect copies the latest reading and
+// never waits for NVML.
+class GpuCollector {
+ public:
+  GpuCollector(std::string nvml_library, std::int64_t interval_ns);
+  ~GpuCollector();  // stops the thread
+  GpuCollector(const GpuCollector&) = delete;
+  GpuCollector& operator=(const GpuCollector&) = delete;
+  void collect(std::vector<Gpu>& out, Notices& notices);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+class Sampler {
+ public:
+  [[nodiscard]] static Result<std::unique_ptr<Sampler>> open(const host::Root& root,
+                                                             SamplerOptions options);
+  ~Sampler();
+  // Fills `out`, reusing its vectors and strings (no allocation once warm). Sets both clocks.
+  [[nodiscard]] Result<void> sample(Sample& out);
+  // Messages about sources switched off, each said once.
+  [[nodiscard]] std::vector<std::string> take_notices() { return notices_.take(); }
+  [[nodiscard]] const SamplerOptions& options() const { return options_; }
+
+ private:
+  Sampler() = default;
+  SamplerOptions options_;
+  Notices notices_;
+  std::unique_ptr<SystemCollector> system_;
+  std::unique_ptr<CgroupCollector> cgroup_;
+  std::unique_ptr<ProcessCollector> processes_;
+  std::unique_ptr<GpuCollector> gpus_;
+};
+
+}  // namespace dltune::monitor
