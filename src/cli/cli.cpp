@@ -62,13 +62,16 @@ int run(int argc, char** argv) {
   commands.push_back(make_capture_command(app, global));
   commands.push_back(make_tune_command(app, global));
   commands.push_back(make_run_command(app, global));
+  commands.push_back(make_top_command(app, global));
+  commands.push_back(make_record_command(app, global));
 
-  // Everything after the first "--" belongs to the job that `run` starts.
+  // Everything after the first "--" belongs to the job that `run` or `record` starts.
   std::vector<std::string> args(argv + 1, argv + argc);
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] != "--") continue;
-    if (std::find(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(i), "run") ==
-        args.begin() + static_cast<std::ptrdiff_t>(i))
+    const auto before = args.begin() + static_cast<std::ptrdiff_t>(i);
+    if (std::find(args.begin(), before, "run") == before &&
+        std::find(args.begin(), before, "record") == before)
       break;
     global.after_dashdash =
         std::vector<std::string>(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());

@@ -1,5 +1,6 @@
 #pragma once
 // Each command is a small object: CLI11 options bound to its fields, and execute().
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,11 +33,15 @@ class Command {
 [[nodiscard]] std::optional<host::Root> open_root(const char* command, const std::string& dir);
 // How facts are collected: DLTUNE_NVML_LIBRARY from this process's environment.
 [[nodiscard]] inventory::CollectOptions collect_options();
+// This process's environment as a map (what a job inherits unless told otherwise).
+[[nodiscard]] std::map<std::string, std::string> own_environment();
 
 std::unique_ptr<Command> make_env_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_capture_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_check_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_tune_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_run_command(CLI::App& app, GlobalOptions& global);
+std::unique_ptr<Command> make_top_command(CLI::App& app, GlobalOptions& global);
+std::unique_ptr<Command> make_record_command(CLI::App& app, GlobalOptions& global);
 
 }  // namespace dltune::cli

@@ -12,27 +12,17 @@
 #include "audit/rules.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "cli/record_session.hpp"
+#include "cli/sampling_options.hpp"
 #include "launch/cgroup.hpp"
 #include "launch/job_plan.hpp"
 #include "launch/kernel_log.hpp"
 #include "launch/spawn.hpp"
 #include "launch/summary.hpp"
 
-extern char** environ;
-
 namespace dltune::cli {
 
 namespace {
-
-std::map<std::string, std::string> own_environment() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const std::string kv = *e;
-    const auto eq = kv.find('=');
-    if (eq != std::string::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  return env;
-}
 
 class RunCommand : public Command {
  public:
@@ -106,6 +96,13 @@ class RunCommand : public Command {
     sub_->add_option("--json", json_path_, "Also write the summary as JSON to FILE (\"-\": stdout)")
         ->type_name("FILE");
     sub_->add_flag("-q,--quiet", quiet_, "No summary on stderr");
+    sub_->add_option("--record", record_,
+                     "Record the job (its processes, cgroup, the host, GPUs) into this SQLite "
+                     "file, as `dltune record` does (refused if it exists)")
+        ->type_name("FILE");
+    sub_->add_option("--record-interval", record_flags_.interval,
+                     "Sampling interval of --record, 10ms to 1h (default 1s)")
+        ->type_name("DURATION");
     sub_->prefix_command();
     sub_->footer("COMMAND and its arguments come after -- (or after the last option).");
   }
@@ -126,6 +123,14 @@ class RunCommand : public Command {
           fmt::format("unknown option {} (see dltune run --help; the command comes "
                       "after --)",
                       opts_.command.front()));
+    }
+    std::optional<std::int64_t> record_interval;
+    if (!record_.empty()) {
+      auto i = record_flags_.interval_ns();
+      if (!i) return refuse(i.error().message() + " (--record-interval)");
+      record_interval = *i;
+      if (::access(record_.c_str(), F_OK) == 0)
+        return refuse("--record " + record_ + ": exists; remove it or choose another file");
     }
     if (nproc_ > 0) opts_.nproc = nproc_;
     if (workers_ >= 0) opts_.workers = workers_;
@@ -160,10 +165,33 @@ class RunCommand : public Command {
       return refuse(
           "creating the job's cgroup needs root: run it with sudo (the job itself then runs as "
           "you); nothing was started");
+    std::unique_ptr<RecordSession> recording;
+    if (record_interval) {
+      RecordSetup setup;
+      setup.path = record_;
+      setup.interval_ns = *record_interval;
+      setup.command = opts_.command;
+      setup.scope = "run " + plan->name;
+      auto s = RecordSession::create(setup, "dltune run");
+      if (!s) return refuse("--record: " + s.error().message());
+      recording = std::move(*s);
+    }
+    // Nothing is left behind when the cgroup cannot be set up: not even the empty recording.
+    const auto drop_recording = [&] {
+      if (!recording) return;
+      recording.reset();
+      ::unlink(record_.c_str());
+    };
     auto layout = launch::cgroup_layout(root);
-    if (!layout) return fail_setup(layout.error().message());
+    if (!layout) {
+      drop_recording();
+      return fail_setup(layout.error().message());
+    }
     auto cg = launch::create_job_cgroup(root, *layout, plan->name, plan->limits);
-    if (!cg) return fail_setup(cg.error().message());
+    if (!cg) {
+      drop_recording();
+      return fail_setup(cg.error().message());
+    }
     launch::RunSummary summary;
     summary.cgroup_version = layout->version;
     summary.cgroup_dirs = (*cg)->directories();
@@ -183,8 +211,28 @@ class RunCommand : public Command {
     req.limits = plan->rlimits;
     req.watch_stdout = watch_stdout_;
     req.rate_regex = rate;
+    std::optional<Error> record_error;
+    if (recording) {
+      req.on_start = [&](pid_t pid) {
+        monitor::Scope scope;
+        scope.kind = monitor::Scope::Kind::kTree;
+        scope.pid = pid;
+        if (auto ok =
+                recording->start(root, record_flags_.sampler_options(scope, *record_interval));
+            !ok)
+          record_error = ok.error();
+      };
+    }
     launch::OomWatch oom_watch;  // opened before the job starts: only its own OOM kills
     auto result = launch::spawn_and_wait(req);
+    if (recording) {
+      if (record_error)
+        fmt::print(stderr, "dltune run: --record could not sample the job: {}\n",
+                   record_error->message());
+      recording->finish(root, result ? std::optional<int>(result->exit_code) : std::nullopt,
+                        quiet_);
+      if (!result) ::unlink(record_.c_str());
+    }
     summary.stats = (*cg)->stats();
     summary.oom_victims = oom_watch.victims(plan->name);
     auto removed = (*cg)->remove();
@@ -229,6 +277,8 @@ class RunCommand : public Command {
   std::string profile_ = "training";
   bool as_root_ = false, watch_stdout_ = false, quiet_ = false;
   std::string rate_regex_, json_path_;
+  std::string record_;
+  SamplingFlags record_flags_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "core/text.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 
@@ -206,6 +207,36 @@ std::string to_lower(std::string_view s) {
   std::string out(s);
   for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+std::optional<std::int64_t> parse_duration_ns(std::string_view s) {
+  s = trim(s);
+  std::size_t digits = 0;
+  while (digits < s.size() &&
+         (std::isdigit(static_cast<unsigned char>(s[digits])) != 0 || s[digits] == '.'))
+    ++digits;
+  if (digits == 0) return std::nullopt;
+  const auto number = to_double(s.substr(0, digits));
+  if (!number || *number < 0) return std::nullopt;
+  const std::string_view unit = s.substr(digits);
+  double scale = 0;
+  if (unit.empty() || unit == "s")
+    scale = 1e9;
+  else if (unit == "ms")
+    scale = 1e6;
+  else if (unit == "us")
+    scale = 1e3;
+  else if (unit == "ns")
+    scale = 1;
+  else if (unit == "m" || unit == "min")
+    scale = 60e9;
+  else if (unit == "h")
+    scale = 3600e9;
+  else
+    return std::nullopt;
+  const double ns = *number * scale;
+  if (ns > 9.2e18) return std::nullopt;
+  return static_cast<std::int64_t>(ns + 0.5);
 }
 
 }  // namespace dltune::text

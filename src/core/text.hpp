@@ -37,5 +37,8 @@ namespace dltune::text {
 [[nodiscard]] std::string format_cpu_list(const std::vector<int>& ids);
 // Parses a sysfs hex mask ("ffffffff,00000000" or "f0") into set bit indices.
 [[nodiscard]] std::optional<std::vector<int>> parse_cpu_mask(std::string_view s);
+// A duration in nanoseconds: "100ms", "1.5s", "2m", "1h", "250us"; a bare number is seconds.
+// nullopt for anything else (negative, no number, an unknown unit).
+[[nodiscard]] std::optional<std::int64_t> parse_duration_ns(std::string_view s);
 
 }  // namespace dltune::text

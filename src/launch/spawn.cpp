@@ -226,6 +226,7 @@ Result<SpawnResult> spawn_and_wait(const SpawnRequest& request) {
           limit_warning(request.limits[static_cast<std::size_t>(r.index)], r.hard, privileged));
   }
 
+  if (request.on_start) request.on_start(pid);
   ProgressMeter meter(request.rate_regex);
   Supervision s{job, **signals, meter};
   s.add_stream(std::move(err_pipe->first), STDERR_FILENO);

@@ -51,6 +51,10 @@ struct SpawnRequest {
   // copied through unchanged to dltune's own stderr/stdout as they come.
   bool watch_stdout = false;
   std::optional<std::regex> rate_regex;  // its first group is a rate (per second)
+  // Called in the parent once the job has exec'd (with its PID), before supervision starts, on
+  // the calling thread with the forwarded signals blocked: a thread it starts inherits that
+  // mask (`run --record` starts its recorder here).
+  std::function<void(pid_t)> on_start;
 };
 
 // What the child could not do before exec (reported through a CLOEXEC pipe, so the parent

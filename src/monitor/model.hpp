@@ -54,8 +54,8 @@ struct DiskModel {
   std::string name;
   double read_bytes_s = 0, write_bytes_s = 0;
   double reads_s = 0, writes_s = 0;
-  double util_pct = 0;    // io_ms delta over the interval
-  double await_ms = 0;    // (read_ms + write_ms) delta / (reads + writes) delta
+  double util_pct = 0;  // io_ms delta over the interval
+  double await_ms = 0;  // (read_ms + write_ms) delta / (reads + writes) delta
   std::uint64_t in_flight = 0;
 };
 

@@ -97,10 +97,10 @@ struct Cgroup {
   std::optional<std::uint64_t> nr_periods, nr_throttled, throttled_us;
   std::optional<double> cpu_quota_cpus;  // quota/period; empty when unlimited
   // Memory
-  std::optional<std::uint64_t> memory_bytes;        // memory.current / usage_in_bytes
-  std::optional<std::uint64_t> memory_limit_bytes;  // empty when unlimited
-  std::optional<std::uint64_t> memory_peak_bytes;   // memory.peak / max_usage_in_bytes
-  std::optional<std::uint64_t> swap_bytes;          // v2 memory.swap.current; v1 stat swap
+  std::optional<std::uint64_t> memory_bytes;            // memory.current / usage_in_bytes
+  std::optional<std::uint64_t> memory_limit_bytes;      // empty when unlimited
+  std::optional<std::uint64_t> memory_peak_bytes;       // memory.peak / max_usage_in_bytes
+  std::optional<std::uint64_t> swap_bytes;              // v2 memory.swap.current; v1 stat swap
   std::optional<std::uint64_t> anon_bytes, file_bytes;  // memory.stat anon/file (v1 rss/cache)
   std::optional<std::uint64_t> failcnt;                 // v1 memory.failcnt; v2 events "max"
   std::optional<std::uint64_t> events_high, events_oom, events_oom_kill;
@@ -127,8 +127,8 @@ struct Process {
   std::string comm;     // /proc/PID/stat's name (15 chars at most)
   std::string cmdline;  // argv joined by spaces, at most 256 bytes; read once per process
   Role role = Role::kOther;
-  char state = '?';  // of the main (Python) thread, tid == pid: R S D Z T t I X
-  std::uint64_t start_ticks = 0;  // since boot; with pid, tells a reused pid from the old one
+  char state = '?';                    // of the main (Python) thread, tid == pid: R S D Z T t I X
+  std::uint64_t start_ticks = 0;       // since boot; with pid, tells a reused pid from the old one
   std::uint64_t utime = 0, stime = 0;  // whole process, in ticks
   std::uint64_t minflt = 0, majflt = 0;
   std::uint64_t threads = 0;
@@ -157,14 +157,14 @@ struct Gpu {
   std::optional<std::uint32_t> sm_clock_mhz, memory_clock_mhz;
   std::optional<std::uint64_t> clock_event_reasons;           // nvmlClocksEventReasons bits
   std::optional<std::uint32_t> pcie_tx_kib_s, pcie_rx_kib_s;  // NVML's 20 ms window, KB/s
-  std::optional<std::uint64_t> energy_mj;  // total energy since the driver loaded
-  std::vector<GpuProcess> processes;       // compute processes
+  std::optional<std::uint64_t> energy_mj;     // total energy since the driver loaded
+  std::vector<GpuProcess> processes;          // compute processes
   std::optional<std::int64_t> sampled_at_ns;  // monotonic time NVML was read (slower rate)
 };
 
 struct Sample {
-  std::int64_t wall_ns = 0;       // CLOCK_REALTIME
-  std::int64_t monotonic_ns = 0;  // CLOCK_MONOTONIC: the Model's dt comes from this
+  std::int64_t wall_ns = 0;              // CLOCK_REALTIME
+  std::int64_t monotonic_ns = 0;         // CLOCK_MONOTONIC: the Model's dt comes from this
   std::uint64_t ticks_per_second = 100;  // sysconf(_SC_CLK_TCK)
   std::uint64_t page_size = 4096;
   System system;

@@ -38,7 +38,7 @@ struct Scope {
 struct SamplerOptions {
   Scope scope;
   bool gpus = true;
-  std::string nvml_library;              // DLTUNE_NVML_LIBRARY, or empty for the default names
+  std::string nvml_library;  // DLTUNE_NVML_LIBRARY, or empty for the default names
   std::int64_t gpu_interval_ns = 1'000'000'000;  // NVML is read at its own, slower rate
   // The cgroup whose counters go into Sample::cgroup: for kTree the main process's own group
   // (found from /proc/PID/cgroup) unless set; for kCgroup that group.

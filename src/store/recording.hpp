@@ -32,11 +32,11 @@ struct RecordingInfo {
   std::string hostname;
   std::int64_t started_wall_ns = 0;
   std::int64_t interval_ns = 0;
-  std::string scope;                  // "tree 1234", "cgroup /dltune/job", "all", "host"
-  std::vector<std::string> command;   // the job's argv, when record launched it
+  std::string scope;                 // "tree 1234", "cgroup /dltune/job", "all", "host"
+  std::vector<std::string> command;  // the job's argv, when record launched it
   // Set at the end (empty while recording or after a crash).
   std::optional<std::int64_t> ended_wall_ns;
-  std::optional<int> exit_status;     // the job's, when record launched it
+  std::optional<int> exit_status;  // the job's, when record launched it
 };
 
 struct WriterOptions {
@@ -50,8 +50,8 @@ class RecordingWriter {
   // Creates `path` with the schema. Refuses an existing path unless options.force, and then
   // replaces it only once the new file is made (nothing overwritten on error).
   [[nodiscard]] static Result<std::unique_ptr<RecordingWriter>> create(const std::string& path,
-                                                                        const RecordingInfo& info,
-                                                                        WriterOptions options = {});
+                                                                       const RecordingInfo& info,
+                                                                       WriterOptions options = {});
   ~RecordingWriter();  // commits what is pending
   [[nodiscard]] Result<void> append(const monitor::Sample& sample);
   // A JSON document kept with the recording under `key` ("env", "check", "summary", "profile").

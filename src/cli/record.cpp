@@ -1,0 +1,202 @@
+// `dltune record`: samples into a SQLite recording, and `--replay` to look at one (issue 6).
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "cli/record_session.hpp"
+#include "cli/sampling_options.hpp"
+#include "cli/top_session.hpp"
+#include "core/text.hpp"
+#include "launch/spawn.hpp"
+
+namespace dltune::cli {
+
+namespace {
+
+class RecordCommand : public Command {
+ public:
+  RecordCommand(CLI::App& app, GlobalOptions& global) : global_(global) {
+    sub_ = app.add_subcommand("record", "Record the host and a job into a SQLite file");
+    sub_->description(
+        "Samples the host (CPUs, memory, swap, pressure, disks, network, GPUs), the job's cgroup\n"
+        "and the job's processes into FILE at every interval until the job exits, ^C/SIGTERM,\n"
+        "or --duration. The job is COMMAND (started by record, after --), --pid (a running\n"
+        "process and its descendants) or --cgroup; with none of them only the host is recorded.\n"
+        "Counters are stored raw (schema: docs/recording.md); rates are computed on reading, so\n"
+        "a replay shows what top showed. Samples are committed in batches of about ten seconds:\n"
+        "a crash loses at most the last batch. At the end the host's env facts and check\n"
+        "findings are stored too, for `report` and `profile`.\n\n"
+        "--replay FILE shows a recording in the top view (left/right step through it); with\n"
+        "--once it prints the sample at --at as text.\n\n"
+        "Exit status: with COMMAND, the job's; else 0, 1 when recording failed, 2 bad input\n"
+        "(nothing was written).");
+    sub_->add_option("-o,--output", output_, "The recording to write (refused if it exists)")
+        ->type_name("FILE");
+    sub_->add_flag("--force", force_, "Replace an existing FILE");
+    flags_.add_to(*sub_, "Sampling interval, 10ms to 1h (default 1s)");
+    sub_->add_option("--duration", duration_, "Stop after this long (e.g. 30s, 10m, 2h)")
+        ->type_name("DURATION");
+    sub_->add_option("--replay", replay_, "Show a recording in the top view")->type_name("FILE");
+    sub_->add_option("--at", at_, "With --replay: start at this offset from the recording's start")
+        ->type_name("DURATION");
+    sub_->add_flag("--once", once_, "With --replay: print the view at --at as text and exit");
+    sub_->add_option("--sort", sort_, "With --replay: cpu, mem, pid, runq, io or tree")
+        ->type_name("KEY");
+    sub_->add_flag("-q,--quiet", quiet_, "No summary line at the end");
+    sub_->prefix_command();
+    sub_->footer("COMMAND and its arguments come after -- (or after the last option).");
+  }
+
+  bool selected() const override { return sub_->parsed(); }
+
+  int execute() override {
+    if (!replay_.empty()) return replay();
+    std::vector<std::string> command = sub_->remaining();
+    if (global_.after_dashdash) {
+      if (!command.empty())
+        return refuse(
+            fmt::format("unexpected '{}' before --: the command comes after --", command.front()));
+      command = *global_.after_dashdash;
+    } else if (!command.empty() && command.front().starts_with("-")) {
+      return refuse(fmt::format("unknown option {} (see dltune record --help)", command.front()));
+    }
+    if (output_.empty()) return refuse("-o FILE: where to write the recording is required");
+    auto interval = flags_.interval_ns();
+    if (!interval) return refuse(interval.error().message());
+    std::optional<std::int64_t> duration;
+    if (!duration_.empty()) {
+      duration = text::parse_duration_ns(duration_);
+      if (!duration || *duration <= 0)
+        return refuse("--duration " + duration_ + ": expected a duration (30s, 10m, 2h)");
+    }
+    auto scope = flags_.scope(monitor::Scope::Kind::kNone);
+    if (!scope) return refuse(scope.error().message());
+    if (!command.empty() && scope->kind != monitor::Scope::Kind::kNone)
+      return refuse("give a COMMAND or --pid/--cgroup, not both");
+    struct stat st {};
+    if (!force_ && ::lstat(output_.c_str(), &st) == 0)
+      return refuse(output_ + " exists; use --force to replace it");
+    const auto environment = own_environment();
+    std::optional<launch::Credentials> as;
+    if (!command.empty()) {
+      if (auto found = launch::find_program(command.front(), environment); !found)
+        return refuse(found.error().message());
+      auto who = launch::sudo_user(environment);
+      if (!who) return refuse(who.error().message());
+      as = *who;
+    }
+
+    RecordSetup setup;
+    setup.path = output_;
+    setup.force = force_;
+    setup.interval_ns = *interval;
+    setup.duration_ns = duration;
+    setup.command = command;
+    setup.scope = command.empty() ? describe_scope(*scope) : "tree of " + command.front();
+    auto session = RecordSession::create(setup, "dltune record");
+    if (!session) return refuse(session.error().message());
+    host::Root root;
+    if (!command.empty()) return record_command(**session, root, command, environment, as);
+
+    auto options = flags_.sampler_options(*scope, *interval);
+    // The signals that end a recording are taken synchronously here; the recorder's thread
+    // blocks them all.
+    sigset_t stop_set, old;
+    ::sigemptyset(&stop_set);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&stop_set, s);
+    ::pthread_sigmask(SIG_BLOCK, &stop_set, &old);
+    if (auto ok = (*session)->start(root, options); !ok) {
+      ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+      return refuse(ok.error().message());
+    }
+    if (!quiet_)
+      fmt::print(stderr, "dltune record: recording {} to {} every {}; ^C to stop\n",
+                 describe_scope(*scope), output_, flags_.interval);
+    const timespec tick{0, 200'000'000};
+    while (!(*session)->finished()) {
+      if (::sigtimedwait(&stop_set, nullptr, &tick) > 0) break;
+    }
+    const bool ok = (*session)->finish(root, std::nullopt, quiet_);
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return ok ? kExitOk : kExitFailure;
+  }
+
+ private:
+  int record_command(RecordSession& session, const host::Root& root,
+                     const std::vector<std::string>& command,
+                     const std::map<std::string, std::string>& environment,
+                     const std::optional<launch::Credentials>& as) {
+    launch::SpawnRequest req;
+    req.argv = command;
+    req.env = environment;
+    req.as = as;
+    std::optional<Error> start_error;
+    const auto interval = *flags_.interval_ns();
+    req.on_start = [&](pid_t pid) {
+      monitor::Scope scope;
+      scope.kind = monitor::Scope::Kind::kTree;
+      scope.pid = pid;
+      if (auto ok = session.start(root, flags_.sampler_options(scope, interval)); !ok)
+        start_error = ok.error();
+    };
+    auto result = launch::spawn_and_wait(req);
+    if (!result) {
+      // The job never started: no recording is left behind (bad input changes nothing).
+      session.finish(root, std::nullopt, true);
+      ::unlink(output_.c_str());
+      return refuse(result.error().message());
+    }
+    if (start_error)
+      fmt::print(stderr, "dltune record: could not sample the job: {}\n", start_error->message());
+    const bool ok = session.finish(root, result->exit_code, quiet_);
+    if (!ok && result->exit_code == 0) return kExitFailure;
+    return result->exit_code;
+  }
+
+  int replay() {
+    if (!output_.empty() || global_.after_dashdash || !sub_->remaining().empty())
+      return refuse("--replay reads a recording: -o and a COMMAND do not go with it");
+    auto recording = store::Recording::open(replay_);
+    if (!recording) return refuse(recording.error().message());
+    std::size_t index = 0;
+    if (!at_.empty()) {
+      auto at = text::parse_duration_ns(at_);
+      if (!at) return refuse("--at " + at_ + ": expected an offset from the start (90s, 5m)");
+      index = (*recording)->index_at((*recording)->info().started_wall_ns + *at);
+    }
+    TopSettings s;
+    s.once = once_;
+    s.title = fmt::format("{}  {}  (recorded)", (*recording)->info().hostname,
+                          (*recording)->info().scope);
+    if (!sort_.empty()) {
+      auto k = parse_sort(sort_);
+      if (!k) return refuse("--sort " + sort_ + ": expected cpu, mem, pid, runq, io or tree");
+      s.sort = *k;
+    }
+    return top_replay(**recording, index, s);
+  }
+
+  static int refuse(const std::string& why) {
+    fmt::print(stderr, "dltune record: {}\n", why);
+    return kExitBadInput;
+  }
+
+  GlobalOptions& global_;
+  CLI::App* sub_ = nullptr;
+  SamplingFlags flags_;
+  std::string output_, duration_, replay_, at_, sort_;
+  bool force_ = false, once_ = false, quiet_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_record_command(CLI::App& app, GlobalOptions& global) {
+  return std::make_unique<RecordCommand>(app, global);
+}
+
+}  // namespace dltune::cli

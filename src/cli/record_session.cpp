@@ -1,0 +1,102 @@
+// RecordSession (cli/record_session.hpp).
+#include "cli/record_session.hpp"
+
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "audit/check.hpp"
+#include "audit/rules.hpp"
+#include "cli/commands.hpp"
+#include "inventory/host_facts.hpp"
+#include "render/top_view.hpp"
+#include "tune/profile.hpp"
+
+namespace dltune::cli {
+
+Result<std::unique_ptr<RecordSession>> RecordSession::create(const RecordSetup& setup,
+                                                             std::string who) {
+  store::RecordingInfo info;
+  info.dltune_version = DLTUNE_VERSION;
+  char host[256] = "";
+  ::gethostname(host, sizeof host - 1);
+  info.hostname = host;
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  info.started_wall_ns = static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  info.interval_ns = setup.interval_ns;
+  info.scope = setup.scope;
+  info.command = setup.command;
+  store::WriterOptions wo;
+  wo.force = setup.force;
+  // A batch of about ten seconds: a crash loses at most that, and each commit's fsync is paid
+  // once per batch, not per sample.
+  wo.batch = static_cast<std::size_t>(std::clamp<std::int64_t>(
+      10'000'000'000 / std::max<std::int64_t>(setup.interval_ns, 1), 1, 100));
+  auto writer = store::RecordingWriter::create(setup.path, info, wo);
+  if (!writer) return tl::unexpected(writer.error());
+  std::unique_ptr<RecordSession> s(new RecordSession());
+  s->setup_ = setup;
+  s->who_ = std::move(who);
+  s->writer_ = std::move(*writer);
+  return s;
+}
+
+RecordSession::~RecordSession() {
+  if (recorder_) recorder_->stop();
+}
+
+Result<void> RecordSession::start(const host::Root& root, const monitor::SamplerOptions& options) {
+  auto sampler = monitor::Sampler::open(root, options);
+  if (!sampler) return tl::unexpected(sampler.error());
+  store::RecorderOptions ro;
+  ro.interval_ns = setup_.interval_ns;
+  ro.duration_ns = setup_.duration_ns;
+  ro.on_notice = [who = who_](const std::string& n) { fmt::print(stderr, "{}: {}\n", who, n); };
+  recorder_ = store::Recorder::start(std::move(*sampler), *writer_, std::move(ro));
+  return {};
+}
+
+std::optional<store::RecorderStats> RecordSession::stats() const {
+  if (!recorder_) return std::nullopt;
+  return recorder_->stats();
+}
+
+bool RecordSession::finish(const host::Root& root, std::optional<int> exit_status, bool quiet) {
+  if (recorder_) recorder_->stop();
+  bool ok = true;
+  const auto stats = this->stats();
+  if (stats && stats->error) {
+    fmt::print(stderr, "{}: recording stopped early: {}\n", who_, stats->error->message());
+    ok = false;
+  }
+  // The facts that `report` shows at the top and `profile` reasons with.
+  const auto facts = inventory::collect(root, collect_options());
+  if (auto w = writer_->put_document("env", inventory::to_json(facts)); !w) ok = false;
+  if (auto profile = tune::load_profile("training", root, audit::validate_key)) {
+    if (auto report = audit::run_check(facts, root, *profile, {}))
+      if (auto w = writer_->put_document("check", audit::to_json(*report, facts)); !w) ok = false;
+  }
+  if (auto done = writer_->finish(exit_status); !done) {
+    fmt::print(stderr, "{}: {}\n", who_, done.error().message());
+    return false;
+  }
+  if (!quiet && stats) {
+    struct stat st {};
+    const auto size = ::stat(setup_.path.c_str(), &st) == 0 ? static_cast<double>(st.st_size) : 0;
+    const double per_sample_ms =
+        stats->samples > 0 ? stats->thread_cpu_seconds * 1e3 / double(stats->samples) : 0;
+    fmt::print(stderr,
+               "{}: {} samples ({} late) in {} ({}B); sampling and writing cost {:.2f} ms of CPU "
+               "per sample ({:.2f}% of one CPU at this interval)\n",
+               who_, stats->samples, stats->late, setup_.path, render::compact_bytes(size),
+               per_sample_ms, per_sample_ms * 1e6 / double(setup_.interval_ns) * 100);
+  }
+  return ok;
+}
+
+}  // namespace dltune::cli

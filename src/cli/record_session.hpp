@@ -1,0 +1,50 @@
+#pragma once
+// A recording being made, for `dltune record` and `dltune run --record`: the file, the sampler's
+// thread, and what is written at the end (the host's facts and check findings, the exit).
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/root.hpp"
+#include "monitor/sampler.hpp"
+#include "store/recorder.hpp"
+#include "store/recording.hpp"
+
+namespace dltune::cli {
+
+struct RecordSetup {
+  std::string path;
+  bool force = false;
+  std::int64_t interval_ns = 1'000'000'000;
+  std::optional<std::int64_t> duration_ns;
+  std::vector<std::string> command;  // the job's argv, when the command launches it
+  std::string scope;                 // for RecordingInfo::scope
+};
+
+class RecordSession {
+ public:
+  // Creates the file (refusing an existing one unless force). `who` prefixes messages
+  // ("dltune record").
+  [[nodiscard]] static Result<std::unique_ptr<RecordSession>> create(const RecordSetup& setup,
+                                                                     std::string who);
+  ~RecordSession();
+  // Starts sampling on a thread of its own.
+  [[nodiscard]] Result<void> start(const host::Root& root, const monitor::SamplerOptions& options);
+  [[nodiscard]] bool finished() const { return recorder_ && recorder_->finished(); }
+  // Stops sampling, adds the host's env facts and check findings (documents "env", "check"),
+  // writes the end and the exit status, and prints one line about the file on stderr (unless
+  // quiet). Returns false when the recording could not be completed (the message is printed).
+  bool finish(const host::Root& root, std::optional<int> exit_status, bool quiet);
+  [[nodiscard]] std::optional<store::RecorderStats> stats() const;
+
+ private:
+  RecordSession() = default;
+  RecordSetup setup_;
+  std::string who_;
+  std::unique_ptr<store::RecordingWriter> writer_;
+  std::unique_ptr<store::Recorder> recorder_;
+};
+
+}  // namespace dltune::cli

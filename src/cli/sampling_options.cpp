@@ -1,0 +1,91 @@
+// SamplingFlags (cli/sampling_options.hpp).
+#include "cli/sampling_options.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "core/text.hpp"
+
+namespace dltune::cli {
+
+void SamplingFlags::add_to(CLI::App& app, const char* interval_help) {
+  app.add_option("--pid", pid,
+                 "The job's main process: it and all its descendants (DataLoader workers "
+                 "marked), and its cgroup")
+      ->type_name("PID")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--cgroup", cgroup,
+                 "The processes of this cgroup and its counters (a path as in /proc/PID/cgroup, "
+                 "e.g. /dltune/run-1)")
+      ->type_name("PATH");
+  app.add_option("--interval", interval, interval_help)->type_name("DURATION");
+  app.add_flag("--no-gpus", no_gpus, "Do not load NVML (GPUs are otherwise read every second)");
+}
+
+Result<std::int64_t> SamplingFlags::interval_ns() const {
+  constexpr std::int64_t kMin = 10'000'000, kMax = 3'600'000'000'000;
+  const auto ns = text::parse_duration_ns(interval);
+  if (!ns || *ns < kMin || *ns > kMax)
+    return fail("expected a duration from 10ms to 1h (e.g. 100ms, 1s, 5m)",
+                "--interval " + interval);
+  return *ns;
+}
+
+Result<monitor::Scope> SamplingFlags::scope(monitor::Scope::Kind otherwise) const {
+  monitor::Scope s;
+  if (pid > 0 && !cgroup.empty())
+    return fail("give one of --pid and --cgroup, not both", "--pid/--cgroup");
+  if (pid > 0) {
+    if (::kill(pid, 0) != 0 && errno == ESRCH)
+      return fail("no such process", fmt::format("--pid {}", pid));
+    s.kind = monitor::Scope::Kind::kTree;
+    s.pid = pid;
+    return s;
+  }
+  if (!cgroup.empty()) {
+    if (cgroup[0] != '/' || cgroup.find("..") != std::string::npos)
+      return fail("expected an absolute cgroup path as /proc/PID/cgroup shows it (/dltune/run-1)",
+                  "--cgroup " + cgroup);
+    s.kind = monitor::Scope::Kind::kCgroup;
+    s.cgroup = cgroup;
+    return s;
+  }
+  s.kind = otherwise;
+  return s;
+}
+
+monitor::SamplerOptions SamplingFlags::sampler_options(const monitor::Scope& scope,
+                                                       std::int64_t interval_ns) const {
+  monitor::SamplerOptions o;
+  o.scope = scope;
+  o.gpus = !no_gpus;
+  if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY"); lib != nullptr) o.nvml_library = lib;
+  // NVML is the expensive source (a per-process query can take milliseconds): never faster
+  // than once a second, or the interval when that is longer.
+  o.gpu_interval_ns = std::max<std::int64_t>(interval_ns, 1'000'000'000);
+  return o;
+}
+
+std::string describe_scope(const monitor::Scope& scope) {
+  char host[256] = "";
+  ::gethostname(host, sizeof host - 1);
+  switch (scope.kind) {
+    case monitor::Scope::Kind::kTree:
+      return fmt::format("{}  pid {} and its tree", host, scope.pid);
+    case monitor::Scope::Kind::kCgroup:
+      return fmt::format("{}  cgroup {}", host, scope.cgroup);
+    case monitor::Scope::Kind::kAll:
+      return fmt::format("{}  all processes", host);
+    case monitor::Scope::Kind::kNone:
+      break;
+  }
+  return fmt::format("{}  host", host);
+}
+
+}  // namespace dltune::cli

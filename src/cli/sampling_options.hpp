@@ -1,0 +1,36 @@
+#pragma once
+// Options that `top` and `record` share: what to sample and how often.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "monitor/sampler.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace dltune::cli {
+
+struct SamplingFlags {
+  pid_t pid = 0;
+  std::string cgroup;
+  std::string interval = "1s";
+  bool no_gpus = false;
+
+  void add_to(CLI::App& app, const char* interval_help);
+  // The interval in ns within 10 ms .. 1 h, or the refusal naming the option and the range.
+  [[nodiscard]] Result<std::int64_t> interval_ns() const;
+  // The scope: --pid (tree), --cgroup, or `otherwise`. Refuses --pid with --cgroup, a PID that
+  // is not running, a cgroup path that is not absolute.
+  [[nodiscard]] Result<monitor::Scope> scope(monitor::Scope::Kind otherwise) const;
+  [[nodiscard]] monitor::SamplerOptions sampler_options(const monitor::Scope& scope,
+                                                        std::int64_t interval_ns) const;
+};
+
+// "host-name  pid 1234 (python3 train.py)", for titles.
+[[nodiscard]] std::string describe_scope(const monitor::Scope& scope);
+
+}  // namespace dltune::cli

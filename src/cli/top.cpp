@@ -1,0 +1,77 @@
+// `dltune top`: the live view of the host and a job (issue 6).
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "cli/sampling_options.hpp"
+#include "cli/top_session.hpp"
+
+namespace dltune::cli {
+
+namespace {
+
+class TopCommand : public Command {
+ public:
+  TopCommand(CLI::App& app, GlobalOptions&) {
+    sub_ = app.add_subcommand("top", "Live view of the host and a training job");
+    sub_->description(
+        "A live terminal view: CPUs, memory and swap, pressure (PSI), disks, network, GPUs, the\n"
+        "job's cgroup (limits, throttling, its own PSI), and processes: the job's tree with its\n"
+        "main process and DataLoader workers marked (--pid, --cgroup), or every process.\n"
+        "Per process: state of its main thread, CPU%, system CPU%, run-queue wait (RUNQ%: time\n"
+        "waiting for a CPU, from /proc/PID/schedstat), RSS, major faults, I/O.\n\n"
+        "Keys: q quit, space pause, sort by c CPU, m memory, p pid, r run-queue wait, i I/O,\n"
+        "t the job's tree. The terminal is restored on exit, ^C and SIGTERM.\n"
+        "--once prints one view as plain text (two samples one interval apart) and exits: for\n"
+        "scripts, pipes and files.");
+    flags_.add_to(*sub_, "Refresh interval, 10ms to 1h (default 1s)");
+    sub_->add_flag("--once", once_, "Print one view as text and exit");
+    sub_->add_option("--sort", sort_,
+                     "cpu, mem, pid, runq, io or tree (default: tree with "
+                     "--pid/--cgroup, cpu otherwise)")
+        ->type_name("KEY");
+  }
+
+  bool selected() const override { return sub_->parsed(); }
+
+  int execute() override {
+    auto interval = flags_.interval_ns();
+    if (!interval) return refuse(interval.error().message());
+    auto scope = flags_.scope(monitor::Scope::Kind::kAll);
+    if (!scope) return refuse(scope.error().message());
+    TopSettings s;
+    s.interval_ns = *interval;
+    s.once = once_;
+    s.title = describe_scope(*scope);
+    s.sort =
+        scope->kind == monitor::Scope::Kind::kAll ? render::TopSort::kCpu : render::TopSort::kTree;
+    if (!sort_.empty()) {
+      auto k = parse_sort(sort_);
+      if (!k) return refuse("--sort " + sort_ + ": expected cpu, mem, pid, runq, io or tree");
+      s.sort = *k;
+    }
+    host::Root root;
+    auto sampler = monitor::Sampler::open(root, flags_.sampler_options(*scope, *interval));
+    if (!sampler) return refuse(sampler.error().message());
+    return top_live(**sampler, s);
+  }
+
+ private:
+  static int refuse(const std::string& why) {
+    fmt::print(stderr, "dltune top: {}\n", why);
+    return kExitBadInput;
+  }
+  CLI::App* sub_ = nullptr;
+  SamplingFlags flags_;
+  bool once_ = false;
+  std::string sort_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_top_command(CLI::App& app, GlobalOptions& global) {
+  return std::make_unique<TopCommand>(app, global);
+}
+
+}  // namespace dltune::cli

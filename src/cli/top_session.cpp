@@ -1,0 +1,219 @@
+// The top loop (cli/top_session.hpp).
+#include "cli/top_session.hpp"
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "cli/cli.hpp"
+#include "core/text.hpp"
+#include "tui/screen.hpp"
+
+namespace dltune::cli {
+
+namespace {
+
+std::vector<tui::PaintedLine> painted(const std::vector<render::TopLine>& lines) {
+  std::vector<tui::PaintedLine> out;
+  out.reserve(lines.size());
+  for (const auto& l : lines)
+    out.push_back(tui::PaintedLine{l.text, static_cast<tui::Paint>(l.style)});
+  return out;
+}
+
+int plain_width() {
+  if (const char* c = std::getenv("COLUMNS"); c != nullptr)
+    if (auto v = text::to_uint(c); v && *v >= 40 && *v <= 1000) return static_cast<int>(*v);
+  winsize ws{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+  return 100;
+}
+
+void print_plain(const monitor::Model& model, const TopSettings& s,
+                 const std::vector<std::string>& notices, const std::string& status) {
+  render::TopOptions o;
+  o.width = plain_width();
+  o.height = 0;
+  o.sort = s.sort;
+  o.title = s.title;
+  o.notices = notices;
+  o.status = status;
+  for (const auto& l : render::top_view(model, o)) fmt::print("{}\n", l.text);
+}
+
+const char* kKeysLive = "q quit  space pause  sort: c cpu  m mem  p pid  r runq  i io  t tree";
+const char* kKeysReplay = "q quit  <- -> step  Home End  sort: c m p r i t";
+
+// A sort key, or false.
+bool apply_sort_key(int key, render::TopSort& sort) {
+  switch (key) {
+    case 'c':
+      sort = render::TopSort::kCpu;
+      return true;
+    case 'm':
+      sort = render::TopSort::kMemory;
+      return true;
+    case 'p':
+      sort = render::TopSort::kPid;
+      return true;
+    case 'r':
+      sort = render::TopSort::kRunQueue;
+      return true;
+    case 'i':
+      sort = render::TopSort::kIo;
+      return true;
+    case 't':
+      sort = render::TopSort::kTree;
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+std::optional<render::TopSort> parse_sort(const std::string& s) {
+  for (auto k : {render::TopSort::kCpu, render::TopSort::kMemory, render::TopSort::kPid,
+                 render::TopSort::kRunQueue, render::TopSort::kIo, render::TopSort::kTree})
+    if (s == render::sort_name(k)) return k;
+  return std::nullopt;
+}
+
+int top_live(monitor::Sampler& sampler, const TopSettings& settings) {
+  monitor::Sample previous, current;
+  std::vector<std::string> notices;
+  if (auto ok = sampler.sample(previous); !ok) {
+    fmt::print(stderr, "dltune top: {}\n", ok.error().message());
+    return kExitFailure;
+  }
+  for (auto& n : sampler.take_notices()) notices.push_back(std::move(n));
+  if (settings.once) {
+    ::usleep(static_cast<useconds_t>(settings.interval_ns / 1000));
+    if (auto ok = sampler.sample(current); !ok) {
+      fmt::print(stderr, "dltune top: {}\n", ok.error().message());
+      return kExitFailure;
+    }
+    for (auto& n : sampler.take_notices()) notices.push_back(std::move(n));
+    print_plain(monitor::Model::from(current, &previous), settings, notices, "");
+    return kExitOk;
+  }
+  std::string why;
+  auto screen = tui::Screen::open(why);
+  if (!screen) {
+    fmt::print(stderr, "dltune top: {}\n", why);
+    return kExitBadInput;
+  }
+  auto sort = settings.sort;
+  bool paused = false;
+  auto model = monitor::Model::from(previous, nullptr);
+  const auto draw = [&] {
+    render::TopOptions o{screen->width(),
+                         screen->height(),
+                         sort,
+                         settings.title,
+                         paused ? std::string("PAUSED  ") + kKeysLive : kKeysLive,
+                         notices};
+    screen->draw(painted(render::top_view(model, o)));
+  };
+  draw();
+  const auto now_ms = [] {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+  };
+  const std::int64_t interval_ms = std::max<std::int64_t>(1, settings.interval_ns / 1'000'000);
+  std::int64_t next = now_ms() + interval_ms;
+  for (;;) {
+    const std::int64_t left = std::clamp<std::int64_t>(next - now_ms(), 0, 1000);
+    const int key = screen->read_key(static_cast<int>(left));
+    if (key == tui::kKeyQuit || key == 'q' || key == 'Q') break;
+    if (key == ' ') paused = !paused;
+    apply_sort_key(key, sort);
+    if (now_ms() >= next) {
+      next += interval_ms;
+      if (next < now_ms()) next = now_ms() + interval_ms;  // after a stall: no burst
+      if (!paused) {
+        if (auto ok = sampler.sample(current); !ok) {
+          screen.reset();
+          fmt::print(stderr, "dltune top: {}\n", ok.error().message());
+          return kExitFailure;
+        }
+        for (auto& n : sampler.take_notices()) notices.push_back(std::move(n));
+        model = monitor::Model::from(current, &previous);
+        std::swap(previous, current);
+      }
+    } else if (key == tui::kKeyNone) {
+      continue;
+    }
+    draw();
+  }
+  return kExitOk;
+}
+
+int top_replay(const store::Recording& recording, std::size_t index, const TopSettings& settings) {
+  const std::size_t n = recording.size();
+  if (n == 0) {
+    fmt::print(stderr, "dltune record --replay: the recording has no samples\n");
+    return kExitBadInput;
+  }
+  index = std::min(index, n - 1);
+  const auto model_at = [&](std::size_t i) -> Result<monitor::Model> {
+    auto now = recording.at(i);
+    if (!now) return tl::unexpected(now.error());
+    if (i == 0) return monitor::Model::from(*now, nullptr);
+    auto before = recording.at(i - 1);
+    if (!before) return tl::unexpected(before.error());
+    return monitor::Model::from(*now, &*before);
+  };
+  auto model = model_at(index);
+  if (!model) {
+    fmt::print(stderr, "dltune record --replay: {}\n", model.error().message());
+    return kExitFailure;
+  }
+  const auto status = [&](std::size_t i, const char* keys) {
+    return fmt::format("replay {}/{}  {}", i + 1, n, keys);
+  };
+  if (settings.once) {
+    print_plain(*model, settings, {}, status(index, ""));
+    return kExitOk;
+  }
+  std::string why;
+  auto screen = tui::Screen::open(why);
+  if (!screen) {
+    fmt::print(stderr, "dltune record --replay: {}\n", why);
+    return kExitBadInput;
+  }
+  auto sort = settings.sort;
+  for (;;) {
+    render::TopOptions o{screen->width(), screen->height(),           sort,
+                         settings.title,  status(index, kKeysReplay), {}};
+    screen->draw(painted(render::top_view(*model, o)));
+    const int key = screen->read_key(1000);
+    if (key == tui::kKeyQuit || key == 'q' || key == 'Q') break;
+    std::size_t next = index;
+    if (key == tui::kKeyLeft && index > 0) next = index - 1;
+    if (key == tui::kKeyRight && index + 1 < n) next = index + 1;
+    if (key == tui::kKeyHome) next = 0;
+    if (key == tui::kKeyEnd) next = n - 1;
+    apply_sort_key(key, sort);
+    if (next != index) {
+      auto m = model_at(next);
+      if (!m) {
+        screen.reset();
+        fmt::print(stderr, "dltune record --replay: {}\n", m.error().message());
+        return kExitFailure;
+      }
+      model = std::move(m);
+      index = next;
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace dltune::cli

@@ -1,0 +1,109 @@
+// Recorder (store/recorder.hpp).
+#include "store/recorder.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace dltune::store {
+
+namespace {
+
+std::int64_t now_ns(clockid_t clock) {
+  timespec ts{};
+  ::clock_gettime(clock, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+std::unique_ptr<Recorder> Recorder::start(std::unique_ptr<monitor::Sampler> sampler,
+                                          RecordingWriter& writer, RecorderOptions options) {
+  std::unique_ptr<Recorder> r(new Recorder());
+  r->sampler_ = std::move(sampler);
+  r->writer_ = &writer;
+  r->options_ = std::move(options);
+  r->wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  // The thread starts with every signal blocked, so that SIGINT reaches the command's handler
+  // (or spawn_and_wait's signalfd) and never this thread.
+  sigset_t all, old;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old);
+  r->thread_ = std::thread([p = r.get()] { p->loop(); });
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return r;
+}
+
+Recorder::~Recorder() {
+  stop();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+void Recorder::stop() {
+  stop_.store(true);
+  if (wake_fd_ >= 0) {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const auto n = ::write(wake_fd_, &one, sizeof one);
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+RecorderStats Recorder::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+void Recorder::loop() {
+  monitor::Sample sample;
+  const std::int64_t interval = options_.interval_ns;
+  const std::int64_t start = now_ns(CLOCK_MONOTONIC);
+  std::int64_t deadline = start;
+  const auto fail_with = [this](Error e) {
+    std::lock_guard lock(mu_);
+    stats_.error = std::move(e);
+  };
+  const auto scope = sampler_->options().scope.kind;
+  while (!stop_.load()) {
+    const std::int64_t began = now_ns(CLOCK_MONOTONIC);
+    const bool late = began - deadline > interval / 2;
+    if (auto ok = sampler_->sample(sample); !ok) {
+      fail_with(ok.error());
+      break;
+    }
+    for (auto& n : sampler_->take_notices())
+      if (options_.on_notice) options_.on_notice(n);
+    if (auto ok = writer_->append(sample); !ok) {
+      fail_with(ok.error());
+      break;
+    }
+    {
+      std::lock_guard lock(mu_);
+      ++stats_.samples;
+      if (late) ++stats_.late;
+      stats_.thread_cpu_seconds = static_cast<double>(now_ns(CLOCK_THREAD_CPUTIME_ID)) / 1e9;
+    }
+    if (options_.stop_when_scope_ends) {
+      const bool tree_gone = scope == monitor::Scope::Kind::kTree && sample.processes.empty();
+      const bool group_gone = scope == monitor::Scope::Kind::kCgroup && !sample.cgroup;
+      if (tree_gone || group_gone) break;
+    }
+    if (options_.duration_ns && began - start >= *options_.duration_ns) break;
+    // The next deadline; after a stall, skip the ones already missed rather than burst.
+    deadline += interval;
+    const std::int64_t after = now_ns(CLOCK_MONOTONIC);
+    if (deadline < after - interval) deadline = after - (after - deadline) % interval + interval;
+    if (deadline > after) {
+      const std::int64_t wait = deadline - after;
+      const timespec ts{static_cast<time_t>(wait / 1'000'000'000),
+                        static_cast<long>(wait % 1'000'000'000)};
+      pollfd p{wake_fd_, POLLIN, 0};
+      ::ppoll(&p, 1, &ts, nullptr);
+    }
+  }
+  if (auto ok = writer_->flush(); !ok) fail_with(ok.error());
+  finished_.store(true);
+}
+
+}  // namespace dltune::store

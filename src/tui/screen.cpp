@@ -1,0 +1,136 @@
+// tui::Screen on ncursesw (tui/screen.hpp).
+#include "tui/screen.hpp"
+
+#include <curses.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+
+namespace dltune::tui {
+
+namespace {
+
+// Set by the handlers below; read_key turns it into kKeyQuit so that the caller leaves its loop
+// and the destructor restores the terminal (a signal must never leave it in raw mode).
+std::atomic<bool> g_stop{false};
+struct sigaction g_old[3];
+constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+
+void on_signal(int) {
+  g_stop.store(true);
+}
+
+short colour_pair(Paint p) {
+  switch (p) {
+    case Paint::kTitle:
+      return 1;
+    case Paint::kHeader:
+      return 2;
+    case Paint::kMain:
+      return 3;
+    case Paint::kWorker:
+      return 4;
+    case Paint::kWarn:
+      return 5;
+    case Paint::kNormal:
+      break;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::unique_ptr<Screen> Screen::open(std::string& error) {
+  if (::isatty(STDOUT_FILENO) == 0 || ::isatty(STDIN_FILENO) == 0) {
+    error = "not a terminal (use --once for plain text)";
+    return nullptr;
+  }
+  // newterm rather than initscr: initscr exits the process on a TERM it does not know.
+  const char* term = ::getenv("TERM");
+  SCREEN* s = newterm(term, stdout, stdin);
+  if (s == nullptr) {
+    error = std::string("TERM=") + (term ? term : "") + " is not a terminal ncurses knows";
+    return nullptr;
+  }
+  std::unique_ptr<Screen> screen(new Screen());
+  g_stop.store(false);
+  for (int i = 0; i < 3; ++i) {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    ::sigemptyset(&sa.sa_mask);
+    ::sigaction(kSignals[i], &sa, &g_old[i]);
+  }
+  cbreak();
+  noecho();
+  keypad(stdscr, TRUE);
+  curs_set(0);
+  if (has_colors()) {
+    start_color();
+    use_default_colors();
+    init_pair(1, COLOR_BLACK, COLOR_CYAN);
+    init_pair(2, COLOR_BLACK, COLOR_WHITE);
+    init_pair(3, COLOR_GREEN, -1);
+    init_pair(4, COLOR_CYAN, -1);
+    init_pair(5, COLOR_RED, -1);
+    screen->colour_ = true;
+  }
+  return screen;
+}
+
+Screen::~Screen() {
+  endwin();
+  for (int i = 0; i < 3; ++i) ::sigaction(kSignals[i], &g_old[i], nullptr);
+}
+
+int Screen::width() const {
+  return COLS;
+}
+int Screen::height() const {
+  return LINES;
+}
+
+void Screen::draw(const std::vector<PaintedLine>& lines) {
+  erase();
+  int row = 0;
+  for (const auto& l : lines) {
+    if (row >= LINES) break;
+    attr_t attr = A_NORMAL;
+    if (l.paint == Paint::kTitle || l.paint == Paint::kHeader)
+      attr = colour_ ? A_NORMAL : A_REVERSE;
+    if (l.paint == Paint::kMain || l.paint == Paint::kWarn) attr |= A_BOLD;
+    if (colour_ && colour_pair(l.paint) != 0) attr |= COLOR_PAIR(colour_pair(l.paint));
+    attrset(attr);
+    mvaddnstr(row, 0, l.text.c_str(), COLS);
+    if (l.paint == Paint::kTitle || l.paint == Paint::kHeader)  // a full-width bar
+      for (int c = static_cast<int>(l.text.size()); c < COLS; ++c) mvaddch(row, c, ' ');
+    ++row;
+  }
+  attrset(A_NORMAL);
+  refresh();
+}
+
+int Screen::read_key(int timeout_ms) {
+  if (g_stop.load()) return kKeyQuit;
+  timeout(timeout_ms);
+  const int k = getch();
+  if (g_stop.load()) return kKeyQuit;
+  switch (k) {
+    case ERR:
+      return kKeyNone;
+    case KEY_RESIZE:
+      return kKeyResize;
+    case KEY_LEFT:
+      return kKeyLeft;
+    case KEY_RIGHT:
+      return kKeyRight;
+    case KEY_HOME:
+      return kKeyHome;
+    case KEY_END:
+      return kKeyEnd;
+    default:
+      return k;
+  }
+}
+
+}  // namespace dltune::tui

@@ -1,0 +1,47 @@
+#pragma once
+// The terminal for `top` (ncurses): draws lines the render layer made, reads keys, and gives the
+// terminal back as it found it, on exit and on SIGINT/SIGTERM/SIGHUP.
+//
+// Built as its own library (dltune_tui) so that ncursesw's compile flags (-D_XOPEN_SOURCE=600,
+// STACK-NOTES.md snag 3) reach only this file. It knows nothing of dltune's types beyond a line.
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dltune::tui {
+
+// Matches render::Style's order (kept independent so that this library needs no other).
+enum class Paint { kNormal, kTitle, kHeader, kMain, kWorker, kWarn };
+
+struct PaintedLine {
+  std::string text;
+  Paint paint = Paint::kNormal;
+};
+
+// Keys beyond plain characters.
+inline constexpr int kKeyNone = -1;    // the timeout passed
+inline constexpr int kKeyResize = -2;  // the terminal changed size
+inline constexpr int kKeyLeft = -3, kKeyRight = -4, kKeyHome = -5, kKeyEnd = -6;
+inline constexpr int kKeyQuit = -7;  // a signal asked to stop (SIGINT, SIGTERM, SIGHUP)
+
+class Screen {
+ public:
+  // Takes over the terminal (initscr, no echo, cbreak, hidden cursor). Fails, with the reason,
+  // when stdout is not a terminal or TERM names no terminal ncurses knows.
+  [[nodiscard]] static std::unique_ptr<Screen> open(std::string& error);
+  ~Screen();  // endwin; restores the signal handlers it set
+  Screen(const Screen&) = delete;
+  Screen& operator=(const Screen&) = delete;
+
+  [[nodiscard]] int width() const;
+  [[nodiscard]] int height() const;
+  void draw(const std::vector<PaintedLine>& lines);
+  // The next key, or kKeyNone after `timeout_ms`; kKeyQuit once a signal asked to stop.
+  [[nodiscard]] int read_key(int timeout_ms);
+
+ private:
+  Screen() = default;
+  bool colour_ = false;
+};
+
+}  // namespace dltune::tui
