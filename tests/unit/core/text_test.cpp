@@ -66,3 +66,18 @@ TEST(Text, CpuMasks) {
   EXPECT_FALSE(parse_cpu_mask("xyz"));
   EXPECT_FALSE(parse_cpu_mask(""));
 }
+
+TEST(Text, Durations) {
+  EXPECT_EQ(parse_duration_ns("100ms"), 100'000'000);
+  EXPECT_EQ(parse_duration_ns("1.5s"), 1'500'000'000);
+  EXPECT_EQ(parse_duration_ns("2"), 2'000'000'000);
+  EXPECT_EQ(parse_duration_ns("2m"), 120'000'000'000);
+  EXPECT_EQ(parse_duration_ns("1h"), 3'600'000'000'000);
+  EXPECT_EQ(parse_duration_ns("250us"), 250'000);
+  EXPECT_FALSE(parse_duration_ns(""));
+  EXPECT_FALSE(parse_duration_ns("ms"));
+  EXPECT_FALSE(parse_duration_ns("-1s"));
+  EXPECT_FALSE(parse_duration_ns("1 fortnight"));
+  EXPECT_FALSE(parse_duration_ns("1.2.3s"));
+  EXPECT_FALSE(parse_duration_ns("99999999999h"));
+}

@@ -1,0 +1,216 @@
+// `dltune record`, `dltune run --record` and `dltune top` on this host: real processes, a real
+// PyTorch job with DataLoader workers, a real terminal (tmux).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "store/recording.hpp"
+#include "support/host_values.hpp"
+#include "support/run.hpp"
+
+using dltune::testing::run;
+namespace fs = std::filesystem;
+using dltune::monitor::Role;
+
+namespace {
+
+const std::string kJob = std::string(DLTUNE_SOURCE_DIR) + "/tests/jobs/train_cpu.py";
+
+class RecordLive : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           fmt::format("record_{}_{}", ::getpid(),
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    fs::permissions(dir_, fs::perms::all);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+// A child running argv (exec'd), killed and reaped when the guard goes.
+struct Child {
+  pid_t pid = -1;
+  explicit Child(std::vector<std::string> argv) {
+    pid = ::fork();
+    if (pid == 0) {
+      std::vector<char*> a;
+      for (auto& s : argv) a.push_back(s.data());
+      a.push_back(nullptr);
+      ::execv(a[0], a.data());
+      ::_exit(127);
+    }
+  }
+  ~Child() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+std::unique_ptr<dltune::store::Recording> open_recording(const std::string& path) {
+  auto r = dltune::store::Recording::open(path);
+  EXPECT_TRUE(r) << r.error().message();
+  return r ? std::move(*r) : nullptr;
+}
+
+}  // namespace
+
+TEST_F(RecordLive, RunRecordsAPyTorchJobWithItsWorkersAndItsCgroup) {
+  if (::geteuid() != 0) GTEST_SKIP() << "run creates cgroups: needs root";
+  const auto db = file("job.db");
+  const std::string name = fmt::format("test-record-{}", ::getpid());
+  const auto r =
+      run({DLTUNE_BINARY, "run", "--name", name, "--record", db, "--record-interval", "200ms", "-q",
+           "--", "/usr/bin/python3", kJob, "--samples", "1280", "--workers", "2"},
+          {}, 300);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rec = open_recording(db);
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->info().exit_status, 0);
+  ASSERT_FALSE(rec->info().command.empty());
+  EXPECT_EQ(rec->info().command.front(), "/usr/bin/python3");
+  ASSERT_GE(rec->size(), 3u);
+  bool saw_main = false, saw_cgroup_cpu = false;
+  std::size_t most_workers = 0;
+  for (std::size_t i = 0; i < rec->size(); ++i) {
+    auto s = rec->at(i);
+    ASSERT_TRUE(s) << s.error().message();
+    std::size_t workers = 0;
+    for (const auto& p : s->processes) {
+      if (p.role == Role::kMain) {
+        saw_main = true;
+        EXPECT_NE(p.cmdline.find("train_cpu.py"), std::string::npos) << p.cmdline;
+      }
+      if (p.role == Role::kWorker) ++workers;
+    }
+    most_workers = std::max(most_workers, workers);
+    if (s->cgroup && s->cgroup->path.find(name) != std::string::npos &&
+        s->cgroup->cpu_usage_us.value_or(0) > 0)
+      saw_cgroup_cpu = true;
+  }
+  EXPECT_TRUE(saw_main);
+  EXPECT_EQ(most_workers, 2u) << "the DataLoader's two workers, named from the tree";
+  EXPECT_TRUE(saw_cgroup_cpu) << "the job's own cgroup, with its CPU time";
+  auto env = rec->document("env");
+  ASSERT_TRUE(env && env->has_value());
+  EXPECT_TRUE((*env)->contains("os"));
+  auto check = rec->document("check");
+  ASSERT_TRUE(check && check->has_value());
+  // The replay shows the job as top does.
+  const auto replay =
+      run({DLTUNE_BINARY, "record", "--replay", db, "--once", "--at", "2s", "--sort", "tree"});
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  EXPECT_NE(replay.out.find(" main "), std::string::npos) << replay.out;
+  EXPECT_NE(replay.out.find("replay "), std::string::npos) << replay.out;
+}
+
+TEST_F(RecordLive, RecordsACommandItStartsUntilItExits) {
+  const auto db = file("cmd.db");
+  const auto r = run({DLTUNE_BINARY, "record", "-o", db, "--interval", "50ms", "--no-gpus", "--",
+                      "/bin/sh", "-c", "/bin/sleep 0.6; exit 3"});
+  EXPECT_EQ(r.exit_code, 3) << "the job's exit status: " << r.err;
+  EXPECT_NE(r.err.find("samples"), std::string::npos) << r.err;
+  auto rec = open_recording(db);
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->info().exit_status, 3);
+  EXPECT_GE(rec->size(), 5u);
+  bool saw_child = false;
+  for (std::size_t i = 0; i < rec->size(); ++i) {
+    auto s = rec->at(i);
+    ASSERT_TRUE(s);
+    for (const auto& p : s->processes)
+      if (p.role == Role::kChild && p.comm == "sleep") saw_child = true;
+  }
+  EXPECT_TRUE(saw_child) << "sleep, a child of the main shell";
+}
+
+TEST_F(RecordLive, RecordsAPidUntilItEndsAndTheHostForADuration) {
+  Child sleeper({"/bin/sleep", "1"});
+  const auto db = file("pid.db");
+  const auto r = run({DLTUNE_BINARY, "record", "-o", db, "--interval", "100ms", "--no-gpus",
+                      "--pid", std::to_string(sleeper.pid)},
+                     {}, 30);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rec = open_recording(db);
+  ASSERT_TRUE(rec);
+  EXPECT_GE(rec->size(), 3u);
+  EXPECT_LE(rec->size(), 40u) << "it stops when the process has gone";
+  auto first = rec->at(0);
+  ASSERT_TRUE(first);
+  ASSERT_FALSE(first->processes.empty());
+  EXPECT_EQ(first->processes.front().pid, sleeper.pid);
+  EXPECT_EQ(first->processes.front().role, Role::kMain);
+
+  const auto host = file("host.db");
+  const auto h = run({DLTUNE_BINARY, "record", "-o", host, "--interval", "100ms", "--duration",
+                      "1s", "--no-gpus"});
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  auto hrec = open_recording(host);
+  ASSERT_TRUE(hrec);
+  EXPECT_GE(hrec->size(), 5u);
+  EXPECT_LE(hrec->size(), 15u);
+  auto last = hrec->at(hrec->size() - 1);
+  ASSERT_TRUE(last);
+  EXPECT_GT(last->system.memory.total, 0u);
+  EXPECT_FALSE(last->system.cpus.empty());
+}
+
+TEST_F(RecordLive, BadInputIsRefusedAndWritesNothing) {
+  const auto db = file("exists.db");
+  std::ofstream(db) << "keep me";
+  auto r = run({DLTUNE_BINARY, "record", "-o", db, "--duration", "1s"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("exists; use --force"), std::string::npos) << r.err;
+  EXPECT_EQ(dltune::testing::slurp(db).value_or(""), "keep me");
+
+  const auto fresh = file("fresh.db");
+  for (const auto* bad : {"5ms", "2h", "soon"}) {
+    r = run({DLTUNE_BINARY, "record", "-o", fresh, "--interval", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("10ms to 1h"), std::string::npos) << r.err;
+  }
+  r = run({DLTUNE_BINARY, "record", "-o", fresh, "--", "/no/such/program"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("/no/such/program"), std::string::npos) << r.err;
+  r = run({DLTUNE_BINARY, "record", "-o", fresh, "--pid", "999999999"});
+  EXPECT_EQ(r.exit_code, 2);
+  r = run({DLTUNE_BINARY, "record", "--interval", "1s"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("-o FILE"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(fresh));
+
+  r = run({DLTUNE_BINARY, "record", "--replay", db, "--once"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(db), std::string::npos) << r.err;
+  EXPECT_EQ(dltune::testing::slurp(db).value_or(""), "keep me");
+}
+
+TEST(TopLive, OnceShowsThePidsTreeAsText) {
+  Child tree({"/bin/sh", "-c", "/bin/sleep 30 & /bin/sleep 31 & wait"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto r = run({DLTUNE_BINARY, "top", "--once", "--no-gpus", "--interval", "200ms", "--pid",
+                      std::to_string(tree.pid)},
+                     {{"COLUMNS", "120"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(fmt::format("{:>7} main", tree.pid)), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  /bin/sleep 30"), std::string::npos) << r.out;  // indented under sh
+  EXPECT_NE(r.out.find("  /bin/sleep 31"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("MEM  used"), std::string::npos);
+  EXPECT_NE(r.out.find("PSI  "), std::string::npos);
+  const auto bad = run({DLTUNE_BINARY, "top", "--once", "--sort", "colour"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--sort colour"), std::string::npos);
+}
