@@ -286,7 +286,7 @@ Result<void> parse_net_dev(std::string_view text, std::vector<NetDevice>& out) {
     if (lines.number() <= 2) continue;  // "Inter-|   Receive ..." and " face |bytes ..."
     const auto colon = line.find(':');
     if (colon == std::string_view::npos) {
-      if (token(line).empty()) continue;
+      if (auto probe = line; token(probe).empty()) continue;
       return bad("no ':' in", kFile, lines.number(), line);
     }
     auto head = line.substr(0, colon);
