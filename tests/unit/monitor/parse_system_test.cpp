@@ -85,21 +85,22 @@ TEST(ParseProcStat, GarbageNamesTheLine) {
 
 TEST(ParseMeminfo, ThisVmInBytes) {
   Memory m;
-  ASSERT_TRUE(parse_meminfo("MemTotal:       24683656 kB\n"
-                            "MemFree:        19735812 kB\n"
-                            "MemAvailable:   23116008 kB\n"
-                            "Buffers:           43652 kB\n"
-                            "Cached:          3457460 kB\n"
-                            "SwapCached:            0 kB\n"
-                            "Active(anon):       1620 kB\n"
-                            "SwapTotal:             0 kB\n"
-                            "SwapFree:              0 kB\n"
-                            "Dirty:             85308 kB\n"
-                            "Writeback:             0 kB\n"
-                            "Shmem:              8924 kB\n"
-                            "AnonHugePages:     0 kB\n"
-                            "HugePages_Total:       0\n",
-                            m));
+  ASSERT_TRUE(
+      parse_meminfo("MemTotal:       24683656 kB\n"
+                    "MemFree:        19735812 kB\n"
+                    "MemAvailable:   23116008 kB\n"
+                    "Buffers:           43652 kB\n"
+                    "Cached:          3457460 kB\n"
+                    "SwapCached:            0 kB\n"
+                    "Active(anon):       1620 kB\n"
+                    "SwapTotal:             0 kB\n"
+                    "SwapFree:              0 kB\n"
+                    "Dirty:             85308 kB\n"
+                    "Writeback:             0 kB\n"
+                    "Shmem:              8924 kB\n"
+                    "AnonHugePages:     0 kB\n"
+                    "HugePages_Total:       0\n",
+                    m));
   EXPECT_EQ(m.total, 24683656ull * 1024);
   EXPECT_EQ(m.free, 19735812ull * 1024);
   EXPECT_EQ(m.available, 23116008ull * 1024);
@@ -128,32 +129,33 @@ TEST(ParseMeminfo, Garbage) {
 
 TEST(ParseVmstat, ThisVmSumsTheReclaimSources) {
   VmStat v;
-  ASSERT_TRUE(parse_vmstat("workingset_refault_anon 0\n"
-                           "workingset_refault_file 1563406\n"
-                           "pswpin 3\n"
-                           "pswpout 4\n"
-                           "pgfault 862383514\n"
-                           "pgmajfault 25514\n"
-                           "pgsteal_kswapd 10\n"
-                           "pgsteal_direct 20\n"
-                           "pgsteal_khugepaged 30\n"
-                           "pgsteal_proactive 40\n"
-                           "pgscan_kswapd 1\n"
-                           "pgscan_direct 2\n"
-                           "pgscan_khugepaged 3\n"
-                           "pgscan_proactive 4\n"
-                           "pgscan_direct_throttle 1000\n"
-                           "pgscan_anon 1000\n"
-                           "pgscan_file 23\n"
-                           "pgsteal_anon 1000\n"
-                           "pgsteal_file 23\n"
-                           "oom_kill 29\n"
-                           "compact_stall 5\n"
-                           "thp_fault_alloc 6\n"
-                           "thp_fault_fallback 7\n"
-                           "thp_fault_fallback_charge 1000\n"
-                           "thp_collapse_alloc 8\n",
-                           v));
+  ASSERT_TRUE(
+      parse_vmstat("workingset_refault_anon 0\n"
+                   "workingset_refault_file 1563406\n"
+                   "pswpin 3\n"
+                   "pswpout 4\n"
+                   "pgfault 862383514\n"
+                   "pgmajfault 25514\n"
+                   "pgsteal_kswapd 10\n"
+                   "pgsteal_direct 20\n"
+                   "pgsteal_khugepaged 30\n"
+                   "pgsteal_proactive 40\n"
+                   "pgscan_kswapd 1\n"
+                   "pgscan_direct 2\n"
+                   "pgscan_khugepaged 3\n"
+                   "pgscan_proactive 4\n"
+                   "pgscan_direct_throttle 1000\n"
+                   "pgscan_anon 1000\n"
+                   "pgscan_file 23\n"
+                   "pgsteal_anon 1000\n"
+                   "pgsteal_file 23\n"
+                   "oom_kill 29\n"
+                   "compact_stall 5\n"
+                   "thp_fault_alloc 6\n"
+                   "thp_fault_fallback 7\n"
+                   "thp_fault_fallback_charge 1000\n"
+                   "thp_collapse_alloc 8\n",
+                   v));
   EXPECT_EQ(v.pswpin, 3u);
   EXPECT_EQ(v.pswpout, 4u);
   EXPECT_EQ(v.pgfault, 862383514u);
@@ -183,9 +185,10 @@ TEST(ParseVmstat, OldKernelRefaultNameAndGarbage) {
 
 TEST(ParsePressure, ThisVmAndAnOldCpuFileWithoutFull) {
   Pressure p;
-  ASSERT_TRUE(parse_pressure("some avg10=2.37 avg60=0.57 avg300=0.48 total=6899256696\n"
-                             "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
-                             "/proc/pressure/cpu", p));
+  ASSERT_TRUE(
+      parse_pressure("some avg10=2.37 avg60=0.57 avg300=0.48 total=6899256696\n"
+                     "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
+                     "/proc/pressure/cpu", p));
   EXPECT_DOUBLE_EQ(p.some.avg10, 2.37);
   EXPECT_DOUBLE_EQ(p.some.avg60, 0.57);
   EXPECT_DOUBLE_EQ(p.some.avg300, 0.48);
@@ -213,7 +216,9 @@ TEST(ParsePressure, Garbage) {
   EXPECT_FALSE(parse_pressure("half avg10=0 total=1\n", "f", p));
 }
 
-bool whole(std::string_view name) { return name == "vda" || name == "sda" || name == "zram0"; }
+bool whole(std::string_view name) {
+  return name == "vda" || name == "sda" || name == "zram0";
+}
 
 TEST(ParseDiskstats, ThisVmTwentyFieldsAndAnOldFourteenFieldLine) {
   std::vector<Disk> d;
