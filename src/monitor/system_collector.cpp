@@ -15,9 +15,11 @@ namespace {
 
 // One file kept open, and what its absence means.
 struct Source {
-  Source(const char* p, const char* m) : path(p), missing(m) {}
+  Source(const char* p, const char* m, const char* k = nullptr)
+      : path(p), missing(m), key(k != nullptr ? k : p) {}
   const char* path;
   const char* missing;  // the notice when the file is not there
+  const char* key;      // what the notice names: the three PSI files are one source
   std::optional<host::OpenFile> file;
   std::string buf;
   bool tried = false, off = false;
@@ -34,9 +36,9 @@ struct SystemCollector::State {
   Source stat{"/proc/stat", "no CPU, context switch or fork figures"};
   Source meminfo{"/proc/meminfo", "no memory figures"};
   Source vmstat{"/proc/vmstat", "no swap, fault or reclaim figures"};
-  Source psi_cpu{"/proc/pressure/cpu", kNoPsi};
-  Source psi_memory{"/proc/pressure/memory", kNoPsi};
-  Source psi_io{"/proc/pressure/io", kNoPsi};
+  Source psi_cpu{"/proc/pressure/cpu", kNoPsi, "/proc/pressure"};
+  Source psi_memory{"/proc/pressure/memory", kNoPsi, "/proc/pressure"};
+  Source psi_io{"/proc/pressure/io", kNoPsi, "/proc/pressure"};
   Source diskstats{"/proc/diskstats", "no disk figures"};
   Source net_dev{"/proc/net/dev", "no network figures"};
   // Whether a diskstats name is a whole disk, decided once per name.
@@ -78,7 +80,7 @@ struct SystemCollector::State {
     }
     s.off = true;
     s.file.reset();
-    notices.once(s.path, std::string("no ") + s.path + ": " + s.missing);
+    notices.once(s.key, std::string("no ") + s.key + ": " + s.missing);
     return std::optional<std::string_view>();
   }
 
