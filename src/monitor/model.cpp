@@ -5,14 +5,10 @@ namespace dltune::monitor {
 
 const char* role_name(Role r) {
   switch (r) {
-    case Role::kMain:
-      return "main";
-    case Role::kWorker:
-      return "worker";
-    case Role::kChild:
-      return "child";
-    case Role::kOther:
-      break;
+    case Role::kMain: return "main";
+    case Role::kWorker: return "worker";
+    case Role::kChild: return "child";
+    case Role::kOther: break;
   }
   return "other";
 }
