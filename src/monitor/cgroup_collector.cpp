@@ -12,7 +12,6 @@
 #include <utility>
 #include <vector>
 
-#include "host/parse/proc.hpp"
 #include "launch/cgroup.hpp"
 #include "monitor/parse_system.hpp"
 #include "monitor/sampler.hpp"
@@ -158,35 +157,6 @@ Result<CgroupCollector> CgroupCollector::open(const host::Root& root, const std:
   for (const auto& [id, p] : want)
     if (auto ok = s.open(root, id, p); !ok) return tl::unexpected(ok.error());
   return c;
-}
-
-Result<std::string> CgroupCollector::group_of(const host::Root& root, pid_t pid) {
-  const std::string file = "/proc/" + std::to_string(pid) + "/cgroup";
-  auto text = root.read(file);
-  if (!text) return tl::unexpected(text.error());
-  if (!*text) return fail("no such process:", std::to_string(pid), ESRCH);
-  auto entries = host::parse::proc_cgroup(**text);
-  if (!entries) return fail(entries.error().what, file + ": " + entries.error().input);
-  auto layout = launch::cgroup_layout(root);
-  if (!layout) return tl::unexpected(layout.error());
-  auto with = [&](std::string_view controller) -> const std::string* {
-    for (const auto& e : *entries)
-      for (const auto& c : e.controllers)
-        if (c == controller) return &e.path;
-    return nullptr;
-  };
-  const std::string* v2 = nullptr;
-  for (const auto& e : *entries)
-    if (e.hierarchy == 0 && e.controllers.empty()) v2 = &e.path;
-  const std::string* found = nullptr;
-  if (layout->version == "v2")
-    found = v2;
-  else
-    for (const auto c : {"memory", "cpuacct", "cpu"})
-      if ((found = with(c)) != nullptr) break;
-  if (found == nullptr) found = v2;
-  if (found == nullptr) return fail("no cgroup of a known hierarchy in", file);
-  return *found;
 }
 
 Result<void> CgroupCollector::collect(std::optional<Cgroup>& out, Notices& notices) {
