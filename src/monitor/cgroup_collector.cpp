@@ -1,0 +1,378 @@
+// CgroupCollector: one group's control files, opened once and pread at every sample (issue 6).
+// v2: one directory (Documentation/admin-guide/cgroup-v2.rst). v1: the same path in the cpu,
+// cpuacct and memory hierarchies (cgroup-v1/{cpuacct,memory}.rst, scheduler/sched-bwc.rst), and
+// on a hybrid host the group of that path in the cgroup2 mount for the job's own pressure files
+// (`dltune run` makes it; MEASUREMENTS.md "Caveats").
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "launch/cgroup.hpp"
+#include "monitor/parse_system.hpp"
+#include "monitor/sampler.hpp"
+
+namespace dltune::monitor {
+
+namespace {
+
+enum Id : std::size_t {
+  kCpuStat,       // v2 cpu.stat (usage too) / v1 cpu.stat (throttling only)
+  kCpuMax,        // v2 cpu.max
+  kCfsQuota,      // v1 cpu.cfs_quota_us
+  kCfsPeriod,     // v1 cpu.cfs_period_us
+  kCpuacctUsage,  // v1 cpuacct.usage (ns)
+  kCpuacctStat,   // v1 cpuacct.stat (USER_HZ ticks)
+  kMemCurrent,    // memory.current / memory.usage_in_bytes
+  kMemMax,        // memory.max / memory.limit_in_bytes
+  kMemPeak,       // memory.peak / memory.max_usage_in_bytes
+  kSwapCurrent,   // v2 memory.swap.current
+  kMemStat,       // memory.stat
+  kMemEvents,     // v2 memory.events
+  kFailcnt,       // v1 memory.failcnt
+  kOomControl,    // v1 memory.oom_control
+  kCpuPressure,
+  kMemPressure,
+  kIoPressure,
+  kProcs,  // cgroup.procs
+  kCount
+};
+
+struct File {
+  std::optional<host::OpenFile> file;
+  std::string buf;
+};
+
+// v1 reports "no limit" as the largest page count in bytes: LONG_MAX rounded down to a page
+// (mm/page_counter.c PAGE_COUNTER_MAX), 0x7FFFFFFFFFFFF000 with 4 KiB pages. Anything from
+// 2^62 up is that, whatever the page size.
+constexpr std::uint64_t kUnlimited = 1ull << 62;
+
+std::string join_path(const std::string& dir, const std::string& group) {
+  return group == "/" ? dir : dir + group;
+}
+
+}  // namespace
+
+struct CgroupCollector::State {
+  std::string path, version;
+  std::array<File, kCount> files;
+  std::string procs_buf;  // pids() reads into its own buffer
+  std::uint64_t ticks_per_second = 100;
+  std::vector<std::string> notes;  // said once at the first collect
+  bool noted = false;
+
+  Result<void> open(const host::Root& root, Id id, const std::string& path) {
+    auto f = root.open(path);
+    if (!f) return tl::unexpected(f.error());
+    if (*f) files[id].file = std::move(*f);
+    return {};
+  }
+};
+
+CgroupCollector::CgroupCollector() : state_(std::make_unique<State>()) {}
+CgroupCollector::~CgroupCollector() = default;
+CgroupCollector::CgroupCollector(CgroupCollector&&) noexcept = default;
+CgroupCollector& CgroupCollector::operator=(CgroupCollector&&) noexcept = default;
+
+Result<CgroupCollector> CgroupCollector::open(const host::Root& root, const std::string& path) {
+  if (path.empty() || path[0] != '/') return fail("a cgroup path starts with '/', not", path);
+  std::string group = path;
+  while (group.size() > 1 && group.back() == '/') group.pop_back();
+  auto layout = launch::cgroup_layout(root);
+  if (!layout) return tl::unexpected(layout.error());
+  CgroupCollector c;
+  State& s = *c.state_;
+  s.path = group;
+  s.version = layout->version;
+  if (const long t = ::sysconf(_SC_CLK_TCK); t > 0)
+    s.ticks_per_second = static_cast<std::uint64_t>(t);
+  std::vector<std::pair<Id, std::string>> want;
+  bool found = false;
+  // The group's directory in a hierarchy; empty when the hierarchy or the group is not there.
+  auto dir_of = [&](const std::optional<std::string>& mount) -> std::string {
+    if (!mount) return {};
+    std::string d = join_path(*mount, group);
+    if (!root.exists(d)) return {};
+    found = true;
+    return d;
+  };
+  if (layout->version == "v2") {
+    const auto d = dir_of(layout->unified);
+    if (!d.empty())
+      want = {{kCpuStat, d + "/cpu.stat"},          {kCpuMax, d + "/cpu.max"},
+              {kMemCurrent, d + "/memory.current"}, {kMemMax, d + "/memory.max"},
+              {kMemPeak, d + "/memory.peak"},       {kSwapCurrent, d + "/memory.swap.current"},
+              {kMemStat, d + "/memory.stat"},       {kMemEvents, d + "/memory.events"},
+              {kCpuPressure, d + "/cpu.pressure"},  {kMemPressure, d + "/memory.pressure"},
+              {kIoPressure, d + "/io.pressure"},    {kProcs, d + "/cgroup.procs"}};
+  } else {
+    auto mount = [&](const char* controller) -> std::optional<std::string> {
+      for (const auto& [c, m] : layout->v1)
+        if (c == controller) return m;
+      return std::nullopt;
+    };
+    const auto cpu = dir_of(mount("cpu"));
+    const auto cpuacct = dir_of(mount("cpuacct"));
+    const auto memory = dir_of(mount("memory"));
+    const auto unified = dir_of(layout->unified);
+    if (!cpu.empty())
+      want.insert(want.end(), {{kCpuStat, cpu + "/cpu.stat"},
+                               {kCfsQuota, cpu + "/cpu.cfs_quota_us"},
+                               {kCfsPeriod, cpu + "/cpu.cfs_period_us"}});
+    if (!cpuacct.empty())
+      want.insert(want.end(), {{kCpuacctUsage, cpuacct + "/cpuacct.usage"},
+                               {kCpuacctStat, cpuacct + "/cpuacct.stat"}});
+    else
+      s.notes.push_back("cgroup " + group + " is in no cpuacct hierarchy: no CPU time for it");
+    if (!memory.empty())
+      want.insert(want.end(), {{kMemCurrent, memory + "/memory.usage_in_bytes"},
+                               {kMemMax, memory + "/memory.limit_in_bytes"},
+                               {kMemPeak, memory + "/memory.max_usage_in_bytes"},
+                               {kFailcnt, memory + "/memory.failcnt"},
+                               {kMemStat, memory + "/memory.stat"},
+                               {kOomControl, memory + "/memory.oom_control"}});
+    else
+      s.notes.push_back("cgroup " + group + " is in no memory hierarchy: no memory figures for it");
+    if (!unified.empty())
+      want.insert(want.end(), {{kCpuPressure, unified + "/cpu.pressure"},
+                               {kMemPressure, unified + "/memory.pressure"},
+                               {kIoPressure, unified + "/io.pressure"}});
+    else
+      s.notes.push_back("cgroup " + group +
+                        " has no group in a cgroup2 mount: no pressure figures of its own "
+                        "(`dltune run` makes one on a hybrid host)");
+    // The processes: the memory hierarchy's list first, as group_of names that group.
+    for (const auto* d : {&memory, &cpu, &cpuacct, &unified})
+      if (!d->empty()) {
+        want.emplace_back(kProcs, *d + "/cgroup.procs");
+        break;
+      }
+  }
+  if (!found) return fail("no such cgroup in any hierarchy:", group, ENOENT);
+  for (const auto& [id, p] : want)
+    if (auto ok = s.open(root, id, p); !ok) return tl::unexpected(ok.error());
+  return c;
+}
+
+Result<void> CgroupCollector::collect(std::optional<Cgroup>& out, Notices& notices) {
+  State& s = *state_;
+  if (!s.noted) {
+    s.noted = true;
+    for (auto& n : s.notes) notices.once(n, n);
+  }
+  if (!out) out.emplace();
+  Cgroup& c = *out;
+  {
+    // Every field afresh, keeping the strings' buffers.
+    std::string path = std::move(c.path), version = std::move(c.version);
+    c = Cgroup{};
+    c.path = std::move(path);
+    c.version = std::move(version);
+  }
+  if (c.path != s.path) c.path = s.path;
+  if (c.version != s.version) c.version = s.version;
+  const bool v2 = s.version == "v2";
+
+  for (std::size_t i = 0; i < kCount; ++i) {
+    File& f = s.files[i];
+    if (!f.file) continue;
+    auto r = f.file->read(f.buf);
+    if (!r) {
+      // A pressure file of a group whose PSI is switched off (cgroup.pressure 0, Linux 6.5+).
+      if (r.error().errno_ == EOPNOTSUPP) {
+        notices.once(f.file->path(), "cannot read " + f.file->path() +
+                                         ": pressure is switched off for this cgroup");
+        f.file.reset();
+        continue;
+      }
+      return tl::unexpected(r.error());
+    }
+    if (!*r) {  // the group was removed
+      out.reset();
+      return {};
+    }
+    const std::string_view text = **r;
+    const std::string& name = f.file->path();
+    Result<void> ok;
+    auto number = [&](std::optional<std::uint64_t>& to, std::uint64_t divide = 1) {
+      auto v = parse_number(text, name);
+      if (!v) return Result<void>(tl::unexpected(v.error()));
+      to = *v / divide;
+      return Result<void>();
+    };
+    switch (static_cast<Id>(i)) {
+      case kCpuStat:
+        ok = parse_keyed(text, name, [&](std::string_view k, std::uint64_t v) {
+          if (k == "nr_periods")
+            c.nr_periods = v;
+          else if (k == "nr_throttled")
+            c.nr_throttled = v;
+          else if (k == "throttled_usec")
+            c.throttled_us = v;
+          else if (k == "throttled_time")
+            c.throttled_us = v / 1000;  // v1: ns
+          else if (v2 && k == "usage_usec")
+            c.cpu_usage_us = v;
+          else if (v2 && k == "user_usec")
+            c.cpu_user_us = v;
+          else if (v2 && k == "system_usec")
+            c.cpu_system_us = v;
+        });
+        break;
+      case kCpuMax: {
+        // "max 100000" or "QUOTA PERIOD" in µs (cgroup-v2.rst cpu.max)
+        auto rest = text;
+        const auto quota = scan::token(rest);
+        auto period_word = scan::token(rest);
+        if (!period_word.empty() && period_word.back() == '\n') period_word.remove_suffix(1);
+        std::uint64_t q = 0, p = 0;
+        if (quota.starts_with("max")) break;
+        if (!scan::to_u64(quota, q) || !scan::to_u64(period_word, p) || p == 0)
+          ok = scan::bad("not 'QUOTA PERIOD' in", name, 1, text);
+        else
+          c.cpu_quota_cpus = static_cast<double>(q) / static_cast<double>(p);
+        break;
+      }
+      case kCfsQuota:
+        // -1: no quota (sched-bwc.rst); the period is read below.
+        if (!text.empty() && text[0] == '-') break;
+        {
+          std::optional<std::uint64_t> q;
+          ok = number(q);
+          if (ok) c.cpu_quota_cpus = static_cast<double>(*q);  // divided by the period below
+        }
+        break;
+      case kCfsPeriod:
+        if (c.cpu_quota_cpus) {
+          std::optional<std::uint64_t> p;
+          ok = number(p);
+          if (ok && *p > 0)
+            *c.cpu_quota_cpus /= static_cast<double>(*p);
+          else
+            c.cpu_quota_cpus.reset();
+        }
+        break;
+      case kCpuacctUsage:
+        ok = number(c.cpu_usage_us, 1000);
+        break;  // ns
+      case kCpuacctStat:
+        ok = parse_keyed(text, name, [&](std::string_view k, std::uint64_t v) {
+          const std::uint64_t us = v * 1'000'000 / s.ticks_per_second;  // USER_HZ ticks
+          if (k == "user")
+            c.cpu_user_us = us;
+          else if (k == "system")
+            c.cpu_system_us = us;
+        });
+        break;
+      case kMemCurrent:
+        ok = number(c.memory_bytes);
+        break;
+      case kMemMax: {
+        auto v = parse_number(text, name, UINT64_MAX);
+        if (!v)
+          ok = tl::unexpected(v.error());
+        else if (*v < kUnlimited)
+          c.memory_limit_bytes = *v;
+        break;
+      }
+      case kMemPeak:
+        ok = number(c.memory_peak_bytes);
+        break;
+      case kSwapCurrent:
+        ok = number(c.swap_bytes);
+        break;
+      case kFailcnt:
+        ok = number(c.failcnt);
+        break;
+      case kMemStat:
+        ok = parse_keyed(text, name, [&](std::string_view k, std::uint64_t v) {
+          if (!v2) {
+            // v1: the hierarchical totals, named total_* (cgroup-v1/memory.rst 5.2)
+            if (!k.starts_with("total_")) return;
+            k.remove_prefix(6);
+            if (k == "rss")
+              c.anon_bytes = v;
+            else if (k == "cache")
+              c.file_bytes = v;
+            else if (k == "swap")
+              c.swap_bytes = v;
+          } else {
+            if (k == "anon")
+              c.anon_bytes = v;
+            else if (k == "file")
+              c.file_bytes = v;
+          }
+          if (k == "workingset_refault_file")
+            c.workingset_refault_file = v;
+          else if (k == "workingset_refault_anon")
+            c.workingset_refault_anon = v;
+          else if (k == "workingset_refault")
+            c.workingset_refault_file = v;  // before 5.9
+          else if (k == "pgmajfault")
+            c.pgmajfault = v;
+        });
+        break;
+      case kMemEvents:
+        ok = parse_keyed(text, name, [&](std::string_view k, std::uint64_t v) {
+          if (k == "max")
+            c.failcnt = v;
+          else if (k == "high")
+            c.events_high = v;
+          else if (k == "oom")
+            c.events_oom = v;
+          else if (k == "oom_kill")
+            c.events_oom_kill = v;
+        });
+        break;
+      case kOomControl:
+        ok = parse_keyed(text, name, [&](std::string_view k, std::uint64_t v) {
+          if (k == "oom_kill") c.events_oom_kill = v;
+        });
+        break;
+      case kCpuPressure:
+        ok = parse_pressure(text, name, c.pressure.cpu.emplace());
+        break;
+      case kMemPressure:
+        ok = parse_pressure(text, name, c.pressure.memory.emplace());
+        break;
+      case kIoPressure:
+        ok = parse_pressure(text, name, c.pressure.io.emplace());
+        break;
+      case kProcs: {
+        std::uint64_t n = 0;
+        for (const char ch : text) n += ch == '\n';
+        c.pids = n;
+        break;
+      }
+      case kCount:
+        break;
+    }
+    if (!ok) return ok;
+  }
+  return {};
+}
+
+std::vector<pid_t> CgroupCollector::pids() const {
+  std::vector<pid_t> out;
+  File& f = state_->files[kProcs];
+  if (!f.file) return out;
+  auto r = f.file->read(state_->procs_buf);
+  if (!r || !*r) return out;
+  scan::Lines lines(**r);
+  std::string_view line;
+  while (lines.next(line)) {
+    std::uint64_t v = 0;
+    if (scan::to_u64(line, v) && v > 0) out.push_back(static_cast<pid_t>(v));
+  }
+  // v1 lists are neither sorted nor free of repeats (cgroup-v1/cgroups.rst 1.4).
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace dltune::monitor

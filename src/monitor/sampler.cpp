@@ -1,0 +1,78 @@
+// Sampler: the collectors of one scope, and the clocks (sampler.hpp).
+#include "monitor/sampler.hpp"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <utility>
+
+namespace dltune::monitor {
+
+namespace {
+std::int64_t now_ns(clockid_t clock) {
+  timespec ts{};
+  ::clock_gettime(clock, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+}  // namespace
+
+Sampler::~Sampler() = default;
+
+Result<std::unique_ptr<Sampler>> Sampler::open(const host::Root& root, SamplerOptions options) {
+  std::unique_ptr<Sampler> s(new Sampler());
+  s->options_ = std::move(options);
+  const SamplerOptions& o = s->options_;
+  s->system_ = std::make_unique<SystemCollector>(root);
+
+  // The members of a kCgroup scope are the sampled group's (cgroup.procs): one group.
+  if (o.scope.kind == Scope::Kind::kCgroup && o.cgroup && *o.cgroup != o.scope.cgroup)
+    return fail("the cgroup sampled and the cgroup whose processes are sampled differ:",
+                *o.cgroup + " and " + o.scope.cgroup);
+  std::optional<std::string> group = o.cgroup;
+  if (!group && o.scope.kind == Scope::Kind::kTree) {
+    auto g = CgroupCollector::group_of(root, o.scope.pid);
+    if (!g) return tl::unexpected(g.error());
+    group = std::move(*g);
+  }
+  if (!group && o.scope.kind == Scope::Kind::kCgroup) group = o.scope.cgroup;
+  if (group) {
+    auto c = CgroupCollector::open(root, *group);
+    if (!c) return tl::unexpected(c.error());
+    s->cgroup_ = std::make_unique<CgroupCollector>(std::move(*c));
+  }
+  if (o.scope.kind != Scope::Kind::kNone)
+    s->processes_ = std::make_unique<ProcessCollector>(root, o.scope);
+  if (o.gpus) s->gpus_ = std::make_unique<GpuCollector>(o.nvml_library, o.gpu_interval_ns);
+  return s;
+}
+
+Result<void> Sampler::sample(Sample& out) {
+  out.wall_ns = now_ns(CLOCK_REALTIME);
+  out.monotonic_ns = now_ns(CLOCK_MONOTONIC);
+  if (const long t = ::sysconf(_SC_CLK_TCK); t > 0)
+    out.ticks_per_second = static_cast<std::uint64_t>(t);
+  if (const long p = ::sysconf(_SC_PAGESIZE); p > 0) out.page_size = static_cast<std::uint64_t>(p);
+
+  if (auto ok = system_->collect(out.system, notices_); !ok) return ok;
+  if (cgroup_) {
+    if (auto ok = cgroup_->collect(out.cgroup, notices_); !ok) return ok;
+  } else {
+    out.cgroup.reset();
+  }
+  if (processes_) {
+    if (options_.scope.kind == Scope::Kind::kCgroup) {
+      if (auto ok = processes_->collect(out.processes, notices_, cgroup_->pids()); !ok) return ok;
+    } else {
+      if (auto ok = processes_->collect(out.processes, notices_); !ok) return ok;
+    }
+  } else {
+    out.processes.clear();
+  }
+  if (gpus_)
+    gpus_->collect(out.gpus, notices_);
+  else
+    out.gpus.clear();
+  return {};
+}
+
+}  // namespace dltune::monitor
