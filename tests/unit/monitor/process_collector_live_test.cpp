@@ -4,11 +4,13 @@
 //             └─ S (fork, no exec, spins)                         → worker
 // Only the test's own processes are asserted on, so this runs as any user.
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -234,4 +236,46 @@ TEST(ProcessCollectorLive, CgroupMembersAndAll) {
   ASSERT_TRUE(ok) << ok.error().message();
   EXPECT_NE(find(out, ::getpid()), nullptr);
   EXPECT_EQ(find(out, t.s)->cmdline, find(out, t.main)->cmdline);
+}
+
+namespace {
+
+int open_fds() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+}  // namespace
+
+// Every process on the host with a soft RLIMIT_NOFILE of 64: the collector keeps at most half
+// (its budget) and reads the rest by open/read/close; all are closed when it goes.
+TEST(ProcessCollectorLive, AllProcessesWithinTheDescriptorBudget) {
+  TestTree tree;  // at least five processes more than the budget's worth of files
+  ASSERT_TRUE(tree.complete());
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  const int before = open_fds();
+  ASSERT_LT(before, 20) << "the test runner has many files open already";
+  struct Restore {
+    rlimit r;
+    ~Restore() { ::setrlimit(RLIMIT_NOFILE, &r); }
+  } restore{saved};
+  rlimit low = saved;
+  low.rlim_cur = 64;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  {
+    ProcessCollector all(dltune::host::Root(), Scope{Scope::Kind::kAll, 0, {}});
+    Notices notices;
+    std::vector<Process> out;
+    for (int i = 0; i < 3; ++i) {
+      auto ok = all.collect(out, notices);
+      ASSERT_TRUE(ok) << ok.error().message();
+    }
+    // kAll keeps stat and schedstat: more processes than the budget holds.
+    EXPECT_GT(out.size() * 2, 32u);
+    EXPECT_LE(open_fds() - before, 32);  // half of 64
+    EXPECT_NE(find(out, tree.pids().s), nullptr);
+  }
+  EXPECT_EQ(open_fds(), before);
 }
