@@ -19,10 +19,12 @@ namespace dltune::monitor {
 
 namespace {
 
-// The descriptors this collector keeps open: half of the soft RLIMIT_NOFILE, at most 4096 (the
-// soft limit is often 1024: 512 then, enough for a job of ~100 processes with 4 files each).
-// The other half is left to the program (SQLite, the terminal, NVML, the job's pipes). Files
-// beyond the budget are opened, read and closed each sample: slower, never failing.
+// The descriptors this collector keeps open: half of the soft RLIMIT_NOFILE, at most 4096. The
+// soft limit is often 1024: 512 then, enough for a job tree of ~60 processes (stat, schedstat,
+// status, io, and one children file per thread of a few threads each) or for `top`'s stat and
+// schedstat of ~250 processes. The other half is left to the program (SQLite, the terminal,
+// NVML, the job's pipes). Files beyond the budget are opened, read and closed each sample:
+// slower, never failing.
 std::size_t fd_budget() {
   rlimit r{};
   if (::getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return 512;
