@@ -66,6 +66,18 @@ constexpr SymbolSpec kTable[] = {
     // NVML reference, "Device Commands": Linux only, needs root (NVML_ERROR_NO_PERMISSION
     // otherwise), lasts until the next reboot.
     {Sym::kSetPersistenceMode, {"nvmlDeviceSetPersistenceMode", nullptr, nullptr}, false},
+    // The sampler's (issue 6), NVML API Reference "Device Queries": nvmlUtilization_t over the
+    // driver's sample period; PCIe throughput in KB/s over 20 ms (Maxwell and newer); total
+    // energy in mJ since the driver was loaded (Volta and newer).
+    {Sym::kUtilizationRates, {"nvmlDeviceGetUtilizationRates", nullptr, nullptr}, false},
+    {Sym::kPcieThroughput, {"nvmlDeviceGetPcieThroughput", nullptr, nullptr}, false},
+    {Sym::kTotalEnergy, {"nvmlDeviceGetTotalEnergyConsumption", nullptr, nullptr}, false},
+    // _v3 and _v2 take nvmlProcessInfo_t (ProcessInfoV2); the plain name nvmlProcessInfo_v1_t
+    // (ProcessInfoV1).
+    {Sym::kComputeProcesses,
+     {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
+      "nvmlDeviceGetComputeRunningProcesses"},
+     false},
 };
 static_assert(std::size(kTable) == static_cast<std::size_t>(Sym::kCount));
 

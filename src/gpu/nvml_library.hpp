@@ -47,6 +47,11 @@ enum class Sym : std::size_t {
   kNvLinkRemotePciInfo,
   kHandleByUuid,
   kSetPersistenceMode,
+  // The sampler's (monitor::GpuCollector, issue 6).
+  kUtilizationRates,
+  kPcieThroughput,
+  kTotalEnergy,
+  kComputeProcesses,
   kCount,
 };
 

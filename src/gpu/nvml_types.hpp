@@ -101,6 +101,36 @@ struct MemoryV2 {
 static_assert(sizeof(MemoryV2) == 40);
 inline constexpr unsigned int kMemoryV2Version = sizeof(MemoryV2) | (2u << 24);
 
+// nvmlUtilization_t (nvmlDeviceGetUtilizationRates): percent of the driver's last sample period
+// in which a kernel ran / device memory was read or written.
+struct Utilization {
+  unsigned int gpu;
+  unsigned int memory;
+};
+static_assert(sizeof(Utilization) == 8);
+
+// nvmlPcieUtilCounter_t (nvmlDeviceGetPcieThroughput)
+inline constexpr int kPcieUtilTxBytes = 0;
+inline constexpr int kPcieUtilRxBytes = 1;
+
+// nvmlProcessInfo_t as taken by nvmlDeviceGetComputeRunningProcesses_v3 and _v2 (the same
+// layout under both, NVML reference struct nvmlProcessInfo_v2_t).
+struct ProcessInfoV2 {
+  unsigned int pid;
+  unsigned long long used_gpu_memory;  // bytes; kValueNotAvailable when unknown (MIG, Windows)
+  unsigned int gpu_instance_id;        // 0xFFFFFFFF when not on a MIG instance
+  unsigned int compute_instance_id;
+};
+static_assert(sizeof(ProcessInfoV2) == 24);
+// nvmlProcessInfo_v1_t (nvmlDeviceGetComputeRunningProcesses without a suffix).
+struct ProcessInfoV1 {
+  unsigned int pid;
+  unsigned long long used_gpu_memory;
+};
+static_assert(sizeof(ProcessInfoV1) == 16);
+// NVML_VALUE_NOT_AVAILABLE: (unsigned long long)-1
+inline constexpr unsigned long long kValueNotAvailable = ~0ull;
+
 // nvmlClocksEventReasons / nvmlClocksThrottleReasons bits (NVML reference, "Clocks Event
 // Reasons"); the same bits under both names.
 struct ReasonBit {
@@ -144,5 +174,11 @@ using DeviceLinkPciV2Fn = Return (*)(Device, unsigned int, PciInfoV2*);
 using DeviceLinkPciV1Fn = Return (*)(Device, unsigned int, PciInfoV1*);
 using HandleByUuidFn = Return (*)(const char*, Device*);  // nvmlDeviceGetHandleByUUID
 using DeviceSetEnableFn = Return (*)(Device, int);        // SetPersistenceMode (nvmlEnableState_t)
+using DeviceUtilizationFn = Return (*)(Device, Utilization*);
+using DevicePcieThroughputFn = Return (*)(Device, int, unsigned int*);  // nvmlPcieUtilCounter_t
+// nvmlDeviceGetComputeRunningProcesses*: infoCount in (room) and out (how many; with
+// NVML_ERROR_INSUFFICIENT_SIZE when the room was too small).
+using DeviceProcessesV2Fn = Return (*)(Device, unsigned int*, ProcessInfoV2*);
+using DeviceProcessesV1Fn = Return (*)(Device, unsigned int*, ProcessInfoV1*);
 
 }  // namespace dltune::gpu::nvml

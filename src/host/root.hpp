@@ -90,6 +90,10 @@ class Root {
   [[nodiscard]] Result<std::optional<OpenFile>> open(std::string_view path) const;
   // The names in a directory, sorted, without "." and "..".
   [[nodiscard]] Result<std::optional<std::vector<std::string>>> list(std::string_view path) const;
+  // The numeric names in a directory (/proc, /proc/PID/task), sorted, into `out` (its capacity
+  // reused: the sampler lists /proc every sample). False when the directory is absent (the
+  // process exited). On the live host one getdents64(2) loop with a buffer on the stack.
+  [[nodiscard]] Result<bool> list_pids(std::string_view path, std::vector<int>& out) const;
   // Whether something is there (after following links). False for refused paths.
   [[nodiscard]] bool exists(std::string_view path) const;
   [[nodiscard]] Result<std::optional<FileInfo>> stat(std::string_view path) const;

@@ -1,8 +1,13 @@
 // Root::open and OpenFile: files kept open for the sampler (issue 6).
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <cstring>
 #include <utility>
 
 #include "host/root.hpp"
@@ -83,6 +88,70 @@ Result<std::optional<OpenFile>> Root::open(std::string_view path) const {
   f.faults_ = faults_;
   note(Access{Access::Type::kFile, host_path, {}, kDefaultMaxBytes});
   return std::optional<OpenFile>(std::move(f));
+}
+
+namespace {
+
+// A name that is all digits, as a pid; -1 otherwise.
+int numeric_name(std::string_view n) {
+  int v = 0;
+  const auto [p, ec] = std::from_chars(n.data(), n.data() + n.size(), v);
+  if (n.empty() || ec != std::errc() || p != n.data() + n.size() || v < 0) return -1;
+  return v;
+}
+
+}  // namespace
+
+Result<bool> Root::list_pids(std::string_view path, std::vector<int>& out) const {
+  out.clear();
+  if (!live()) {  // a tree: through list(), which follows links inside it
+    auto names = list(path);
+    if (!names) return tl::unexpected(names.error());
+    if (!*names) return false;
+    for (const auto& n : **names)
+      if (const int v = numeric_name(n); v >= 0) out.push_back(v);
+    std::sort(out.begin(), out.end());
+    return true;
+  }
+  // Only /proc is listed so (check_path would allocate: this runs every sample).
+  const bool in_proc = path == "/proc" || (path.substr(0, 6) == "/proc/" && path.back() != '/' &&
+                                           path.find("//") == std::string_view::npos &&
+                                           path.find("/.") == std::string_view::npos &&
+                                           path.find('\0') == std::string_view::npos);
+  if (!in_proc) return fail("list_pids is for /proc only:", std::string(path));
+  // The path as a NUL-terminated string without allocating (paths here are short).
+  char name[256];
+  if (path.size() >= sizeof name) return fail("path too long", std::string(path));
+  std::copy(path.begin(), path.end(), name);
+  name[path.size()] = '\0';
+  const int fd = ::open(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ESRCH || errno == ENOTDIR) return false;
+    return fail("cannot list", std::string(path), errno);
+  }
+  // struct linux_dirent64 (getdents64(2)): ino, off, reclen, type, then the NUL-terminated name.
+  alignas(8) char buf[16384];
+  for (;;) {
+    const long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
+    if (n < 0) {
+      const int e = errno;
+      ::close(fd);
+      if (e == ENOENT || e == ESRCH) return false;
+      return fail("cannot list", std::string(path), e);
+    }
+    if (n == 0) break;
+    for (long off = 0; off < n;) {
+      const char* rec = buf + off;
+      unsigned short reclen = 0;
+      std::memcpy(&reclen, rec + 16, sizeof reclen);
+      const char* d_name = rec + 19;
+      if (const int v = numeric_name(std::string_view(d_name)); v >= 0) out.push_back(v);
+      off += reclen;
+    }
+  }
+  ::close(fd);
+  std::sort(out.begin(), out.end());
+  return true;
 }
 
 }  // namespace dltune::host

@@ -237,6 +237,47 @@ int nvlink_remote(const char* fn, void* device, unsigned link, Info* out) {
   });
 }
 
+// nvmlProcessInfo_v1_t and nvmlProcessInfo_t (= nvmlProcessInfo_v2_t, taken by the _v2 and _v3
+// calls), NVML API Reference.
+struct ProcessInfoV1 {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+};
+struct ProcessInfoV2 {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId, computeInstanceId;
+};
+
+// The GPU's "processes"; NVML's in/out count: too little room is NVML_ERROR_INSUFFICIENT_SIZE
+// with the count needed. A process without "used_memory_bytes" gets NVML_VALUE_NOT_AVAILABLE.
+template <class Info>
+int processes(const char* fn, void* device, unsigned int* count, Info* infos) {
+  return call(fn, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    if (count == nullptr) return kInvalidArgument;
+    if (!g.contains("processes") || !g["processes"].is_array()) return kNotSupported;
+    const auto& list = g["processes"];
+    const auto n = static_cast<unsigned>(list.size());
+    if (*count < n || (n > 0 && infos == nullptr)) {
+      *count = n;
+      return kInsufficientSize;
+    }
+    for (unsigned i = 0; i < n; ++i) {
+      std::memset(&infos[i], 0, sizeof infos[i]);
+      infos[i].pid = static_cast<unsigned>(number(list[i], "pid").value_or(0));
+      infos[i].usedGpuMemory =
+          static_cast<unsigned long long>(number(list[i], "used_memory_bytes").value_or(-1));
+      if constexpr (sizeof(Info) == sizeof(ProcessInfoV2)) {
+        infos[i].gpuInstanceId = 0xFFFFFFFFu;
+        infos[i].computeInstanceId = 0xFFFFFFFFu;
+      }
+    }
+    *count = n;
+    return kSuccess;
+  });
+}
+
 }  // namespace
 
 // Everything below is the library's interface, with NVML's C signatures. Pointers to NVML's
@@ -503,7 +544,48 @@ int nvmlDeviceGetNvLinkRemotePciInfo(void* device, unsigned int link, PciInfoLeg
   return nvlink_remote(__func__, device, link, pci);
 }
 
+// nvmlUtilization_t: {gpu, memory} percentages.
+struct nvmlUtilization_t {
+  unsigned int gpu, memory;
+};
+int nvmlDeviceGetUtilizationRates(void* device, nvmlUtilization_t* u) {
+  scribble(u);
+  return call(__func__, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    if (!g.contains("utilization") || u == nullptr) return kNotSupported;
+    if (const int rc = scalar(g["utilization"], "gpu", &u->gpu); rc != kSuccess) return rc;
+    return scalar(g["utilization"], "memory", &u->memory);
+  });
+}
+
+// counter: NVML_PCIE_UTIL_TX_BYTES (0) or NVML_PCIE_UTIL_RX_BYTES (1); KB/s.
+int nvmlDeviceGetPcieThroughput(void* device, int counter, unsigned int* value) {
+  scribble(value);
+  return call(__func__, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    if (counter != 0 && counter != 1) return kInvalidArgument;
+    if (!g.contains("pcie_throughput_kbs")) return kNotSupported;
+    return scalar(g["pcie_throughput_kbs"], counter == 0 ? "tx" : "rx", value);
+  });
+}
+
+int nvmlDeviceGetTotalEnergyConsumption(void* device, unsigned long long* mj) {
+  scribble(mj);
+  return call(__func__, device, [&] { return scalar(gpu_of(device)->config, "energy_mj", mj); });
+}
+
+int nvmlDeviceGetComputeRunningProcesses(void* device, unsigned int* count, ProcessInfoV1* p) {
+  return processes(__func__, device, count, p);
+}
+
 #ifndef FAKE_NVML_OLD
+int nvmlDeviceGetComputeRunningProcesses_v2(void* device, unsigned int* count, ProcessInfoV2* p) {
+  return processes(__func__, device, count, p);
+}
+int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned int* count, ProcessInfoV2* p) {
+  return processes(__func__, device, count, p);
+}
+
 int nvmlInit_v2() {
   return init("nvmlInit_v2");
 }

@@ -1,0 +1,104 @@
+// Model::from's process and GPU parts (monitor/model.hpp).
+#include <algorithm>
+
+#include "monitor/model.hpp"
+
+namespace dltune::monitor {
+
+namespace {
+
+// A counter's growth; 0 when it went backwards (a counter reset; never a negative rate).
+double delta(std::uint64_t now, std::uint64_t before) {
+  return now >= before ? static_cast<double>(now - before) : 0.0;
+}
+
+std::optional<double> rate(const std::optional<std::uint64_t>& now,
+                           const std::optional<std::uint64_t>& before, double dt_s) {
+  if (!now || !before) return std::nullopt;
+  return delta(*now, *before) / dt_s;
+}
+
+void rates(const Process& now, const Process& before, double dt_s, double ticks_per_second,
+           ProcessModel& m) {
+  m.has_rates = true;
+  // Ticks over the interval, as a percentage of one CPU: Δticks / ticks_per_second / dt · 100.
+  const double user = delta(now.utime, before.utime) / ticks_per_second / dt_s * 100;
+  const double system = delta(now.stime, before.stime) / ticks_per_second / dt_s * 100;
+  m.user_pct = user;
+  m.system_pct = system;
+  m.cpu_pct = user + system;
+  m.minor_faults_s = delta(now.minflt, before.minflt) / dt_s;
+  m.major_faults_s = delta(now.majflt, before.majflt) / dt_s;
+  m.read_bytes_s = rate(now.read_bytes, before.read_bytes, dt_s);
+  m.write_bytes_s = rate(now.write_bytes, before.write_bytes, dt_s);
+  // schedstat is in ns: Δns / (dt · 1e9) · 100 = % of the interval (MEASUREMENTS.md: run-queue
+  // wait shows CPU contention that utilisation does not).
+  if (auto w = rate(now.wait_ns, before.wait_ns, dt_s)) m.run_queue_pct = *w / 1e9 * 100;
+  if (auto r = rate(now.run_ns, before.run_ns, dt_s)) m.on_cpu_pct = *r / 1e9 * 100;
+  m.voluntary_switches_s = rate(now.voluntary_switches, before.voluntary_switches, dt_s);
+  m.involuntary_switches_s = rate(now.involuntary_switches, before.involuntary_switches, dt_s);
+}
+
+}  // namespace
+
+void model_processes(const Sample& now, const Sample* previous, double dt_s, Model& out) {
+  out.processes.resize(now.processes.size());
+  const bool with_rates = previous != nullptr && dt_s > 0;
+  const double hz = now.ticks_per_second > 0 ? static_cast<double>(now.ticks_per_second) : 100.0;
+  // Both lists are sorted by pid: one walk matches them, no map.
+  std::size_t j = 0;
+  for (std::size_t i = 0; i < now.processes.size(); ++i) {
+    const Process& p = now.processes[i];
+    ProcessModel& m = out.processes[i];
+    m = ProcessModel{};
+    m.pid = p.pid;
+    m.ppid = p.ppid;
+    m.comm = p.comm;
+    m.cmdline = p.cmdline;
+    m.role = p.role;
+    m.state = p.state;
+    m.threads = p.threads;
+    m.rss_bytes = p.rss_bytes;
+    m.processor = p.processor;
+    if (!with_rates) continue;
+    const auto& before = previous->processes;
+    while (j < before.size() && before[j].pid < p.pid) ++j;
+    // The same pid started at another time is a new process (the pid was reused): no rates.
+    if (j < before.size() && before[j].pid == p.pid && before[j].start_ticks == p.start_ticks)
+      rates(p, before[j], dt_s, hz, m);
+  }
+}
+
+void model_gpus(const Sample& now, const Sample* /*previous*/, double /*dt_s*/, Model& out) {
+  // NVML gives instantaneous values and its own averages: nothing here needs a previous sample.
+  out.gpus.resize(now.gpus.size());
+  for (std::size_t i = 0; i < now.gpus.size(); ++i) {
+    const Gpu& g = now.gpus[i];
+    GpuModel& m = out.gpus[i];
+    m.index = g.index;
+    m.uuid = g.uuid;
+    m.name = g.name;
+    m.pci_bus_id = g.pci_bus_id;
+    m.utilization_gpu_pct = g.utilization_gpu_pct;
+    m.utilization_memory_pct = g.utilization_memory_pct;
+    m.memory_used_bytes = g.memory_used_bytes;
+    m.memory_total_bytes = g.memory_total_bytes;
+    m.power_watts = g.power_watts;
+    m.temperature_celsius = g.temperature_celsius;
+    m.sm_clock_mhz = g.sm_clock_mhz;
+    m.memory_clock_mhz = g.memory_clock_mhz;
+    m.clock_event_reasons = g.clock_event_reasons;
+    // nvmlDeviceGetPcieThroughput: "throughput in KB/s" over a 20 ms window (NVML API Reference,
+    // Device Queries). The reference does not say 1000 or 1024; Sample names the field KiB/s,
+    // and so KB here is taken as 1024 bytes, as NVML's memory figures are binary.
+    m.pcie_tx_bytes_s.reset();
+    m.pcie_rx_bytes_s.reset();
+    if (g.pcie_tx_kib_s) m.pcie_tx_bytes_s = static_cast<double>(*g.pcie_tx_kib_s) * 1024;
+    if (g.pcie_rx_kib_s) m.pcie_rx_bytes_s = static_cast<double>(*g.pcie_rx_kib_s) * 1024;
+    m.processes.resize(g.processes.size());
+    for (std::size_t k = 0; k < g.processes.size(); ++k)
+      m.processes[k] = GpuProcessModel{g.processes[k].pid, g.processes[k].used_memory_bytes};
+  }
+}
+
+}  // namespace dltune::monitor

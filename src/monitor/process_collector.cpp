@@ -1,0 +1,392 @@
+// ProcessCollector: /proc/PID/{stat,schedstat,status,io,cmdline} of the processes in scope
+// (monitor/sampler.hpp, issue 6).
+//
+// Cost is the point. Each process's files are kept open and pread each sample (host::OpenFile);
+// the lists of /proc and /proc/PID/task come from Root::list_pids into reused vectors; parsing
+// is on views of one reused buffer; the output's elements and strings are reused. cmdline is
+// read once per process (again only when its name changes: an exec).
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "monitor/parse_process.hpp"
+#include "monitor/roles.hpp"
+#include "monitor/sampler.hpp"
+
+namespace dltune::monitor {
+
+namespace {
+
+// The descriptors this collector keeps open: half of the soft RLIMIT_NOFILE, at most 4096. The
+// soft limit is often 1024: 512 then, enough for a job tree of ~60 processes (stat, schedstat,
+// status, io, and one children file per thread of a few threads each) or for `top`'s stat and
+// schedstat of ~250 processes. The other half is left to the program (SQLite, the terminal,
+// NVML, the job's pipes). Files beyond the budget are opened, read and closed each sample:
+// slower, never failing.
+std::size_t fd_budget() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return 512;
+  return std::clamp<std::size_t>(static_cast<std::size_t>(r.rlim_cur) / 2, 16, 4096);
+}
+
+// "/proc/PID/leaf" or "/proc/PID/task/TID/leaf" in a fixed buffer (no allocation).
+class ProcPath {
+ public:
+  std::string_view of(pid_t pid, std::string_view leaf) {
+    n_ = 0;
+    put("/proc/");
+    num(pid);
+    put("/");
+    put(leaf);
+    return {buf_, n_};
+  }
+  std::string_view of(pid_t pid, pid_t tid, std::string_view leaf) {
+    n_ = 0;
+    put("/proc/");
+    num(pid);
+    put("/task/");
+    num(tid);
+    put("/");
+    put(leaf);
+    return {buf_, n_};
+  }
+
+ private:
+  void put(std::string_view s) {
+    const auto k = std::min(s.size(), sizeof buf_ - n_);
+    std::copy_n(s.data(), k, buf_ + n_);
+    n_ += k;
+  }
+  void num(pid_t v) {
+    const auto [p, ec] = std::to_chars(buf_ + n_, buf_ + sizeof buf_, v);
+    if (ec == std::errc()) n_ = static_cast<std::size_t>(p - buf_);
+  }
+  char buf_[64];
+  std::size_t n_ = 0;
+};
+
+// One process followed from sample to sample. Identity is (pid, start_ticks): a pid that the
+// kernel gave to a new process is a new Tracked.
+struct Tracked {
+  pid_t pid = 0;
+  std::uint64_t start_ticks = 0;
+  bool known = false;  // start_ticks read at least once
+  host::OpenFile stat, schedstat, status, io;
+  std::string comm, cmdline;
+  bool cmdline_read = false;
+  bool io_denied = false;  // another user's process: not tried again
+};
+
+// /proc/PID/task/TID/children of one thread of a tree member (kTree).
+struct ChildrenFile {
+  pid_t pid = 0, tid = 0;
+  host::OpenFile file;
+};
+
+bool by_ids(const ChildrenFile& a, const ChildrenFile& b) {
+  return a.pid != b.pid ? a.pid < b.pid : a.tid < b.tid;
+}
+
+template <class T>
+void assign_if_changed(std::string& to, const T& from) {
+  if (std::string_view(to) != std::string_view(from)) to.assign(from);
+}
+
+}  // namespace
+
+struct ProcessCollector::State {
+  host::Root root;
+  Scope scope;
+  std::size_t budget = fd_budget();
+  std::size_t open = 0;  // descriptors kept now
+  std::uint64_t page_size = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<Tracked> tracked, next;
+  std::vector<ChildrenFile> children, children_next;
+  std::vector<int> pids, tids;
+  std::vector<std::pair<pid_t, pid_t>> parents;  // (ppid, pid), the fallback scan's
+  std::string buf, path_text;
+  ProcPath path;
+  bool no_children_file = false;
+
+  void close(host::OpenFile& f) {
+    if (f.is_open()) {
+      f = host::OpenFile();
+      --open;
+    }
+  }
+  void release(Tracked& t) {
+    close(t.stat);
+    close(t.schedstat);
+    close(t.status);
+    close(t.io);
+  }
+
+  // The text of `p` through `f`: pread when `f` is open; else opened, read, and kept while the
+  // budget allows. Empty when the file (or its process) is gone.
+  Result<std::optional<std::string_view>> read_kept(host::OpenFile& f, std::string_view p) {
+    if (f.is_open()) {
+      auto r = f.read(buf);
+      if (r && !*r) close(f);
+      return r;
+    }
+    auto o = root.open(p);
+    if (!o) return tl::unexpected(o.error());
+    if (!*o) return std::optional<std::string_view>();
+    auto r = (*o)->read(buf);
+    if (r && *r && open < budget) {
+      f = std::move(**o);
+      ++open;
+    }
+    return r;
+  }
+
+  Result<void> tree_members(Notices& notices);
+  Result<void> scan_tree();
+  Result<bool> sample_one(Tracked& t, Process& p, Notices& notices);
+};
+
+ProcessCollector::ProcessCollector(const host::Root& root, Scope scope)
+    : state_(std::make_unique<State>()) {
+  state_->root = root;
+  state_->scope = std::move(scope);
+}
+ProcessCollector::~ProcessCollector() = default;
+ProcessCollector::ProcessCollector(ProcessCollector&&) noexcept = default;
+ProcessCollector& ProcessCollector::operator=(ProcessCollector&&) noexcept = default;
+
+// scope.pid and its descendants into `pids`: the children files of every thread of each member
+// (a child belongs to the thread that forked it; Documentation/filesystems/proc.rst,
+// "/proc/<pid>/task/<tid>/children"), or a scan of every process's ppid where the kernel has no
+// children files (CONFIG_PROC_CHILDREN off).
+Result<void> ProcessCollector::State::tree_members(Notices& notices) {
+  pids.clear();
+  if (no_children_file) return scan_tree();
+  pids.push_back(scope.pid);
+  children_next.clear();
+  // A member's children are appended; a pid reused into a loop is cut by the bound.
+  for (std::size_t i = 0; i < pids.size() && i < 65536; ++i) {
+    const pid_t m = pids[i];
+    auto listed = root.list_pids(path.of(m, "task"), tids);
+    if (!listed) return tl::unexpected(listed.error());
+    if (!*listed) continue;  // exited
+    for (const int tid : tids) {
+      ChildrenFile key{m, tid, {}};
+      const auto it = std::lower_bound(children.begin(), children.end(), key, by_ids);
+      if (it != children.end() && it->pid == m && it->tid == tid) key.file = std::move(it->file);
+      auto r = read_kept(key.file, path.of(m, tid, "children"));
+      if (!r) return tl::unexpected(r.error());
+      if (!*r) {
+        if (i == 0 && tid == m && root.exists(path.of(m, "stat"))) {
+          notices.once("proc-children",
+                       "no /proc/PID/task/TID/children (kernel without CONFIG_PROC_CHILDREN): "
+                       "the job's processes are found by scanning every process's parent");
+          no_children_file = true;
+          for (auto& c : children_next) close(c.file);
+          children_next.clear();
+          return scan_tree();
+        }
+        continue;
+      }
+      const std::string_view text = **r;
+      for (std::size_t pos = 0; pos < text.size();) {
+        const auto end = text.find(' ', pos);
+        const auto f = text.substr(pos, end == std::string_view::npos ? text.npos : end - pos);
+        int child = 0;
+        const auto [p, ec] = std::from_chars(f.data(), f.data() + f.size(), child);
+        if (ec == std::errc() && p != f.data()) pids.push_back(child);
+        if (end == std::string_view::npos) break;
+        pos = end + 1;
+      }
+      children_next.push_back(std::move(key));
+    }
+  }
+  for (auto& c : children) close(c.file);  // threads gone and members gone
+  children.clear();
+  std::sort(children_next.begin(), children_next.end(), by_ids);
+  children.swap(children_next);
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  return {};
+}
+
+// The fallback: every process's ppid from its stat (read, not kept: this is the rare case).
+Result<void> ProcessCollector::State::scan_tree() {
+  auto listed = root.list_pids("/proc", tids);
+  if (!listed) return tl::unexpected(listed.error());
+  parents.clear();
+  for (const int p : tids) {
+    auto text = root.read(path.of(p, "stat"));
+    if (!text || !*text) continue;  // gone, or unreadable: not part of what we can see
+    if (auto st = parse_proc_stat(**text)) parents.emplace_back(st->ppid, st->pid);
+  }
+  std::sort(parents.begin(), parents.end());
+  pids.push_back(scope.pid);
+  for (std::size_t i = 0; i < pids.size() && i < 65536; ++i) {
+    const auto lo = std::lower_bound(parents.begin(), parents.end(), std::pair{pids[i], 0});
+    for (auto it = lo; it != parents.end() && it->first == pids[i]; ++it)
+      pids.push_back(it->second);
+  }
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  return {};
+}
+
+// One process into `p`; false when it is gone.
+Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices& notices) {
+  const bool was_open = t.stat.is_open();
+  auto r = read_kept(t.stat, path.of(t.pid, "stat"));
+  if (!r) return tl::unexpected(r.error());
+  if (!*r && was_open) {
+    // The process we kept the file of has gone; the pid may already be another's.
+    release(t);
+    const pid_t pid = t.pid;
+    t = Tracked();
+    t.pid = pid;
+    r = read_kept(t.stat, path.of(t.pid, "stat"));
+    if (!r) return tl::unexpected(r.error());
+  }
+  if (!*r) return false;
+  auto st = parse_proc_stat(**r);
+  if (!st) return tl::unexpected(st.error());
+  if (t.known && st->start_ticks != t.start_ticks) {  // a new process under an old pid
+    close(t.schedstat);
+    close(t.status);
+    close(t.io);
+    t.comm.clear();
+    t.cmdline.clear();
+    t.cmdline_read = t.io_denied = false;
+  }
+  t.known = true;
+  t.start_ticks = st->start_ticks;
+  if (t.comm != st->comm) {  // new, or it exec'd: the command line changed too
+    t.comm.assign(st->comm);
+    t.cmdline_read = false;
+  }
+  p.pid = t.pid;
+  p.ppid = st->ppid;
+  p.state = st->state;
+  p.start_ticks = st->start_ticks;
+  p.utime = st->utime;
+  p.stime = st->stime;
+  p.minflt = st->minflt;
+  p.majflt = st->majflt;
+  p.threads = st->threads;
+  p.rss_bytes = st->rss_pages * page_size;
+  p.processor = st->processor;
+
+  if (!t.cmdline_read) {
+    auto raw = root.read(path.of(t.pid, "cmdline"), kCmdlineMax + 1);
+    if (raw && *raw) cmdline_text(**raw, t.cmdline);
+    t.cmdline_read = true;
+  }
+  assign_if_changed(p.comm, t.comm);
+  assign_if_changed(p.cmdline, t.cmdline);
+
+  p.run_ns.reset();
+  p.wait_ns.reset();
+  p.timeslices.reset();
+  auto ss = read_kept(t.schedstat, path.of(t.pid, "schedstat"));
+  if (!ss) return tl::unexpected(ss.error());
+  if (*ss) {  // absent without CONFIG_SCHED_INFO
+    auto v = parse_proc_schedstat(**ss);
+    if (!v) return tl::unexpected(v.error());
+    p.run_ns = v->run_ns;
+    p.wait_ns = v->wait_ns;
+    p.timeslices = v->timeslices;
+  }
+
+  p.voluntary_switches.reset();
+  p.involuntary_switches.reset();
+  p.read_bytes.reset();
+  p.write_bytes.reset();
+  p.rchar.reset();
+  p.wchar.reset();
+  if (scope.kind == Scope::Kind::kAll) return true;  // top's list: stat and schedstat only
+
+  auto status = read_kept(t.status, path.of(t.pid, "status"));
+  if (!status) return tl::unexpected(status.error());
+  if (*status) {
+    const auto sw = parse_proc_status_switches(**status);
+    p.voluntary_switches = sw.voluntary;
+    p.involuntary_switches = sw.involuntary;
+  }
+  if (!t.io_denied) {
+    auto io = read_kept(t.io, path.of(t.pid, "io"));
+    if (!io && io.error().errno_ == EACCES) {
+      // Mode 0400 and a ptrace access check (Documentation/filesystems/proc.rst): only root or
+      // the process's own user reads it.
+      t.io_denied = true;
+      notices.once("proc-io",
+                   "cannot read /proc/PID/io of other users' processes (not root): "
+                   "their I/O is not shown");
+    } else if (!io) {
+      return tl::unexpected(io.error());
+    } else if (*io) {
+      const auto v = parse_proc_io(**io);
+      p.rchar = v.rchar;
+      p.wchar = v.wchar;
+      p.read_bytes = v.read_bytes;
+      p.write_bytes = v.write_bytes;
+    }
+  }
+  return true;
+}
+
+Result<void> ProcessCollector::collect(std::vector<Process>& out, Notices& notices,
+                                       const std::vector<pid_t>& cgroup_pids) {
+  State& s = *state_;
+  switch (s.scope.kind) {
+    case Scope::Kind::kNone:
+      out.clear();
+      return {};
+    case Scope::Kind::kTree:
+      if (auto ok = s.tree_members(notices); !ok) return ok;
+      break;
+    case Scope::Kind::kCgroup:
+      s.pids.assign(cgroup_pids.begin(), cgroup_pids.end());
+      std::sort(s.pids.begin(), s.pids.end());
+      s.pids.erase(std::unique(s.pids.begin(), s.pids.end()), s.pids.end());
+      break;
+    case Scope::Kind::kAll:
+      if (auto ok = s.root.list_pids("/proc", s.pids); !ok) return tl::unexpected(ok.error());
+      break;
+  }
+
+  // Merge-walk the pids (sorted) with what was tracked (sorted): kept, new, and gone.
+  s.next.clear();
+  std::size_t j = 0, n = 0;
+  for (const int pid : s.pids) {
+    while (j < s.tracked.size() && s.tracked[j].pid < pid) s.release(s.tracked[j++]);
+    Tracked t;
+    if (j < s.tracked.size() && s.tracked[j].pid == pid)
+      t = std::move(s.tracked[j++]);
+    else
+      t.pid = pid;
+    if (n == out.size()) out.emplace_back();
+    auto ok = s.sample_one(t, out[n], notices);
+    if (!ok) {
+      s.release(t);
+      while (j < s.tracked.size()) s.release(s.tracked[j++]);
+      for (auto& k : s.next) s.release(k);
+      s.tracked.clear();
+      s.next.clear();
+      return tl::unexpected(ok.error());
+    }
+    if (*ok) {
+      ++n;
+      s.next.push_back(std::move(t));
+    } else {
+      s.release(t);  // exited mid-sample: simply gone
+    }
+  }
+  while (j < s.tracked.size()) s.release(s.tracked[j++]);
+  s.tracked.swap(s.next);
+  s.next.clear();
+  out.resize(n);
+  assign_roles(out, s.scope.kind, s.scope.pid);
+  return {};
+}
+
+}  // namespace dltune::monitor

@@ -1,0 +1,171 @@
+// GpuCollector against the fake libnvidia-ml.so (tests/fakes/nvml), loaded by path on the
+// collector's own thread exactly as the real library is.
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "../gpu/fake_nvml_config.hpp"
+#include "monitor/sampler.hpp"
+
+using dltune::monitor::Gpu;
+using dltune::monitor::GpuCollector;
+using dltune::monitor::Notices;
+using dltune::testing::fake_hgx;
+using dltune::testing::FakeNvmlConfig;
+
+namespace {
+
+constexpr std::int64_t kHour = 3600LL * 1'000'000'000;
+
+// Collects until `done` (bounded: the thread's first reading, not a timing check).
+template <class F>
+bool collect_until(GpuCollector& c, std::vector<Gpu>& out, Notices& n, F&& done) {
+  for (int i = 0; i < 2000; ++i) {
+    c.collect(out, n);
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+nlohmann::json busy_system() {
+  auto j = fake_hgx(2);
+  j["gpus"][0]["utilization"] = {{"gpu", 87}, {"memory", 40}};
+  j["gpus"][0]["pcie_throughput_kbs"] = {{"tx", 1200}, {"rx", 350000}};
+  j["gpus"][0]["energy_mj"] = 123456789012ull;
+  j["gpus"][0]["processes"] = {{{"pid", 4242}, {"used_memory_bytes", 1073741824ull}},
+                               {{"pid", 4243}}};
+  return j;
+}
+
+}  // namespace
+
+TEST(GpuCollector, FieldsArrive) {
+  FakeNvmlConfig config(busy_system());
+  std::vector<Gpu> gpus;
+  Notices notices;
+  {
+    GpuCollector c(DLTUNE_FAKE_NVML, kHour);
+    ASSERT_TRUE(collect_until(c, gpus, notices, [&] { return gpus.size() == 2; }));
+  }
+  const Gpu& g = gpus[0];
+  EXPECT_EQ(g.index, 0u);
+  EXPECT_EQ(g.name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(g.uuid, "GPU-8c7d1f00-aaaa-bbbb-cccc-000000000000");
+  EXPECT_EQ(g.pci_bus_id, "00000000:18:00.0");
+  EXPECT_EQ(g.utilization_gpu_pct, 87u);
+  EXPECT_EQ(g.utilization_memory_pct, 40u);
+  EXPECT_EQ(g.memory_total_bytes, 85520809984ull);
+  EXPECT_EQ(g.memory_used_bytes, 553648128ull);
+  ASSERT_TRUE(g.power_watts);
+  EXPECT_DOUBLE_EQ(*g.power_watts, 69.0);  // 69000 mW
+  EXPECT_EQ(g.temperature_celsius, 30u);
+  EXPECT_EQ(g.sm_clock_mhz, 345u);
+  EXPECT_EQ(g.memory_clock_mhz, 2619u);
+  EXPECT_EQ(g.clock_event_reasons, 1u);
+  EXPECT_EQ(g.pcie_tx_kib_s, 1200u);
+  EXPECT_EQ(g.pcie_rx_kib_s, 350000u);
+  EXPECT_EQ(g.energy_mj, 123456789012ull);
+  ASSERT_EQ(g.processes.size(), 2u);
+  EXPECT_EQ(g.processes[0].pid, 4242);
+  EXPECT_EQ(g.processes[0].used_memory_bytes, 1073741824ull);
+  EXPECT_EQ(g.processes[1].pid, 4243);
+  EXPECT_FALSE(g.processes[1].used_memory_bytes);  // NVML_VALUE_NOT_AVAILABLE
+  EXPECT_TRUE(g.sampled_at_ns);
+
+  // The second GPU supports none of the new calls: those fields are empty, nothing else is.
+  const Gpu& h = gpus[1];
+  EXPECT_EQ(h.index, 1u);
+  EXPECT_FALSE(h.utilization_gpu_pct);
+  EXPECT_FALSE(h.pcie_tx_kib_s);
+  EXPECT_FALSE(h.energy_mj);
+  EXPECT_TRUE(h.processes.empty());
+  EXPECT_EQ(h.sm_clock_mhz, 346u);
+  EXPECT_TRUE(notices.take().empty());  // "not supported" is not a failure
+  // Every init was paired with a shutdown when the collector went.
+  EXPECT_EQ(config.log(), "nvmlInit_v2\nnvmlShutdown\n");
+}
+
+TEST(GpuCollector, OldLayouts) {
+  FakeNvmlConfig config(busy_system());
+  std::vector<Gpu> gpus;
+  Notices notices;
+  GpuCollector c(DLTUNE_FAKE_NVML_OLD, kHour);
+  ASSERT_TRUE(collect_until(c, gpus, notices, [&] { return gpus.size() == 2; }));
+  const Gpu& g = gpus[0];
+  EXPECT_EQ(g.pci_bus_id, "0000:18:00.0");  // the legacy 16-byte id
+  EXPECT_EQ(g.memory_total_bytes, 85520809984ull);
+  ASSERT_EQ(g.processes.size(), 2u);  // nvmlProcessInfo_v1_t: 16 bytes each
+  EXPECT_EQ(g.processes[0].pid, 4242);
+  EXPECT_EQ(g.processes[0].used_memory_bytes, 1073741824ull);
+  EXPECT_EQ(g.processes[1].pid, 4243);
+  EXPECT_FALSE(g.processes[1].used_memory_bytes);
+  EXPECT_EQ(g.clock_event_reasons, 1u);
+}
+
+TEST(GpuCollector, MoreProcessesThanFirstRoom) {
+  auto j = fake_hgx(1);
+  for (int i = 0; i < 40; ++i)
+    j["gpus"][0]["processes"].push_back({{"pid", 1000 + i}, {"used_memory_bytes", i}});
+  FakeNvmlConfig config(j);
+  std::vector<Gpu> gpus;
+  Notices notices;
+  GpuCollector c(DLTUNE_FAKE_NVML, kHour);
+  ASSERT_TRUE(collect_until(c, gpus, notices, [&] { return gpus.size() == 1; }));
+  ASSERT_EQ(gpus[0].processes.size(), 40u);
+  EXPECT_EQ(gpus[0].processes[39].pid, 1039);
+  EXPECT_EQ(gpus[0].processes[39].used_memory_bytes, 39u);
+  EXPECT_TRUE(notices.take().empty());
+}
+
+TEST(GpuCollector, FailingCallSaidOnce) {
+  auto j = fake_hgx(1);
+  j["fail"] = {{"nvmlDeviceGetTemperature", 15}};  // GPU is lost
+  FakeNvmlConfig config(j);
+  std::vector<Gpu> gpus;
+  Notices notices;
+  GpuCollector c(DLTUNE_FAKE_NVML, 10'000'000);  // 10 ms: several readings
+  ASSERT_TRUE(collect_until(c, gpus, notices, [&] { return gpus.size() == 1; }));
+  EXPECT_FALSE(gpus[0].temperature_celsius);
+  EXPECT_EQ(gpus[0].power_watts, 69.0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // more readings, same failure
+  c.collect(gpus, notices);
+  const auto said = notices.take();
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("nvmlDeviceGetTemperature"), std::string::npos) << said[0];
+  EXPECT_NE(said[0].find("NVML_ERROR_GPU_IS_LOST"), std::string::npos) << said[0];
+}
+
+TEST(GpuCollector, MissingLibraryOneNoticeAndNothing) {
+  std::vector<Gpu> gpus(1);
+  Notices notices;
+  GpuCollector c("/nonexistent/libnvidia-ml.so.1", 10'000'000);
+  std::vector<std::string> said;
+  ASSERT_TRUE(collect_until(c, gpus, notices, [&] {
+    for (auto& s : notices.take()) said.push_back(s);
+    return !said.empty();
+  }));
+  EXPECT_TRUE(gpus.empty());
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("cannot load NVML"), std::string::npos) << said[0];
+  c.collect(gpus, notices);
+  EXPECT_TRUE(notices.take().empty());
+  EXPECT_TRUE(gpus.empty());
+}
+
+TEST(GpuCollector, StopsAtOnceWithALongInterval) {
+  FakeNvmlConfig config(fake_hgx(1));
+  {
+    // Destroyed right away (maybe before its first reading) and after one: neither waits out
+    // the hour (a hang here would fail the test by its timeout).
+    GpuCollector early(DLTUNE_FAKE_NVML, kHour);
+  }
+  std::vector<Gpu> gpus;
+  Notices notices;
+  {
+    GpuCollector c(DLTUNE_FAKE_NVML, kHour);
+    ASSERT_TRUE(collect_until(c, gpus, notices, [&] { return gpus.size() == 1; }));
+  }
+  EXPECT_EQ(config.log(), "nvmlInit_v2\nnvmlShutdown\nnvmlInit_v2\nnvmlShutdown\n");
+}

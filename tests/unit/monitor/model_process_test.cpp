@@ -1,0 +1,170 @@
+// Model's process and GPU parts against hand-computed numbers (model_process.cpp).
+#include <gtest/gtest.h>
+
+#include "monitor/model.hpp"
+
+using namespace dltune::monitor;
+
+namespace {
+
+Process proc(pid_t pid, std::uint64_t start) {
+  Process p;
+  p.pid = pid;
+  p.start_ticks = start;
+  p.comm = "python";
+  p.cmdline = "python train.py";
+  return p;
+}
+
+}  // namespace
+
+TEST(ModelProcesses, HandComputedRates) {
+  Sample before, now;
+  before.ticks_per_second = now.ticks_per_second = 100;
+  Process a = proc(100, 5000);
+  a.utime = 1000;
+  a.stime = 200;
+  a.minflt = 10;
+  a.majflt = 1;
+  a.run_ns = 1'000'000'000;
+  a.wait_ns = 100'000'000;
+  a.voluntary_switches = 50;
+  a.involuntary_switches = 5;
+  a.read_bytes = 0;
+  a.write_bytes = 4096;
+  before.processes = {a};
+  Process b = a;
+  b.utime = 1150;               // +150 ticks
+  b.stime = 250;                // +50 ticks
+  b.minflt = 410;               // +400
+  b.majflt = 3;                 // +2
+  b.run_ns = 2'500'000'000;     // +1.5e9 ns
+  b.wait_ns = 600'000'000;      // +5e8 ns
+  b.voluntary_switches = 250;   // +200
+  b.involuntary_switches = 45;  // +40
+  b.read_bytes = 8'000'000;     // +8e6
+  b.write_bytes = 4096;         // +0
+  b.threads = 12;
+  b.rss_bytes = 1 << 20;
+  b.state = 'R';
+  b.role = Role::kMain;
+  now.processes = {b};
+
+  Model m;
+  model_processes(now, &before, 2.0, m);  // dt = 2 s
+  ASSERT_EQ(m.processes.size(), 1u);
+  const auto& p = m.processes[0];
+  EXPECT_TRUE(p.has_rates);
+  // user: 150 ticks / 100 Hz = 1.5 s of CPU in 2 s = 75 %; system: 50 / 100 / 2 = 25 %.
+  EXPECT_DOUBLE_EQ(p.user_pct, 75.0);
+  EXPECT_DOUBLE_EQ(p.system_pct, 25.0);
+  EXPECT_DOUBLE_EQ(p.cpu_pct, 100.0);
+  EXPECT_DOUBLE_EQ(p.minor_faults_s, 200.0);  // 400 / 2
+  EXPECT_DOUBLE_EQ(p.major_faults_s, 1.0);    // 2 / 2
+  // on CPU: 1.5e9 ns / (2 s · 1e9) = 75 %; waiting: 5e8 / 2e9 = 25 %.
+  EXPECT_DOUBLE_EQ(p.on_cpu_pct.value(), 75.0);
+  EXPECT_DOUBLE_EQ(p.run_queue_pct.value(), 25.0);
+  EXPECT_DOUBLE_EQ(p.voluntary_switches_s.value(), 100.0);   // 200 / 2
+  EXPECT_DOUBLE_EQ(p.involuntary_switches_s.value(), 20.0);  // 40 / 2
+  EXPECT_DOUBLE_EQ(p.read_bytes_s.value(), 4'000'000.0);     // 8e6 / 2
+  EXPECT_DOUBLE_EQ(p.write_bytes_s.value(), 0.0);
+  EXPECT_EQ(p.role, Role::kMain);
+  EXPECT_EQ(p.state, 'R');
+  EXPECT_EQ(p.threads, 12u);
+  EXPECT_EQ(p.rss_bytes, 1u << 20);
+  EXPECT_EQ(p.cmdline, "python train.py");
+}
+
+TEST(ModelProcesses, ReusedPidNewAndExitedProcesses) {
+  Sample before, now;
+  Process gone = proc(90, 10);
+  Process kept = proc(100, 20);
+  kept.utime = 10;
+  Process reused_old = proc(200, 30);
+  reused_old.utime = 5000;
+  before.processes = {gone, kept, reused_old};
+
+  Process kept_now = kept;
+  kept_now.utime = 60;                  // +50 ticks over 1 s at 100 Hz: 50 %
+  Process reused_new = proc(200, 900);  // the same pid, started later: another process
+  reused_new.utime = 3;
+  Process fresh = proc(300, 950);
+  now.processes = {kept_now, reused_new, fresh};
+
+  Model m;
+  model_processes(now, &before, 1.0, m);
+  ASSERT_EQ(m.processes.size(), 3u);  // 90 exited: absent
+  EXPECT_EQ(m.processes[0].pid, 100);
+  EXPECT_TRUE(m.processes[0].has_rates);
+  EXPECT_DOUBLE_EQ(m.processes[0].cpu_pct, 50.0);
+  EXPECT_EQ(m.processes[1].pid, 200);
+  EXPECT_FALSE(m.processes[1].has_rates);  // not 3 - 5000
+  EXPECT_DOUBLE_EQ(m.processes[1].cpu_pct, 0.0);
+  EXPECT_EQ(m.processes[2].pid, 300);
+  EXPECT_FALSE(m.processes[2].has_rates);
+}
+
+TEST(ModelProcesses, NoRatesWithoutDtOrPrevious) {
+  Sample before, now;
+  Process a = proc(100, 20), b = proc(100, 20);
+  b.utime = 100;
+  before.processes = {a};
+  now.processes = {b};
+  Model m;
+  model_processes(now, &before, 0.0, m);
+  ASSERT_EQ(m.processes.size(), 1u);
+  EXPECT_FALSE(m.processes[0].has_rates);
+  EXPECT_FALSE(m.processes[0].run_queue_pct);
+  model_processes(now, nullptr, 1.0, m);
+  EXPECT_FALSE(m.processes[0].has_rates);
+}
+
+TEST(ModelProcesses, BackwardsCountersGiveZeroAndMissingStayMissing) {
+  Sample before, now;
+  Process a = proc(100, 20);
+  a.utime = 500;
+  a.wait_ns = 1000;
+  a.read_bytes = 100;  // readable before, not now (another user's process after a setuid)
+  Process b = a;
+  b.utime = 400;  // backwards: 0, never negative
+  b.wait_ns = 500;
+  b.read_bytes.reset();
+  before.processes = {a};
+  now.processes = {b};
+  Model m;
+  model_processes(now, &before, 1.0, m);
+  const auto& p = m.processes[0];
+  EXPECT_TRUE(p.has_rates);
+  EXPECT_DOUBLE_EQ(p.cpu_pct, 0.0);
+  EXPECT_DOUBLE_EQ(p.run_queue_pct.value(), 0.0);
+  EXPECT_FALSE(p.read_bytes_s);
+  EXPECT_FALSE(p.on_cpu_pct);  // no schedstat run_ns in either
+}
+
+TEST(ModelGpus, CopiedAndPcieInBytes) {
+  Sample now;
+  Gpu g;
+  g.index = 3;
+  g.uuid = "GPU-1";
+  g.utilization_gpu_pct = 87;
+  g.pcie_tx_kib_s = 1200;    // 1200 · 1024 = 1 228 800 B/s
+  g.pcie_rx_kib_s = 350000;  // 350000 · 1024 = 358 400 000 B/s
+  g.power_watts = 69.5;
+  g.processes = {{4242, 1073741824ull}, {4243, std::nullopt}};
+  now.gpus = {g, Gpu{}};
+  Model m;
+  model_gpus(now, nullptr, 0, m);
+  ASSERT_EQ(m.gpus.size(), 2u);
+  EXPECT_EQ(m.gpus[0].index, 3u);
+  EXPECT_EQ(m.gpus[0].uuid, "GPU-1");
+  EXPECT_DOUBLE_EQ(m.gpus[0].utilization_gpu_pct.value(), 87.0);
+  EXPECT_DOUBLE_EQ(m.gpus[0].pcie_tx_bytes_s.value(), 1'228'800.0);
+  EXPECT_DOUBLE_EQ(m.gpus[0].pcie_rx_bytes_s.value(), 358'400'000.0);
+  EXPECT_DOUBLE_EQ(m.gpus[0].power_watts.value(), 69.5);
+  ASSERT_EQ(m.gpus[0].processes.size(), 2u);
+  EXPECT_EQ(m.gpus[0].processes[0].pid, 4242);
+  EXPECT_EQ(m.gpus[0].processes[0].used_memory_bytes, 1073741824ull);
+  EXPECT_FALSE(m.gpus[0].processes[1].used_memory_bytes);
+  EXPECT_FALSE(m.gpus[1].pcie_tx_bytes_s);
+  EXPECT_FALSE(m.gpus[1].utilization_gpu_pct);
+}

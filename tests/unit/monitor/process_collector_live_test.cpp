@@ -1,0 +1,281 @@
+// ProcessCollector on this machine's /proc, with a process tree the test makes and always kills:
+//   main (M) ─┬─ W (fork, no exec) ── G (fork of W, no exec)    → workers (M's command line)
+//             ├─ C (exec /bin/sleep)                              → child
+//             └─ S (fork, no exec, spins)                         → worker
+// Only the test's own processes are asserted on, so this runs as any user.
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "monitor/sampler.hpp"
+
+using dltune::monitor::Notices;
+using dltune::monitor::Process;
+using dltune::monitor::ProcessCollector;
+using dltune::monitor::Role;
+using dltune::monitor::Scope;
+
+namespace {
+
+struct Tree {
+  pid_t main = -1, w = -1, g = -1, c = -1, s = -1;
+};
+
+void write_tag(int fd, char tag) {
+  const std::pair<char, pid_t> m{tag, ::getpid()};
+  if (::write(fd, &m, sizeof m) != sizeof m) ::_exit(2);
+}
+
+// The tree, in its own process group so that one kill ends it all.
+class TestTree {
+ public:
+  TestTree() {
+    int p[2];
+    if (::pipe(p) != 0) return;
+    const pid_t m = ::fork();
+    if (m == 0) {
+      ::close(p[0]);
+      ::setpgid(0, 0);
+      ::signal(SIGCHLD, SIG_IGN);  // the kernel reaps M's children: a killed one is gone
+      if (::fork() == 0) {
+        write_tag(p[1], 'w');
+        if (::fork() == 0) {
+          write_tag(p[1], 'g');
+          for (;;) ::pause();
+        }
+        for (;;) ::pause();
+      }
+      if (::fork() == 0) {
+        write_tag(p[1], 'c');
+        ::execl("/bin/sleep", "sleep", "1000", static_cast<char*>(nullptr));
+        ::_exit(127);
+      }
+      if (::fork() == 0) {
+        write_tag(p[1], 's');
+        volatile unsigned long spin = 0;
+        for (;;) spin = spin + 1;
+      }
+      write_tag(p[1], 'm');
+      for (;;) ::pause();
+    }
+    ::close(p[1]);
+    for (int i = 0; i < 5; ++i) {
+      std::pair<char, pid_t> msg{};
+      if (::read(p[0], &msg, sizeof msg) != sizeof msg) break;
+      switch (msg.first) {
+        case 'm':
+          t_.main = msg.second;
+          break;
+        case 'w':
+          t_.w = msg.second;
+          break;
+        case 'g':
+          t_.g = msg.second;
+          break;
+        case 'c':
+          t_.c = msg.second;
+          break;
+        case 's':
+          t_.s = msg.second;
+          break;
+      }
+    }
+    ::close(p[0]);
+    pgid_ = m;
+  }
+  ~TestTree() {
+    if (pgid_ > 0) {
+      ::kill(-pgid_, SIGKILL);
+      ::kill(pgid_, SIGKILL);  // in case it died before making its group
+      ::waitpid(pgid_, nullptr, 0);
+    }
+  }
+  const Tree& pids() const { return t_; }
+  bool complete() const { return t_.main > 0 && t_.w > 0 && t_.g > 0 && t_.c > 0 && t_.s > 0; }
+
+ private:
+  pid_t pgid_ = -1;
+  Tree t_;
+};
+
+std::string comm_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+// Waits (bounded) for a condition about the host that the test caused; never a timing check.
+template <class F>
+bool wait_for(F&& f) {
+  for (int i = 0; i < 1000; ++i) {
+    if (f()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+const Process* find(const std::vector<Process>& ps, pid_t pid) {
+  for (const auto& p : ps)
+    if (p.pid == pid) return &p;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(ProcessCollectorLive, TreeMembersRolesAndExit) {
+  TestTree tree;
+  ASSERT_TRUE(tree.complete());
+  const Tree t = tree.pids();
+  ASSERT_TRUE(wait_for([&] { return comm_of(t.c) == "sleep"; })) << "the child did not exec";
+
+  ProcessCollector collector(dltune::host::Root(), Scope{Scope::Kind::kTree, t.main, {}});
+  Notices notices;
+  std::vector<Process> first;
+  auto ok = collector.collect(first, notices);
+  ASSERT_TRUE(ok) << ok.error().message();
+
+  std::set<pid_t> members;
+  for (const auto& p : first) members.insert(p.pid);
+  EXPECT_EQ(members, (std::set<pid_t>{t.main, t.w, t.g, t.c, t.s}));
+  EXPECT_TRUE(std::is_sorted(first.begin(), first.end(),
+                             [](const Process& a, const Process& b) { return a.pid < b.pid; }));
+  const std::map<pid_t, Role> roles = {{t.main, Role::kMain},
+                                       {t.w, Role::kWorker},
+                                       {t.g, Role::kWorker},
+                                       {t.c, Role::kChild},
+                                       {t.s, Role::kWorker}};
+  for (const auto& p : first) {
+    EXPECT_EQ(p.role, roles.at(p.pid)) << p.pid << " " << p.comm << " " << p.cmdline;
+    EXPECT_TRUE(p.run_ns.has_value()) << p.pid;
+    EXPECT_TRUE(p.wait_ns.has_value()) << p.pid;
+    EXPECT_TRUE(p.voluntary_switches.has_value()) << p.pid;
+    EXPECT_TRUE(p.rchar.has_value()) << p.pid;  // our own user's processes
+    EXPECT_GT(p.start_ticks, 0u);
+    EXPECT_GT(p.rss_bytes, 0u);
+    EXPECT_EQ(p.threads, 1u);
+  }
+  const auto* c = find(first, t.c);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->comm, "sleep");
+  EXPECT_EQ(c->cmdline, "sleep 1000");  // argv as execl gave it
+  EXPECT_EQ(c->ppid, t.main);
+  EXPECT_EQ(find(first, t.g)->ppid, t.w);
+  const auto* m = find(first, t.main);
+  ASSERT_NE(m, nullptr);
+  EXPECT_FALSE(m->cmdline.empty());
+  EXPECT_EQ(find(first, t.w)->cmdline, m->cmdline);
+
+  // The spinner's CPU time grows (waited for, with a bound, not timed).
+  const auto* s0 = find(first, t.s);
+  ASSERT_NE(s0, nullptr);
+  const auto spun = s0->utime + s0->stime;
+  const auto ran = s0->run_ns.value_or(0);
+  std::vector<Process> later;
+  ASSERT_TRUE(wait_for([&] {
+    if (!collector.collect(later, notices)) return false;
+    const auto* s = find(later, t.s);
+    return s != nullptr && s->utime + s->stime > spun;
+  }));
+  EXPECT_GT(find(later, t.s)->run_ns.value_or(0), ran);
+  EXPECT_EQ(later.size(), 5u);
+
+  // One child killed between samples: gone, not an error.
+  ASSERT_EQ(::kill(t.c, SIGKILL), 0);
+  ASSERT_TRUE(wait_for([&] { return ::kill(t.c, 0) != 0; })) << "the child was not reaped";
+  ok = collector.collect(later, notices);
+  ASSERT_TRUE(ok) << ok.error().message();
+  EXPECT_EQ(find(later, t.c), nullptr);
+  EXPECT_EQ(later.size(), 4u);
+  EXPECT_TRUE(notices.take().empty());
+}
+
+TEST(ProcessCollectorLive, CgroupMembersAndAll) {
+  TestTree tree;
+  ASSERT_TRUE(tree.complete());
+  const Tree t = tree.pids();
+  ASSERT_TRUE(wait_for([&] { return comm_of(t.c) == "sleep"; }));
+  Notices notices;
+
+  // kCgroup: the members given; the one whose parent is outside is the main.
+  ProcessCollector group(dltune::host::Root(), Scope{Scope::Kind::kCgroup, 0, "/x"});
+  std::vector<Process> out;
+  // A pid that does not exist (the largest possible) is simply not there.
+  const std::vector<pid_t> members = {t.s, t.main, t.c, t.w, 4194304};
+  auto ok = group.collect(out, notices, members);
+  ASSERT_TRUE(ok) << ok.error().message();
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(find(out, t.main)->role, Role::kMain);
+  EXPECT_EQ(find(out, t.c)->role, Role::kChild);
+  EXPECT_EQ(find(out, t.w)->role, Role::kWorker);
+
+  // kAll: every process, ours among them, no role, no status/io.
+  ProcessCollector all(dltune::host::Root(), Scope{Scope::Kind::kAll, 0, {}});
+  ok = all.collect(out, notices);
+  ASSERT_TRUE(ok) << ok.error().message();
+  const auto* self = find(out, ::getpid());
+  ASSERT_NE(self, nullptr);
+  EXPECT_EQ(self->role, Role::kOther);
+  EXPECT_FALSE(self->rchar.has_value());
+  for (const pid_t p : {t.main, t.w, t.g, t.c, t.s}) EXPECT_NE(find(out, p), nullptr) << p;
+  EXPECT_NE(find(out, 1), nullptr);
+  // A second pass finds the same processes through the descriptors it kept.
+  ok = all.collect(out, notices);
+  ASSERT_TRUE(ok) << ok.error().message();
+  EXPECT_NE(find(out, ::getpid()), nullptr);
+  EXPECT_EQ(find(out, t.s)->cmdline, find(out, t.main)->cmdline);
+}
+
+namespace {
+
+int open_fds() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+}  // namespace
+
+// Every process on the host with a soft RLIMIT_NOFILE of 64: the collector keeps at most half
+// (its budget) and reads the rest by open/read/close; all are closed when it goes.
+TEST(ProcessCollectorLive, AllProcessesWithinTheDescriptorBudget) {
+  TestTree tree;  // at least five processes more than the budget's worth of files
+  ASSERT_TRUE(tree.complete());
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  const int before = open_fds();
+  ASSERT_LT(before, 20) << "the test runner has many files open already";
+  struct Restore {
+    rlimit r;
+    ~Restore() { ::setrlimit(RLIMIT_NOFILE, &r); }
+  } restore{saved};
+  rlimit low = saved;
+  low.rlim_cur = 64;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  {
+    ProcessCollector all(dltune::host::Root(), Scope{Scope::Kind::kAll, 0, {}});
+    Notices notices;
+    std::vector<Process> out;
+    for (int i = 0; i < 3; ++i) {
+      auto ok = all.collect(out, notices);
+      ASSERT_TRUE(ok) << ok.error().message();
+    }
+    // kAll keeps stat and schedstat: more processes than the budget holds.
+    EXPECT_GT(out.size() * 2, 32u);
+    EXPECT_LE(open_fds() - before, 32);  // half of 64
+    EXPECT_NE(find(out, tree.pids().s), nullptr);
+  }
+  EXPECT_EQ(open_fds(), before);
+}
