@@ -107,6 +107,7 @@ struct RecordingWriter::State {
   std::optional<Transaction> tx;
   std::size_t committed = 0, pending = 0;
   bool finished = false;
+  std::string path;  // for messages, also once the database is closed
   // The identity text last written for each process of the last sample.
   std::map<std::pair<pid_t, std::uint64_t>, Identity> written, next;
 
@@ -227,6 +228,7 @@ Result<std::unique_ptr<RecordingWriter>> RecordingWriter::create(const std::stri
   std::unique_ptr<RecordingWriter> w(new RecordingWriter());
   State& s = *w->state_;
   s.options = options;
+  s.path = path;
   if (s.options.batch == 0) s.options.batch = 1;
   auto db = Database::open(path, false, sql::kLabel);
   if (!db) return tl::unexpected(db.error());
@@ -250,7 +252,7 @@ Result<std::unique_ptr<RecordingWriter>> RecordingWriter::create(const std::stri
 
 Result<void> RecordingWriter::append(const monitor::Sample& sample) {
   State& s = *state_;
-  if (s.finished) return fail("the recording is finished:", s.db.path());
+  if (s.finished) return fail("the recording is finished:", s.path);
   if (!s.tx) {
     auto tx = Transaction::begin(s.db, Transaction::Mode::kWrite);
     if (!tx) return tl::unexpected(tx.error());
@@ -268,6 +270,7 @@ Result<void> RecordingWriter::append(const monitor::Sample& sample) {
 
 Result<void> RecordingWriter::put_document(const std::string& key, const nlohmann::json& doc) {
   State& s = *state_;
+  if (s.finished) return fail("the recording is finished:", s.path);
   if (auto r = s.commit(); !r) return r;
   auto st = s.db.prepare("INSERT OR REPLACE INTO document (key, json) VALUES (?1, ?2)",
                          "cannot write a document to the recording");

@@ -95,6 +95,24 @@ TEST_F(RecordingTest, EveryFieldAndEveryEmptyOptionalRoundTrip) {
   EXPECT_FALSE((*r)->at(3).has_value());
 }
 
+TEST_F(RecordingTest, NothingIsWrittenAfterFinish) {
+  auto w = RecordingWriter::create(path_, info());
+  ASSERT_TRUE(w);
+  ASSERT_TRUE((*w)->append(realistic(0)));
+  ASSERT_TRUE((*w)->finish(0));
+  auto again = (*w)->append(realistic(1));
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().message(), "the recording is finished: " + path_);
+  EXPECT_FALSE((*w)->put_document("env", nlohmann::json::object()));
+  EXPECT_TRUE((*w)->flush());
+  EXPECT_TRUE((*w)->finish(1));  // once only: the first exit status stays
+  w->reset();
+  auto r = Recording::open(path_);
+  ASSERT_TRUE(r);
+  EXPECT_EQ((*r)->size(), 1u);
+  EXPECT_EQ((*r)->info().exit_status, 0);
+}
+
 TEST_F(RecordingTest, ProcessInfoIsWrittenOncePerIdentityAndChange) {
   auto w = RecordingWriter::create(path_, info(), {.batch = 4});
   ASSERT_TRUE(w) << w.error().message();
