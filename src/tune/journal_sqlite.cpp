@@ -38,7 +38,8 @@ Database::~Database() {
   if (db_) sqlite3_close_v2(db_);
 }
 
-Database::Database(Database&& other) noexcept : db_(other.db_), path_(std::move(other.path_)) {
+Database::Database(Database&& other) noexcept
+    : db_(other.db_), path_(std::move(other.path_)), label_(std::move(other.label_)) {
   other.db_ = nullptr;
 }
 
@@ -47,20 +48,22 @@ Database& Database::operator=(Database&& other) noexcept {
     if (db_) sqlite3_close_v2(db_);
     db_ = other.db_;
     path_ = std::move(other.path_);
+    label_ = std::move(other.label_);
     other.db_ = nullptr;
   }
   return *this;
 }
 
-Result<Database> Database::open(const std::string& path, bool read_only) {
+Result<Database> Database::open(const std::string& path, bool read_only, std::string_view label) {
   Database d;
   d.path_ = path;
+  d.label_ = std::string(label);
   const int flags = (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
                     SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_PRIVATECACHE;
   const int rc = sqlite3_open_v2(path.c_str(), &d.db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     // The handle (when there is one) carries the message; `d` closes it.
-    return tl::unexpected(make_error(d.db_, path, "cannot open the state database", rc));
+    return tl::unexpected(make_error(d.db_, path, "cannot open " + d.label_, rc));
   }
   sqlite3_extended_result_codes(d.db_, 1);
   sqlite3_busy_timeout(d.db_, kBusyTimeoutMs);
@@ -160,6 +163,28 @@ Result<void> Statement::run() {
   }
 }
 
+Statement& Statement::bind(int index, double value) {
+  check_bind(sqlite3_bind_double(stmt_, index, value));
+  return *this;
+}
+
+Statement& Statement::bind(int index, const std::optional<double>& value) {
+  if (!value) return bind_null(index);
+  return bind(index, *value);
+}
+
+Statement& Statement::bind_null(int index) {
+  check_bind(sqlite3_bind_null(stmt_, index));
+  return *this;
+}
+
+Statement& Statement::reset() {
+  // sqlite3_reset's result repeats the last step's error, already reported by step().
+  (void)sqlite3_reset(stmt_);
+  bind_rc_ = SQLITE_OK;
+  return *this;
+}
+
 std::int64_t Statement::int64_at(int column) const {
   return sqlite3_column_int64(stmt_, column);
 }
@@ -183,10 +208,19 @@ std::optional<std::string> Statement::optional_text_at(int column) const {
   return text_at(column);
 }
 
+double Statement::double_at(int column) const {
+  return sqlite3_column_double(stmt_, column);
+}
+
+std::optional<double> Statement::optional_double_at(int column) const {
+  if (sqlite3_column_type(stmt_, column) == SQLITE_NULL) return std::nullopt;
+  return double_at(column);
+}
+
 Result<Transaction> Transaction::begin(Database& db, Mode mode) {
-  auto r = db.exec(mode == Mode::kWrite ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED",
-                   mode == Mode::kWrite ? "cannot start writing the state database"
-                                        : "cannot start reading the state database");
+  const std::string action =
+      (mode == Mode::kWrite ? "cannot start writing " : "cannot start reading ") + db.label();
+  auto r = db.exec(mode == Mode::kWrite ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED", action);
   if (!r) return tl::unexpected(r.error());
   return Transaction(&db);
 }
@@ -200,7 +234,7 @@ Transaction::~Transaction() {
 Result<void> Transaction::commit() {
   Database* db = db_;
   db_ = nullptr;
-  auto r = db->exec("COMMIT", "cannot commit to the state database");
+  auto r = db->exec("COMMIT", "cannot commit to " + db->label());
   if (!r) {
     // COMMIT can fail and leave the transaction open (SQLITE_BUSY); roll it back so that the
     // next call starts clean.

@@ -1,8 +1,9 @@
 #pragma once
-// Small RAII wrappers over SQLite's C API for the journal (https://sqlite.org/c3ref/intro.html):
-// a connection, a prepared statement with bound parameters, and an SQL transaction that rolls
-// back unless committed. Every error names the database path and sqlite3_errmsg, and carries the
-// OS errno when SQLite reports one (sqlite3_system_errno).
+// Small RAII wrappers over SQLite's C API for the journal and recordings
+// (https://sqlite.org/c3ref/intro.html): a connection, a prepared statement with bound parameters
+// (reusable after reset()), and an SQL transaction that rolls back unless committed. Every error
+// names the database path and sqlite3_errmsg, and carries the OS errno when SQLite reports one
+// (sqlite3_system_errno).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,7 +28,9 @@ class Database {
 
   // Opens an existing file (the journal creates it first, with its own mode). `read_only`: no
   // write of any kind through this connection (SQLITE_OPEN_READONLY). Symbolic links are refused.
-  [[nodiscard]] static Result<Database> open(const std::string& path, bool read_only);
+  // `label` names the database in error messages ("cannot open <label>").
+  [[nodiscard]] static Result<Database> open(const std::string& path, bool read_only,
+                                             std::string_view label = "the state database");
 
   // A constant statement without parameters (PRAGMA, BEGIN, COMMIT, CREATE TABLE).
   [[nodiscard]] Result<void> exec(const char* sql, std::string_view action);
@@ -38,12 +41,14 @@ class Database {
 
   [[nodiscard]] bool is_open() const { return db_ != nullptr; }
   [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] const std::string& label() const { return label_; }
   [[nodiscard]] int changes() const;
   [[nodiscard]] std::int64_t last_insert_rowid() const;
 
  private:
   sqlite3* db_ = nullptr;
   std::string path_;
+  std::string label_ = "the state database";
 };
 
 class Statement {
@@ -61,6 +66,11 @@ class Statement {
   Statement& bind(int index, std::string_view value);  // bytes kept exactly (NUL, non-UTF-8)
   Statement& bind(int index, const std::optional<std::string>& value);  // absent: NULL
   Statement& bind(int index, const std::optional<std::int64_t>& value);
+  Statement& bind(int index, double value);
+  Statement& bind(int index, const std::optional<double>& value);  // absent: NULL
+  Statement& bind_null(int index);
+  // Ready to bind and step again (sqlite3_reset); bindings not rebound keep their values.
+  Statement& reset();
 
   // true: a row is ready; false: the statement is done.
   [[nodiscard]] Result<bool> step();
@@ -71,6 +81,8 @@ class Statement {
   [[nodiscard]] std::optional<std::int64_t> optional_int64_at(int column) const;
   [[nodiscard]] std::string text_at(int column) const;  // NULL reads as ""
   [[nodiscard]] std::optional<std::string> optional_text_at(int column) const;
+  [[nodiscard]] double double_at(int column) const;
+  [[nodiscard]] std::optional<double> optional_double_at(int column) const;
 
  private:
   void check_bind(int rc);

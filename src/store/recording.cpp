@@ -1,0 +1,227 @@
+// Recording: a recording opened read-only. The sample ids and wall times are loaded once (16
+// bytes a sample, for seeking); each at(i) reads one sample's rows through statements prepared
+// at open, in one read transaction so that a recording still being written reads consistently.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "store/recording.hpp"
+#include "store/recording_sql.hpp"
+
+namespace dltune::store {
+
+namespace {
+
+using sql::Columns;
+using sql::Database;
+using sql::Statement;
+using tune::sqlite::Transaction;
+
+std::uint32_t be32(const unsigned char* p) {
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
+         std::uint32_t{p[3]};
+}
+
+// The file's own header (sqlite.org/fileformat2.html §1.3): the magic string, and the database
+// size in pages, which is valid when the change counter (offset 24) equals the
+// version-valid-for number (offset 92). Pages are only ever added to a recording, so a file
+// shorter than that size was cut.
+Result<void> check_header(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return fail("cannot open the recording", path, errno);
+  std::array<unsigned char, 100> h{};
+  struct stat st {};
+  const ssize_t n = ::pread(fd, h.data(), h.size(), 0);
+  const int err = n < 0 || ::fstat(fd, &st) != 0 ? errno : 0;
+  ::close(fd);
+  if (err != 0) return fail("cannot read the recording", path, err);
+  if (n < static_cast<ssize_t>(h.size()) || std::memcmp(h.data(), "SQLite format 3", 16) != 0)
+    return fail("not a dltune recording (not an SQLite file):", path);
+  std::uint64_t page_size = (std::uint64_t{h[16]} << 8) | h[17];
+  if (page_size == 1) page_size = 65536;
+  const std::uint64_t pages = be32(&h[28]);
+  // Only for a file in rollback-journal mode (byte 18 is 1; finished recordings are): in WAL
+  // mode a checkpoint copies page 1 before the pages that extend the file, so a recording being
+  // written can briefly look short. A WAL-mode file cut short fails on reading its last sample.
+  const bool rollback_mode = h[18] == 1;
+  if (rollback_mode && be32(&h[24]) == be32(&h[92]) &&
+      pages * page_size > static_cast<std::uint64_t>(st.st_size))
+    return fail(
+        fmt::format("the recording is truncated ({} of {} bytes):", st.st_size, pages * page_size),
+        path);
+  return {};
+}
+
+std::string process_select() {
+  // The process_info row in force at the sample: the latest one written at or before it.
+  return fmt::format(
+      "SELECT {}, i.ppid, i.comm, i.cmdline, i.role FROM process p JOIN process_info i"
+      " ON i.pid = p.pid AND i.start_ticks = p.start_ticks AND i.first_sample ="
+      " (SELECT max(first_sample) FROM process_info WHERE pid = p.pid AND"
+      " start_ticks = p.start_ticks AND first_sample <= p.sample_id)"
+      " WHERE p.sample_id = ?1 ORDER BY p.pid",
+      sql::table("process").column_names("p"));
+}
+
+}  // namespace
+
+struct Recording::State {
+  Database db;
+  RecordingInfo info;
+  std::vector<std::int64_t> ids, walls;
+  std::optional<Statement> sample, cpu, disk, net, cgroup, process, gpu, gpu_process, document;
+
+  Result<void> prepare() {
+    const std::pair<std::optional<Statement>*, std::string> all[] = {
+        {&sample, sql::select_sql("sample")},
+        {&cpu, sql::select_sql("cpu")},
+        {&disk, sql::select_sql("disk")},
+        {&net, sql::select_sql("net")},
+        {&cgroup, sql::select_sql("cgroup")},
+        {&process, process_select()},
+        {&gpu, sql::select_sql("gpu")},
+        {&gpu_process, sql::select_sql("gpu_process")},
+        {&document, "SELECT json FROM document WHERE key = ?1"}};
+    for (auto& [st, text] : all) {
+      auto p = db.prepare(text.c_str(), "cannot read the recording");
+      if (!p) return tl::unexpected(p.error());
+      st->emplace(std::move(*p));
+    }
+    return {};
+  }
+
+  Result<void> load_times() {
+    auto st = db.prepare("SELECT id, wall_ns FROM sample ORDER BY id", "cannot read the recording");
+    if (!st) return tl::unexpected(st.error());
+    for (;;) {
+      auto row = st->step();
+      if (!row) return tl::unexpected(row.error());
+      if (!*row) return {};
+      ids.push_back(st->int64_at(0));
+      walls.push_back(st->int64_at(1));
+    }
+  }
+
+  // Every row of `st` for sample `id`, each handed to `each`.
+  template <class F>
+  Result<void> rows(std::optional<Statement>& st, std::int64_t id, F&& each) {
+    st->reset();
+    st->bind(1, id);
+    for (;;) {
+      auto row = st->step();
+      if (!row) return tl::unexpected(row.error());
+      if (!*row) return {};
+      Columns c{*st};
+      each(c);
+    }
+  }
+
+  Result<monitor::Sample> read(std::int64_t id);
+};
+
+Result<monitor::Sample> Recording::State::read(std::int64_t id) {
+  monitor::Sample s;
+  bool found = false;
+  auto r = rows(sample, id, [&](Columns& c) {
+    sql::read_sample(c, s);
+    found = true;
+  });
+  if (!r) return tl::unexpected(r.error());
+  if (!found) return fail(fmt::format("the recording has no sample {}:", id), db.path());
+  auto& y = s.system;
+  if (r = rows(cpu, id, [&](Columns& c) { y.cpus.push_back(sql::read_cpu(c)); }); !r)
+    return tl::unexpected(r.error());
+  if (r = rows(disk, id, [&](Columns& c) { y.disks.push_back(sql::read_disk(c)); }); !r)
+    return tl::unexpected(r.error());
+  if (r = rows(net, id, [&](Columns& c) { y.net.push_back(sql::read_net(c)); }); !r)
+    return tl::unexpected(r.error());
+  if (r = rows(cgroup, id, [&](Columns& c) { s.cgroup = sql::read_cgroup(c); }); !r)
+    return tl::unexpected(r.error());
+  if (r = rows(process, id, [&](Columns& c) { s.processes.push_back(sql::read_process(c)); }); !r)
+    return tl::unexpected(r.error());
+  if (r = rows(gpu, id, [&](Columns& c) { s.gpus.push_back(sql::read_gpu(c)); }); !r)
+    return tl::unexpected(r.error());
+  r = rows(gpu_process, id, [&](Columns& c) {
+    unsigned index = 0;
+    auto p = sql::read_gpu_process(c, index);
+    for (auto& g : s.gpus)
+      if (g.index == index) g.processes.push_back(p);
+  });
+  if (!r) return tl::unexpected(r.error());
+  return s;
+}
+
+Recording::Recording() : state_(std::make_unique<State>()) {}
+Recording::~Recording() = default;
+
+Result<std::unique_ptr<Recording>> Recording::open(const std::string& path) {
+  if (auto r = check_header(path); !r) return tl::unexpected(r.error());
+  std::unique_ptr<Recording> rec(new Recording());
+  State& s = *rec->state_;
+  auto db = Database::open(path, true, sql::kLabel);
+  if (!db) return tl::unexpected(db.error());
+  s.db = std::move(*db);
+  auto info = sql::read_info(s.db);
+  if (!info) return tl::unexpected(info.error());
+  s.info = std::move(*info);
+  if (auto r = s.prepare(); !r) return tl::unexpected(r.error());
+  if (auto r = s.load_times(); !r) return tl::unexpected(r.error());
+  // The last sample is read whole once: a file cut short fails here, at open, rather than later.
+  if (!s.ids.empty()) {
+    if (auto last = rec->at(s.ids.size() - 1); !last) return tl::unexpected(last.error());
+  }
+  return rec;
+}
+
+const RecordingInfo& Recording::info() const {
+  return state_->info;
+}
+
+std::size_t Recording::size() const {
+  return state_->ids.size();
+}
+
+Result<std::vector<std::int64_t>> Recording::times() const {
+  return state_->walls;
+}
+
+Result<monitor::Sample> Recording::at(std::size_t i) const {
+  State& s = *state_;
+  if (i >= s.ids.size())
+    return fail(fmt::format("no sample {} in the recording ({} samples):", i, s.ids.size()),
+                s.db.path());
+  auto tx = Transaction::begin(s.db, Transaction::Mode::kRead);
+  if (!tx) return tl::unexpected(tx.error());
+  return s.read(s.ids[i]);
+}
+
+std::size_t Recording::index_at(std::int64_t wall_ns) const {
+  const auto& w = state_->walls;
+  if (w.empty()) return 0;
+  const auto it = std::lower_bound(w.begin(), w.end(), wall_ns);
+  if (it == w.end()) return w.size() - 1;
+  return static_cast<std::size_t>(it - w.begin());
+}
+
+Result<std::optional<nlohmann::json>> Recording::document(const std::string& key) const {
+  State& s = *state_;
+  s.document->reset();
+  s.document->bind(1, std::string_view(key));
+  auto row = s.document->step();
+  if (!row) return tl::unexpected(row.error());
+  if (!*row) return std::optional<nlohmann::json>();
+  const std::string text = s.document->text_at(0);
+  s.document->reset();  // ends the statement's read, which would hold back the writer's checkpoints
+  auto doc = nlohmann::json::parse(text, nullptr, false);
+  if (doc.is_discarded())
+    return fail(fmt::format("the recording's document {} is not JSON:", key), s.db.path());
+  return std::optional<nlohmann::json>(std::move(doc));
+}
+
+}  // namespace dltune::store
