@@ -37,7 +37,7 @@ TEST(RootOpen, ReadsTheLiveFileAfreshEachTimeIntoTheSameBuffer) {
 }
 
 TEST(RootOpen, GrowsTheBufferForALargeFile) {
-  testing::TempTree t;
+  dltune::testing::TempTree t;
   std::string big(200'000, 'x');
   big += "END";
   t.write("proc/big", big);

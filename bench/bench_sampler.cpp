@@ -1,0 +1,159 @@
+// The cost of one sample (issue 6), next to its floor: a minimal reader of the same files with
+// pread on descriptors kept open, that parses nothing. CPU time per iteration is the figure
+// (Google Benchmark's "CPU" column). Run by bench/run-sample-bench, which also measures top,
+// htop, btop, atop and node_exporter in the same run; figures in bench/README.md.
+//
+//   BM_Floor/host         the 8 system files
+//   BM_Floor/all          + list /proc, + stat and schedstat of every process (what top needs)
+//   BM_Floor/tree         + stat, schedstat, status, io of the job tree (DLTUNE_BENCH_PID's)
+//   BM_Sampler/...        dltune's Sampler (no GPUs), same scopes
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "monitor/sampler.hpp"
+
+namespace {
+
+const char* kSystemFiles[] = {"/proc/stat",          "/proc/meminfo",     "/proc/vmstat",
+                              "/proc/pressure/cpu",  "/proc/pressure/memory",
+                              "/proc/pressure/io",   "/proc/diskstats",   "/proc/net/dev"};
+
+// A job tree of `n` processes (a main process and n-1 children that sleep), made once.
+pid_t job_tree(int n) {
+  static pid_t main_pid = 0;
+  if (main_pid != 0) return main_pid;
+  if (const char* p = std::getenv("DLTUNE_BENCH_PID")) return main_pid = std::atoi(p);
+  main_pid = ::fork();
+  if (main_pid == 0) {
+    for (int i = 1; i < n; ++i)
+      if (::fork() == 0) {
+        ::pause();
+        ::_exit(0);
+      }
+    ::pause();
+    ::_exit(0);
+  }
+  ::usleep(200'000);
+  return main_pid;
+}
+
+std::vector<pid_t> tree_pids(pid_t root) {
+  std::vector<pid_t> out{root};
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::string f = "/proc/" + std::to_string(out[i]) + "/task/" +
+                          std::to_string(out[i]) + "/children";
+    const int fd = ::open(f.c_str(), O_RDONLY);
+    if (fd < 0) continue;
+    char buf[8192];
+    const auto n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (n <= 0) continue;
+    buf[n] = 0;
+    for (char* s = buf; *s;) {
+      char* end = nullptr;
+      const long v = std::strtol(s, &end, 10);
+      if (end == s) break;
+      out.push_back(static_cast<pid_t>(v));
+      s = end;
+    }
+  }
+  return out;
+}
+
+struct Kept {
+  std::vector<int> fds;
+  ~Kept() {
+    for (int fd : fds) ::close(fd);
+  }
+  void open(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) fds.push_back(fd);
+  }
+};
+
+void raise_nofile() {
+  rlimit r{};
+  ::getrlimit(RLIMIT_NOFILE, &r);
+  r.rlim_cur = r.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &r);
+}
+
+void BM_Floor(benchmark::State& state) {
+  raise_nofile();
+  const int mode = static_cast<int>(state.range(0));  // 0 host, 1 all, 2 tree
+  Kept kept;
+  for (const char* f : kSystemFiles) kept.open(f);
+  std::vector<pid_t> pids;
+  if (mode == 2) pids = tree_pids(job_tree(20));
+  if (mode == 1) {
+    DIR* d = ::opendir("/proc");
+    while (const dirent* e = ::readdir(d))
+      if (e->d_name[0] >= '1' && e->d_name[0] <= '9') pids.push_back(std::atoi(e->d_name));
+    ::closedir(d);
+  }
+  const std::vector<const char*> per_process =
+      mode == 2 ? std::vector<const char*>{"stat", "schedstat", "status", "io"}
+                : std::vector<const char*>{"stat", "schedstat"};
+  for (pid_t p : pids)
+    for (const char* f : per_process) kept.open("/proc/" + std::to_string(p) + "/" + f);
+  std::vector<char> buf(1 << 16);
+  const int proc_fd = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  std::vector<char> dents(1 << 16);
+  for (auto _ : state) {
+    if (mode == 1) {  // the list of processes, as any `top` must read it each time
+      ::lseek(proc_fd, 0, SEEK_SET);
+      while (::syscall(SYS_getdents64, proc_fd, dents.data(), dents.size()) > 0) {
+      }
+    }
+    for (int fd : kept.fds) benchmark::DoNotOptimize(::pread(fd, buf.data(), buf.size(), 0));
+  }
+  ::close(proc_fd);
+  state.counters["processes"] = static_cast<double>(pids.size());
+  state.counters["files"] = static_cast<double>(kept.fds.size());
+}
+BENCHMARK(BM_Floor)->Arg(0)->Arg(1)->Arg(2)->ArgNames({"host/all/tree"})
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_Sampler(benchmark::State& state) {
+  raise_nofile();
+  const int mode = static_cast<int>(state.range(0));
+  dltune::monitor::SamplerOptions o;
+  o.gpus = false;
+  if (mode == 1) o.scope.kind = dltune::monitor::Scope::Kind::kAll;
+  if (mode == 2) {
+    o.scope.kind = dltune::monitor::Scope::Kind::kTree;
+    o.scope.pid = job_tree(20);
+  }
+  dltune::host::Root root;
+  auto sampler = dltune::monitor::Sampler::open(root, o);
+  if (!sampler) {
+    state.SkipWithError(sampler.error().message().c_str());
+    return;
+  }
+  dltune::monitor::Sample sample;
+  (void)(*sampler)->sample(sample);  // warm: files opened, buffers sized
+  for (auto _ : state) {
+    auto ok = (*sampler)->sample(sample);
+    if (!ok) {
+      state.SkipWithError(ok.error().message().c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(sample);
+  }
+  state.counters["processes"] = static_cast<double>(sample.processes.size());
+}
+BENCHMARK(BM_Sampler)->Arg(0)->Arg(1)->Arg(2)->ArgNames({"host/all/tree"})
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
