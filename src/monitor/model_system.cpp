@@ -101,7 +101,7 @@ void model_system(const Sample& now, const Sample* previous, double dt_s, Model&
   m.total = s.memory.total;
   m.available = s.memory.available;
   m.used = delta(s.memory.total, s.memory.available);
-  m.cache = s.memory.cached + s.memory.buffers;
+  m.cache = s.memory.cached + s.memory.buffers;  // free(1)'s buff/cache without slab
   m.dirty = s.memory.dirty;
   m.swap_total = s.memory.swap_total;
   m.swap_used = delta(s.memory.swap_total, s.memory.swap_free);
