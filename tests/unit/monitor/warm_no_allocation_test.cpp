@@ -8,10 +8,6 @@
 #include "monitor/sampler.hpp"
 #include "support/temp_tree.hpp"
 
-// g++ 12 at -O2 sees the std::free of memory from `new` once this file's operator new is
-// inlined into the caller and warns, though this operator delete pairs with this operator new.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 namespace {
 thread_local bool counting = false;
 thread_local long allocations = 0;
