@@ -103,6 +103,7 @@ class RecordCommand : public Command {
     host::Root root;
     if (!command.empty()) return record_command(**session, root, command, environment, as);
 
+    raise_open_file_limit();
     auto options = flags_.sampler_options(*scope, *interval);
     // The signals that end a recording are taken synchronously here; the recorder's thread
     // blocks them all.

@@ -2,6 +2,7 @@
 #include "cli/sampling_options.hpp"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -70,6 +71,14 @@ monitor::SamplerOptions SamplingFlags::sampler_options(const monitor::Scope& sco
   // than once a second, or the interval when that is longer.
   o.gpu_interval_ns = std::max<std::int64_t>(interval_ns, 1'000'000'000);
   return o;
+}
+
+void raise_open_file_limit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &r);
+  }
 }
 
 std::string describe_scope(const monitor::Scope& scope) {

@@ -51,6 +51,7 @@ class TopCommand : public Command {
       if (!k) return refuse("--sort " + sort_ + ": expected cpu, mem, pid, runq, io or tree");
       s.sort = *k;
     }
+    raise_open_file_limit();
     host::Root root;
     auto sampler = monitor::Sampler::open(root, flags_.sampler_options(*scope, *interval));
     if (!sampler) return refuse(sampler.error().message());
