@@ -173,10 +173,11 @@ Sample fill_empty(std::uint64_t n) {
   // The cpu resource with no "full" line (before Linux 5.13): the one partial case.
   s.system.pressure.cpu = Pressure{};
   fill(s.system.pressure.cpu->some, c);
-  Cgroup g;
-  g.path = "/";
-  g.version = "v1";
-  s.cgroup = g;  // present, every optional inside it empty
+  // Present, every optional inside it empty. (The strings are built by constructors: assigning
+  // short literals here made g++ 12 -O2 report false -Wmaybe-uninitialized and -Wrestrict.)
+  s.cgroup.emplace();
+  s.cgroup->path = std::string(1, '/');
+  s.cgroup->version = std::string(c.s("v"));
   Process p;
   p.pid = 7;
   s.processes.push_back(p);  // every optional empty, comm and cmdline empty
