@@ -107,7 +107,8 @@ TEST(TopView, FitsEightyByTwentyFourWithTheJobTreeInOrder) {
   EXPECT_LT(worker, shell);
   EXPECT_LT(shell, sleeper);
   EXPECT_LT(sleeper, other);
-  EXPECT_NE(t[static_cast<std::size_t>(shell)].find("  sh -c sleep 100"), std::string::npos);
+  EXPECT_NE(t[static_cast<std::size_t>(shell)].find("  sh -c sleep 1"), std::string::npos)
+      << t[static_cast<std::size_t>(shell)];
   EXPECT_NE(t[static_cast<std::size_t>(sleeper)].find("    sleep 100"), std::string::npos);
   EXPECT_EQ(lines[static_cast<std::size_t>(main_row)].style, render::Style::kMain);
   EXPECT_EQ(lines[static_cast<std::size_t>(worker)].style, render::Style::kWorker);
@@ -128,9 +129,10 @@ TEST(TopView, SaysHowManyProcessesDidNotFitAndUsesATallerTerminal) {
             "  ... " + std::to_string(45 - shown) + " more processes");
   o.height = 60;
   o.width = 160;
-  const auto tall = texts(render::top_view(job_model(40), o));
+  const auto tall = texts(render::top_view(job_model(80), o));
   EXPECT_EQ(tall.size(), 60u);
   EXPECT_GT(line_of(tall, "more processes"), more);
+  EXPECT_EQ(texts(render::top_view(job_model(40), o)).size(), 56u) << "all 45 fit: no filler";
   o.height = 0;  // --once: everything
   const auto all = texts(render::top_view(job_model(40), o));
   EXPECT_EQ(line_of(all, "more processes"), -1);
