@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace dltune::store {
 
 namespace {
@@ -85,7 +87,12 @@ void Recorder::loop() {
       stats_.thread_cpu_seconds = static_cast<double>(now_ns(CLOCK_THREAD_CPUTIME_ID)) / 1e9;
     }
     if (options_.stop_when_scope_ends) {
-      const bool tree_gone = scope == monitor::Scope::Kind::kTree && sample.processes.empty();
+      // A process that exited but that its parent has not reaped yet is a zombie (state Z):
+      // the job has ended all the same.
+      const bool tree_gone =
+          scope == monitor::Scope::Kind::kTree &&
+          std::all_of(sample.processes.begin(), sample.processes.end(),
+                      [](const monitor::Process& p) { return p.state == 'Z' || p.state == 'X'; });
       const bool group_gone = scope == monitor::Scope::Kind::kCgroup && !sample.cgroup;
       if (tree_gone || group_gone) break;
     }
