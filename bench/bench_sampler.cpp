@@ -5,7 +5,8 @@
 //
 //   BM_Floor/host         the 8 system files
 //   BM_Floor/all          + list /proc, + stat and schedstat of every process (what top needs)
-//   BM_Floor/tree         + stat, schedstat, status, io of the job tree (DLTUNE_BENCH_PID's)
+//   BM_Floor/tree         + stat, schedstat, status, io of the job tree (DLTUNE_BENCH_PID's, or
+//                         20 processes made here), and each thread's children file
 //   BM_Sampler/...        dltune's Sampler (no GPUs), same scopes
 #include <dirent.h>
 #include <fcntl.h>
@@ -25,9 +26,9 @@
 
 namespace {
 
-const char* kSystemFiles[] = {"/proc/stat",          "/proc/meminfo",     "/proc/vmstat",
-                              "/proc/pressure/cpu",  "/proc/pressure/memory",
-                              "/proc/pressure/io",   "/proc/diskstats",   "/proc/net/dev"};
+const char* kSystemFiles[] = {"/proc/stat",         "/proc/meminfo",         "/proc/vmstat",
+                              "/proc/pressure/cpu", "/proc/pressure/memory", "/proc/pressure/io",
+                              "/proc/diskstats",    "/proc/net/dev"};
 
 // A job tree of `n` processes (a main process and n-1 children that sleep), made once.
 pid_t job_tree(int n) {
@@ -36,6 +37,11 @@ pid_t job_tree(int n) {
   if (const char* p = std::getenv("DLTUNE_BENCH_PID")) return main_pid = std::atoi(p);
   main_pid = ::fork();
   if (main_pid == 0) {
+    // A group of its own, killed whole at exit; no copy of the benchmark's stdout kept open.
+    ::setpgid(0, 0);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, STDOUT_FILENO);
+    ::dup2(null, STDERR_FILENO);
     for (int i = 1; i < n; ++i)
       if (::fork() == 0) {
         ::pause();
@@ -44,6 +50,11 @@ pid_t job_tree(int n) {
     ::pause();
     ::_exit(0);
   }
+  ::setpgid(main_pid, main_pid);
+  std::atexit([] {
+    ::kill(-main_pid, SIGKILL);
+    ::waitpid(main_pid, nullptr, 0);
+  });
   ::usleep(200'000);
   return main_pid;
 }
@@ -51,8 +62,8 @@ pid_t job_tree(int n) {
 std::vector<pid_t> tree_pids(pid_t root) {
   std::vector<pid_t> out{root};
   for (std::size_t i = 0; i < out.size(); ++i) {
-    const std::string f = "/proc/" + std::to_string(out[i]) + "/task/" +
-                          std::to_string(out[i]) + "/children";
+    const std::string f =
+        "/proc/" + std::to_string(out[i]) + "/task/" + std::to_string(out[i]) + "/children";
     const int fd = ::open(f.c_str(), O_RDONLY);
     if (fd < 0) continue;
     char buf[8192];
@@ -92,10 +103,12 @@ void raise_nofile() {
 void BM_Floor(benchmark::State& state) {
   raise_nofile();
   const int mode = static_cast<int>(state.range(0));  // 0 host, 1 all, 2 tree
+  const pid_t tree = job_tree(20);  // made first, so that every case sees the same processes
   Kept kept;
   for (const char* f : kSystemFiles) kept.open(f);
   std::vector<pid_t> pids;
-  if (mode == 2) pids = tree_pids(job_tree(20));
+  std::vector<int> task_dirs;
+  if (mode == 2) pids = tree_pids(tree);
   if (mode == 1) {
     DIR* d = ::opendir("/proc");
     while (const dirent* e = ::readdir(d))
@@ -105,8 +118,20 @@ void BM_Floor(benchmark::State& state) {
   const std::vector<const char*> per_process =
       mode == 2 ? std::vector<const char*>{"stat", "schedstat", "status", "io"}
                 : std::vector<const char*>{"stat", "schedstat"};
-  for (pid_t p : pids)
+  for (pid_t p : pids) {
     for (const char* f : per_process) kept.open("/proc/" + std::to_string(p) + "/" + f);
+    if (mode != 2) continue;
+    // A tree is found from the children file of each thread, read every sample.
+    const std::string task = "/proc/" + std::to_string(p) + "/task";
+    // ...and the threads from the task directory, listed every sample (threads come and go).
+    const int task_fd = ::open(task.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (task_fd >= 0) task_dirs.push_back(task_fd);
+    if (DIR* d = ::opendir(task.c_str())) {
+      while (const dirent* e = ::readdir(d))
+        if (e->d_name[0] != '.') kept.open(task + "/" + e->d_name + "/children");
+      ::closedir(d);
+    }
+  }
   std::vector<char> buf(1 << 16);
   const int proc_fd = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   std::vector<char> dents(1 << 16);
@@ -116,24 +141,35 @@ void BM_Floor(benchmark::State& state) {
       while (::syscall(SYS_getdents64, proc_fd, dents.data(), dents.size()) > 0) {
       }
     }
+    for (int fd : task_dirs) {
+      ::lseek(fd, 0, SEEK_SET);
+      while (::syscall(SYS_getdents64, fd, dents.data(), dents.size()) > 0) {
+      }
+    }
     for (int fd : kept.fds) benchmark::DoNotOptimize(::pread(fd, buf.data(), buf.size(), 0));
   }
+  for (int fd : task_dirs) ::close(fd);
   ::close(proc_fd);
   state.counters["processes"] = static_cast<double>(pids.size());
   state.counters["files"] = static_cast<double>(kept.fds.size());
 }
-BENCHMARK(BM_Floor)->Arg(0)->Arg(1)->Arg(2)->ArgNames({"host/all/tree"})
+BENCHMARK(BM_Floor)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->ArgNames({"host/all/tree"})
     ->Unit(benchmark::kMicrosecond);
 
 void BM_Sampler(benchmark::State& state) {
   raise_nofile();
   const int mode = static_cast<int>(state.range(0));
+  const pid_t tree = job_tree(20);
   dltune::monitor::SamplerOptions o;
   o.gpus = false;
   if (mode == 1) o.scope.kind = dltune::monitor::Scope::Kind::kAll;
   if (mode == 2) {
     o.scope.kind = dltune::monitor::Scope::Kind::kTree;
-    o.scope.pid = job_tree(20);
+    o.scope.pid = tree;
   }
   dltune::host::Root root;
   auto sampler = dltune::monitor::Sampler::open(root, o);
@@ -153,7 +189,11 @@ void BM_Sampler(benchmark::State& state) {
   }
   state.counters["processes"] = static_cast<double>(sample.processes.size());
 }
-BENCHMARK(BM_Sampler)->Arg(0)->Arg(1)->Arg(2)->ArgNames({"host/all/tree"})
+BENCHMARK(BM_Sampler)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->ArgNames({"host/all/tree"})
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -53,6 +53,9 @@ class OpenFile {
   // `buf`. An empty optional when what the file described is gone (ESRCH: the process exited;
   // ENOENT/ENODEV: the device or group was removed). Other errors name the path and errno.
   [[nodiscard]] Result<std::optional<std::string_view>> read(std::string& buf) const;
+  // For a directory opened with Root::open_directory: its numeric entries (PIDs, TIDs), sorted,
+  // listed afresh from the start each call; false when it has gone (the process exited).
+  [[nodiscard]] Result<bool> list_pids(std::vector<int>& out) const;
   [[nodiscard]] bool is_open() const { return fd_ >= 0; }
   [[nodiscard]] const std::string& path() const { return path_; }
 
@@ -88,6 +91,9 @@ class Root {
   // live host the kernel follows links itself (no walk per open: the sampler opens one file per
   // process); in a tree the links are followed inside it as for read().
   [[nodiscard]] Result<std::optional<OpenFile>> open(std::string_view path) const;
+  // A directory kept open for OpenFile::list_pids (the sampler lists /proc and each member's
+  // task directory every sample). Empty when absent; an error when not a directory.
+  [[nodiscard]] Result<std::optional<OpenFile>> open_directory(std::string_view path) const;
   // The names in a directory, sorted, without "." and "..".
   [[nodiscard]] Result<std::optional<std::vector<std::string>>> list(std::string_view path) const;
   // The numeric names in a directory (/proc, /proc/PID/task), sorted, into `out` (its capacity

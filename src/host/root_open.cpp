@@ -1,6 +1,7 @@
 // Root::open and OpenFile: files kept open for the sampler (issue 6).
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -102,6 +103,37 @@ int numeric_name(std::string_view n) {
 
 }  // namespace
 
+namespace {
+
+// The numeric names in the directory open at `fd` (from its current offset), sorted, into `out`.
+// False when the directory has gone (its process exited).
+Result<bool> numeric_entries(int fd, std::string_view path, std::vector<int>& out) {
+  out.clear();
+  // struct linux_dirent64 (getdents64(2)): ino, off, reclen, type, then the NUL-terminated name.
+  alignas(8) char buf[16384];
+  for (;;) {
+    const long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
+    if (n < 0) {
+      const int e = errno;
+      if (e == ENOENT || e == ESRCH) return false;
+      return fail("cannot list", std::string(path), e);
+    }
+    if (n == 0) break;
+    for (long off = 0; off < n;) {
+      const char* rec = buf + off;
+      unsigned short reclen = 0;
+      std::memcpy(&reclen, rec + 16, sizeof reclen);
+      const char* d_name = rec + 19;
+      if (const int v = numeric_name(std::string_view(d_name)); v >= 0) out.push_back(v);
+      off += reclen;
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return true;
+}
+
+}  // namespace
+
 Result<bool> Root::list_pids(std::string_view path, std::vector<int>& out) const {
   out.clear();
   if (!live()) {  // a tree: through list(), which follows links inside it
@@ -129,29 +161,28 @@ Result<bool> Root::list_pids(std::string_view path, std::vector<int>& out) const
     if (errno == ENOENT || errno == ESRCH || errno == ENOTDIR) return false;
     return fail("cannot list", std::string(path), errno);
   }
-  // struct linux_dirent64 (getdents64(2)): ino, off, reclen, type, then the NUL-terminated name.
-  alignas(8) char buf[16384];
-  for (;;) {
-    const long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
-    if (n < 0) {
-      const int e = errno;
-      ::close(fd);
-      if (e == ENOENT || e == ESRCH) return false;
-      return fail("cannot list", std::string(path), e);
-    }
-    if (n == 0) break;
-    for (long off = 0; off < n;) {
-      const char* rec = buf + off;
-      unsigned short reclen = 0;
-      std::memcpy(&reclen, rec + 16, sizeof reclen);
-      const char* d_name = rec + 19;
-      if (const int v = numeric_name(std::string_view(d_name)); v >= 0) out.push_back(v);
-      off += reclen;
-    }
-  }
+  auto listed = numeric_entries(fd, path, out);
   ::close(fd);
-  std::sort(out.begin(), out.end());
-  return true;
+  return listed;
+}
+
+Result<std::optional<OpenFile>> Root::open_directory(std::string_view path) const {
+  auto f = open(path);  // the same checks; O_RDONLY opens a directory as well
+  if (!f || !*f) return f;
+  struct stat st {};
+  if (::fstat((*f)->fd_, &st) != 0 || !S_ISDIR(st.st_mode))
+    return fail("cannot list (not a directory)", std::string(path), ENOTDIR);
+  return f;
+}
+
+Result<bool> OpenFile::list_pids(std::vector<int>& out) const {
+  out.clear();
+  if (fd_ < 0) return fail("cannot list (not open)", path_);
+  if (::lseek(fd_, 0, SEEK_SET) < 0) {
+    if (errno == ENOENT || errno == ESRCH) return false;
+    return fail("cannot list", path_, errno);
+  }
+  return numeric_entries(fd_, path_, out);
 }
 
 }  // namespace dltune::host

@@ -85,6 +85,12 @@ struct ChildrenFile {
   host::OpenFile file;
 };
 
+// /proc/PID/task of a tree member, listed every sample for its threads (kTree).
+struct TaskDir {
+  pid_t pid = 0;
+  host::OpenFile dir;
+};
+
 bool by_ids(const ChildrenFile& a, const ChildrenFile& b) {
   return a.pid != b.pid ? a.pid < b.pid : a.tid < b.tid;
 }
@@ -104,6 +110,8 @@ struct ProcessCollector::State {
   std::uint64_t page_size = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
   std::vector<Tracked> tracked, next;
   std::vector<ChildrenFile> children, children_next;
+  std::vector<TaskDir> task_dirs, task_dirs_next;
+  host::OpenFile proc_dir;  // /proc, for kAll
   std::vector<int> pids, tids;
   std::vector<std::pair<pid_t, pid_t>> parents;  // (ppid, pid), the fallback scan's
   std::string buf, path_text;
@@ -165,12 +173,34 @@ Result<void> ProcessCollector::State::tree_members(Notices& notices) {
   if (no_children_file) return scan_tree();
   pids.push_back(scope.pid);
   children_next.clear();
+  task_dirs_next.clear();
   // A member's children are appended; a pid reused into a loop is cut by the bound.
   for (std::size_t i = 0; i < pids.size() && i < 65536; ++i) {
     const pid_t m = pids[i];
-    auto listed = root.list_pids(path.of(m, "task"), tids);
+    // Its threads, from its task directory kept open (as the files are, within the budget).
+    TaskDir dir{m, {}};
+    const auto known = std::lower_bound(task_dirs.begin(), task_dirs.end(), m,
+                                        [](const TaskDir& d, pid_t p) { return d.pid < p; });
+    if (known != task_dirs.end() && known->pid == m) dir.dir = std::move(known->dir);
+    Result<bool> listed = false;
+    if (dir.dir.is_open()) {
+      listed = dir.dir.list_pids(tids);
+    } else {
+      auto opened = root.open_directory(path.of(m, "task"));
+      if (!opened) return tl::unexpected(opened.error());
+      if (!*opened) continue;  // exited
+      listed = (*opened)->list_pids(tids);
+      if (listed && *listed && open < budget) {
+        dir.dir = std::move(**opened);
+        ++open;
+      }
+    }
     if (!listed) return tl::unexpected(listed.error());
-    if (!*listed) continue;  // exited
+    if (!*listed) {  // exited
+      close(dir.dir);
+      continue;
+    }
+    if (dir.dir.is_open()) task_dirs_next.push_back(std::move(dir));
     for (const int tid : tids) {
       ChildrenFile key{m, tid, {}};
       const auto it = std::lower_bound(children.begin(), children.end(), key, by_ids);
@@ -185,6 +215,10 @@ Result<void> ProcessCollector::State::tree_members(Notices& notices) {
           no_children_file = true;
           for (auto& c : children_next) close(c.file);
           children_next.clear();
+          for (auto& d : task_dirs_next) close(d.dir);
+          for (auto& d : task_dirs) close(d.dir);
+          task_dirs_next.clear();
+          task_dirs.clear();
           return scan_tree();
         }
         continue;
@@ -204,6 +238,11 @@ Result<void> ProcessCollector::State::tree_members(Notices& notices) {
   }
   for (auto& c : children) close(c.file);  // threads gone and members gone
   children.clear();
+  for (auto& d : task_dirs) close(d.dir);
+  task_dirs.clear();
+  task_dirs.swap(task_dirs_next);  // in the order members were found: sorted for the lookup
+  std::sort(task_dirs.begin(), task_dirs.end(),
+            [](const TaskDir& a, const TaskDir& b) { return a.pid < b.pid; });
   std::sort(children_next.begin(), children_next.end(), by_ids);
   children.swap(children_next);
   std::sort(pids.begin(), pids.end());
@@ -350,7 +389,18 @@ Result<void> ProcessCollector::collect(std::vector<Process>& out, Notices& notic
       s.pids.erase(std::unique(s.pids.begin(), s.pids.end()), s.pids.end());
       break;
     case Scope::Kind::kAll:
-      if (auto ok = s.root.list_pids("/proc", s.pids); !ok) return tl::unexpected(ok.error());
+      // /proc kept open like the files (and counted in the same budget).
+      if (!s.proc_dir.is_open() && s.open < s.budget) {
+        auto d = s.root.open_directory("/proc");
+        if (!d) return tl::unexpected(d.error());
+        if (*d) {
+          s.proc_dir = std::move(**d);
+          ++s.open;
+        }
+      }
+      auto ok =
+          s.proc_dir.is_open() ? s.proc_dir.list_pids(s.pids) : s.root.list_pids("/proc", s.pids);
+      if (!ok) return tl::unexpected(ok.error());
       break;
   }
 

@@ -2,7 +2,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -94,4 +97,23 @@ TEST(RootOpen, RefusesPathsOutsideTheKnownLocationsAndTakesInjectedFaults) {
   EXPECT_EQ(r.error().errno_, EIO);
   EXPECT_NE(r.error().message().find("/proc/meminfo"), std::string::npos);
   EXPECT_TRUE((*f)->read(buf));  // only the second call was to fail
+}
+
+TEST(RootOpen, ADirectoryKeptOpenListsItsNumericEntriesAfreshEachTime) {
+  host::Root root;
+  auto dir = root.open_directory(fmt::format("/proc/{}/task", ::getpid()));
+  ASSERT_TRUE(dir && dir->has_value());
+  std::vector<int> tids;
+  auto first = (*dir)->list_pids(tids);
+  ASSERT_TRUE(first && *first);
+  EXPECT_TRUE(std::binary_search(tids.begin(), tids.end(), ::getpid()));
+  const auto before = tids.size();
+  std::thread extra([] { std::this_thread::sleep_for(std::chrono::milliseconds(200)); });
+  auto second = (*dir)->list_pids(tids);
+  ASSERT_TRUE(second && *second);
+  EXPECT_EQ(tids.size(), before + 1) << "a thread started since is listed";
+  extra.join();
+  auto not_dir = root.open_directory("/proc/meminfo");
+  ASSERT_FALSE(not_dir);
+  EXPECT_EQ(not_dir.error().errno_, ENOTDIR);
 }
