@@ -3,20 +3,6 @@
 
 namespace dltune::monitor {
 
-const char* role_name(Role r) {
-  switch (r) {
-    case Role::kMain:
-      return "main";
-    case Role::kWorker:
-      return "worker";
-    case Role::kChild:
-      return "child";
-    case Role::kOther:
-      break;
-  }
-  return "other";
-}
-
 Model Model::from(const Sample& now, const Sample* previous) {
   double dt = 0;
   if (previous != nullptr && now.monotonic_ns > previous->monotonic_ns)

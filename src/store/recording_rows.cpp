@@ -52,22 +52,16 @@ Pressures read_pressures(Columns& c) {
   return p;
 }
 
-// process_info.role, as text so that sqlite3 shows it: role_name()'s names. (Spelled here, not
-// through role_name, so that the store does not link the Model's translation unit.)
-constexpr std::pair<Role, std::string_view> kRoles[] = {{Role::kOther, "other"},
-                                                        {Role::kMain, "main"},
-                                                        {Role::kWorker, "worker"},
-                                                        {Role::kChild, "child"}};
+// process_info.role, as text so that sqlite3 shows it: role_name()'s names.
+constexpr Role kRoles[] = {Role::kOther, Role::kMain, Role::kWorker, Role::kChild};
 
 std::string_view role_text(Role role) {
-  for (const auto& [r, name] : kRoles)
-    if (r == role) return name;
-  return "other";
+  return monitor::role_name(role);
 }
 
 Role role_from(std::string_view name) {
-  for (const auto& [r, text] : kRoles)
-    if (text == name) return r;
+  for (const auto r : kRoles)
+    if (name == monitor::role_name(r)) return r;
   return Role::kOther;
 }
 
