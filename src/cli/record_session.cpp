@@ -12,6 +12,7 @@
 #include "audit/check.hpp"
 #include "audit/rules.hpp"
 #include "cli/commands.hpp"
+#include "core/clock.hpp"
 #include "inventory/host_facts.hpp"
 #include "render/top_view.hpp"
 #include "tune/profile.hpp"
@@ -25,9 +26,7 @@ Result<std::unique_ptr<RecordSession>> RecordSession::create(const RecordSetup& 
   char host[256] = "";
   ::gethostname(host, sizeof host - 1);
   info.hostname = host;
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  info.started_wall_ns = static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  info.started_wall_ns = now_ns(CLOCK_REALTIME);
   info.interval_ns = setup.interval_ns;
   info.scope = setup.scope;
   info.command = setup.command;

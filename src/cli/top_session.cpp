@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
+#include "core/clock.hpp"
 #include "core/text.hpp"
 #include "tui/screen.hpp"
 
@@ -122,11 +123,7 @@ int top_live(monitor::Sampler& sampler, const TopSettings& settings) {
     screen->draw(painted(render::top_view(model, o)));
   };
   draw();
-  const auto now_ms = [] {
-    timespec ts{};
-    ::clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
-  };
+  const auto now_ms = [] { return now_ns(CLOCK_MONOTONIC) / 1'000'000; };
   const std::int64_t interval_ms = std::max<std::int64_t>(1, settings.interval_ns / 1'000'000);
   std::int64_t next = now_ms() + interval_ms;
   for (;;) {

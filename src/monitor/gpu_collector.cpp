@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/clock.hpp"
 #include "gpu/nvml_library.hpp"
 #include "monitor/sampler.hpp"
 
@@ -21,12 +22,6 @@ namespace {
 using gpu::NvmlLibrary;
 using gpu::Sym;
 namespace nvml = gpu::nvml;
-
-std::int64_t monotonic_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 // What stays the same for a GPU while the library is loaded: read once.
 struct Identity {
@@ -191,7 +186,7 @@ class Reader {
       processes_as<nvml::ProcessInfoV2, nvml::DeviceProcessesV2Fn>(h, g, procs_v2_);
     else if (v == 2)
       processes_as<nvml::ProcessInfoV1, nvml::DeviceProcessesV1Fn>(h, g, procs_v1_);
-    g.sampled_at_ns = monotonic_ns();
+    g.sampled_at_ns = now_ns(CLOCK_MONOTONIC);
   }
 
   const NvmlLibrary& lib_;

@@ -1,5 +1,6 @@
 // Sampler: the collectors of one scope, and the clocks (sampler.hpp).
 #include "monitor/sampler.hpp"
+#include "core/clock.hpp"
 
 #include <time.h>
 #include <unistd.h>
@@ -7,14 +8,6 @@
 #include <utility>
 
 namespace dltune::monitor {
-
-namespace {
-std::int64_t now_ns(clockid_t clock) {
-  timespec ts{};
-  ::clock_gettime(clock, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-}  // namespace
 
 Sampler::~Sampler() = default;
 

@@ -1,5 +1,6 @@
 // Recorder (store/recorder.hpp).
 #include "store/recorder.hpp"
+#include "core/clock.hpp"
 
 #include <poll.h>
 #include <signal.h>
@@ -10,16 +11,6 @@
 #include <algorithm>
 
 namespace dltune::store {
-
-namespace {
-
-std::int64_t now_ns(clockid_t clock) {
-  timespec ts{};
-  ::clock_gettime(clock, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-}  // namespace
 
 std::unique_ptr<Recorder> Recorder::start(std::unique_ptr<monitor::Sampler> sampler,
                                           RecordingWriter& writer, RecorderOptions options) {

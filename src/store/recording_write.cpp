@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "core/clock.hpp"
 #include "store/recording.hpp"
 #include "store/recording_sql.hpp"
 #include "tune/journal_fs.hpp"
@@ -89,12 +90,6 @@ Result<void> install(const std::string& tmp, const std::string& path, bool force
       return fail("cannot remove the old recording's", side, errno);
   }
   return tune::journal_fs::sync_dir(dir_of(path));
-}
-
-std::int64_t now_wall_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 }  // namespace
@@ -288,7 +283,8 @@ Result<void> RecordingWriter::finish(std::optional<int> exit_status) {
   if (s.finished) return {};
   if (auto r = s.commit(); !r) return r;
   s.finished = true;
-  if (auto r = sql::put_meta(s.db, "ended_wall_ns", std::to_string(now_wall_ns())); !r) return r;
+  if (auto r = sql::put_meta(s.db, "ended_wall_ns", std::to_string(now_ns(CLOCK_REALTIME))); !r)
+    return r;
   std::optional<std::string> status;
   if (exit_status) status = std::to_string(*exit_status);
   if (auto r = sql::put_meta(s.db, "exit_status", status); !r) return r;
