@@ -80,6 +80,8 @@ bool RecordSession::finish(const host::Root& root, std::optional<int> exit_statu
     if (auto report = audit::run_check(facts, root, *profile, {}))
       if (auto w = writer_->put_document("check", audit::to_json(*report, facts)); !w) ok = false;
   }
+  for (const auto& [key, doc] : documents_)
+    if (auto w = writer_->put_document(key, doc); !w) ok = false;
   if (auto done = writer_->finish(exit_status); !done) {
     fmt::print(stderr, "{}: {}\n", who_, done.error().message());
     return false;

@@ -5,7 +5,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "host/root.hpp"
 #include "monitor/sampler.hpp"
@@ -33,6 +36,14 @@ class RecordSession {
   // Starts sampling on a thread of its own.
   [[nodiscard]] Result<void> start(const host::Root& root, const monitor::SamplerOptions& options);
   [[nodiscard]] bool finished() const { return recorder_ && recorder_->finished(); }
+  // Stops sampling (the samples taken stay); finish() may come later.
+  void stop() {
+    if (recorder_) recorder_->stop();
+  }
+  // A document to store at finish() besides env and check ("summary": run's summary JSON).
+  void add_document(std::string key, nlohmann::json doc) {
+    documents_.emplace_back(std::move(key), std::move(doc));
+  }
   // Stops sampling, adds the host's env facts and check findings (documents "env", "check"),
   // writes the end and the exit status, and prints one line about the file on stderr (unless
   // quiet). Returns false when the recording could not be completed (the message is printed).
@@ -45,6 +56,7 @@ class RecordSession {
   std::string who_;
   std::unique_ptr<store::RecordingWriter> writer_;
   std::unique_ptr<store::Recorder> recorder_;
+  std::vector<std::pair<std::string, nlohmann::json>> documents_;
 };
 
 }  // namespace dltune::cli

@@ -226,17 +226,19 @@ class RunCommand : public Command {
     launch::OomWatch oom_watch;  // opened before the job starts: only its own OOM kills
     auto result = launch::spawn_and_wait(req);
     if (recording) {
+      recording->stop();  // before the cgroup goes
       if (record_error)
         fmt::print(stderr, "dltune run: --record could not sample the job: {}\n",
                    record_error->message());
-      recording->finish(root, result ? std::optional<int>(result->exit_code) : std::nullopt,
-                        quiet_);
-      if (!result) ::unlink(record_.c_str());
     }
     summary.stats = (*cg)->stats();
     summary.oom_victims = oom_watch.victims(plan->name);
     auto removed = (*cg)->remove();
     if (!result) {
+      if (recording) {
+        recording->finish(root, std::nullopt, true);
+        ::unlink(record_.c_str());
+      }
       fmt::print(stderr, "dltune run: {}\n", result.error().message());
       return kExitBadInput;
     }
@@ -245,6 +247,10 @@ class RunCommand : public Command {
     if (!removed)
       summary.result.warnings.push_back("the cgroup could not be removed: " +
                                         removed.error().message());
+    if (recording) {  // with the summary, for compare and report (the job's it/s, OOM kills)
+      recording->add_document("summary", launch::to_json(summary));
+      recording->finish(root, result->exit_code, quiet_);
+    }
     if (!quiet_) fmt::print(stderr, "\n{}", launch::render_text(summary));
     if (!json_path_.empty()) {
       const auto text = launch::to_json(summary).dump(2) + "\n";

@@ -109,6 +109,10 @@ TEST_F(RecordLive, RunRecordsAPyTorchJobWithItsWorkersAndItsCgroup) {
   EXPECT_TRUE((*env)->contains("os"));
   auto check = rec->document("check");
   ASSERT_TRUE(check && check->has_value());
+  auto summary = rec->document("summary");  // run's own summary: what compare reads
+  ASSERT_TRUE(summary && summary->has_value());
+  EXPECT_EQ((**summary)["exit_code"], 0);
+  EXPECT_GT((**summary)["progress"].value("samples", 0), 0) << (**summary).dump(2);
   // The replay shows the job as top does.
   const auto replay =
       run({DLTUNE_BINARY, "record", "--replay", db, "--once", "--at", "2s", "--sort", "tree"});
