@@ -24,7 +24,7 @@ class TopCommand : public Command {
         "Keys: q quit, space pause, sort by c CPU, m memory, p pid, r run-queue wait, i I/O,\n"
         "t the job's tree. The terminal is restored on exit, ^C and SIGTERM.\n"
         "--once prints one view as plain text (two samples one interval apart) and exits: for\n"
-        "scripts, pipes and files.");
+        "scripts; so does top when its output is not a terminal (a pipe or a file).");
     flags_.add_to(*sub_, "Refresh interval, 10ms to 1h (default 1s)");
     sub_->add_flag("--once", once_, "Print one view as text and exit");
     sub_->add_option("--sort", sort_,

@@ -94,7 +94,8 @@ int top_live(monitor::Sampler& sampler, const TopSettings& settings) {
     return kExitFailure;
   }
   for (auto& n : sampler.take_notices()) notices.push_back(std::move(n));
-  if (settings.once) {
+  // Not a terminal (a pipe, a file, cron): one view as plain text, as --once.
+  if (settings.once || ::isatty(STDOUT_FILENO) == 0) {
     ::usleep(static_cast<useconds_t>(settings.interval_ns / 1000));
     if (auto ok = sampler.sample(current); !ok) {
       fmt::print(stderr, "dltune top: {}\n", ok.error().message());

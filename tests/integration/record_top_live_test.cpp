@@ -214,6 +214,11 @@ TEST(TopLive, OnceShowsThePidsTreeAsText) {
   EXPECT_NE(r.out.find("  /bin/sleep 31"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("MEM  used"), std::string::npos);
   EXPECT_NE(r.out.find("PSI  "), std::string::npos);
+  // Without --once but into a pipe: the same plain view, not an error.
+  const auto piped = run({DLTUNE_BINARY, "top", "--no-gpus", "--interval", "100ms", "--pid",
+                          std::to_string(tree.pid)});
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_NE(piped.out.find(fmt::format("{:>7} main", tree.pid)), std::string::npos) << piped.out;
   const auto bad = run({DLTUNE_BINARY, "top", "--once", "--sort", "colour"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--sort colour"), std::string::npos);
