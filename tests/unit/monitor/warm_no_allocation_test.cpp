@@ -13,19 +13,48 @@ thread_local bool counting = false;
 thread_local long allocations = 0;
 }  // namespace
 
-// Replacements (allowed by [replacement.functions]); delete is replaced too so that new and
-// delete pair up under the sanitizers. At -O2 GCC inlines the replaced delete and then takes
-// its free() for a mismatch with operator new: a false -Wmismatched-new-delete here.
+// Replacements (allowed by [replacement.functions]) of every unaligned form of new and delete,
+// so that all of them pair up under ASan (which reports memory from its own operator new that
+// reaches our free(): std::get_temporary_buffer uses the nothrow form). The aligned forms stay
+// the library's, new and delete alike. At -O2 GCC inlines the replaced delete and then takes its
+// free() for a mismatch with operator new: a false -Wmismatched-new-delete here.
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(std::size_t n) {
+namespace {
+void* counted_malloc(std::size_t n) noexcept {
   if (counting) ++allocations;
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  return std::malloc(n == 0 ? 1 : n);
+}
+}  // namespace
+void* operator new(std::size_t n) {
+  if (void* p = counted_malloc(n)) return p;
   throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) {
+  if (void* p = counted_malloc(n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  return counted_malloc(n);
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+  return counted_malloc(n);
 }
 void operator delete(void* p) noexcept {
   std::free(p);
 }
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
 void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
   std::free(p);
 }
 
