@@ -45,6 +45,7 @@ struct Child {
   explicit Child(std::vector<std::string> argv) {
     pid = ::fork();
     if (pid == 0) {
+      ::setpgid(0, 0);  // its own group, killed whole: no orphan left holding ctest's pipe
       std::vector<char*> a;
       for (auto& s : argv) a.push_back(s.data());
       a.push_back(nullptr);
@@ -54,6 +55,7 @@ struct Child {
   }
   ~Child() {
     if (pid > 0) {
+      ::kill(-pid, SIGKILL);
       ::kill(pid, SIGKILL);
       ::waitpid(pid, nullptr, 0);
     }
