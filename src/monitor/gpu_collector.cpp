@@ -1,5 +1,6 @@
 // GpuCollector: NVML read on a thread of its own, at its own rate (issue 6: a per-process NVML
 // query can take milliseconds on real GPUs; it must never sit on the sampler's hot path).
+#include <signal.h>
 #include <time.h>
 
 #include <algorithm>
@@ -238,7 +239,13 @@ GpuCollector::GpuCollector(std::string nvml_library, std::int64_t interval_ns)
   state_->library = std::move(nvml_library);
   state_->interval_ns = std::max<std::int64_t>(interval_ns, 10'000'000);
   // The first reading starts now, so a sample taken a little later usually has it.
+  // The thread starts with every signal blocked: SIGINT and SIGTERM are for the command's
+  // thread (top's handler wakes its getch, record's sigtimedwait), never for NVML's.
+  sigset_t all, old;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old);
   state_->thread = std::thread([s = state_.get()] { s->run(); });
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 GpuCollector::~GpuCollector() {
