@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "host/root.hpp"
 #include "inventory/host_facts.hpp"
 
@@ -33,6 +34,12 @@ class Command {
 [[nodiscard]] std::optional<host::Root> open_root(const char* command, const std::string& dir);
 // How facts are collected: DLTUNE_NVML_LIBRARY from this process's environment.
 [[nodiscard]] inventory::CollectOptions collect_options();
+// The job's command for `run` and `record`: the words after "--", or from the first word that is
+// not an option on (CLI11's prefix mode, `remaining`), passed on untouched. Refuses a word before
+// "--" when there is one, and an unknown option of `command_name`.
+[[nodiscard]] Result<std::vector<std::string>> job_command(std::vector<std::string> remaining,
+                                                           const GlobalOptions& global,
+                                                           const char* command_name);
 // This process's environment as a map (what a job inherits unless told otherwise).
 [[nodiscard]] std::map<std::string, std::string> own_environment();
 

@@ -36,4 +36,19 @@ inventory::CollectOptions collect_options() {
   return options;
 }
 
+Result<std::vector<std::string>> job_command(std::vector<std::string> remaining,
+                                             const GlobalOptions& global,
+                                             const char* command_name) {
+  if (global.after_dashdash) {
+    if (!remaining.empty())
+      return fail(
+          fmt::format("unexpected '{}' before --: the command comes after --", remaining.front()));
+    return *global.after_dashdash;
+  }
+  if (!remaining.empty() && remaining.front().starts_with("-"))
+    return fail(fmt::format("unknown option {} (see dltune {} --help; the command comes after --)",
+                            remaining.front(), command_name));
+  return remaining;
+}
+
 }  // namespace dltune::cli

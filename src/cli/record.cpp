@@ -56,15 +56,9 @@ class RecordCommand : public Command {
 
   int execute() override {
     if (!replay_.empty()) return replay();
-    std::vector<std::string> command = sub_->remaining();
-    if (global_.after_dashdash) {
-      if (!command.empty())
-        return refuse(
-            fmt::format("unexpected '{}' before --: the command comes after --", command.front()));
-      command = *global_.after_dashdash;
-    } else if (!command.empty() && command.front().starts_with("-")) {
-      return refuse(fmt::format("unknown option {} (see dltune record --help)", command.front()));
-    }
+    auto job = job_command(sub_->remaining(), global_, "record");
+    if (!job) return refuse(job.error().message());
+    const std::vector<std::string> command = std::move(*job);
     if (output_.empty()) return refuse("-o FILE: where to write the recording is required");
     auto interval = flags_.interval_ns();
     if (!interval) return refuse(interval.error().message());

@@ -110,20 +110,9 @@ class RunCommand : public Command {
   bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
-    // The command: the words after "--", or from the first word that is not an option on
-    // (CLI11's prefix mode), passed on untouched: its options are not dltune's.
-    opts_.command = sub_->remaining();
-    if (global_.after_dashdash) {
-      if (!opts_.command.empty())
-        return refuse(fmt::format("unexpected '{}' before --: the command comes after --",
-                                  opts_.command.front()));
-      opts_.command = *global_.after_dashdash;
-    } else if (!opts_.command.empty() && opts_.command.front().starts_with("-")) {
-      return refuse(
-          fmt::format("unknown option {} (see dltune run --help; the command comes "
-                      "after --)",
-                      opts_.command.front()));
-    }
+    auto command = job_command(sub_->remaining(), global_, "run");
+    if (!command) return refuse(command.error().message());
+    opts_.command = std::move(*command);
     std::optional<std::int64_t> record_interval;
     if (!record_.empty()) {
       auto i = record_flags_.interval_ns();

@@ -15,6 +15,9 @@ Result<std::unique_ptr<Sampler>> Sampler::open(const host::Root& root, SamplerOp
   std::unique_ptr<Sampler> s(new Sampler());
   s->options_ = std::move(options);
   const SamplerOptions& o = s->options_;
+  if (const long t = ::sysconf(_SC_CLK_TCK); t > 0)
+    s->ticks_per_second_ = static_cast<std::uint64_t>(t);
+  if (const long p = ::sysconf(_SC_PAGESIZE); p > 0) s->page_size_ = static_cast<std::uint64_t>(p);
   s->system_ = std::make_unique<SystemCollector>(root);
 
   // The members of a kCgroup scope are the sampled group's (cgroup.procs): one group.
@@ -42,9 +45,8 @@ Result<std::unique_ptr<Sampler>> Sampler::open(const host::Root& root, SamplerOp
 Result<void> Sampler::sample(Sample& out) {
   out.wall_ns = now_ns(CLOCK_REALTIME);
   out.monotonic_ns = now_ns(CLOCK_MONOTONIC);
-  if (const long t = ::sysconf(_SC_CLK_TCK); t > 0)
-    out.ticks_per_second = static_cast<std::uint64_t>(t);
-  if (const long p = ::sysconf(_SC_PAGESIZE); p > 0) out.page_size = static_cast<std::uint64_t>(p);
+  out.ticks_per_second = ticks_per_second_;
+  out.page_size = page_size_;
 
   if (auto ok = system_->collect(out.system, notices_); !ok) return ok;
   if (cgroup_) {

@@ -140,6 +140,7 @@ class Sampler {
  private:
   Sampler() = default;
   SamplerOptions options_;
+  std::uint64_t ticks_per_second_ = 100, page_size_ = 4096;  // sysconf, once
   Notices notices_;
   std::unique_ptr<SystemCollector> system_;
   std::unique_ptr<CgroupCollector> cgroup_;
