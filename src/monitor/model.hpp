@@ -109,6 +109,8 @@ struct GpuModel {
   std::optional<std::uint64_t> clock_event_reasons;
   std::optional<double> pcie_tx_bytes_s, pcie_rx_bytes_s;
   std::vector<GpuProcessModel> processes;
+  std::optional<std::uint64_t> pcie_replay_count, xid_errors;  // counters, as in the Sample
+  std::optional<std::uint32_t> last_xid;
 };
 
 struct Model {

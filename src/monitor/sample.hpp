@@ -160,6 +160,12 @@ struct Gpu {
   std::optional<std::uint64_t> energy_mj;     // total energy since the driver loaded
   std::vector<GpuProcess> processes;          // compute processes
   std::optional<std::int64_t> sampled_at_ns;  // monotonic time NVML was read (slower rate)
+  // nvmlDeviceGetPcieReplayCounter: link-level retransmissions since the driver loaded.
+  std::optional<std::uint64_t> pcie_replay_count;
+  // Xid events (nvmlEventTypeXidCriticalError) seen since the collector started, and the last
+  // one's code; empty when NVML's event API is missing or refused.
+  std::optional<std::uint64_t> xid_errors;
+  std::optional<std::uint32_t> last_xid;
 };
 
 struct Sample {
