@@ -78,6 +78,15 @@ constexpr SymbolSpec kTable[] = {
      {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
       "nvmlDeviceGetComputeRunningProcesses"},
      false},
+    // serve's (issue 7), NVML API Reference "Device Queries" and "Event Handling Methods": the
+    // PCIe replay counter (link-level retransmissions); Xid critical errors arrive as events on
+    // an event set. nvmlEventSetWait_v2 fills nvmlEventData_t with the MIG instance ids at the
+    // end; the plain name fills the struct without them (EventData holds both).
+    {Sym::kPcieReplayCounter, {"nvmlDeviceGetPcieReplayCounter", nullptr, nullptr}, false},
+    {Sym::kEventSetCreate, {"nvmlEventSetCreate", nullptr, nullptr}, false},
+    {Sym::kRegisterEvents, {"nvmlDeviceRegisterEvents", nullptr, nullptr}, false},
+    {Sym::kEventSetWait, {"nvmlEventSetWait_v2", "nvmlEventSetWait", nullptr}, false},
+    {Sym::kEventSetFree, {"nvmlEventSetFree", nullptr, nullptr}, false},
 };
 static_assert(std::size(kTable) == static_cast<std::size_t>(Sym::kCount));
 

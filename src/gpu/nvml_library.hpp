@@ -52,6 +52,12 @@ enum class Sym : std::size_t {
   kPcieThroughput,
   kTotalEnergy,
   kComputeProcesses,
+  // serve's (issue 7): the PCIe replay counter and Xid events.
+  kPcieReplayCounter,
+  kEventSetCreate,
+  kRegisterEvents,
+  kEventSetWait,
+  kEventSetFree,
   kCount,
 };
 

@@ -17,6 +17,7 @@ inline constexpr Return kErrorNoPermission = 4;
 inline constexpr Return kErrorNotFound = 6;
 inline constexpr Return kErrorInsufficientSize = 7;
 inline constexpr Return kErrorDriverNotLoaded = 9;
+inline constexpr Return kErrorTimeout = 10;
 inline constexpr Return kErrorFunctionNotFound = 13;
 inline constexpr Return kErrorGpuIsLost = 15;
 inline constexpr Return kErrorLibRmVersionMismatch = 18;
@@ -179,6 +180,26 @@ using DevicePcieThroughputFn = Return (*)(Device, int, unsigned int*);  // nvmlP
 // nvmlDeviceGetComputeRunningProcesses*: infoCount in (room) and out (how many; with
 // NVML_ERROR_INSUFFICIENT_SIZE when the room was too small).
 using DeviceProcessesV2Fn = Return (*)(Device, unsigned int*, ProcessInfoV2*);
+// nvmlEventSet_t: an opaque handle (struct nvmlEventSet_st*).
+struct EventSetOpaque;
+using EventSet = EventSetOpaque*;
+// nvmlEventTypeXidCriticalError (nvml.h, "Event Types"); eventData holds the Xid code (999 for an
+// unknown one).
+inline constexpr unsigned long long kEventTypeXidCriticalError = 0x8ULL;
+// nvmlEventData_t as nvmlEventSetWait_v2 fills it; the unversioned call fills only the first
+// three fields (device, eventType, eventData), so one struct serves both.
+struct EventData {
+  Device device;
+  unsigned long long event_type;
+  unsigned long long event_data;
+  unsigned int gpu_instance_id;
+  unsigned int compute_instance_id;
+};
+static_assert(sizeof(EventData) == 32);
+using EventSetCreateFn = Return (*)(EventSet*);
+using RegisterEventsFn = Return (*)(Device, unsigned long long, EventSet);
+using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned int);  // timeout in ms
+using EventSetFreeFn = Return (*)(EventSet);
 using DeviceProcessesV1Fn = Return (*)(Device, unsigned int*, ProcessInfoV1*);
 
 }  // namespace dltune::gpu::nvml

@@ -33,6 +33,11 @@ struct Identity {
 class Reader {
  public:
   explicit Reader(const NvmlLibrary& lib) : lib_(lib) {}
+  ~Reader() {
+    if (events_ != nullptr) lib_.fn<nvml::EventSetFreeFn>(Sym::kEventSetFree)(events_);
+  }
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
 
   // Every GPU into `out` (reusing its elements); failures other than "not supported" are added
   // to `failed` by call name, for one notice each.
@@ -41,7 +46,11 @@ class Reader {
     unsigned count = 0;
     if (!ok(Sym::kDeviceCount, lib_.fn<nvml::CountFn>(Sym::kDeviceCount)(&count))) count = 0;
     count = std::min(count, 64u);  // no host has more; a broken library may say anything
-    if (ids_.size() != count) ids_.assign(count, std::nullopt);
+    if (ids_.size() != count) {
+      ids_.assign(count, std::nullopt);
+      xids_.assign(count, Xids{});
+    }
+    drain_events();
     out.resize(count);
     for (unsigned i = 0; i < count; ++i) device(i, out[i]);
   }
@@ -146,6 +155,53 @@ class Reader {
     }
   }
 
+  // Xid events (NVML API Reference, "Event Handling Methods"): one event set for every GPU,
+  // each registered for nvmlEventTypeXidCriticalError once; the set is drained without waiting
+  // (timeout 0) at each reading. A GPU where registration is refused (vGPU guests, old boards:
+  // NOT_SUPPORTED) has no Xid count, rather than a count of 0 that would mean "none happened".
+  struct Xids {
+    bool tried = false;
+    nvml::Device handle = nullptr;  // registered: events name their GPU by handle
+    std::uint64_t count = 0;
+    std::optional<std::uint32_t> last;
+  };
+
+  void register_xids(unsigned index, nvml::Device h) {
+    auto& x = xids_[index];
+    if (x.tried) return;
+    x.tried = true;
+    const auto create = lib_.fn<nvml::EventSetCreateFn>(Sym::kEventSetCreate);
+    const auto reg = lib_.fn<nvml::RegisterEventsFn>(Sym::kRegisterEvents);
+    if (create == nullptr || reg == nullptr ||
+        lib_.fn<nvml::EventSetWaitFn>(Sym::kEventSetWait) == nullptr ||
+        lib_.fn<nvml::EventSetFreeFn>(Sym::kEventSetFree) == nullptr)
+      return;
+    if (events_ == nullptr && !ok(Sym::kEventSetCreate, create(&events_))) {
+      events_ = nullptr;
+      return;
+    }
+    if (ok(Sym::kRegisterEvents, reg(h, nvml::kEventTypeXidCriticalError, events_))) x.handle = h;
+  }
+
+  void drain_events() {
+    if (events_ == nullptr) return;
+    const auto wait = lib_.fn<nvml::EventSetWaitFn>(Sym::kEventSetWait);
+    // Bounded: a storm of events is counted over several readings, never a stuck thread.
+    for (int n = 0; n < 1024; ++n) {
+      nvml::EventData e{};
+      const auto rc = wait(events_, &e, 0);
+      if (rc == nvml::kErrorTimeout) return;  // none pending
+      if (!ok(Sym::kEventSetWait, rc)) return;
+      if ((e.event_type & nvml::kEventTypeXidCriticalError) == 0) continue;
+      for (auto& x : xids_)
+        if (x.handle != nullptr && x.handle == e.device) {
+          ++x.count;
+          x.last =
+              static_cast<std::uint32_t>(std::min<unsigned long long>(e.event_data, 0xFFFFFFFFu));
+        }
+    }
+  }
+
   void device(unsigned index, Gpu& g) {
     g = Gpu{};
     g.index = index;
@@ -176,6 +232,12 @@ class Reader {
       unsigned long long r = 0;
       if (ok(Sym::kClockEventReasons, f(h, &r))) g.clock_event_reasons = r;
     }
+    if (const auto r = uint(Sym::kPcieReplayCounter, h)) g.pcie_replay_count = *r;
+    register_xids(index, h);
+    if (const auto& x = xids_[index]; x.handle != nullptr) {
+      g.xid_errors = x.count;
+      g.last_xid = x.last;
+    }
     g.pcie_tx_kib_s = pcie(h, nvml::kPcieUtilTxBytes);
     g.pcie_rx_kib_s = pcie(h, nvml::kPcieUtilRxBytes);
     if (const auto f = lib_.fn<nvml::DeviceU64Fn>(Sym::kTotalEnergy)) {
@@ -193,6 +255,8 @@ class Reader {
   const NvmlLibrary& lib_;
   std::set<std::string>* failed_ = nullptr;
   std::vector<std::optional<Identity>> ids_;
+  std::vector<Xids> xids_;
+  nvml::EventSet events_ = nullptr;
   std::vector<nvml::ProcessInfoV2> procs_v2_;
   std::vector<nvml::ProcessInfoV1> procs_v1_;
 };

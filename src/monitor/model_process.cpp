@@ -88,6 +88,9 @@ void model_gpus(const Sample& now, const Sample* /*previous*/, double /*dt_s*/, 
     m.sm_clock_mhz = g.sm_clock_mhz;
     m.memory_clock_mhz = g.memory_clock_mhz;
     m.clock_event_reasons = g.clock_event_reasons;
+    m.pcie_replay_count = g.pcie_replay_count;
+    m.xid_errors = g.xid_errors;
+    m.last_xid = g.last_xid;
     // nvmlDeviceGetPcieThroughput: "throughput in KB/s" over a 20 ms window (NVML API Reference,
     // Device Queries). The reference does not say 1000 or 1024; Sample names the field KiB/s,
     // and so KB here is taken as 1024 bytes, as NVML's memory figures are binary.

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -58,7 +60,7 @@ Result<void> check_header(const std::string& path) {
   return {};
 }
 
-std::string process_select() {
+std::string process_select(const std::set<std::string>& present) {
   // The process_info row in force at the sample: the latest one written at or before it.
   return fmt::format(
       "SELECT {}, i.ppid, i.comm, i.cmdline, i.role FROM process p JOIN process_info i"
@@ -66,7 +68,7 @@ std::string process_select() {
       " (SELECT max(first_sample) FROM process_info WHERE pid = p.pid AND"
       " start_ticks = p.start_ticks AND first_sample <= p.sample_id)"
       " WHERE p.sample_id = ?1 ORDER BY p.pid",
-      sql::table("process").column_names("p"));
+      sql::table("process").column_names("p", &present));
 }
 
 }  // namespace
@@ -77,16 +79,38 @@ struct Recording::State {
   std::vector<std::int64_t> ids, walls;
   std::optional<Statement> sample, cpu, disk, net, cgroup, process, gpu, gpu_process, document;
 
+  // The columns each table of this file has (PRAGMA table_info).
+  Result<std::set<std::string>> columns_of(const std::string& table) {
+    auto st = db.prepare(fmt::format("PRAGMA table_info({})", table).c_str(),
+                         "cannot read the recording");
+    if (!st) return tl::unexpected(st.error());
+    std::set<std::string> out;
+    for (;;) {
+      auto row = st->step();
+      if (!row) return tl::unexpected(row.error());
+      if (!*row) break;
+      out.insert(st->text_at(1));
+    }
+    return out;
+  }
+
   Result<void> prepare() {
+    std::map<std::string, std::set<std::string>> present;
+    for (const auto& t : sql::tables()) {
+      auto c = columns_of(t.name);
+      if (!c) return tl::unexpected(c.error());
+      present[t.name] = std::move(*c);
+    }
+    const auto select = [&](const char* t) { return sql::select_sql(t, &present[t]); };
     const std::pair<std::optional<Statement>*, std::string> all[] = {
-        {&sample, sql::select_sql("sample")},
-        {&cpu, sql::select_sql("cpu")},
-        {&disk, sql::select_sql("disk")},
-        {&net, sql::select_sql("net")},
-        {&cgroup, sql::select_sql("cgroup")},
-        {&process, process_select()},
-        {&gpu, sql::select_sql("gpu")},
-        {&gpu_process, sql::select_sql("gpu_process")},
+        {&sample, select("sample")},
+        {&cpu, select("cpu")},
+        {&disk, select("disk")},
+        {&net, select("net")},
+        {&cgroup, select("cgroup")},
+        {&process, process_select(present["process"])},
+        {&gpu, select("gpu")},
+        {&gpu_process, select("gpu_process")},
         {&document, "SELECT json FROM document WHERE key = ?1"}};
     for (auto& [st, text] : all) {
       auto p = db.prepare(text.c_str(), "cannot read the recording");

@@ -268,6 +268,9 @@ void bind_gpu(Binder& b, std::int64_t id, const Gpu& g) {
   b.ou(g.pcie_rx_kib_s);
   b.ou(g.energy_mj);
   b.ou(g.sampled_at_ns);
+  b.ou(g.pcie_replay_count);
+  b.ou(g.xid_errors);
+  b.ou(g.last_xid);
 }
 
 Gpu read_gpu(Columns& c) {
@@ -290,6 +293,9 @@ Gpu read_gpu(Columns& c) {
   g.pcie_rx_kib_s = c.ou<std::uint32_t>();
   g.energy_mj = c.ou<std::uint64_t>();
   g.sampled_at_ns = c.ou<std::int64_t>();
+  g.pcie_replay_count = c.ou<std::uint64_t>();
+  g.xid_errors = c.ou<std::uint64_t>();
+  g.last_xid = c.ou<std::uint32_t>();
   return g;
 }
 

@@ -136,7 +136,9 @@ std::vector<Table> make_tables() {
              "memory_used_bytes INTEGER", "memory_total_bytes INTEGER", "power_watts REAL",
              "temperature_celsius INTEGER", "sm_clock_mhz INTEGER", "memory_clock_mhz INTEGER",
              "clock_event_reasons INTEGER", "pcie_tx_kib_s INTEGER", "pcie_rx_kib_s INTEGER",
-             "energy_mj INTEGER", "sampled_at_ns INTEGER"},
+             "energy_mj INTEGER", "sampled_at_ns INTEGER",
+             // Added after schema 1 was first written (nullable, at the end: no new version).
+             "pcie_replay_count INTEGER", "xid_errors INTEGER", "last_xid INTEGER"},
             "sample_id, gpu",
             "gpu",
             true});
@@ -162,12 +164,18 @@ const Table& table(std::string_view name) {
   return tables().front();  // unreachable: every caller names a table above
 }
 
-std::string Table::column_names(std::string_view alias) const {
+std::string Table::column_names(std::string_view alias,
+                                const std::set<std::string>* present) const {
   std::string out;
   for (const auto& c : columns) {
     if (!out.empty()) out += ", ";
+    const std::string name = c.substr(0, c.find(' '));
+    if (present != nullptr && !present->contains(name)) {
+      out += "NULL";
+      continue;
+    }
     if (!alias.empty()) fmt::format_to(std::back_inserter(out), "{}.", alias);
-    out += c.substr(0, c.find(' '));
+    out += name;
   }
   return out;
 }
@@ -180,11 +188,11 @@ std::string insert_sql(std::string_view name) {
   return sql + ")";
 }
 
-std::string select_sql(std::string_view name) {
+std::string select_sql(std::string_view name, const std::set<std::string>* present) {
   const Table& t = table(name);
   const char* key = t.name == "sample" ? "id" : "sample_id";
-  return fmt::format("SELECT {} FROM {} WHERE {} = ?1 ORDER BY {}", t.column_names(""), t.name, key,
-                     t.order_by);
+  return fmt::format("SELECT {} FROM {} WHERE {} = ?1 ORDER BY {}", t.column_names("", present),
+                     t.name, key, t.order_by);
 }
 
 Result<void> create_schema(Database& db, const RecordingInfo& info) {

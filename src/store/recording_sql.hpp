@@ -4,6 +4,7 @@
 // seen missing in the other (docs/recording.md describes the tables).
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,8 +70,11 @@ struct Table {
   std::string primary_key;  // empty: declared in a column
   std::string order_by;     // the rows of one sample, in the Sample's order
   bool without_rowid = false;
-  // "a, b, c", or "p.a, p.b, p.c" with an alias.
-  [[nodiscard]] std::string column_names(std::string_view alias) const;
+  // "a, b, c", or "p.a, p.b, p.c" with an alias. With `present` (the columns the file's table
+  // has), a column the file lacks reads as NULL: a recording made before a nullable column was
+  // added at the end of a table still opens (docs/recording.md, Versioning).
+  [[nodiscard]] std::string column_names(std::string_view alias,
+                                         const std::set<std::string>* present = nullptr) const;
 };
 
 // recording_schema.cpp
@@ -86,7 +90,8 @@ struct Table {
 // "INSERT INTO <table> VALUES (?1, ...)" with the table's column count, and
 // "SELECT <columns> FROM <table> WHERE sample_id = ?1 ORDER BY <key>".
 [[nodiscard]] std::string insert_sql(std::string_view table);
-[[nodiscard]] std::string select_sql(std::string_view table);
+[[nodiscard]] std::string select_sql(std::string_view table,
+                                     const std::set<std::string>* present = nullptr);
 
 // recording_rows.cpp: each read_* starts at the row's first column (sample_id or id).
 void bind_sample(Binder& b, std::int64_t id, const monitor::Sample& s);

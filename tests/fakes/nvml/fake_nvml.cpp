@@ -36,6 +36,8 @@ constexpr int kUnknown = 999;
 
 struct Gpu {
   json config = json::object();
+  bool xid_registered = false;
+  std::size_t xids_delivered = 0;  // of config["xid_events"]
 };
 
 struct State {
@@ -574,6 +576,67 @@ int nvmlDeviceGetTotalEnergyConsumption(void* device, unsigned long long* mj) {
   return call(__func__, device, [&] { return scalar(gpu_of(device)->config, "energy_mj", mj); });
 }
 
+int nvmlDeviceGetPcieReplayCounter(void* device, unsigned int* value) {
+  scribble(value);
+  return call(__func__, device,
+              [&] { return scalar(gpu_of(device)->config, "pcie_replay_count", value); });
+}
+
+// Event API (NVML API Reference, "Event Handling Methods"): one set handle at a time, Xid
+// critical errors only. A GPU's "xid_events" are delivered one per wait, in order, after it was
+// registered; then a wait returns NVML_ERROR_TIMEOUT at once (the fake never sleeps).
+constexpr unsigned long long kXidCriticalError = 0x8ULL;
+constexpr int kTimeout = 10;
+int event_sets_open = 0;
+int nvmlEventSetCreate(void** set) {
+  return call(__func__, nullptr, [&] {
+    if (set == nullptr) return kInvalidArgument;
+    *set = &event_sets_open;
+    ++event_sets_open;
+    return kSuccess;
+  });
+}
+int nvmlDeviceRegisterEvents(void* device, unsigned long long types, void* set) {
+  return call(__func__, device, [&] {
+    if (set != &event_sets_open) return kInvalidArgument;
+    Gpu* g = gpu_of(device);
+    if (!g->config.contains("xid_events") || (types & kXidCriticalError) == 0) return kNotSupported;
+    g->xid_registered = true;
+    return kSuccess;
+  });
+}
+struct nvmlEventData_t {  // the _v2 layout; the plain wait fills the first three fields
+  void* device;
+  unsigned long long eventType, eventData;
+  unsigned int gpuInstanceId, computeInstanceId;
+};
+int event_wait(const char* fn, void* set, nvmlEventData_t* data, bool v2) {
+  return call(fn, nullptr, [&] {
+    if (set != &event_sets_open || data == nullptr) return kInvalidArgument;
+    for (auto& g : state().gpus) {
+      if (!g.xid_registered || !g.config["xid_events"].is_array()) continue;
+      const auto& list = g.config["xid_events"];
+      if (g.xids_delivered >= list.size()) continue;
+      data->device = &g;
+      data->eventType = kXidCriticalError;
+      data->eventData = list[g.xids_delivered++].get<unsigned long long>();
+      if (v2) data->gpuInstanceId = data->computeInstanceId = 0xFFFFFFFFu;
+      return kSuccess;
+    }
+    return kTimeout;
+  });
+}
+int nvmlEventSetWait(void* set, nvmlEventData_t* data, unsigned int /*timeout_ms*/) {
+  return event_wait(__func__, set, data, false);
+}
+int nvmlEventSetFree(void* set) {
+  return call(__func__, nullptr, [&] {
+    if (set != &event_sets_open) return kInvalidArgument;
+    --event_sets_open;
+    return kSuccess;
+  });
+}
+
 int nvmlDeviceGetComputeRunningProcesses(void* device, unsigned int* count, ProcessInfoV1* p) {
   return processes(__func__, device, count, p);
 }
@@ -584,6 +647,10 @@ int nvmlDeviceGetComputeRunningProcesses_v2(void* device, unsigned int* count, P
 }
 int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned int* count, ProcessInfoV2* p) {
   return processes(__func__, device, count, p);
+}
+
+int nvmlEventSetWait_v2(void* set, nvmlEventData_t* data, unsigned int /*timeout_ms*/) {
+  return event_wait(__func__, set, data, true);
 }
 
 int nvmlInit_v2() {

@@ -169,3 +169,32 @@ TEST(GpuCollector, StopsAtOnceWithALongInterval) {
   }
   EXPECT_EQ(config.log(), "nvmlInit_v2\nnvmlShutdown\nnvmlInit_v2\nnvmlShutdown\n");
 }
+
+// Xid critical errors arrive as NVML events: registered at the first reading, drained (without
+// waiting) at each later one; the PCIe replay counter is a plain query. Both call versions of
+// the wait (nvmlEventSetWait_v2 and the old one, which fills a shorter struct) give the same.
+TEST(GpuCollector, XidEventsAndPcieReplays) {
+  for (const char* library : {DLTUNE_FAKE_NVML, DLTUNE_FAKE_NVML_OLD}) {
+    SCOPED_TRACE(library);
+    auto j = fake_hgx(2);
+    j["gpus"][0]["xid_events"] = {79, 13};
+    j["gpus"][0]["pcie_replay_count"] = 3;
+    FakeNvmlConfig config(j);
+    std::vector<Gpu> gpus;
+    Notices notices;
+    GpuCollector c(library, 10'000'000);  // 10 ms: several readings
+    ASSERT_TRUE(collect_until(
+        c, gpus, notices, [&] { return gpus.size() == 2 && gpus[0].xid_errors.value_or(0) == 2; }));
+    EXPECT_EQ(gpus[0].last_xid, 13u);
+    EXPECT_EQ(gpus[0].pcie_replay_count, 3u);
+    // The second GPU refuses registration (not supported): no count at all, not a zero.
+    EXPECT_FALSE(gpus[1].xid_errors);
+    EXPECT_FALSE(gpus[1].last_xid);
+    EXPECT_FALSE(gpus[1].pcie_replay_count);
+    // Drained events are not counted again.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    c.collect(gpus, notices);
+    EXPECT_EQ(gpus[0].xid_errors, 2u);
+    EXPECT_TRUE(notices.take().empty());
+  }
+}

@@ -251,3 +251,40 @@ TEST_F(RecordingTest, AnHourAtOneHertzOfATwentyProcessJob) {
 
 }  // namespace
 }  // namespace dltune::store
+
+namespace dltune::store {
+namespace {
+
+// A recording made before the gpu table gained its last three columns (same schema 1, nullable
+// columns added at the end) still opens: the missing columns read as empty, the rest as written.
+TEST_F(RecordingTest, ARecordingWithoutTheLaterGpuColumnsOpens) {
+  const auto sample = fill_all(1);
+  ASSERT_FALSE(sample.gpus.empty());
+  {
+    auto w = RecordingWriter::create(path_, info());
+    ASSERT_TRUE(w);
+    ASSERT_TRUE((*w)->append(sample));
+    ASSERT_TRUE((*w)->finish(0));
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  for (const char* col : {"pcie_replay_count", "xid_errors", "last_xid"}) {
+    const std::string sql = std::string("ALTER TABLE gpu DROP COLUMN ") + col;
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+  }
+  sqlite3_close(db);
+  auto r = Recording::open(path_);
+  ASSERT_TRUE(r) << r.error().message();
+  auto back = (*r)->at(0);
+  ASSERT_TRUE(back) << back.error().message();
+  auto expected = sample;
+  for (auto& g : expected.gpus) {
+    g.pcie_replay_count.reset();
+    g.xid_errors.reset();
+    g.last_xid.reset();
+  }
+  expect_same_sample(expected, *back);
+}
+
+}  // namespace
+}  // namespace dltune::store

@@ -100,6 +100,9 @@ Gpu full_gpu(unsigned index, Counter& c) {
   g.pcie_rx_kib_s = c.u32();
   g.energy_mj = c();
   g.sampled_at_ns = static_cast<std::int64_t>(c());
+  g.pcie_replay_count = c();
+  g.xid_errors = c();
+  g.last_xid = static_cast<std::uint32_t>(c());
   for (int i = 0; i < 2; ++i) g.processes.push_back({static_cast<pid_t>(c()), c()});
   return g;
 }
