@@ -1,0 +1,178 @@
+// deploy/: the manifests parsed (YAML through Python's yaml module: no kubectl), checked against
+// each other and against dltune itself, and the real tools' own checks (promtool,
+// systemd-analyze). Issue 7, deploy/README.md "What is checked".
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/run.hpp"
+
+namespace {
+
+using dltune::testing::run;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+const fs::path kDeploy = fs::path(DLTUNE_SOURCE_DIR) / "deploy";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool have(const char* program) {
+  return run({"sh", "-c", std::string("command -v ") + program}).exit_code == 0;
+}
+
+// Every YAML document of `file`, as JSON.
+json yaml_documents(const fs::path& file) {
+  const auto r = run({"python3", "-c",
+                      "import json, sys, yaml\n"
+                      "print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d]))",
+                      file.string()});
+  EXPECT_EQ(r.exit_code, 0) << file << ": " << r.err;
+  auto j = json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << r.out;
+  return j.is_discarded() ? json::array() : j;
+}
+
+const json* of_kind(const json& docs, const std::string& kind) {
+  for (const auto& d : docs)
+    if (d.value("kind", "") == kind) return &d;
+  return nullptr;
+}
+
+class Deploy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (run({"python3", "-c", "import yaml"}).exit_code != 0)
+      GTEST_SKIP() << "python3's yaml module (python3-yaml) is not installed";
+  }
+};
+
+TEST_F(Deploy, TheDaemonSetReadsTheHostReadOnlyAndTakesNoGpu) {
+  const auto docs = yaml_documents(kDeploy / "kubernetes/dltune-daemonset.yaml");
+  const json* ds = of_kind(docs, "DaemonSet");
+  const json* svc = of_kind(docs, "Service");
+  const json* sa = of_kind(docs, "ServiceAccount");
+  ASSERT_TRUE(ds && svc && sa);
+  const auto& pod = (*ds)["spec"]["template"]["spec"];
+  EXPECT_EQ(pod["hostPID"], true);
+  EXPECT_EQ(pod["serviceAccountName"], (*sa)["metadata"]["name"]);
+  // The selector picks the template's own pods, and the Service the same ones.
+  const auto& pod_labels = (*ds)["spec"]["template"]["metadata"]["labels"];
+  for (const auto& sel : {(*ds)["spec"]["selector"]["matchLabels"], (*svc)["spec"]["selector"]})
+    for (const auto& [k, v] : sel.items()) EXPECT_EQ(pod_labels[k], v) << k;
+  ASSERT_EQ(pod["containers"].size(), 1u);
+  const auto& c = pod["containers"][0];
+
+  // /proc, /sys, /dev and /etc of the host, each mounted read-only under the --root.
+  std::map<std::string, std::string> host_path;  // volume name -> host path
+  for (const auto& v : pod["volumes"]) host_path[v["name"]] = v["hostPath"]["path"];
+  std::set<std::string> mounted;
+  for (const auto& m : c["volumeMounts"]) {
+    EXPECT_EQ(m["readOnly"], true) << m.dump();
+    const std::string host = host_path.at(m["name"].get<std::string>());
+    EXPECT_EQ(m["mountPath"].get<std::string>(), "/host" + host) << m.dump();
+    mounted.insert(host);
+  }
+  EXPECT_EQ(mounted, (std::set<std::string>{"/proc", "/sys", "/dev", "/etc"}));
+
+  std::vector<std::string> args;
+  for (const auto& a : c["args"]) args.push_back(a);
+  ASSERT_FALSE(args.empty());
+  EXPECT_EQ(args[0], "serve");
+  EXPECT_NE(std::find(args.begin(), args.end(), "--root=/host"), args.end());
+
+  // The NVIDIA device plugin's convention for monitoring: every GPU, no GPU resource taken.
+  std::map<std::string, std::string> env;
+  for (const auto& e : c["env"]) env[e["name"]] = e["value"];
+  EXPECT_EQ(env["NVIDIA_VISIBLE_DEVICES"], "all");
+  EXPECT_EQ(env["NVIDIA_DRIVER_CAPABILITIES"], "utility");
+  for (const char* kind : {"requests", "limits"})
+    EXPECT_FALSE(c["resources"][kind].contains("nvidia.com/gpu")) << kind;
+  EXPECT_EQ(c["securityContext"]["readOnlyRootFilesystem"], true);
+  EXPECT_EQ(c["securityContext"]["allowPrivilegeEscalation"], false);
+
+  // Probes, the Service and the container agree on the port's name and number.
+  ASSERT_EQ(c["ports"].size(), 1u);
+  const std::string port_name = c["ports"][0]["name"];
+  const int port = c["ports"][0]["containerPort"];
+  for (const char* probe : {"readinessProbe", "livenessProbe"}) {
+    EXPECT_EQ(c[probe]["httpGet"]["path"], "/healthz") << probe;
+    EXPECT_EQ(c[probe]["httpGet"]["port"], port_name) << probe;
+  }
+  ASSERT_EQ((*svc)["spec"]["ports"].size(), 1u);
+  EXPECT_EQ((*svc)["spec"]["ports"][0]["targetPort"], port_name);
+  EXPECT_EQ((*svc)["spec"]["ports"][0]["port"], port);
+  EXPECT_NE(std::find(args.begin(), args.end(), "--listen=0.0.0.0:" + std::to_string(port)),
+            args.end());
+  // Everything in one namespace.
+  for (const auto& d : docs) EXPECT_EQ(d["metadata"]["namespace"], "monitoring");
+}
+
+// The scrape job keeps exactly the Service's endpoints: its namespace, its label, its port name.
+TEST_F(Deploy, TheKubernetesScrapeJobFindsTheService) {
+  const auto docs = yaml_documents(kDeploy / "kubernetes/dltune-daemonset.yaml");
+  const json* svc = of_kind(docs, "Service");
+  ASSERT_TRUE(svc);
+  const auto scrape = yaml_documents(kDeploy / "kubernetes/prometheus-scrape.yaml");
+  ASSERT_EQ(scrape.size(), 1u);
+  ASSERT_EQ(scrape[0]["scrape_configs"].size(), 1u);
+  const auto& job = scrape[0]["scrape_configs"][0];
+  const auto& sd = job["kubernetes_sd_configs"][0];
+  EXPECT_EQ(sd["role"], "endpoints");
+  EXPECT_EQ(sd["namespaces"]["names"][0], (*svc)["metadata"]["namespace"]);
+  std::map<std::string, std::string> keep;
+  for (const auto& r : job["relabel_configs"])
+    if (r.value("action", "replace") == "keep") keep[r["source_labels"][0]] = r["regex"];
+  EXPECT_EQ(keep["__meta_kubernetes_service_label_app_kubernetes_io_name"],
+            (*svc)["metadata"]["labels"]["app.kubernetes.io/name"]);
+  EXPECT_EQ(keep["__meta_kubernetes_endpoint_port_name"], (*svc)["spec"]["ports"][0]["name"]);
+}
+
+TEST_F(Deploy, PromtoolAcceptsTheConfigAndTheRules) {
+  if (!have("promtool")) GTEST_SKIP() << "promtool (Debian's prometheus package) is not installed";
+  const auto config =
+      run({"promtool", "check", "config", (kDeploy / "prometheus/prometheus-scrape.yml").string()});
+  EXPECT_EQ(config.exit_code, 0) << config.out << config.err;
+  const auto rules =
+      run({"promtool", "check", "rules", (kDeploy / "prometheus/dltune-alerts.yml").string()});
+  EXPECT_EQ(rules.exit_code, 0) << rules.out << rules.err;
+  EXPECT_NE(rules.out.find("SUCCESS: 7 rules found"), std::string::npos) << rules.out;
+}
+
+TEST(DeployUnit, SystemdAnalyzeVerifiesTheUnit) {
+  if (!have("systemd-analyze")) GTEST_SKIP() << "systemd-analyze (package systemd) is missing";
+  // The unit names /usr/local/bin/dltune; verify needs the program to exist, so the copy names
+  // the binary just built.
+  std::string unit = slurp(kDeploy / "systemd/dltune-serve.service");
+  const std::string installed = "ExecStart=/usr/local/bin/dltune ";
+  const auto at = unit.find(installed);
+  ASSERT_NE(at, std::string::npos);
+  unit.replace(at, installed.size(), std::string("ExecStart=") + DLTUNE_BINARY + " ");
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("dltune_unit_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path copy = dir / "dltune-serve.service";
+  std::ofstream(copy) << unit;
+  const auto r = run({"systemd-analyze", "verify", "--man=no", copy.string()});
+  fs::remove_all(dir);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // Unknown or misspelt keys are only warnings to systemd: they must not be there either.
+  EXPECT_EQ(r.err.find("Unknown"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("ignoring"), std::string::npos) << r.err;
+}
+
+}  // namespace
