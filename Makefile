@@ -13,7 +13,8 @@ run: deps release
 
 # Every test of the release build (unit tests in parallel; integration tests one at a time,
 # since some change this host's settings for a moment and others read them), then the unit
-# tests under ASan+UBSan.
+# tests under ASan+UBSan (the asan build preset builds only what they need: dltune_unit, the
+# dltune binary and the fake NVML libraries).
 test: deps release asan
 	ctest --preset release -L unit -j$(JOBS)
 	ctest --preset release -L integration
