@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -42,6 +43,11 @@ struct Gpu {
 
 struct State {
   bool initialised = false;
+  // nvmlInit and nvmlShutdown are reference counted, as in NVML ("Shutdown only occurs when the
+  // reference count reaches zero", NVML API Reference, nvmlShutdown): two users in one process
+  // (serve's sampler and its check, each on a thread) each init and shut down. The config is
+  // read at an init from zero only.
+  int references = 0;
   json config = json::object();
   std::vector<Gpu> gpus;
   Gpu blank;  // the handle for indices past the described GPUs (device_count override)
@@ -50,6 +56,13 @@ struct State {
 State& state() {
   static State s;
   return s;
+}
+
+// NVML is thread-safe: one lock around every call here, so that one thread's init (which reads
+// the config again) cannot change what another thread's call is reading.
+std::recursive_mutex& lock() {
+  static std::recursive_mutex m;
+  return m;
 }
 
 void log_call(const char* what) {
@@ -115,6 +128,7 @@ Gpu* gpu_of(void* handle) {
 // Runs one call: not initialised, injected failures, and any exception become return codes.
 template <class F>
 int call(const char* fn, void* handle, F&& body) {
+  std::lock_guard guard(lock());
   try {
     if (!state().initialised) return kUninitialized;
     if (const int rc = injected(fn, handle != nullptr ? gpu_of(handle) : nullptr); rc != kSuccess)
@@ -152,7 +166,14 @@ int load_config() {
 }
 
 int init(const char* fn) {
+  std::lock_guard guard(lock());
   log_call(fn);
+  // Initialised already (another user in this process): the GPUs, their handles and their
+  // event registrations stay as they are.
+  if (state().references > 0) {
+    ++state().references;
+    return kSuccess;
+  }
   try {
     if (const int rc = load_config(); rc != kSuccess) return rc;
   } catch (...) {
@@ -161,6 +182,7 @@ int init(const char* fn) {
   if (const auto e = number(state().config, "init_error"); e && *e != 0)
     return static_cast<int>(*e);
   state().initialised = true;
+  ++state().references;
   return kSuccess;
 }
 
@@ -298,9 +320,13 @@ int nvmlInit() {
   return init("nvmlInit");
 }
 int nvmlShutdown() {
+  std::lock_guard guard(lock());
   log_call("nvmlShutdown");
   if (!state().initialised) return kUninitialized;
-  state().initialised = false;
+  if (--state().references <= 0) {
+    state().references = 0;
+    state().initialised = false;
+  }
   return kSuccess;
 }
 

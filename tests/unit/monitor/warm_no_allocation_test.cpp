@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "monitor/sampler.hpp"
+#include "support/allocations.hpp"
 #include "support/temp_tree.hpp"
 
 namespace {
@@ -56,6 +57,16 @@ void operator delete(void* p, const std::nothrow_t&) noexcept {
 }
 void operator delete[](void* p, const std::nothrow_t&) noexcept {
   std::free(p);
+}
+
+// For the other tests of this binary (support/allocations.hpp).
+void dltune::testing::start_counting_allocations() {
+  allocations = 0;
+  counting = true;
+}
+long dltune::testing::stop_counting_allocations() {
+  counting = false;
+  return allocations;
 }
 
 namespace dltune::monitor {

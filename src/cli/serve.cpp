@@ -1,0 +1,244 @@
+// `dltune serve`: the host as a Prometheus target (issue 7).
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "audit/rules.hpp"
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "cli/sampling_options.hpp"
+#include "core/text.hpp"
+#include "serve/exporter.hpp"
+#include "serve/http.hpp"
+
+namespace dltune::cli {
+
+namespace {
+
+constexpr const char* kDescription =
+    "Serves this host's metrics for Prometheus: CPUs, memory, swap, pressure (PSI), disks,\n"
+    "network, each GPU (utilisation, memory, power, temperature, clocks, throttle reasons, Xid\n"
+    "errors, PCIe replays), each job cgroup (those `dltune run` made, found again at every\n"
+    "sample, and those named with --cgroup) and the findings of `dltune check` as\n"
+    "dltune_check_finding{id,severity,area} gauges. Every metric, its unit and its source is\n"
+    "listed in docs/metrics.md; names start with dltune_, values are in base units (seconds,\n"
+    "bytes, joules, hertz, ratios 0..1) and counters end in _total.\n\n"
+    "The host is sampled every --interval on a thread of its own and the exposition is built\n"
+    "once per sample: a scrape only writes it out, it never waits for NVML or for a sample. The\n"
+    "check runs at start and every --check-interval, also on its own thread.\n\n"
+    "Endpoints: GET /metrics (text format 0.0.4), GET /healthz (200 \"ok\" while the last\n"
+    "sample is younger than three intervals, else 503 and why), GET / (links to both). Other\n"
+    "paths are 404, other methods 405: serve is read-only and no endpoint takes a body.\n\n"
+    "Limits: --max-connections connections are served at once (a fixed pool of threads) and as\n"
+    "many wait; beyond that the kernel's listen backlog holds them. A request (line and headers)\n"
+    "may be at most 16 KiB and must arrive and be answered within 10 s; an idle connection is\n"
+    "closed after 2 s. A slow or hostile client can delay scrapes by that much, no more, and\n"
+    "cannot grow serve's threads or memory.\n\n"
+    "serve binds 127.0.0.1:9464 unless told otherwise: to be scraped from another machine, give\n"
+    "the address explicitly (--listen 0.0.0.0:9464), and mind that anyone who can reach it can\n"
+    "read the metrics. serve needs no root: /proc, /sys, the cgroup files and NVML are readable\n"
+    "by any user.\n\n"
+    "--once samples twice (one interval apart, at most 1 s), runs the check, prints the\n"
+    "exposition on stdout and exits: for `promtool check metrics` and scripts. With --json it\n"
+    "prints the same families as JSON (docs/json.md, \"dltune.serve/1\").\n\n"
+    "Examples:\n"
+    "  dltune serve\n"
+    "  dltune serve --listen 0.0.0.0:9464 --interval 15s --cgroup /slurm/uid_1000/job_42\n"
+    "  curl -s http://127.0.0.1:9464/metrics | grep dltune_gpu_utilization_ratio\n"
+    "  curl -s http://127.0.0.1:9464/healthz\n"
+    "  dltune serve --once | promtool check metrics\n\n"
+    "A Prometheus scrape configuration (prometheus.yml):\n"
+    "  scrape_configs:\n"
+    "    - job_name: dltune\n"
+    "      scrape_interval: 15s\n"
+    "      static_configs:\n"
+    "        - targets: ['gpu-node-1:9464', 'gpu-node-2:9464']\n\n"
+    "Exit status: 0 after SIGINT or SIGTERM (or --once done), 1 when the address cannot be\n"
+    "bound or sampling cannot start, 2 bad input (nothing was started).";
+
+class ServeCommand : public Command {
+ public:
+  ServeCommand(CLI::App& app, GlobalOptions&) {
+    sub_ = app.add_subcommand("serve", "Serve the host's metrics to Prometheus (/metrics)");
+    sub_->description(kDescription);
+    sub_->add_option("--listen", listen_, "HOST:PORT to listen on (default 127.0.0.1:9464)")
+        ->type_name("HOST:PORT");
+    sub_->add_option("--interval", interval_, "Sampling interval, 100ms to 1h (default 5s)")
+        ->type_name("DURATION");
+    sub_->add_option("--cgroup", cgroups_,
+                     "Also export this cgroup (a path as in /proc/PID/cgroup; repeatable)")
+        ->type_name("PATH");
+    sub_->add_flag("--no-gpus", no_gpus_, "Do not load NVML");
+    sub_->add_option("--check-interval", check_interval_,
+                     "How often the check runs, 1s to 24h (default 5m)")
+        ->type_name("DURATION");
+    sub_->add_flag("--no-check", no_check_, "Do not run the check (no dltune_check_* metrics)");
+    sub_->add_option("-p,--profile", profile_,
+                     "The check's profile, a name or a TOML file (default: training)")
+        ->type_name("PROFILE");
+    sub_->add_flag("--once", once_, "Print the metrics once on stdout and exit");
+    sub_->add_flag("--json", json_, "With --once: print JSON (docs/json.md, \"dltune.serve/1\")");
+    sub_->add_option("--max-connections", max_connections_,
+                     "Connections served at once, 1 to 256 (default 8)")
+        ->type_name("N");
+  }
+
+  bool selected() const override { return sub_->parsed(); }
+
+  int execute() override {
+    auto options = exporter_options();
+    if (!options) return refuse(options.error().message());
+    if (once_) return once(std::move(*options));
+    if (json_) return refuse("--json goes with --once (a scrape is always the text format)");
+    auto address = serve::parse_listen(listen_);
+    if (!address) return refuse(address.error().message());
+    if (max_connections_ < 1 || max_connections_ > 256)
+      return refuse(fmt::format("--max-connections {}: expected 1 to 256", max_connections_));
+    return serve(std::move(*options), *address);
+  }
+
+ private:
+  Result<serve::ExporterOptions> exporter_options() {
+    serve::ExporterOptions o;
+    const auto interval = text::parse_duration_ns(interval_);
+    if (!interval || *interval < 100'000'000 || *interval > 3'600'000'000'000)
+      return fail("expected a duration from 100ms to 1h (e.g. 1s, 15s)", "--interval " + interval_);
+    o.interval_ns = *interval;
+    const auto check = text::parse_duration_ns(check_interval_);
+    if (!check || *check < 1'000'000'000 || *check > 86'400'000'000'000)
+      return fail("expected a duration from 1s to 24h (e.g. 5m, 1h)",
+                  "--check-interval " + check_interval_);
+    o.check_interval_ns = *check;
+    for (const auto& c : cgroups_)
+      if (c.empty() || c[0] != '/' || c.find("..") != std::string::npos)
+        return fail("expected an absolute cgroup path as /proc/PID/cgroup shows it (/dltune/run-1)",
+                    "--cgroup " + c);
+    o.cgroups = cgroups_;
+    o.gpus = !no_gpus_;
+    if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY"); lib != nullptr) o.nvml_library = lib;
+    if (no_check_ && !profile_.empty()) return fail("--profile and --no-check do not go together");
+    if (!no_check_) {
+      auto profile =
+          tune::load_profile(profile_.empty() ? "training" : profile_, root_, audit::validate_key);
+      if (!profile) return fail("--profile: " + profile.error().message());
+      o.profile = std::move(*profile);
+    }
+    return o;
+  }
+
+  void tell(const std::vector<std::string>& messages) {
+    for (const auto& m : messages) fmt::print(stderr, "dltune serve: {}\n", m);
+  }
+
+  int once(serve::ExporterOptions options) {
+    const auto gap =
+        std::chrono::nanoseconds(std::min<std::int64_t>(options.interval_ns, 1'000'000'000));
+    auto exporter = serve::Exporter::open(root_, std::move(options));
+    if (!exporter) return fail_with(exporter.error().message());
+    const auto first = std::chrono::steady_clock::now();
+    if (auto ok = (*exporter)->sample(); !ok) {
+      tell((*exporter)->take_messages());
+      return kExitFailure;
+    }
+    (*exporter)->check();  // meanwhile
+    std::this_thread::sleep_until(first + gap);
+    const auto ok = (*exporter)->sample();
+    tell((*exporter)->take_messages());
+    if (!ok) return kExitFailure;
+    if (json_) {
+      fmt::print("{}\n", (*exporter)->json().dump(2));
+    } else {
+      std::string tail;
+      serve::TextSink sink(tail);
+      serve::render_scrapes(0, sink);
+      fmt::print("{}{}", (*exporter)->exposition()->text, tail);
+    }
+    return kExitOk;
+  }
+
+  int serve(serve::ExporterOptions options, const serve::ListenAddress& address) {
+    // SIGINT and SIGTERM are taken here, synchronously; every thread started below inherits
+    // them blocked. A client that goes away is no reason to die (SIGPIPE).
+    sigset_t stop_set, old;
+    ::sigemptyset(&stop_set);
+    ::sigaddset(&stop_set, SIGINT);
+    ::sigaddset(&stop_set, SIGTERM);
+    ::pthread_sigmask(SIG_BLOCK, &stop_set, &old);
+    ::signal(SIGPIPE, SIG_IGN);
+    const int rc = serve_blocked(std::move(options), address, stop_set);
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return rc;
+  }
+
+  int serve_blocked(serve::ExporterOptions options, const serve::ListenAddress& address,
+                    const sigset_t& stop_set) {
+    if (::geteuid() == 0)
+      fmt::print(stderr,
+                 "dltune serve: running as root, which serve does not need (it reads /proc, "
+                 "/sys, the cgroup files and NVML, as any user may): run it as an unprivileged "
+                 "user\n");
+    if (!serve::is_loopback(address))
+      fmt::print(stderr,
+                 "dltune serve: {} is not a loopback address: anyone who can reach it can read "
+                 "these metrics\n",
+                 address.text());
+    auto exporter = serve::Exporter::open(root_, std::move(options));
+    if (!exporter) return fail_with(exporter.error().message());
+    serve::HttpLimits limits;
+    limits.workers = static_cast<std::size_t>(max_connections_);
+    limits.queued = limits.workers;
+    auto server = serve::MetricsServer::bind(address, limits, **exporter);
+    if (!server) return fail_with(server.error().message());
+    (*exporter)->start();
+    std::thread http([&] { (*server)->run(); });
+    // stop() does nothing to a server that has not started listening yet: wait for it.
+    for (int i = 0; i < 5000 && !(*server)->running(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // "listening on HOST:PORT": scripts and tests read the port from this line (--listen :0).
+    fmt::print(stderr, "dltune serve: listening on {}\n", (*server)->bound().text());
+    std::fflush(stderr);
+    const timespec tick{1, 0};
+    for (;;) {
+      tell((*exporter)->take_messages());
+      if (::sigtimedwait(&stop_set, nullptr, &tick) > 0) break;
+    }
+    (*server)->stop();
+    http.join();
+    (*exporter)->stop();
+    tell((*exporter)->take_messages());
+    return kExitOk;
+  }
+
+  static int refuse(const std::string& why) {
+    fmt::print(stderr, "dltune serve: {}\n", why);
+    return kExitBadInput;
+  }
+  static int fail_with(const std::string& why) {
+    fmt::print(stderr, "dltune serve: {}\n", why);
+    return kExitFailure;
+  }
+
+  CLI::App* sub_ = nullptr;
+  host::Root root_;
+  std::string listen_ = "127.0.0.1:9464";
+  std::string interval_ = "5s";
+  std::string check_interval_ = "5m";
+  std::vector<std::string> cgroups_;
+  std::string profile_;
+  bool no_gpus_ = false, no_check_ = false, once_ = false, json_ = false;
+  int max_connections_ = 8;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_serve_command(CLI::App& app, GlobalOptions& global) {
+  return std::make_unique<ServeCommand>(app, global);
+}
+
+}  // namespace dltune::cli

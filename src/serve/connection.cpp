@@ -1,0 +1,231 @@
+// The worker pool, the connection stream and the server that uses them (connection.hpp).
+#include "serve/connection.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace dltune::serve::detail {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+WorkerPool::WorkerPool(std::size_t workers, std::size_t queued)
+    : max_queued_(std::max<std::size_t>(queued, 1)) {
+  for (std::size_t i = 0; i < std::max<std::size_t>(workers, 1); ++i)
+    threads_.emplace_back([this] { work(); });
+}
+
+WorkerPool::~WorkerPool() {
+  shutdown();
+}
+
+void WorkerPool::enqueue(std::function<void()> fn) {
+  std::unique_lock lock(mu_);
+  has_room_.wait(lock, [&] { return queue_.size() < max_queued_ || shutting_down_; });
+  queue_.push_back(std::move(fn));
+  has_work_.notify_one();
+}
+
+void WorkerPool::shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    if (shutting_down_ && threads_.empty()) return;
+    shutting_down_ = true;
+  }
+  has_work_.notify_all();
+  has_room_.notify_all();
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+  threads_.clear();
+}
+
+void WorkerPool::work() {
+  for (;;) {
+    std::function<void()> fn;
+    {
+      std::unique_lock lock(mu_);
+      has_work_.wait(lock, [&] { return !queue_.empty() || shutting_down_; });
+      if (queue_.empty()) return;  // shutting down and nothing left
+      fn = std::move(queue_.front());
+      queue_.pop_front();
+      has_room_.notify_one();
+    }
+    fn();  // serves one connection; with the server stopping it only closes it
+  }
+}
+
+ConnectionStream::ConnectionStream(int fd, const HttpLimits& limits) : fd_(fd), limits_(limits) {
+  begin_request();
+}
+
+void ConnectionStream::begin_request() {
+  budget_ = limits_.max_request_bytes;
+  deadline_ = Clock::now() + limits_.request_deadline;
+}
+
+milliseconds ConnectionStream::left() const {
+  return std::chrono::duration_cast<milliseconds>(deadline_ - Clock::now());
+}
+
+int ConnectionStream::wait(short events, milliseconds timeout) const {
+  timeout = std::min(timeout, left());
+  if (timeout.count() <= 0) return 0;
+  pollfd p{fd_, events, 0};
+  for (;;) {
+    const int rc = ::poll(&p, 1, static_cast<int>(timeout.count()));
+    if (rc < 0 && errno == EINTR) continue;
+    return rc;
+  }
+}
+
+bool ConnectionStream::is_readable() const {
+  return pos_ < len_ || wait(POLLIN, limits_.io_timeout) > 0;
+}
+
+bool ConnectionStream::is_writable() const {
+  return wait(POLLOUT, limits_.io_timeout) > 0;
+}
+
+ssize_t ConnectionStream::read(char* ptr, size_t size) {
+  if (pos_ == len_) {
+    // Out of budget: read as the end of the input, so that a request line that long ends here
+    // and is answered 414 (URI too long); headers that long end unfinished (400).
+    if (budget_ == 0) {
+      spent_ = true;
+      return 0;
+    }
+    if (wait(POLLIN, limits_.io_timeout) <= 0) {
+      if (left().count() <= 0) spent_ = true;
+      return -1;
+    }
+    ssize_t n;
+    do {
+      n = ::recv(fd_, buf_, std::min(sizeof buf_, budget_), 0);
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0) return n;
+    budget_ -= static_cast<std::size_t>(n);
+    pos_ = 0;
+    len_ = static_cast<std::size_t>(n);
+  }
+  const std::size_t n = std::min(size, len_ - pos_);
+  std::memcpy(ptr, buf_ + pos_, n);
+  pos_ += n;
+  return static_cast<ssize_t>(n);
+}
+
+ssize_t ConnectionStream::write(const char* ptr, size_t size) {
+  if (wait(POLLOUT, limits_.io_timeout) <= 0) {
+    if (left().count() <= 0) spent_ = true;
+    return -1;
+  }
+  ssize_t n;
+  do {
+    n = ::send(fd_, ptr, size, MSG_NOSIGNAL);  // a client that went away is not a SIGPIPE
+  } while (n < 0 && errno == EINTR);
+  return n;
+}
+
+namespace {
+
+void address_of(const sockaddr_storage& a, std::string& ip, int& port) {
+  char text[INET6_ADDRSTRLEN] = "";
+  if (a.ss_family == AF_INET) {
+    const auto& v4 = reinterpret_cast<const sockaddr_in&>(a);
+    ::inet_ntop(AF_INET, &v4.sin_addr, text, sizeof text);
+    port = ntohs(v4.sin_port);
+  } else if (a.ss_family == AF_INET6) {
+    const auto& v6 = reinterpret_cast<const sockaddr_in6&>(a);
+    ::inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof text);
+    port = ntohs(v6.sin6_port);
+  }
+  ip = text;
+}
+
+}  // namespace
+
+void ConnectionStream::get_remote_ip_and_port(std::string& ip, int& port) const {
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0) address_of(a, ip, port);
+}
+
+void ConnectionStream::get_local_ip_and_port(std::string& ip, int& port) const {
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0) address_of(a, ip, port);
+}
+
+bool ConnectionStream::wait_for_request(const std::function<bool()>& running) {
+  if (pos_ < len_) return true;  // pipelined: already here
+  // In slices, so that a stopping server is noticed soon.
+  constexpr milliseconds kSlice{100};
+  const auto until = Clock::now() + limits_.idle_timeout;
+  while (running()) {
+    const auto left = std::chrono::duration_cast<milliseconds>(until - Clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{fd_, POLLIN, 0};
+    const int rc = ::poll(&p, 1, static_cast<int>(std::min(left, kSlice).count()));
+    if (rc > 0) return true;  // a request, or the client closed (read then sees the end)
+    if (rc < 0 && errno != EINTR) return false;
+  }
+  return false;
+}
+
+void ConnectionStream::drain() {
+  ::shutdown(fd_, SHUT_WR);
+  // At most 256 KiB and 500 ms: enough for a request line that was too long; a client that
+  // sends more gets the reset it asked for.
+  constexpr std::size_t kMax = 256 * 1024;
+  const auto until = Clock::now() + milliseconds(500);
+  std::size_t drained = 0;
+  char sink[4096];
+  while (drained < kMax) {
+    const auto left = std::chrono::duration_cast<milliseconds>(until - Clock::now());
+    if (left.count() <= 0) break;
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    const ssize_t n = ::recv(fd_, sink, sizeof sink, 0);
+    if (n <= 0) break;  // the client closed its side: done
+    drained += static_cast<std::size_t>(n);
+  }
+}
+
+namespace {
+thread_local bool close_after = false;
+}  // namespace
+
+LimitedServer::LimitedServer(const HttpLimits& limits) : limits_(limits) {}
+
+void LimitedServer::close_after_this_request() {
+  close_after = true;
+}
+
+bool LimitedServer::process_and_close_socket(socket_t sock) {
+  // svr_sock_ is the listening socket; the library sets it invalid when stop() is called.
+  const auto running = [this] { return svr_sock_ != INVALID_SOCKET; };
+  ConnectionStream strm(sock, limits_);
+  bool ok = true, must_drain = false;
+  for (std::size_t n = 0; n < limits_.requests_per_connection; ++n) {
+    if (!strm.wait_for_request(running)) break;
+    strm.begin_request();
+    close_after = false;
+    bool closed = false;
+    const bool last = n + 1 == limits_.requests_per_connection;
+    ok = process_request(strm, last, closed, nullptr);
+    must_drain = strm.spent() || close_after;
+    if (!ok || closed || must_drain) break;
+  }
+  if (must_drain) strm.drain();
+  ::shutdown(sock, SHUT_RDWR);
+  ::close(sock);
+  return ok;
+}
+
+}  // namespace dltune::serve::detail

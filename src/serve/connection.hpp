@@ -1,0 +1,95 @@
+#pragma once
+// Inside http.cpp: the pieces that bound what one client can take (http.hpp HttpLimits).
+//
+// cpp-httplib 0.11.4 serves a connection in Server::process_and_close_socket, a private virtual
+// that SSLServer overrides the same way: it reads requests through a Stream and hands each to the
+// protected Server::process_request. LimitedServer does that with a Stream of its own, which puts
+// a deadline and a byte budget on each request (the library's own stream waits `read timeout`
+// per read, so a client sending one byte every few seconds, or headers without end, would hold a
+// worker and grow its memory for ever).
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "serve/http.hpp"
+
+namespace dltune::serve::detail {
+
+// A fixed number of workers and a bounded queue. enqueue waits while the queue is full: the
+// accept loop then stops accepting and new connections wait in the kernel's backlog.
+// (TaskQueue::enqueue returns void in 0.11.4: a connection cannot be refused from here.)
+class WorkerPool final : public httplib::TaskQueue {
+ public:
+  WorkerPool(std::size_t workers, std::size_t queued);
+  ~WorkerPool() override;
+  void enqueue(std::function<void()> fn) override;
+  void shutdown() override;  // runs what is queued, then joins
+
+ private:
+  void work();
+  std::mutex mu_;
+  std::condition_variable has_work_, has_room_;
+  std::deque<std::function<void()>> queue_;
+  std::size_t max_queued_;
+  bool shutting_down_ = false;
+  std::vector<std::thread> threads_;
+};
+
+// One connection's socket, read through a small buffer.
+class ConnectionStream final : public httplib::Stream {
+ public:
+  ConnectionStream(int fd, const HttpLimits& limits);
+  bool is_readable() const override;
+  bool is_writable() const override;
+  ssize_t read(char* ptr, size_t size) override;
+  ssize_t write(const char* ptr, size_t size) override;
+  void get_remote_ip_and_port(std::string& ip, int& port) const override;
+  void get_local_ip_and_port(std::string& ip, int& port) const override;
+  int socket() const override { return fd_; }
+
+  // Waits up to the idle timeout for the next request to start; false when the client closed,
+  // stayed silent, or `running` turned false (the server is stopping).
+  bool wait_for_request(const std::function<bool()>& running);
+  // A new request: a fresh deadline and byte budget.
+  void begin_request();
+  // The request ran out of its budget or its deadline: the connection must end.
+  [[nodiscard]] bool spent() const { return spent_; }
+  // Before closing a connection that may have unread input (a body, a long request): stop
+  // sending, then read and drop a little of what the client still sends, so that the kernel
+  // closes with a FIN and the client gets to read the answer instead of a reset.
+  void drain();
+
+ private:
+  // poll(2) for `events` up to `timeout` and the deadline: > 0 ready, 0 timed out, < 0 error.
+  int wait(short events, std::chrono::milliseconds timeout) const;
+  std::chrono::milliseconds left() const;
+
+  int fd_;
+  const HttpLimits& limits_;
+  char buf_[4096];
+  std::size_t pos_ = 0, len_ = 0;
+  std::size_t budget_ = 0;
+  std::chrono::steady_clock::time_point deadline_;
+  bool spent_ = false;
+};
+
+class LimitedServer final : public httplib::Server {
+ public:
+  explicit LimitedServer(const HttpLimits& limits);
+  // Set by a handler that answered a request whose input was not read (a body, a method that
+  // is not served): the connection ends after this answer. Per worker thread.
+  static void close_after_this_request();
+
+ private:
+  bool process_and_close_socket(socket_t sock) override;
+  HttpLimits limits_;
+};
+
+}  // namespace dltune::serve::detail

@@ -1,0 +1,159 @@
+// The GPUs' families, from NVML as the Sample holds it (monitor/gpu_collector.cpp). Every GPU
+// series has the labels gpu (NVML's index) and uuid; a value NVML did not give is left out.
+#include <fmt/format.h>
+
+#include "serve/exposition.hpp"
+
+namespace dltune::serve {
+
+namespace {
+
+using monitor::Gpu;
+constexpr auto kCounter = MetricType::kCounter;
+constexpr auto kGauge = MetricType::kGauge;
+
+// The two labels of every GPU series, formatted once per GPU and render.
+struct GpuLabels {
+  explicit GpuLabels(const Gpu& g) : index_(g.index), gpu(g) {}
+  [[nodiscard]] std::string_view index() const { return {index_.data(), index_.size()}; }
+  [[nodiscard]] std::string_view uuid() const {
+    return gpu.uuid ? std::string_view(*gpu.uuid) : std::string_view();
+  }
+  fmt::format_int index_;
+  const Gpu& gpu;
+};
+
+// One family over every GPU that has the value: `get` returns an optional.
+template <class Get>
+void each(std::span<const Gpu> gpus, MetricSink& sink, const char* name, MetricType type,
+          const char* help, Get get) {
+  sink.family(name, type, help);
+  for (const auto& g : gpus) {
+    const auto v = get(g);
+    if (!v) continue;
+    const GpuLabels l(g);
+    sink.sample({{"gpu", l.index()}, {"uuid", l.uuid()}}, *v);
+  }
+}
+
+std::optional<double> ratio(const std::optional<std::uint32_t>& pct) {
+  if (!pct) return std::nullopt;
+  return static_cast<double>(*pct) / 100.0;
+}
+
+std::optional<std::uint64_t> widen(const std::optional<std::uint32_t>& v) {
+  if (!v) return std::nullopt;
+  return *v;
+}
+
+std::optional<std::uint64_t> mhz_to_hz(const std::optional<std::uint32_t>& mhz) {
+  if (!mhz) return std::nullopt;
+  return std::uint64_t{*mhz} * 1'000'000;
+}
+
+// nvmlDeviceGetPcieThroughput says KB/s; taken as 1024 bytes, as the Model does
+// (monitor/model_process.cpp).
+std::optional<std::uint64_t> kib_to_bytes(const std::optional<std::uint32_t>& kib) {
+  if (!kib) return std::nullopt;
+  return std::uint64_t{*kib} * 1024;
+}
+
+}  // namespace
+
+void render_gpus(const monitor::Sample* s, bool gpus_on, MetricSink& sink) {
+  const std::span<const Gpu> gpus =
+      s != nullptr && gpus_on ? std::span<const Gpu>(s->gpus) : std::span<const Gpu>();
+  // NVML answered when it listed a GPU and named it (the collector leaves a GPU it could not get
+  // a handle for without uuid and name).
+  bool up = false;
+  for (const auto& g : gpus) up = up || g.uuid || g.name;
+  sink.family("dltune_nvml_up", kGauge,
+              "1 when NVML is loaded and answered for at least one GPU, else 0 (also 0 with "
+              "--no-gpus)");
+  if (s != nullptr) sink.sample({}, std::uint64_t{up ? 1u : 0u});
+
+  sink.family("dltune_gpu_info", kGauge,
+              "1 for each GPU, labelled with its NVML name and PCI bus id");
+  for (const auto& g : gpus) {
+    const GpuLabels l(g);
+    sink.sample(
+        {{"gpu", l.index()},
+         {"uuid", l.uuid()},
+         {"name", g.name ? std::string_view(*g.name) : std::string_view()},
+         {"pci_bus_id", g.pci_bus_id ? std::string_view(*g.pci_bus_id) : std::string_view()}},
+        std::uint64_t{1});
+  }
+  each(gpus, sink, "dltune_gpu_utilization_ratio", kGauge,
+       "Share of NVML's last sample period in which a kernel ran on the GPU "
+       "(nvmlDeviceGetUtilizationRates gpu)",
+       [](const Gpu& g) { return ratio(g.utilization_gpu_pct); });
+  each(gpus, sink, "dltune_gpu_memory_utilization_ratio", kGauge,
+       "Share of NVML's last sample period in which device memory was read or written "
+       "(nvmlDeviceGetUtilizationRates memory)",
+       [](const Gpu& g) { return ratio(g.utilization_memory_pct); });
+  each(gpus, sink, "dltune_gpu_memory_used_bytes", kGauge,
+       "Device memory allocated (nvmlDeviceGetMemoryInfo used)",
+       [](const Gpu& g) { return g.memory_used_bytes; });
+  each(gpus, sink, "dltune_gpu_memory_total_bytes", kGauge,
+       "Device memory (nvmlDeviceGetMemoryInfo total)",
+       [](const Gpu& g) { return g.memory_total_bytes; });
+  each(gpus, sink, "dltune_gpu_power_watts", kGauge, "Power draw (nvmlDeviceGetPowerUsage)",
+       [](const Gpu& g) { return g.power_watts; });
+  each(gpus, sink, "dltune_gpu_energy_joules_total", kCounter,
+       "Energy used since the driver was loaded (nvmlDeviceGetTotalEnergyConsumption)",
+       [](const Gpu& g) -> std::optional<double> {
+         if (!g.energy_mj) return std::nullopt;
+         return static_cast<double>(*g.energy_mj) / 1e3;
+       });
+  each(gpus, sink, "dltune_gpu_temperature_celsius", kGauge,
+       "GPU die temperature (nvmlDeviceGetTemperature NVML_TEMPERATURE_GPU)",
+       [](const Gpu& g) { return widen(g.temperature_celsius); });
+  each(gpus, sink, "dltune_gpu_sm_clock_hertz", kGauge,
+       "SM clock now (nvmlDeviceGetClockInfo NVML_CLOCK_SM)",
+       [](const Gpu& g) { return mhz_to_hz(g.sm_clock_mhz); });
+  each(gpus, sink, "dltune_gpu_memory_clock_hertz", kGauge,
+       "Memory clock now (nvmlDeviceGetClockInfo NVML_CLOCK_MEM)",
+       [](const Gpu& g) { return mhz_to_hz(g.memory_clock_mhz); });
+  each(gpus, sink, "dltune_gpu_clock_event_reasons", kGauge,
+       "Why the clocks are below their maximum, NVML's bit mask "
+       "(nvmlDeviceGetCurrentClocksEventReasons)",
+       [](const Gpu& g) { return g.clock_event_reasons; });
+
+  sink.family("dltune_gpu_throttled", kGauge,
+              "1 when the clocks are held down for this reason, else 0 (a bit of "
+              "nvmlDeviceGetCurrentClocksEventReasons, nvml.h nvmlClocksEventReason*)");
+  for (const auto& g : gpus) {
+    if (!g.clock_event_reasons) continue;
+    const GpuLabels l(g);
+    for (const auto& r : kThrottleReasons)
+      sink.sample({{"gpu", l.index()}, {"uuid", l.uuid()}, {"reason", r.label}},
+                  std::uint64_t{(*g.clock_event_reasons & r.bit) != 0 ? 1u : 0u});
+  }
+  each(gpus, sink, "dltune_gpu_pcie_transmit_bytes_per_second", kGauge,
+       "PCIe bytes sent by the GPU per second over NVML's 20 ms window "
+       "(nvmlDeviceGetPcieThroughput TX, KB/s times 1024)",
+       [](const Gpu& g) { return kib_to_bytes(g.pcie_tx_kib_s); });
+  each(gpus, sink, "dltune_gpu_pcie_receive_bytes_per_second", kGauge,
+       "PCIe bytes received by the GPU per second over NVML's 20 ms window "
+       "(nvmlDeviceGetPcieThroughput RX, KB/s times 1024)",
+       [](const Gpu& g) { return kib_to_bytes(g.pcie_rx_kib_s); });
+  each(gpus, sink, "dltune_gpu_pcie_replays_total", kCounter,
+       "PCIe link-level retransmissions since the driver was loaded "
+       "(nvmlDeviceGetPcieReplayCounter)",
+       [](const Gpu& g) { return g.pcie_replay_count; });
+  each(gpus, sink, "dltune_gpu_xid_errors_total", kCounter,
+       "Xid errors reported by the driver since serve started (NVML critical Xid events)",
+       [](const Gpu& g) { return g.xid_errors; });
+  each(gpus, sink, "dltune_gpu_last_xid", kGauge,
+       "The code of the last Xid error since serve started (`dltune doctor` explains it)",
+       [](const Gpu& g) { return widen(g.last_xid); });
+  each(gpus, sink, "dltune_gpu_compute_processes", kGauge,
+       "Compute processes on the GPU now (nvmlDeviceGetComputeRunningProcesses)",
+       [](const Gpu& g) -> std::optional<std::uint64_t> {
+         // sampled_at_ns: the GPU was read; its process list is then what NVML said.
+         if (!g.sampled_at_ns) return std::nullopt;
+         return static_cast<std::uint64_t>(g.processes.size());
+       });
+}
+
+}  // namespace dltune::serve

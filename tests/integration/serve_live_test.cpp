@@ -1,0 +1,434 @@
+// `dltune serve` live, on loopback, against the fake libnvidia-ml.so: promtool checks a real
+// scrape, a real Prometheus server scrapes serve and its query API returns the right values, a
+// job cgroup made for the test appears, hostile clients (silent, slow, a 10 MB body, a 100 KB
+// URI) take neither threads nor memory and are done with, then /healthz, 404, 405 and SIGTERM.
+// One serve process for all of it: Prometheus's first scrape comes only after about 5.5 s
+// (STACK-NOTES.md §5), and that is most of the test's time.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <httplib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "../unit/gpu/fake_nvml_config.hpp"
+#include "../unit/serve/exposition_parser.hpp"
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+extern char** environ;
+
+namespace {
+
+// A program in a process group of its own, its stderr in a pipe; the group is killed when the
+// guard goes.
+struct Process {
+  pid_t pid = -1;
+  int err = -1;
+  std::string err_text;
+
+  Process(const std::vector<std::string>& argv, const std::string& stdin_path = "/dev/null") {
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) return;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, stdin_path.c_str(), O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, p[1], 2);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+    std::vector<char*> a;
+    for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    if (::posix_spawn(&pid, a[0], &fa, &attr, a.data(), environ) != 0) pid = -1;
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    ::close(p[1]);
+    err = p[0];
+  }
+  ~Process() {
+    if (pid > 0) {
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+    if (err >= 0) ::close(err);
+  }
+  // Reads stderr until `pattern` matches (its first group returned) or `timeout`.
+  std::optional<std::string> wait_for(const std::regex& pattern,
+                                      std::chrono::milliseconds timeout) {
+    const auto until = Clock::now() + timeout;
+    std::smatch m;
+    while (!std::regex_search(err_text, m, pattern)) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+      if (left.count() <= 0) return std::nullopt;
+      pollfd pf{err, POLLIN, 0};
+      if (::poll(&pf, 1, static_cast<int>(left.count())) <= 0) continue;
+      char buf[4096];
+      const auto n = ::read(err, buf, sizeof buf);
+      if (n <= 0) return std::nullopt;
+      err_text.append(buf, static_cast<std::size_t>(n));
+    }
+    return m.size() > 1 ? m[1].str() : m[0].str();
+  }
+  // The rest of stderr, once the process has exited.
+  std::string rest_of_stderr() {
+    char buf[4096];
+    pollfd pf{err, POLLIN, 0};
+    while (::poll(&pf, 1, 0) > 0) {
+      const auto n = ::read(err, buf, sizeof buf);
+      if (n <= 0) break;
+      err_text.append(buf, static_cast<std::size_t>(n));
+    }
+    return err_text;
+  }
+  // Waits for the exit status, up to `timeout`; -1 if it did not exit.
+  int wait_exit(std::chrono::milliseconds timeout) {
+    const auto until = Clock::now() + timeout;
+    while (Clock::now() < until) {
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return -1;
+  }
+};
+
+int free_port() {
+  const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(s);
+  return ntohs(a.sin_port);
+}
+
+// A TCP connection to 127.0.0.1:port; non-blocking ones do not wait for the handshake.
+int connect_to(int port, bool nonblocking, std::chrono::seconds timeout = 5s) {
+  const int s =
+      ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0), 0);
+  timeval tv{static_cast<time_t>(timeout.count()), 0};
+  ::setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  ::setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  return s;
+}
+
+// Sends `request` (as much as goes), then reads the answer's status line; "" when there was none.
+std::string send_raw(int port, const std::string& request) {
+  const int s = connect_to(port, false, 15s);
+  std::size_t sent = 0;
+  while (sent < request.size()) {
+    const auto n = ::send(s, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<std::size_t>(n);
+  }
+  std::string answer;
+  char buf[4096];
+  for (;;) {
+    const auto n = ::recv(s, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    answer.append(buf, static_cast<std::size_t>(n));
+    if (answer.find("\r\n") != std::string::npos) break;
+  }
+  ::close(s);
+  return answer.substr(0, answer.find("\r\n"));
+}
+
+struct ProcStatus {
+  long threads = -1, rss_kib = -1;
+};
+ProcStatus proc_status(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/status", pid));
+  ProcStatus s;
+  std::string key;
+  long value = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (std::sscanf(line.c_str(), "Threads: %ld", &value) == 1) s.threads = value;
+    if (std::sscanf(line.c_str(), "VmRSS: %ld", &value) == 1) s.rss_kib = value;
+  }
+  return s;
+}
+
+std::uint64_t mem_total_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    unsigned long long kib = 0;
+    if (std::sscanf(line.c_str(), "MemTotal: %llu kB", &kib) == 1) return kib * 1024;
+  }
+  return 0;
+}
+
+// The job groups the test makes: in the memory hierarchy on v1 (as `run` does), in the unified
+// tree on v2.
+struct TestCgroups {
+  std::vector<fs::path> made;
+  std::string job, named;  // as /proc/PID/cgroup names them
+  bool ok = false;
+  TestCgroups() {
+    fs::path base;
+    if (fs::exists("/sys/fs/cgroup/memory/memory.limit_in_bytes") ||
+        fs::exists("/sys/fs/cgroup/memory/cgroup.procs"))
+      base = "/sys/fs/cgroup/memory";
+    else if (fs::exists("/sys/fs/cgroup/cgroup.controllers"))
+      base = "/sys/fs/cgroup";
+    else
+      return;
+    job = fmt::format("/dltune/serve-test-{}", ::getpid());
+    named = fmt::format("/serve-test-named-{}", ::getpid());
+    std::error_code ec;
+    if (!fs::exists(base / "dltune")) {
+      if (!fs::create_directory(base / "dltune", ec)) return;
+      made.push_back(base / "dltune");
+    }
+    for (const auto& g : {job, named}) {
+      if (!fs::create_directory(base / g.substr(1), ec)) return;
+      made.push_back(base / g.substr(1));
+    }
+    // A limit to read back: 256 MiB.
+    const auto limit = base.filename() == "memory" ? "memory.limit_in_bytes" : "memory.max";
+    std::ofstream(base / job.substr(1) / limit) << "268435456";
+    ok = true;
+  }
+  ~TestCgroups() {
+    for (auto it = made.rbegin(); it != made.rend(); ++it) ::rmdir(it->c_str());
+  }
+};
+
+class ServeLive : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) / fmt::format("serve_live_{}", ::getpid());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(ServeLive, PrometheusPromtoolHostileClientsAndHealth) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the test makes job cgroups: needs root";
+  for (const char* tool : {"/usr/bin/prometheus", "/usr/bin/promtool"})
+    if (::access(tool, X_OK) != 0) GTEST_SKIP() << tool << " is missing (Debian's prometheus)";
+  TestCgroups groups;
+  ASSERT_TRUE(groups.ok) << "could not make the test's cgroups";
+
+  auto config = dltune::testing::fake_hgx(2);
+  config["gpus"][0]["xid_events"] = {79, 13};
+  config["gpus"][0]["pcie_replay_count"] = 3;
+  dltune::testing::FakeNvmlConfig fake(config);  // FAKE_NVML_* in this process's environment
+  ::setenv("DLTUNE_NVML_LIBRARY", DLTUNE_FAKE_NVML, 1);
+  Process serve({DLTUNE_BINARY, "serve", "--listen", "127.0.0.1:0", "--interval", "500ms",
+                 "--cgroup", groups.named});
+  ::unsetenv("DLTUNE_NVML_LIBRARY");
+  ASSERT_GT(serve.pid, 0);
+  const auto port_text = serve.wait_for(std::regex("listening on 127\\.0\\.0\\.1:([0-9]+)"), 10s);
+  ASSERT_TRUE(port_text) << serve.err_text;
+  const int port = std::stoi(*port_text);
+
+  // Prometheus first: its first scrape takes the longest.
+  const int prom_port = free_port();
+  const auto prom_dir = dir_ / "prometheus";
+  fs::create_directories(prom_dir / "data");
+  std::ofstream(prom_dir / "prometheus.yml") << fmt::format(
+      "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+      "scrape_configs:\n  - job_name: dltune\n    static_configs:\n"
+      "      - targets: ['127.0.0.1:{}']\n",
+      port);
+  std::optional<Process> prometheus;
+  prometheus.emplace(std::vector<std::string>{
+      "/usr/bin/prometheus", "--config.file=" + (prom_dir / "prometheus.yml").string(),
+      "--storage.tsdb.path=" + (prom_dir / "data").string(),
+      fmt::format("--web.listen-address=127.0.0.1:{}", prom_port), "--log.level=warn"});
+  ASSERT_GT(prometheus->pid, 0);
+
+  httplib::Client http("127.0.0.1", port);
+  http.set_connection_timeout(5);
+  http.set_read_timeout(15);
+
+  // (d) /healthz: ok once the first sample is published.
+  {
+    int status = 0;
+    std::string said;
+    for (int i = 0; i < 50 && status != 200; ++i) {
+      if (i > 0) std::this_thread::sleep_for(100ms);
+      if (auto r = http.Get("/healthz")) {
+        status = r->status;
+        said = r->body;
+      }
+    }
+    EXPECT_EQ(status, 200);
+    EXPECT_EQ(said, "ok\n");
+  }
+
+  // (a) a real scrape: promtool is content, the values are this host's and the fake GPUs'.
+  // NVML is read every second and Xid events are drained at its next reading: wait for them.
+  std::string body;
+  dltune::serve::testing::Exposition e;
+  const std::map<std::string, std::string> g0 = {{"gpu", "0"}, {"uuid", config["gpus"][0]["uuid"]}};
+  for (int i = 0; i < 40; ++i) {
+    auto r = http.Get("/metrics");
+    ASSERT_TRUE(r) << httplib::to_string(r.error());
+    ASSERT_EQ(r->status, 200);
+    EXPECT_EQ(r->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+    body = r->body;
+    e = dltune::serve::testing::parse_exposition(body);
+    const auto* xid = e.find("dltune_gpu_xid_errors_total", g0);
+    if (xid && xid->value_text == "2" && e.find("dltune_check_up") &&
+        e.find("dltune_job_memory_limit_bytes", {{"cgroup", groups.job}}))
+      break;
+    std::this_thread::sleep_for(250ms);
+  }
+  EXPECT_TRUE(e.errors.empty()) << ::testing::PrintToString(e.errors);
+  {
+    const auto file = dir_ / "scrape.txt";
+    std::ofstream(file) << body;
+    Process promtool({"/usr/bin/promtool", "check", "metrics"}, file.string());
+    EXPECT_EQ(promtool.wait_exit(20s), 0) << promtool.rest_of_stderr();
+  }
+  auto value = [&](const std::string& name, const std::map<std::string, std::string>& l = {}) {
+    const auto* s = e.find(name, l);
+    return s ? s->value_text : std::string("(none)");
+  };
+  EXPECT_EQ(value("dltune_memory_total_bytes"), std::to_string(mem_total_bytes()));
+  EXPECT_EQ(value("dltune_cpus"), std::to_string(::sysconf(_SC_NPROCESSORS_ONLN)));
+  EXPECT_EQ(value("dltune_nvml_up"), "1");
+  EXPECT_EQ(value("dltune_gpu_memory_total_bytes", g0), "85520809984");
+  EXPECT_EQ(value("dltune_gpu_xid_errors_total", g0), "2");
+  EXPECT_EQ(value("dltune_gpu_last_xid", g0), "13");
+  EXPECT_EQ(value("dltune_gpu_pcie_replays_total", g0), "3");
+  EXPECT_EQ(value("dltune_job_memory_limit_bytes", {{"cgroup", groups.job}}), "268435456");
+  EXPECT_NE(value("dltune_job_memory_bytes", {{"cgroup", groups.named}}), "(none)")
+      << "the group named with --cgroup";
+  EXPECT_EQ(value("dltune_check_up"), "1");
+  EXPECT_EQ(e.all("dltune_check_findings").size(), 4u);
+
+  // (b) Prometheus scraped serve: its query API has the same values.
+  httplib::Client prom("127.0.0.1", prom_port);
+  prom.set_read_timeout(5);
+  auto query = [&](const std::string& q) -> std::optional<std::string> {
+    auto r = prom.Get("/api/v1/query", httplib::Params{{"query", q}}, httplib::Headers{});
+    if (!r || r->status != 200) return std::nullopt;
+    const auto j = nlohmann::json::parse(r->body, nullptr, false);
+    if (j.is_discarded() || j["data"]["result"].empty()) return std::nullopt;
+    return j["data"]["result"][0]["value"][1].get<std::string>();
+  };
+  std::optional<std::string> mem;
+  const auto until = Clock::now() + 20s;
+  while (!(mem = query("dltune_memory_total_bytes")) && Clock::now() < until)
+    std::this_thread::sleep_for(250ms);
+  ASSERT_TRUE(mem) << "Prometheus has no dltune metric after 20 s\n"
+                   << prometheus->rest_of_stderr();
+  EXPECT_EQ(*mem, std::to_string(mem_total_bytes()));
+  EXPECT_EQ(query("dltune_cpus").value_or(""), std::to_string(::sysconf(_SC_NPROCESSORS_ONLN)));
+  EXPECT_EQ(query("dltune_gpu_memory_total_bytes{gpu=\"0\"}").value_or(""), "85520809984");
+  EXPECT_EQ(
+      query(fmt::format("dltune_job_memory_limit_bytes{{cgroup=\"{}\"}}", groups.job)).value_or(""),
+      "268435456");
+  EXPECT_EQ(query("up{job=\"dltune\"}").value_or(""), "1");
+  prometheus.reset();  // done with it: killed and reaped now
+
+  // (c) hostile clients: 200 connections that send nothing or a header without end, a 10 MB
+  // body, a 100 KB URI. Threads and memory stay where they were.
+  const auto before = proc_status(serve.pid);
+  ASSERT_GT(before.threads, 0);
+  std::vector<int> slow;
+  for (int i = 0; i < 200; ++i) slow.push_back(connect_to(port, true));
+  std::this_thread::sleep_for(200ms);  // the handshakes the backlog takes
+  for (std::size_t i = 1; i < slow.size(); i += 2) {
+    const std::string partial = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: aaaa";
+    (void)::send(slow[i], partial.data(), partial.size(), MSG_NOSIGNAL);
+  }
+  std::string big_body_status, long_uri_status;
+  std::thread big_body([&] {
+    const std::string body(10 << 20, 'x');
+    big_body_status = send_raw(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                                         std::to_string(body.size()) + "\r\n\r\n" + body);
+  });
+  std::thread long_uri([&] {
+    long_uri_status =
+        send_raw(port, "GET /" + std::string(100 << 10, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n");
+  });
+  std::this_thread::sleep_for(1500ms);
+  const auto during = proc_status(serve.pid);
+  EXPECT_LE(during.threads, before.threads + 1) << "a fixed pool: no thread per connection";
+  EXPECT_LT(during.rss_kib, before.rss_kib + 32 * 1024) << "no request is held in memory";
+  for (const int s : slow) ::close(s);
+  big_body.join();
+  long_uri.join();
+  // The body is refused unread (413: no endpoint takes one) or the connection reset while it
+  // was still being sent.
+  EXPECT_TRUE(big_body_status.empty() || big_body_status == "HTTP/1.1 413 Payload Too Large")
+      << big_body_status;
+  EXPECT_EQ(long_uri_status, "HTTP/1.1 414 URI Too Long");
+  const auto after = proc_status(serve.pid);
+  EXPECT_LE(after.threads, before.threads + 1);
+  EXPECT_LT(after.rss_kib, before.rss_kib + 32 * 1024);
+  {
+    auto r = http.Get("/metrics");
+    ASSERT_TRUE(r) << "a normal scrape after the hostile clients: "
+                   << httplib::to_string(r.error());
+    EXPECT_EQ(r->status, 200);
+    EXPECT_TRUE(dltune::serve::testing::parse_exposition(r->body).errors.empty());
+  }
+
+  // Read-only: other methods 405, other paths 404; the index links both endpoints.
+  {
+    auto r = http.Post("/metrics", "x=1", "application/x-www-form-urlencoded");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 405);
+    EXPECT_EQ(r->get_header_value("Allow"), "GET, HEAD");
+    httplib::Client fresh("127.0.0.1", port);  // the 405 closed the last connection
+    r = fresh.Delete("/metrics");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 405);
+    httplib::Client again("127.0.0.1", port);
+    r = again.Get("/metrics/../etc/passwd");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 404);
+    r = again.Get("/");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    EXPECT_NE(r->body.find("href=\"metrics\""), std::string::npos);
+    r = again.Get("/healthz");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+  }
+
+  // SIGTERM: a clean stop, exit 0.
+  ::kill(serve.pid, SIGTERM);
+  EXPECT_EQ(serve.wait_exit(15s), 0) << serve.err_text;
+}
+
+}  // namespace
