@@ -59,8 +59,11 @@ class ConnectionStream final : public httplib::Stream {
   bool wait_for_request(const std::function<bool()>& running);
   // A new request: a fresh deadline and byte budget.
   void begin_request();
-  // The request ran out of its budget or its deadline: the connection must end.
+  // The request ran out of its budget or its deadline: the connection must end (and may have
+  // unread input).
   [[nodiscard]] bool spent() const { return spent_; }
+  // A read or write failed or timed out: the connection is of no more use.
+  [[nodiscard]] bool broken() const { return broken_; }
   // Before closing a connection that may have unread input (a body, a long request): stop
   // sending, then read and drop a little of what the client still sends, so that the kernel
   // closes with a FIN and the client gets to read the answer instead of a reset.
@@ -78,6 +81,7 @@ class ConnectionStream final : public httplib::Stream {
   std::size_t budget_ = 0;
   std::chrono::steady_clock::time_point deadline_;
   bool spent_ = false;
+  bool broken_ = false;
 };
 
 class LimitedServer final : public httplib::Server {

@@ -25,7 +25,8 @@ std::string trimmed(std::string path) {
 }  // namespace
 
 Result<std::vector<std::string>> discover_job_groups(const host::Root& root,
-                                                     const launch::CgroupLayout& layout) {
+                                                     const launch::CgroupLayout& layout,
+                                                     std::map<std::string, bool>* is_group) {
   const auto mount = layout.version == "v2" ? layout.unified : v1_mount(layout);
   std::vector<std::string> out;
   if (!mount) return out;
@@ -33,13 +34,22 @@ Result<std::vector<std::string>> discover_job_groups(const host::Root& root,
   auto names = root.list(parent);
   if (!names) return tl::unexpected(names.error());
   if (!*names) return out;
+  std::map<std::string, bool> seen;
   for (const auto& name : **names) {
     // The control files (cgroup.procs, memory.max, tasks) are files; a group is a directory.
     if (!launch::check_cgroup_name(name)) continue;
-    auto info = root.stat(parent + "/" + name);
-    if (!info || !*info || (*info)->kind != host::Kind::kDirectory) continue;
-    out.push_back("/dltune/" + name);
+    std::optional<bool> group;
+    if (is_group != nullptr)
+      if (const auto it = is_group->find(name); it != is_group->end()) group = it->second;
+    if (!group) {
+      auto info = root.stat(parent + "/" + name);
+      if (!info || !*info) continue;  // gone meanwhile: not remembered
+      group = (*info)->kind == host::Kind::kDirectory;
+    }
+    seen.emplace(name, *group);
+    if (*group) out.push_back("/dltune/" + name);
   }
+  if (is_group) *is_group = std::move(seen);
   return out;
 }
 
@@ -60,7 +70,7 @@ void JobGroups::collect(std::vector<monitor::Cgroup>& out, monitor::Notices& not
                      "no job cgroups: cannot find the cgroup mounts: " + layout.error().message());
     }
     if (layout_) {
-      auto found = discover_job_groups(root_, *layout_);
+      auto found = discover_job_groups(root_, *layout_, &is_group_);
       if (found)
         wanted_.insert(wanted_.end(), found->begin(), found->end());
       else
