@@ -203,7 +203,9 @@ class ServeCommand : public Command {
     // "listening on HOST:PORT": scripts and tests read the port from this line (--listen :0).
     fmt::print(stderr, "dltune serve: listening on {}\n", (*server)->bound().text());
     std::fflush(stderr);
-    const timespec tick{1, 0};
+    // Messages (a source switched off, a failed check) are printed within this; a longer tick
+    // is a wakeup less while idle.
+    const timespec tick{5, 0};
     for (;;) {
       tell((*exporter)->take_messages());
       if (::sigtimedwait(&stop_set, nullptr, &tick) > 0) break;
