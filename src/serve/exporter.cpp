@@ -200,9 +200,13 @@ Health Exporter::health() const {
 
 inventory::Json Exporter::json() const {
   JsonSink sink;
-  Snapshot s = snapshot();
-  render(s, sink);
-  render_scrapes(scrapes_, sink);
+  render(snapshot(), sink);
+  std::uint64_t scrapes = 0;
+  {
+    std::lock_guard lock(mu_);
+    scrapes = scrapes_;
+  }
+  render_scrapes(scrapes, sink);
   return sink.take();
 }
 
