@@ -52,7 +52,8 @@ constexpr const char* kDescription =
     "  dltune serve --listen 0.0.0.0:9464 --interval 15s --cgroup /slurm/uid_1000/job_42\n"
     "  curl -s http://127.0.0.1:9464/metrics | grep dltune_gpu_utilization_ratio\n"
     "  curl -s http://127.0.0.1:9464/healthz\n"
-    "  dltune serve --once | promtool check metrics\n\n"
+    "  dltune serve --once | promtool check metrics\n"
+    "  dltune serve --root /host --listen 0.0.0.0:9464   (in a container, the host at /host)\n\n"
     "A Prometheus scrape configuration (prometheus.yml):\n"
     "  scrape_configs:\n"
     "    - job_name: dltune\n"
@@ -87,11 +88,18 @@ class ServeCommand : public Command {
     sub_->add_option("--max-connections", max_connections_,
                      "Connections served at once, 1 to 256 (default 8)")
         ->type_name("N");
+    sub_->add_option("--root", root_dir_,
+                     "Read the host mounted at DIR (its proc/, sys/, etc/): a container's view "
+                     "of the host (deploy/kubernetes)")
+        ->type_name("DIR");
   }
 
   bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
+    auto root = open_root("serve", root_dir_);
+    if (!root) return kExitBadInput;
+    root_ = std::move(*root);
     auto options = exporter_options();
     if (!options) return refuse(options.error().message());
     if (once_) return once(std::move(*options));
@@ -227,6 +235,7 @@ class ServeCommand : public Command {
   }
 
   CLI::App* sub_ = nullptr;
+  std::string root_dir_;
   host::Root root_;
   std::string listen_ = "127.0.0.1:9464";
   std::string interval_ = "5s";

@@ -88,6 +88,22 @@ TEST(ServeCli, OnceJsonHasTheSameFamiliesAndEveryKeyIsDocumented) {
   for (const auto& k : keys) EXPECT_NE(section.find("`" + k + "`"), std::string::npos) << k;
 }
 
+TEST(ServeCli, ReadsAHostTreeGivenWithRoot) {
+  const std::string root = std::string(DLTUNE_FIXTURES) + "/roots/gpu8-numa2-cgv2";
+  const auto r = run({DLTUNE_BINARY, "serve", "--once", "--no-gpus", "--interval", "100ms",
+                      "--root", root});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto e = dltune::serve::testing::parse_exposition(r.out);
+  ASSERT_TRUE(e.errors.empty()) << ::testing::PrintToString(e.errors);
+  ASSERT_TRUE(e.find("dltune_memory_total_bytes"));
+  EXPECT_EQ(e.find("dltune_memory_total_bytes")->value_text,
+            std::to_string(1056412596ull * 1024));  // the tree's MemTotal, not this VM's
+  ASSERT_TRUE(e.find("dltune_check_up"));
+  EXPECT_EQ(e.find("dltune_check_up")->value_text, "1");
+  // What the tree lacks is said once, on stderr.
+  EXPECT_NE(r.err.find("no /proc/diskstats"), std::string::npos) << r.err;
+}
+
 TEST(ServeCli, RefusesBadInput) {
   struct Case {
     std::vector<std::string> args;
@@ -104,6 +120,7 @@ TEST(ServeCli, RefusesBadInput) {
       {{"--cgroup", "relative/path"}, "absolute cgroup path"},
       {{"--profile", "no-such-profile"}, "--profile"},
       {{"--no-check", "--profile", "training"}, "do not go together"},
+      {{"--root", "/nonexistent-tree"}, "--root"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> argv = {DLTUNE_BINARY, "serve"};
