@@ -90,8 +90,8 @@ TEST(ServeCli, OnceJsonHasTheSameFamiliesAndEveryKeyIsDocumented) {
 
 TEST(ServeCli, ReadsAHostTreeGivenWithRoot) {
   const std::string root = std::string(DLTUNE_FIXTURES) + "/roots/gpu8-numa2-cgv2";
-  const auto r = run({DLTUNE_BINARY, "serve", "--once", "--no-gpus", "--interval", "100ms",
-                      "--root", root});
+  const auto r =
+      run({DLTUNE_BINARY, "serve", "--once", "--no-gpus", "--interval", "100ms", "--root", root});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto e = dltune::serve::testing::parse_exposition(r.out);
   ASSERT_TRUE(e.errors.empty()) << ::testing::PrintToString(e.errors);
