@@ -120,6 +120,14 @@ TEST_F(Deploy, TheDaemonSetReadsTheHostReadOnlyAndTakesNoGpu) {
             args.end());
   // Everything in one namespace.
   for (const auto& d : docs) EXPECT_EQ(d["metadata"]["namespace"], "monitoring");
+
+  // serve accepts these arguments: the same words, on this host's root, once.
+  std::vector<std::string> argv{DLTUNE_BINARY};
+  for (const auto& a : args) argv.push_back(a == "--root=/host" ? "--root=/" : a);
+  for (const char* extra : {"--once", "--no-gpus", "--no-check"}) argv.push_back(extra);
+  const auto r = run(argv, {}, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("dltune_memory_total_bytes"), std::string::npos);
 }
 
 // The scrape job keeps exactly the Service's endpoints: its namespace, its label, its port name.
@@ -173,6 +181,84 @@ TEST(DeployUnit, SystemdAnalyzeVerifiesTheUnit) {
   // Unknown or misspelt keys are only warnings to systemd: they must not be there either.
   EXPECT_EQ(r.err.find("Unknown"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("ignoring"), std::string::npos) << r.err;
+}
+
+}  // namespace
+
+#include "serve/exposition.hpp"
+#include "unit/serve/snapshot_fixture.hpp"
+
+namespace {
+
+// The names of the families that serve's exposition writes (at least one sample each).
+class NameSink final : public dltune::serve::MetricSink {
+ public:
+  void family(std::string_view name, dltune::serve::MetricType, std::string_view) override {
+    current_ = name;
+  }
+  void sample(dltune::serve::Labels, std::uint64_t) override { names.insert(current_); }
+  void sample(dltune::serve::Labels, double) override { names.insert(current_); }
+  std::set<std::string> names;
+
+ private:
+  std::string current_;
+};
+
+std::set<std::string> metric_names_in(const std::string& text) {
+  static const std::regex name(R"(\bdltune_[a-z0-9_]+)");
+  std::set<std::string> out;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), name); it != std::sregex_iterator();
+       ++it)
+    out.insert(it->str());
+  return out;
+}
+
+// Every metric that the dashboard's panels and variables and the alert rules query is one that
+// serve writes when every value is there (the serve tests' full snapshot, rendered by the
+// exposition code itself), so that no panel stays empty because of a misspelt name.
+TEST(DeployUnit, DashboardAndRulesQueryOnlyMetricsServeExports) {
+  const auto fixture = dltune::serve::testing::full_fixture();
+  NameSink sink;
+  dltune::serve::render(fixture.snapshot(), sink);
+  dltune::serve::render_scrapes(1, sink);
+  ASSERT_GT(sink.names.size(), 60u);
+
+  const auto dashboard = json::parse(slurp(kDeploy / "grafana/dltune-dashboard.json"));
+  std::string queries;
+  std::size_t panels_with_queries = 0;
+  for (const auto& p : dashboard["panels"]) {
+    if (!p.contains("targets")) continue;
+    ++panels_with_queries;
+    for (const auto& t : p["targets"]) queries += t["expr"].get<std::string>() + "\n";
+    EXPECT_EQ(p["datasource"]["uid"], "${datasource}") << p["title"];
+  }
+  for (const auto& v : dashboard["templating"]["list"])
+    if (v.contains("definition")) queries += v["definition"].get<std::string>() + "\n";
+  EXPECT_GE(panels_with_queries, 20u);
+  const auto used = metric_names_in(queries);
+  EXPECT_GE(used.size(), 30u);
+  for (const auto& n : used) EXPECT_TRUE(sink.names.contains(n)) << "dashboard queries " << n;
+
+  const auto rules = metric_names_in(slurp(kDeploy / "prometheus/dltune-alerts.yml"));
+  EXPECT_GE(rules.size(), 7u);
+  for (const auto& n : rules) EXPECT_TRUE(sink.names.contains(n)) << "an alert rule uses " << n;
+}
+
+// The arguments the unit and the DaemonSet give serve are ones it accepts: the same words with
+// --once (which prints one scrape and exits) and this host's root.
+TEST(DeployUnit, ServeAcceptsTheUnitsArguments) {
+  const std::string unit = slurp(kDeploy / "systemd/dltune-serve.service");
+  const auto at = unit.find("ExecStart=/usr/local/bin/dltune ");
+  ASSERT_NE(at, std::string::npos);
+  const auto line = unit.substr(at, unit.find('\n', at) - at);
+  std::vector<std::string> argv{DLTUNE_BINARY};
+  std::istringstream words(line.substr(line.find(' ') + 1));
+  for (std::string w; words >> w;) argv.push_back(w);
+  ASSERT_EQ(argv[1], "serve");
+  for (const char* extra : {"--once", "--no-gpus", "--no-check"}) argv.push_back(extra);
+  const auto r = run(argv, {}, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("dltune_memory_total_bytes"), std::string::npos);
 }
 
 }  // namespace
