@@ -58,15 +58,28 @@ Result<void> check_header(const std::string& path) {
   return {};
 }
 
-std::string process_select() {
+// `where` and `order` select one sample's rows (`= ?1`, by pid) or a range's (`BETWEEN ?1 AND ?2`,
+// by sample and pid).
+std::string process_select(std::string_view where, std::string_view order) {
   // The process_info row in force at the sample: the latest one written at or before it.
   return fmt::format(
       "SELECT {}, i.ppid, i.comm, i.cmdline, i.role FROM process p JOIN process_info i"
       " ON i.pid = p.pid AND i.start_ticks = p.start_ticks AND i.first_sample ="
       " (SELECT max(first_sample) FROM process_info WHERE pid = p.pid AND"
       " start_ticks = p.start_ticks AND first_sample <= p.sample_id)"
-      " WHERE p.sample_id = ?1 ORDER BY p.pid",
-      sql::table("process").column_names("p"));
+      " WHERE p.sample_id {} ORDER BY {}",
+      sql::table("process").column_names("p"), where, order);
+}
+
+// A table's rows for samples ?1 to ?2, in sample order and, within a sample, in the Sample's.
+std::string range_select(std::string_view name) {
+  if (name == "process") return process_select("BETWEEN ?1 AND ?2", "p.sample_id, p.pid");
+  const auto& t = sql::table(name);
+  if (name == "sample")
+    return fmt::format("SELECT {} FROM sample WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+                       t.column_names(""));
+  return fmt::format("SELECT {} FROM {} WHERE sample_id BETWEEN ?1 AND ?2 ORDER BY sample_id, {}",
+                     t.column_names(""), t.name, t.order_by);
 }
 
 }  // namespace
@@ -84,7 +97,7 @@ struct Recording::State {
         {&disk, sql::select_sql("disk")},
         {&net, sql::select_sql("net")},
         {&cgroup, sql::select_sql("cgroup")},
-        {&process, process_select()},
+        {&process, process_select("= ?1", "p.pid")},
         {&gpu, sql::select_sql("gpu")},
         {&gpu_process, sql::select_sql("gpu_process")},
         {&document, "SELECT json FROM document WHERE key = ?1"}};
@@ -199,6 +212,88 @@ Result<monitor::Sample> Recording::at(std::size_t i) const {
   auto tx = Transaction::begin(s.db, Transaction::Mode::kRead);
   if (!tx) return tl::unexpected(tx.error());
   return s.read(s.ids[i]);
+}
+
+namespace {
+
+// One table's rows over a range of samples, read in step with the samples (a merge on
+// sample_id: every table is ordered by it).
+struct Cursor {
+  Statement st;
+  bool has_row = false;
+  Result<void> start(std::int64_t first, std::int64_t last) {
+    st.bind(1, first);
+    st.bind(2, last);
+    return next();
+  }
+  Result<void> next() {
+    auto row = st.step();
+    if (!row) return tl::unexpected(row.error());
+    has_row = *row;
+    return {};
+  }
+  // Hands every row of sample `id` to `each`; rows of earlier samples (none in a recording
+  // that dltune wrote) are passed over.
+  template <class F>
+  Result<void> rows(std::int64_t id, F&& each) {
+    while (has_row && st.int64_at(0) <= id) {
+      if (st.int64_at(0) == id) {
+        Columns c{st};
+        each(c);
+      }
+      if (auto r = next(); !r) return r;
+    }
+    return {};
+  }
+};
+
+}  // namespace
+
+Result<void> Recording::for_each(std::size_t begin, std::size_t end,
+                                 const SampleVisitor& each) const {
+  State& s = *state_;
+  end = std::min(end, s.ids.size());
+  if (begin >= end) return {};
+  auto tx = Transaction::begin(s.db, Transaction::Mode::kRead);
+  if (!tx) return tl::unexpected(tx.error());
+  const char* names[] = {"sample", "cpu", "disk", "net", "cgroup", "process", "gpu", "gpu_process"};
+  std::vector<Cursor> cursors;
+  cursors.reserve(std::size(names));
+  for (const char* name : names) {
+    auto st = s.db.prepare(range_select(name).c_str(), "cannot read the recording");
+    if (!st) return tl::unexpected(st.error());
+    cursors.push_back(Cursor{std::move(*st)});
+    if (auto r = cursors.back().start(s.ids[begin], s.ids[end - 1]); !r) return r;
+  }
+  Cursor &sample = cursors[0], &cpu = cursors[1], &disk = cursors[2], &net = cursors[3],
+         &cgroup = cursors[4], &process = cursors[5], &gpu = cursors[6], &gpu_process = cursors[7];
+  for (std::size_t i = begin; i < end; ++i) {
+    const std::int64_t id = s.ids[i];
+    monitor::Sample m;
+    bool found = false;
+    auto r = sample.rows(id, [&](Columns& c) {
+      sql::read_sample(c, m);
+      found = true;
+    });
+    if (r && !found) return fail(fmt::format("the recording has no sample {}:", id), s.db.path());
+    auto& y = m.system;
+    if (r) r = cpu.rows(id, [&](Columns& c) { y.cpus.push_back(sql::read_cpu(c)); });
+    if (r) r = disk.rows(id, [&](Columns& c) { y.disks.push_back(sql::read_disk(c)); });
+    if (r) r = net.rows(id, [&](Columns& c) { y.net.push_back(sql::read_net(c)); });
+    if (r) r = cgroup.rows(id, [&](Columns& c) { m.cgroup = sql::read_cgroup(c); });
+    if (r) r = process.rows(id, [&](Columns& c) { m.processes.push_back(sql::read_process(c)); });
+    if (r) r = gpu.rows(id, [&](Columns& c) { m.gpus.push_back(sql::read_gpu(c)); });
+    if (r)
+      r = gpu_process.rows(id, [&](Columns& c) {
+        unsigned index = 0;
+        auto p = sql::read_gpu_process(c, index);
+        for (auto& g : m.gpus)
+          if (g.index == index) g.processes.push_back(p);
+      });
+    if (!r) return r;
+    if (auto e = each(i, std::move(m)); !e) return e;
+  }
+  return {};
 }
 
 std::size_t Recording::index_at(std::int64_t wall_ns) const {
