@@ -123,12 +123,18 @@ void recording_card(Page& p, const ReportData& d, const HtmlOptions& o) {
   p.code_row("Command", command_line(i.command));
   p.row("Scope", i.scope);
   p.row("Interval", i.interval_ns > 0 ? duration(i.interval_ns) : "");
-  p.row("Started", local_time(i.started_wall_ns) + " (UTC" + utc_offset(i.started_wall_ns) + ")");
-  if (i.ended_wall_ns)
-    p.row("Ended", local_time(*i.ended_wall_ns) + ", after " +
-                       duration(*i.ended_wall_ns - i.started_wall_ns));
+  p.row("Started", local_time(d.start_ns) + " (UTC" + utc_offset(d.start_ns) + ")");
+  if (i.ended_wall_ns && *i.ended_wall_ns == d.end_ns)
+    p.row("Ended", local_time(d.end_ns) + ", after " + duration(d.end_ns - d.start_ns));
+  else if (i.ended_wall_ns)
+    p.row("Ended",
+          fmt::format("last sample at {}, after {} (the recording was closed later, at {})",
+                      local_time(d.end_ns), duration(d.end_ns - d.start_ns),
+                      local_time(*i.ended_wall_ns)));
   else
-    p.row("Ended", "not recorded (still recording, or the recorder was killed)");
+    p.row("Ended", fmt::format("last sample at {}, after {} (no end recorded: still recording, or "
+                               "the recorder was killed)",
+                               local_time(d.end_ns), duration(d.end_ns - d.start_ns)));
   if (i.exit_status) p.row("Exit status", std::to_string(*i.exit_status));
   std::string samples = fmt::format("{} in the recording", d.recording_samples);
   if (d.window_samples != d.recording_samples)
@@ -157,8 +163,10 @@ std::string gpu_names(const json& env) {
           ++count[text_at(g, {"device_name"}) + " (PCI; NVML: not loaded)"];
   }
   std::string s;
-  for (const auto& [name, n] : count)
-    s += (s.empty() ? "" : ", ") + (n > 1 ? fmt::format("{} × {}", n, name) : name);
+  for (const auto& [name, n] : count) {
+    if (!s.empty()) s += ", ";
+    s += n > 1 ? fmt::format("{} × {}", n, name) : name;
+  }
   if (s.empty()) s = "none";
   return s;
 }
@@ -205,7 +213,7 @@ void host_card(Page& p, const ReportData& d) {
   if (auto m = uint_at(e, {"memory", "total_bytes"})) {
     std::string mem = text::human_bytes(*m);
     if (auto s = uint_at(e, {"memory", "swap_total_bytes"}))
-      mem += *s > 0 ? ", swap " + text::human_bytes(*s) : ", no swap";
+      mem += *s > 0 ? fmt::format(", swap {}", text::human_bytes(*s)) : std::string(", no swap");
     p.row("Memory", mem);
   }
   p.row("GPUs", gpu_names(e));
@@ -347,7 +355,7 @@ void markers(Page& p, const ReportData& d) {
   p.raw(
       "<table class=\"events\"><thead><tr><th>Time</th><th>Since start</th><th>Kind</th>"
       "<th>What</th></tr></thead><tbody>\n");
-  const std::int64_t start_ms = d.info.started_wall_ns / 1'000'000;
+  const std::int64_t start_ms = d.start_ns / 1'000'000;
   for (std::size_t i = 0; i < d.markers.size() && i < kShown; ++i) {
     const auto& m = d.markers[i];
     p.raw("<tr><td>").text(local_time(m.time_ms * 1'000'000)).raw("</td><td>");
@@ -434,10 +442,10 @@ void write_html(const ReportData& d, std::ostream& out, const HtmlOptions& o) {
   findings(p, d);
   markers(p, d);
   p.raw("<p class=\"dim\">")
-      .text(fmt::format(
-          "Times are the viewer's local time; the x axis shows the clock and the time since the "
-          "recording started. Rates are between consecutive samples (the same numbers as dltune "
-          "top). Vertical lines mark the events above."));
+      .text(
+          "Times are local. All charts share one time axis: the clock, and below it the time "
+          "since the recording started. Rates are between consecutive samples (the numbers "
+          "of dltune top). Dashed vertical lines mark the events above.");
   p.raw("</p>\n");
   charts(p, d);
   p.raw("</main>\n<footer>")

@@ -83,6 +83,9 @@ nlohmann::json recording_json(const ReportData& d) {
                       {"dltune_version", i.dltune_version},
                       {"schema", i.schema}};
   if (i.ended_wall_ns) j["ended_wall_ns"] = *i.ended_wall_ns;
+  // The start and end the report uses (docs/report.md: the recording's own, or its samples').
+  j["start_ms"] = d.start_ns / 1'000'000;
+  j["end_ms"] = d.end_ns / 1'000'000;
   if (i.exit_status) j["exit_status"] = *i.exit_status;
   return j;
 }

@@ -420,6 +420,8 @@ Result<ReportData> extract(const store::Recording& rec, const Window& window) {
   ReportData data;
   data.info = rec.info();
   data.recording_samples = t.size();
+  data.start_ns = start;
+  data.end_ns = end;
   data.from_ms = to_ms(std::max(from, start));
   data.to_ms = to_ms(std::min(to, end));
   const std::size_t n = last - first;
@@ -443,7 +445,7 @@ Result<ReportData> extract(const store::Recording& rec, const Window& window) {
   if (!info.command.empty()) {
     if (info.started_wall_ns >= from && info.started_wall_ns <= to)
       x.markers().push_back(Marker{to_ms(info.started_wall_ns), "job_start",
-                                   "started: " + command_text(info.command)});
+                                   fmt::format("started: {}", command_text(info.command))});
     if (info.ended_wall_ns && *info.ended_wall_ns >= from && *info.ended_wall_ns <= to)
       x.markers().push_back(
           Marker{to_ms(*info.ended_wall_ns), "job_end",

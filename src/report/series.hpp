@@ -54,7 +54,9 @@ struct Marker {
 
 struct ReportData {
   store::RecordingInfo info;
-  std::size_t recording_samples = 0;    // in the whole recording
+  std::size_t recording_samples = 0;  // in the whole recording
+  // The recording's start and end (recording_start_ns, recording_end_ns), ns since the epoch.
+  std::int64_t start_ns = 0, end_ns = 0;
   std::int64_t from_ms = 0, to_ms = 0;  // the window: the x axis of every chart
   std::size_t window_samples = 0;       // samples in the window (before any decimation)
   std::vector<std::int64_t> time_ms;    // ms since the Unix epoch, one per sample in the window

@@ -40,7 +40,11 @@ Result<void> write_output(const std::string& path, bool force,
     return fail("will not overwrite an existing file (use --force):", path, EEXIST);
   const std::filesystem::path target(path);
   const auto dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-  std::string tmp = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
+  // Built by appending: g++ 12 -O2 warns (-Wrestrict) on "literal" + std::string&&.
+  std::string name(1, '.');
+  name += target.filename().string();
+  name += ".XXXXXX";
+  std::string tmp = (dir / name).string();
   const int fd = ::mkstemp(tmp.data());
   if (fd < 0) return fail("cannot create a temporary file beside", path, errno);
   ::fchmod(fd, new_file_mode());

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -72,14 +73,33 @@ std::string process_select(std::string_view where, std::string_view order) {
 }
 
 // A table's rows for samples ?1 to ?2, in sample order and, within a sample, in the Sample's.
+// In a walk, process rows come without their text, which is joined in memory from process_info
+// (a few rows per process) rather than by a subquery per row: the same row shape as
+// process_select, with blanks for the text.
 std::string range_select(std::string_view name) {
-  if (name == "process") return process_select("BETWEEN ?1 AND ?2", "p.sample_id, p.pid");
   const auto& t = sql::table(name);
+  if (name == "process")
+    return fmt::format(
+        "SELECT {}, 0, '', '', '' FROM process WHERE sample_id BETWEEN ?1 AND ?2 ORDER BY "
+        "sample_id, pid",
+        t.column_names(""));
   if (name == "sample")
     return fmt::format("SELECT {} FROM sample WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
                        t.column_names(""));
   return fmt::format("SELECT {} FROM {} WHERE sample_id BETWEEN ?1 AND ?2 ORDER BY sample_id, {}",
                      t.column_names(""), t.name, t.order_by);
+}
+
+// Every process_info row in the shape of process_select's rows (first_sample in the first
+// column, the counters NULL), so that read_process reads its text.
+std::string process_info_select() {
+  const auto& t = sql::table("process");
+  std::string columns = "first_sample, pid, start_ticks, ''";
+  for (std::size_t i = 4; i < t.columns.size(); ++i) columns += ", NULL";
+  return fmt::format(
+      "SELECT {}, ppid, comm, cmdline, role FROM process_info ORDER BY pid, start_ticks, "
+      "first_sample",
+      columns);
 }
 
 }  // namespace
@@ -267,6 +287,32 @@ Result<void> Recording::for_each(std::size_t begin, std::size_t end,
   }
   Cursor &sample = cursors[0], &cpu = cursors[1], &disk = cursors[2], &net = cursors[3],
          &cgroup = cursors[4], &process = cursors[5], &gpu = cursors[6], &gpu_process = cursors[7];
+  // process_info by identity (pid, start_ticks): its rows in first_sample order.
+  std::map<std::pair<pid_t, std::uint64_t>, std::vector<std::pair<std::int64_t, monitor::Process>>>
+      infos;
+  {
+    auto st = s.db.prepare(process_info_select().c_str(), "cannot read the recording");
+    if (!st) return tl::unexpected(st.error());
+    for (;;) {
+      auto row = st->step();
+      if (!row) return tl::unexpected(row.error());
+      if (!*row) break;
+      Columns c{*st};
+      const std::int64_t first = st->int64_at(0);
+      auto p = sql::read_process(c);
+      infos[{p.pid, p.start_ticks}].emplace_back(first, std::move(p));
+    }
+  }
+  // The process_info row in force at sample `id`: the latest written at or before it (none: the
+  // row is left out, as the join of at() leaves it out).
+  auto text_of = [&](const monitor::Process& p, std::int64_t id) -> const monitor::Process* {
+    auto it = infos.find({p.pid, p.start_ticks});
+    if (it == infos.end()) return nullptr;
+    const monitor::Process* found = nullptr;
+    for (const auto& [first, info] : it->second)
+      if (first <= id) found = &info;
+    return found;
+  };
   for (std::size_t i = begin; i < end; ++i) {
     const std::int64_t id = s.ids[i];
     monitor::Sample m;
@@ -281,7 +327,17 @@ Result<void> Recording::for_each(std::size_t begin, std::size_t end,
     if (r) r = disk.rows(id, [&](Columns& c) { y.disks.push_back(sql::read_disk(c)); });
     if (r) r = net.rows(id, [&](Columns& c) { y.net.push_back(sql::read_net(c)); });
     if (r) r = cgroup.rows(id, [&](Columns& c) { m.cgroup = sql::read_cgroup(c); });
-    if (r) r = process.rows(id, [&](Columns& c) { m.processes.push_back(sql::read_process(c)); });
+    if (r)
+      r = process.rows(id, [&](Columns& c) {
+        auto p = sql::read_process(c);
+        const monitor::Process* text = text_of(p, id);
+        if (text == nullptr) return;
+        p.ppid = text->ppid;
+        p.comm = text->comm;
+        p.cmdline = text->cmdline;
+        p.role = text->role;
+        m.processes.push_back(std::move(p));
+      });
     if (r) r = gpu.rows(id, [&](Columns& c) { m.gpus.push_back(sql::read_gpu(c)); });
     if (r)
       r = gpu_process.rows(id, [&](Columns& c) {

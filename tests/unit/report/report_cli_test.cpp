@@ -27,7 +27,7 @@ TEST(ReportCli, WritesHtmlAndJsonAndStdout) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(slurp(dir.file("r.html")), HasSubstr("<canvas id=\"chart-cpu\""));
   r = run({DLTUNE_BINARY, "report", dir.file("run.db"), "-o", "-", "--format", "json", "--from",
-           "+2s", "--to=-1s"});
+           "+2s", "--to", "-1s"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["window"]["samples"], 3);  // seconds 2, 3 and 4 of 0..5
