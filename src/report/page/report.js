@@ -60,12 +60,13 @@
       s = pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' + s;
     return s;
   }
-  function elapsed(ms) {
+  // "+1h05m", "+2m30s", "+45s"; with `tenths`, seconds to a tenth ("+1.0s", "+1.2s").
+  function elapsed(ms, tenths) {
     const neg = ms < 0;
     let s = Math.abs(ms) / 1000;
     let out;
     if (s < 60) {
-      out = trim(s, s < 10 ? 1 : 0) + 's';
+      out = (tenths ? s.toFixed(1) : trim(s, s < 10 ? 1 : 0)) + 's';
     } else {
       s = Math.round(s);
       const h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, r = s % 60;
@@ -265,7 +266,8 @@
         ticks: {
           autoSkip: false, maxRotation: 0, color: '#57606a', font: {size: 11},
           callback: function (v) {
-            return [clock(v, this._dltuneStep || 6e4), elapsed(v - startMs)];
+            const step = this._dltuneStep || 6e4;
+            return [clock(v, step), elapsed(v - startMs, step < 1e3)];
           }
         }
       },
@@ -290,7 +292,7 @@
           tooltip: {
             callbacks: {
               title: (items) => items.length ?
-                clock(items[0].parsed.x, 1e3) + '  (' + elapsed(items[0].parsed.x - startMs) + ')' : '',
+                clock(items[0].parsed.x, 1e3) + '  (' + elapsed(items[0].parsed.x - startMs, true) + ')' : '',
               label: (item) => ' ' + item.dataset.label + ': ' + withUnit(item.parsed.y, item.dataset.unit)
             }
           }
