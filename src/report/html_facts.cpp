@@ -95,6 +95,26 @@ void evidence_item(Page& p, const json& e) {
   }
 }
 
+void findings_table(Page& p, const std::vector<const json*>& rows) {
+  p.raw(
+      "<table class=\"findings\"><thead><tr><th>Severity</th><th>Finding</th><th>Found</th>"
+      "<th>Fix</th></tr></thead><tbody>\n");
+  for (const json* f : rows) {
+    const std::string sev = text_at(*f, {"severity"});
+    p.raw("<tr><td><span class=\"sev sev-").text(sev).raw("\">").text(sev);
+    p.raw("</span></td><td><b>").text(text_at(*f, {"id"})).raw("</b><br>");
+    p.text(text_at(*f, {"summary"})).raw("</td><td>");
+    const std::string actual = text_at(*f, {"actual"}), expected = text_at(*f, {"expected"});
+    if (!actual.empty()) p.text(actual);
+    if (!expected.empty()) p.raw("<br><span class=\"dim\">expected ").text(expected).raw("</span>");
+    p.raw("</td><td>");
+    const std::string fix = text_at(*f, {"fix", "command"});
+    if (!fix.empty()) p.raw("<code>").text(fix).raw("</code>");
+    p.raw("</td></tr>\n");
+  }
+  p.raw("</tbody></table>\n");
+}
+
 }  // namespace
 
 void host_card(Page& p, const ReportData& d) {
@@ -169,26 +189,22 @@ void findings(Page& p, const ReportData& d) {
     p.raw(" Nothing to fix.</p></section>\n");
     return;
   }
-  p.raw(
-      "</p>\n<table class=\"findings\"><thead><tr><th>Severity</th><th>Finding</th><th>Found"
-      "</th><th>Fix</th></tr></thead><tbody>\n");
-  for (const json* f : shown) {
-    const std::string sev = text_at(*f, {"severity"});
-    p.raw("<tr><td><span class=\"sev sev-")
-        .text(sev)
-        .raw("\">")
-        .text(sev)
-        .raw("</span></td><td><b>");
-    p.text(text_at(*f, {"id"})).raw("</b><br>").text(text_at(*f, {"summary"})).raw("</td><td>");
-    const std::string actual = text_at(*f, {"actual"}), expected = text_at(*f, {"expected"});
-    if (!actual.empty()) p.text(actual);
-    if (!expected.empty()) p.raw("<br><span class=\"dim\">expected ").text(expected).raw("</span>");
-    p.raw("</td><td>");
-    const std::string fix = text_at(*f, {"fix", "command"});
-    if (!fix.empty()) p.raw("<code>").text(fix).raw("</code>");
-    p.raw("</td></tr>\n");
+  p.raw("</p>\n");
+  // Critical and warn in the open; info findings (advice, not faults) folded, so that the charts
+  // stay near the top of the page.
+  const auto info = std::find_if(shown.begin(), shown.end(), [](const json* f) {
+    return severity_rank(text_at(*f, {"severity"})) >= severity_rank("info");
+  });
+  if (info != shown.begin()) findings_table(p, {shown.begin(), info});
+  if (info != shown.end()) {
+    p.raw("<details><summary>")
+        .text(fmt::format("{} informational finding{}", shown.end() - info,
+                          shown.end() - info == 1 ? "" : "s"))
+        .raw("</summary>\n");
+    findings_table(p, {info, shown.end()});
+    p.raw("</details>\n");
   }
-  p.raw("</tbody></table></section>\n");
+  p.raw("</section>\n");
 }
 
 // The profile document is shown generically: its verdict, summary and evidence when it has

@@ -1,6 +1,8 @@
 // `dltune report` on a real recording of this host, opened in a real headless Chromium (Debian's
 // chromium): the page loads without console errors or uncaught exceptions, every chart draws, and
-// a screenshot is kept as a test artifact (build/<preset>/test-artifacts/report.png).
+// a screenshot is kept as a test artifact (build/<preset>/test-artifacts/report.png). The host has
+// no GPU: two come from the fake libnvidia-ml.so (tests/fakes/nvml), loaded as the real one is,
+// so that the GPU charts are drawn too.
 //
 // What the page did is read from the test's side: a copy of the report gets a checker script
 // first in <head> (it counts console.error calls and uncaught errors) and one at the end of
@@ -22,6 +24,7 @@
 
 #include "store/recording.hpp"
 #include "support/run.hpp"
+#include "unit/gpu/fake_nvml_config.hpp"
 
 namespace fs = std::filesystem;
 using dltune::testing::run;
@@ -182,10 +185,14 @@ class ReportChromium : public ::testing::Test {
 TEST_F(ReportChromium, TheReportOfARealRecordingLoadsWithoutErrorsAndDrawsEveryChart) {
   if (::access(kChromium, X_OK) != 0)
     GTEST_SKIP() << kChromium << " is missing (apt-get install chromium)";
+  auto gpus = dltune::testing::fake_hgx(2);
+  for (unsigned i = 0; i < 2; ++i)
+    gpus["gpus"][i]["utilization"] = {{"gpu", 87 - 20 * i}, {"memory", 40}};
+  dltune::testing::FakeNvmlConfig fake(gpus);
   const auto db = (dir_ / "run.db").string();
   auto r = run(
       {DLTUNE_BINARY, "record", "-o", db, "--interval", "200ms", "-q", "--", "/bin/sleep", "1.6"},
-      {}, 60);
+      {{"DLTUNE_NVML_LIBRARY", DLTUNE_FAKE_NVML}}, 60);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto html = dir_ / "report.html";
   r = run({DLTUNE_BINARY, "report", db, "-o", html.string()});
@@ -195,8 +202,8 @@ TEST_F(ReportChromium, TheReportOfARealRecordingLoadsWithoutErrorsAndDrawsEveryC
   const auto doc = nlohmann::json::parse(r.out);
 
   // What the recording should give: the host's three charts, pressure when the host has PSI,
-  // disks and network, the job's two (sleep is its main process), none for GPUs (this recording
-  // has none) and those of the cgroup's figures that were there.
+  // disks and network, five for the two GPUs (utilisation, memory, power, temperature, clocks),
+  // the job's two (sleep is its main process) and those of the cgroup's figures that were there.
   auto rec = dltune::store::Recording::open(db);
   ASSERT_TRUE(rec) << rec.error().message();
   auto first = (*rec)->at(0);
@@ -211,7 +218,11 @@ TEST_F(ReportChromium, TheReportOfARealRecordingLoadsWithoutErrorsAndDrawsEveryC
   EXPECT_EQ(charts["pressure"], first->system.pressure.io ? 1u : 0u);
   EXPECT_EQ(charts["io"],
             (first->system.disks.empty() ? 0u : 1u) + (first->system.net.empty() ? 0u : 1u));
-  EXPECT_EQ(charts["gpu"], first->gpus.empty() ? 0u : 5u);
+  // NVML is read on a thread of its own: the first samples may come before its first reading.
+  auto last = (*rec)->at((*rec)->size() - 1);
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->gpus.size(), 2u);
+  EXPECT_EQ(charts["gpu"], 5u);
   EXPECT_EQ(charts["job"], 2u);
   if (!first->cgroup) {
     EXPECT_EQ(charts["cgroup"], 0u);

@@ -237,6 +237,7 @@ TEST(ReportHtml, TheInlinedScriptsCannotEndTheirElement) {
     EXPECT_GT(text.size(), 1000u);
   }
   EXPECT_THAT(std::string(chartjs_source().substr(0, 200)), HasSubstr("Chart.js v3."));
+  EXPECT_EQ(std::string(page_style()).find("</"), std::string::npos);
 }
 
 TEST(ReportHtml, EscapesTheFiveCharacters) {
