@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -176,6 +177,16 @@ Result<ReportData> extract(const store::Recording& rec, const Window& window) {
   });
   const SectionFacts facts = x.facts(info.scope);
   data.sections = make_sections(data, facts);
+  // Series in the order the charts show them (devices appear in the columns as first seen).
+  std::unordered_map<std::string, std::size_t> rank;
+  for (const auto& section : data.sections)
+    for (const auto& chart : section.charts)
+      for (const auto& id : chart.series) rank.emplace(id, rank.size());
+  std::stable_sort(data.series.begin(), data.series.end(), [&](const Series& a, const Series& b) {
+    const auto ra = rank.find(a.id), rb = rank.find(b.id);
+    return (ra == rank.end() ? rank.size() : ra->second) <
+           (rb == rank.end() ? rank.size() : rb->second);
+  });
 
   for (const char* key : {"env", "check", "profile"}) {
     auto doc = rec.document(key);

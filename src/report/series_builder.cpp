@@ -108,7 +108,6 @@ class Extractor {
   std::vector<Series> take() { return c_.take(); }
   std::vector<Marker>& markers() { return markers_; }
   bool saw_gpu = false, saw_job = false, saw_cgroup = false, saw_pressure = false;
-  bool saw_disk = false, saw_net = false;
   std::set<std::string> disk_names, net_names;
   std::set<unsigned> gpu_indices;
 
@@ -143,8 +142,8 @@ class Extractor {
 
   // Disks and NICs: a device's rates are null until it has been in two samples in a row.
   void devices(std::size_t k, const Model& m, const Sample* previous) {
-    saw_disk = saw_disk || !m.disks.empty();
-    saw_net = saw_net || !m.net.empty();
+    for (const auto& d : m.disks) disk_names.insert(d.name);
+    for (const auto& n : m.net) net_names.insert(n.name);
     auto was_there = [&](const auto& list, const std::string& name) {
       return std::any_of(list.begin(), list.end(), [&](const auto& d) { return d.name == name; });
     };
@@ -152,7 +151,6 @@ class Extractor {
     double read = 0, write = 0, rx = 0, tx = 0;
     bool any_disk = false, any_net = false;
     for (const auto& d : m.disks) {
-      disk_names.insert(d.name);
       if (!was_there(previous->system.disks, d.name)) continue;
       auto& h = disk_handles(d.name);
       c_.set(h.read, k, d.read_bytes_s);
@@ -162,7 +160,6 @@ class Extractor {
       any_disk = true;
     }
     for (const auto& n : m.net) {
-      net_names.insert(n.name);
       if (!was_there(previous->system.net, n.name)) continue;
       auto& h = net_handles(n.name);
       c_.set(h.read, k, n.rx_bytes_s);

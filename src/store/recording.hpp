@@ -84,7 +84,7 @@ class Recording {
   // Samples number `begin` to `end` - 1, whole and in order, each handed to `each` with its
   // number; an error from `each` stops the walk and is returned. `each` must not read this
   // Recording (the walk holds its read transaction). One pass over each table in sample order:
-  // a day at 1 Hz reads about 1.7 times faster than with at() sample by sample (bench/README.md,
+  // a day at 1 Hz reads 1.5 to 1.75 times faster than with at() sample by sample (bench/README.md,
   // `dltune report`).
   using SampleVisitor = std::function<Result<void>(std::size_t, monitor::Sample&&)>;
   [[nodiscard]] Result<void> for_each(std::size_t begin, std::size_t end,
