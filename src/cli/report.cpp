@@ -1,6 +1,8 @@
 // `dltune report`: a recording as a self-contained HTML page of charts, or as JSON (issue 7).
 #include <unistd.h>
 
+#include <filesystem>
+
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -87,6 +89,12 @@ class ReportCommand : public Command {
     if (auto w = report::window_indices(rec, window); !w) return refuse(w.error().message());
     if (output_ != "-" && !force_ && ::access(output_.c_str(), F_OK) == 0)
       return refuse(output_ + " exists; use --force to replace it");
+    if (output_ != "-") {
+      const auto dir = std::filesystem::path(output_).parent_path();
+      std::error_code ec;
+      if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+        return refuse("-o " + output_ + ": no directory " + dir.string());
+    }
 
     auto data = report::extract(rec, window);
     if (!data) return failure(data.error().message());

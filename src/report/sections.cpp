@@ -25,7 +25,10 @@ class Builder {
 };
 
 std::string job_absent(const std::string& scope) {
-  if (scope == "host" || scope.empty())
+  // record writes "HOST  host" (cli/sampling_options.cpp describe_scope); "host" alone too.
+  std::string_view what = scope;
+  if (const auto sep = what.find("  "); sep != std::string_view::npos) what = what.substr(sep + 2);
+  if (what == "host" || what.empty())
     return "the recording followed the host only (record --pid, --cgroup or a COMMAND follows a "
            "job)";
   return fmt::format("no process of the job was seen (scope: {})", scope);

@@ -87,6 +87,14 @@ TEST(ReportCli, AnExistingOutputIsKeptWithoutForce) {
   EXPECT_THAT(slurp(dir.file("r.html")), HasSubstr("<!DOCTYPE html>"));
 }
 
+TEST(ReportCli, AnOutputInAMissingDirectoryIsBadInput) {
+  TempDir dir;
+  write_recording(dir.file("run.db"), 3);
+  const auto r = run({DLTUNE_BINARY, "report", dir.file("run.db"), "-o", dir.file("no/r.html")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("no directory " + dir.file("no")));
+}
+
 TEST(ReportCli, BadOptionsAreBadInput) {
   TempDir dir;
   write_recording(dir.file("run.db"), 4);

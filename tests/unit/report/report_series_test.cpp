@@ -116,7 +116,7 @@ TEST(ReportSeries, AbsentSourcesLeaveSectionsOutWithAReason) {
   KnownOptions bare;
   bare.gpu = bare.job = bare.cgroup = false;
   store::RecordingInfo info;
-  info.scope = "host";
+  info.scope = "testhost  host";  // as record writes it
   write_recording(dir.file("run.db"), 3, bare, info);
   const auto d = extract_ok(dir.file("run.db"));
   EXPECT_EQ(d.find("pressure.cpu.some_pct"), nullptr);
