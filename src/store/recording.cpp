@@ -60,15 +60,48 @@ Result<void> check_header(const std::string& path) {
   return {};
 }
 
-std::string process_select(const std::set<std::string>& present) {
+// `where` and `order` select one sample's rows (`= ?1`, by pid) or a range's (`BETWEEN ?1 AND ?2`,
+// by sample and pid). `present`: the columns the file's process table has.
+std::string process_select(std::string_view where, std::string_view order,
+                           const std::set<std::string>& present) {
   // The process_info row in force at the sample: the latest one written at or before it.
   return fmt::format(
       "SELECT {}, i.ppid, i.comm, i.cmdline, i.role FROM process p JOIN process_info i"
       " ON i.pid = p.pid AND i.start_ticks = p.start_ticks AND i.first_sample ="
       " (SELECT max(first_sample) FROM process_info WHERE pid = p.pid AND"
       " start_ticks = p.start_ticks AND first_sample <= p.sample_id)"
-      " WHERE p.sample_id = ?1 ORDER BY p.pid",
-      sql::table("process").column_names("p", &present));
+      " WHERE p.sample_id {} ORDER BY {}",
+      sql::table("process").column_names("p", &present), where, order);
+}
+
+// A table's rows for samples ?1 to ?2, in sample order and, within a sample, in the Sample's.
+// In a walk, process rows come without their text, which is joined in memory from process_info
+// (a few rows per process) rather than by a subquery per row: the same row shape as
+// process_select, with blanks for the text.
+std::string range_select(std::string_view name, const std::set<std::string>& present) {
+  const auto& t = sql::table(name);
+  if (name == "process")
+    return fmt::format(
+        "SELECT {}, 0, '', '', '' FROM process WHERE sample_id BETWEEN ?1 AND ?2 ORDER BY "
+        "sample_id, pid",
+        t.column_names("", &present));
+  if (name == "sample")
+    return fmt::format("SELECT {} FROM sample WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+                       t.column_names("", &present));
+  return fmt::format("SELECT {} FROM {} WHERE sample_id BETWEEN ?1 AND ?2 ORDER BY sample_id, {}",
+                     t.column_names("", &present), t.name, t.order_by);
+}
+
+// Every process_info row in the shape of process_select's rows (first_sample in the first
+// column, the counters NULL), so that read_process reads its text.
+std::string process_info_select() {
+  const auto& t = sql::table("process");
+  std::string columns = "first_sample, pid, start_ticks, ''";
+  for (std::size_t i = 4; i < t.columns.size(); ++i) columns += ", NULL";
+  return fmt::format(
+      "SELECT {}, ppid, comm, cmdline, role FROM process_info ORDER BY pid, start_ticks, "
+      "first_sample",
+      columns);
 }
 
 }  // namespace
@@ -78,6 +111,8 @@ struct Recording::State {
   RecordingInfo info;
   std::vector<std::int64_t> ids, walls;
   std::optional<Statement> sample, cpu, disk, net, cgroup, process, gpu, gpu_process, document;
+  // The columns each table of the file has: a column added later reads as NULL in an older file.
+  std::map<std::string, std::set<std::string>> present;
 
   // The columns each table of this file has (PRAGMA table_info).
   Result<std::set<std::string>> columns_of(const std::string& table) {
@@ -95,7 +130,6 @@ struct Recording::State {
   }
 
   Result<void> prepare() {
-    std::map<std::string, std::set<std::string>> present;
     for (const auto& t : sql::tables()) {
       auto c = columns_of(t.name);
       if (!c) return tl::unexpected(c.error());
@@ -108,7 +142,7 @@ struct Recording::State {
         {&disk, select("disk")},
         {&net, select("net")},
         {&cgroup, select("cgroup")},
-        {&process, process_select(present["process"])},
+        {&process, process_select("= ?1", "p.pid", present["process"])},
         {&gpu, select("gpu")},
         {&gpu_process, select("gpu_process")},
         {&document, "SELECT json FROM document WHERE key = ?1"}};
@@ -223,6 +257,125 @@ Result<monitor::Sample> Recording::at(std::size_t i) const {
   auto tx = Transaction::begin(s.db, Transaction::Mode::kRead);
   if (!tx) return tl::unexpected(tx.error());
   return s.read(s.ids[i]);
+}
+
+namespace {
+
+// One table's rows over a range of samples, read in step with the samples (a merge on
+// sample_id: every table is ordered by it).
+struct Cursor {
+  Statement st;
+  bool has_row = false;
+  Result<void> start(std::int64_t first, std::int64_t last) {
+    st.bind(1, first);
+    st.bind(2, last);
+    return next();
+  }
+  Result<void> next() {
+    auto row = st.step();
+    if (!row) return tl::unexpected(row.error());
+    has_row = *row;
+    return {};
+  }
+  // Hands every row of sample `id` to `each`; rows of earlier samples (none in a recording
+  // that dltune wrote) are passed over.
+  template <class F>
+  Result<void> rows(std::int64_t id, F&& each) {
+    while (has_row && st.int64_at(0) <= id) {
+      if (st.int64_at(0) == id) {
+        Columns c{st};
+        each(c);
+      }
+      if (auto r = next(); !r) return r;
+    }
+    return {};
+  }
+};
+
+}  // namespace
+
+Result<void> Recording::for_each(std::size_t begin, std::size_t end,
+                                 const SampleVisitor& each) const {
+  State& s = *state_;
+  end = std::min(end, s.ids.size());
+  if (begin >= end) return {};
+  auto tx = Transaction::begin(s.db, Transaction::Mode::kRead);
+  if (!tx) return tl::unexpected(tx.error());
+  const char* names[] = {"sample", "cpu", "disk", "net", "cgroup", "process", "gpu", "gpu_process"};
+  std::vector<Cursor> cursors;
+  cursors.reserve(std::size(names));
+  for (const char* name : names) {
+    auto st =
+        s.db.prepare(range_select(name, s.present[name]).c_str(), "cannot read the recording");
+    if (!st) return tl::unexpected(st.error());
+    cursors.push_back(Cursor{std::move(*st)});
+    if (auto r = cursors.back().start(s.ids[begin], s.ids[end - 1]); !r) return r;
+  }
+  Cursor &sample = cursors[0], &cpu = cursors[1], &disk = cursors[2], &net = cursors[3],
+         &cgroup = cursors[4], &process = cursors[5], &gpu = cursors[6], &gpu_process = cursors[7];
+  // process_info by identity (pid, start_ticks): its rows in first_sample order.
+  std::map<std::pair<pid_t, std::uint64_t>, std::vector<std::pair<std::int64_t, monitor::Process>>>
+      infos;
+  {
+    auto st = s.db.prepare(process_info_select().c_str(), "cannot read the recording");
+    if (!st) return tl::unexpected(st.error());
+    for (;;) {
+      auto row = st->step();
+      if (!row) return tl::unexpected(row.error());
+      if (!*row) break;
+      Columns c{*st};
+      const std::int64_t first = st->int64_at(0);
+      auto p = sql::read_process(c);
+      infos[{p.pid, p.start_ticks}].emplace_back(first, std::move(p));
+    }
+  }
+  // The process_info row in force at sample `id`: the latest written at or before it (none: the
+  // row is left out, as the join of at() leaves it out).
+  auto text_of = [&](const monitor::Process& p, std::int64_t id) -> const monitor::Process* {
+    auto it = infos.find({p.pid, p.start_ticks});
+    if (it == infos.end()) return nullptr;
+    const monitor::Process* found = nullptr;
+    for (const auto& [first, info] : it->second)
+      if (first <= id) found = &info;
+    return found;
+  };
+  for (std::size_t i = begin; i < end; ++i) {
+    const std::int64_t id = s.ids[i];
+    monitor::Sample m;
+    bool found = false;
+    auto r = sample.rows(id, [&](Columns& c) {
+      sql::read_sample(c, m);
+      found = true;
+    });
+    if (r && !found) return fail(fmt::format("the recording has no sample {}:", id), s.db.path());
+    auto& y = m.system;
+    if (r) r = cpu.rows(id, [&](Columns& c) { y.cpus.push_back(sql::read_cpu(c)); });
+    if (r) r = disk.rows(id, [&](Columns& c) { y.disks.push_back(sql::read_disk(c)); });
+    if (r) r = net.rows(id, [&](Columns& c) { y.net.push_back(sql::read_net(c)); });
+    if (r) r = cgroup.rows(id, [&](Columns& c) { m.cgroup = sql::read_cgroup(c); });
+    if (r)
+      r = process.rows(id, [&](Columns& c) {
+        auto p = sql::read_process(c);
+        const monitor::Process* text = text_of(p, id);
+        if (text == nullptr) return;
+        p.ppid = text->ppid;
+        p.comm = text->comm;
+        p.cmdline = text->cmdline;
+        p.role = text->role;
+        m.processes.push_back(std::move(p));
+      });
+    if (r) r = gpu.rows(id, [&](Columns& c) { m.gpus.push_back(sql::read_gpu(c)); });
+    if (r)
+      r = gpu_process.rows(id, [&](Columns& c) {
+        unsigned index = 0;
+        auto p = sql::read_gpu_process(c, index);
+        for (auto& g : m.gpus)
+          if (g.index == index) g.processes.push_back(p);
+      });
+    if (!r) return r;
+    if (auto e = each(i, std::move(m)); !e) return e;
+  }
+  return {};
 }
 
 std::size_t Recording::index_at(std::int64_t wall_ns) const {

@@ -12,6 +12,7 @@
 //
 // OWNER: the store helper (interface fixed by the lead; extend, do not rename).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,6 +81,14 @@ class Recording {
   [[nodiscard]] Result<std::vector<std::int64_t>> times() const;
   // Sample number `i` (0-based), whole.
   [[nodiscard]] Result<monitor::Sample> at(std::size_t i) const;
+  // Samples number `begin` to `end` - 1, whole and in order, each handed to `each` with its
+  // number; an error from `each` stops the walk and is returned. `each` must not read this
+  // Recording (the walk holds its read transaction). One pass over each table in sample order:
+  // a day at 1 Hz reads 1.5 to 1.75 times faster than with at() sample by sample (bench/README.md,
+  // `dltune report`).
+  using SampleVisitor = std::function<Result<void>(std::size_t, monitor::Sample&&)>;
+  [[nodiscard]] Result<void> for_each(std::size_t begin, std::size_t end,
+                                      const SampleVisitor& each) const;
   // The first sample at or after `wall_ns` (the last one when none is).
   [[nodiscard]] std::size_t index_at(std::int64_t wall_ns) const;
   [[nodiscard]] Result<std::optional<nlohmann::json>> document(const std::string& key) const;

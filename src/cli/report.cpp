@@ -1,0 +1,140 @@
+// `dltune report`: a recording as a self-contained HTML page of charts, or as JSON (issue 7).
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "report/decimate.hpp"
+#include "report/output.hpp"
+#include "report/series.hpp"
+
+namespace dltune::cli {
+
+namespace {
+
+class ReportCommand : public Command {
+ public:
+  explicit ReportCommand(CLI::App& app) {
+    sub_ = app.add_subcommand("report", "Turn a recording into an HTML report with charts");
+    sub_->description(
+        "Reads RECORDING (made by `dltune record` or `dltune run --record`) and writes one\n"
+        "self-contained HTML page: the recording's command, host and times, the host's env facts\n"
+        "and check findings as recorded, the verdict of `dltune profile` when there is one, the\n"
+        "events (OOM kills, the job's start and end, kernel events), and time-aligned charts of\n"
+        "CPU, memory, swap and page cache, pressure (PSI), disk and network throughput, each\n"
+        "GPU's utilisation, memory, power, temperature and clocks, the job's processes (main\n"
+        "process against DataLoader workers) and the job's cgroup (usage, quota, throttling,\n"
+        "memory against its limit). Chart.js is inlined: the page opens without network.\n"
+        "Rates come from the same code as `dltune top`, so the numbers agree.\n\n"
+        "A long recording is decimated: each series keeps at most --max-points points (4000 by\n"
+        "default), the minimum and maximum of each bucket of samples, so spikes stay visible.\n"
+        "--format json writes the series, events and info as one document for other tools\n"
+        "(docs/report.md), at full resolution unless --max-points is given.\n\n"
+        "--from and --to pick a window: a time (2026-11-30T14:05:00Z, 2026-11-30T15:05:00+01:00,\n"
+        "or 2026-11-30 14:05:00 in local time), an offset from the start (+10m) or from the end\n"
+        "(-1h). Durations take ms, s, m, h.\n\n"
+        "Examples:\n"
+        "  dltune report run.db -o run.html\n"
+        "  dltune report run.db -o last-hour.html --from -1h\n"
+        "  dltune report run.db -o - --format json --from +10m --to +20m | jq '.series[].id'\n\n"
+        "Exit status: 0 written; 1 the recording could not be read or the report not written;\n"
+        "2 bad input (a missing or foreign RECORDING, a bad window, an existing -o without\n"
+        "--force): nothing was written.");
+    sub_->add_option("recording", recording_, "The recording (a SQLite file from dltune record)")
+        ->type_name("RECORDING")
+        ->required();
+    sub_->add_option("-o,--output", output_,
+                     "Where to write the report; - for standard output (refused if it exists)")
+        ->type_name("FILE")
+        ->required();
+    sub_->add_option("--format", format_, "html (default) or json")->type_name("FORMAT");
+    sub_->add_option("--from", from_, "Start of the window (a time, +OFFSET or -AGO)")
+        ->type_name("TIME");
+    sub_->add_option("--to", to_, "End of the window (a time, +OFFSET or -AGO)")->type_name("TIME");
+    sub_->add_option("--max-points", max_points_,
+                     "At most N points per series (html default 4000; json: all unless given)")
+        ->type_name("N");
+    sub_->add_flag("--force", force_, "Replace an existing FILE");
+  }
+
+  bool selected() const override { return sub_->parsed(); }
+
+  int execute() override {
+    if (format_ != "html" && format_ != "json")
+      return refuse("--format " + format_ + ": expected html or json");
+    if (max_points_ && *max_points_ < 2)
+      return refuse(fmt::format("--max-points {}: expected at least 2", *max_points_));
+    auto recording = store::Recording::open(recording_);
+    if (!recording) return refuse(recording.error().message());
+    const auto& rec = **recording;
+    if (rec.size() == 0) return refuse("the recording has no samples: " + recording_);
+    const std::int64_t start = report::recording_start_ns(rec), end = report::recording_end_ns(rec);
+    report::Window window;
+    if (!from_.empty()) {
+      auto t = report::parse_time(from_, start, end, "--from");
+      if (!t) return refuse(t.error().message());
+      window.from_ns = *t;
+    }
+    if (!to_.empty()) {
+      auto t = report::parse_time(to_, start, end, "--to");
+      if (!t) return refuse(t.error().message());
+      window.to_ns = *t;
+    }
+    if (window.from_ns && window.to_ns && *window.from_ns > *window.to_ns)
+      return refuse(fmt::format("--from {} is after --to {}", from_, to_));
+    if (auto w = report::window_indices(rec, window); !w) return refuse(w.error().message());
+    if (output_ != "-" && !force_ && ::access(output_.c_str(), F_OK) == 0)
+      return refuse(output_ + " exists; use --force to replace it");
+    if (output_ != "-") {
+      const auto dir = std::filesystem::path(output_).parent_path();
+      std::error_code ec;
+      if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+        return refuse("-o " + output_ + ": no directory " + dir.string());
+    }
+
+    auto data = report::extract(rec, window);
+    if (!data) return failure(data.error().message());
+    const bool html = format_ == "html";
+    if (html || max_points_) report::decimate(*data, max_points_.value_or(4000));
+    auto written = report::write_output(output_, force_, [&](std::ostream& out) {
+      if (html) {
+        report::write_html(*data, out, {.recording_path = recording_});
+      } else {
+        report::write_json(*data, out);
+      }
+    });
+    if (!written) {
+      // A file that appeared between the check above and the rename is bad input too.
+      if (written.error().errno_ == EEXIST) return refuse(written.error().message());
+      return failure(written.error().message());
+    }
+    return kExitOk;
+  }
+
+ private:
+  static int refuse(const std::string& why) {
+    fmt::print(stderr, "dltune report: {}\n", why);
+    return kExitBadInput;
+  }
+  static int failure(const std::string& why) {
+    fmt::print(stderr, "dltune report: {}\n", why);
+    return kExitFailure;
+  }
+
+  CLI::App* sub_ = nullptr;
+  std::string recording_, output_, format_ = "html", from_, to_;
+  std::optional<std::size_t> max_points_;
+  bool force_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_report_command(CLI::App& app, GlobalOptions& /*global*/) {
+  return std::make_unique<ReportCommand>(app);
+}
+
+}  // namespace dltune::cli

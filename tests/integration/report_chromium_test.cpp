@@ -1,0 +1,287 @@
+// `dltune report` on a real recording of this host, opened in a real headless Chromium (Debian's
+// chromium): the page loads without console errors or uncaught exceptions, every chart draws, and
+// a screenshot is kept as a test artifact (build/<preset>/test-artifacts/report.png). The host has
+// no GPU: two come from the fake libnvidia-ml.so (tests/fakes/nvml), loaded as the real one is,
+// so that the GPU charts are drawn too.
+//
+// What the page did is read from the test's side: a copy of the report gets a checker script
+// first in <head> (it counts console.error calls and uncaught errors) and one at the end of
+// <body> that, on load, reads every canvas's pixels and each chart's drawn points and writes the
+// result as JSON into a <pre>; Chromium's --dump-dom prints the DOM after load.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "store/recording.hpp"
+#include "support/run.hpp"
+#include "unit/gpu/fake_nvml_config.hpp"
+
+namespace fs = std::filesystem;
+using dltune::testing::run;
+
+namespace {
+
+const char* kChromium = "/usr/bin/chromium";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+struct Exit {
+  int code = -1;  // -1: killed (timeout) or a signal
+  std::string out, err;
+};
+
+// Runs argv in a process group of its own with stdout and stderr to files; on timeout the whole
+// group is killed (Chromium's renderer and GPU helper processes with it), and after a normal exit
+// too, so that no helper outlives the test.
+Exit run_group(const std::vector<std::string>& argv, const fs::path& dir, int timeout_s) {
+  const auto out = dir / "stdout.txt", err = dir / "stderr.txt";
+  std::fflush(nullptr);  // or the child's freopen writes what this process had buffered
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    std::FILE* o = std::freopen(out.c_str(), "w", stdout);
+    std::FILE* e = std::freopen(err.c_str(), "w", stderr);
+    if (o == nullptr || e == nullptr) ::_exit(126);
+    std::vector<char*> a;
+    for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    ::execv(a[0], a.data());
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // also from here: no race with the kill below
+  Exit r;
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  for (;;) {
+    const pid_t w = ::waitpid(pid, &status, WNOHANG);
+    if (w == pid) {
+      r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      r.err = fmt::format("timed out after {} s; ", timeout_s);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ::kill(-pid, SIGKILL);
+  r.out = slurp(out);
+  r.err += slurp(err);
+  return r;
+}
+
+// Flags for a Chromium that is root, has no GPU and must not try the network: without the
+// background-networking flags it reaches for Google's hosts, which are closed here.
+std::vector<std::string> chromium(const fs::path& profile, std::vector<std::string> extra) {
+  std::vector<std::string> argv{kChromium,
+                                "--headless",
+                                "--no-sandbox",
+                                "--disable-gpu",
+                                "--disable-quic",
+                                "--no-first-run",
+                                "--disable-background-networking",
+                                "--disable-component-update",
+                                "--disable-sync",
+                                "--disable-extensions",
+                                "--hide-scrollbars",
+                                "--user-data-dir=" + profile.string()};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+constexpr const char* kHeadChecker = R"(<script>
+window.__dltuneErrors = [];
+(function () {
+  const error = console.error;
+  console.error = function () {
+    window.__dltuneErrors.push('console.error: ' + Array.from(arguments).map(String).join(' '));
+    return error.apply(console, arguments);
+  };
+  window.addEventListener('error', (e) => window.__dltuneErrors.push('uncaught: ' + e.message));
+  window.addEventListener('unhandledrejection',
+                          (e) => window.__dltuneErrors.push('rejection: ' + e.reason));
+})();
+</script>
+)";
+
+constexpr const char* kBodyChecker = R"(<script>
+window.addEventListener('load', () => {
+  const canvases = Array.from(document.querySelectorAll('canvas')).map((c) => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let painted = 0;
+    for (let i = 3; i < d.length; i += 4) if (d[i] !== 0) painted++;
+    const chart = Chart.getChart(c);
+    let points = 0;
+    if (chart) {
+      const area = chart.chartArea;
+      chart.data.datasets.forEach((ds, i) => {
+        for (const el of chart.getDatasetMeta(i).data)
+          if (!el.skip && el.x >= area.left - 1 && el.x <= area.right + 1 &&
+              el.y >= area.top - 1 && el.y <= area.bottom + 1) points++;
+      });
+    }
+    // The tooltip at the middle of the plot: the report's own interaction mode picks each
+    // line's nearest point, and the tooltip's callbacks format them.
+    let tooltip = [];
+    if (chart) {
+      const area = chart.chartArea;
+      const at = {x: (area.left + area.right) / 2, y: (area.top + area.bottom) / 2};
+      const items = Chart.Interaction.modes[chart.options.interaction.mode](chart, at, {}, false);
+      chart.tooltip.setActiveElements(items, at);
+      chart.update();
+      tooltip = (chart.tooltip.title || []).concat(
+          (chart.tooltip.body || []).map((b) => b.lines.join(' ')));
+    }
+    return {id: c.id, width: c.width, height: c.height, painted: painted,
+            datasets: chart ? chart.data.datasets.length : 0, points: points, tooltip: tooltip};
+  });
+  const out = document.createElement('pre');
+  out.id = 'dltune-check';
+  out.textContent = JSON.stringify({errors: window.__dltuneErrors, report: window.dltuneReport || null,
+                                    canvases: canvases});
+  document.body.appendChild(out);
+});
+</script>
+)";
+
+std::string unescape_html(std::string s) {
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"&lt;", "<"},
+                                 {"&gt;", ">"},
+                                 {"&quot;", "\""},
+                                 {"&nbsp;", " "},
+                                 {"&amp;", "&"}}) {
+    for (auto pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size()))
+      s.replace(pos, from.size(), to);
+  }
+  return s;
+}
+
+class ReportChromium : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) / fmt::format("report_chromium_{}", ::getpid());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(ReportChromium, TheReportOfARealRecordingLoadsWithoutErrorsAndDrawsEveryChart) {
+  if (::access(kChromium, X_OK) != 0)
+    GTEST_SKIP() << kChromium << " is missing (apt-get install chromium)";
+  auto gpus = dltune::testing::fake_hgx(2);
+  for (unsigned i = 0; i < 2; ++i)
+    gpus["gpus"][i]["utilization"] = {{"gpu", 87 - 20 * i}, {"memory", 40}};
+  dltune::testing::FakeNvmlConfig fake(gpus);
+  const auto db = (dir_ / "run.db").string();
+  auto r = run(
+      {DLTUNE_BINARY, "record", "-o", db, "--interval", "200ms", "-q", "--", "/bin/sleep", "1.6"},
+      {{"DLTUNE_NVML_LIBRARY", DLTUNE_FAKE_NVML}}, 60);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto html = dir_ / "report.html";
+  r = run({DLTUNE_BINARY, "report", db, "-o", html.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run({DLTUNE_BINARY, "report", db, "-o", "-", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+
+  // What the recording should give: the host's three charts, pressure when the host has PSI,
+  // disks and network, five for the two GPUs (utilisation, memory, power, temperature, clocks),
+  // the job's two (sleep is its main process) and those of the cgroup's figures that were there.
+  auto rec = dltune::store::Recording::open(db);
+  ASSERT_TRUE(rec) << rec.error().message();
+  auto first = (*rec)->at(0);
+  ASSERT_TRUE(first);
+  std::map<std::string, std::size_t> charts;
+  std::size_t total = 0;
+  for (const auto& s : doc["sections"]) {
+    charts[s["id"]] = s["charts"].size();
+    total += s["charts"].size();
+  }
+  EXPECT_EQ(charts["host"], 3u);
+  EXPECT_EQ(charts["pressure"], first->system.pressure.io ? 1u : 0u);
+  EXPECT_EQ(charts["io"],
+            (first->system.disks.empty() ? 0u : 1u) + (first->system.net.empty() ? 0u : 1u));
+  // NVML is read on a thread of its own: the first samples may come before its first reading.
+  auto last = (*rec)->at((*rec)->size() - 1);
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->gpus.size(), 2u);
+  EXPECT_EQ(charts["gpu"], 5u);
+  EXPECT_EQ(charts["job"], 2u);
+  if (!first->cgroup) {
+    EXPECT_EQ(charts["cgroup"], 0u);
+  }
+
+  // (a) the page in Chromium, through the checker.
+  std::string page = slurp(html);
+  const auto head = page.find("<head>");
+  const auto body_end = page.rfind("</body>");
+  ASSERT_NE(head, std::string::npos);
+  ASSERT_NE(body_end, std::string::npos);
+  page.insert(body_end, kBodyChecker);
+  page.insert(head + 6, kHeadChecker);
+  const auto checked = dir_ / "checked.html";
+  std::ofstream(checked, std::ios::binary) << page;
+  const auto dom = run_group(
+      chromium(dir_ / "profile-1", {"--dump-dom", "file://" + checked.string()}), dir_, 90);
+  ASSERT_EQ(dom.code, 0) << dom.err;
+  const std::string open_tag = "<pre id=\"dltune-check\">";
+  const auto at = dom.out.find(open_tag);
+  ASSERT_NE(at, std::string::npos) << "no checker result in the DOM (the load handler never ran)\n"
+                                   << dom.out.substr(0, 2000) << "\n"
+                                   << dom.err;
+  const auto begin = at + open_tag.size();
+  const auto result = nlohmann::json::parse(
+      unescape_html(dom.out.substr(begin, dom.out.find("</pre>", begin) - begin)));
+  EXPECT_EQ(result["errors"].size(), 0u) << result["errors"].dump(2);
+  ASSERT_TRUE(result["report"].is_object()) << "the report's script did not finish";
+  EXPECT_EQ(result["report"]["charts"], total);
+  EXPECT_EQ(result["report"]["failures"].size(), 0u) << result["report"]["failures"];
+  ASSERT_EQ(result["canvases"].size(), total);
+  for (const auto& c : result["canvases"]) {
+    const double pixels = c["width"].get<double>() * c["height"].get<double>();
+    EXPECT_GT(c["width"].get<int>(), 600) << c["id"];
+    EXPECT_GT(c["painted"].get<double>(), pixels * 0.01) << c["id"] << " is (nearly) blank";
+    EXPECT_GE(c["datasets"].get<int>(), 1) << c["id"];
+    EXPECT_GE(c["points"].get<int>(), 2) << c["id"] << " drew no line";
+    // A title (the time) and at least one line with a value and its unit.
+    ASSERT_GE(c["tooltip"].size(), 2u) << c["id"] << ": " << c["tooltip"].dump();
+    EXPECT_NE(c["tooltip"][1].get<std::string>().find(": "), std::string::npos) << c["tooltip"];
+  }
+  std::printf("report in Chromium: %zu charts drawn in %.0f ms of page time\n", total,
+              result["report"]["draw_ms"].get<double>());
+
+  // (b) a screenshot of the report as it is, kept for people to look at.
+  const auto artifacts = fs::path(DLTUNE_BINARY).parent_path() / "test-artifacts";
+  fs::create_directories(artifacts);
+  const auto png = artifacts / "report.png";
+  fs::remove(png);
+  const auto shot = run_group(
+      chromium(dir_ / "profile-2", {"--screenshot=" + png.string(), "--window-size=1280,3000",
+                                    "file://" + html.string()}),
+      dir_, 90);
+  ASSERT_EQ(shot.code, 0) << shot.err;
+  ASSERT_TRUE(fs::exists(png)) << shot.err;
+  const std::string bytes = slurp(png);
+  EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  EXPECT_GT(bytes.size(), 50'000u) << "a 1280x3000 page of charts is more than a blank image";
+  std::printf("screenshot: %s (%zu bytes)\n", png.c_str(), bytes.size());
+}
+
+}  // namespace
