@@ -284,6 +284,15 @@ TEST_F(RecordingTest, ARecordingWithoutTheLaterGpuColumnsOpens) {
     g.last_xid.reset();
   }
   expect_same_sample(expected, *back);
+  // The sequential reader too.
+  std::size_t visited = 0;
+  auto walk = (*r)->for_each(0, 1, [&](std::size_t, monitor::Sample&& s) -> Result<void> {
+    ++visited;
+    expect_same_sample(expected, s);
+    return {};
+  });
+  ASSERT_TRUE(walk) << walk.error().message();
+  EXPECT_EQ(visited, 1u);
 }
 
 }  // namespace
