@@ -33,7 +33,9 @@ struct RecordingInfo {
   std::string hostname;
   std::int64_t started_wall_ns = 0;
   std::int64_t interval_ns = 0;
-  std::string scope;                 // "tree 1234", "cgroup /dltune/job", "all", "host"
+  // For people, not parsed: "HOST  pid 1234 and its tree", "HOST  cgroup /dltune/job",
+  // "HOST  all processes", "HOST  host", "tree of python3" (record -- CMD), "run NAME" (run).
+  std::string scope;
   std::vector<std::string> command;  // the job's argv, when record launched it
   // Set at the end (empty while recording or after a crash).
   std::optional<std::int64_t> ended_wall_ns;
