@@ -102,12 +102,14 @@ class ServeCommand : public Command {
     root_ = std::move(*root);
     auto options = exporter_options();
     if (!options) return refuse(options.error().message());
-    if (once_) return once(std::move(*options));
-    if (json_) return refuse("--json goes with --once (a scrape is always the text format)");
+    // Every option is checked, --once or not: a bad value is refused even where it would not
+    // be used, so that a command line tried with --once works without it.
     auto address = serve::parse_listen(listen_);
     if (!address) return refuse(address.error().message());
     if (max_connections_ < 1 || max_connections_ > 256)
       return refuse(fmt::format("--max-connections {}: expected 1 to 256", max_connections_));
+    if (once_) return once(std::move(*options));
+    if (json_) return refuse("--json goes with --once (a scrape is always the text format)");
     return serve(std::move(*options), *address);
   }
 

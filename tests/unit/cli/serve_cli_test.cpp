@@ -113,6 +113,9 @@ TEST(ServeCli, RefusesBadInput) {
       {{"--listen", "9464"}, "expected HOST:PORT"},
       {{"--listen", "127.0.0.1:99999"}, "expected HOST:PORT"},
       {{"--listen", "::1:9464"}, "expected HOST:PORT"},
+      // Checked with --once too, where no socket is opened.
+      {{"--once", "--listen", "1.2.3:99999"}, "expected HOST:PORT"},
+      {{"--once", "--max-connections", "0"}, "expected 1 to 256"},
       {{"--interval", "10ms"}, "100ms to 1h"},
       {{"--check-interval", "0s"}, "1s to 24h"},
       {{"--json"}, "--json goes with --once"},
