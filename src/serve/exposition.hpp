@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "inventory/json.hpp"
@@ -132,6 +133,20 @@ inline constexpr ThrottleReason kThrottleReasons[] = {
     {0x80, "hw_power_brake"},      // nvmlClocksThrottleReasonHwPowerBrakeSlowdown
     {0x100, "display_clocks"},     // nvmlClocksEventReasonDisplayClockSetting
 };
+
+// Calls emit(resource, kind, seconds) for each stall line there is: resource "cpu", "memory" or
+// "io", kind "some" or "full", the line's total= in seconds. The host's and the jobs' pressure
+// families both write through it.
+template <class Emit>
+void for_each_stall(const monitor::Pressures& p, Emit&& emit) {
+  const std::pair<const char*, const std::optional<monitor::Pressure>*> resources[] = {
+      {"cpu", &p.cpu}, {"memory", &p.memory}, {"io", &p.io}};
+  for (const auto& [resource, r] : resources) {
+    if (!*r) continue;
+    emit(resource, "some", static_cast<double>((*r)->some.total_us) / 1e6);
+    if ((*r)->full) emit(resource, "full", static_cast<double>((*r)->full->total_us) / 1e6);
+  }
+}
 
 // The parts of render (exposition_host.cpp, exposition_gpu.cpp, exposition_jobs.cpp).
 void render_host(const monitor::Sample& s, MetricSink& sink);

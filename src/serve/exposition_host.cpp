@@ -108,17 +108,9 @@ void pressure(const Sample& s, MetricSink& sink) {
   sink.family("dltune_pressure_stall_seconds_total", kCounter,
               "Time in which some (or, kind=full, all non-idle) tasks were stalled on the "
               "resource (/proc/pressure/*, total=)");
-  const auto& p = s.system.pressure;
-  const std::pair<const char*, const std::optional<monitor::Pressure>*> resources[] = {
-      {"cpu", &p.cpu}, {"memory", &p.memory}, {"io", &p.io}};
-  for (const auto& [resource, r] : resources) {
-    if (!*r) continue;
-    sink.sample({{"resource", resource}, {"kind", "some"}},
-                static_cast<double>((*r)->some.total_us) / 1e6);
-    if ((*r)->full)
-      sink.sample({{"resource", resource}, {"kind", "full"}},
-                  static_cast<double>((*r)->full->total_us) / 1e6);
-  }
+  for_each_stall(s.system.pressure, [&](const char* resource, const char* kind, double seconds) {
+    sink.sample({{"resource", resource}, {"kind", kind}}, seconds);
+  });
 }
 
 // A sector in /proc/diskstats is 512 bytes whatever the device's (iostats.rst).

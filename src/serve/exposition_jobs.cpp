@@ -92,19 +92,10 @@ void render_jobs(std::span<const Cgroup> jobs, MetricSink& sink) {
   sink.family("dltune_job_pressure_stall_seconds_total", kCounter,
               "Time in which some (kind=full: all) of the group's tasks were stalled on the "
               "resource (the group's cpu.pressure, memory.pressure, io.pressure, total=)");
-  for (const auto& j : jobs) {
-    const auto& p = j.pressure;
-    const std::pair<const char*, const std::optional<monitor::Pressure>*> resources[] = {
-        {"cpu", &p.cpu}, {"memory", &p.memory}, {"io", &p.io}};
-    for (const auto& [resource, r] : resources) {
-      if (!*r) continue;
-      sink.sample({{"cgroup", j.path}, {"resource", resource}, {"kind", "some"}},
-                  static_cast<double>((*r)->some.total_us) / 1e6);
-      if ((*r)->full)
-        sink.sample({{"cgroup", j.path}, {"resource", resource}, {"kind", "full"}},
-                    static_cast<double>((*r)->full->total_us) / 1e6);
-    }
-  }
+  for (const auto& j : jobs)
+    for_each_stall(j.pressure, [&](const char* resource, const char* kind, double seconds) {
+      sink.sample({{"cgroup", j.path}, {"resource", resource}, {"kind", kind}}, seconds);
+    });
   each(jobs, sink, "dltune_job_processes", kGauge, "Processes in the group now (cgroup.procs)",
        [](const Cgroup& c) { return c.pids; });
 }
