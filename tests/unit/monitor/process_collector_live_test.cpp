@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -117,6 +118,19 @@ std::string comm_of(pid_t pid) {
   return s;
 }
 
+// True once exec has finished setting up the new image: the kernel renames the task (comm)
+// before it builds the new stack, so for a moment comm is "sleep" while cmdline is still empty
+// and the RSS 0 (seen once in CI). The argument block is written with the stack, so a full
+// cmdline means the process is ready to be asserted on.
+bool exec_done(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return comm_of(pid) == "sleep" && s == std::string(
+                                             "sleep\0"
+                                             "1000\0",
+                                             11);
+}
+
 // Waits (bounded) for a condition about the host that the test caused; never a timing check.
 template <class F>
 bool wait_for(F&& f) {
@@ -139,7 +153,7 @@ TEST(ProcessCollectorLive, TreeMembersRolesAndExit) {
   TestTree tree;
   ASSERT_TRUE(tree.complete());
   const Tree t = tree.pids();
-  ASSERT_TRUE(wait_for([&] { return comm_of(t.c) == "sleep"; })) << "the child did not exec";
+  ASSERT_TRUE(wait_for([&] { return exec_done(t.c); })) << "the child did not exec";
 
   ProcessCollector collector(dltune::host::Root(), Scope{Scope::Kind::kTree, t.main, {}});
   Notices notices;
@@ -206,7 +220,7 @@ TEST(ProcessCollectorLive, CgroupMembersAndAll) {
   TestTree tree;
   ASSERT_TRUE(tree.complete());
   const Tree t = tree.pids();
-  ASSERT_TRUE(wait_for([&] { return comm_of(t.c) == "sleep"; }));
+  ASSERT_TRUE(wait_for([&] { return exec_done(t.c); }));
   Notices notices;
 
   // kCgroup: the members given; the one whose parent is outside is the main.
