@@ -101,4 +101,10 @@ class Recording {
   std::unique_ptr<State> state_;
 };
 
+// Stores a document (`key`, JSON) in an existing recording, replacing one of the same key
+// (`dltune profile --save` keeps its verdict with the recording it judged, for `report`). The
+// file must open as a recording first; errors name it.
+[[nodiscard]] Result<void> add_document(const std::string& path, const std::string& key,
+                                        const nlohmann::json& doc);
+
 }  // namespace dltune::store

@@ -300,4 +300,18 @@ std::size_t RecordingWriter::samples_written() const {
   return state_->committed + state_->pending;
 }
 
+Result<void> add_document(const std::string& path, const std::string& key,
+                          const nlohmann::json& doc) {
+  // Checked as a recording first: never write into some other SQLite file.
+  if (auto r = Recording::open(path); !r) return tl::unexpected(r.error());
+  auto db = sql::Database::open(path, false, sql::kLabel);
+  if (!db) return tl::unexpected(db.error());
+  auto st = db->prepare("INSERT OR REPLACE INTO document (key, json) VALUES (?1, ?2)",
+                        "cannot write a document to the recording");
+  if (!st) return tl::unexpected(st.error());
+  st->bind(1, std::string_view(key)).bind(2, std::string_view(doc.dump()));
+  return st->run();
+}
+
 }  // namespace dltune::store
+

@@ -1,0 +1,358 @@
+// `dltune profile`: name the bottleneck of a training job from OS signals (issue 8).
+//   dltune profile --pid PID [--duration 30s]      a running job, sampled live
+//   dltune profile RECORDING                        a recording (record, run --record)
+//   dltune profile [--run ARG]... -- COMMAND...     launch through `dltune run`, then judge it
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "cli/sampling_options.hpp"
+#include "core/clock.hpp"
+#include "core/text.hpp"
+#include "diagnose/bottleneck.hpp"
+#include "diagnose/profile_text.hpp"
+#include "launch/spawn.hpp"
+#include "monitor/sampler.hpp"
+#include "store/recording.hpp"
+
+namespace dltune::cli {
+
+namespace {
+
+constexpr std::int64_t kSecond = 1'000'000'000;
+
+class ProfileCommand : public Command {
+ public:
+  ProfileCommand(CLI::App& app, GlobalOptions& global) : global_(global) {
+    sub_ = app.add_subcommand("profile", "Name the bottleneck of a training job from OS signals");
+    sub_->description(
+        "Watches a training job's processes (the main process, its DataLoader workers, other\n"
+        "children), its cgroup, the host and its GPUs, and says what the job is waiting for:\n"
+        "  input-bound            workers busy, the main process sleeping for batches\n"
+        "  storage-bound          readers in uninterruptible I/O (D), the job's I/O pressure\n"
+        "  cpu-contention         run-queue waits from other processes, the cgroup's CPU quota,\n"
+        "                         or more runnable threads than CPUs\n"
+        "  memory-pressure        OOM kills, swap-ins, memory stalls\n"
+        "  page-cache-pushed-out  the memory limit evicts the dataset, files are read again\n"
+        "  allocation-churn       the main process faults its memory in again every step\n"
+        "  compute-bound          the healthy case: the model (GPU or CPU) sets the pace\n"
+        "  mixed / inconclusive   said as such, with what would settle it\n"
+        "Each verdict comes with its evidence (the numbers, and in what share of the samples they\n"
+        "held), a confidence, and the one action to try first. The rules are data:\n"
+        "knowledge/bottlenecks.toml (docs/profile.md lists the signals and the format).\n\n"
+        "Three ways in:\n"
+        "  --pid PID          sample PID and its descendants for --duration (Ctrl-C ends early\n"
+        "                     and judges what was seen; a job that ends is judged as well)\n"
+        "  RECORDING          a file from `dltune record --pid` or `dltune run --record`\n"
+        "  -- COMMAND...      start COMMAND through `dltune run --record` (its cgroup gives the\n"
+        "                     job its own PSI), wait for it, then judge it; --run ARG passes\n"
+        "                     options to run (--run=--memory=4G), --record FILE keeps the file\n"
+        "The first seconds of a launched job (imports, worker start-up) are left out (--skip).\n\n"
+        "Exit status: 0 a verdict was given (also for a job that failed; its status is shown),\n"
+        "1 profiling failed, 2 bad input (nothing was started).\n\n"
+        "Examples:\n"
+        "  sudo dltune profile --pid 4242 --duration 1m\n"
+        "  sudo dltune profile --run=--memory=16G -- python train.py --epochs 1\n"
+        "  dltune profile run.db --json\n"
+        "  dltune profile run.db --save     # keep the verdict in the recording, for report");
+    sub_->add_option("recording", recording_, "A recording to judge")->type_name("RECORDING");
+    sub_->add_option("--pid", pid_, "The job's main process (its descendants come with it)")
+        ->type_name("PID");
+    sub_->add_option("--duration", duration_, "How long to sample --pid (default 30s)")
+        ->type_name("DURATION");
+    sub_->add_option("--interval", interval_,
+                     "Sampling interval, 50ms to 10s (default 250ms: process states are sampled, "
+                     "so more samples give steadier shares)")
+        ->type_name("DURATION");
+    sub_->add_option("--skip", skip_,
+                     "Start-up to leave out from the start (default 5s for a launched or recorded "
+                     "job, 0 for --pid)")
+        ->type_name("DURATION");
+    sub_->add_option("--run", run_args_, "An option for `dltune run` (with -- COMMAND)")
+        ->type_name("ARG")
+        ->allow_extra_args(false);
+    sub_->add_option("--record", record_, "With -- COMMAND: keep the recording in FILE")
+        ->type_name("FILE");
+    sub_->add_flag("--save", save_,
+                   "Store the verdict in the recording (document \"profile\", shown by report)");
+    sub_->add_flag("--no-gpus", no_gpus_, "Do not read NVML");
+    sub_->add_flag("--json", json_, "The profile as JSON on stdout (schema dltune.profile/1)");
+  }
+
+  bool selected() const override { return sub_->parsed(); }
+
+  int execute() override {
+    const bool command = global_.after_dashdash.has_value();
+    const int ways = (pid_ != 0 ? 1 : 0) + (recording_.empty() ? 0 : 1) + (command ? 1 : 0);
+    if (ways != 1)
+      return refuse(ways == 0 ? "say what to profile: --pid PID, a RECORDING, or -- COMMAND"
+                              : "give one of --pid, RECORDING and -- COMMAND");
+    if (command && global_.after_dashdash->empty()) return refuse("no COMMAND after --");
+    if (!run_args_.empty() && !command) return refuse("--run is for -- COMMAND");
+    if (!record_.empty() && !command) return refuse("--record is for -- COMMAND");
+    if (!duration_.empty() && pid_ == 0) return refuse("--duration is for --pid");
+    if (pid_ < 0) return refuse(fmt::format("--pid {}: expected a process ID", pid_));
+    const auto interval = text::parse_duration_ns(interval_);
+    if (!interval || *interval < 50'000'000 || *interval > 10 * kSecond)
+      return refuse(fmt::format("--interval {}: expected a duration from 50ms to 10s", interval_));
+    interval_ns_ = *interval;
+    if (!skip_.empty()) {
+      const auto s = text::parse_duration_ns(skip_);
+      if (!s || *s < 0) return refuse(fmt::format("--skip {}: expected a duration (5s)", skip_));
+      skip_ns_ = *s;
+    }
+    const auto& rules = diagnose::builtin_rules();
+    if (!rules) {
+      fmt::print(stderr, "dltune profile: {}\n", rules.error().message());
+      return kExitFailure;
+    }
+    rules_ = &*rules;
+    if (!recording_.empty()) return from_recording(recording_, recording_, save_);
+    if (pid_ != 0) return live();
+    return launched(*global_.after_dashdash);
+  }
+
+ private:
+  static int refuse(const std::string& why) {
+    fmt::print(stderr, "dltune profile: {}\n", why);
+    return kExitBadInput;
+  }
+
+  int judge(const diagnose::WindowBuilder& b, std::int64_t default_skip, const std::string& source,
+            std::vector<std::string> notes, nlohmann::json extra, const std::string& save_to) {
+    const auto& w = b.window();
+    if (b.job().main == 0)
+      return refuse(source +
+                    ": no job in it (record a job: dltune record --pid PID, or dltune run "
+                    "--record; a host-wide recording has no job to judge)");
+    if (w.samples.size() < 2) {
+      fmt::print(stderr, "dltune profile: {}: too few samples to judge ({}); profile longer\n",
+                 source, w.samples.size());
+      return kExitFailure;
+    }
+    const auto first = diagnose::steady_start(w, skip_ns_.value_or(default_skip));
+    const auto p = diagnose::analyze(*rules_, w, first);
+    for (auto& n : diagnose::profile_notes(p, b.job())) notes.push_back(std::move(n));
+    auto doc = diagnose::to_json(p);
+    doc["source"] = source;
+    doc["job"] = {{"pid", b.job().main},
+                  {"comm", b.job().comm},
+                  {"cmdline", b.job().cmdline},
+                  {"workers", b.job().max_workers},
+                  {"children", b.job().max_children},
+                  {"ended", b.job().main_gone}};
+    doc["notes"] = notes;
+    for (auto& [k, v] : extra.items()) doc[k] = v;
+    if (!save_to.empty()) {
+      if (auto ok = store::add_document(save_to, "profile", doc); !ok)
+        notes.push_back("the verdict could not be saved in the recording: " +
+                        ok.error().message());
+      else if (!json_)
+        notes.push_back("the verdict is saved in " + save_to + " (dltune report shows it)");
+    }
+    if (json_)
+      fmt::print("{}\n", doc.dump(2));
+    else
+      fmt::print("{}", diagnose::render_text(p, b.job(), source, notes));
+    return kExitOk;
+  }
+
+  int from_recording(const std::string& path, const std::string& source_name, bool save,
+                     nlohmann::json extra = nlohmann::json::object(),
+                     std::vector<std::string> notes = {}) {
+    auto rec = store::Recording::open(path);
+    if (!rec) return refuse(rec.error().message());
+    diagnose::WindowBuilder b;
+    auto walked = (*rec)->for_each(0, (*rec)->size(), [&](std::size_t, monitor::Sample&& s) {
+      b.add(std::move(s));
+      return Result<void>{};
+    });
+    if (!walked) {
+      fmt::print(stderr, "dltune profile: {}\n", walked.error().message());
+      return kExitFailure;
+    }
+    const auto& info = (*rec)->info();
+    const bool launched = !info.command.empty() || info.scope.rfind("run ", 0) == 0;
+    const std::string source = "recording " + source_name;
+    rec->reset();  // closed before --save opens it for writing
+    return judge(b, launched ? 5 * kSecond : 0, source, std::move(notes), std::move(extra),
+                 save ? path : std::string());
+  }
+
+  int live() {
+    host::Root root;
+    if (::kill(pid_, 0) != 0 && errno == ESRCH)
+      return refuse(fmt::format("--pid {}: no such process", pid_));
+    std::int64_t duration = 30 * kSecond;
+    if (!duration_.empty()) {
+      const auto d = text::parse_duration_ns(duration_);
+      if (!d || *d < interval_ns_ * 2)
+        return refuse(fmt::format(
+            "--duration {}: expected a duration of at least two intervals (30s, 2m)", duration_));
+      duration = *d;
+    }
+    raise_open_file_limit();
+    monitor::SamplerOptions o;
+    o.scope = monitor::Scope{monitor::Scope::Kind::kTree, pid_, {}};
+    o.gpus = !no_gpus_;
+    if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY"); lib != nullptr) o.nvml_library = lib;
+    o.gpu_interval_ns = std::max<std::int64_t>(interval_ns_, kSecond);
+    auto sampler = monitor::Sampler::open(root, o);
+    if (!sampler) return refuse(sampler.error().message());
+    std::vector<std::string> notes;
+    // SIGINT and SIGTERM end the sampling early (synchronously, through sigtimedwait).
+    sigset_t stop, old;
+    ::sigemptyset(&stop);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&stop, s);
+    ::pthread_sigmask(SIG_BLOCK, &stop, &old);
+    diagnose::WindowBuilder b;
+    const auto start = now_ns(CLOCK_MONOTONIC);
+    if (!json_ || ::isatty(STDERR_FILENO))
+      fmt::print(stderr, "dltune profile: sampling pid {} every {} ms for {:.0f} s (Ctrl-C ends early)\n",
+                 pid_, interval_ns_ / 1'000'000, static_cast<double>(duration) / 1e9);
+    bool interrupted = false;
+    int gone = 0;
+    for (std::int64_t next = start;;) {
+      monitor::Sample s;
+      if (auto ok = (*sampler)->sample(s); !ok) {
+        ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        fmt::print(stderr, "dltune profile: {}\n", ok.error().message());
+        return kExitFailure;
+      }
+      const bool has_main = std::any_of(s.processes.begin(), s.processes.end(), [](const auto& p) {
+        return p.role == monitor::Role::kMain;
+      });
+      b.add(std::move(s));
+      for (auto& n : (*sampler)->take_notices()) notes.push_back(std::move(n));
+      gone = has_main ? 0 : gone + 1;
+      if (gone >= 2 || (b.job().main == 0 && gone >= 1)) break;  // the job ended
+      next += interval_ns_;
+      const auto now = now_ns(CLOCK_MONOTONIC);
+      if (now - start >= duration) break;
+      if (next > now) {
+        timespec ts{static_cast<time_t>((next - now) / kSecond),
+                    static_cast<long>((next - now) % kSecond)};
+        if (::sigtimedwait(&stop, nullptr, &ts) > 0) {
+          interrupted = true;
+          break;
+        }
+      } else {
+        next = now;  // late: do not make up for it with a burst
+      }
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (interrupted) notes.push_back("stopped early by a signal: judged on what was seen");
+    if (b.job().main == 0) {
+      fmt::print(stderr, "dltune profile: --pid {}: the process ended before it could be sampled\n",
+                 pid_);
+      return kExitFailure;
+    }
+    const auto seconds = static_cast<double>(now_ns(CLOCK_MONOTONIC) - start) / 1e9;
+    return judge(b, 0, fmt::format("pid {}, sampled for {:.1f} s", pid_, seconds),
+                 std::move(notes), nlohmann::json::object(), std::string());
+  }
+
+  int launched(const std::vector<std::string>& command) {
+    const auto environment = own_environment();
+    if (auto found = launch::find_program(command.front(), environment); !found)
+      return refuse(found.error().message());
+    std::string path = record_;
+    std::string temp_dir;
+    if (path.empty()) {
+      char tmpl[] = "/tmp/dltune-profile-XXXXXX";
+      if (::mkdtemp(tmpl) == nullptr)
+        return refuse(fmt::format("cannot make a temporary directory: {}", std::strerror(errno)));
+      temp_dir = tmpl;
+      path = temp_dir + "/job.db";
+    } else if (::access(path.c_str(), F_OK) == 0) {
+      return refuse("--record " + path + ": exists; remove it or choose another file");
+    }
+    const auto cleanup = [&] {
+      if (temp_dir.empty()) return;
+      std::error_code ec;
+      std::filesystem::remove_all(temp_dir, ec);
+    };
+    std::vector<std::string> argv = {"/proc/self/exe", "run", "--record", path,
+                                     "--record-interval",
+                                     fmt::format("{}ms", interval_ns_ / 1'000'000)};
+    for (const auto& a : run_args_) argv.push_back(a);
+    argv.emplace_back("--");
+    for (const auto& c : command) argv.push_back(c);
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    // A terminal's ^C reaches the job (and run) directly; profile itself stays to judge what
+    // was recorded.
+    struct sigaction ignore {}, old_int {}, old_quit {};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGINT, &ignore, &old_int);
+    ::sigaction(SIGQUIT, &ignore, &old_quit);
+    const pid_t child = ::fork();
+    if (child == 0) {
+      ::signal(SIGINT, SIG_DFL);
+      ::signal(SIGQUIT, SIG_DFL);
+      ::execv("/proc/self/exe", cargv.data());
+      std::fprintf(stderr, "dltune profile: cannot start dltune run: %s\n", std::strerror(errno));
+      ::_exit(127);
+    }
+    int status = 0;
+    if (child > 0)
+      while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+      }
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGQUIT, &old_quit, nullptr);
+    if (child < 0) {
+      cleanup();
+      return refuse(fmt::format("cannot fork: {}", std::strerror(errno)));
+    }
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {  // run refused or could not set up: it said why
+      cleanup();
+      return code == kExitBadInput ? kExitBadInput : kExitFailure;
+    }
+    std::vector<std::string> notes;
+    if (code != 0) notes.push_back(fmt::format("the job exited with status {}", code));
+    nlohmann::json extra = {{"exit_status", code}};
+    if (!record_.empty()) extra["recording"] = record_;
+    const int rc = from_recording(path, record_.empty() ? "of " + command.front() : record_,
+                                  !record_.empty(), std::move(extra), std::move(notes));
+    cleanup();
+    return rc;
+  }
+
+  GlobalOptions& global_;
+  CLI::App* sub_ = nullptr;
+  std::string recording_;
+  pid_t pid_ = 0;
+  std::string duration_, interval_ = "250ms", skip_;
+  std::vector<std::string> run_args_;
+  std::string record_;
+  bool save_ = false, no_gpus_ = false, json_ = false;
+  std::int64_t interval_ns_ = 250'000'000;
+  std::optional<std::int64_t> skip_ns_;
+  const diagnose::Rules* rules_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_profile_command(CLI::App& app, GlobalOptions& global) {
+  return std::make_unique<ProfileCommand>(app, global);
+}
+
+}  // namespace dltune::cli

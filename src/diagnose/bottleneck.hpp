@@ -1,0 +1,148 @@
+#pragma once
+// Bottleneck rules and their evaluation over a window of samples, for `dltune profile`
+// (issue 8). The rules are data: knowledge/bottlenecks.toml, compiled into the binary, parsed
+// and checked here (every signal named must exist, every placeholder in an action's text too).
+//
+// A rule matches a window when each of its `require` conditions holds on the window's value of
+// its signal (the mean over the steady samples, or the sum for counts of events), at least one
+// of its `any` conditions holds (when it has some), and none of its `exclude` conditions does.
+// How long a condition held is the share of the window's samples in which it held on that
+// sample's own value; the rule's confidence is the smallest such share among the conditions that
+// made it match, so a verdict that rests on a signal that held only now and then says so.
+// Rules are tried in file order: the first that matches is the verdict, later matches are listed
+// as also seen. None matching is an honest "inconclusive", with the nearest rules and what each
+// lacked; a first match of low confidence beside another match is "mixed".
+#include <cstddef>
+#include <cstdint>
+#include <sys/types.h>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "diagnose/signals.hpp"
+#include "monitor/sample.hpp"
+
+namespace dltune::diagnose {
+
+struct Condition {
+  Signal signal = Signal::kMainOnCpu;
+  std::optional<double> min, max;  // holds when min <= value <= max (each when given)
+  // A `require` condition whose signal is absent (no PSI for the job's group, schedstat
+  // unreadable) is passed over when optional, and fails the rule otherwise.
+  bool optional = false;
+  [[nodiscard]] bool holds(double v) const {
+    return (!min || v >= *min) && (!max || v <= *max);
+  }
+  [[nodiscard]] std::string describe() const;  // "main.on_cpu >= 80"
+};
+
+struct Action {
+  std::vector<Condition> when;  // all must hold for this action to be the one given
+  std::string text;             // may name signals: "{workers.count}" is replaced by its value
+  std::string run;              // the `dltune run` option or script change, same placeholders
+};
+
+struct Rule {
+  std::string id;       // "input-bound-spare-cpu": unique
+  std::string verdict;  // the class: "input-bound", "storage-bound", ... (several rules may share)
+  std::string title;    // "Input-bound: the DataLoader cannot keep up"
+  std::string summary;  // why, for people (placeholders allowed)
+  bool healthy = false;  // compute-bound: said as the healthy case
+  std::vector<Condition> require, any, support, exclude;
+  std::vector<Action> actions;  // the first whose `when` holds is the one to try first
+  std::string disambiguate;     // what would settle it when the rule nearly matched
+};
+
+struct Rules {
+  std::vector<Rule> rules;
+  std::size_t min_samples = 8;  // fewer steady samples than this: confidence at most low
+  double high = 0.75, medium = 0.5;
+};
+
+// Parses and checks a rules file; errors name `name`, the rule and the key.
+[[nodiscard]] Result<Rules> parse_rules(std::string_view toml_text, std::string_view name);
+// knowledge/bottlenecks.toml as compiled in.
+[[nodiscard]] const Result<Rules>& builtin_rules();
+
+// The signals of a run, one entry per sample interval.
+struct Window {
+  std::vector<std::int64_t> wall_ns;  // the interval's end
+  std::vector<SignalValues> samples;
+};
+
+// What was seen of the job while its window was built.
+struct JobSeen {
+  pid_t main = 0;  // 0: no process of the sample had the main role
+  std::string comm, cmdline;
+  std::size_t max_workers = 0, max_children = 0, samples_with_main = 0;
+  bool main_gone = false;  // the main process was seen, then no longer (the job ended)
+};
+
+// Builds a Window sample by sample: each Sample's Model against the one before it.
+class WindowBuilder {
+ public:
+  void add(monitor::Sample&& s);
+  [[nodiscard]] const Window& window() const { return w_; }
+  [[nodiscard]] const JobSeen& job() const { return job_; }
+
+ private:
+  std::optional<monitor::Sample> previous_;
+  Window w_;
+  JobSeen job_;
+};
+
+// Where the steady state starts: after `skip_ns` from the first sample, and when DataLoader
+// workers appear within the first half of the run, not before the first sample that has them
+// (imports, worker start-up and the dataset scan look nothing like training).
+[[nodiscard]] std::size_t steady_start(const Window& w, std::int64_t skip_ns);
+
+struct Evidence {
+  Signal signal = Signal::kMainOnCpu;
+  double value = 0;
+  std::string condition;  // "main.on_cpu >= 80"
+  double held = 0;        // share of samples in which it held
+  std::size_t samples = 0;
+  bool supporting = false;  // a `support` condition rather than one the rule rests on
+  std::string text;         // "main thread on a CPU: 13% (needs <= 60%), held in 95% of 60 samples"
+};
+
+struct Verdict {
+  std::string rule, verdict, title, summary;
+  bool healthy = false;
+  double score = 0;        // 0..1
+  std::string confidence;  // "high", "medium", "low"
+  std::vector<Evidence> evidence;
+  std::string action, run;
+};
+
+struct NearMiss {
+  std::string rule, verdict, title;
+  std::size_t met = 0, total = 0;
+  std::vector<std::string> lacking;  // "main.on_cpu was 55% (needs >= 80%)"
+  std::string disambiguate;
+};
+
+struct Profile {
+  Verdict verdict;  // verdict "inconclusive" or "mixed" when so
+  std::vector<Verdict> also;
+  std::vector<NearMiss> near_misses;
+  std::size_t samples = 0, skipped = 0;  // steady samples used, start-up samples left out
+  std::int64_t start_ns = 0, end_ns = 0;  // of the steady window (wall)
+  SignalValues values{};                 // the window's value of each signal
+  std::array<std::size_t, kSignalCount> present{};  // samples that had each signal
+};
+
+[[nodiscard]] Profile analyze(const Rules& rules, const Window& w, std::size_t first);
+
+// "{name}" placeholders replaced by the window's values ("?" for a signal without one).
+[[nodiscard]] std::string expand(std::string_view text, const SignalValues& values);
+
+// The profile as JSON (schema "dltune.profile/1", docs/profile.md); its verdict, summary and
+// evidence strings are what `dltune report` shows.
+[[nodiscard]] nlohmann::json to_json(const Profile& p);
+
+}  // namespace dltune::diagnose
