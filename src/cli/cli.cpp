@@ -68,13 +68,14 @@ int run(int argc, char** argv) {
   commands.push_back(make_report_command(app, global));
   commands.push_back(make_profile_command(app, global));
 
-  // Everything after the first "--" belongs to the job that `run` or `record` starts.
+  // Everything after the first "--" belongs to the job that `run`, `record` or `profile` starts.
   std::vector<std::string> args(argv + 1, argv + argc);
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] != "--") continue;
     const auto before = args.begin() + static_cast<std::ptrdiff_t>(i);
-    if (std::find(args.begin(), before, "run") == before &&
-        std::find(args.begin(), before, "record") == before)
+    if (std::none_of(args.begin(), before, [](const std::string& a) {
+          return a == "run" || a == "record" || a == "profile";
+        }))
       break;
     global.after_dashdash =
         std::vector<std::string>(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());

@@ -160,8 +160,7 @@ class ProfileCommand : public Command {
     for (auto& [k, v] : extra.items()) doc[k] = v;
     if (!save_to.empty()) {
       if (auto ok = store::add_document(save_to, "profile", doc); !ok)
-        notes.push_back("the verdict could not be saved in the recording: " +
-                        ok.error().message());
+        notes.push_back("the verdict could not be saved in the recording: " + ok.error().message());
       else if (!json_)
         notes.push_back("the verdict is saved in " + save_to + " (dltune report shows it)");
     }
@@ -188,7 +187,8 @@ class ProfileCommand : public Command {
     }
     const auto& info = (*rec)->info();
     const bool launched = !info.command.empty() || info.scope.rfind("run ", 0) == 0;
-    const std::string source = "recording " + source_name;
+    const std::string source =
+        source_name.rfind("job ", 0) == 0 ? source_name : "recording " + source_name;
     rec->reset();  // closed before --save opens it for writing
     return judge(b, launched ? 5 * kSecond : 0, source, std::move(notes), std::move(extra),
                  save ? path : std::string());
@@ -223,7 +223,8 @@ class ProfileCommand : public Command {
     diagnose::WindowBuilder b;
     const auto start = now_ns(CLOCK_MONOTONIC);
     if (!json_ || ::isatty(STDERR_FILENO))
-      fmt::print(stderr, "dltune profile: sampling pid {} every {} ms for {:.0f} s (Ctrl-C ends early)\n",
+      fmt::print(stderr,
+                 "dltune profile: sampling pid {} every {} ms for {:.0f} s (Ctrl-C ends early)\n",
                  pid_, interval_ns_ / 1'000'000, static_cast<double>(duration) / 1e9);
     bool interrupted = false;
     int gone = 0;
@@ -234,8 +235,9 @@ class ProfileCommand : public Command {
         fmt::print(stderr, "dltune profile: {}\n", ok.error().message());
         return kExitFailure;
       }
+      // A zombie main process has ended: its parent just has not reaped it yet.
       const bool has_main = std::any_of(s.processes.begin(), s.processes.end(), [](const auto& p) {
-        return p.role == monitor::Role::kMain;
+        return p.role == monitor::Role::kMain && p.state != 'Z' && p.state != 'X';
       });
       b.add(std::move(s));
       for (auto& n : (*sampler)->take_notices()) notes.push_back(std::move(n));
@@ -263,8 +265,8 @@ class ProfileCommand : public Command {
       return kExitFailure;
     }
     const auto seconds = static_cast<double>(now_ns(CLOCK_MONOTONIC) - start) / 1e9;
-    return judge(b, 0, fmt::format("pid {}, sampled for {:.1f} s", pid_, seconds),
-                 std::move(notes), nlohmann::json::object(), std::string());
+    return judge(b, 0, fmt::format("pid {}, sampled for {:.1f} s", pid_, seconds), std::move(notes),
+                 nlohmann::json::object(), std::string());
   }
 
   int launched(const std::vector<std::string>& command) {
@@ -287,9 +289,10 @@ class ProfileCommand : public Command {
       std::error_code ec;
       std::filesystem::remove_all(temp_dir, ec);
     };
-    std::vector<std::string> argv = {"/proc/self/exe", "run", "--record", path,
-                                     "--record-interval",
-                                     fmt::format("{}ms", interval_ns_ / 1'000'000)};
+    std::vector<std::string> argv = {
+        "/proc/self/exe",    "run",
+        "--record",          path,
+        "--record-interval", fmt::format("{}ms", interval_ns_ / 1'000'000)};
     for (const auto& a : run_args_) argv.push_back(a);
     argv.emplace_back("--");
     for (const auto& c : command) argv.push_back(c);
@@ -298,7 +301,8 @@ class ProfileCommand : public Command {
     cargv.push_back(nullptr);
     // A terminal's ^C reaches the job (and run) directly; profile itself stays to judge what
     // was recorded.
-    struct sigaction ignore {}, old_int {}, old_quit {};
+    struct sigaction ignore {
+    }, old_int{}, old_quit{};
     ignore.sa_handler = SIG_IGN;
     ::sigaction(SIGINT, &ignore, &old_int);
     ::sigaction(SIGQUIT, &ignore, &old_quit);
@@ -330,7 +334,7 @@ class ProfileCommand : public Command {
     if (code != 0) notes.push_back(fmt::format("the job exited with status {}", code));
     nlohmann::json extra = {{"exit_status", code}};
     if (!record_.empty()) extra["recording"] = record_;
-    const int rc = from_recording(path, record_.empty() ? "of " + command.front() : record_,
+    const int rc = from_recording(path, record_.empty() ? "job " + command.front() : record_,
                                   !record_.empty(), std::move(extra), std::move(notes));
     cleanup();
     return rc;

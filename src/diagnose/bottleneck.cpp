@@ -38,7 +38,8 @@ struct Parser {
       if (end == std::string_view::npos) return bad(fmt::format("{}: an unclosed '{{'", key));
       const auto sig = text.substr(i + 1, end - i - 1);
       if (!signal_by_name(sig))
-        return bad(fmt::format("{}: {{{}}} names no signal (docs/profile.md lists them)", key, sig));
+        return bad(
+            fmt::format("{}: {{{}}} names no signal (docs/profile.md lists them)", key, sig));
     }
     return {};
   }
@@ -101,8 +102,8 @@ struct Parser {
 
   Result<Rule> rule(const toml::table& t, std::size_t index) {
     where = fmt::format("[[rule]] #{}", index + 1);
-    static const std::set<std::string> kKeys = {"id",      "verdict", "title",   "summary",
-                                                "healthy", "require", "any",     "support",
+    static const std::set<std::string> kKeys = {"id",      "verdict", "title",       "summary",
+                                                "healthy", "require", "any",         "support",
                                                 "exclude", "action",  "disambiguate"};
     for (const auto& [k, v] : t)
       if (kKeys.count(std::string(k.str())) == 0)
@@ -299,6 +300,7 @@ void WindowBuilder::add(monitor::Sample&& s) {
   const monitor::Process* main = nullptr;
   std::size_t workers = 0, children = 0;
   for (const auto& p : s.processes) {
+    if (p.state == 'Z' || p.state == 'X') continue;  // ended, not yet reaped by its parent
     if (p.role == monitor::Role::kMain) main = &p;
     if (p.role == monitor::Role::kWorker) ++workers;
     if (p.role == monitor::Role::kChild) ++children;
@@ -355,7 +357,7 @@ std::string expand(std::string_view text, const SignalValues& values) {
     out.append(text.substr(i, open - i));
     const auto sig = signal_by_name(text.substr(open + 1, close - open - 1));
     const auto& v = sig ? values[static_cast<std::size_t>(*sig)] : std::nullopt;
-    out += v ? format_value(*sig, *v) : "?";
+    out += v ? format_value(*sig, *v) : "(not measured)";
     i = close + 1;
   }
   return out;
@@ -402,14 +404,15 @@ Profile analyze(const Rules& rules, const Window& w, std::size_t first) {
   std::vector<Verdict> matches;
   for (const auto& r : rules.rules) {
     NearMiss miss{r.id, r.verdict, r.title, 0, 0, {}, r.disambiguate};
-    Verdict v{r.id, r.verdict, r.title, expand(r.summary, p.values), r.healthy, 1.0, "", {}, "", ""};
+    Verdict v{r.id, r.verdict, r.title, expand(r.summary, p.values), r.healthy, 1.0, "",
+              {},   "",        ""};
     bool ok = true;
     const auto lacking = [&](const Condition& c, const Check& k) {
       const auto& inf = info(c.signal);
-      miss.lacking.push_back(
-          k.present ? fmt::format("{} was {} (needs {})", inf.name, format_value(c.signal, k.value),
-                                  threshold_text(c.signal, c))
-                    : fmt::format("{} was not measured", inf.name));
+      miss.lacking.push_back(k.present ? fmt::format("{} was {} (needs {})", inf.name,
+                                                     format_value(c.signal, k.value),
+                                                     threshold_text(c.signal, c))
+                                       : fmt::format("{} was not measured", inf.name));
     };
     for (const auto& c : r.require) {
       const auto k = ev.check(c);
@@ -450,8 +453,8 @@ Profile analyze(const Rules& rules, const Window& w, std::size_t first) {
       const auto k = ev.check(c);
       if (k.holds) {
         ok = false;
-        miss.lacking.push_back(fmt::format("ruled out by {} ({})", c.describe(),
-                                           format_value(c.signal, k.value)));
+        miss.lacking.push_back(
+            fmt::format("ruled out by {} ({})", c.describe(), format_value(c.signal, k.value)));
       }
     }
     if (ok) {
@@ -473,10 +476,9 @@ Profile analyze(const Rules& rules, const Window& w, std::size_t first) {
       p.near_misses.push_back(std::move(miss));
     }
   }
-  std::stable_sort(p.near_misses.begin(), p.near_misses.end(),
-                   [](const NearMiss& a, const NearMiss& b) {
-                     return a.met * b.total > b.met * a.total;
-                   });
+  std::stable_sort(
+      p.near_misses.begin(), p.near_misses.end(),
+      [](const NearMiss& a, const NearMiss& b) { return a.met * b.total > b.met * a.total; });
   if (p.near_misses.size() > 3) p.near_misses.resize(3);
 
   if (matches.empty()) {
@@ -488,15 +490,16 @@ Profile analyze(const Rules& rules, const Window& w, std::size_t first) {
     if (!p.near_misses.empty())
       nearest = fmt::format(" The nearest was {} ({} of {} conditions).", p.near_misses[0].title,
                             p.near_misses[0].met, p.near_misses[0].total);
-    p.verdict.summary =
-        fmt::format("Over {} samples the signals did not settle on one cause.{}", p.samples, nearest);
+    p.verdict.summary = fmt::format("Over {} samples the signals did not settle on one cause.{}",
+                                    p.samples, nearest);
     p.verdict.action =
         p.near_misses.empty() || p.near_misses[0].disambiguate.empty()
             ? "Profile a longer stretch of steady training (--duration), after start-up."
             : p.near_misses[0].disambiguate;
     return p;
   }
-  if (matches.size() >= 2 && matches[0].confidence == "low" && !matches[0].healthy) {
+  if (matches.size() >= 2 && matches[0].confidence == "low" && !matches[0].healthy &&
+      !matches[1].healthy) {
     Verdict mixed = matches[0];
     mixed.rule = mixed.verdict = "mixed";
     mixed.title = fmt::format("Mixed: {} and {}", matches[0].title, matches[1].title);
@@ -510,8 +513,9 @@ Profile analyze(const Rules& rules, const Window& w, std::size_t first) {
     return p;
   }
   p.verdict = std::move(matches[0]);
-  p.also.assign(std::make_move_iterator(matches.begin() + 1),
-                std::make_move_iterator(matches.end()));
+  // A healthy match beside a fault is no news ("compute-bound" while swapping): left out.
+  for (auto it = matches.begin() + 1; it != matches.end(); ++it)
+    if (!it->healthy || p.verdict.healthy) p.also.push_back(std::move(*it));
   return p;
 }
 
@@ -536,7 +540,8 @@ nlohmann::json to_json(const Profile& p) {
   out["schema"] = "dltune.profile/1";
   // The keys `dltune report` shows: verdict (a line for people), summary, evidence (strings).
   out["verdict"] = fmt::format("{} (confidence {})", p.verdict.title, p.verdict.confidence);
-  out["summary"] = p.verdict.summary + (p.verdict.action.empty() ? "" : " Try first: " + p.verdict.action);
+  out["summary"] =
+      p.verdict.summary + (p.verdict.action.empty() ? "" : " Try first: " + p.verdict.action);
   json ev = json::array();
   for (const auto& e : p.verdict.evidence) ev.push_back(e.text);
   out["evidence"] = ev;
@@ -563,7 +568,9 @@ nlohmann::json to_json(const Profile& p) {
   for (const auto& i : signal_table()) {
     const auto& v = p.values[static_cast<std::size_t>(i.signal)];
     signals[std::string(i.name)] =
-        v ? json{{"value", *v}, {"unit", i.unit}, {"samples", p.present[static_cast<std::size_t>(i.signal)]}}
+        v ? json{{"value", *v},
+                 {"unit", i.unit},
+                 {"samples", p.present[static_cast<std::size_t>(i.signal)]}}
           : json(nullptr);
   }
   out["signals"] = signals;

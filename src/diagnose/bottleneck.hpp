@@ -12,9 +12,9 @@
 // Rules are tried in file order: the first that matches is the verdict, later matches are listed
 // as also seen. None matching is an honest "inconclusive", with the nearest rules and what each
 // lacked; a first match of low confidence beside another match is "mixed".
+#include <sys/types.h>
 #include <cstddef>
 #include <cstdint>
-#include <sys/types.h>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,9 +34,7 @@ struct Condition {
   // A `require` condition whose signal is absent (no PSI for the job's group, schedstat
   // unreadable) is passed over when optional, and fails the rule otherwise.
   bool optional = false;
-  [[nodiscard]] bool holds(double v) const {
-    return (!min || v >= *min) && (!max || v <= *max);
-  }
+  [[nodiscard]] bool holds(double v) const { return (!min || v >= *min) && (!max || v <= *max); }
   [[nodiscard]] std::string describe() const;  // "main.on_cpu >= 80"
 };
 
@@ -47,10 +45,10 @@ struct Action {
 };
 
 struct Rule {
-  std::string id;       // "input-bound-spare-cpu": unique
-  std::string verdict;  // the class: "input-bound", "storage-bound", ... (several rules may share)
-  std::string title;    // "Input-bound: the DataLoader cannot keep up"
-  std::string summary;  // why, for people (placeholders allowed)
+  std::string id;        // "input-bound-spare-cpu": unique
+  std::string verdict;   // the class: "input-bound", "storage-bound", ... (several rules may share)
+  std::string title;     // "Input-bound: the DataLoader cannot keep up"
+  std::string summary;   // why, for people (placeholders allowed)
   bool healthy = false;  // compute-bound: said as the healthy case
   std::vector<Condition> require, any, support, exclude;
   std::vector<Action> actions;  // the first whose `when` holds is the one to try first
@@ -130,15 +128,16 @@ struct Profile {
   Verdict verdict;  // verdict "inconclusive" or "mixed" when so
   std::vector<Verdict> also;
   std::vector<NearMiss> near_misses;
-  std::size_t samples = 0, skipped = 0;  // steady samples used, start-up samples left out
+  std::size_t samples = 0, skipped = 0;   // steady samples used, start-up samples left out
   std::int64_t start_ns = 0, end_ns = 0;  // of the steady window (wall)
-  SignalValues values{};                 // the window's value of each signal
+  SignalValues values{};                  // the window's value of each signal
   std::array<std::size_t, kSignalCount> present{};  // samples that had each signal
 };
 
 [[nodiscard]] Profile analyze(const Rules& rules, const Window& w, std::size_t first);
 
-// "{name}" placeholders replaced by the window's values ("?" for a signal without one).
+// "{name}" placeholders replaced by the window's values ("(not measured)" for a signal without
+// one).
 [[nodiscard]] std::string expand(std::string_view text, const SignalValues& values);
 
 // The profile as JSON (schema "dltune.profile/1", docs/profile.md); its verdict, summary and

@@ -16,7 +16,9 @@ std::string upper(std::string s) {
   return s;
 }
 
-bool absent(const Profile& p, Signal s) { return !p.values[static_cast<std::size_t>(s)]; }
+bool absent(const Profile& p, Signal s) {
+  return !p.values[static_cast<std::size_t>(s)];
+}
 
 }  // namespace
 
@@ -24,16 +26,17 @@ std::string describe_job(const JobSeen& job) {
   if (job.main == 0) return "no job";
   std::string what = job.cmdline.empty() ? job.comm : job.cmdline;
   if (what.size() > 60) what = what.substr(0, 57) + "...";
-  return fmt::format("pid {} ({}), {} DataLoader worker{}{}", job.main, what, job.max_workers,
-                     job.max_workers == 1 ? "" : "s",
-                     job.max_children > 0 ? fmt::format(", {} other children", job.max_children)
-                                          : std::string());
+  return fmt::format(
+      "pid {} ({}), {} DataLoader worker{}{}", job.main, what, job.max_workers,
+      job.max_workers == 1 ? "" : "s",
+      job.max_children > 0 ? fmt::format(", {} other children", job.max_children) : std::string());
 }
 
 std::vector<std::string> profile_notes(const Profile& p, const JobSeen& job) {
   std::vector<std::string> notes;
   if (job.main != 0 && job.max_workers == 0 && job.max_children == 0 &&
-      job.cmdline.find("python") == std::string::npos && job.comm.find("python") == std::string::npos)
+      job.cmdline.find("python") == std::string::npos &&
+      job.comm.find("python") == std::string::npos)
     notes.push_back(fmt::format(
         "pid {} ({}) is not a Python process and has no children: profiled as a generic process "
         "tree (the DataLoader rules cannot apply)",
@@ -60,10 +63,10 @@ std::string render_text(const Profile& p, const JobSeen& job, const std::string&
                         const std::vector<std::string>& notes) {
   std::string out;
   const double secs = static_cast<double>(p.end_ns - p.start_ns) / 1e9;
-  out += fmt::format("dltune profile: {}\n  {}\n  {:.1f} s of steady samples ({}){}\n\n", source,
-                     describe_job(job), secs, p.samples,
-                     p.skipped > 0 ? fmt::format(", {} start-up samples left out", p.skipped)
-                                   : std::string());
+  out += fmt::format(
+      "dltune profile: {}\n  {}\n  {:.1f} s of steady samples ({}){}\n\n", source,
+      describe_job(job), secs, p.samples,
+      p.skipped > 0 ? fmt::format(", {} start-up samples left out", p.skipped) : std::string());
   const auto& v = p.verdict;
   out += fmt::format("VERDICT: {}  (confidence {}{})\n", upper(v.verdict), v.confidence,
                      v.healthy ? ", healthy" : "");

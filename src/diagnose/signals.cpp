@@ -27,8 +27,8 @@ constexpr std::array<SignalInfo, kSignalCount> kTable = {{
      Aggregate::kMean},
     {Signal::kMainBlocked, "main.blocked", "share", "main thread in uninterruptible I/O wait (D)",
      Aggregate::kMean},
-    {Signal::kMainInvoluntary, "main.involuntary", "/s", "main thread preempted (involuntary switches)",
-     Aggregate::kMean},
+    {Signal::kMainInvoluntary, "main.involuntary", "/s",
+     "main thread preempted (involuntary switches)", Aggregate::kMean},
     {Signal::kMainThreads, "main.threads", "", "main process threads", Aggregate::kMax},
     {Signal::kWorkersCount, "workers.count", "", "DataLoader workers", Aggregate::kMax},
     {Signal::kWorkersCpu, "workers.cpu", "%", "CPU per DataLoader worker", Aggregate::kMean},
@@ -49,8 +49,8 @@ constexpr std::array<SignalInfo, kSignalCount> kTable = {{
      Aggregate::kMean},
     {Signal::kJobPsiIo, "job.psi_io", "%", "the job's cgroup stalled on I/O (PSI some)",
      Aggregate::kMean},
-    {Signal::kJobPsiIoFull, "job.psi_io_full", "%", "the job's cgroup fully stalled on I/O (PSI full)",
-     Aggregate::kMean},
+    {Signal::kJobPsiIoFull, "job.psi_io_full", "%",
+     "the job's cgroup fully stalled on I/O (PSI full)", Aggregate::kMean},
     {Signal::kJobGpus, "job.gpus", "", "GPUs the job uses", Aggregate::kMax},
     {Signal::kGpuUtil, "gpu.util", "%", "utilisation of the job's GPUs", Aggregate::kMean},
     {Signal::kHostCpus, "host.cpus", "", "CPUs", Aggregate::kMax},
@@ -83,7 +83,9 @@ constexpr std::array<SignalInfo, kSignalCount> kTable = {{
      Aggregate::kMin},
 }};
 
-double share(bool b) { return b ? 1.0 : 0.0; }
+double share(bool b) {
+  return b ? 1.0 : 0.0;
+}
 
 void set(SignalValues& v, Signal s, std::optional<double> x) {
   if (x && std::isfinite(*x)) v[static_cast<std::size_t>(s)] = *x;
@@ -96,9 +98,13 @@ std::optional<double> psi(const std::optional<monitor::PressureModel>& p) {
 
 }  // namespace
 
-const std::array<SignalInfo, kSignalCount>& signal_table() { return kTable; }
+const std::array<SignalInfo, kSignalCount>& signal_table() {
+  return kTable;
+}
 
-const SignalInfo& info(Signal s) { return kTable[static_cast<std::size_t>(s)]; }
+const SignalInfo& info(Signal s) {
+  return kTable[static_cast<std::size_t>(s)];
+}
 
 std::optional<Signal> signal_by_name(std::string_view name) {
   for (const auto& i : kTable)
@@ -115,7 +121,7 @@ SignalValues signals_of(const monitor::Model& m) {
   double job_cpu = 0, job_read = 0, job_major = 0, job_blocked = 0;
   bool job_read_known = false;
   for (const auto& p : m.processes) {
-    if (p.role == Role::kOther) continue;
+    if (p.role == Role::kOther || p.state == 'Z' || p.state == 'X') continue;  // ended
     job.insert(p.pid);
     if (p.role == Role::kMain) main = &p;
     if (p.role == Role::kWorker) workers.push_back(&p);
@@ -139,7 +145,8 @@ SignalValues signals_of(const monitor::Model& m) {
     set(v, Signal::kMainCpu, main->cpu_pct);
     set(v, Signal::kMainRunQueue, main->run_queue_pct);
     // The kernel's share means something only when the process does run.
-    if (main->cpu_pct >= 20) set(v, Signal::kMainSystemShare, main->system_pct / main->cpu_pct * 100);
+    if (main->cpu_pct >= 20)
+      set(v, Signal::kMainSystemShare, main->system_pct / main->cpu_pct * 100);
     set(v, Signal::kMainMinorFaults, main->minor_faults_s);
     set(v, Signal::kMainRunning, share(main->state == 'R'));
     set(v, Signal::kMainSleeping, share(main->state == 'S'));
@@ -179,7 +186,8 @@ SignalValues signals_of(const monitor::Model& m) {
     set(v, Signal::kJobPsiCpu, psi(c.pressure.cpu));
     set(v, Signal::kJobPsiMemory, psi(c.pressure.memory));
     set(v, Signal::kJobPsiIo, psi(c.pressure.io));
-    if (c.pressure.io && c.pressure.io->full_pct) set(v, Signal::kJobPsiIoFull, *c.pressure.io->full_pct);
+    if (c.pressure.io && c.pressure.io->full_pct)
+      set(v, Signal::kJobPsiIoFull, *c.pressure.io->full_pct);
     set(v, Signal::kCgroupThrottled, c.throttled_pct);
     if (c.memory_limit_bytes) set(v, Signal::kCgroupMemoryUse, c.memory_limit_pct);
     if (c.failcnt_delta && m.interval_s > 0)
@@ -211,8 +219,7 @@ SignalValues signals_of(const monitor::Model& m) {
   set(v, Signal::kHostCpus, cpus);
   const double idle = (m.cpu.idle_pct + m.cpu.iowait_pct) / 100.0 * cpus;
   set(v, Signal::kHostIdleCpus, idle);
-  if (!job.empty())
-    set(v, Signal::kHostOtherCpu, std::max(0.0, m.cpu.busy_pct() * cpus - job_cpu));
+  if (!job.empty()) set(v, Signal::kHostOtherCpu, std::max(0.0, m.cpu.busy_pct() * cpus - job_cpu));
   set(v, Signal::kHostIowait, m.cpu.iowait_pct);
   set(v, Signal::kHostPsiCpu, psi(m.pressure.cpu));
   set(v, Signal::kHostPsiMemory, psi(m.pressure.memory));

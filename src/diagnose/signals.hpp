@@ -22,51 +22,51 @@
 namespace dltune::diagnose {
 
 enum class Signal : std::size_t {
-  kMainOnCpu,         // main.on_cpu: % of a CPU the main (Python) thread ran (schedstat)
-  kMainCpu,           // main.cpu: % of a CPU, the main process's threads together
-  kMainRunQueue,      // main.run_queue: % of the time the main thread waited for a CPU
-  kMainSystemShare,   // main.system_share: % of the main process's CPU spent in the kernel
-  kMainMinorFaults,   // main.minor_faults: per second
-  kMainRunning,       // main.running: 1 when the main thread was R, else 0
-  kMainSleeping,      // main.sleeping: 1 when S
-  kMainBlocked,       // main.blocked: 1 when D
-  kMainInvoluntary,   // main.involuntary: involuntary context switches per second
-  kMainThreads,       // main.threads
-  kWorkersCount,      // workers.count
-  kWorkersCpu,        // workers.cpu: mean % of a CPU per worker
-  kWorkersOnCpu,      // workers.on_cpu: mean % of a CPU each worker's thread ran
-  kWorkersRunning,    // workers.running: share of workers in R
-  kWorkersBlocked,    // workers.blocked: share of workers in D
-  kWorkersRunQueue,   // workers.run_queue: mean % of the time a worker waited for a CPU
-  kJobCpu,            // job.cpu: % of a CPU, every process of the job
-  kJobBlocked,        // job.blocked: processes of the job in D
-  kJobReadBytes,      // job.read_bytes: bytes/s read from storage (swap-ins included)
-  kJobMajorFaults,    // job.major_faults: per second
-  kJobPsiCpu,         // job.psi_cpu: % of the time some task of the job's cgroup waited for CPU
-  kJobPsiMemory,      // job.psi_memory
-  kJobPsiIo,          // job.psi_io (some)
-  kJobPsiIoFull,      // job.psi_io_full
-  kJobGpus,           // job.gpus: GPUs the job has processes on (0 on a CPU-only host)
-  kGpuUtil,           // gpu.util: mean utilisation of the job's GPUs, %
-  kHostCpus,          // host.cpus
-  kHostIdleCpus,      // host.idle_cpus: CPUs' worth of idle (and iowait) time
-  kHostOtherCpu,      // host.other_cpu: % of a CPU used by processes outside the job
-  kHostIowait,        // host.iowait: % of all CPUs' time
-  kHostPsiCpu,        // host.psi_cpu (some, %)
-  kHostPsiMemory,     // host.psi_memory
-  kHostPsiIo,         // host.psi_io
-  kHostSwapIn,        // host.swap_in: bytes/s
-  kHostMajorFaults,   // host.major_faults: per second
-  kHostRefaultFile,   // host.refault_file: page-cache refaults per second
-  kHostOomKills,      // host.oom_kills: in the sample's interval
-  kDiskRead,          // disk.read: bytes/s, all disks
-  kDiskUtil,          // disk.util: the busiest disk's utilisation, %
-  kCgroupThrottled,   // cgroup.throttled: % of the time the job's group was CPU-throttled
-  kCgroupMemoryUse,   // cgroup.memory_use: % of the group's memory limit in use
-  kCgroupFailcnt,     // cgroup.failcnt: times per second the group hit its memory limit
-  kCgroupRefaultFile, // cgroup.refault_file: page-cache refaults per second in the group
-  kCgroupOomKills,    // cgroup.oom_kills: in the sample's interval
-  kSuggestWorkers,    // suggest.workers: workers + the whole idle CPUs (at least one more)
+  kMainOnCpu,          // main.on_cpu: % of a CPU the main (Python) thread ran (schedstat)
+  kMainCpu,            // main.cpu: % of a CPU, the main process's threads together
+  kMainRunQueue,       // main.run_queue: % of the time the main thread waited for a CPU
+  kMainSystemShare,    // main.system_share: % of the main process's CPU spent in the kernel
+  kMainMinorFaults,    // main.minor_faults: per second
+  kMainRunning,        // main.running: 1 when the main thread was R, else 0
+  kMainSleeping,       // main.sleeping: 1 when S
+  kMainBlocked,        // main.blocked: 1 when D
+  kMainInvoluntary,    // main.involuntary: involuntary context switches per second
+  kMainThreads,        // main.threads
+  kWorkersCount,       // workers.count
+  kWorkersCpu,         // workers.cpu: mean % of a CPU per worker
+  kWorkersOnCpu,       // workers.on_cpu: mean % of a CPU each worker's thread ran
+  kWorkersRunning,     // workers.running: share of workers in R
+  kWorkersBlocked,     // workers.blocked: share of workers in D
+  kWorkersRunQueue,    // workers.run_queue: mean % of the time a worker waited for a CPU
+  kJobCpu,             // job.cpu: % of a CPU, every process of the job
+  kJobBlocked,         // job.blocked: processes of the job in D
+  kJobReadBytes,       // job.read_bytes: bytes/s read from storage (swap-ins included)
+  kJobMajorFaults,     // job.major_faults: per second
+  kJobPsiCpu,          // job.psi_cpu: % of the time some task of the job's cgroup waited for CPU
+  kJobPsiMemory,       // job.psi_memory
+  kJobPsiIo,           // job.psi_io (some)
+  kJobPsiIoFull,       // job.psi_io_full
+  kJobGpus,            // job.gpus: GPUs the job has processes on (0 on a CPU-only host)
+  kGpuUtil,            // gpu.util: mean utilisation of the job's GPUs, %
+  kHostCpus,           // host.cpus
+  kHostIdleCpus,       // host.idle_cpus: CPUs' worth of idle (and iowait) time
+  kHostOtherCpu,       // host.other_cpu: % of a CPU used by processes outside the job
+  kHostIowait,         // host.iowait: % of all CPUs' time
+  kHostPsiCpu,         // host.psi_cpu (some, %)
+  kHostPsiMemory,      // host.psi_memory
+  kHostPsiIo,          // host.psi_io
+  kHostSwapIn,         // host.swap_in: bytes/s
+  kHostMajorFaults,    // host.major_faults: per second
+  kHostRefaultFile,    // host.refault_file: page-cache refaults per second
+  kHostOomKills,       // host.oom_kills: in the sample's interval
+  kDiskRead,           // disk.read: bytes/s, all disks
+  kDiskUtil,           // disk.util: the busiest disk's utilisation, %
+  kCgroupThrottled,    // cgroup.throttled: % of the time the job's group was CPU-throttled
+  kCgroupMemoryUse,    // cgroup.memory_use: % of the group's memory limit in use
+  kCgroupFailcnt,      // cgroup.failcnt: times per second the group hit its memory limit
+  kCgroupRefaultFile,  // cgroup.refault_file: page-cache refaults per second in the group
+  kCgroupOomKills,     // cgroup.oom_kills: in the sample's interval
+  kSuggestWorkers,     // suggest.workers: workers + the whole idle CPUs (at least one more)
   kCount
 };
 inline constexpr std::size_t kSignalCount = static_cast<std::size_t>(Signal::kCount);

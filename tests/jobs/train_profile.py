@@ -6,7 +6,8 @@ A small CNN trained with SGD on samples that a DataLoader's workers make:
   --data DIR     each sample also reads one file of DIR (made by --make-data), as an image
                  dataset would; with the page cache dropped and reads throttled, this waits on I/O
   --channels C, --layers L, --image P   the model's cost per step (the compute side)
-  --hold-mb M    the main process keeps M MiB of touched memory (pressure under a memory limit)
+  --hold-mb M    the main process keeps M MiB of touched memory and touches --touch-mb of it
+                 each step, in turn (pressure, swap-ins, under a memory limit)
   --seconds S    train for S seconds (after the first step), then print one JSON line and exit
 The job prints tqdm progress on stderr, like a real training script.
 
@@ -39,6 +40,7 @@ def main():
     p.add_argument("--image", type=int, default=32)
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--hold-mb", type=int, default=0)
+    p.add_argument("--touch-mb", type=int, default=16)
     p.add_argument("--seconds", type=float, default=20)
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--make-data", default="")
@@ -91,19 +93,27 @@ def main():
     # A random order, as a shuffling sampler gives: a file dataset is then read at random.
     loader = DataLoader(Samples(), batch_size=a.batch, num_workers=a.workers,
                         sampler=torch.utils.data.RandomSampler(range(len(files) or 10 ** 6)))
-    steps, start = 0, None
-    for x, y in tqdm(loader, file=sys.stderr, mininterval=0.5):
-        opt.zero_grad()
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
-        steps += 1
-        if start is None:
-            start = time.monotonic()
-        elif time.monotonic() - start >= a.seconds:
-            break
-        if held is not None:  # keep the held memory in use
-            held[(steps * 4096) % len(held)] ^= 1
+    steps, start, done = 0, None, False
+    progress = tqdm(file=sys.stderr, mininterval=0.5)
+    while not done:  # epochs until --seconds have passed
+        for x, y in loader:
+            opt.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+            steps += 1
+            progress.update(1)
+            if start is None:
+                start = time.monotonic()
+            elif time.monotonic() - start >= a.seconds:
+                done = True
+                break
+            if held is not None:  # keep the held memory in use: a slice each step, in turn
+                chunk = min(len(held), a.touch_mb * 1024 * 1024)
+                off = (steps * chunk) % len(held)
+                end = min(off + chunk, len(held))
+                held[off:end:4096] = bytes(len(range(off, end, 4096)))
+    progress.close()
     elapsed = time.monotonic() - start if start else 0
     print(json.dumps({"steps": steps, "seconds": elapsed,
                       "steps_per_second": steps / elapsed if elapsed > 0 else None}), flush=True)

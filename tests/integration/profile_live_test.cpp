@@ -1,0 +1,353 @@
+// `dltune profile` on real PyTorch training jobs (Debian's python3-torch, CPU), each driven into
+// one bottleneck on purpose on this machine (issue 8): heavy decoding with one worker
+// (input-bound), a heavy model with cheap data (compute-bound), a real CPU hog from stress-ng
+// (contention), a CPU quota, glibc's default allocator with large tensors (allocation churn),
+// cold files read under a read-IOPS limit (storage-bound), swap under a memory limit (memory
+// pressure) and a memory limit smaller than the dataset (page cache pushed out). The verdict is
+// asserted, never a timing. Every cgroup, swap file and data file the tests make is removed.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/swap.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/run.hpp"
+
+namespace fs = std::filesystem;
+using dltune::testing::run;
+using dltune::testing::RunResult;
+using nlohmann::json;
+
+namespace {
+
+const std::string kJob = std::string(DLTUNE_SOURCE_DIR) + "/tests/jobs/train_profile.py";
+const std::string kPython = "/usr/bin/python3";
+
+// The profile document of `dltune profile --json` (after anything the job printed on stdout).
+json profile_of(const RunResult& r) {
+  const auto at = r.out.find("{\n");
+  if (at == std::string::npos) return json();
+  return json::parse(r.out.substr(at), nullptr, false);
+}
+
+std::string verdict_of(const json& j) {
+  if (!j.is_object() || !j.contains("result")) return "(no profile)";
+  return j["result"].value("rule", "");
+}
+
+std::string explain(const RunResult& r) {
+  return "exit " + std::to_string(r.exit_code) + "\nstdout:\n" + r.out + "\nstderr (tail):\n" +
+         (r.err.size() > 3000 ? r.err.substr(r.err.size() - 3000) : r.err);
+}
+
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> out;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  pid_t c = 0;
+  while (in >> c) out.push_back(c);
+  return out;
+}
+
+// A process group the test starts and always ends: a training job (optionally joining cgroups
+// before exec) or a CPU hog.
+class Group {
+ public:
+  Group(const std::vector<std::string>& argv, const std::vector<std::string>& join = {},
+        const std::vector<std::string>& env = {}) {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::setpgid(0, 0);
+      for (const auto& procs : join) {
+        std::ofstream f(procs);
+        f << ::getpid() << std::flush;
+        if (!f) ::_exit(126);
+      }
+      for (const auto& kv : env) ::putenv(const_cast<char*>(kv.c_str()));
+      const int devnull = ::open("/dev/null", O_WRONLY);
+      ::dup2(devnull, 1);
+      ::dup2(devnull, 2);
+      std::vector<char*> a;
+      for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+      a.push_back(nullptr);
+      ::execv(a[0], a.data());
+      ::_exit(127);
+    }
+    if (pid_ > 0) ::setpgid(pid_, pid_);
+  }
+  ~Group() {
+    if (pid_ <= 0) return;
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  // Waits (bounded) until the job has its DataLoader workers: training has begun.
+  [[nodiscard]] bool wait_for_workers() const {
+    for (int i = 0; i < 600; ++i) {
+      if (!children_of(pid_).empty()) return true;
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// A directory of data files for the job (train_profile.py --make-data), on a block device.
+class DataDir {
+ public:
+  DataDir(int files, int file_kb) {
+    char tmpl[] = "/var/tmp/dltune-profile-data-XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) return;
+    path_ = tmpl;
+    const auto r = run({kPython, kJob, "--make-data", path_, "--files", std::to_string(files),
+                        "--file-kb", std::to_string(file_kb)});
+    if (r.exit_code != 0) path_.clear();
+  }
+  ~DataDir() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  [[nodiscard]] const std::string& path() const { return path_; }
+  // Drops the files from the page cache (written back, then POSIX_FADV_DONTNEED on each): cold
+  // reads, without dropping the rest of the host's cache (torch's own files stay warm).
+  void evict() const {
+    ::sync();  // dirty pages are not dropped: the freshly written files go to disk first
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(path_, ec)) {
+      const int fd = ::open(e.path().c_str(), O_RDONLY);
+      if (fd < 0) continue;
+      ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+      ::close(fd);
+    }
+  }
+
+ private:
+  std::string path_;
+};
+
+RunResult profile_pid(pid_t pid, const char* duration = "6s") {
+  return run({DLTUNE_BINARY, "profile", "--json", "--no-gpus", "--pid", std::to_string(pid),
+              "--duration", duration},
+             {}, 120);
+}
+
+RunResult profile_command(std::vector<std::string> run_args, std::vector<std::string> job,
+                          const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv = {DLTUNE_BINARY, "profile", "--json"};
+  for (const auto& a : extra) argv.push_back(a);
+  for (const auto& a : run_args) argv.push_back("--run=" + a);
+  argv.emplace_back("--");
+  argv.push_back(kPython);
+  argv.push_back(kJob);
+  for (auto& a : job) argv.push_back(std::move(a));
+  return run(argv, {}, 180);
+}
+
+#define NEED_ROOT()                                                                   \
+  do {                                                                                \
+    if (::geteuid() != 0) GTEST_SKIP() << "the job's cgroup (dltune run) needs root"; \
+  } while (0)
+
+}  // namespace
+
+TEST(ProfileLive, HeavyDecodingWithOneWorkerIsInputBoundAndTheVerdictIsKeptInTheRecording) {
+  NEED_ROOT();
+  const auto dir = fs::temp_directory_path() / ("dltune-profile-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const auto db = (dir / "job.db").string();
+  const auto r = profile_command({}, {"--workers", "1", "--decode", "300", "--seconds", "9"},
+                                 {"--record", db});
+  const auto j = profile_of(r);
+  EXPECT_EQ(r.exit_code, 0) << explain(r);
+  EXPECT_EQ(verdict_of(j), "input-bound") << explain(r);
+  ASSERT_TRUE(j.is_object()) << explain(r);
+  EXPECT_EQ(j["job"]["workers"], 1);
+  // The action names the worker count to try, from the idle CPU there was.
+  EXPECT_NE(j["result"]["action"].get<std::string>().find("num_workers"), std::string::npos);
+  EXPECT_FALSE(j["evidence"].empty());
+  // --record keeps the recording with the verdict in it; judging the file again agrees.
+  const auto again = run({DLTUNE_BINARY, "profile", "--json", db});
+  EXPECT_EQ(verdict_of(profile_of(again)), "input-bound") << explain(again);
+  const auto report = run({DLTUNE_BINARY, "report", db, "-o", (dir / "r.html").string()});
+  EXPECT_EQ(report.exit_code, 0) << explain(report);
+  std::ifstream html(dir / "r.html");
+  const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("Input-bound: the DataLoader cannot keep up"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(ProfileLive, AHeavyModelWithCheapDataIsComputeBoundByPid) {
+  // Started by the test (not through run), attached to with --pid: the way a user profiles a
+  // job that is already running. Its allocator is tuned as run would, so that churn is not what
+  // this job is about.
+  Group job(
+      {kPython, kJob, "--workers", "1", "--channels", "64", "--layers", "3", "--seconds", "30"}, {},
+      {"MALLOC_MMAP_THRESHOLD_=33554432", "MALLOC_TRIM_THRESHOLD_=1073741824"});
+  ASSERT_TRUE(job.wait_for_workers()) << "the job did not start its workers";
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const auto r = profile_pid(job.pid());
+  const auto j = profile_of(r);
+  EXPECT_EQ(r.exit_code, 0) << explain(r);
+  EXPECT_EQ(verdict_of(j), "compute-bound-cpu") << explain(r);
+  EXPECT_TRUE(j["result"]["healthy"].get<bool>());
+  for (const auto& a : j["also"]) EXPECT_NE(a["verdict"], "input-bound") << explain(r);
+}
+
+TEST(ProfileLive, AStressNgHogOnTheSameCpusIsCpuContention) {
+  Group job({kPython, kJob, "--workers", "1", "--decode", "20", "--seconds", "30"}, {},
+            {"MALLOC_MMAP_THRESHOLD_=33554432", "MALLOC_TRIM_THRESHOLD_=1073741824"});
+  ASSERT_TRUE(job.wait_for_workers()) << "the job did not start its workers";
+  const auto cpus = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
+  Group hog({"/usr/bin/stress-ng", "--cpu", cpus, "--timeout", "60s", "--quiet"});
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const auto r = profile_pid(job.pid());
+  const auto j = profile_of(r);
+  EXPECT_EQ(r.exit_code, 0) << explain(r);
+  EXPECT_EQ(verdict_of(j), "cpu-contention") << explain(r);
+  EXPECT_NE(j["result"]["run"].get<std::string>().find("--cpu-weight"), std::string::npos);
+}
+
+TEST(ProfileLive, AHalfCpuQuotaIsContentionByThrottling) {
+  NEED_ROOT();
+  const auto r =
+      profile_command({"--cpu-quota=0.5"}, {"--workers", "1", "--decode", "20", "--seconds", "9"});
+  EXPECT_EQ(verdict_of(profile_of(r)), "cpu-quota") << explain(r);
+  EXPECT_EQ(profile_of(r)["result"]["verdict"], "cpu-contention");
+}
+
+TEST(ProfileLive, GlibcsDefaultAllocatorWithLargeTensorsIsAllocationChurn) {
+  NEED_ROOT();
+  const auto r = profile_command(
+      {"--allocator=default"},
+      {"--workers", "1", "--image", "64", "--batch", "64", "--channels", "32", "--seconds", "9"});
+  const auto j = profile_of(r);
+  EXPECT_EQ(verdict_of(j), "allocation-churn") << explain(r);
+  EXPECT_NE(j["result"]["run"].get<std::string>().find("--allocator"), std::string::npos);
+}
+
+TEST(ProfileLive, ColdFilesUnderAReadIopsLimitAreStorageBound) {
+  NEED_ROOT();
+  const fs::path blkio = "/sys/fs/cgroup/blkio";
+  if (!fs::exists(blkio / "blkio.throttle.read_iops_device"))
+    GTEST_SKIP() << "needs the cgroup v1 blkio controller's throttle (this VM has it)";
+  DataDir data(3000, 64);
+  ASSERT_FALSE(data.path().empty()) << "could not write the dataset";
+  struct stat st {};
+  ASSERT_EQ(::stat(data.path().c_str(), &st), 0);
+  // The whole disk that holds the data (a partition's throttle goes on its disk).
+  std::string dev = std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
+  if (major(st.st_dev) == 0) GTEST_SKIP() << "/var/tmp is not on a block device";
+  if (fs::exists("/sys/dev/block/" + dev + "/partition")) {
+    std::ifstream in(fs::canonical("/sys/dev/block/" + dev).parent_path() / "dev");
+    in >> dev;
+  }
+  const auto group = blkio / ("dltune-test-io-" + std::to_string(::getpid()));
+  fs::create_directory(group);
+  {
+    std::ofstream f(group / "blkio.throttle.read_iops_device");
+    f << dev << " 200" << std::flush;
+    ASSERT_TRUE(f) << "the kernel refused a read IOPS limit on " << dev;
+  }
+  data.evict();
+  std::optional<RunResult> r;
+  {
+    Group job({kPython, kJob, "--workers", "2", "--data", data.path(), "--seconds", "60"},
+              {(group / "cgroup.procs").string()},
+              {"MALLOC_MMAP_THRESHOLD_=33554432", "MALLOC_TRIM_THRESHOLD_=1073741824"});
+    if (job.wait_for_workers()) r = profile_pid(job.pid());
+  }
+  for (int i = 0; i < 100 && ::rmdir(group.c_str()) != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(fs::exists(group)) << "the test's blkio group was left behind";
+  ASSERT_TRUE(r) << "the job did not start its workers";
+  EXPECT_EQ(verdict_of(profile_of(*r)), "storage-bound") << explain(*r);
+}
+
+TEST(ProfileLive, SwapUnderAMemoryLimitIsMemoryPressure) {
+  NEED_ROOT();
+  // Swap on a file the test makes, unless the host has swap already; always taken away again.
+  std::string swapfile;
+  std::ifstream swaps("/proc/swaps");
+  std::string header, line;
+  std::getline(swaps, header);
+  if (!std::getline(swaps, line)) {
+    swapfile = "/var/tmp/dltune-profile-test-" + std::to_string(::getpid()) + ".swap";
+    const auto made =
+        run({"/bin/sh", "-c",
+             "fallocate -l 1G \"$0\" && chmod 600 \"$0\" && mkswap \"$0\" >/dev/null", swapfile});
+    if (made.exit_code != 0 || ::swapon(swapfile.c_str(), 0) != 0) {
+      std::error_code ec;
+      fs::remove(swapfile, ec);
+      GTEST_SKIP() << "cannot add swap here (" << made.err << std::strerror(errno)
+                   << "): memory pressure with swap-ins needs it";
+    }
+  }
+  const auto r =
+      profile_command({"--memory=500M", "--memory-swap=800M"},
+                      {"--workers", "1", "--hold-mb", "500", "--touch-mb", "32", "--seconds", "9"});
+  if (!swapfile.empty()) {
+    EXPECT_EQ(::swapoff(swapfile.c_str()), 0) << std::strerror(errno);
+    fs::remove(swapfile);
+  }
+  const auto j = profile_of(r);
+  EXPECT_EQ(verdict_of(j), "memory-pressure") << explain(r);
+  EXPECT_NE(j["result"]["action"].get<std::string>().find("limit"), std::string::npos);
+}
+
+TEST(ProfileLive, AMemoryLimitBelowTheDatasetPushesOutThePageCache) {
+  NEED_ROOT();
+  DataDir data(9000, 64);  // 590 MB against a 400 MB limit for the whole job
+  ASSERT_FALSE(data.path().empty()) << "could not write the dataset";
+  data.evict();
+  const auto r = profile_command({"--memory=400M"},
+                                 {"--workers", "2", "--data", data.path(), "--seconds", "9"});
+  EXPECT_EQ(verdict_of(profile_of(r)), "page-cache-pushed-out") << explain(r);
+}
+
+TEST(ProfileLive, BadInputAndJobsThatAreNotTrainingJobs) {
+  // A PID that does not exist: exit 2, named.
+  const auto none = run({DLTUNE_BINARY, "profile", "--pid", "999999999"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("999999999"), std::string::npos) << none.err;
+  // Two ways at once, or none.
+  EXPECT_EQ(run({DLTUNE_BINARY, "profile"}).exit_code, 2);
+  EXPECT_EQ(run({DLTUNE_BINARY, "profile", "--pid", "1", "x.db"}).exit_code, 2);
+  EXPECT_EQ(run({DLTUNE_BINARY, "profile", "--pid", "1", "--interval", "1ms"}).exit_code, 2);
+  // Not a training job: profiled as a generic tree, and said so.
+  Group sleeper({"/bin/sleep", "60"});
+  const auto s = profile_pid(sleeper.pid(), "2s");
+  EXPECT_EQ(s.exit_code, 0) << explain(s);
+  const auto j = profile_of(s);
+  ASSERT_TRUE(j.is_object()) << explain(s);
+  EXPECT_NE(j["notes"].dump().find("not a Python process"), std::string::npos) << j.dump(2);
+  // A job that ends while it is profiled: judged on what was seen, and said so.
+  Group short_job({"/bin/sh", "-c", "sleep 1.5"});
+  const auto e = profile_pid(short_job.pid(), "20s");
+  EXPECT_EQ(e.exit_code, 0) << explain(e);
+  EXPECT_NE(profile_of(e)["notes"].dump().find("ended while it was profiled"), std::string::npos)
+      << explain(e);
+  // A recording that is not one: exit 2 naming it.
+  const auto bad = run({DLTUNE_BINARY, "profile", "/etc/hostname"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("/etc/hostname"), std::string::npos) << bad.err;
+}
