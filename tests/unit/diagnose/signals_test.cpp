@@ -1,0 +1,149 @@
+// The profile's signals from Samples, through the Model (diagnose/signals.hpp), and the window
+// built from them: which processes are the job, what is absent rather than 0, and the job's end.
+#include <gtest/gtest.h>
+
+#include "diagnose/bottleneck.hpp"
+#include "diagnose/signals.hpp"
+
+using namespace dltune::diagnose;
+using dltune::monitor::Gpu;
+using dltune::monitor::GpuProcess;
+using dltune::monitor::Model;
+using dltune::monitor::Process;
+using dltune::monitor::Role;
+using dltune::monitor::Sample;
+
+namespace {
+
+constexpr std::int64_t kSecond = 1'000'000'000;
+
+Process proc(pid_t pid, Role role, char state, std::uint64_t ticks, std::uint64_t run_ns,
+             std::uint64_t wait_ns) {
+  Process p;
+  p.pid = pid;
+  p.ppid = role == Role::kMain ? 1 : 100;
+  p.comm = "python3";
+  p.cmdline = "python3 train.py";
+  p.role = role;
+  p.state = state;
+  p.start_ticks = 1000 + static_cast<std::uint64_t>(pid);
+  p.utime = ticks;
+  p.threads = 3;
+  p.run_ns = run_ns;
+  p.wait_ns = wait_ns;
+  p.voluntary_switches = 0;
+  p.involuntary_switches = 0;
+  p.read_bytes = 0;
+  return p;
+}
+
+// Two CPUs; `busy_ticks` of the 200 ticks per second of all CPUs are user time.
+Sample sample(std::int64_t t, std::uint64_t busy_ticks_total, std::vector<Process> procs) {
+  Sample s;
+  s.monotonic_ns = t;
+  s.wall_ns = t + 1'700'000'000 * kSecond;
+  s.ticks_per_second = 100;
+  s.system.total.user = busy_ticks_total;
+  s.system.total.idle = static_cast<std::uint64_t>(t / kSecond) * 200 - busy_ticks_total;
+  for (int c = 0; c < 2; ++c) {
+    dltune::monitor::CpuTimes ct;
+    ct.cpu = c;
+    s.system.cpus.push_back(ct);
+  }
+  s.processes = std::move(procs);
+  return s;
+}
+
+double value(const SignalValues& v, Signal s) {
+  const auto& x = v[static_cast<std::size_t>(s)];
+  EXPECT_TRUE(x.has_value()) << info(s).name;
+  return x.value_or(-1);
+}
+
+bool absent(const SignalValues& v, Signal s) {
+  return !v[static_cast<std::size_t>(s)];
+}
+
+}  // namespace
+
+TEST(ProfileSignals, MainWorkersAndTheRestOfTheHost) {
+  // Over one second: main 20 ticks (20%), on a CPU 0.15 s, waiting 0.05 s, sleeping; one worker
+  // 95 ticks, R; one process outside the job 60 ticks. The host's CPUs were busy 180 of 200.
+  const auto before =
+      sample(10 * kSecond, 1000,
+             {proc(100, Role::kMain, 'S', 100, 0, 0), proc(101, Role::kWorker, 'R', 100, 0, 0),
+              proc(300, Role::kOther, 'R', 100, 0, 0)});
+  const auto now = sample(11 * kSecond, 1180,
+                          {proc(100, Role::kMain, 'S', 120, 150'000'000, 50'000'000),
+                           proc(101, Role::kWorker, 'R', 195, 950'000'000, 0),
+                           proc(300, Role::kOther, 'R', 160, 0, 0)});
+  const auto v = signals_of(Model::from(now, &before));
+  EXPECT_NEAR(value(v, Signal::kMainCpu), 20, 1e-6);
+  EXPECT_NEAR(value(v, Signal::kMainOnCpu), 15, 1e-6);
+  EXPECT_NEAR(value(v, Signal::kMainRunQueue), 5, 1e-6);
+  EXPECT_EQ(value(v, Signal::kMainSleeping), 1);
+  EXPECT_EQ(value(v, Signal::kMainRunning), 0);
+  EXPECT_EQ(value(v, Signal::kWorkersCount), 1);
+  EXPECT_NEAR(value(v, Signal::kWorkersCpu), 95, 1e-6);
+  EXPECT_EQ(value(v, Signal::kWorkersRunning), 1);
+  EXPECT_NEAR(value(v, Signal::kJobCpu), 115, 1e-6);
+  // 180% busy on the host, 115% of it the job's: the rest is someone else's.
+  EXPECT_NEAR(value(v, Signal::kHostOtherCpu), 65, 1e-6);
+  EXPECT_NEAR(value(v, Signal::kHostIdleCpus), 0.2, 1e-6);
+  EXPECT_EQ(value(v, Signal::kHostCpus), 2);
+  // The kernel's share is not judged on a process that hardly runs (20% is the floor).
+  EXPECT_NEAR(value(v, Signal::kMainSystemShare), 0, 1e-6);
+  // No cgroup, no GPU processes: absent, never 0; GPUs used: 0 on a host without GPUs.
+  EXPECT_TRUE(absent(v, Signal::kJobPsiCpu));
+  EXPECT_TRUE(absent(v, Signal::kCgroupThrottled));
+  EXPECT_TRUE(absent(v, Signal::kGpuUtil));
+  EXPECT_EQ(value(v, Signal::kJobGpus), 0);
+}
+
+TEST(ProfileSignals, TheFirstSampleHasNoSignalsAndAZombieIsNotTheJob) {
+  const auto first = sample(10 * kSecond, 0, {proc(100, Role::kMain, 'S', 0, 0, 0)});
+  const auto none = signals_of(Model::from(first, nullptr));
+  for (const auto& x : none) EXPECT_FALSE(x.has_value());
+  const auto zombie = sample(11 * kSecond, 10, {proc(100, Role::kMain, 'Z', 0, 0, 0)});
+  const auto v = signals_of(Model::from(zombie, &first));
+  EXPECT_TRUE(absent(v, Signal::kMainOnCpu));
+  EXPECT_TRUE(absent(v, Signal::kJobCpu));
+}
+
+TEST(ProfileSignals, TheJobsGpusAreThoseWithItsProcesses) {
+  const auto gpu = [](unsigned i, std::uint32_t util, std::vector<pid_t> pids) {
+    Gpu g;
+    g.index = i;
+    g.utilization_gpu_pct = util;
+    for (pid_t p : pids) g.processes.push_back(GpuProcess{p, std::nullopt});
+    return g;
+  };
+  auto before = sample(10 * kSecond, 0, {proc(100, Role::kMain, 'R', 0, 0, 0)});
+  auto now = sample(11 * kSecond, 100, {proc(100, Role::kMain, 'R', 100, 0, 0)});
+  now.gpus = {gpu(0, 90, {100}), gpu(1, 10, {555}), gpu(2, 70, {100})};
+  auto v = signals_of(Model::from(now, &before));
+  EXPECT_EQ(value(v, Signal::kJobGpus), 2);
+  EXPECT_NEAR(value(v, Signal::kGpuUtil), 80, 1e-6);
+  // No GPU lists processes (a container without the host's PIDs): every GPU counts.
+  now.gpus = {gpu(0, 90, {}), gpu(1, 10, {})};
+  v = signals_of(Model::from(now, &before));
+  EXPECT_EQ(value(v, Signal::kJobGpus), 2);
+  EXPECT_NEAR(value(v, Signal::kGpuUtil), 50, 1e-6);
+}
+
+TEST(ProfileSignals, TheWindowBuilderPairsSamplesAndSeesTheJobEnd) {
+  WindowBuilder b;
+  b.add(sample(10 * kSecond, 0,
+               {proc(100, Role::kMain, 'S', 0, 0, 0), proc(101, Role::kWorker, 'R', 0, 0, 0),
+                proc(102, Role::kWorker, 'R', 0, 0, 0)}));
+  b.add(sample(11 * kSecond, 100,
+               {proc(100, Role::kMain, 'S', 10, 0, 0), proc(101, Role::kWorker, 'R', 50, 0, 0),
+                proc(102, Role::kWorker, 'R', 50, 0, 0)}));
+  b.add(sample(12 * kSecond, 200, {}));
+  EXPECT_EQ(b.window().samples.size(), 2u);
+  EXPECT_EQ(b.job().main, 100);
+  EXPECT_EQ(b.job().max_workers, 2u);
+  EXPECT_EQ(b.job().cmdline, "python3 train.py");
+  EXPECT_TRUE(b.job().main_gone);
+  EXPECT_TRUE(absent(b.window().samples[1], Signal::kMainOnCpu));
+}
