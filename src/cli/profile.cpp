@@ -133,42 +133,99 @@ class ProfileCommand : public Command {
     return kExitBadInput;
   }
 
-  int judge(const diagnose::WindowBuilder& b, std::int64_t default_skip, const std::string& source,
+  struct Judged {
+    diagnose::Profile profile;
+    nlohmann::json doc;
+    std::vector<std::string> notes;
+  };
+
+  // One job's (or rank's) profile and its JSON.
+  Judged judge_one(const diagnose::WindowBuilder& b, std::int64_t default_skip,
+                   const std::string& source, std::vector<std::string> notes) const {
+    Judged j;
+    const auto first = diagnose::steady_start(b.window(), skip_ns_.value_or(default_skip));
+    j.profile = diagnose::analyze(*rules_, b.window(), first);
+    for (auto& n : diagnose::profile_notes(j.profile, b.job())) notes.push_back(std::move(n));
+    j.doc = diagnose::to_json(j.profile);
+    j.doc["source"] = source;
+    j.doc["job"] = {{"pid", b.job().main},
+                    {"comm", b.job().comm},
+                    {"cmdline", b.job().cmdline},
+                    {"workers", b.job().max_workers},
+                    {"children", b.job().max_children},
+                    {"ended", b.job().main_gone}};
+    j.notes = std::move(notes);
+    return j;
+  }
+
+  int judge(const diagnose::JobWindows& jw, std::int64_t default_skip, const std::string& source,
             std::vector<std::string> notes, nlohmann::json extra, const std::string& save_to) {
-    const auto& w = b.window();
+    const auto& b = jw.job();
     if (b.job().main == 0)
       return refuse(source +
                     ": no job in it (record a job: dltune record --pid PID, or dltune run "
                     "--record; a host-wide recording has no job to judge)");
-    if (w.samples.size() < 2) {
+    if (b.window().samples.size() < 2) {
       fmt::print(stderr, "dltune profile: {}: too few samples to judge ({}); profile longer\n",
-                 source, w.samples.size());
+                 source, b.window().samples.size());
       return kExitFailure;
     }
-    const auto first = diagnose::steady_start(w, skip_ns_.value_or(default_skip));
-    const auto p = diagnose::analyze(*rules_, w, first);
-    for (auto& n : diagnose::profile_notes(p, b.job())) notes.push_back(std::move(n));
-    auto doc = diagnose::to_json(p);
-    doc["source"] = source;
-    doc["job"] = {{"pid", b.job().main},
-                  {"comm", b.job().comm},
-                  {"cmdline", b.job().cmdline},
-                  {"workers", b.job().max_workers},
-                  {"children", b.job().max_children},
-                  {"ended", b.job().main_gone}};
-    doc["notes"] = notes;
-    for (auto& [k, v] : extra.items()) doc[k] = v;
-    if (!save_to.empty()) {
-      if (auto ok = store::add_document(save_to, "profile", doc); !ok)
-        notes.push_back("the verdict could not be saved in the recording: " + ok.error().message());
-      else if (!json_)
-        notes.push_back("the verdict is saved in " + save_to + " (dltune report shows it)");
+    // Under torchrun each rank is a training job of its own, with its own workers: each is
+    // judged alone, the first rank's verdict leads (what report shows), all are listed.
+    std::vector<Judged> ranks;
+    for (const auto& [pid, rb] : jw.ranks())
+      if (rb.job().main != 0 && rb.window().samples.size() >= 2)
+        ranks.push_back(
+            judge_one(rb, default_skip, fmt::format("{}, rank pid {}", source, pid), {}));
+    Judged top = ranks.empty() ? judge_one(b, default_skip, source, notes) : ranks.front();
+    if (!ranks.empty()) {
+      top.notes.insert(top.notes.begin(), notes.begin(), notes.end());
+      top.notes.insert(top.notes.begin(),
+                       fmt::format("pid {} is a launcher ({}) with {} ranks: each rank is judged "
+                                   "on its own; this is the first",
+                                   b.job().main, b.job().comm, ranks.size()));
+      nlohmann::json all = nlohmann::json::array();
+      for (auto& r : ranks) {
+        r.doc["notes"] = r.notes;
+        all.push_back(r.doc);
+      }
+      top.doc["ranks"] = all;
+      top.doc["launcher"] = {{"pid", b.job().main}, {"cmdline", b.job().cmdline}};
     }
-    if (json_)
-      fmt::print("{}\n", doc.dump(2));
-    else
-      fmt::print("{}", diagnose::render_text(p, b.job(), source, notes));
+    top.doc["notes"] = top.notes;
+    for (auto& [k, v] : extra.items()) top.doc[k] = v;
+    if (!save_to.empty()) {
+      if (auto ok = store::add_document(save_to, "profile", top.doc); !ok)
+        top.notes.push_back("the verdict could not be saved in the recording: " +
+                            ok.error().message());
+      else if (!json_)
+        top.notes.push_back("the verdict is saved in " + save_to + " (dltune report shows it)");
+    }
+    if (json_) {
+      fmt::print("{}\n", top.doc.dump(2));
+      return kExitOk;
+    }
+    if (ranks.empty()) {
+      fmt::print("{}", diagnose::render_text(top.profile, b.job(), source, top.notes));
+      return kExitOk;
+    }
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      if (i > 0) fmt::print("\n");
+      fmt::print("{}", diagnose::render_text(ranks[i].profile, rank_job(jw, i),
+                                             ranks[i].doc["source"].get<std::string>(),
+                                             i == 0 ? top.notes : ranks[i].notes));
+    }
     return kExitOk;
+  }
+
+  // The i-th rank (of those with samples enough) as seen by its own window.
+  static const diagnose::JobSeen& rank_job(const diagnose::JobWindows& jw, std::size_t i) {
+    std::size_t k = 0;
+    for (const auto& [pid, rb] : jw.ranks()) {
+      if (rb.job().main == 0 || rb.window().samples.size() < 2) continue;
+      if (k++ == i) return rb.job();
+    }
+    return jw.job().job();
   }
 
   int from_recording(const std::string& path, const std::string& source_name, bool save,
@@ -176,7 +233,7 @@ class ProfileCommand : public Command {
                      std::vector<std::string> notes = {}) {
     auto rec = store::Recording::open(path);
     if (!rec) return refuse(rec.error().message());
-    diagnose::WindowBuilder b;
+    diagnose::JobWindows b;
     auto walked = (*rec)->for_each(0, (*rec)->size(), [&](std::size_t, monitor::Sample&& s) {
       b.add(std::move(s));
       return Result<void>{};
@@ -220,7 +277,7 @@ class ProfileCommand : public Command {
     ::sigemptyset(&stop);
     for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&stop, s);
     ::pthread_sigmask(SIG_BLOCK, &stop, &old);
-    diagnose::WindowBuilder b;
+    diagnose::JobWindows b;
     const auto start = now_ns(CLOCK_MONOTONIC);
     if (!json_ || ::isatty(STDERR_FILENO))
       fmt::print(stderr,
@@ -242,7 +299,7 @@ class ProfileCommand : public Command {
       b.add(std::move(s));
       for (auto& n : (*sampler)->take_notices()) notes.push_back(std::move(n));
       gone = has_main ? 0 : gone + 1;
-      if (gone >= 2 || (b.job().main == 0 && gone >= 1)) break;  // the job ended
+      if (gone >= 2 || (b.job().job().main == 0 && gone >= 1)) break;  // the job ended
       next += interval_ns_;
       const auto now = now_ns(CLOCK_MONOTONIC);
       if (now - start >= duration) break;
@@ -259,7 +316,7 @@ class ProfileCommand : public Command {
     }
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
     if (interrupted) notes.push_back("stopped early by a signal: judged on what was seen");
-    if (b.job().main == 0) {
+    if (b.job().job().main == 0) {
       fmt::print(stderr, "dltune profile: --pid {}: the process ended before it could be sampled\n",
                  pid_);
       return kExitFailure;

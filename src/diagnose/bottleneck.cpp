@@ -10,6 +10,7 @@
 #include <toml++/toml.h>
 
 #include "core/embedded.hpp"
+#include "monitor/roles.hpp"
 
 namespace dltune::diagnose {
 
@@ -325,6 +326,61 @@ void WindowBuilder::add(monitor::Sample&& s) {
     }
   }
   previous_ = std::move(s);
+}
+
+bool is_rank_launcher(std::string_view cmdline) {
+  for (std::string_view launcher :
+       {"torchrun", "torch.distributed.run", "torch.distributed.launch"})
+    if (cmdline.find(launcher) != std::string_view::npos) return true;
+  return false;
+}
+
+std::vector<pid_t> ranks_of(const monitor::Sample& s) {
+  std::vector<pid_t> out;
+  const monitor::Process* main = nullptr;
+  for (const auto& p : s.processes)
+    if (p.role == monitor::Role::kMain) main = &p;
+  if (main == nullptr || !is_rank_launcher(main->cmdline)) return out;
+  for (const auto& p : s.processes)
+    if (p.ppid == main->pid && p.state != 'Z') out.push_back(p.pid);
+  return out;
+}
+
+monitor::Sample rerooted(const monitor::Sample& s, pid_t rank) {
+  monitor::Sample out = s;
+  out.processes.clear();
+  std::map<pid_t, pid_t> parent;
+  for (const auto& p : s.processes) parent[p.pid] = p.ppid;
+  const auto in_subtree = [&](pid_t pid) {
+    for (int depth = 0; depth < 64 && pid > 0; ++depth) {
+      if (pid == rank) return true;
+      const auto it = parent.find(pid);
+      if (it == parent.end()) return false;
+      pid = it->second;
+    }
+    return false;
+  };
+  const monitor::Process* root = nullptr;
+  for (const auto& p : s.processes)
+    if (p.pid == rank) root = &p;
+  if (root == nullptr) return out;
+  for (const auto& p : s.processes) {
+    out.processes.push_back(p);
+    auto& role = out.processes.back().role;
+    if (p.pid == rank)
+      role = monitor::Role::kMain;
+    else if (in_subtree(p.pid))
+      role = monitor::descendant_role(p.comm, p.cmdline, root->cmdline);
+    else  // the launcher and the other ranks: sampled, not this rank's
+      role = monitor::Role::kOther;
+  }
+  return out;
+}
+
+void JobWindows::add(monitor::Sample&& s) {
+  for (pid_t r : ranks_of(s)) ranks_.try_emplace(r);
+  for (auto& [pid, b] : ranks_) b.add(rerooted(s, pid));
+  job_.add(std::move(s));
 }
 
 std::size_t steady_start(const Window& w, std::int64_t skip_ns) {

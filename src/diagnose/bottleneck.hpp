@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -91,6 +92,29 @@ class WindowBuilder {
   std::optional<monitor::Sample> previous_;
   Window w_;
   JobSeen job_;
+};
+
+// A launcher whose children are the ranks of one distributed job, each a training process with
+// its own DataLoader workers: torchrun, `python -m torch.distributed.run` or `.launch`.
+[[nodiscard]] bool is_rank_launcher(std::string_view cmdline);
+// The ranks in `s`: the main process's children when the main process is a launcher, else none.
+[[nodiscard]] std::vector<pid_t> ranks_of(const monitor::Sample& s);
+// `s` as seen from `rank`: `rank` the main process, its descendants named by
+// monitor::descendant_role against the rank's command line, the launcher and the other ranks
+// kOther (sampled, but not this rank's: their CPU is the job's own load, not an outsider's).
+// Empty of processes when `rank` is not in `s`.
+[[nodiscard]] monitor::Sample rerooted(const monitor::Sample& s, pid_t rank);
+
+// The windows of a job and, under a launcher, of each of its ranks.
+class JobWindows {
+ public:
+  void add(monitor::Sample&& s);
+  [[nodiscard]] const WindowBuilder& job() const { return job_; }
+  [[nodiscard]] const std::map<pid_t, WindowBuilder>& ranks() const { return ranks_; }
+
+ private:
+  WindowBuilder job_;
+  std::map<pid_t, WindowBuilder> ranks_;
 };
 
 // Where the steady state starts: after `skip_ns` from the first sample, and when DataLoader

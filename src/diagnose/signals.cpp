@@ -120,7 +120,9 @@ SignalValues signals_of(const monitor::Model& m) {
   std::set<pid_t> job;
   double job_cpu = 0, job_read = 0, job_major = 0, job_blocked = 0;
   bool job_read_known = false;
+  double sampled_cpu = 0;  // every sampled process: the job's tree (under a launcher, all ranks)
   for (const auto& p : m.processes) {
+    if (p.has_rates) sampled_cpu += p.cpu_pct;
     if (p.role == Role::kOther || p.state == 'Z' || p.state == 'X') continue;  // ended
     job.insert(p.pid);
     if (p.role == Role::kMain) main = &p;
@@ -219,7 +221,10 @@ SignalValues signals_of(const monitor::Model& m) {
   set(v, Signal::kHostCpus, cpus);
   const double idle = (m.cpu.idle_pct + m.cpu.iowait_pct) / 100.0 * cpus;
   set(v, Signal::kHostIdleCpus, idle);
-  if (!job.empty()) set(v, Signal::kHostOtherCpu, std::max(0.0, m.cpu.busy_pct() * cpus - job_cpu));
+  // Outside the job: the host's busy CPU less what the sampled tree used (a rank's siblings
+  // under a launcher are the job's own load, not an outsider's).
+  if (!job.empty())
+    set(v, Signal::kHostOtherCpu, std::max(0.0, m.cpu.busy_pct() * cpus - sampled_cpu));
   set(v, Signal::kHostIowait, m.cpu.iowait_pct);
   set(v, Signal::kHostPsiCpu, psi(m.pressure.cpu));
   set(v, Signal::kHostPsiMemory, psi(m.pressure.memory));

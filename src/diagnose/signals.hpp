@@ -50,7 +50,7 @@ enum class Signal : std::size_t {
   kGpuUtil,            // gpu.util: mean utilisation of the job's GPUs, %
   kHostCpus,           // host.cpus
   kHostIdleCpus,       // host.idle_cpus: CPUs' worth of idle (and iowait) time
-  kHostOtherCpu,       // host.other_cpu: % of a CPU used by processes outside the job
+  kHostOtherCpu,       // host.other_cpu: % of a CPU used outside the sampled tree
   kHostIowait,         // host.iowait: % of all CPUs' time
   kHostPsiCpu,         // host.psi_cpu (some, %)
   kHostPsiMemory,      // host.psi_memory

@@ -351,3 +351,25 @@ TEST(ProfileLive, BadInputAndJobsThatAreNotTrainingJobs) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("/etc/hostname"), std::string::npos) << bad.err;
 }
+
+TEST(ProfileLive, RanksUnderALauncherAreJudgedEachOnItsOwn) {
+  NEED_ROOT();
+  // Two real training ranks under a torchrun stand-in (tests/jobs/torchrun-standin.py says why).
+  const std::string launcher = std::string(DLTUNE_SOURCE_DIR) + "/tests/jobs/torchrun-standin.py";
+  const auto r = run({DLTUNE_BINARY, "profile", "--json", "--", kPython, launcher, "--nproc", "2",
+                      kJob, "--workers", "1", "--decode", "100", "--seconds", "9"},
+                     {}, 180);
+  const auto j = profile_of(r);
+  ASSERT_TRUE(j.is_object()) << explain(r);
+  ASSERT_TRUE(j.contains("ranks")) << j.dump(2);
+  ASSERT_EQ(j["ranks"].size(), 2u) << j.dump(2);
+  EXPECT_NE(j["ranks"][0]["job"]["pid"], j["ranks"][1]["job"]["pid"]);
+  for (const auto& rank : j["ranks"]) {
+    EXPECT_EQ(rank["job"]["workers"], 1) << rank.dump(2);
+    EXPECT_NE(rank["job"]["cmdline"].get<std::string>().find("train_profile.py"),
+              std::string::npos);
+    EXPECT_FALSE(rank["result"]["verdict"].get<std::string>().empty());
+  }
+  EXPECT_NE(j["launcher"]["cmdline"].get<std::string>().find("torchrun"), std::string::npos);
+  EXPECT_NE(j["notes"].dump().find("launcher"), std::string::npos);
+}

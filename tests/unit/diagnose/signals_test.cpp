@@ -1,5 +1,7 @@
 // The profile's signals from Samples, through the Model (diagnose/signals.hpp), and the window
 // built from them: which processes are the job, what is absent rather than 0, and the job's end.
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "diagnose/bottleneck.hpp"
@@ -68,7 +70,8 @@ bool absent(const SignalValues& v, Signal s) {
 
 TEST(ProfileSignals, MainWorkersAndTheRestOfTheHost) {
   // Over one second: main 20 ticks (20%), on a CPU 0.15 s, waiting 0.05 s, sleeping; one worker
-  // 95 ticks, R; one process outside the job 60 ticks. The host's CPUs were busy 180 of 200.
+  // 95 ticks, R; the launcher above the job (sampled, not the job's) 10 ticks. The host's CPUs
+  // were busy 180 of 200: 55 of them by processes that were not sampled.
   const auto before =
       sample(10 * kSecond, 1000,
              {proc(100, Role::kMain, 'S', 100, 0, 0), proc(101, Role::kWorker, 'R', 100, 0, 0),
@@ -76,7 +79,7 @@ TEST(ProfileSignals, MainWorkersAndTheRestOfTheHost) {
   const auto now = sample(11 * kSecond, 1180,
                           {proc(100, Role::kMain, 'S', 120, 150'000'000, 50'000'000),
                            proc(101, Role::kWorker, 'R', 195, 950'000'000, 0),
-                           proc(300, Role::kOther, 'R', 160, 0, 0)});
+                           proc(300, Role::kOther, 'S', 110, 0, 0)});
   const auto v = signals_of(Model::from(now, &before));
   EXPECT_NEAR(value(v, Signal::kMainCpu), 20, 1e-6);
   EXPECT_NEAR(value(v, Signal::kMainOnCpu), 15, 1e-6);
@@ -87,8 +90,8 @@ TEST(ProfileSignals, MainWorkersAndTheRestOfTheHost) {
   EXPECT_NEAR(value(v, Signal::kWorkersCpu), 95, 1e-6);
   EXPECT_EQ(value(v, Signal::kWorkersRunning), 1);
   EXPECT_NEAR(value(v, Signal::kJobCpu), 115, 1e-6);
-  // 180% busy on the host, 115% of it the job's: the rest is someone else's.
-  EXPECT_NEAR(value(v, Signal::kHostOtherCpu), 65, 1e-6);
+  // 180% busy on the host, 125% of it the sampled tree's: the rest is someone else's.
+  EXPECT_NEAR(value(v, Signal::kHostOtherCpu), 55, 1e-6);
   EXPECT_NEAR(value(v, Signal::kHostIdleCpus), 0.2, 1e-6);
   EXPECT_EQ(value(v, Signal::kHostCpus), 2);
   // The kernel's share is not judged on a process that hardly runs (20% is the floor).
@@ -146,4 +149,55 @@ TEST(ProfileSignals, TheWindowBuilderPairsSamplesAndSeesTheJobEnd) {
   EXPECT_EQ(b.job().cmdline, "python3 train.py");
   EXPECT_TRUE(b.job().main_gone);
   EXPECT_TRUE(absent(b.window().samples[1], Signal::kMainOnCpu));
+}
+
+TEST(ProfileRanks, ALaunchersChildrenAreRanksEachWithItsOwnWorkers) {
+  EXPECT_TRUE(is_rank_launcher("/usr/bin/python3 /usr/bin/torchrun --nproc_per_node 8 train.py"));
+  EXPECT_TRUE(is_rank_launcher("python3 -m torch.distributed.run --standalone train.py"));
+  EXPECT_TRUE(is_rank_launcher("python -m torch.distributed.launch train.py"));
+  EXPECT_FALSE(is_rank_launcher("python3 train.py"));
+  const auto rank_proc = [](pid_t pid, pid_t ppid, const char* cmdline) {
+    Process p = proc(pid, Role::kChild, 'R', 0, 0, 0);
+    p.ppid = ppid;
+    p.cmdline = cmdline;
+    return p;
+  };
+  auto launcher = proc(100, Role::kMain, 'S', 0, 0, 0);
+  launcher.cmdline = "/usr/bin/python3 /usr/bin/torchrun --nproc_per_node 2 train.py";
+  // Two ranks (children of the launcher), each with a DataLoader worker (a fork: its rank's
+  // command line), and a compiler one rank started.
+  const auto s = sample(
+      10 * kSecond, 0,
+      {launcher, rank_proc(200, 100, "/usr/bin/python3 -u train.py"),
+       rank_proc(201, 200, "/usr/bin/python3 -u train.py"), rank_proc(202, 200, "gcc -c x.c"),
+       rank_proc(300, 100, "/usr/bin/python3 -u train.py"),
+       rank_proc(301, 300, "/usr/bin/python3 -u train.py")});
+  EXPECT_EQ(ranks_of(s), (std::vector<pid_t>{200, 300}));
+  const auto r = rerooted(s, 200);
+  std::map<pid_t, Role> roles;
+  for (const auto& p : r.processes) roles[p.pid] = p.role;
+  EXPECT_EQ(roles, (std::map<pid_t, Role>{{100, Role::kOther},
+                                          {200, Role::kMain},
+                                          {201, Role::kWorker},
+                                          {202, Role::kChild},
+                                          {300, Role::kOther},
+                                          {301, Role::kOther}}));
+  EXPECT_TRUE(rerooted(s, 999).processes.empty());
+  // Not a launcher: no ranks.
+  auto plain = s;
+  plain.processes[0].cmdline = "python3 train.py";
+  EXPECT_TRUE(ranks_of(plain).empty());
+  // JobWindows keeps a window per rank, each with its own workers.
+  JobWindows jw;
+  auto s2 = s;
+  s2.monotonic_ns += kSecond;
+  s2.system.total.idle += 200;
+  jw.add(Sample(s));
+  jw.add(std::move(s2));
+  ASSERT_EQ(jw.ranks().size(), 2u);
+  EXPECT_EQ(jw.ranks().at(200).job().max_workers, 1u);
+  EXPECT_EQ(jw.ranks().at(200).job().max_children, 1u);
+  EXPECT_EQ(jw.ranks().at(300).job().main, 300);
+  EXPECT_EQ(jw.ranks().at(300).window().samples.size(), 1u);
+  EXPECT_EQ(jw.job().job().main, 100);
 }
