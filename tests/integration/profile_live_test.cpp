@@ -340,6 +340,16 @@ TEST(ProfileLive, BadInputAndJobsThatAreNotTrainingJobs) {
   const auto j = profile_of(s);
   ASSERT_TRUE(j.is_object()) << explain(s);
   EXPECT_NE(j["notes"].dump().find("not a Python process"), std::string::npos) << j.dump(2);
+  // Not root, another user's process: profiled with what is readable, the rest named.
+  if (::geteuid() == 0) {
+    const auto nobody = run({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                             DLTUNE_BINARY, "profile", "--json", "--no-gpus", "--pid",
+                             std::to_string(sleeper.pid()), "--duration", "1s"});
+    EXPECT_EQ(nobody.exit_code, 0) << explain(nobody);
+    EXPECT_NE(profile_of(nobody)["notes"].dump().find("/proc/PID/io was unreadable"),
+              std::string::npos)
+        << explain(nobody);
+  }
   // A job that ends while it is profiled: judged on what was seen, and said so.
   Group short_job({"/bin/sh", "-c", "sleep 1.5"});
   const auto e = profile_pid(short_job.pid(), "20s");
