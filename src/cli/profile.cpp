@@ -109,6 +109,10 @@ class ProfileCommand : public Command {
     if (!run_args_.empty() && !command) return refuse("--run is for -- COMMAND");
     if (!record_.empty() && !command) return refuse("--record is for -- COMMAND");
     if (!duration_.empty() && pid_ == 0) return refuse("--duration is for --pid");
+    if (save_ && recording_.empty())
+      return refuse("--save is for a RECORDING (with -- COMMAND, --record FILE keeps it)");
+    if (sub_->count("--interval") > 0 && !recording_.empty())
+      return refuse("--interval is for --pid and -- COMMAND: a recording has its own");
     if (pid_ < 0) return refuse(fmt::format("--pid {}: expected a process ID", pid_));
     const auto interval = text::parse_duration_ns(interval_);
     if (!interval || *interval < 50'000'000 || *interval > 10 * kSecond)
@@ -317,6 +321,9 @@ class ProfileCommand : public Command {
         next = now;  // late: do not make up for it with a burst
       }
     }
+    // A signal that came while a sample was taken is still pending: taken here, not left to
+    // kill the process before it says anything.
+    for (timespec zero{}; ::sigtimedwait(&stop, nullptr, &zero) > 0;) interrupted = true;
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
     if (interrupted) notes.push_back("stopped early by a signal: judged on what was seen");
     if (b.job().job().main == 0) {
