@@ -222,9 +222,11 @@ SignalValues signals_of(const monitor::Model& m) {
   const double idle = (m.cpu.idle_pct + m.cpu.iowait_pct) / 100.0 * cpus;
   set(v, Signal::kHostIdleCpus, idle);
   // Outside the job: the host's busy CPU less what the sampled tree used (a rank's siblings
-  // under a launcher are the job's own load, not an outsider's).
+  // under a launcher are the job's own load, not an outsider's). Steal is left out: it is the
+  // hypervisor's, is not charged to any process here, and shows as no run-queue wait.
   if (!job.empty())
-    set(v, Signal::kHostOtherCpu, std::max(0.0, m.cpu.busy_pct() * cpus - sampled_cpu));
+    set(v, Signal::kHostOtherCpu,
+        std::max(0.0, (m.cpu.busy_pct() - m.cpu.steal_pct) * cpus - sampled_cpu));
   set(v, Signal::kHostIowait, m.cpu.iowait_pct);
   set(v, Signal::kHostPsiCpu, psi(m.pressure.cpu));
   set(v, Signal::kHostPsiMemory, psi(m.pressure.memory));

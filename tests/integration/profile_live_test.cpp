@@ -354,6 +354,30 @@ TEST(ProfileLive, BadInputAndJobsThatAreNotTrainingJobs) {
               std::string::npos)
         << explain(nobody);
   }
+  // ^C (SIGINT) ends the sampling early: the verdict on what was seen, exit 0.
+  {
+    char out_path[] = "/tmp/dltune-profile-int-XXXXXX";
+    const int out_fd = ::mkstemp(out_path);
+    ASSERT_GE(out_fd, 0);
+    const pid_t p = ::fork();
+    if (p == 0) {
+      ::dup2(out_fd, 1);
+      const std::string pid = std::to_string(sleeper.pid());
+      ::execl(DLTUNE_BINARY, DLTUNE_BINARY, "profile", "--json", "--no-gpus", "--pid", pid.c_str(),
+              "--duration", "60s", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    ::kill(p, SIGINT);
+    int status = 0;
+    ::waitpid(p, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    std::ifstream in(out_path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ::close(out_fd);
+    ::unlink(out_path);
+    EXPECT_NE(text.find("stopped early by a signal"), std::string::npos) << text;
+  }
   // A job that ends while it is profiled: judged on what was seen, and said so.
   Group short_job({"/bin/sh", "-c", "sleep 1.5"});
   const auto e = profile_pid(short_job.pid(), "20s");
