@@ -1,0 +1,213 @@
+// Kernel log lines → events (doctor's groundwork, issue 9), on real lines, each with its source:
+// this VM's own log (dmesg during dltune's run tests), public bug reports, and lines written from
+// the kernel's and the driver's printk formats (named at each parser) where no public line was at
+// hand. The message text only: the timestamp and facility are the source's business.
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "diagnose/kernel_events.hpp"
+
+using namespace dltune::diagnose;
+
+namespace {
+
+const XidTable& xids() {
+  const auto& t = builtin_xid_table();
+  EXPECT_TRUE(t) << t.error().message();
+  return *t;
+}
+
+KernelEvent must(std::string_view line) {
+  auto e = classify(line, xids());
+  EXPECT_TRUE(e.has_value()) << line;
+  return e.value_or(KernelEvent{});
+}
+
+}  // namespace
+
+TEST(XidTable, EveryCodeTheIssueNamesIsThereWithItsSource) {
+  for (int code :
+       {13, 31, 32, 43, 45, 48, 61, 62, 63, 64, 68, 69, 74, 79, 92, 94, 95, 119, 120, 140}) {
+    const auto* x = xids().find(code);
+    ASSERT_NE(x, nullptr) << code;
+    EXPECT_NE(x->source.find("NVIDIA XID Errors"), std::string::npos) << code;
+    EXPECT_FALSE(x->action.empty()) << code;
+  }
+  EXPECT_EQ(xids().find(79)->severity, Severity::kCritical);
+  EXPECT_EQ(xids().find(45)->severity, Severity::kInfo);
+  EXPECT_EQ(xids().find(7), nullptr);
+}
+
+TEST(XidTable, BadTablesAreErrorsNamingTheEntry) {
+  const auto err = [](const std::string& t) {
+    auto r = parse_xid_table(t, "x.toml");
+    return r ? std::string("(parsed)") : r.error().message();
+  };
+  const std::string ok =
+      "[[xid]]\ncode = 1\nname = \"n\"\nmeaning = \"m\"\naction = \"a\"\nseverity = \"info\"\n"
+      "source = \"s\"\n";
+  EXPECT_EQ(err(ok), "(parsed)");
+  EXPECT_NE(err(ok + ok).find("listed twice"), std::string::npos);
+  EXPECT_NE(err(ok + "colour = 1\n").find("unknown key 'colour'"), std::string::npos);
+  std::string bad = ok;
+  bad.replace(bad.find("\"info\""), 6, "\"dire\"");
+  EXPECT_NE(err(bad).find("severity"), std::string::npos);
+  EXPECT_NE(err(bad).find("x.toml: [[xid]] #1"), std::string::npos);
+  EXPECT_NE(err("").find("no [[xid]]"), std::string::npos);
+  EXPECT_NE(err("[[xid]\n").find("x.toml"), std::string::npos);
+}
+
+TEST(KernelEvents, OomKillsFromThisVm) {
+  // This VM's dmesg, dltune run's memory-limit test (mm/oom_kill.c, Linux 6.1).
+  auto e = must(
+      "Memory cgroup out of memory: Killed process 17749 (python3) total-vm:488048kB, "
+      "anon-rss:102016kB, file-rss:5440kB, shmem-rss:0kB, UID:0 pgtables:264kB oom_score_adj:0");
+  EXPECT_EQ(e.kind, "oom_kill");
+  EXPECT_EQ(e.severity, Severity::kCritical);
+  EXPECT_EQ(e.fields["pid"], "17749");
+  EXPECT_EQ(e.fields["task"], "python3");
+  EXPECT_EQ(e.fields["scope"], "cgroup");
+  EXPECT_EQ(e.fields["anon_rss"], "102016kB");
+  EXPECT_NE(e.explanation.find("memory cgroup"), std::string::npos);
+  EXPECT_NE(e.action.find("--memory"), std::string::npos);
+  // The same kill's context line (this VM).
+  e = must(
+      "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/"
+      "dltune/test-17747-AJob,task_memcg=/dltune/test-17747-AJob,task=python3,pid=17749,uid=0");
+  EXPECT_EQ(e.kind, "oom_context");
+  EXPECT_EQ(e.fields["cgroup"], "/dltune/test-17747-AJob");
+  EXPECT_EQ(e.fields["pid"], "17749");
+  // A global OOM of a DataLoader worker (torch 2.2+ names them pt_data_worker; the issue's own
+  // example, in mm/oom_kill.c's format).
+  e = must(
+      "Out of memory: Killed process 21037 (pt_data_worker) total-vm:9000000kB, "
+      "anon-rss:4000000kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:9000kB oom_score_adj:0");
+  EXPECT_EQ(e.fields["scope"], "global");
+  EXPECT_NE(e.explanation.find("a DataLoader worker"), std::string::npos);
+  EXPECT_NE(e.explanation.find("the machine"), std::string::npos);
+}
+
+TEST(KernelEvents, XidsWithTheirMeaningPciAndProcess) {
+  // NVIDIA/open-gpu-kernel-modules issue #1151 (an RTX 5080 falling off the bus).
+  auto e = must("NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.");
+  EXPECT_EQ(e.kind, "xid");
+  EXPECT_EQ(e.fields["xid"], "79");
+  EXPECT_EQ(e.fields["pci"], "0000:2b:00");
+  EXPECT_EQ(e.severity, Severity::kCritical);
+  EXPECT_NE(e.explanation.find("GPU has fallen off the bus"), std::string::npos);
+  // stas00/ml-engineering, compute/accelerator/nvidia/debug.md (row remapping).
+  e = must(
+      "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, "
+      "reset gpu to activate.");
+  EXPECT_EQ(e.fields["xid"], "63");
+  EXPECT_EQ(e.fields["pid"], "1896");
+  EXPECT_NE(e.action.find("Reset the GPU"), std::string::npos);
+  // The driver's form with the process name (r535+).
+  e = must(
+      "NVRM: Xid (PCI:0000:3b:00): 13, pid=4242, name=python3, Graphics SM Warp Exception on "
+      "(GPC 0, TPC 0, SM 0): Out Of Range Address");
+  EXPECT_EQ(e.fields["task"], "python3");
+  EXPECT_EQ(e.severity, Severity::kWarning);
+  // An older driver without "PCI:" and a code not in the table (pastebin xJaypMZt).
+  e = must("NVRM: Xid (0000:01:00): 3, C 00000005 SC 00000007 M 00001ffc Data ffffffff");
+  EXPECT_EQ(e.fields["pci"], "0000:01:00");
+  EXPECT_NE(e.explanation.find("not in dltune's table"), std::string::npos);
+  // The GPU lost without an Xid line (same issue #1151).
+  e = must("NVRM: GPU 0000:2b:00.0: GPU has fallen off the bus.");
+  EXPECT_EQ(e.kind, "gpu_lost");
+  EXPECT_EQ(e.fields["pci"], "0000:2b:00.0");
+  // Truncated: no code.
+  EXPECT_FALSE(classify("NVRM: Xid (PCI:0000:2b:00): ", xids()).has_value());
+}
+
+TEST(KernelEvents, PcieErrorsAndADowngradedLink) {
+  // drivers/pci/pcie/aer.c formats (Linux 6.1), as a GPU's root port logs them.
+  auto e = must("pcieport 0000:00:01.0: AER: Corrected error received: 0000:01:00.0");
+  EXPECT_EQ(e.kind, "aer");
+  EXPECT_EQ(e.fields["device"], "0000:01:00.0");
+  EXPECT_EQ(e.severity, Severity::kWarning);
+  e = must(
+      "pcieport 0000:00:01.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, "
+      "(Receiver ID)");
+  EXPECT_EQ(e.fields["device"], "0000:00:01.0");
+  EXPECT_EQ(e.fields["type"], "Physical Layer");
+  e = must(
+      "nvidia 0000:3b:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), "
+      "type=Transaction Layer, (Requester ID)");
+  EXPECT_EQ(e.severity, Severity::kCritical);
+  EXPECT_EQ(e.fields["severity"], "Uncorrected (Non-Fatal)");
+  e = must("pcieport 0000:00:03.0: AER: Multiple Corrected error received: 0000:3b:00.0");
+  EXPECT_EQ(e.fields["severity"], "Corrected");
+  // drivers/pci/pci.c __pcie_print_link_status.
+  e = must(
+      "nvidia 0000:3b:00.0: 2.000 Gb/s available PCIe bandwidth, limited by 2.5 GT/s PCIe x1 "
+      "link at 0000:00:1c.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)");
+  EXPECT_EQ(e.kind, "pcie_link");
+  EXPECT_EQ(e.fields["device"], "0000:3b:00.0");
+  EXPECT_EQ(e.fields["limited_by"], "2.5 GT/s PCIe x1");
+  EXPECT_EQ(e.fields["at"], "0000:00:1c.0");
+}
+
+TEST(KernelEvents, HungTasksLockupsAndCrashesOfTrainingProcesses) {
+  // kernel/hung_task.c.
+  auto e = must("INFO: task pt_data_worker:5121 blocked for more than 120 seconds.");
+  EXPECT_EQ(e.kind, "hung_task");
+  EXPECT_EQ(e.fields["pid"], "5121");
+  EXPECT_NE(e.explanation.find("DataLoader worker"), std::string::npos);
+  // kernel/watchdog.c.
+  e = must("watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [python3:4242]");
+  EXPECT_EQ(e.kind, "soft_lockup");
+  EXPECT_EQ(e.fields["cpu"], "3");
+  EXPECT_EQ(e.fields["task"], "python3");
+  // arch/x86/mm/fault.c show_signal_msg (Linux 6.1 adds "likely on CPU").
+  e = must(
+      "python3[4242]: segfault at 0 ip 00007f3a1c2b4d10 sp 00007ffd5e8c1f40 error 4 in "
+      "libtorch_cpu.so[7f3a18000000+1c000000] likely on CPU 1 (core 1, socket 0)");
+  EXPECT_EQ(e.kind, "segfault");
+  EXPECT_EQ(e.fields["pid"], "4242");
+  EXPECT_EQ(e.fields["library"], "libtorch_cpu.so");
+  // arch/x86/kernel/traps.c.
+  e = must(
+      "traps: pt_data_worker[777] general protection fault ip:7f0c2a3b4c5d sp:7ffc1e2d3c40 "
+      "error:0 in libc.so.6[7f0c2a300000+155000]");
+  EXPECT_EQ(e.kind, "general_protection");
+  EXPECT_EQ(e.fields["task"], "pt_data_worker");
+  EXPECT_EQ(e.fields["library"], "libc.so.6");
+  // mm/page_alloc.c warn_alloc.
+  e = must(
+      "python3: page allocation failure: order:4, mode:0x40dc0(GFP_KERNEL|__GFP_COMP|"
+      "__GFP_ZERO), nodemask=(null),cpuset=/,mems_allowed=0");
+  EXPECT_EQ(e.kind, "page_alloc_failure");
+  EXPECT_EQ(e.fields["order"], "4");
+}
+
+TEST(KernelEvents, StorageErrorsOnDataMounts) {
+  // fs/ext4/super.c __ext4_error.
+  auto e = must(
+      "EXT4-fs error (device nvme0n1p1): ext4_find_entry:1455: inode #2: comm python3: "
+      "reading directory lblock 0");
+  EXPECT_EQ(e.kind, "fs_error");
+  EXPECT_EQ(e.fields["device"], "nvme0n1p1");
+  e = must(
+      "XFS (sdb1): metadata I/O error in \"xfs_da_read_buf+0x9b/0x110 [xfs]\" at daddr 0x40 "
+      "len 8 error 5");
+  EXPECT_EQ(e.fields["device"], "sdb1");
+  // An XFS line that is no error.
+  EXPECT_FALSE(classify("XFS (sdb1): Mounting V5 Filesystem", xids()).has_value());
+  // drivers/nvme/host/pci.c nvme_timeout.
+  e = must("nvme nvme0: I/O 123 QID 4 timeout, aborting");
+  EXPECT_EQ(e.kind, "nvme_timeout");
+  EXPECT_EQ(e.fields["device"], "nvme0");
+}
+
+TEST(KernelEvents, OrdinaryAndGarbledLinesAreNoEvents) {
+  for (const char* line :
+       {"", "Linux version 6.1.0-18-amd64", "EXT4-fs (vda): mounted filesystem", "Killed process",
+        "Killed process x", "INFO: task nope", "BUG: soft lockup - CPU#", "[: segfault at ",
+        "a: page allocation", "nvme nvme0: pci function 0000:00:04.0", "NVRM: loading NVIDIA UNIX",
+        "AER: something"}) {
+    EXPECT_FALSE(classify(line, xids()).has_value()) << line;
+  }
+}
