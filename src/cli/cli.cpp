@@ -67,6 +67,7 @@ int run(int argc, char** argv) {
   commands.push_back(make_serve_command(app, global));
   commands.push_back(make_report_command(app, global));
   commands.push_back(make_profile_command(app, global));
+  commands.push_back(make_doctor_command(app, global));
 
   // Everything after the first "--" belongs to the job that `run`, `record` or `profile` starts.
   std::vector<std::string> args(argv + 1, argv + argc);

@@ -53,5 +53,6 @@ std::unique_ptr<Command> make_record_command(CLI::App& app, GlobalOptions& globa
 std::unique_ptr<Command> make_serve_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_report_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_profile_command(CLI::App& app, GlobalOptions& global);
+std::unique_ptr<Command> make_doctor_command(CLI::App& app, GlobalOptions& global);
 
 }  // namespace dltune::cli

@@ -1,0 +1,201 @@
+// `dltune doctor`: what went wrong on this host, from the kernel's own log (issue 9, first part:
+// /dev/kmsg; the journal, kern.log/syslog and --follow come next).
+#include <time.h>
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "core/clock.hpp"
+#include "core/text.hpp"
+#include "diagnose/kernel_log.hpp"
+
+namespace dltune::cli {
+
+namespace {
+
+std::string local_time(std::int64_t wall_ns) {
+  const time_t t = static_cast<time_t>(wall_ns / 1'000'000'000);
+  tm lt{};
+  ::localtime_r(&t, &lt);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &lt);
+  return buf;
+}
+
+class DoctorCommand : public Command {
+ public:
+  explicit DoctorCommand(CLI::App& app) {
+    sub_ = app.add_subcommand("doctor", "Find what went wrong in the kernel's log, and what to do");
+    sub_->description(
+        "Reads the kernel's log (/dev/kmsg: root, or kernel.dmesg_restrict=0) and explains what\n"
+        "matters to a training host, each event with its time, the raw line(s), what it means\n"
+        "and the action:\n"
+        "  oom_kill             the victim (pid, name, DataLoader worker or not), global or the\n"
+        "                       job's cgroup, the memory it held\n"
+        "  xid / gpu_lost       NVIDIA Xid errors with their meaning (knowledge/xid.toml)\n"
+        "  aer / pcie_link      PCIe errors (corrected or not) and links below their capability\n"
+        "  hung_task, soft_lockup, segfault, general_protection, page_alloc_failure,\n"
+        "  fs_error (ext4, xfs), nvme_timeout\n"
+        "At the top, a summary: the count of each kind, the most recent critical event and the\n"
+        "one action that matters most.\n\n"
+        "Exit status: 0 nothing above info, 1 warnings, 2 critical events (as dltune check), 1\n"
+        "also when the log could not be read, 2 for bad input.\n\n"
+        "Examples:\n"
+        "  sudo dltune doctor                  # the last 24 hours\n"
+        "  sudo dltune doctor --boot --json    # since boot, for scripts");
+    sub_->add_option("--since", since_, "How far back: a duration (30m, 24h, 7d; default 24h)")
+        ->type_name("DURATION");
+    sub_->add_flag("--boot", boot_, "Everything since boot that the ring buffer still holds");
+    sub_->add_flag("--json", json_, "The events as JSON (schema dltune.doctor/1)");
+  }
+
+  bool selected() const override { return sub_->parsed(); }
+
+  int execute() override {
+    if (boot_ && !since_.empty()) return refuse("give --since or --boot, not both");
+    std::int64_t since_wall = 0;
+    std::string window = "since boot";
+    if (!boot_) {
+      const std::string s = since_.empty() ? "24h" : since_;
+      auto d = parse_days(s);
+      if (!d || *d <= 0)
+        return refuse(fmt::format("--since {}: expected a duration (30m, 24h, 7d)", s));
+      since_wall = now_ns(CLOCK_REALTIME) - *d;
+      window = fmt::format("since {} ({})", local_time(since_wall), s);
+    }
+    const auto& xids = diagnose::builtin_xid_table();
+    if (!xids) {
+      fmt::print(stderr, "dltune doctor: {}\n", xids.error().message());
+      return kExitFailure;
+    }
+    const auto read = diagnose::read_kmsg("/dev/kmsg", since_wall);
+    const auto events = diagnose::events_of(read.records, *xids);
+    std::vector<std::string> notes;
+    if (read.unavailable)
+      notes.push_back(*read.unavailable +
+                      "; the journal and /var/log/kern.log are not read yet (a later version)");
+    if (read.lost > 0)
+      notes.push_back(
+          fmt::format("the ring buffer wrapped {} time(s) while it was read: some "
+                      "records were lost",
+                      read.lost));
+    if (read.garbled > 0)
+      notes.push_back(fmt::format("{} record(s) did not parse and were skipped", read.garbled));
+
+    std::map<std::string, int> counts;
+    const diagnose::LoggedEvent* critical = nullptr;
+    diagnose::Severity worst = diagnose::Severity::kInfo;
+    for (const auto& e : events) {
+      ++counts[e.event.kind];
+      worst = std::max(worst, e.event.severity);
+      if (e.event.severity == diagnose::Severity::kCritical) critical = &e;
+    }
+    // The one action that matters most: the most recent critical event's, else the most common
+    // warning's.
+    std::string first_action;
+    if (critical != nullptr) {
+      first_action = critical->event.action;
+    } else {
+      std::map<std::string, int> warn;
+      for (const auto& e : events)
+        if (e.event.severity == diagnose::Severity::kWarning) ++warn[e.event.kind];
+      const auto top = std::max_element(warn.begin(), warn.end(), [](const auto& a, const auto& b) {
+        return a.second < b.second;
+      });
+      if (top != warn.end())
+        for (const auto& e : events)
+          if (e.event.kind == top->first) first_action = e.event.action;
+    }
+    const int rc = read.unavailable && read.records.empty() ? kExitFailure
+                   : worst == diagnose::Severity::kCritical ? 2
+                   : worst == diagnose::Severity::kWarning  ? 1
+                                                            : 0;
+    if (json_) {
+      nlohmann::json j;
+      j["schema"] = "dltune.doctor/1";
+      j["since_wall_ns"] = since_wall;
+      j["sources"] = {{{"source", "kmsg"},
+                       {"path", "/dev/kmsg"},
+                       {"records", read.records.size()},
+                       {"readable", !read.unavailable.has_value()}}};
+      j["counts"] = counts;
+      j["first_action"] = first_action;
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& e : events)
+        list.push_back({{"time_ns", e.wall_ns},
+                        {"source", e.source},
+                        {"kind", e.event.kind},
+                        {"severity", diagnose::severity_name(e.event.severity)},
+                        {"explanation", e.event.explanation},
+                        {"action", e.event.action},
+                        {"fields", e.event.fields},
+                        {"raw", e.raw}});
+      j["events"] = list;
+      j["notes"] = notes;
+      fmt::print("{}\n", j.dump(2));
+      return rc;
+    }
+    fmt::print("dltune doctor: the kernel log (/dev/kmsg, {} records) {}\n", read.records.size(),
+               window);
+    if (events.empty()) {
+      fmt::print("\nNothing found: no OOM kills, GPU, PCIe, storage or crash events.\n");
+    } else {
+      std::vector<std::string> parts;
+      for (const auto& [k, n] : counts) parts.push_back(fmt::format("{} {}", n, k));
+      fmt::print("\nSummary: {} event{}: {}\n", events.size(), events.size() == 1 ? "" : "s",
+                 fmt::join(parts, ", "));
+      if (critical != nullptr)
+        fmt::print("Most recent critical: {} {}\n", local_time(critical->wall_ns),
+                   critical->event.explanation);
+      if (!first_action.empty()) fmt::print("Do this first: {}\n", first_action);
+      for (const auto& e : events) {
+        fmt::print("\n{} [{}] {} ({})\n  {}\n", local_time(e.wall_ns),
+                   diagnose::severity_name(e.event.severity), e.event.kind, e.source,
+                   e.event.explanation);
+        for (const auto& r : e.raw) fmt::print("  > {}\n", r);
+        fmt::print("  fix: {}\n", e.event.action);
+      }
+    }
+    if (!notes.empty()) {
+      fmt::print("\nNotes\n");
+      for (const auto& n : notes) fmt::print("  - {}\n", n);
+    }
+    return rc;
+  }
+
+ private:
+  static int refuse(const std::string& why) {
+    fmt::print(stderr, "dltune doctor: {}\n", why);
+    return kExitBadInput;
+  }
+  // parse_duration_ns, and days ("7d") on top.
+  static std::optional<std::int64_t> parse_days(const std::string& s) {
+    if (s.size() > 1 && s.back() == 'd') {
+      std::int64_t days = 0;
+      for (std::size_t i = 0; i + 1 < s.size(); ++i) {
+        if (s[i] < '0' || s[i] > '9' || days > 100000) return std::nullopt;
+        days = days * 10 + (s[i] - '0');
+      }
+      return days * 86'400'000'000'000;
+    }
+    return text::parse_duration_ns(s);
+  }
+
+  CLI::App* sub_ = nullptr;
+  std::string since_;
+  bool boot_ = false, json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_doctor_command(CLI::App& app, GlobalOptions&) {
+  return std::make_unique<DoctorCommand>(app);
+}
+
+}  // namespace dltune::cli

@@ -1,0 +1,52 @@
+#pragma once
+// Reading the kernel's log for `dltune doctor` (issue 9): /dev/kmsg's structured records, each
+// turned into a wall time, and the events in them (diagnose/kernel_events.hpp), with the OOM
+// killer's two lines about one kill joined into one event.
+//
+// Source: Documentation/ABI/testing/dev-kmsg. Each read() returns one record "PRIO,SEQ,USEC,
+// FLAGS;TEXT"; EPIPE means records were overwritten before they were read (the reader goes on
+// from the oldest left and says so); EAGAIN with O_NONBLOCK means the end. USEC is the kernel's
+// local clock since boot, taken here as CLOCK_MONOTONIC (they agree to well under a second on
+// Linux, and both stop in suspend), and turned into wall time as realtime - monotonic + USEC.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diagnose/kernel_events.hpp"
+
+namespace dltune::diagnose {
+
+struct LogRecord {
+  std::int64_t wall_ns = 0;
+  std::uint64_t seq = 0;
+  int priority = 0;
+  std::string source;  // "kmsg"
+  std::string text;
+};
+
+struct KmsgRead {
+  std::vector<LogRecord> records;  // at or after `since_wall_ns`, in order
+  std::size_t garbled = 0;         // records that did not parse: skipped and counted
+  std::size_t lost = 0;            // times the ring buffer wrapped under the reader (EPIPE)
+  // Why nothing could be read ("cannot open /dev/kmsg: Permission denied (needs root, or
+  // kernel.dmesg_restrict=0)"); empty when it was read.
+  std::optional<std::string> unavailable;
+};
+
+// Reads what the ring buffer holds now, from `path` (/dev/kmsg).
+[[nodiscard]] KmsgRead read_kmsg(const std::string& path, std::int64_t since_wall_ns);
+
+struct LoggedEvent {
+  KernelEvent event;
+  std::int64_t wall_ns = 0;
+  std::string source;
+  std::vector<std::string> raw;  // the line(s) it was read from
+};
+
+// The events in `records`, in order; an "oom-kill:" context line adds its cgroup and constraint
+// to the kill of the same pid that follows it instead of standing alone.
+[[nodiscard]] std::vector<LoggedEvent> events_of(const std::vector<LogRecord>& records,
+                                                 const XidTable& xids);
+
+}  // namespace dltune::diagnose
