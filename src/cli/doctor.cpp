@@ -1,6 +1,7 @@
 // `dltune doctor`: what went wrong on this host, from the kernel's own log (issue 9, first part:
 // /dev/kmsg; the journal, kern.log/syslog and --follow come next).
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -14,6 +15,7 @@
 #include "core/clock.hpp"
 #include "core/text.hpp"
 #include "diagnose/kernel_log.hpp"
+#include "diagnose/syslog_files.hpp"
 
 namespace dltune::cli {
 
@@ -33,7 +35,9 @@ class DoctorCommand : public Command {
   explicit DoctorCommand(CLI::App& app) {
     sub_ = app.add_subcommand("doctor", "Find what went wrong in the kernel's log, and what to do");
     sub_->description(
-        "Reads the kernel's log (/dev/kmsg: root, or kernel.dmesg_restrict=0) and explains what\n"
+        "Reads the kernel's log (/dev/kmsg: root, or kernel.dmesg_restrict=0; before its oldest\n"
+        "record, or when it cannot be read, /var/log/kern.log, syslog or messages with their\n"
+        "rotations, gzip'd ones too) and explains what\n"
         "matters to a training host, each event with its time, the raw line(s), what it means\n"
         "and the action:\n"
         "  oom_kill             the victim (pid, name, DataLoader worker or not), global or the\n"
@@ -53,6 +57,9 @@ class DoctorCommand : public Command {
         ->type_name("DURATION");
     sub_->add_flag("--boot", boot_, "Everything since boot that the ring buffer still holds");
     sub_->add_flag("--json", json_, "The events as JSON (schema dltune.doctor/1)");
+    sub_->add_option("--root", root_dir_,
+                     "Read the syslog files of the host tree at DIR (a capture, a mounted disk)")
+        ->type_name("DIR");
   }
 
   bool selected() const override { return sub_->parsed(); }
@@ -74,12 +81,55 @@ class DoctorCommand : public Command {
       fmt::print(stderr, "dltune doctor: {}\n", xids.error().message());
       return kExitFailure;
     }
-    const auto read = diagnose::read_kmsg("/dev/kmsg", since_wall);
-    const auto events = diagnose::events_of(read.records, *xids);
+    auto root = open_root("doctor", root_dir_);
+    if (!root) return kExitBadInput;
+    // /dev/kmsg on the live host; the syslog files for what it does not hold (before its oldest
+    // record, or everything when it cannot be read), and for a tree given with --root.
+    diagnose::KmsgRead read;
+    if (root->live())
+      read = diagnose::read_kmsg("/dev/kmsg", since_wall);
+    else
+      read.unavailable = "no /dev/kmsg in a --root tree";
+    diagnose::EventCollector collector(*xids);
+    std::int64_t kmsg_from = 0;  // the kernel log's oldest record: syslog covers what is before
+    if (!read.unavailable) {
+      for (const auto& r : read.records) collector.add(r.wall_ns, r.source, r.text);
+      kmsg_from = read.oldest_wall_ns;
+    }
     std::vector<std::string> notes;
+    nlohmann::json sources = nlohmann::json::array();
+    sources.push_back({{"source", "kmsg"},
+                       {"path", "/dev/kmsg"},
+                       {"records", read.records.size()},
+                       {"readable", !read.unavailable.has_value()}});
     if (read.unavailable)
-      notes.push_back(*read.unavailable +
-                      "; the journal and /var/log/kern.log are not read yet (a later version)");
+      notes.push_back(*read.unavailable + "; the syslog files are read instead");
+    const auto files = diagnose::syslog_files(*root);
+    if (!files.empty() && (read.unavailable || kmsg_from > since_wall)) {
+      const bool tty = ::isatty(STDERR_FILENO) != 0;
+      std::string current;
+      const auto st =
+          diagnose::read_syslog(*root, files, since_wall, read.unavailable ? 0 : kmsg_from,
+                                [&](const std::string& path, const diagnose::SyslogLine& l) {
+                                  if (tty && path != current) {
+                                    current = path;
+                                    fmt::print(stderr, "dltune doctor: reading {}\n", path);
+                                  }
+                                  collector.add(l.wall_ns, path, l.text);
+                                });
+      sources.push_back({{"source", "syslog"},
+                         {"files", files},
+                         {"lines", st.lines},
+                         {"kernel_lines", st.kernel_lines},
+                         {"skipped", st.skipped}});
+      for (const auto& e : st.errors) notes.push_back("cannot read " + e);
+      if (st.skipped > 0)
+        notes.push_back(
+            fmt::format("{} syslog line(s) did not parse and were skipped", st.skipped));
+    } else if (files.empty() && read.unavailable) {
+      notes.push_back("no kern.log, syslog or messages under /var/log either");
+    }
+    const auto events = collector.finish();
     if (read.lost > 0)
       notes.push_back(
           fmt::format("the ring buffer wrapped {} time(s) while it was read: some "
@@ -112,7 +162,7 @@ class DoctorCommand : public Command {
         for (const auto& e : events)
           if (e.event.kind == top->first) first_action = e.event.action;
     }
-    const int rc = read.unavailable && read.records.empty() ? kExitFailure
+    const int rc = read.unavailable && files.empty()        ? kExitFailure
                    : worst == diagnose::Severity::kCritical ? 2
                    : worst == diagnose::Severity::kWarning  ? 1
                                                             : 0;
@@ -120,10 +170,7 @@ class DoctorCommand : public Command {
       nlohmann::json j;
       j["schema"] = "dltune.doctor/1";
       j["since_wall_ns"] = since_wall;
-      j["sources"] = {{{"source", "kmsg"},
-                       {"path", "/dev/kmsg"},
-                       {"records", read.records.size()},
-                       {"readable", !read.unavailable.has_value()}}};
+      j["sources"] = sources;
       j["counts"] = counts;
       j["first_action"] = first_action;
       nlohmann::json list = nlohmann::json::array();
@@ -141,7 +188,9 @@ class DoctorCommand : public Command {
       fmt::print("{}\n", j.dump(2));
       return rc;
     }
-    fmt::print("dltune doctor: the kernel log (/dev/kmsg, {} records) {}\n", read.records.size(),
+    fmt::print("dltune doctor: the kernel log ({}) {}\n",
+               read.unavailable ? fmt::format("{} syslog file(s)", files.size())
+                                : fmt::format("/dev/kmsg, {} records", read.records.size()),
                window);
     if (events.empty()) {
       fmt::print("\nNothing found: no OOM kills, GPU, PCIe, storage or crash events.\n");
@@ -189,6 +238,7 @@ class DoctorCommand : public Command {
 
   CLI::App* sub_ = nullptr;
   std::string since_;
+  std::string root_dir_;
   bool boot_ = false, json_ = false;
 };
 

@@ -50,6 +50,7 @@ KmsgRead read_kmsg(const std::string& path, std::int64_t since_wall_ns) {
       continue;
     }
     const std::int64_t wall = offset + static_cast<std::int64_t>(rec->usec) * 1000;
+    if (out.oldest_wall_ns == 0) out.oldest_wall_ns = wall;
     if (wall < since_wall_ns) continue;
     out.records.push_back(LogRecord{wall, rec->seq, rec->priority, "kmsg", rec->text});
   }
@@ -57,42 +58,48 @@ KmsgRead read_kmsg(const std::string& path, std::int64_t since_wall_ns) {
   return out;
 }
 
-std::vector<LoggedEvent> events_of(const std::vector<LogRecord>& records, const XidTable& xids) {
-  std::vector<LoggedEvent> out;
-  std::map<std::string, LoggedEvent> context;  // "oom-kill:" lines by pid, until their kill
-  for (const auto& r : records) {
-    auto e = classify(r.text, xids);
-    if (!e) continue;
-    LoggedEvent le{std::move(*e), r.wall_ns, r.source, {r.text}};
-    if (le.event.kind == "oom_context") {
-      context[le.event.fields["pid"]] = std::move(le);
-      continue;
-    }
-    if (le.event.kind == "oom_kill") {
-      const auto it = context.find(le.event.fields["pid"]);
-      if (it != context.end()) {
-        auto& f = it->second.event.fields;
-        le.event.fields["cgroup"] = f["cgroup"];
-        le.event.fields["constraint"] = f["constraint"];
-        if (!f["oom_memcg"].empty()) le.event.fields["oom_memcg"] = f["oom_memcg"];
-        le.raw.insert(le.raw.begin(), it->second.raw.front());
-        if (!f["cgroup"].empty()) le.event.explanation += " Its cgroup: " + f["cgroup"] + ".";
-        context.erase(it);
-      }
-    }
-    out.push_back(std::move(le));
+void EventCollector::add(std::int64_t wall_ns, const std::string& source, std::string_view text) {
+  auto e = classify(text, xids_);
+  if (!e) return;
+  LoggedEvent le{std::move(*e), wall_ns, source, {std::string(text)}};
+  if (le.event.kind == "oom_context") {
+    context_[le.event.fields["pid"]] = std::move(le);
+    return;
   }
+  if (le.event.kind == "oom_kill") {
+    const auto it = context_.find(le.event.fields["pid"]);
+    if (it != context_.end()) {
+      auto& f = it->second.event.fields;
+      le.event.fields["cgroup"] = f["cgroup"];
+      le.event.fields["constraint"] = f["constraint"];
+      if (!f["oom_memcg"].empty()) le.event.fields["oom_memcg"] = f["oom_memcg"];
+      le.raw.insert(le.raw.begin(), it->second.raw.front());
+      if (!f["cgroup"].empty()) le.event.explanation += " Its cgroup: " + f["cgroup"] + ".";
+      context_.erase(it);
+    }
+  }
+  out_.push_back(std::move(le));
+}
+
+std::vector<LoggedEvent> EventCollector::finish() {
   // A context line whose kill line was not read (lost, or outside the window) still says a kill
   // happened.
-  for (auto& [pid, le] : context) {
+  for (auto& [pid, le] : context_) {
     le.event.kind = "oom_kill";
     le.event.severity = Severity::kCritical;
-    out.push_back(std::move(le));
+    out_.push_back(std::move(le));
   }
-  std::stable_sort(out.begin(), out.end(), [](const LoggedEvent& a, const LoggedEvent& b) {
+  context_.clear();
+  std::stable_sort(out_.begin(), out_.end(), [](const LoggedEvent& a, const LoggedEvent& b) {
     return a.wall_ns < b.wall_ns;
   });
-  return out;
+  return std::move(out_);
+}
+
+std::vector<LoggedEvent> events_of(const std::vector<LogRecord>& records, const XidTable& xids) {
+  EventCollector c(xids);
+  for (const auto& r : records) c.add(r.wall_ns, r.source, r.text);
+  return c.finish();
 }
 
 }  // namespace dltune::diagnose

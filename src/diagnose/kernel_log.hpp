@@ -9,6 +9,7 @@
 // local clock since boot, taken here as CLOCK_MONOTONIC (they agree to well under a second on
 // Linux, and both stop in suspend), and turned into wall time as realtime - monotonic + USEC.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,9 +27,10 @@ struct LogRecord {
 };
 
 struct KmsgRead {
-  std::vector<LogRecord> records;  // at or after `since_wall_ns`, in order
-  std::size_t garbled = 0;         // records that did not parse: skipped and counted
-  std::size_t lost = 0;            // times the ring buffer wrapped under the reader (EPIPE)
+  std::vector<LogRecord> records;   // at or after `since_wall_ns`, in order
+  std::size_t garbled = 0;          // records that did not parse: skipped and counted
+  std::size_t lost = 0;             // times the ring buffer wrapped under the reader (EPIPE)
+  std::int64_t oldest_wall_ns = 0;  // the oldest record the buffer held (0: none)
   // Why nothing could be read ("cannot open /dev/kmsg: Permission denied (needs root, or
   // kernel.dmesg_restrict=0)"); empty when it was read.
   std::optional<std::string> unavailable;
@@ -44,8 +46,23 @@ struct LoggedEvent {
   std::vector<std::string> raw;  // the line(s) it was read from
 };
 
-// The events in `records`, in order; an "oom-kill:" context line adds its cgroup and constraint
-// to the kill of the same pid that follows it instead of standing alone.
+// Events from records given one at a time (a large log is streamed through it: only the events
+// are kept); an "oom-kill:" context line adds its cgroup and constraint to the kill of the same
+// pid that follows it instead of standing alone.
+class EventCollector {
+ public:
+  explicit EventCollector(const XidTable& xids) : xids_(xids) {}
+  void add(std::int64_t wall_ns, const std::string& source, std::string_view text);
+  // The events, in time order (context lines whose kill was not seen become kills of their own).
+  [[nodiscard]] std::vector<LoggedEvent> finish();
+
+ private:
+  const XidTable& xids_;
+  std::vector<LoggedEvent> out_;
+  std::map<std::string, LoggedEvent> context_;  // "oom-kill:" lines by pid, until their kill
+};
+
+// The events in `records`, in order.
 [[nodiscard]] std::vector<LoggedEvent> events_of(const std::vector<LogRecord>& records,
                                                  const XidTable& xids);
 

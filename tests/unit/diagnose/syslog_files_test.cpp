@@ -1,0 +1,180 @@
+// Kernel lines from syslog files (doctor, issue 9): both line formats, rotations plain and
+// gzip'd read oldest first, --since windows, a truncated .gz and an overlong line, and
+// `dltune doctor --root` on such a tree. The trees are made by the test (the .gz with zlib).
+#include <sys/stat.h>
+#include <utime.h>
+#include <zlib.h>
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "diagnose/kernel_log.hpp"
+#include "diagnose/syslog_files.hpp"
+#include "support/run.hpp"
+#include "support/temp_tree.hpp"
+
+using namespace dltune::diagnose;
+using dltune::testing::TempTree;
+
+namespace {
+
+constexpr std::int64_t kSecond = 1'000'000'000;
+
+void gzip(const std::filesystem::path& path, const std::string& text, bool truncate = false) {
+  gzFile f = ::gzopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  ::gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+  ::gzclose(f);
+  if (truncate) std::filesystem::resize_file(path, std::filesystem::file_size(path) - 12);
+}
+
+void set_mtime(const std::filesystem::path& path, std::time_t t) {
+  utimbuf u{t, t};
+  ASSERT_EQ(::utime(path.c_str(), &u), 0);
+}
+
+std::time_t utc(int y, int mo, int d, int h, int mi, int s) {
+  tm t{};
+  t.tm_year = y - 1900;
+  t.tm_mon = mo - 1;
+  t.tm_mday = d;
+  t.tm_hour = h;
+  t.tm_min = mi;
+  t.tm_sec = s;
+  return ::timegm(&t);
+}
+
+}  // namespace
+
+TEST(SyslogLines, Rfc3339AndTraditionalKernelLines) {
+  // Debian 12's rsyslog default (RFC 3339, with the zone).
+  auto l = parse_syslog_line(
+      "2026-11-30T14:05:01.250000+01:00 gpu-07 kernel: [12345.678901] NVRM: Xid "
+      "(PCI:0000:3b:00): 79, GPU has fallen off the bus.\n",
+      0);
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->wall_ns,
+            static_cast<std::int64_t>(utc(2026, 11, 30, 13, 5, 1)) * kSecond + 250'000'000);
+  EXPECT_EQ(l->text, "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.");
+  l = parse_syslog_line("2026-11-30T13:05:01Z gpu-07 kernel: EXT4-fs error (device sda1): x", 0);
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->wall_ns, static_cast<std::int64_t>(utc(2026, 11, 30, 13, 5, 1)) * kSecond);
+  // The traditional format: local time, the year from the file (TZ=UTC for the test).
+  ::setenv("TZ", "UTC", 1);
+  ::tzset();
+  const std::time_t mtime = utc(2026, 11, 30, 23, 0, 0);
+  l = parse_syslog_line(
+      "Nov 30 14:05:01 gpu-07 kernel: [ 5.123] INFO: task python3:42 blocked "
+      "for more than 120 seconds.",
+      mtime);
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->wall_ns, static_cast<std::int64_t>(utc(2026, 11, 30, 14, 5, 1)) * kSecond);
+  EXPECT_EQ(l->text, "INFO: task python3:42 blocked for more than 120 seconds.");
+  l = parse_syslog_line("Nov  3 01:02:03 h kernel: x", mtime);
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->wall_ns, static_cast<std::int64_t>(utc(2026, 11, 3, 1, 2, 3)) * kSecond);
+  // December's lines in a file last written in January belong to the year before.
+  l = parse_syslog_line("Dec 31 23:59:59 h kernel: x", utc(2027, 1, 1, 0, 10, 0));
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->wall_ns, static_cast<std::int64_t>(utc(2026, 12, 31, 23, 59, 59)) * kSecond);
+  // Not the kernel's, or not a line.
+  for (const char* bad : {"Nov 30 14:05:01 gpu-07 sshd[12]: Accepted publickey", "",
+                          "Xyz 30 14:05:01 h kernel: x", "2026-11-30T14:05:01 h kernel: x",
+                          "2026-13-30T14:05:01+0100 h kernel: x", "Nov 30 14:05 h kernel: x"})
+    EXPECT_FALSE(parse_syslog_line(bad, mtime)) << bad;
+  ::unsetenv("TZ");
+  ::tzset();
+}
+
+TEST(SyslogFiles, RotationsOldestFirstGzipTooWithWindowsAndDamage) {
+  TempTree t;
+  const std::string x =
+      "2026-11-28T10:00:00Z h kernel: NVRM: Xid (PCI:0000:3b:00): 48, Double Bit ECC Error\n";
+  t.write("var/log/kern.log.1",
+          "2026-11-29T10:00:00Z h kernel: INFO: task pt_data_worker:77 blocked for more than "
+          "120 seconds.\n" +
+              std::string(70000, 'y') + " kernel: too long\n" +
+              "2026-11-29T11:00:00Z h sshd[1]: not the kernel\n")
+      .write("var/log/kern.log",
+             "2026-11-30T10:00:00Z h kernel: Memory cgroup out of memory: Killed process 9 "
+             "(python3) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB, UID:0 "
+             "pgtables:1kB oom_score_adj:0\n")
+      .write("var/log/syslog",
+             "2026-11-30T10:00:00Z h kernel: nvme nvme0: I/O 1 QID 2 timeout, "
+             "aborting\n")
+      .write("var/log/kern.log.notes", "ignored\n");
+  gzip(t.dir() / "var/log/kern.log.2.gz", x);
+  gzip(t.dir() / "var/log/kern.log.3.gz", x + x, true);  // truncated: an error, not a crash
+  const auto root = dltune::host::Root::at(t.dir());
+  ASSERT_TRUE(root);
+  const auto files = syslog_files(*root);
+  EXPECT_EQ(files, (std::vector<std::string>{"/var/log/kern.log.3.gz", "/var/log/kern.log.2.gz",
+                                             "/var/log/kern.log.1", "/var/log/kern.log"}));
+  const auto xids = builtin_xid_table();
+  ASSERT_TRUE(xids);
+  EventCollector c(*xids);
+  std::vector<std::string> from;
+  const auto st = read_syslog(*root, files, 0, 0, [&](const std::string& p, const SyslogLine& l) {
+    from.push_back(p);
+    c.add(l.wall_ns, p, l.text);
+  });
+  const auto events = c.finish();
+  std::vector<std::string> kinds;
+  for (const auto& e : events) kinds.push_back(e.event.kind);
+  // The truncated file gives what it could before the damage (at least its first line), and says
+  // so; the overlong line is skipped and counted; syslog is not read beside kern.log.
+  ASSERT_GE(events.size(), 3u);
+  EXPECT_EQ(kinds.back(), "oom_kill");
+  EXPECT_EQ(events[events.size() - 2].event.kind, "hung_task");
+  EXPECT_EQ(events[events.size() - 2].source, "/var/log/kern.log.1");
+  EXPECT_EQ(events[events.size() - 3].source, "/var/log/kern.log.2.gz");
+  EXPECT_EQ(events[events.size() - 3].event.fields.at("xid"), "48");
+  EXPECT_EQ(st.skipped, 1u);
+  ASSERT_EQ(st.errors.size(), 1u);
+  EXPECT_NE(st.errors[0].find("kern.log.3.gz"), std::string::npos) << st.errors[0];
+  for (const auto& p : from) EXPECT_NE(p, "/var/log/syslog");
+  // A window: only the last day's kill; files last written before it are not opened.
+  for (const auto& f : files) set_mtime(t.dir() / f.substr(1), utc(2026, 11, 30, 12, 0, 0));
+  set_mtime(t.dir() / "var/log/kern.log.3.gz", utc(2026, 11, 28, 12, 0, 0));
+  EventCollector w(*xids);
+  const auto st2 =
+      read_syslog(*root, files, utc(2026, 11, 30, 0, 0, 0) * kSecond, 0,
+                  [&](const std::string& p, const SyslogLine& l) { w.add(l.wall_ns, p, l.text); });
+  const auto recent = w.finish();
+  ASSERT_EQ(recent.size(), 1u);
+  EXPECT_EQ(recent[0].event.kind, "oom_kill");
+  EXPECT_TRUE(st2.errors.empty()) << "the damaged file was last written before the window";
+  // Without kern.log, syslog is the source.
+  TempTree only;
+  only.write("var/log/syslog", "x\n").write("var/log/messages", "y\n");
+  EXPECT_EQ(syslog_files(*dltune::host::Root::at(only.dir())),
+            (std::vector<std::string>{"/var/log/syslog"}));
+}
+
+TEST(SyslogFiles, DoctorReadsATreeGivenWithRoot) {
+  TempTree t;
+  t.write("var/log/kern.log",
+          "2026-11-30T10:00:00Z h kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off "
+          "the bus.\n"
+          "2026-11-30T10:00:01Z h kernel: pcieport 0000:00:01.0: AER: Corrected error "
+          "received: 0000:3b:00.0\n");
+  const auto r = dltune::testing::run(
+      {DLTUNE_BINARY, "doctor", "--root", t.dir().string(), "--boot", "--json"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;  // a critical event
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_EQ(j["counts"]["xid"], 1);
+  EXPECT_EQ(j["counts"]["aer"], 1);
+  EXPECT_EQ(j["events"][0]["source"], "/var/log/kern.log");
+  EXPECT_NE(j["notes"].dump().find("no /dev/kmsg"), std::string::npos);
+  // Nothing to read at all: exit 1, said.
+  TempTree empty;
+  empty.mkdir("var/log");
+  const auto none =
+      dltune::testing::run({DLTUNE_BINARY, "doctor", "--root", empty.dir().string(), "--boot"});
+  EXPECT_EQ(none.exit_code, 1) << none.out << none.err;
+  EXPECT_NE(none.out.find("no kern.log"), std::string::npos) << none.out;
+}
