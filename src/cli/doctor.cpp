@@ -14,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "core/clock.hpp"
 #include "core/text.hpp"
+#include "diagnose/fd_risk.hpp"
 #include "diagnose/kernel_log.hpp"
 #include "diagnose/syslog_files.hpp"
 
@@ -46,6 +47,7 @@ class DoctorCommand : public Command {
         "  aer / pcie_link      PCIe errors (corrected or not) and links below their capability\n"
         "  hung_task, soft_lockup, segfault, general_protection, page_alloc_failure,\n"
         "  fs_error (ext4, xfs), nvme_timeout\n"
+        "  fd_exhaustion        now, from /proc: a training process at 80% of its nofile limit\n"
         "At the top, a summary: the count of each kind, the most recent critical event and the\n"
         "one action that matters most.\n\n"
         "Exit status: 0 nothing above info, 1 warnings, 2 critical events (as dltune check), 1\n"
@@ -129,7 +131,20 @@ class DoctorCommand : public Command {
     } else if (files.empty() && read.unavailable) {
       notes.push_back("no kern.log, syslog or messages under /var/log either");
     }
-    const auto events = collector.finish();
+    auto events = collector.finish();
+    // Now, from /proc: training processes near their open-file limit (the kernel logs nothing).
+    if (root->live() || root->exists("/proc")) {
+      const auto scan = diagnose::scan_fds(*root);
+      const auto now = now_ns(CLOCK_REALTIME);
+      for (const auto& u : scan.processes)
+        if (auto e = diagnose::fd_risk(u))
+          events.push_back(diagnose::LoggedEvent{std::move(*e), now, "/proc", {}});
+      if (scan.unreadable > 0)
+        notes.push_back(
+            fmt::format("{} training process(es) of other users: their open files "
+                        "could not be counted (root can)",
+                        scan.unreadable));
+    }
     if (read.lost > 0)
       notes.push_back(
           fmt::format("the ring buffer wrapped {} time(s) while it was read: some "

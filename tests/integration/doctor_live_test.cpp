@@ -124,6 +124,34 @@ TEST(DoctorLive, InjectedXidAndAerRecordsAreFoundAndExplained) {
   EXPECT_EQ(find_event(doctor("1s"), "xid", "pid", pid), nullptr);
 }
 
+TEST(DoctorLive, AProcessNearItsOpenFileLimitIsARisk) {
+  // A Python process with a nofile limit of 100 and 92 files open: 95% or more with its own
+  // standard streams and Python's.
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::execl("/usr/bin/python3", "python3", "-c",
+            "import resource, time\n"
+            "resource.setrlimit(resource.RLIMIT_NOFILE, (100, 100))\n"
+            "files = [open('/dev/null') for _ in range(92)]\n"
+            "print('ready', flush=True)\n"
+            "time.sleep(60)\n",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const json* e = nullptr;
+  json j;
+  for (int i = 0; i < 50 && e == nullptr; ++i) {  // until the files are open (bounded)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    j = doctor("1m");
+    e = find_event(j, "fd_exhaustion", "pid", std::to_string(child));
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ASSERT_NE(e, nullptr) << j.dump(2);
+  EXPECT_EQ((*e)["fields"]["limit"], "100");
+  EXPECT_EQ((*e)["source"], "/proc");
+}
+
 TEST(DoctorLive, BadInputChangesNothing) {
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"--since", "yesterday"}, {"--since", "0s"}, {"--since", "1h", "--boot"}}) {
