@@ -1,9 +1,11 @@
 // `dltune doctor`: what went wrong on this host, from the kernel's own log (issue 9, first part:
 // /dev/kmsg; the journal, kern.log/syslog and --follow come next).
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include <fmt/format.h>
@@ -58,6 +60,9 @@ class DoctorCommand : public Command {
     sub_->add_option("--since", since_, "How far back: a duration (30m, 24h, 7d; default 24h)")
         ->type_name("DURATION");
     sub_->add_flag("--boot", boot_, "Everything since boot that the ring buffer still holds");
+    sub_->add_flag("--follow", follow_,
+                   "After the report, print each new event as it comes (Ctrl-C stops; with "
+                   "--json one object per line)");
     sub_->add_flag("--json", json_, "The events as JSON (schema dltune.doctor/1)");
     sub_->add_option("--root", root_dir_,
                      "Read the syslog files of the host tree at DIR (a capture, a mounted disk)")
@@ -68,6 +73,8 @@ class DoctorCommand : public Command {
 
   int execute() override {
     if (boot_ && !since_.empty()) return refuse("give --since or --boot, not both");
+    if (follow_ && !root_dir_.empty())
+      return refuse("--follow reads the live host's /dev/kmsg: not with --root");
     std::int64_t since_wall = 0;
     std::string window = "since boot";
     if (!boot_) {
@@ -189,19 +196,11 @@ class DoctorCommand : public Command {
       j["counts"] = counts;
       j["first_action"] = first_action;
       nlohmann::json list = nlohmann::json::array();
-      for (const auto& e : events)
-        list.push_back({{"time_ns", e.wall_ns},
-                        {"source", e.source},
-                        {"kind", e.event.kind},
-                        {"severity", diagnose::severity_name(e.event.severity)},
-                        {"explanation", e.event.explanation},
-                        {"action", e.event.action},
-                        {"fields", e.event.fields},
-                        {"raw", e.raw}});
+      for (const auto& e : events) list.push_back(event_json(e));
       j["events"] = list;
       j["notes"] = notes;
-      fmt::print("{}\n", j.dump(2));
-      return rc;
+      fmt::print("{}\n", j.dump(json_lines() ? -1 : 2));
+      return follow_ ? follow(*xids) : rc;
     }
     fmt::print("dltune doctor: the kernel log ({}) {}\n",
                read.unavailable ? fmt::format("{} syslog file(s)", files.size())
@@ -230,10 +229,64 @@ class DoctorCommand : public Command {
       fmt::print("\nNotes\n");
       for (const auto& n : notes) fmt::print("  - {}\n", n);
     }
-    return rc;
+    return follow_ ? follow(*xids) : rc;
   }
 
  private:
+  [[nodiscard]] bool json_lines() const { return json_ && follow_; }
+
+  static nlohmann::json event_json(const diagnose::LoggedEvent& e) {
+    return {{"time_ns", e.wall_ns},
+            {"source", e.source},
+            {"kind", e.event.kind},
+            {"severity", diagnose::severity_name(e.event.severity)},
+            {"explanation", e.event.explanation},
+            {"action", e.event.action},
+            {"fields", e.event.fields},
+            {"raw", e.raw}};
+  }
+
+  // --follow: the events as they come, until SIGINT, SIGTERM or SIGHUP (exit 0). With --json one
+  // object per line (the report first, then each event).
+  int follow(const diagnose::XidTable& xids) {
+    auto f = diagnose::KmsgFollower::open("/dev/kmsg");
+    if (!f) {
+      fmt::print(stderr, "dltune doctor: --follow: {}\n", f.error().message());
+      return kExitFailure;
+    }
+    sigset_t stop, old;
+    ::sigemptyset(&stop);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&stop, s);
+    ::pthread_sigmask(SIG_BLOCK, &stop, &old);
+    if (!json_) fmt::print("\nFollowing /dev/kmsg (Ctrl-C to stop)...\n");
+    std::fflush(stdout);
+    diagnose::EventCollector c(xids);
+    std::size_t lost = 0;
+    for (;;) {
+      timespec zero{};
+      if (::sigtimedwait(&stop, nullptr, &zero) > 0) break;
+      for (const auto& r : f->wait(200)) c.add(r.wall_ns, r.source, r.text);
+      if (f->lost() > lost) {
+        lost = f->lost();
+        if (!json_) fmt::print("(the ring buffer wrapped: some records were lost)\n");
+      }
+      for (const auto& e : c.take()) {
+        if (json_) {
+          fmt::print("{}\n", event_json(e).dump());
+        } else {
+          fmt::print("\n{} [{}] {} ({})\n  {}\n", local_time(e.wall_ns),
+                     diagnose::severity_name(e.event.severity), e.event.kind, e.source,
+                     e.event.explanation);
+          for (const auto& r : e.raw) fmt::print("  > {}\n", r);
+          fmt::print("  fix: {}\n", e.event.action);
+        }
+        std::fflush(stdout);
+      }
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return kExitOk;
+  }
+
   static int refuse(const std::string& why) {
     fmt::print(stderr, "dltune doctor: {}\n", why);
     return kExitBadInput;
@@ -254,7 +307,7 @@ class DoctorCommand : public Command {
   CLI::App* sub_ = nullptr;
   std::string since_;
   std::string root_dir_;
-  bool boot_ = false, json_ = false;
+  bool boot_ = false, json_ = false, follow_ = false;
 };
 
 }  // namespace

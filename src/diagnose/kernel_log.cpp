@@ -2,6 +2,7 @@
 #include "diagnose/kernel_log.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,6 +82,12 @@ void EventCollector::add(std::int64_t wall_ns, const std::string& source, std::s
   out_.push_back(std::move(le));
 }
 
+std::vector<LoggedEvent> EventCollector::take() {
+  std::vector<LoggedEvent> out;
+  out.swap(out_);
+  return out;
+}
+
 std::vector<LoggedEvent> EventCollector::finish() {
   // A context line whose kill line was not read (lost, or outside the window) still says a kill
   // happened.
@@ -94,6 +101,47 @@ std::vector<LoggedEvent> EventCollector::finish() {
     return a.wall_ns < b.wall_ns;
   });
   return std::move(out_);
+}
+
+Result<KmsgFollower> KmsgFollower::open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return fail("cannot open", path, errno);
+  if (::lseek(fd, 0, SEEK_END) < 0) {
+    const int e = errno;
+    ::close(fd);
+    return fail("cannot seek to the end of", path, e);
+  }
+  return KmsgFollower(fd);
+}
+
+KmsgFollower::~KmsgFollower() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::vector<LogRecord> KmsgFollower::wait(int timeout_ms) {
+  std::vector<LogRecord> out;
+  pollfd p{fd_, POLLIN, 0};
+  if (::poll(&p, 1, timeout_ms) <= 0) return out;
+  const std::int64_t offset = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
+  std::string buf(16384, '\0');
+  for (int n = 0; n < 10000; ++n) {
+    const auto got = ::read(fd_, buf.data(), buf.size());
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EPIPE) {
+        ++lost_;
+        continue;
+      }
+      break;  // EAGAIN: all read
+    }
+    if (got == 0) break;
+    const auto rec =
+        host::parse::kmsg_record(std::string_view(buf.data(), static_cast<std::size_t>(got)));
+    if (!rec) continue;
+    out.push_back(LogRecord{offset + static_cast<std::int64_t>(rec->usec) * 1000, rec->seq,
+                            rec->priority, "kmsg", rec->text});
+  }
+  return out;
 }
 
 std::vector<LoggedEvent> events_of(const std::vector<LogRecord>& records, const XidTable& xids) {

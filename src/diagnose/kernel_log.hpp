@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "diagnose/kernel_events.hpp"
 
 namespace dltune::diagnose {
@@ -39,6 +40,24 @@ struct KmsgRead {
 // Reads what the ring buffer holds now, from `path` (/dev/kmsg).
 [[nodiscard]] KmsgRead read_kmsg(const std::string& path, std::int64_t since_wall_ns);
 
+// New records as they come (doctor --follow): opened at the end of the log.
+class KmsgFollower {
+ public:
+  // Error naming the path and errno when it cannot be opened.
+  [[nodiscard]] static Result<KmsgFollower> open(const std::string& path);
+  KmsgFollower(KmsgFollower&& o) noexcept : fd_(o.fd_), lost_(o.lost_) { o.fd_ = -1; }
+  KmsgFollower& operator=(KmsgFollower&&) = delete;
+  ~KmsgFollower();
+  // Waits up to `timeout_ms` for records and returns those that came (none on a timeout).
+  [[nodiscard]] std::vector<LogRecord> wait(int timeout_ms);
+  [[nodiscard]] std::size_t lost() const { return lost_; }
+
+ private:
+  explicit KmsgFollower(int fd) : fd_(fd) {}
+  int fd_ = -1;
+  std::size_t lost_ = 0;
+};
+
 struct LoggedEvent {
   KernelEvent event;
   std::int64_t wall_ns = 0;
@@ -55,6 +74,9 @@ class EventCollector {
   void add(std::int64_t wall_ns, const std::string& source, std::string_view text);
   // The events, in time order (context lines whose kill was not seen become kills of their own).
   [[nodiscard]] std::vector<LoggedEvent> finish();
+  // The events complete so far, taken out (--follow prints them as they come); a context line
+  // waits for its kill.
+  [[nodiscard]] std::vector<LoggedEvent> take();
 
  private:
   const XidTable& xids_;

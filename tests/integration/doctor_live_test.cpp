@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -152,9 +153,64 @@ TEST(DoctorLive, AProcessNearItsOpenFileLimitIsARisk) {
   EXPECT_EQ((*e)["source"], "/proc");
 }
 
+TEST(DoctorLive, FollowPrintsEachNewEventAsItComes) {
+  if (::geteuid() != 0) GTEST_SKIP() << "writing to /dev/kmsg needs root";
+  char out_path[] = "/tmp/dltune-doctor-follow-XXXXXX";
+  const int out_fd = ::mkstemp(out_path);
+  ASSERT_GE(out_fd, 0);
+  const pid_t p = ::fork();
+  if (p == 0) {
+    ::dup2(out_fd, 1);
+    ::execl(DLTUNE_BINARY, DLTUNE_BINARY, "doctor", "--follow", "--json", "--since", "1s",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const auto text = [&] {
+    std::ifstream in(out_path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  const auto wait_for = [&](const std::string& what) {
+    for (int i = 0; i < 100; ++i) {  // bounded: 10 s
+      if (text().find(what) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  };
+  EXPECT_TRUE(wait_for("dltune.doctor/1")) << text();  // the report comes first
+  const std::string marker = "pid=" + std::to_string(p) + ", name=dltune-test-follow";
+  {
+    const std::string record = "<3>NVRM: Xid (PCI:0000:3b:00): 94, " + marker + ", Contained.\n";
+    const int fd = ::open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(::write(fd, record.data(), record.size()), static_cast<ssize_t>(record.size()));
+    ::close(fd);
+  }
+  EXPECT_TRUE(wait_for(marker)) << text();
+  ::kill(p, SIGINT);
+  int status = 0;
+  ::waitpid(p, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  // One JSON object per line: the report, then the event.
+  std::istringstream lines(text());
+  std::string line, last;
+  int n = 0;
+  while (std::getline(lines, line))
+    if (!line.empty()) {
+      EXPECT_FALSE(json::parse(line, nullptr, false).is_discarded()) << line;
+      last = line;
+      ++n;
+    }
+  EXPECT_GE(n, 2);
+  EXPECT_EQ(json::parse(last, nullptr, false)["fields"]["xid"], "94");
+  ::close(out_fd);
+  ::unlink(out_path);
+}
+
 TEST(DoctorLive, BadInputChangesNothing) {
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"--since", "yesterday"}, {"--since", "0s"}, {"--since", "1h", "--boot"}}) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--since", "yesterday"},
+                                                                {"--since", "0s"},
+                                                                {"--since", "1h", "--boot"},
+                                                                {"--follow", "--root", "/tmp"}}) {
     std::vector<std::string> argv = {DLTUNE_BINARY, "doctor"};
     argv.insert(argv.end(), args.begin(), args.end());
     const auto r = run(argv);
