@@ -117,15 +117,16 @@ class DoctorCommand : public Command {
     if (!files.empty() && (read.unavailable || kmsg_from > since_wall)) {
       const bool tty = ::isatty(STDERR_FILENO) != 0;
       std::string current;
-      const auto st =
-          diagnose::read_syslog(*root, files, since_wall, read.unavailable ? 0 : kmsg_from,
-                                [&](const std::string& path, const diagnose::SyslogLine& l) {
-                                  if (tty && path != current) {
-                                    current = path;
-                                    fmt::print(stderr, "dltune doctor: reading {}\n", path);
-                                  }
-                                  collector.add(l.wall_ns, path, l.text);
-                                });
+      const auto st = diagnose::read_syslog(
+          *root, files, since_wall, read.unavailable ? 0 : kmsg_from,
+          [&](std::string_view msg) { return diagnose::classify(msg, *xids).has_value(); },
+          [&](const std::string& path, const diagnose::SyslogLine& l) {
+            if (tty && path != current) {
+              current = path;
+              fmt::print(stderr, "dltune doctor: reading {}\n", path);
+            }
+            collector.add(l.wall_ns, path, l.text);
+          });
       sources.push_back({{"source", "syslog"},
                          {"files", files},
                          {"lines", st.lines},

@@ -431,36 +431,88 @@ const Result<XidTable>& builtin_xid_table() {
   return kTable;
 }
 
+namespace {
+
+std::optional<KernelEvent> oom_context(string_view text) {
+  const auto k = host::parse::oom_kill(text);
+  if (!k) return std::nullopt;
+  auto e = event(
+      "oom_context", Severity::kInfo,
+      fmt::format("OOM kill of {} ({}): constraint {}, limit hit in {}, victim in {}.", k->pid,
+                  k->task, k->constraint, k->oom_memcg.empty() ? "the whole machine" : k->oom_memcg,
+                  k->task_memcg.empty() ? "/" : k->task_memcg),
+      "See the OOM kill it belongs to.");
+  e.fields["pid"] = std::to_string(k->pid);
+  e.fields["task"] = k->task;
+  e.fields["constraint"] = k->constraint;
+  e.fields["oom_memcg"] = k->oom_memcg;
+  e.fields["cgroup"] = k->task_memcg;
+  return e;
+}
+
+}  // namespace
+
 std::optional<KernelEvent> classify(std::string_view text, const XidTable& xids) {
-  // Cheapest first-character and fixed-string tests first: most lines are none of these.
-  if (auto e = xid(text, xids)) return e;
-  if (auto e = gpu_lost(text)) return e;
-  if (auto e = oom_kill(text)) return e;
-  if (text.starts_with("oom-kill:")) {
-    if (const auto k = host::parse::oom_kill(text)) {
-      auto e = event("oom_context", Severity::kInfo,
-                     fmt::format("OOM kill of {} ({}): constraint {}, limit hit in {}, victim in "
-                                 "{}.",
-                                 k->pid, k->task, k->constraint,
-                                 k->oom_memcg.empty() ? "the whole machine" : k->oom_memcg,
-                                 k->task_memcg.empty() ? "/" : k->task_memcg),
-                     "See the OOM kill it belongs to.");
-      e.fields["pid"] = std::to_string(k->pid);
-      e.fields["task"] = k->task;
-      e.fields["constraint"] = k->constraint;
-      e.fields["oom_memcg"] = k->oom_memcg;
-      e.fields["cgroup"] = k->task_memcg;
-      return e;
-    }
+  // Dispatch on how each form begins, so that an ordinary line costs a few byte compares and at
+  // most one short search (doctor scans logs at grep's speed): the subsystem's own prefix, or a
+  // "NAME: " / "DEVICE ADDRESS: " prefix within the first 64 bytes.
+  if (text.size() < 8) return std::nullopt;
+  using namespace std::string_view_literals;  // no strlen per comparison
+  switch (text[0]) {                          // one byte decides which prefix can match
+    case 'N':
+      if (text.starts_with("NVRM: "sv)) {
+        if (auto e = xid(text, xids)) return e;
+        return gpu_lost(text);
+      }
+      break;
+    case 'o':
+      if (text.starts_with("oom-kill:"sv)) return oom_context(text);
+      break;
+    case 'O':
+    case 'M':
+    case 'K':
+      if (text.starts_with("Out of memory"sv) ||
+          text.starts_with("Memory cgroup out of memory"sv) || text.starts_with("Killed process"sv))
+        return oom_kill(text);
+      break;
+    case 'I':
+      if (text.starts_with("INFO: task "sv)) return hung_task(text);
+      break;
+    case 'w':
+    case 'B':
+      if (text.starts_with("watchdog: BUG: soft lockup"sv) ||
+          text.starts_with("BUG: soft lockup"sv))
+        return soft_lockup(text);
+      break;
+    case 't':
+      if (text.starts_with("traps: "sv)) return crash(text);
+      break;
+    case 'E':
+    case 'X':
+      if (text.starts_with("EXT4-fs error"sv) || text.starts_with("XFS ("sv)) return fs_error(text);
+      break;
+    case 'n':
+      if (text.starts_with("nvme nvme"sv)) return nvme_timeout(text);
+      break;
+    case 'A':
+      if (text.starts_with("AER: "sv)) return aer(text);
+      break;
+    default:
+      break;
   }
-  if (auto e = aer(text)) return e;
-  if (auto e = pcie_link(text)) return e;
-  if (auto e = hung_task(text)) return e;
-  if (auto e = soft_lockup(text)) return e;
-  if (auto e = crash(text)) return e;
-  if (auto e = page_alloc_failure(text)) return e;
-  if (auto e = fs_error(text)) return e;
-  if (auto e = nvme_timeout(text)) return e;
+  const auto colon = text.substr(0, 64).find(": "sv);
+  if (colon == string_view::npos) return std::nullopt;
+  const auto rest = text.substr(colon + 2);
+  // "pcieport 0000:00:01.0: AER: ...", "nvidia 0000:3b:00.0: PCIe Bus Error: ...", "... 2.000
+  // Gb/s available PCIe bandwidth, limited by ..."; the address's own colons come first, so the
+  // prefix ends at the first ": ".
+  if (rest.starts_with("AER: "sv) || rest.starts_with("PCIe Bus Error"sv)) return aer(text);
+  if (!rest.empty() && rest[0] >= '0' && rest[0] <= '9' &&
+      rest.substr(0, 40).find(" available PCIe bandwidth"sv) != string_view::npos)
+    return pcie_link(text);
+  // "python3[4242]: segfault at ..." and "python3: page allocation failure: order:..."
+  if (colon > 0 && text[colon - 1] == ']' && rest.starts_with("segfault at "sv)) return crash(text);
+  if (rest.starts_with("page allocation failure: order:"sv)) return page_alloc_failure(text);
   return std::nullopt;
 }
 

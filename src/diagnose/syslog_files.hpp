@@ -39,10 +39,13 @@ struct SyslogStats {
   std::vector<std::string> errors;                       // files that could not be read
 };
 
-// Calls `each(path, line)` for every kernel line of `files` at or after `since_wall_ns` and
-// before `until_wall_ns` (0: no end).
+// Calls `each(path, line)` for every kernel line of `files` whose message `wanted` accepts, at or
+// after `since_wall_ns` and before `until_wall_ns` (0: no end). The files are read in 1 MiB
+// chunks and a line's time is parsed only when `wanted` said yes: an ordinary line costs a
+// bounded search for " kernel: " and whatever `wanted` does.
 SyslogStats read_syslog(const host::Root& root, const std::vector<std::string>& files,
                         std::int64_t since_wall_ns, std::int64_t until_wall_ns,
+                        const std::function<bool(std::string_view)>& wanted,
                         const std::function<void(const std::string&, const SyslogLine&)>& each);
 
 }  // namespace dltune::diagnose

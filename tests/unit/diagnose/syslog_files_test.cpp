@@ -117,10 +117,12 @@ TEST(SyslogFiles, RotationsOldestFirstGzipTooWithWindowsAndDamage) {
   ASSERT_TRUE(xids);
   EventCollector c(*xids);
   std::vector<std::string> from;
-  const auto st = read_syslog(*root, files, 0, 0, [&](const std::string& p, const SyslogLine& l) {
-    from.push_back(p);
-    c.add(l.wall_ns, p, l.text);
-  });
+  const auto any = [](std::string_view) { return true; };
+  const auto st =
+      read_syslog(*root, files, 0, 0, any, [&](const std::string& p, const SyslogLine& l) {
+        from.push_back(p);
+        c.add(l.wall_ns, p, l.text);
+      });
   const auto events = c.finish();
   std::vector<std::string> kinds;
   for (const auto& e : events) kinds.push_back(e.event.kind);
@@ -141,7 +143,7 @@ TEST(SyslogFiles, RotationsOldestFirstGzipTooWithWindowsAndDamage) {
   set_mtime(t.dir() / "var/log/kern.log.3.gz", utc(2026, 11, 28, 12, 0, 0));
   EventCollector w(*xids);
   const auto st2 =
-      read_syslog(*root, files, utc(2026, 11, 30, 0, 0, 0) * kSecond, 0,
+      read_syslog(*root, files, utc(2026, 11, 30, 0, 0, 0) * kSecond, 0, any,
                   [&](const std::string& p, const SyslogLine& l) { w.add(l.wall_ns, p, l.text); });
   const auto recent = w.finish();
   ASSERT_EQ(recent.size(), 1u);
