@@ -19,6 +19,7 @@
 #include "diagnose/fd_risk.hpp"
 #include "diagnose/kernel_log.hpp"
 #include "diagnose/syslog_files.hpp"
+#include "inventory/gpu.hpp"
 
 namespace dltune::cli {
 
@@ -140,6 +141,21 @@ class DoctorCommand : public Command {
       notes.push_back("no kern.log, syslog or messages under /var/log either");
     }
     auto events = collector.finish();
+    // GPU events by index and UUID, as nvidia-smi and dltune env name them (PCI sysfs and NVML;
+    // asked only when an event names a PCI address).
+    if (diagnose::names_pci(events)) {
+      inventory::Context ctx(*root, own_environment());
+      const auto gpus = inventory::collect_gpus(ctx, collect_options().nvml_library);
+      std::vector<diagnose::GpuName> names;
+      for (const auto& d : gpus.devices) {
+        if (!d.compute) continue;
+        diagnose::GpuName n{d.address, d.nvml_index, std::nullopt};
+        for (const auto& nd : gpus.nvml.devices)
+          if (d.nvml_index && nd.index == *d.nvml_index) n.uuid = nd.uuid;
+        names.push_back(std::move(n));
+      }
+      diagnose::name_gpus(events, names);
+    }
     // Now, from /proc: training processes near their open-file limit (the kernel logs nothing).
     if (root->live() || root->exists("/proc")) {
       const auto scan = diagnose::scan_fds(*root);

@@ -144,6 +144,54 @@ std::vector<LogRecord> KmsgFollower::wait(int timeout_ms) {
   return out;
 }
 
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s)
+    if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
+  return s;
+}
+
+}  // namespace
+
+bool names_pci(const std::vector<LoggedEvent>& events) {
+  for (const auto& e : events)
+    if (e.event.fields.count("pci") || e.event.fields.count("device")) return true;
+  return false;
+}
+
+bool name_gpus(std::vector<LoggedEvent>& events, const std::vector<GpuName>& gpus) {
+  bool any = false;
+  for (auto& e : events) {
+    auto& f = e.event.fields;
+    std::string addr;
+    if (const auto it = f.find("pci"); it != f.end())
+      addr = lower(it->second);
+    else if (const auto d = f.find("device"); d != f.end())
+      addr = lower(d->second.substr(0, d->second.find(' ')));
+    if (addr.size() < 10) continue;  // "0000:3b:00" at least
+    for (const auto& g : gpus) {
+      const auto pci = lower(g.pci);
+      // Equal, or the event's address without the function ("0000:3b:00" of "0000:3b:00.0").
+      if (!(pci == addr || (pci.starts_with(addr) && pci.size() == addr.size() + 2))) continue;
+      any = true;
+      f["gpu_pci"] = g.pci;
+      std::string which = "GPU at " + g.pci;
+      if (g.index) {
+        f["gpu"] = std::to_string(*g.index);
+        which = fmt::format("GPU {} ({})", *g.index, g.pci);
+      }
+      if (g.uuid) {
+        f["uuid"] = *g.uuid;
+        which += ", " + *g.uuid;
+      }
+      e.event.explanation += " This is " + which + ".";
+      break;
+    }
+  }
+  return any;
+}
+
 std::vector<LoggedEvent> events_of(const std::vector<LogRecord>& records, const XidTable& xids) {
   EventCollector c(xids);
   for (const auto& r : records) c.add(r.wall_ns, r.source, r.text);

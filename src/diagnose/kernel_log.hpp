@@ -84,6 +84,19 @@ class EventCollector {
   std::map<std::string, LoggedEvent> context_;  // "oom-kill:" lines by pid, until their kill
 };
 
+// A GPU as doctor names it: its PCI address and, when NVML knew it, its index and UUID.
+struct GpuName {
+  std::string pci;  // "0000:3b:00.0"
+  std::optional<unsigned> index;
+  std::optional<std::string> uuid;
+};
+// Adds `gpu` (index) and `uuid` to the events whose PCI address or device is one of `gpus` (an
+// Xid's "0000:3b:00" names domain, bus and device, without the function), and says which GPU it
+// was in the explanation. Returns whether any event was about a GPU.
+bool name_gpus(std::vector<LoggedEvent>& events, const std::vector<GpuName>& gpus);
+// Whether any event names a PCI address (only then are the GPUs worth asking NVML about).
+[[nodiscard]] bool names_pci(const std::vector<LoggedEvent>& events);
+
 // The events in `records`, in order.
 [[nodiscard]] std::vector<LoggedEvent> events_of(const std::vector<LogRecord>& records,
                                                  const XidTable& xids);

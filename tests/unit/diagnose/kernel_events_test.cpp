@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "diagnose/kernel_events.hpp"
+#include "diagnose/kernel_log.hpp"
 
 using namespace dltune::diagnose;
 
@@ -210,4 +211,27 @@ TEST(KernelEvents, OrdinaryAndGarbledLinesAreNoEvents) {
         "AER: something"}) {
     EXPECT_FALSE(classify(line, xids()).has_value()) << line;
   }
+}
+
+TEST(KernelEvents, GpuEventsNameTheGpuByIndexAndUuid) {
+  std::vector<LoggedEvent> events;
+  for (const char* line : {"NVRM: Xid (PCI:0000:3B:00): 79, GPU has fallen off the bus.",
+                           "pcieport 0000:00:01.0: AER: Corrected error received: 0000:9a:00.0",
+                           "nvme nvme0: I/O 1 QID 2 timeout, aborting",
+                           "NVRM: Xid (PCI:0000:5d:00): 48, Double Bit ECC Error"})
+    events.push_back(LoggedEvent{must(line), 0, "kmsg", {line}});
+  EXPECT_TRUE(names_pci(events));
+  const std::vector<GpuName> gpus = {
+      {"0000:3b:00.0", 2u, std::string("GPU-aaaa")},
+      {"0000:9a:00.0", 5u, std::nullopt},
+      {"0000:17:00.0", 0u, std::string("GPU-cccc")},
+  };
+  EXPECT_TRUE(name_gpus(events, gpus));
+  EXPECT_EQ(events[0].event.fields["gpu"], "2");
+  EXPECT_EQ(events[0].event.fields["uuid"], "GPU-aaaa");
+  EXPECT_NE(events[0].event.explanation.find("This is GPU 2 (0000:3b:00.0), GPU-aaaa."),
+            std::string::npos);
+  EXPECT_EQ(events[1].event.fields["gpu"], "5");  // the AER's device is a GPU
+  EXPECT_EQ(events[2].event.fields.count("gpu"), 0u);
+  EXPECT_EQ(events[3].event.fields.count("gpu"), 0u);  // 0000:5d:00 is no GPU here
 }
