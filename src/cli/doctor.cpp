@@ -20,6 +20,9 @@
 #include "diagnose/kernel_log.hpp"
 #include "diagnose/syslog_files.hpp"
 #include "inventory/gpu.hpp"
+#include "launch/cgroup.hpp"
+#include "monitor/sampler.hpp"
+#include "serve/job_groups.hpp"
 
 namespace dltune::cli {
 
@@ -141,6 +144,41 @@ class DoctorCommand : public Command {
       notes.push_back("no kern.log, syslog or messages under /var/log either");
     }
     auto events = collector.finish();
+    // OOM kills that the job cgroups of `dltune run` counted themselves (their counters outlive
+    // a wrapped ring buffer): said per group when the log did not show as many.
+    if (auto layout = launch::cgroup_layout(*root)) {
+      if (auto groups = serve::discover_job_groups(*root, *layout)) {
+        const auto now = now_ns(CLOCK_REALTIME);
+        for (const auto& g : *groups) {
+          auto c = monitor::CgroupCollector::open(*root, g);
+          if (!c) continue;
+          std::optional<monitor::Cgroup> cg;
+          monitor::Notices quiet;
+          if (!c->collect(cg, quiet) || !cg || !cg->events_oom_kill || *cg->events_oom_kill == 0)
+            continue;
+          std::size_t logged = 0;
+          for (const auto& e : events)
+            if (e.event.kind == "oom_kill" && e.event.fields.count("cgroup") &&
+                e.event.fields.at("cgroup").ends_with(g))
+              ++logged;
+          if (logged >= *cg->events_oom_kill) continue;
+          diagnose::KernelEvent k;
+          k.kind = "oom_kill";
+          k.severity = diagnose::Severity::kCritical;
+          k.explanation = fmt::format(
+              "The job cgroup {} counted {} OOM kill(s) of its processes{}.", g,
+              *cg->events_oom_kill,
+              logged > 0 ? fmt::format(", {} of them in the log read", logged)
+                         : " that the log read does not show (older than the window or lost)");
+          k.action =
+              "Raise the job's memory limit (dltune run --memory), or need less: fewer DataLoader "
+              "workers, a smaller batch or prefetch_factor.";
+          k.fields["cgroup"] = g;
+          k.fields["count"] = std::to_string(*cg->events_oom_kill);
+          events.push_back(diagnose::LoggedEvent{std::move(k), now, "cgroup", {}});
+        }
+      }
+    }
     // GPU events by index and UUID, as nvidia-smi and dltune env name them (PCI sysfs and NVML;
     // asked only when an event names a PCI address).
     if (diagnose::names_pci(events)) {

@@ -81,6 +81,39 @@ TEST(DoctorLive, ARealOomKillInATestCgroupIsFoundWithItsVictim) {
   EXPECT_GE(j["counts"]["oom_kill"].get<int>(), 1);
 }
 
+TEST(DoctorLive, AJobCgroupsOwnOomCountIsReportedWhenTheLogWindowMissesIt) {
+  if (::geteuid() != 0) GTEST_SKIP() << "a memory cgroup needs root";
+  const fs::path parent = "/sys/fs/cgroup/memory/dltune";
+  if (!fs::exists("/sys/fs/cgroup/memory/memory.limit_in_bytes"))
+    GTEST_SKIP() << "needs the cgroup v1 memory controller (this VM has it)";
+  const bool made_parent = fs::create_directory(parent);
+  const auto group = parent / ("doctor-test-" + std::to_string(::getpid()));
+  fs::create_directory(group);
+  std::ofstream(group / "memory.limit_in_bytes") << (48 << 20) << std::flush;
+  const pid_t child = ::fork();
+  if (child == 0) {
+    std::ofstream(group / "cgroup.procs") << ::getpid() << std::flush;
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, 2);
+    ::execl("/usr/bin/python3", "python3", "-c", "b = bytearray(300 * 2**20)",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::waitpid(child, nullptr, 0);
+  // The kill is now older than a 1 s window: only the group's own counter tells.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  const auto j = doctor("1s");
+  for (int i = 0; i < 100 && ::rmdir(group.c_str()) != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (made_parent) ::rmdir(parent.c_str());
+  EXPECT_FALSE(fs::exists(group));
+  const auto name = "/dltune/" + group.filename().string();
+  const auto* e = find_event(j, "oom_kill", "cgroup", name);
+  ASSERT_NE(e, nullptr) << j.dump(2);
+  EXPECT_EQ((*e)["source"], "cgroup");
+  EXPECT_EQ((*e)["fields"]["count"], "1");
+}
+
 TEST(DoctorLive, InjectedXidAndAerRecordsAreFoundAndExplained) {
   if (::geteuid() != 0) GTEST_SKIP() << "writing to /dev/kmsg needs root";
   const std::string pid = std::to_string(::getpid());
