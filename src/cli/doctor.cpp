@@ -17,6 +17,7 @@
 #include "core/clock.hpp"
 #include "core/text.hpp"
 #include "diagnose/fd_risk.hpp"
+#include "diagnose/journal.hpp"
 #include "diagnose/kernel_log.hpp"
 #include "diagnose/syslog_files.hpp"
 #include "inventory/gpu.hpp"
@@ -96,8 +97,9 @@ class DoctorCommand : public Command {
     }
     auto root = open_root("doctor", root_dir_);
     if (!root) return kExitBadInput;
-    // /dev/kmsg on the live host; the syslog files for what it does not hold (before its oldest
-    // record, or everything when it cannot be read), and for a tree given with --root.
+    // Sources in order of preference: /dev/kmsg on the live host; for what it does not hold
+    // (before its oldest record, or everything when it cannot be read, or a --root tree) the
+    // systemd journal when there is one, else the syslog files.
     diagnose::KmsgRead read;
     if (root->live())
       read = diagnose::read_kmsg("/dev/kmsg", since_wall);
@@ -115,10 +117,20 @@ class DoctorCommand : public Command {
                        {"path", "/dev/kmsg"},
                        {"records", read.records.size()},
                        {"readable", !read.unavailable.has_value()}});
-    if (read.unavailable)
-      notes.push_back(*read.unavailable + "; the syslog files are read instead");
+    const bool older = read.unavailable.has_value() || kmsg_from > since_wall;
+    const bool journal = older && diagnose::has_journal(*root);
     const auto files = diagnose::syslog_files(*root);
-    if (!files.empty() && (read.unavailable || kmsg_from > since_wall)) {
+    if (read.unavailable)
+      notes.push_back(*read.unavailable + (journal ? "; the journal is read instead"
+                                                   : "; the syslog files are read instead"));
+    if (journal) {
+      const auto st = diagnose::read_journal(
+          *root, since_wall, read.unavailable ? 0 : kmsg_from,
+          [&](std::int64_t wall, std::string_view msg) { collector.add(wall, "journal", msg); });
+      sources.push_back(nlohmann::json{
+          {"source", "journal"}, {"directories", st.directories}, {"entries", st.entries}});
+      if (st.error) notes.push_back(*st.error);
+    } else if (!files.empty() && older) {
       const bool tty = ::isatty(STDERR_FILENO) != 0;
       std::string current;
       const auto st = diagnose::read_syslog(
@@ -141,7 +153,7 @@ class DoctorCommand : public Command {
         notes.push_back(
             fmt::format("{} syslog line(s) did not parse and were skipped", st.skipped));
     } else if (files.empty() && read.unavailable) {
-      notes.push_back("no kern.log, syslog or messages under /var/log either");
+      notes.push_back("no journal, and no kern.log, syslog or messages under /var/log either");
     }
     auto events = collector.finish();
     // OOM kills that the job cgroups of `dltune run` counted themselves (their counters outlive
@@ -239,10 +251,10 @@ class DoctorCommand : public Command {
         for (const auto& e : events)
           if (e.event.kind == top->first) first_action = e.event.action;
     }
-    const int rc = read.unavailable && files.empty()        ? kExitFailure
-                   : worst == diagnose::Severity::kCritical ? 2
-                   : worst == diagnose::Severity::kWarning  ? 1
-                                                            : 0;
+    const int rc = read.unavailable && files.empty() && !journal ? kExitFailure
+                   : worst == diagnose::Severity::kCritical      ? 2
+                   : worst == diagnose::Severity::kWarning       ? 1
+                                                                 : 0;
     if (json_) {
       nlohmann::json j;
       j["schema"] = "dltune.doctor/1";
@@ -258,7 +270,8 @@ class DoctorCommand : public Command {
       return follow_ ? follow(*xids) : rc;
     }
     fmt::print("dltune doctor: the kernel log ({}) {}\n",
-               read.unavailable ? fmt::format("{} syslog file(s)", files.size())
+               read.unavailable ? (journal ? std::string("the journal")
+                                           : fmt::format("{} syslog file(s)", files.size()))
                                 : fmt::format("/dev/kmsg, {} records", read.records.size()),
                window);
     if (events.empty()) {

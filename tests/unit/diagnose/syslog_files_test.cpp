@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "diagnose/journal.hpp"
 #include "diagnose/kernel_log.hpp"
 #include "diagnose/syslog_files.hpp"
 #include "support/run.hpp"
@@ -178,5 +179,45 @@ TEST(SyslogFiles, DoctorReadsATreeGivenWithRoot) {
   const auto none =
       dltune::testing::run({DLTUNE_BINARY, "doctor", "--root", empty.dir().string(), "--boot"});
   EXPECT_EQ(none.exit_code, 1) << none.out << none.err;
-  EXPECT_NE(none.out.find("no kern.log"), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("no journal, and no kern.log"), std::string::npos) << none.out;
+}
+
+TEST(Journal, DoctorReadsTheKernelsEntriesOfARealJournalFile) {
+  // A real journal file, written by systemd-journal-remote from the journal export format
+  // (https://systemd.io/JOURNAL_EXPORT_FORMATS/), in the machine-id directory where journald
+  // keeps them; the sshd entry is not the kernel's and is left out.
+  TempTree t;
+  t.mkdir("etc").mkdir("var/log/journal/0123456789abcdef0123456789abcdef");
+  const auto dir = t.dir() / "var/log/journal/0123456789abcdef0123456789abcdef";
+  t.write("export.txt",
+          "__REALTIME_TIMESTAMP=1796050000000000\n__MONOTONIC_TIMESTAMP=1000\n"
+          "_BOOT_ID=0123456789abcdef0123456789abcdef\n_TRANSPORT=kernel\nPRIORITY=3\n"
+          "MESSAGE=NVRM: Xid (PCI:0000:3b:00): 48, Double Bit ECC Error\n\n"
+          "__REALTIME_TIMESTAMP=1796050001000000\n__MONOTONIC_TIMESTAMP=2000\n"
+          "_BOOT_ID=0123456789abcdef0123456789abcdef\n_TRANSPORT=syslog\n"
+          "MESSAGE=INFO: task python3:1 blocked for more than 120 seconds.\n\n"
+          "__REALTIME_TIMESTAMP=1796050002000000\n__MONOTONIC_TIMESTAMP=3000\n"
+          "_BOOT_ID=0123456789abcdef0123456789abcdef\n_TRANSPORT=kernel\n"
+          "MESSAGE=INFO: task pt_data_worker:77 blocked for more than 120 seconds.\n\n");
+  const auto made = dltune::testing::run({"/lib/systemd/systemd-journal-remote",
+                                          "--output=" + (dir / "system.journal").string(),
+                                          (t.dir() / "export.txt").string()});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const auto root = dltune::host::Root::at(t.dir());
+  ASSERT_TRUE(root);
+  EXPECT_TRUE(has_journal(*root));
+  const auto r = dltune::testing::run(
+      {DLTUNE_BINARY, "doctor", "--root", t.dir().string(), "--boot", "--json"});
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out << r.err;
+  ASSERT_EQ(j["events"].size(), 2u) << j.dump(2);
+  EXPECT_EQ(j["events"][0]["source"], "journal");
+  EXPECT_EQ(j["events"][0]["fields"]["xid"], "48");
+  EXPECT_EQ(j["events"][0]["time_ns"], 1796050000000000000);
+  EXPECT_EQ(j["events"][1]["fields"]["task"], "pt_data_worker");
+  EXPECT_EQ(r.exit_code, 2);
+  // A window after the first entry leaves it out.
+  const auto late = dltune::testing::run(
+      {DLTUNE_BINARY, "doctor", "--root", t.dir().string(), "--since", "1h", "--json"});
+  EXPECT_EQ(nlohmann::json::parse(late.out, nullptr, false)["events"].size(), 0u) << late.out;
 }
