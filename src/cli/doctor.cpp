@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include <fmt/format.h>
@@ -55,6 +56,7 @@ class DoctorCommand : public Command {
         "  hung_task, soft_lockup, segfault, general_protection, page_alloc_failure,\n"
         "  fs_error (ext4, xfs), nvme_timeout\n"
         "  fd_exhaustion        now, from /proc: a training process at 80% of its nofile limit\n"
+        "  compaction_stall     from /proc/vmstat: allocations that waited for compaction\n"
         "At the top, a summary: the count of each kind, the most recent critical event and the\n"
         "one action that matters most.\n\n"
         "Exit status: 0 nothing above info, 1 warnings, 2 critical events (as dltune check), 1\n"
@@ -189,6 +191,35 @@ class DoctorCommand : public Command {
           k.fields["count"] = std::to_string(*cg->events_oom_kill);
           events.push_back(diagnose::LoggedEvent{std::move(k), now, "cgroup", {}});
         }
+      }
+    }
+    // Compaction stalls: the kernel does not log them; /proc/vmstat counts them since boot
+    // (compact_stall: an allocation waited for memory to be compacted, usually for a huge page).
+    if (const auto vm = root->read("/proc/vmstat"); vm && *vm) {
+      std::uint64_t stalls = 0, fails = 0;
+      for (const auto& [key, out] :
+           {std::pair<std::string_view, std::uint64_t*>{"compact_stall ", &stalls},
+            std::pair<std::string_view, std::uint64_t*>{"compact_fail ", &fails}}) {
+        const auto at = (*vm)->find(std::string("\n") + std::string(key));
+        if (at != std::string::npos)
+          *out = std::strtoull((*vm)->c_str() + at + 1 + key.size(), nullptr, 10);
+      }
+      if (stalls > 0) {
+        diagnose::KernelEvent k;
+        k.kind = "compaction_stall";
+        k.severity = diagnose::Severity::kInfo;
+        k.explanation = fmt::format(
+            "Since boot, {} memory allocations waited for the kernel to compact memory ({} of "
+            "them failed): with transparent huge pages 'always', a training job's allocations "
+            "can stall on this.",
+            stalls, fails);
+        k.action =
+            "If they rise while a job runs (dltune top: THP and compaction), set THP's "
+            "defrag to 'defer+madvise' or 'madvise' (dltune tune) rather than 'always'.";
+        k.fields["compact_stall"] = std::to_string(stalls);
+        k.fields["compact_fail"] = std::to_string(fails);
+        events.push_back(
+            diagnose::LoggedEvent{std::move(k), now_ns(CLOCK_REALTIME), "/proc/vmstat", {}});
       }
     }
     // GPU events by index and UUID, as nvidia-smi and dltune env name them (PCI sysfs and NVML;

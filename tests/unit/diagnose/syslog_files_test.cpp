@@ -163,7 +163,8 @@ TEST(SyslogFiles, DoctorReadsATreeGivenWithRoot) {
           "2026-11-30T10:00:00Z h kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off "
           "the bus.\n"
           "2026-11-30T10:00:01Z h kernel: pcieport 0000:00:01.0: AER: Corrected error "
-          "received: 0000:3b:00.0\n");
+          "received: 0000:3b:00.0\n")
+      .write("proc/vmstat", "nr_free_pages 1\ncompact_stall 12\ncompact_fail 3\n");
   const auto r = dltune::testing::run(
       {DLTUNE_BINARY, "doctor", "--root", t.dir().string(), "--boot", "--json"});
   EXPECT_EQ(r.exit_code, 2) << r.err;  // a critical event
@@ -172,6 +173,8 @@ TEST(SyslogFiles, DoctorReadsATreeGivenWithRoot) {
   EXPECT_EQ(j["counts"]["xid"], 1);
   EXPECT_EQ(j["counts"]["aer"], 1);
   EXPECT_EQ(j["events"][0]["source"], "/var/log/kern.log");
+  EXPECT_EQ(j["counts"]["compaction_stall"], 1);  // from the tree's /proc/vmstat
+  EXPECT_NE(j.dump().find("\"compact_fail\":\"3\""), std::string::npos);
   EXPECT_NE(j["notes"].dump().find("no /dev/kmsg"), std::string::npos);
   // Nothing to read at all: exit 1, said.
   TempTree empty;
