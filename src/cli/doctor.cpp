@@ -25,6 +25,7 @@
 #include "launch/cgroup.hpp"
 #include "monitor/sampler.hpp"
 #include "serve/job_groups.hpp"
+#include "store/recording.hpp"
 
 namespace dltune::cli {
 
@@ -71,6 +72,10 @@ class DoctorCommand : public Command {
                    "After the report, print each new event as it comes (Ctrl-C stops; with "
                    "--json one object per line)");
     sub_->add_flag("--json", json_, "The events as JSON (schema dltune.doctor/1)");
+    sub_->add_option("--recording", recording_,
+                     "Also store the events within RECORDING's time span in it (document "
+                     "\"events\"): dltune report draws them as markers")
+        ->type_name("RECORDING");
     sub_->add_option("--root", root_dir_,
                      "Read the syslog files of the host tree at DIR (a capture, a mounted disk)")
         ->type_name("DIR");
@@ -80,6 +85,16 @@ class DoctorCommand : public Command {
 
   int execute() override {
     if (boot_ && !since_.empty()) return refuse("give --since or --boot, not both");
+    std::optional<std::pair<std::int64_t, std::int64_t>> span;  // the recording's, wall ns
+    if (!recording_.empty()) {
+      auto rec = store::Recording::open(recording_);
+      if (!rec) return refuse("--recording: " + rec.error().message());
+      const auto& info = (*rec)->info();
+      std::int64_t end = info.ended_wall_ns.value_or(0);
+      if (end == 0)
+        if (auto times = (*rec)->times(); times && !times->empty()) end = times->back();
+      span = std::make_pair(info.started_wall_ns, end > 0 ? end : now_ns(CLOCK_REALTIME));
+    }
     if (follow_ && !root_dir_.empty())
       return refuse("--follow reads the live host's /dev/kmsg: not with --root");
     std::int64_t since_wall = 0;
@@ -258,6 +273,22 @@ class DoctorCommand : public Command {
     if (read.garbled > 0)
       notes.push_back(fmt::format("{} record(s) did not parse and were skipped", read.garbled));
 
+    if (span) {
+      nlohmann::json doc = nlohmann::json::array();
+      for (const auto& e : events)
+        if (e.wall_ns >= span->first && e.wall_ns <= span->second && e.source != "/proc" &&
+            e.source != "/proc/vmstat")
+          doc.push_back({{"time_ns", e.wall_ns},
+                         {"kind", e.event.kind},
+                         {"text", e.event.explanation},
+                         {"severity", diagnose::severity_name(e.event.severity)},
+                         {"source", e.source}});
+      if (auto ok = store::add_document(recording_, "events", doc); !ok)
+        notes.push_back("the events could not be stored in the recording: " + ok.error().message());
+      else
+        notes.push_back(fmt::format("{} event(s) stored in {} (dltune report marks them)",
+                                    doc.size(), recording_));
+    }
     std::map<std::string, int> counts;
     const diagnose::LoggedEvent* critical = nullptr;
     diagnose::Severity worst = diagnose::Severity::kInfo;
@@ -405,7 +436,7 @@ class DoctorCommand : public Command {
 
   CLI::App* sub_ = nullptr;
   std::string since_;
-  std::string root_dir_;
+  std::string root_dir_, recording_;
   bool boot_ = false, json_ = false, follow_ = false;
 };
 
