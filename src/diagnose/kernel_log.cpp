@@ -6,11 +6,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/clock.hpp"
 #include "host/parse/kmsg.hpp"
@@ -59,11 +62,77 @@ KmsgRead read_kmsg(const std::string& path, std::int64_t since_wall_ns) {
   return out;
 }
 
+namespace {
+
+std::vector<std::string_view> words(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '[' || s[i] == ']')) ++i;
+    const auto start = i;
+    while (i < s.size() && s[i] != ' ' && s[i] != '[' && s[i] != ']') ++i;
+    if (i > start) out.push_back(s.substr(start, i - start));
+  }
+  return out;
+}
+
+}  // namespace
+
+void EventCollector::oom_report(std::string_view text) {
+  if (text.starts_with("memory: usage ")) {
+    usage_line_ = std::string(text.substr(8));  // "usage 65536kB, limit 65536kB, failcnt 98"
+    return;
+  }
+  if (text.starts_with("[  pid  ]")) {  // a new dump: its columns differ between kernels
+    tasks_.clear();
+    rss_column_ = -1;
+    const auto cols = words(text);
+    for (std::size_t i = 0; i < cols.size(); ++i)
+      if (cols[i] == "rss") rss_column_ = static_cast<int>(i);
+    return;
+  }
+  if (rss_column_ < 0 || !text.starts_with("[")) return;
+  const auto cols = words(text);
+  if (cols.size() <= static_cast<std::size_t>(rss_column_) + 1) return;
+  TaskRow row;
+  row.pid = std::string(cols[0]);
+  row.name = std::string(cols.back());
+  const auto rss = cols[static_cast<std::size_t>(rss_column_)];
+  if (std::from_chars(rss.data(), rss.data() + rss.size(), row.rss_pages).ec != std::errc()) return;
+  if (tasks_.size() < 100000) tasks_.push_back(std::move(row));
+}
+
+void EventCollector::attach_report(LoggedEvent& kill) {
+  auto& f = kill.event.fields;
+  if (!usage_line_.empty()) {
+    f["memory"] = usage_line_;
+    kill.event.explanation += " At the time: " + usage_line_ + ".";
+  }
+  if (!tasks_.empty()) {
+    std::sort(tasks_.begin(), tasks_.end(),
+              [](const TaskRow& a, const TaskRow& b) { return a.rss_pages > b.rss_pages; });
+    std::vector<std::string> top;
+    for (std::size_t i = 0; i < tasks_.size() && i < 3; ++i)
+      top.push_back(fmt::format("{} (pid {}) {:.0f} MiB", tasks_[i].name, tasks_[i].pid,
+                                static_cast<double>(tasks_[i].rss_pages) * 4096 / 1048576));
+    f["largest"] = fmt::format("{}", fmt::join(top, "; "));
+    kill.event.explanation += " Largest then: " + f["largest"] + ".";
+  }
+  usage_line_.clear();
+  tasks_.clear();
+  rss_column_ = -1;
+}
+
 void EventCollector::add(std::int64_t wall_ns, const std::string& source, std::string_view text) {
+  if (text.starts_with("memory: usage ") || text.starts_with("[")) {
+    oom_report(text);
+    return;
+  }
   auto e = classify(text, xids_);
   if (!e) return;
   LoggedEvent le{std::move(*e), wall_ns, source, {std::string(text)}};
   if (le.event.kind == "oom_context") {
+    attach_report(le);
     context_[le.event.fields["pid"]] = std::move(le);
     return;
   }
@@ -76,6 +145,10 @@ void EventCollector::add(std::int64_t wall_ns, const std::string& source, std::s
       if (!f["oom_memcg"].empty()) le.event.fields["oom_memcg"] = f["oom_memcg"];
       le.raw.insert(le.raw.begin(), it->second.raw.front());
       if (!f["cgroup"].empty()) le.event.explanation += " Its cgroup: " + f["cgroup"] + ".";
+      for (const char* key : {"memory", "largest"})
+        if (f.count(key)) le.event.fields[key] = f[key];
+      if (f.count("memory")) le.event.explanation += " At the time: " + f["memory"] + ".";
+      if (f.count("largest")) le.event.explanation += " Largest then: " + f["largest"] + ".";
       context_.erase(it);
     }
   }

@@ -79,6 +79,19 @@ class EventCollector {
   [[nodiscard]] std::vector<LoggedEvent> take();
 
  private:
+  // The OOM report before the kill (mm/oom_kill.c dump_header): the group's usage and limit
+  // (mm/memcontrol.c: "memory: usage %llukB, limit %llukB, failcnt %lu") and the task dump
+  // ("[  pid  ]   uid  tgid total_vm      rss ... name" and a row per task, rss in pages).
+  struct TaskRow {
+    std::string pid, name;
+    std::uint64_t rss_pages = 0;
+  };
+  void oom_report(std::string_view text);
+  void attach_report(LoggedEvent& kill);
+  std::string usage_line_;
+  std::vector<TaskRow> tasks_;
+  int rss_column_ = -1;  // in the current dump's header; -1 outside a dump
+
   const XidTable& xids_;
   std::vector<LoggedEvent> out_;
   std::map<std::string, LoggedEvent> context_;  // "oom-kill:" lines by pid, until their kill

@@ -77,7 +77,13 @@ TEST(DoctorLive, ARealOomKillInATestCgroupIsFoundWithItsVictim) {
             std::string::npos);
   EXPECT_EQ((*e)["severity"], "critical");
   EXPECT_EQ((*e)["raw"].size(), 2u);  // the oom-kill: line and the kill, joined
-  EXPECT_EQ(rc, 2);                   // a critical event
+  // The OOM report before it: the group's usage against its 64 MiB limit, the largest task.
+  EXPECT_NE((*e)["fields"].value("memory", "").find("limit 65536kB"), std::string::npos)
+      << e->dump(2);
+  EXPECT_NE((*e)["fields"].value("largest", "").find("python3 (pid " + std::to_string(child)),
+            std::string::npos)
+      << e->dump(2);
+  EXPECT_EQ(rc, 2);  // a critical event
   EXPECT_GE(j["counts"]["oom_kill"].get<int>(), 1);
 }
 

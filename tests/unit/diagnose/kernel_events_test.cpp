@@ -235,3 +235,35 @@ TEST(KernelEvents, GpuEventsNameTheGpuByIndexAndUuid) {
   EXPECT_EQ(events[2].event.fields.count("gpu"), 0u);
   EXPECT_EQ(events[3].event.fields.count("gpu"), 0u);  // 0000:5d:00 is no GPU here
 }
+
+TEST(KernelEvents, AnOomKillCarriesTheUsageLimitAndLargestTasksOfItsReport) {
+  // This VM's log of one cgroup OOM kill (Linux 6.1, dltune's doctor test), in order; the
+  // "memory:" line of mm/memcontrol.c and the task dump of mm/oom_kill.c come before the kill.
+  EventCollector c(xids());
+  for (const char* line :
+       {"python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0",
+        "memory: usage 65536kB, limit 65536kB, failcnt 98",
+        "memory+swap: usage 65536kB, limit 9007199254740988kB, failcnt 0",
+        "Tasks state (memory values in pages):",
+        "[  pid  ]   uid  tgid total_vm      rss rss_anon rss_file rss_shmem pgtables_bytes "
+        "swapents oom_score_adj name",
+        "[  27617]     0 27617     2000      512      400      112         0    40000        0"
+        "             0 sh",
+        "[  27618]     0 27618    80289    13578    12224     1354         0   167936        0"
+        "             0 python3",
+        "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg="
+        "/dltune/doctor-test-27613,task_memcg=/dltune/doctor-test-27613,task=python3,pid=27618,"
+        "uid=0",
+        "Memory cgroup out of memory: Killed process 27618 (python3) total-vm:321156kB, "
+        "anon-rss:48896kB, file-rss:5416kB, shmem-rss:0kB, UID:0 pgtables:164kB "
+        "oom_score_adj:0"})
+    c.add(1, "kmsg", line);
+  const auto events = c.finish();
+  ASSERT_EQ(events.size(), 1u);
+  const auto& f = events[0].event.fields;
+  EXPECT_EQ(f.at("memory"), "usage 65536kB, limit 65536kB, failcnt 98");
+  EXPECT_EQ(f.at("largest"), "python3 (pid 27618) 53 MiB; sh (pid 27617) 2 MiB");
+  EXPECT_EQ(f.at("cgroup"), "/dltune/doctor-test-27613");
+  EXPECT_EQ(events[0].raw.size(), 2u);
+  EXPECT_NE(events[0].event.explanation.find("At the time: usage 65536kB"), std::string::npos);
+}
