@@ -74,10 +74,12 @@ class DoctorCommand : public Command {
     sub_->add_flag("--json", json_, "The events as JSON (schema dltune.doctor/1)");
     sub_->add_option("--recording", recording_,
                      "Also store the events within RECORDING's time span in it (document "
-                     "\"events\"): dltune report draws them as markers")
+                     "\"events\"): dltune report draws them as markers; the window reaches back "
+                     "to the recording's start")
         ->type_name("RECORDING");
     sub_->add_option("--root", root_dir_,
-                     "Read the syslog files of the host tree at DIR (a capture, a mounted disk)")
+                     "Read the host tree at DIR instead (a capture, a mounted disk): its journal, "
+                     "syslog files and /proc")
         ->type_name("DIR");
   }
 
@@ -106,6 +108,12 @@ class DoctorCommand : public Command {
         return refuse(fmt::format("--since {}: expected a duration (30m, 24h, 7d)", s));
       since_wall = now_ns(CLOCK_REALTIME) - *d;
       window = fmt::format("since {} ({})", local_time(since_wall), s);
+      // A recording older than the window: the window reaches back to its start, so that all
+      // of its events can be stored.
+      if (span && span->first < since_wall) {
+        since_wall = span->first;
+        window = fmt::format("since {} (the recording's start)", local_time(since_wall));
+      }
     }
     const auto& xids = diagnose::builtin_xid_table();
     if (!xids) {

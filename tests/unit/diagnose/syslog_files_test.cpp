@@ -267,6 +267,11 @@ TEST(SyslogFiles, DoctorStoresTheEventsOfARecordingsSpanForReport) {
   const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(page.find("waited in the kernel (D state)"), std::string::npos);
   EXPECT_EQ(page.find("fallen off"), std::string::npos);
+  // A --since window that starts after the recording reaches back to its start.
+  const auto narrow = dltune::testing::run(
+      {DLTUNE_BINARY, "doctor", "--root", t.dir().string(), "--since", "1s", "--recording", db});
+  EXPECT_NE(narrow.out.find("1 event(s) stored in"), std::string::npos) << narrow.out;
+  EXPECT_NE(narrow.out.find("the recording's start"), std::string::npos) << narrow.out;
   // Not a recording: refused, nothing read.
   const auto bad = dltune::testing::run({DLTUNE_BINARY, "doctor", "--recording", "/etc/hostname"});
   EXPECT_EQ(bad.exit_code, 2);
