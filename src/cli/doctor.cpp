@@ -131,11 +131,10 @@ class DoctorCommand : public Command {
     else
       read.unavailable = "no /dev/kmsg in a --root tree";
     diagnose::EventCollector collector(*xids);
-    std::int64_t kmsg_from = 0;  // the kernel log's oldest record: syslog covers what is before
-    if (!read.unavailable) {
-      for (const auto& r : read.records) collector.add(r.wall_ns, r.source, r.text);
-      kmsg_from = read.oldest_wall_ns;
-    }
+    // The kernel log's oldest record: the journal or syslog covers what is before it. They are
+    // read first and the ring buffer's records after, so that the collector sees the log in
+    // time order (an OOM report, its context line and its kill follow each other).
+    const std::int64_t kmsg_from = read.unavailable ? 0 : read.oldest_wall_ns;
     std::vector<std::string> notes;
     nlohmann::json sources = nlohmann::json::array();
     sources.push_back({{"source", "kmsg"},
@@ -180,6 +179,7 @@ class DoctorCommand : public Command {
     } else if (files.empty() && read.unavailable) {
       notes.push_back("no journal, and no kern.log, syslog or messages under /var/log either");
     }
+    for (const auto& r : read.records) collector.add(r.wall_ns, r.source, r.text);
     auto events = collector.finish();
     // OOM kills that the job cgroups of `dltune run` counted themselves (their counters outlive
     // a wrapped ring buffer): said per group when the log did not show as many.
