@@ -314,4 +314,3 @@ Result<void> add_document(const std::string& path, const std::string& key,
 }
 
 }  // namespace dltune::store
-
