@@ -68,14 +68,17 @@ int run(int argc, char** argv) {
   commands.push_back(make_report_command(app, global));
   commands.push_back(make_profile_command(app, global));
   commands.push_back(make_doctor_command(app, global));
+  commands.push_back(make_bench_command(app, global));
+  commands.push_back(make_compare_command(app, global));
 
-  // Everything after the first "--" belongs to the job that `run`, `record` or `profile` starts.
+  // Everything after the first "--" belongs to the job that `run`, `record`, `profile` or `bench`
+  // starts.
   std::vector<std::string> args(argv + 1, argv + argc);
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] != "--") continue;
     const auto before = args.begin() + static_cast<std::ptrdiff_t>(i);
     if (std::none_of(args.begin(), before, [](const std::string& a) {
-          return a == "run" || a == "record" || a == "profile";
+          return a == "run" || a == "record" || a == "profile" || a == "bench";
         }))
       break;
     global.after_dashdash =

@@ -54,5 +54,7 @@ std::unique_ptr<Command> make_serve_command(CLI::App& app, GlobalOptions& global
 std::unique_ptr<Command> make_report_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_profile_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_doctor_command(CLI::App& app, GlobalOptions& global);
+std::unique_ptr<Command> make_bench_command(CLI::App& app, GlobalOptions& global);
+std::unique_ptr<Command> make_compare_command(CLI::App& app, GlobalOptions& global);
 
 }  // namespace dltune::cli

@@ -239,4 +239,13 @@ std::optional<std::int64_t> parse_duration_ns(std::string_view s) {
   return static_cast<std::int64_t>(ns + 0.5);
 }
 
+std::string human_duration(double seconds) {
+  if (!(seconds >= 0)) seconds = 0;
+  const auto s = static_cast<long long>(seconds + 0.5);
+  if (s < 90) return std::to_string(s) + " s";
+  const long long minutes = (s + 30) / 60;
+  if (minutes < 90) return std::to_string(minutes) + " min";
+  return std::to_string(minutes / 60) + " h " + std::to_string(minutes % 60) + " min";
+}
+
 }  // namespace dltune::text

@@ -31,6 +31,8 @@ namespace dltune::text {
 [[nodiscard]] std::string unquote(std::string_view s);
 // "1.5 GiB", "512 MiB", "4 KiB", "17 B"
 [[nodiscard]] std::string human_bytes(std::uint64_t bytes);
+// A time left or taken, for progress lines: "45 s", "3 min", "1 h 20 min".
+[[nodiscard]] std::string human_duration(double seconds);
 // Parses a CPU list ("0-3,8,10-11") into sorted ids.
 [[nodiscard]] std::optional<std::vector<int>> parse_cpu_list(std::string_view s);
 // Formats ids as a CPU list ("0-3,8").

@@ -1,0 +1,36 @@
+#pragma once
+// The two sides of `dltune bench` (issue 10): a profile (or the host as it is), optionally only
+// some of its settings, and options for `dltune run`. What the host would be under each side is
+// compared before anything runs: identical sides are refused.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tune/plan.hpp"
+
+namespace dltune::bench {
+
+struct Side {
+  std::string profile;                // empty: the host as it is (nothing applied)
+  std::vector<std::string> only;      // tune's --only: just these settings of the profile
+  std::vector<std::string> run_args;  // options for `dltune run` ("--cpu-quota=0.5")
+  std::optional<tune::Plan> plan;     // made from the host before the first run
+
+  // For people: "current host", "training --only vm.swappiness", "current host, run
+  // --cpu-quota=0.5".
+  [[nodiscard]] std::string label() const;
+};
+
+// A setting whose value differs between the sides: under A and under B (the value now where a
+// side does not change it).
+struct SettingDifference {
+  std::string key, target, a, b;
+};
+
+// Every target either plan would change, with its value under each side; only those that differ.
+[[nodiscard]] std::vector<SettingDifference> differences(const Side& a, const Side& b);
+
+// Run options only one side has (or in another order): "--cpu-quota=0.5 (B)".
+[[nodiscard]] std::vector<std::string> run_differences(const Side& a, const Side& b);
+
+}  // namespace dltune::bench

@@ -1,0 +1,119 @@
+#include "cli/bench_files.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "launch/spawn.hpp"
+#include "report/compare_html.hpp"
+
+namespace dltune::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+Result<void> write_file(const std::string& path, const std::string& content) {
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << content;
+    out.flush();
+    if (!out) return fail("cannot write", temp, errno);
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(temp.c_str());
+    return fail("cannot write", path, e);
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<void> write_compare_html(const std::string& path, const nlohmann::json& comparison) {
+  return write_file(path, report::compare_html(comparison));
+}
+
+Result<void> write_bench_files(const std::string& dir, const nlohmann::json& bench,
+                               const std::string& html) {
+  if (auto w = write_file(dir + "/bench.json", bench.dump(2) + "\n"); !w) return w;
+  if (!html.empty())
+    if (auto w = write_compare_html(html, bench["comparison"]); !w) return w;
+  auto user = launch::sudo_user(own_environment());
+  if (user && *user && ::geteuid() == 0) {
+    const auto give = [&](const fs::path& p) -> Result<void> {
+      if (::lchown(p.c_str(), (*user)->uid, (*user)->gid) != 0)
+        return fail("cannot give to " + (*user)->user, p.string(), errno);
+      return {};
+    };
+    if (auto g = give(dir); !g) return g;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (auto g = give(e.path()); !g) return g;
+    if (!html.empty())
+      if (auto g = give(html); !g) return g;
+  }
+  return {};
+}
+
+Result<BenchDirectory> read_bench_directory(const std::string& dir) {
+  const std::string path = dir + "/bench.json";
+  std::ifstream in(path);
+  if (!in) return fail("cannot read (is it a directory `dltune bench --out` wrote?)", path, errno);
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    return fail(std::string("is not JSON: ") + e.what(), path);
+  }
+  if (!doc.is_object() || doc.value("schema", "") != "dltune.bench/1")
+    return fail("is not a bench manifest (expected schema dltune.bench/1)", path);
+  BenchDirectory d;
+  try {
+    d.label_a = doc.at("a").at("label").get<std::string>();
+    d.label_b = doc.at("b").at("label").get<std::string>();
+    for (const auto& r : doc.at("comparison").at("runs")) {
+      bench::Run run;
+      const auto side = r.at("side").get<std::string>();
+      if (side != "A" && side != "B") return fail("a run's side is not A or B", path);
+      run.side = side[0];
+      run.pair = r.at("pair").get<int>();
+      run.warmup = r.at("warmup").get<bool>();
+      const auto rec = r.at("recording").get<std::string>();
+      if (rec.empty() || rec.find('/') != std::string::npos)
+        return fail("a run's recording is not a file name in the directory", path);
+      run.recording = (fs::path(dir) / rec).string();
+      if (r.contains("log")) run.log = (fs::path(dir) / r.at("log").get<std::string>()).string();
+      if (run.warmup) {
+        d.runs.push_back(std::move(run));
+        continue;
+      }
+      auto m = bench::read_run(run.recording);
+      if (m)
+        run.metrics = std::move(*m);
+      else
+        run.read_error = m.error().message();
+      d.runs.push_back(std::move(run));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return fail(std::string("is not a complete bench manifest: ") + e.what(), path);
+  }
+  return d;
+}
+
+std::string last_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  return last;
+}
+
+}  // namespace dltune::cli

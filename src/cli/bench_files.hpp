@@ -1,0 +1,34 @@
+#pragma once
+// The files of a bench directory (issue 10): bench.json (dltune.bench/1) next to the recordings
+// and logs it names, so that `dltune compare DIR` reads the same runs again; and the HTML page.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/comparison.hpp"
+#include "core/error.hpp"
+
+namespace dltune::cli {
+
+// Writes DIR/bench.json (through a temporary file and rename) and, when `html` is not empty,
+// the comparison's page there. Under sudo the directory and its files are given to the invoking
+// user (SUDO_UID), whose results they are.
+[[nodiscard]] Result<void> write_bench_files(const std::string& dir, const nlohmann::json& bench,
+                                             const std::string& html);
+// Writes the comparison's HTML page to `path` (through a temporary file and rename).
+[[nodiscard]] Result<void> write_compare_html(const std::string& path,
+                                              const nlohmann::json& comparison);
+
+struct BenchDirectory {
+  std::string label_a, label_b;
+  std::vector<bench::Run> runs;  // recordings read, paths made absolute
+};
+// Reads DIR/bench.json and every recording it names. Errors name the file: no bench.json, not
+// dltune.bench/1, a recording missing (named).
+[[nodiscard]] Result<BenchDirectory> read_bench_directory(const std::string& dir);
+
+// The last non-empty line of a text file (a failed run's reason in its log); "" when none.
+[[nodiscard]] std::string last_line(const std::string& path);
+
+}  // namespace dltune::cli

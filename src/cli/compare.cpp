@@ -1,0 +1,127 @@
+// `dltune compare A.db B.db | -a A1.db -a A2.db ... -b B1.db ... | BENCH_DIR`: the comparison of
+// `dltune bench` for runs recorded by hand (issue 10), or a bench directory read again.
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "bench/comparison.hpp"
+#include "cli/bench_files.hpp"
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "core/text.hpp"
+
+namespace dltune::cli {
+
+namespace {
+
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+class CompareCommand : public Command {
+ public:
+  explicit CompareCommand(CLI::App& app) {
+    sub_ = app.add_subcommand("compare", "Compare recorded runs of a job: A against B");
+    sub_->description(
+        "The table and verdict of `dltune bench` for runs recorded by hand (`dltune run --record\n"
+        "FILE -- COMMAND`), or for a bench directory read again. Per metric: the medians of A\n"
+        "and B and the ratio B/A with a confidence interval; the verdict is on the job's rate\n"
+        "(tqdm's it/s, or run's --rate-regex) when every run has one, else on wall time.\n\n"
+        "Runs of A and B that alternate in time (A B A B ..., as many of each) are compared as\n"
+        "pairs run back to back (Wilcoxon signed-rank interval on the ratios; Student-t on their\n"
+        "logs with fewer than 6 pairs at 95%); otherwise as independent samples (Mann-Whitney\n"
+        "interval; Welch-t on the logs when there are too few runs for it). A run that failed or\n"
+        "whose recording was cut off is listed and left out. Fewer than 3 usable runs a side:\n"
+        "the table, and no verdict.\n\n"
+        "Exit status: 0 a verdict, 1 no verdict (too few usable runs), 2 bad input.");
+    sub_->add_option("paths", paths_,
+                     "A.db B.db (one run each side: a table, no verdict), or a directory "
+                     "`dltune bench --out` wrote")
+        ->type_name("PATH");
+    sub_->add_option("-a", a_, "A recording of side A (repeatable)")->type_name("FILE");
+    sub_->add_option("-b", b_, "A recording of side B (repeatable)")->type_name("FILE");
+    sub_->add_option("--label-a", label_a_, "What A was, for the output")->type_name("TEXT");
+    sub_->add_option("--label-b", label_b_, "What B was, for the output")->type_name("TEXT");
+    sub_->add_option("--confidence", confidence_, "Confidence of the intervals, % (default 95)")
+        ->type_name("P");
+    sub_->add_option("--html", html_, "Also write the comparison as an HTML page")
+        ->type_name("FILE");
+    sub_->add_flag("--json", json_, "Print JSON (dltune.compare/1)");
+  }
+
+  bool selected() const override { return sub_->parsed(); }
+
+  int execute() override {
+    if (!(confidence_ > 50 && confidence_ < 100))
+      return refuse(
+          fmt::format("--confidence {}: expected a percentage between 50 and 100", confidence_));
+    std::vector<bench::Run> runs;
+    bench::CompareOptions options;
+    options.confidence = confidence_ / 100;
+    if (paths_.size() == 1 && a_.empty() && b_.empty() && is_directory(paths_[0])) {
+      auto d = read_bench_directory(paths_[0]);
+      if (!d) return refuse(d.error().message());
+      runs = std::move(d->runs);
+      options.label_a = d->label_a;
+      options.label_b = d->label_b;
+      options.paired_by_round = true;
+    } else if (paths_.size() == 2 && a_.empty() && b_.empty()) {
+      a_.push_back(paths_[0]);
+      b_.push_back(paths_[1]);
+    } else if (!paths_.empty() || a_.empty() || b_.empty()) {
+      return refuse(
+          "expected A.db B.db, or -a FILE ... -b FILE ..., or a directory `dltune bench` "
+          "wrote");
+    }
+    if (runs.empty()) {
+      for (const auto& [side, files] : {std::pair{'A', &a_}, std::pair{'B', &b_}}) {
+        for (const auto& f : *files) {
+          bench::Run r;
+          r.side = side;
+          r.recording = f;
+          auto m = bench::read_run(f);
+          if (!m) return refuse(m.error().message());  // a file given by hand must be a run
+          r.metrics = std::move(*m);
+          runs.push_back(std::move(r));
+        }
+      }
+      options.label_a = a_.size() == 1 ? a_[0] : fmt::format("{} runs ({} ...)", a_.size(), a_[0]);
+      options.label_b = b_.size() == 1 ? b_[0] : fmt::format("{} runs ({} ...)", b_.size(), b_[0]);
+    }
+    if (!label_a_.empty()) options.label_a = label_a_;
+    if (!label_b_.empty()) options.label_b = label_b_;
+    auto c = bench::compare_runs(std::move(runs), options);
+    if (!c) return refuse(c.error().message());
+    const auto doc = bench::to_json(*c);
+    if (!html_.empty())
+      if (auto w = write_compare_html(html_, doc); !w)
+        fmt::print(stderr, "dltune compare: {}\n", w.error().message());
+    if (json_)
+      fmt::print("{}\n", doc.dump(2));
+    else
+      fmt::print("{}", bench::render_text(*c));
+    return c->verdict ? kExitOk : kExitFailure;
+  }
+
+ private:
+  static int refuse(const std::string& why) {
+    fmt::print(stderr, "dltune compare: {}\n", why);
+    return kExitBadInput;
+  }
+
+  CLI::App* sub_ = nullptr;
+  std::vector<std::string> paths_, a_, b_;
+  std::string label_a_, label_b_, html_;
+  double confidence_ = 95;
+  bool json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_compare_command(CLI::App& app, GlobalOptions&) {
+  return std::make_unique<CompareCommand>(app);
+}
+
+}  // namespace dltune::cli
