@@ -14,15 +14,19 @@ using nlohmann::json;
 
 constexpr int kMinRuns = 3;
 
-bool usable(const Run& r) { return r.excluded.empty() && r.metrics.has_value(); }
+bool usable(const Run& r) {
+  return r.excluded.empty() && r.metrics.has_value();
+}
 
 // Why a run cannot be compared, before pairing: it did not run, failed, or was cut off.
 std::string exclusion(const Run& r) {
   if (r.warmup) return "warm-up run";
   if (!r.metrics) return "could not be read: " + r.read_error;
   if (r.metrics->exit_status != 0)
-    return fmt::format("the job exited with status {}: a failed run is left out", r.metrics->exit_status);
-  if (!r.metrics->finished) return "the recording was cut off (dltune stopped before the job ended)";
+    return fmt::format("the job exited with status {}: a failed run is left out",
+                       r.metrics->exit_status);
+  if (!r.metrics->finished)
+    return "the recording was cut off (dltune stopped before the job ended)";
   return {};
 }
 
@@ -40,10 +44,8 @@ void pair_by_round(std::vector<Run>& runs) {
     Run* a = slot.first;
     Run* b = slot.second;
     const bool a_ok = a != nullptr && usable(*a), b_ok = b != nullptr && usable(*b);
-    if (a_ok && !b_ok)
-      a->excluded = fmt::format("its partner (B, round {}) was left out", round);
-    if (b_ok && !a_ok)
-      b->excluded = fmt::format("its partner (A, round {}) was left out", round);
+    if (a_ok && !b_ok) a->excluded = fmt::format("its partner (B, round {}) was left out", round);
+    if (b_ok && !a_ok) b->excluded = fmt::format("its partner (A, round {}) was left out", round);
   }
 }
 
@@ -70,12 +72,16 @@ MetricComparison compare_metric(Metric m, const std::vector<const Run*>& a,
   mc.metric = m;
   bool missing = false;
   for (const auto* r : a) {
-    if (const auto& v = (*r->metrics)[m]) mc.a.push_back(*v);
-    else missing = true;
+    if (const auto& v = (*r->metrics)[m])
+      mc.a.push_back(*v);
+    else
+      missing = true;
   }
   for (const auto* r : b) {
-    if (const auto& v = (*r->metrics)[m]) mc.b.push_back(*v);
-    else missing = true;
+    if (const auto& v = (*r->metrics)[m])
+      mc.b.push_back(*v);
+    else
+      missing = true;
   }
   if (!mc.a.empty()) mc.median_a = median(mc.a);
   if (!mc.b.empty()) mc.median_b = median(mc.b);
@@ -104,9 +110,9 @@ MetricComparison compare_metric(Metric m, const std::vector<const Run*>& a,
     return std::all_of(v.begin(), v.end(), [&](double x) { return x > floor && std::isfinite(x); });
   };
   if (!above(mc.a) || !above(mc.b)) {
-    mc.note = floor > 0 ? fmt::format("at or below {} in some runs: no ratio",
-                                      format_metric(m, floor))
-                        : "zero in some runs: no ratio";
+    mc.note = floor > 0
+                  ? fmt::format("at or below {} in some runs: no ratio", format_metric(m, floor))
+                  : "zero in some runs: no ratio";
     return mc;
   }
   auto e = paired ? paired_ratio(mc.a, mc.b, confidence) : unpaired_ratio(mc.a, mc.b, confidence);
@@ -129,8 +135,7 @@ Result<Comparison> compare_runs(std::vector<Run> runs, const CompareOptions& opt
   c.label_b = options.label_b;
   c.confidence = options.confidence;
   for (const auto& r : runs)
-    if (r.side != 'A' && r.side != 'B')
-      return fail("a run's side is not A or B", r.recording);
+    if (r.side != 'A' && r.side != 'B') return fail("a run's side is not A or B", r.recording);
   for (auto& r : runs)
     if (r.excluded.empty()) r.excluded = exclusion(r);
   if (options.paired_by_round) {
@@ -140,7 +145,8 @@ Result<Comparison> compare_runs(std::vector<Run> runs, const CompareOptions& opt
     c.paired = pair_by_time(runs);
     if (!c.paired)
       c.notes.push_back(
-          "the runs of A and B were not made in turn (A B A B or A B B A, as many of each): compared "
+          "the runs of A and B were not made in turn (A B A B or A B B A, as many of each): "
+          "compared "
           "as independent samples, which needs more runs for the same resolution than pairs run "
           "back to back");
   }
@@ -160,8 +166,10 @@ Result<Comparison> compare_runs(std::vector<Run> runs, const CompareOptions& opt
   // The job's rate when every run printed one, else wall time.
   const bool all_rates =
       !a.empty() && !b.empty() &&
-      std::all_of(a.begin(), a.end(), [](const Run* r) { return (*r->metrics)[Metric::kRate].has_value(); }) &&
-      std::all_of(b.begin(), b.end(), [](const Run* r) { return (*r->metrics)[Metric::kRate].has_value(); });
+      std::all_of(a.begin(), a.end(),
+                  [](const Run* r) { return (*r->metrics)[Metric::kRate].has_value(); }) &&
+      std::all_of(b.begin(), b.end(),
+                  [](const Run* r) { return (*r->metrics)[Metric::kRate].has_value(); });
   c.primary = all_rates ? Metric::kRate : Metric::kWall;
   if (!all_rates && (!a.empty() || !b.empty()))
     c.notes.push_back(
@@ -180,19 +188,19 @@ Result<Comparison> compare_runs(std::vector<Run> runs, const CompareOptions& opt
   }
   c.runs = std::move(runs);
 
-  const int failed = static_cast<int>(std::count_if(c.runs.begin(), c.runs.end(), [](const Run& r) {
-    return !r.warmup && !r.excluded.empty();
-  }));
+  const int failed = static_cast<int>(std::count_if(
+      c.runs.begin(), c.runs.end(), [](const Run& r) { return !r.warmup && !r.excluded.empty(); }));
   if (c.used_a < kMinRuns || c.used_b < kMinRuns) {
     c.verdict_text = fmt::format(
         "no verdict: {} usable run{} of A and {} of B{}; a confidence interval needs at least {} "
         "of each",
-        c.used_a, c.used_a == 1 ? "" : "s", c.used_b, failed > 0 ? fmt::format(" ({} left out)", failed) : "",
-        kMinRuns);
+        c.used_a, c.used_a == 1 ? "" : "s", c.used_b,
+        failed > 0 ? fmt::format(" ({} left out)", failed) : "", kMinRuns);
     return c;
   }
-  const auto primary = std::find_if(c.metrics.begin(), c.metrics.end(),
-                                    [&](const MetricComparison& m) { return m.metric == c.primary; });
+  const auto primary =
+      std::find_if(c.metrics.begin(), c.metrics.end(),
+                   [&](const MetricComparison& m) { return m.metric == c.primary; });
   if (primary == c.metrics.end() || !primary->estimate) {
     c.verdict_text = fmt::format("no verdict: {} {}", info(c.primary).label,
                                  primary == c.metrics.end() ? "was not measured" : primary->note);
@@ -233,8 +241,11 @@ json to_json(const Comparison& c) {
   }
   json runs = json::array();
   for (const auto& r : c.runs) {
-    json x{{"side", std::string(1, r.side)}, {"pair", r.pair}, {"warmup", r.warmup},
-           {"recording", r.recording}, {"used", r.excluded.empty() && r.metrics.has_value()}};
+    json x{{"side", std::string(1, r.side)},
+           {"pair", r.pair},
+           {"warmup", r.warmup},
+           {"recording", r.recording},
+           {"used", r.excluded.empty() && r.metrics.has_value()}};
     if (!r.log.empty()) x["log"] = r.log;
     if (!r.excluded.empty()) x["excluded"] = r.excluded;
     if (r.metrics) {
@@ -256,15 +267,15 @@ json to_json(const Comparison& c) {
     verdict_json["effect_high"] = c.verdict->effect_high;
     if (c.verdict->kind == Verdict::Kind::kNoEffect) {
       verdict_json["resolution"] = c.verdict->resolution;
-      verdict_json["pairs_for_resolution"] = c.verdict->pairs_for_resolution
-                                                 ? json(*c.verdict->pairs_for_resolution)
-                                                 : json(nullptr);
+      verdict_json["pairs_for_resolution"] =
+          c.verdict->pairs_for_resolution ? json(*c.verdict->pairs_for_resolution) : json(nullptr);
     }
   } else {
     verdict_json["kind"] = "too-few-runs";
   }
-  const auto primary = std::find_if(c.metrics.begin(), c.metrics.end(),
-                                    [&](const MetricComparison& m) { return m.metric == c.primary; });
+  const auto primary =
+      std::find_if(c.metrics.begin(), c.metrics.end(),
+                   [&](const MetricComparison& m) { return m.metric == c.primary; });
   json out{{"schema", "dltune.compare/1"},
            {"a", c.label_a},
            {"b", c.label_b},
@@ -286,8 +297,9 @@ json to_json(const Comparison& c) {
 
 std::string render_text(const Comparison& c) {
   std::string out = fmt::format("A: {}\nB: {}\n", c.label_a, c.label_b);
-  const auto primary = std::find_if(c.metrics.begin(), c.metrics.end(),
-                                    [&](const MetricComparison& m) { return m.metric == c.primary; });
+  const auto primary =
+      std::find_if(c.metrics.begin(), c.metrics.end(),
+                   [&](const MetricComparison& m) { return m.metric == c.primary; });
   if (c.paired)
     out += fmt::format("{} pair{} run back to back", c.used_a, c.used_a == 1 ? "" : "s");
   else

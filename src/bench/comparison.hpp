@@ -18,23 +18,23 @@
 namespace dltune::bench {
 
 struct Run {
-  char side = 'A';     // 'A' or 'B'
-  int pair = 0;        // bench: the round (1-based) it ran in; 0: not paired
+  char side = 'A';  // 'A' or 'B'
+  int pair = 0;     // bench: the round (1-based) it ran in; 0: not paired
   bool warmup = false;
   std::string recording;
-  std::string log;               // the job's output (bench), for a failed run's reason
+  std::string log;  // the job's output (bench), for a failed run's reason
   std::optional<RunMetrics> metrics;
-  std::string read_error;        // why `metrics` is absent
-  std::string excluded;          // why the run is left out; empty when it is used
+  std::string read_error;  // why `metrics` is absent
+  std::string excluded;    // why the run is left out; empty when it is used
 };
 
 struct MetricComparison {
   Metric metric = Metric::kRate;
-  std::vector<double> a, b;      // the values compared (pair order when paired)
+  std::vector<double> a, b;  // the values compared (pair order when paired)
   std::optional<double> median_a, median_b;
   std::optional<RatioEstimate> estimate;
   std::optional<Verdict> verdict;
-  std::string note;              // why there is no ratio ("zero in some runs", "not measured")
+  std::string note;  // why there is no ratio ("zero in some runs", "not measured")
 };
 
 struct CompareOptions {
@@ -49,13 +49,13 @@ struct Comparison {
   std::string label_a, label_b;
   bool paired = false;
   double confidence = 0.95;
-  std::vector<Run> runs;                 // every run given, with what happened to it
-  std::vector<MetricComparison> metrics; // in metric_table() order, those measured
+  std::vector<Run> runs;                  // every run given, with what happened to it
+  std::vector<MetricComparison> metrics;  // in metric_table() order, those measured
   Metric primary = Metric::kRate;
   std::string rate_unit;
-  int used_a = 0, used_b = 0;            // usable runs per side (pairs: equal)
-  std::optional<Verdict> verdict;        // the primary metric's; nullopt: no verdict possible
-  std::string verdict_text;              // the whole sentence, the reason when there is none
+  int used_a = 0, used_b = 0;      // usable runs per side (pairs: equal)
+  std::optional<Verdict> verdict;  // the primary metric's; nullopt: no verdict possible
+  std::string verdict_text;        // the whole sentence, the reason when there is none
   std::vector<std::string> notes;
 };
 

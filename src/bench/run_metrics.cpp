@@ -65,9 +65,13 @@ std::optional<double> number(const nlohmann::json& j, const char* key) {
 
 }  // namespace
 
-const std::array<MetricInfo, kMetricCount>& metric_table() { return kTable; }
+const std::array<MetricInfo, kMetricCount>& metric_table() {
+  return kTable;
+}
 
-const MetricInfo& info(Metric m) { return kTable[static_cast<std::size_t>(m)]; }
+const MetricInfo& info(Metric m) {
+  return kTable[static_cast<std::size_t>(m)];
+}
 
 Result<RunMetrics> read_run(const std::string& recording_path) {
   auto rec = store::Recording::open(recording_path);
@@ -103,7 +107,8 @@ Result<RunMetrics> read_run(const std::string& recording_path) {
   for (const auto& v : w.samples)
     if (const auto& k = v[static_cast<std::size_t>(Signal::kCgroupOomKills)])
       r[Metric::kOomKills] = r[Metric::kOomKills].value_or(0) + *k;
-  if (ri.ended_wall_ns) r[Metric::kWall] = static_cast<double>(*ri.ended_wall_ns - ri.started_wall_ns) / 1e9;
+  if (ri.ended_wall_ns)
+    r[Metric::kWall] = static_cast<double>(*ri.ended_wall_ns - ri.started_wall_ns) / 1e9;
 
   auto doc = (*rec)->document("summary");
   if (!doc) return tl::unexpected(doc.error());
@@ -131,7 +136,7 @@ std::string format_metric(Metric m, double v, std::string_view rate_unit) {
     if (std::fabs(x) >= 1e9) return fmt::format("{:.2f}G", x / 1e9);
     if (std::fabs(x) >= 1e6) return fmt::format("{:.2f}M", x / 1e6);
     if (std::fabs(x) >= 1e4) return fmt::format("{:.1f}k", x / 1e3);
-    return std::fabs(x) >= 100 ? fmt::format("{:.0f}", x)
+    return std::fabs(x) >= 100  ? fmt::format("{:.0f}", x)
            : std::fabs(x) >= 10 ? fmt::format("{:.1f}", x)
                                 : fmt::format("{:.2f}", x);
   };

@@ -46,13 +46,13 @@ struct MetricInfo {
 [[nodiscard]] const MetricInfo& info(Metric m);
 
 struct RunMetrics {
-  std::string recording;              // the file it was read from
-  std::string command;                // the job's argv, joined for people
-  std::int64_t started_wall_ns = 0;   // the recording's start: pairs are found by it
-  int exit_status = 0;                // the job's (128+N for a signal); nullopt in the file: 1
-  bool finished = false;              // the recording was finished (not cut off by a crash)
-  std::string rate_unit;              // "it/s", "samples/s", "" for --rate-regex
-  int rate_readings = 0;              // progress lines the rate came from
+  std::string recording;             // the file it was read from
+  std::string command;               // the job's argv, joined for people
+  std::int64_t started_wall_ns = 0;  // the recording's start: pairs are found by it
+  int exit_status = 0;               // the job's (128+N for a signal); nullopt in the file: 1
+  bool finished = false;             // the recording was finished (not cut off by a crash)
+  std::string rate_unit;             // "it/s", "samples/s", "" for --rate-regex
+  int rate_readings = 0;             // progress lines the rate came from
   std::array<std::optional<double>, kMetricCount> values;
 
   [[nodiscard]] const std::optional<double>& operator[](Metric m) const {

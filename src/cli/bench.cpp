@@ -120,7 +120,8 @@ class BenchCommand : public Command {
     sub_->description(
         "Runs COMMAND (directly, never through a shell) alternately under A and B, round after\n"
         "round (A B, then B A: drift on the host hits both sides alike), after --warmup rounds\n"
-        "that are not counted. Before each run its side's profile is applied as a tune transaction\n"
+        "that are not counted. Before each run its side's profile is applied as a tune "
+        "transaction\n"
         "(journaled, verified) and after it rolled back, so that the host is as it was between\n"
         "runs and after the bench, also when the job fails or on Ctrl-C (SIGINT, SIGTERM, SIGHUP:\n"
         "the running job is stopped, the host restored, and the rounds done so far compared).\n"
@@ -197,17 +198,19 @@ class BenchCommand : public Command {
     command_ = std::move(*command);
     if (command_.empty()) return refuse("expected the job's COMMAND after --");
     if (runs_ < 3)
-      return refuse(fmt::format(
-          "--runs {}: a confidence interval needs at least 3 runs per side (6 for a "
-          "distribution-free one at 95%); nothing was run",
-          runs_));
+      return refuse(
+          fmt::format("--runs {}: a confidence interval needs at least 3 runs per side (6 for a "
+                      "distribution-free one at 95%); nothing was run",
+                      runs_));
     if (warmup_ < 0) return refuse(fmt::format("--warmup {}: expected 0 or more", warmup_));
     if (!(confidence_ > 50 && confidence_ < 100))
-      return refuse(fmt::format("--confidence {}: expected a percentage between 50 and 100", confidence_));
+      return refuse(
+          fmt::format("--confidence {}: expected a percentage between 50 and 100", confidence_));
     if (!rate_regex_.empty()) {
       try {
         if (std::regex(rate_regex_).mark_count() < 1)
-          return refuse("--rate-regex " + rate_regex_ + ": expected a group, e.g. '([0-9.]+) img/s'");
+          return refuse("--rate-regex " + rate_regex_ +
+                        ": expected a group, e.g. '([0-9.]+) img/s'");
       } catch (const std::regex_error& e) {
         return refuse(fmt::format("--rate-regex {}: {}", rate_regex_, e.what()));
       }
@@ -228,10 +231,12 @@ class BenchCommand : public Command {
       if (side->profile.empty()) continue;
       const char* name = side == &a_ ? "-a" : "-b";
       auto profile = tune::load_profile(side->profile, root, audit::validate_key);
-      if (!profile) return refuse(fmt::format("{} {}: {}", name, side->profile, profile.error().message()));
+      if (!profile)
+        return refuse(fmt::format("{} {}: {}", name, side->profile, profile.error().message()));
       auto plan = tune::make_plan(root, facts, *profile, side->only, false,
                                   tune::PlanOptions{data_, false});
-      if (!plan) return refuse(fmt::format("{} {}: {}", name, side->profile, plan.error().message()));
+      if (!plan)
+        return refuse(fmt::format("{} {}: {}", name, side->profile, plan.error().message()));
       side->plan = std::move(*plan);
     }
     const auto setting_diffs = bench::differences(a_, b_);
@@ -290,7 +295,8 @@ class BenchCommand : public Command {
       }
     }
     if (g_stop != 0)
-      fmt::print(stderr, "dltune bench: stopped by signal {} after {} of {} runs; the host is as it was\n",
+      fmt::print(stderr,
+                 "dltune bench: stopped by signal {} after {} of {} runs; the host is as it was\n",
                  static_cast<int>(g_stop), done, total);
     return finish(*dir, std::move(runs), failed);
   }
@@ -299,7 +305,7 @@ class BenchCommand : public Command {
   struct Outcome {
     bool started = false;  // the run has a recording to read
     double seconds = 0;
-    std::string fatal;     // the bench cannot go on (apply/rollback failed, run refused)
+    std::string fatal;  // the bench cannot go on (apply/rollback failed, run refused)
   };
 
   Outcome run_once(const host::Root& root, tune::Journal& journal, const bench::Side& side,
@@ -372,8 +378,9 @@ void BenchCommand::print_header(const std::vector<bench::SettingDifference>& set
                                 const std::vector<std::string>& run_options) const {
   fmt::print(stderr, "dltune bench: {} round{} of A and B ({}){}; recordings in {}\n", runs_,
              runs_ == 1 ? "" : "s", order_ == "abba" ? "A B, then B A" : "A then B",
-             warmup_ > 0 ? fmt::format(", after {} warm-up round{}", warmup_, warmup_ == 1 ? "" : "s")
-                         : "",
+             warmup_ > 0
+                 ? fmt::format(", after {} warm-up round{}", warmup_, warmup_ == 1 ? "" : "s")
+                 : "",
              out_);
   fmt::print(stderr, "  A: {}\n  B: {}\n", a_.label(), b_.label());
   for (const auto& d : settings)
@@ -395,8 +402,8 @@ BenchCommand::Outcome BenchCommand::run_once(const host::Root& root, tune::Journ
       return o;
     }
     const auto facts = inventory::collect(root, collect_options());
-    auto plan = tune::make_plan(root, facts, *profile, side.only, false,
-                                tune::PlanOptions{data_, false});
+    auto plan =
+        tune::make_plan(root, facts, *profile, side.only, false, tune::PlanOptions{data_, false});
     if (!plan) {
       o.fatal = fmt::format("{}: {}", side.profile, plan.error().message());
       return o;
@@ -412,9 +419,9 @@ BenchCommand::Outcome BenchCommand::run_once(const host::Root& root, tune::Journ
     tx = applied->tx;
     transactions_.push_back(applied->tx);
   }
-  std::vector<std::string> argv{"/proc/self/exe", "run",  "--quiet",         "--watch-stdout",
-                                "--record",       dir + "/" + run.recording, "--record-interval",
-                                interval_};
+  std::vector<std::string> argv{"/proc/self/exe",    "run",      "--quiet",
+                                "--watch-stdout",    "--record", dir + "/" + run.recording,
+                                "--record-interval", interval_};
   if (!rate_regex_.empty()) {
     argv.emplace_back("--rate-regex");
     argv.push_back(rate_regex_);
@@ -473,8 +480,9 @@ void BenchCommand::progress(const bench::Run& run, int done, int total, double s
   const double left = done > 0 ? spent / done * (total - done) : 0;
   fmt::print(stderr, "  [{}/{}] {} {}{}: {}{}\n", done, total, run.side,
              run.warmup ? "warm-up " : "round ", run.warmup ? "" : std::to_string(run.pair), what,
-             done < total && g_stop == 0 ? fmt::format("; about {} left", text::human_duration(left))
-                                         : "");
+             done < total && g_stop == 0
+                 ? fmt::format("; about {} left", text::human_duration(left))
+                 : "");
 }
 
 json BenchCommand::bench_json(const bench::Comparison& c, const json& comparison) const {
@@ -519,9 +527,10 @@ int BenchCommand::finish(const std::string& dir, std::vector<bench::Run> runs, b
   if (json_)
     fmt::print("{}\n", doc.dump(2));
   else
-    fmt::print("\n{}\nRecordings, logs and bench.json are in {}; `dltune compare {}` shows this "
-               "again.\n",
-               bench::render_text(*c), dir, dir);
+    fmt::print(
+        "\n{}\nRecordings, logs and bench.json are in {}; `dltune compare {}` shows this "
+        "again.\n",
+        bench::render_text(*c), dir, dir);
   if (interrupted) return 130;
   if (failed || !c->verdict) return kExitFailure;
   return kExitOk;

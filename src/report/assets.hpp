@@ -11,5 +11,7 @@ namespace dltune::report {
 // The report's own script and style sheet (src/report/page/).
 [[nodiscard]] std::string_view page_script();
 [[nodiscard]] std::string_view page_style();
+// The script of the A/B comparison page (compare_html.hpp).
+[[nodiscard]] std::string_view compare_script();
 
 }  // namespace dltune::report

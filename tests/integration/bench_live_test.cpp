@@ -35,8 +35,8 @@ const std::string kTrainJob = std::string(DLTUNE_SOURCE_DIR) + "/tests/jobs/trai
 const char* kSwappiness = "/proc/sys/vm/swappiness";
 const char* kThp = "/sys/kernel/mm/transparent_hugepage/enabled";
 
-#define NEED_ROOT()                                                                          \
-  do {                                                                                       \
+#define NEED_ROOT()                                                                              \
+  do {                                                                                           \
     if (::geteuid() != 0) GTEST_SKIP() << "bench changes sysctls and makes cgroups: needs root"; \
   } while (0)
 
@@ -81,8 +81,8 @@ class BenchDir {
   // `dltune bench` with this directory's journal and --out, JSON on stdout.
   RunResult bench(std::vector<std::string> args, const std::vector<std::string>& command,
                   int timeout = 300) const {
-    std::vector<std::string> argv{DLTUNE_BINARY, "bench", "--json", "--state-dir", state(),
-                                  "--out", out()};
+    std::vector<std::string> argv{DLTUNE_BINARY, "bench", "--json", "--state-dir",
+                                  state(),       "--out", out()};
     for (auto& a : args) argv.push_back(std::move(a));
     argv.emplace_back("--");
     for (const auto& c : command) argv.push_back(c);
@@ -93,8 +93,7 @@ class BenchDir {
     const auto h = run({DLTUNE_BINARY, "tune", "history", "--json", "--state-dir", state()});
     ASSERT_EQ(h.exit_code, 0) << explain(h);
     const auto j = json::parse(h.out);
-    for (const auto& t : j["transactions"])
-      EXPECT_EQ(t["state"], "rolled_back") << t.dump();
+    for (const auto& t : j["transactions"]) EXPECT_EQ(t["state"], "rolled_back") << t.dump();
   }
 
  private:
@@ -126,8 +125,8 @@ TEST(BenchLive, ACpuQuotaOnBIsFoundSlowerAndCompareReadsTheDirectoryAgain) {
   BenchDir d;
   // 6 rounds: the signed-rank interval is then [min, max] of the Walsh averages, so every round
   // must show the quota; at x0.6 each does, whatever noise a busy host adds.
-  const auto r = d.bench({"--run-b=--cpu-quota=0.5", "--runs", "6", "--warmup", "0",
-                          "--interval", "100ms", "--html", d.path("bench.html")},
+  const auto r = d.bench({"--run-b=--cpu-quota=0.5", "--runs", "6", "--warmup", "0", "--interval",
+                          "100ms", "--html", d.path("bench.html")},
                          {kPython, kCpuJob});
   ASSERT_EQ(r.exit_code, 0) << explain(r);
   const auto j = parse_json(r);
@@ -157,8 +156,7 @@ TEST(BenchLive, ACpuQuotaOnBIsFoundSlowerAndCompareReadsTheDirectoryAgain) {
   // One run a side: the table, and no verdict (exit 1), with the reason.
   const auto one = run({DLTUNE_BINARY, "compare", d.out() + "/A-01.db", d.out() + "/B-01.db"});
   EXPECT_EQ(one.exit_code, 1) << explain(one);
-  EXPECT_NE(one.out.find("no verdict: 1 usable run of A and 1 of B"), std::string::npos)
-      << one.out;
+  EXPECT_NE(one.out.find("no verdict: 1 usable run of A and 1 of B"), std::string::npos) << one.out;
   // Recordings given by hand, made in turn (A B B A ...): paired again, by their start times.
   std::vector<std::string> argv{DLTUNE_BINARY, "compare", "--json"};
   for (const char side : {'a', 'b'})
@@ -184,11 +182,11 @@ TEST(BenchLive, ThpAlwaysAgainstNeverFindsTheEffectOnGlibcsDefaultAllocator) {
   // `always` backs with huge pages (shared/MEASUREMENTS.md: x2.1).
   // 4 rounds: a Student-t interval with 3 degrees of freedom, which holds a x2 effect clear
   // of 1 unless the pairs' log ratios spread by more than 0.4 (they spread 0.1-0.2 here).
-  const auto r = d.bench({"-a", never, "-b", always, "--run=--allocator=default", "--runs", "4",
-                          "--warmup", "0"},
-                         {kPython, kTrainJob, "--workers", "1", "--image", "64", "--batch", "64",
-                          "--channels", "32", "--seconds", "4"},
-                         600);
+  const auto r = d.bench(
+      {"-a", never, "-b", always, "--run=--allocator=default", "--runs", "4", "--warmup", "0"},
+      {kPython, kTrainJob, "--workers", "1", "--image", "64", "--batch", "64", "--channels", "32",
+       "--seconds", "4"},
+      600);
   EXPECT_EQ(read_file(kThp), thp_before) << "THP was not restored";
   d.expect_all_rolled_back();
   ASSERT_EQ(r.exit_code, 0) << explain(r);
@@ -213,8 +211,8 @@ TEST(BenchLive, SwappinessThatCannotMatterIsNoMeasurableEffect) {
   // The issue's one-parameter-at-a-time case, on a job whose speed swappiness cannot touch (no
   // memory pressure). At 99.9 % a real test of "no effect" fails one time in a thousand, not
   // one in twenty; 11 rounds are the fewest a distribution-free interval needs for it.
-  const auto r = d.bench({"-b", "training", "--only", "vm.swappiness", "--runs", "11",
-                          "--warmup", "1", "--confidence", "99.9", "--interval", "100ms"},
+  const auto r = d.bench({"-b", "training", "--only", "vm.swappiness", "--runs", "11", "--warmup",
+                          "1", "--confidence", "99.9", "--interval", "100ms"},
                          {kPython, kCpuJob});
   EXPECT_EQ(read_file(kSwappiness), keep.before());
   d.expect_all_rolled_back();
@@ -234,9 +232,10 @@ TEST(BenchLive, CtrlCStopsTheJobRollsBackAndComparesWhatRan) {
   if (keep.before() == "10\n") GTEST_SKIP() << "vm.swappiness is already the profile's 10";
   BenchDir d;
   // A first (its profile applied), holding long enough to be interrupted.
-  std::vector<std::string> argv{DLTUNE_BINARY, "bench", "--state-dir", d.state(), "--out", d.out(),
-                                "-a", "training", "--only-a", "vm.swappiness", "--runs", "3",
-                                "--warmup", "0", "--", kPython, kCpuJob, "--hold", "60"};
+  std::vector<std::string> argv{DLTUNE_BINARY, "bench", "--state-dir", d.state(),  "--out",
+                                d.out(),       "-a",    "training",    "--only-a", "vm.swappiness",
+                                "--runs",      "3",     "--warmup",    "0",        "--",
+                                kPython,       kCpuJob, "--hold",      "60"};
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0);
@@ -281,9 +280,9 @@ TEST(BenchLive, CtrlCStopsTheJobRollsBackAndComparesWhatRan) {
   EXPECT_EQ(manifest["comparison"]["verdict"]["kind"], "too-few-runs");
   // The next bench starts: nothing was left applied.
   fs::remove_all(d.out());
-  const auto next = d.bench({"--run-b=--cpu-quota=0.5", "--runs", "3", "--warmup", "0",
-                             "--interval", "100ms"},
-                            {kPython, kCpuJob});
+  const auto next =
+      d.bench({"--run-b=--cpu-quota=0.5", "--runs", "3", "--warmup", "0", "--interval", "100ms"},
+              {kPython, kCpuJob});
   EXPECT_EQ(next.exit_code, 0) << explain(next);
 }
 
@@ -291,9 +290,9 @@ TEST(BenchLive, AFailedRunIsReportedAndLeftOutWithItsPartner) {
   NEED_ROOT();
   BenchDir d;
   // The 2nd run of the job (B in round 1) fails; 4 rounds leave 3 good pairs.
-  const auto r = d.bench({"--run-b=--cpu-quota=0.5", "--runs", "4", "--warmup", "0",
-                          "--interval", "100ms"},
-                         {kPython, kCpuJob, "--counter", d.path("count"), "--fail-on", "2"});
+  const auto r =
+      d.bench({"--run-b=--cpu-quota=0.5", "--runs", "4", "--warmup", "0", "--interval", "100ms"},
+              {kPython, kCpuJob, "--counter", d.path("count"), "--fail-on", "2"});
   ASSERT_EQ(r.exit_code, 0) << explain(r);
   const auto c = parse_json(r)["comparison"];
   EXPECT_EQ(c["used_a"], 3);
@@ -316,9 +315,9 @@ TEST(BenchLive, AFailedRunIsReportedAndLeftOutWithItsPartner) {
 
   // With only 3 rounds, a failure leaves 2 pairs: no verdict, exit 1, and why.
   BenchDir d2;
-  const auto few = d2.bench({"--run-b=--cpu-quota=0.5", "--runs", "3", "--warmup", "0",
-                             "--interval", "100ms"},
-                            {kPython, kCpuJob, "--counter", d2.path("count"), "--fail-on", "3"});
+  const auto few =
+      d2.bench({"--run-b=--cpu-quota=0.5", "--runs", "3", "--warmup", "0", "--interval", "100ms"},
+               {kPython, kCpuJob, "--counter", d2.path("count"), "--fail-on", "3"});
   EXPECT_EQ(few.exit_code, 1) << explain(few);
   const auto f = parse_json(few)["comparison"];
   EXPECT_EQ(f["verdict"]["kind"], "too-few-runs");
@@ -339,11 +338,12 @@ TEST(BenchLive, BadInputIsRefusedAndChangesNothing) {
     EXPECT_EQ(read_file(kSwappiness), keep.before());
   };
   // The same settings on both sides: said, and nothing run.
-  refused({"-a", "training", "--only-a", "vm.swappiness", "-b", "training", "--only",
-           "vm.swappiness"},
-          "nothing to compare");
+  refused(
+      {"-a", "training", "--only-a", "vm.swappiness", "-b", "training", "--only", "vm.swappiness"},
+      "nothing to compare");
   // B's value is what the host has already: B is the host as it is, as A is.
-  const auto same = d.profile("same", "vm.swappiness", keep.before().substr(0, keep.before().size() - 1));
+  const auto same =
+      d.profile("same", "vm.swappiness", keep.before().substr(0, keep.before().size() - 1));
   refused({"-b", same}, "would run the job under the same settings");
   refused({"-b", "training", "--only", "vm.swappiness", "--runs", "2"}, "--runs 2");
   refused({"-b", "no-such-profile"}, "no-such-profile");
