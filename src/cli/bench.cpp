@@ -419,6 +419,15 @@ BenchCommand::Outcome BenchCommand::run_once(const host::Root& root, tune::Journ
     tx = applied->tx;
     transactions_.push_back(applied->tx);
   }
+  if (g_stop != 0) {  // stopped while the profile was applied: no run, just the rollback
+    if (tx) {
+      auto r = tune::rollback_tx(root, journal, *tx);
+      if (!r || !r->problems.empty())
+        o.fatal = fmt::format("rolling back transaction {} failed; run `dltune tune rollback {}`",
+                              *tx, *tx);
+    }
+    return o;
+  }
   std::vector<std::string> argv{"/proc/self/exe",    "run",      "--quiet",
                                 "--watch-stdout",    "--record", dir + "/" + run.recording,
                                 "--record-interval", interval_};
