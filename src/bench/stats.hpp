@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/distributions.hpp"
 #include "core/error.hpp"
 
 namespace dltune::bench {
@@ -65,29 +66,6 @@ struct RatioEstimate {
 // would be needed.
 [[nodiscard]] std::optional<int> pairs_needed(double log_sd, double resolution,
                                               double confidence = 0.95);
-
-// The Student-t quantile: t_quantile(0.975, df) for a two-sided 95 % interval. df > 0 and need
-// not be an integer (Welch). NaN for df <= 0 or NaN; -inf and +inf for p <= 0 and p >= 1.
-[[nodiscard]] double t_quantile(double p, double df);
-// P(T <= t) for Student's t with df degrees of freedom (what t_quantile inverts).
-[[nodiscard]] double t_cdf(double t, double df);
-
-// The depth of a rank interval: it runs from the k-th smallest to the k-th largest of the sorted
-// Walsh averages (signed-rank) or differences (Mann–Whitney), and covers the true shift with
-// probability `achieved` for continuous data. k == 0: even the widest interval falls short of
-// the confidence asked, and `achieved` is that widest interval's coverage.
-struct RankDepth {
-  int k = 0;
-  double achieved = 0;
-};
-// How the null distribution of the rank statistic is got: kAuto is exact for the signed-rank
-// statistic up to n = 50 and for Mann–Whitney while the exact recursion is cheap (m = n = 80
-// or so), and the normal approximation with continuity correction beyond.
-enum class NullDistribution { kAuto, kExact, kNormal };
-[[nodiscard]] RankDepth signed_rank_depth(int n, double confidence,
-                                          NullDistribution how = NullDistribution::kAuto);
-[[nodiscard]] RankDepth mann_whitney_depth(int m, int n, double confidence,
-                                           NullDistribution how = NullDistribution::kAuto);
 
 // What the estimate says, in words, for a metric where `higher_is_better` (throughput) or not
 // (wall time, swap-ins). A lower-is-better metric is expressed as its inverse (a speed): wall

@@ -2,14 +2,9 @@
 // settings, A and B in each round, and say whether B really differs, with a confidence
 // interval (issue 10). Each side's profile is applied as a tune transaction before its run and
 // rolled back after it, also on Ctrl-C; each run goes through `dltune run --record`.
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <chrono>
-#include <csignal>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -22,6 +17,7 @@
 #include "bench/comparison.hpp"
 #include "bench/sides.hpp"
 #include "cli/bench_files.hpp"
+#include "cli/bench_launch.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "core/text.hpp"
@@ -34,84 +30,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-// The signal that asked bench to stop, and the `dltune run` it goes on to (its own process
-// group: a terminal's ^C reaches bench only, which stops the run and then rolls back).
-volatile std::sig_atomic_t g_stop = 0;
-volatile pid_t g_child = 0;
-
-extern "C" void on_stop_signal(int sig) {
-  g_stop = sig;
-  if (g_child > 0) ::kill(g_child, sig);
-}
-
-class StopSignals {
- public:
-  StopSignals() {
-    g_stop = 0;
-    struct sigaction sa {};
-    sa.sa_handler = on_stop_signal;
-    ::sigemptyset(&sa.sa_mask);
-    for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &sa, &old_[i]);
-  }
-  ~StopSignals() {
-    for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-
- private:
-  static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
-  std::array<struct sigaction, 3> old_{};
-};
-
-struct Launch {
-  int exit_code = 0;
-  double seconds = 0;
-  std::string error;  // fork/exec failed
-};
-
-// `dltune run` with the job's output in `log` (stdin /dev/null), in a process group of its own.
-Launch launch_run(const std::vector<std::string>& argv, const std::string& log) {
-  Launch l;
-  const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (out < 0) {
-    l.error = fmt::format("cannot create {}: {}", log, std::strerror(errno));
-    return l;
-  }
-  std::vector<std::string> args = argv;
-  std::vector<char*> cargv;
-  for (auto& a : args) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  const auto start = std::chrono::steady_clock::now();
-  const pid_t child = ::fork();
-  if (child == 0) {
-    ::setpgid(0, 0);
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, SIG_DFL);
-    const int in = ::open("/dev/null", O_RDONLY);
-    if (in >= 0) ::dup2(in, STDIN_FILENO);
-    ::dup2(out, STDOUT_FILENO);
-    ::dup2(out, STDERR_FILENO);
-    ::execv("/proc/self/exe", cargv.data());
-    std::fprintf(stderr, "dltune bench: cannot start dltune run: %s\n", std::strerror(errno));
-    ::_exit(127);
-  }
-  ::close(out);
-  if (child < 0) {
-    l.error = fmt::format("cannot fork: {}", std::strerror(errno));
-    return l;
-  }
-  ::setpgid(child, child);  // also here: no window in which ^C reaches it as well
-  g_child = child;
-  if (g_stop != 0) ::kill(child, g_stop);  // a signal that came just before it started
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  g_child = 0;
-  l.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  l.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return l;
-}
 
 class BenchCommand : public Command {
  public:
@@ -267,13 +185,13 @@ class BenchCommand : public Command {
     double spent = 0;
     int done = 0;
     bool failed = false;
-    StopSignals stop;
-    for (int round = 1; round <= rounds && g_stop == 0 && !failed; ++round) {
+    bench_launch::StopSignals stop;
+    for (int round = 1; round <= rounds && bench_launch::stop_signal() == 0 && !failed; ++round) {
       // A B, then B A: a drift of the host (or a job that runs faster second) then favours
       // neither side, where A B A B would hand all of it to B.
       const bool swap = order_ == "abba" && round % 2 == 0;
       for (char side : swap ? std::array<char, 2>{'B', 'A'} : std::array<char, 2>{'A', 'B'}) {
-        if (g_stop != 0 || failed) break;
+        if (bench_launch::stop_signal() != 0 || failed) break;
         const bool warmup = round <= warmup_;
         const int number = warmup ? round : round - warmup_;
         const std::string stem = fmt::format("{}{}-{:02d}", warmup ? "warmup-" : "", side, number);
@@ -294,10 +212,10 @@ class BenchCommand : public Command {
         if (outcome.started) runs.push_back(std::move(run));
       }
     }
-    if (g_stop != 0)
+    if (bench_launch::stop_signal() != 0)
       fmt::print(stderr,
                  "dltune bench: stopped by signal {} after {} of {} runs; the host is as it was\n",
-                 static_cast<int>(g_stop), done, total);
+                 bench_launch::stop_signal(), done, total);
     return finish(*dir, std::move(runs), failed);
   }
 
@@ -419,7 +337,8 @@ BenchCommand::Outcome BenchCommand::run_once(const host::Root& root, tune::Journ
     tx = applied->tx;
     transactions_.push_back(applied->tx);
   }
-  if (g_stop != 0) {  // stopped while the profile was applied: no run, just the rollback
+  if (bench_launch::stop_signal() !=
+      0) {  // stopped while the profile was applied: no run, just the rollback
     if (tx) {
       auto r = tune::rollback_tx(root, journal, *tx);
       if (!r || !r->problems.empty())
@@ -438,7 +357,7 @@ BenchCommand::Outcome BenchCommand::run_once(const host::Root& root, tune::Journ
   for (const auto& r : side.run_args) argv.push_back(r);
   argv.emplace_back("--");
   for (const auto& c : command_) argv.push_back(c);
-  const auto launched = launch_run(argv, dir + "/" + run.log);
+  const auto launched = bench_launch::launch_run(argv, dir + "/" + run.log);
   o.seconds = launched.seconds;
   if (tx) {
     auto r = tune::rollback_tx(root, journal, *tx);
@@ -467,7 +386,7 @@ BenchCommand::Outcome BenchCommand::run_once(const host::Root& root, tune::Journ
   } else {
     run.read_error = metrics.error().message();
   }
-  if (g_stop != 0 && launched.exit_code != 0)
+  if (bench_launch::stop_signal() != 0 && launched.exit_code != 0)
     run.excluded = "stopped by the signal that ended the bench";
   return o;
 }
@@ -489,7 +408,7 @@ void BenchCommand::progress(const bench::Run& run, int done, int total, double s
   const double left = done > 0 ? spent / done * (total - done) : 0;
   fmt::print(stderr, "  [{}/{}] {} {}{}: {}{}\n", done, total, run.side,
              run.warmup ? "warm-up " : "round ", run.warmup ? "" : std::to_string(run.pair), what,
-             done < total && g_stop == 0
+             done < total && bench_launch::stop_signal() == 0
                  ? fmt::format("; about {} left", text::human_duration(left))
                  : "");
 }
@@ -511,14 +430,14 @@ json BenchCommand::bench_json(const bench::Comparison& c, const json& comparison
               {"run_differences", bench::run_differences(a_, b_)},
               {"runs_per_side", runs_},
               {"warmup", warmup_},
-              {"interrupted", g_stop != 0},
+              {"interrupted", bench_launch::stop_signal() != 0},
               {"transactions", transactions_},
               {"used_pairs", std::min(c.used_a, c.used_b)},
               {"comparison", comparison}};
 }
 
 int BenchCommand::finish(const std::string& dir, std::vector<bench::Run> runs, bool failed) {
-  const bool interrupted = g_stop != 0;
+  const bool interrupted = bench_launch::stop_signal() != 0;
   bench::CompareOptions options;
   options.label_a = a_.label();
   options.label_b = b_.label();
