@@ -1,7 +1,13 @@
 // `dltune serve`: the host as a Prometheus target (issue 7).
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cstdlib>
+#include <optional>
 
 #include <chrono>
 #include <thread>
@@ -43,7 +49,8 @@ constexpr const char* kDescription =
     "serve binds 127.0.0.1:9464 unless told otherwise: to be scraped from another machine, give\n"
     "the address explicitly (--listen 0.0.0.0:9464), and mind that anyone who can reach it can\n"
     "read the metrics. serve needs no root: /proc, /sys, the cgroup files and NVML are readable\n"
-    "by any user.\n\n"
+    "by any user. Started as root, it binds its address and then becomes --user (the sudo\n"
+    "user, else nobody) before it samples the host or serves a request; --as-root keeps root.\n\n"
     "--once samples twice (one interval apart, at most 1 s), runs the check, prints the\n"
     "exposition on stdout and exits: for `promtool check metrics` and scripts. With --json it\n"
     "prints the same families as JSON (docs/json.md, \"dltune.serve/1\").\n\n"
@@ -62,6 +69,41 @@ constexpr const char* kDescription =
     "        - targets: ['gpu-node-1:9464', 'gpu-node-2:9464']\n\n"
     "Exit status: 0 after SIGINT or SIGTERM (or --once done), 1 when the address cannot be\n"
     "bound or sampling cannot start, 2 bad input (nothing was started).";
+
+struct Unprivileged {
+  std::string name;
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+// Whom serve becomes when started as root: --user, else the sudo user, else nobody. Root itself
+// is refused: that is what --as-root is for.
+Result<Unprivileged> unprivileged_user(const std::string& user) {
+  std::string name = user;
+  if (name.empty()) {
+    const char* sudo = std::getenv("SUDO_USER");
+    name = sudo != nullptr && *sudo != '\0' && std::string(sudo) != "root" ? sudo : "nobody";
+  }
+  std::vector<char> buf(16384);
+  passwd pw{};
+  passwd* found = nullptr;
+  const int rc = ::getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found);
+  if (rc != 0 || found == nullptr)
+    return fail("no such user (expected a user serve can run as)", "--user " + name, rc);
+  if (pw.pw_uid == 0) return fail("is root: to keep root, say --as-root", "--user " + name);
+  return Unprivileged{name, pw.pw_uid, pw.pw_gid};
+}
+
+// setgroups, setgid, setuid, in that order (setuid last: it takes away the right to do the
+// others), then a check that root cannot be taken back.
+Result<void> drop_to(const Unprivileged& u) {
+  if (::setgroups(0, nullptr) != 0)
+    return fail("cannot drop the supplementary groups", u.name, errno);
+  if (::setgid(u.gid) != 0) return fail("cannot set the group of", u.name, errno);
+  if (::setuid(u.uid) != 0) return fail("cannot become", u.name, errno);
+  if (::setuid(0) == 0) return fail("could take root back after becoming", u.name);
+  return {};
+}
 
 class ServeCommand : public Command {
  public:
@@ -88,6 +130,12 @@ class ServeCommand : public Command {
     sub_->add_option("--max-connections", max_connections_,
                      "Connections served at once, 1 to 256 (default 8)")
         ->type_name("N");
+    sub_->add_option("--user", user_,
+                     "Started as root: the user serve becomes once it has bound its address "
+                     "(default: the sudo user, else nobody)")
+        ->type_name("NAME");
+    sub_->add_flag("--as-root", as_root_,
+                   "Started as root: keep root (serve needs none; not recommended)");
     sub_->add_option("--root", root_dir_,
                      "Read the host mounted at DIR (its proc/, sys/, etc/): a container's view "
                      "of the host (deploy/kubernetes)")
@@ -188,11 +236,18 @@ class ServeCommand : public Command {
 
   int serve_blocked(serve::ExporterOptions options, const serve::ListenAddress& address,
                     const sigset_t& stop_set) {
-    if (::geteuid() == 0)
+    std::optional<Unprivileged> become;
+    if (::geteuid() == 0 && !as_root_) {
+      auto who = unprivileged_user(user_);
+      if (!who) return refuse(who.error().message());
+      become = *who;
+    } else if (::geteuid() == 0) {
       fmt::print(stderr,
-                 "dltune serve: running as root, which serve does not need (it reads /proc, "
-                 "/sys, the cgroup files and NVML, as any user may): run it as an unprivileged "
-                 "user\n");
+                 "dltune serve: running as root (--as-root), which serve does not need (it "
+                 "reads /proc, /sys, the cgroup files and NVML, as any user may)\n");
+    } else if (!user_.empty()) {
+      return refuse("--user " + user_ + ": only root can become another user");
+    }
     if (!serve::is_loopback(address))
       fmt::print(stderr,
                  "dltune serve: {} is not a loopback address: anyone who can reach it can read "
@@ -205,6 +260,13 @@ class ServeCommand : public Command {
     limits.queued = limits.workers;
     auto server = serve::MetricsServer::bind(address, limits, **exporter);
     if (!server) return fail_with(server.error().message());
+    // Root was needed at most to bind a port below 1024 (and to open NVML's devices): nothing
+    // that serves a request or reads the host runs as root.
+    if (become) {
+      if (auto dropped = drop_to(*become); !dropped) return fail_with(dropped.error().message());
+      fmt::print(stderr, "dltune serve: bound as root, now running as {} (uid {})\n", become->name,
+                 become->uid);
+    }
     (*exporter)->start();
     std::thread http([&] { (*server)->run(); });
     // stop() does nothing to a server that has not started listening yet: wait for it.
@@ -244,7 +306,8 @@ class ServeCommand : public Command {
   std::string check_interval_ = "5m";
   std::vector<std::string> cgroups_;
   std::string profile_;
-  bool no_gpus_ = false, no_check_ = false, once_ = false, json_ = false;
+  bool no_gpus_ = false, no_check_ = false, once_ = false, json_ = false, as_root_ = false;
+  std::string user_;
   int max_connections_ = 8;
 };
 

@@ -15,7 +15,7 @@ namespace dltune::host {
 
 namespace {
 
-constexpr std::array<std::pair<FaultOp, std::string_view>, 9> kOpNames = {{
+constexpr std::array<std::pair<FaultOp, std::string_view>, 10> kOpNames = {{
     {FaultOp::kRead, "read"},
     {FaultOp::kWriteVirtualOpen, "write_virtual.open"},
     {FaultOp::kWriteVirtual, "write_virtual"},
@@ -25,6 +25,7 @@ constexpr std::array<std::pair<FaultOp, std::string_view>, 9> kOpNames = {{
     {FaultOp::kAtomicFsync, "write_atomic.fsync"},
     {FaultOp::kAtomicRename, "write_atomic.rename"},
     {FaultOp::kRemove, "remove_file"},
+    {FaultOp::kMakeDirectory, "make_directory"},
 }};
 
 Result<Fault> parse_one(std::string_view entry) {

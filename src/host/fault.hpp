@@ -35,6 +35,7 @@ enum class FaultOp {
   kAtomicFsync,       // "write_atomic.fsync": fsync(2) of the temporary file
   kAtomicRename,      // "write_atomic.rename": rename(2) of the temporary file over the target
   kRemove,            // "remove_file": unlink(2)
+  kMakeDirectory,     // "make_directory": mkdir(2) of a job's cgroup (issue 11: run's set-up)
 };
 
 struct Fault {

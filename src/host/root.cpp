@@ -528,7 +528,9 @@ Result<void> Root::make_directory(std::string_view path) const {
   auto real = resolve_parent(path);
   if (!real) return tl::unexpected(real.error());
   const std::string dir = outside(*real);
-  if (::mkdir(dir.c_str(), 0755) != 0) return fail("cannot create", std::string(path), errno);
+  if (or_fault(fault(FaultOp::kMakeDirectory, path), [&] { return ::mkdir(dir.c_str(), 0755); }) !=
+      0)
+    return fail("cannot create", std::string(path), errno);
   if (live()) return {};
   // No kernel here to give the group its control files: empty ones named as the parent's.
   const std::string parent = dir.substr(0, dir.rfind('/'));

@@ -432,3 +432,51 @@ TEST_F(ServeLive, PrometheusPromtoolHostileClientsAndHealth) {
 }
 
 }  // namespace
+
+// Least privilege (issue 11): started as root, serve binds and then becomes an unprivileged user
+// before it samples or serves; --as-root keeps root; root itself or an unknown --user is refused.
+namespace {
+std::string uid_line(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("Uid:", 0) == 0) return line;
+  return "";
+}
+}  // namespace
+
+TEST(ServePrivilegeLive, StartedAsRootItBindsThenBecomesNobody) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the test starts serve as root";
+  Process serve({DLTUNE_BINARY, "serve", "--listen", "127.0.0.1:0", "--interval", "200ms",
+                 "--no-check", "--no-gpus"});
+  ASSERT_GT(serve.pid, 0);
+  const auto port = serve.wait_for(std::regex("listening on 127\\.0\\.0\\.1:([0-9]+)"), 10s);
+  ASSERT_TRUE(port) << serve.err_text;
+  EXPECT_NE(serve.err_text.find("now running as nobody (uid 65534)"), std::string::npos)
+      << serve.err_text;
+  // Real, effective, saved and file-system uid: all nobody's.
+  EXPECT_EQ(uid_line(serve.pid), "Uid:\t65534\t65534\t65534\t65534");
+  std::this_thread::sleep_for(500ms);  // samples taken as nobody
+  httplib::Client http("127.0.0.1", std::stoi(*port));
+  const auto reply = http.Get("/metrics");
+  ASSERT_TRUE(reply) << httplib::to_string(reply.error());
+  EXPECT_EQ(reply->status, 200);
+  EXPECT_NE(reply->body.find("dltune_memory_total_bytes"), std::string::npos);
+
+  Process kept(
+      {DLTUNE_BINARY, "serve", "--listen", "127.0.0.1:0", "--no-check", "--no-gpus", "--as-root"});
+  ASSERT_TRUE(kept.wait_for(std::regex("listening on"), 10s)) << kept.err_text;
+  EXPECT_EQ(uid_line(kept.pid), "Uid:\t0\t0\t0\t0");
+  EXPECT_NE(kept.err_text.find("--as-root"), std::string::npos) << kept.err_text;
+
+  for (const char* user : {"root", "no-such-user-dltune"}) {
+    Process refused({DLTUNE_BINARY, "serve", "--listen", "127.0.0.1:0", "--no-check", "--no-gpus",
+                     "--user", user});
+    int status = 0;
+    ::waitpid(refused.pid, &status, 0);
+    const auto err = refused.rest_of_stderr();
+    refused.pid = -1;
+    EXPECT_EQ(WEXITSTATUS(status), 2) << user << ": " << err;
+    EXPECT_NE(err.find(user), std::string::npos) << err;
+  }
+}

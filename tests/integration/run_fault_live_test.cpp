@@ -1,0 +1,124 @@
+// Faults at each point of `dltune run`'s cgroup set-up (issue 11), injected through host::Root
+// with DLTUNE_TEST_FAULT at the very system call that would fail on a real host: the mkdir(2) of
+// each hierarchy's job group, and the open(2) and write(2) of each limit. Each must stop the run
+// before the job starts (exit 1), name the file and the errno, and leave no cgroup behind; and
+// `record` must survive a source that fails to read and leave a recording that opens.
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/run.hpp"
+
+using dltune::testing::run;
+using dltune::testing::RunResult;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> leftovers(const std::string& name) {
+  std::vector<std::string> out;
+  for (const auto& h : fs::directory_iterator("/sys/fs/cgroup"))
+    for (const auto& p : {h.path() / "dltune" / name, fs::path("/sys/fs/cgroup/dltune") / name})
+      if (fs::exists(p)) out.push_back(p.string());
+  return out;
+}
+
+std::string explain(const RunResult& r) {
+  return "exit " + std::to_string(r.exit_code) + "\nstderr:\n" + r.err;
+}
+
+class RunFaultLive : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "run creates cgroups: needs root";
+    name_ = "fault-" + std::to_string(::getpid());
+  }
+  void TearDown() override {
+    if (name_.empty()) return;
+    const auto left = leftovers(name_);
+    EXPECT_TRUE(left.empty()) << left.front();
+  }
+  // A job with every limit run sets on this host, under `fault`.
+  RunResult run_with(const std::string& fault) const {
+    return run({DLTUNE_BINARY, "run", "--quiet", "--name", name_, "--memory", "300M", "--cpu-quota",
+                "1.5", "--cpu-weight", "200", "--io-weight", "200", "--", "/bin/sh", "-c",
+                "echo started > /dev/null"},
+               {{"DLTUNE_TEST_FAULT", fault}});
+  }
+  // Fails the Nth call of `op` on the job's own files for N = 1, 2, ... until a run gets past
+  // every such call; each failed run must say what failed and leave nothing. Returns the number
+  // of points that were failed.
+  int fail_each(const std::string& op, const std::string& path, const std::string& errno_name,
+                const std::string& errno_text) {
+    int points = 0;
+    for (int n = 1; n <= 40; ++n) {
+      const auto r = run_with(op + ":" + path + ":" + errno_name + ":" + std::to_string(n));
+      EXPECT_TRUE(leftovers(name_).empty()) << op << " #" << n << " left a cgroup\n" << r.err;
+      if (r.exit_code == 0) return points;  // past every call of op
+      ++points;
+      EXPECT_EQ(r.exit_code, 1) << op << " #" << n << "\n" << explain(r);
+      EXPECT_NE(r.err.find(errno_text), std::string::npos) << op << " #" << n << "\n" << r.err;
+      EXPECT_NE(r.err.find("/sys/fs/cgroup/"), std::string::npos)
+          << op << " #" << n << ": the file is not named\n"
+          << r.err;
+      EXPECT_NE(r.err.find("nothing was started"), std::string::npos) << r.err;
+      if (::testing::Test::HasFailure()) return points;
+    }
+    ADD_FAILURE() << op << ": still failing after 40 calls";
+    return points;
+  }
+
+  std::string name_;
+};
+
+TEST_F(RunFaultLive, EachMkdirOfTheJobsGroupsFailingLeavesNothing) {
+  // The job's group in each hierarchy it uses (cpu, memory, blkio, cpuset, the cgroup2 mount).
+  const int points = fail_each("make_directory", "/sys/fs/cgroup/*dltune/" + name_, "ENOSPC",
+                               std::strerror(ENOSPC));
+  EXPECT_GE(points, 2) << "expected a group in more than one hierarchy on this v1 host";
+}
+
+TEST_F(RunFaultLive, EachLimitTheKernelRefusesLeavesNothing) {
+  const int points = fail_each("write_virtual", "/sys/fs/cgroup/*dltune/" + name_ + "/*", "EINVAL",
+                               std::strerror(EINVAL));
+  EXPECT_GE(points, 4) << "memory, quota, weight and io weight are each written";
+}
+
+TEST_F(RunFaultLive, EachLimitFileThatCannotBeOpenedLeavesNothing) {
+  for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
+           {"EACCES", std::strerror(EACCES)}, {"EROFS", std::strerror(EROFS)}}) {
+    const int points =
+        fail_each("write_virtual.open", "/sys/fs/cgroup/*dltune/" + name_ + "/*", name, text);
+    EXPECT_GE(points, 4) << name;
+  }
+}
+
+TEST(RecordFaultLive, ASourceThatFailsMidRecordingIsNamedAndTheRecordingKeepsItsSamples) {
+  const auto dir =
+      fs::temp_directory_path() / ("dltune-record-fault-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto db = (dir / "r.db").string();
+  // The 4th read of /proc/meminfo fails with EIO: record stops there, says why, and what it
+  // recorded before stays a recording that opens, finished.
+  const auto r = run({DLTUNE_BINARY, "record", "--interval", "100ms", "--duration", "2s", "-o", db},
+                     {{"DLTUNE_TEST_FAULT", "read:/proc/meminfo:EIO:4"}});
+  EXPECT_EQ(r.exit_code, 1) << explain(r);
+  EXPECT_NE(r.err.find("cannot read /proc/meminfo: " + std::string(std::strerror(EIO))),
+            std::string::npos)
+      << explain(r);
+  const auto report = run({DLTUNE_BINARY, "report", "--format", "json", db, "-o", "-"});
+  ASSERT_EQ(report.exit_code, 0) << explain(report);
+  const auto j = nlohmann::json::parse(report.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << report.out.substr(0, 300);
+  EXPECT_GE(j["recording"]["samples"].get<int>(), 2) << report.out.substr(0, 600);
+  fs::remove_all(dir);
+}
+
+}  // namespace
