@@ -2,7 +2,7 @@
 JOBS ?= $(shell nproc)
 DLTUNE_ARGS ?= check
 
-.PHONY: run test unit-release deps release debug asan test-asan bench format clean
+.PHONY: run test unit-release deps release debug asan test-asan bench fuzz fuzz-build format clean
 
 # `dltune check` exits 1 for warnings and 2 for critical findings: that is its report, not a
 # failure of `make run`, which fails only when dltune could not run at all.
@@ -41,6 +41,17 @@ debug:
 asan:
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan -j$(JOBS)
+
+# The libFuzzer targets (tests/fuzz, clang with ASan and UBSan), each run for FUZZ_SECONDS on a
+# corpus seeded from the fixture roots, this host's files and the repository's TOML; what they
+# find is kept in build/fuzz/artifacts. CI runs them briefly (FUZZ_SECONDS=10).
+FUZZ_SECONDS ?= 600
+fuzz: deps fuzz-build
+	./tests/fuzz/run-fuzzers --seconds $(FUZZ_SECONDS)
+
+fuzz-build:
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz -j$(JOBS)
 
 bench: deps
 	cmake --preset bench >/dev/null

@@ -295,13 +295,17 @@ std::optional<KernelEvent> page_alloc_failure(string_view text) {
   if (at == string_view::npos) return std::nullopt;
   const auto task = text.substr(0, at);
   const auto order = leading_number(text.substr(at + 33));
-  auto e = event("page_alloc_failure", Severity::kWarning,
-                 fmt::format("The kernel could not find {} contiguous pages (order {}) for {}: "
-                             "memory is fragmented or short.",
-                             order ? std::to_string(1LL << std::min<long long>(*order, 20)) : "?",
-                             order.value_or(-1), task),
-                 "Usually harmless when it is rare; frequent ones under a training job mean memory "
-                 "pressure: fewer workers, or vm.min_free_kbytes higher (dltune tune).");
+  auto e =
+      event("page_alloc_failure", Severity::kWarning,
+            fmt::format(
+                "The kernel could not find {} contiguous pages (order {}) for {}: "
+                "memory is fragmented or short.",
+                // (a negative order, which no kernel prints, shifted by a
+                // negative count: found by fuzz_kernel_log)
+                order && *order >= 0 ? std::to_string(1LL << std::min<long long>(*order, 20)) : "?",
+                order.value_or(-1), task),
+            "Usually harmless when it is rare; frequent ones under a training job mean memory "
+            "pressure: fewer workers, or vm.min_free_kbytes higher (dltune tune).");
   e.fields["task"] = std::string(task);
   if (order) e.fields["order"] = std::to_string(*order);
   return e;

@@ -45,11 +45,15 @@ std::optional<string_view> kernel_message(string_view rest) {
 }
 
 std::optional<SyslogLine> rfc3339(string_view line) {
+  // "YYYY-MM-DDTHH:MM:SS" and one more character at least; the checks below index up to [19].
+  // (Found by fuzz_kernel_log: "4184" read line[4], past the end; and a year past 2262 made
+  // the nanoseconds overflow, hence the years a log of this machine can hold.)
+  if (line.size() < 20) return std::nullopt;
   int y, mo, d, h, mi, s;
   if (!digits(line, 0, 4, y) || line[4] != '-' || !digits(line, 5, 2, mo) || line[7] != '-' ||
       !digits(line, 8, 2, d) || line[10] != 'T' || !digits(line, 11, 2, h) || line[13] != ':' ||
-      !digits(line, 14, 2, mi) || line[16] != ':' || !digits(line, 17, 2, s) || mo < 1 || mo > 12 ||
-      d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
+      !digits(line, 14, 2, mi) || line[16] != ':' || !digits(line, 17, 2, s) || y < 1970 ||
+      y > 2200 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
     return std::nullopt;
   std::size_t i = 19;
   std::int64_t frac_ns = 0;

@@ -1,4 +1,5 @@
 // /etc/security/limits.d/90-dltune.conf (limits.conf(5), read by pam_limits at login).
+#include <algorithm>
 #include <cctype>
 #include <set>
 
@@ -87,7 +88,14 @@ std::string remove_from_limits_dropin(std::string_view existing, const std::stri
 
 Result<void> check_limits(const std::string& domain,
                           const std::map<std::string, std::string>& items) {
-  if (domain.empty() || domain.find_first_of(" \t\r\n#") != std::string::npos)
+  // pam_limits splits a line on any white space (\v and \f too) and a NUL ends it; a control
+  // character is never part of a user or group name. (Found by fuzz_etc: a domain with \f
+  // merged differently the second time.)
+  const bool odd = std::any_of(domain.begin(), domain.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x21 || u == 0x7f || c == '#';
+  });
+  if (domain.empty() || odd)
     return fail("not a limits.conf domain (a user, @group or *):", fmt::format("'{}'", domain));
   for (const auto& [item, value] : items) {
     if (!kItems.contains(item)) return fail("not a limits.conf item:", item);

@@ -94,8 +94,7 @@ TEST(BottleneckRules, EverySignalHasAUniqueNameAndIsDocumented) {
     // (appended, not "`" + name + "`": g++ 12 -O2 warns a false -Wrestrict on that)
     std::string quoted(1, '`');
     quoted.append(i.name).push_back('`');
-    EXPECT_NE(doc.str().find(quoted), std::string::npos)
-        << i.name << " is not in docs/profile.md";
+    EXPECT_NE(doc.str().find(quoted), std::string::npos) << i.name << " is not in docs/profile.md";
   }
   EXPECT_FALSE(signal_by_name("main.nope"));
 }

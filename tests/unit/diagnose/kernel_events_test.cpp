@@ -9,6 +9,7 @@
 
 #include "diagnose/kernel_events.hpp"
 #include "diagnose/kernel_log.hpp"
+#include "diagnose/syslog_files.hpp"
 
 using namespace dltune::diagnose;
 
@@ -182,6 +183,11 @@ TEST(KernelEvents, HungTasksLockupsAndCrashesOfTrainingProcesses) {
       "__GFP_ZERO), nodemask=(null),cpuset=/,mems_allowed=0");
   EXPECT_EQ(e.kind, "page_alloc_failure");
   EXPECT_EQ(e.fields["order"], "4");
+  // A negative order (fuzz_kernel_log, issue 11): said as unknown, never shifted by it (UBSan).
+  e = must("x: page allocation failure: order:-1311, mode:0x0");
+  EXPECT_NE(e.explanation.find("? contiguous pages"), std::string::npos) << e.explanation;
+  // A year whose nanoseconds would overflow is not a syslog stamp.
+  EXPECT_FALSE(parse_syslog_line("2827-01-01T00:00:00Z host kernel: x", 0));
 }
 
 TEST(KernelEvents, StorageErrorsOnDataMounts) {

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,18 @@ TEST(SyslogLines, Rfc3339AndTraditionalKernelLines) {
     EXPECT_FALSE(parse_syslog_line(bad, mtime)) << bad;
   ::unsetenv("TZ");
   ::tzset();
+}
+
+// Found by fuzz_kernel_log (issue 11): a line that is only the start of an RFC 3339 stamp was
+// read past its end. The text lives in a buffer of exactly its size, so ASan sees any overread.
+TEST(SyslogLines, ShortLinesAreNeverReadPastTheirEnd) {
+  for (const std::string text : {"4184", "2026-11-30T12:00:0", "2026-11-30T12:00:00", "Nov 30",
+                                 "Nov 30 12:00:00", "2026-11-30T12:00:00+01", ""}) {
+    std::unique_ptr<char[]> exact(new char[text.size() + 1]);
+    std::copy(text.begin(), text.end(), exact.get());
+    const std::string_view line(exact.get(), text.size());
+    EXPECT_FALSE(parse_syslog_line(line, 1'700'000'000)) << text;
+  }
 }
 
 TEST(SyslogFiles, RotationsOldestFirstGzipTooWithWindowsAndDamage) {

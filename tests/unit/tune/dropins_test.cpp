@@ -280,6 +280,10 @@ TEST(LimitsDropin, CheckRefusesWhatPamLimitsWouldMisread) {
   EXPECT_TRUE(check_limits("*", {{"nofile", "1048576"}, {"memlock", "unlimited"}}));
   EXPECT_TRUE(check_limits("@training", {{"nice", "-5"}, {"stack", "-1"}, {"core", "infinity"}}));
   EXPECT_FALSE(check_limits("", {{"nofile", "1"}}));
+  // White space pam_limits splits on, and control characters (fuzz_etc, issue 11).
+  for (const std::string& odd :
+       std::vector<std::string>{"a\fb", "a\vb", std::string("a\0b", 3), "a\x01", "a\x7f"})
+    EXPECT_FALSE(check_limits(odd, {{"nofile", "1"}})) << odd;
   EXPECT_FALSE(check_limits("two words", {{"nofile", "1"}}));
   EXPECT_FALSE(check_limits("*", {{"openfiles", "1"}}));
   EXPECT_FALSE(check_limits("*", {{"nofile", "-5"}}));

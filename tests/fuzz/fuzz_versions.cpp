@@ -1,0 +1,92 @@
+// libFuzzer target: version strings and small files from drivers, the CUDA toolkit and Python
+// installs (host/parse/cuda_files.hpp, nvidia_version.hpp, python_files.hpp, proc_modules.hpp,
+// pci_device.hpp, pci_ids.hpp), and the job's progress lines that `run` reads
+// (launch/progress.hpp).
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <regex>
+#include <vector>
+
+#include "fuzz_input.hpp"
+#include "host/parse/cuda_files.hpp"
+#include "host/parse/nvidia_version.hpp"
+#include "host/parse/pci_device.hpp"
+#include "host/parse/pci_ids.hpp"
+#include "host/parse/proc_modules.hpp"
+#include "host/parse/python_files.hpp"
+#include "launch/progress.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  namespace parse = dltune::host::parse;
+  const dltune::fuzz::Input in(data, size);
+  const auto t = in.text;
+  const auto [first, second] = in.two();
+  switch (in.selector % 12) {
+    case 0:
+      (void)parse::cuda_version_json(t);
+      (void)parse::cuda_version_txt(t);
+      break;
+    case 1:
+      (void)parse::cuda_h_version(t);
+      (void)parse::cudnn_h_version(t);
+      (void)parse::nccl_h_version(t);
+      break;
+    case 2:
+      (void)parse::library_version(first, second);
+      (void)parse::openblas_version(t);
+      (void)parse::version_precision(t);
+      break;
+    case 3:
+      (void)parse::nvidia_version(t);
+      (void)parse::is_driver_version(t);
+      break;
+    case 4:
+      (void)parse::pci_address(t);
+      if (const auto s = parse::pcie_link_speed(t)) (void)s;
+      (void)parse::pcie_link_width(t);
+      (void)parse::pci_hex(t);
+      break;
+    case 5: {
+      const std::vector<parse::PciId> wanted{{0x10de, 0x2330, 0x10de, 0x16c1},
+                                             {0x8086, 0x1234, std::nullopt, std::nullopt}};
+      (void)parse::pci_ids_lookup(t, wanted);
+      break;
+    }
+    case 6:
+      (void)parse::proc_modules(t);
+      break;
+    case 7:
+      (void)parse::pyvenv_cfg(t);
+      (void)parse::core_metadata(t);
+      break;
+    case 8:
+      (void)parse::requirement(t);
+      (void)parse::normalize_name(t);
+      (void)parse::distribution_dir(t);
+      break;
+    case 9:
+      (void)parse::conda_meta_version(first, second);
+      (void)parse::py_version_define(t);
+      (void)parse::pyenv_versions(t);
+      (void)parse::python_program_version(t);
+      break;
+    case 10:
+      (void)dltune::launch::read_rate(t, std::nullopt);
+      break;
+    case 11: {
+      dltune::launch::ProgressMeter meter;
+      // Fed in pieces of the sizes the input's own bytes give, as a pipe would.
+      std::size_t at = 0;
+      while (at < t.size()) {
+        const std::size_t n = 1 + static_cast<unsigned char>(t[at]) % 17;
+        meter.feed(t.substr(at, n), at % 2);
+        at += n;
+      }
+      meter.finish();
+      (void)meter.progress();
+      break;
+    }
+  }
+  return 0;
+}
