@@ -2,7 +2,7 @@
 JOBS ?= $(shell nproc)
 DLTUNE_ARGS ?= check
 
-.PHONY: run test unit-release deps release debug asan test-asan bench fuzz fuzz-build format clean
+.PHONY: run test test-release unit-release deps release debug asan test-asan bench fuzz fuzz-build format clean
 
 # `dltune check` exits 1 for warnings and 2 for critical findings: that is its report, not a
 # failure of `make run`, which fails only when dltune could not run at all.
@@ -13,15 +13,19 @@ run: deps
 	if [ $$rc -eq 1 ] || [ $$rc -eq 2 ]; then echo "(dltune exited $$rc: 1 = warnings, 2 = critical findings or bad input)"; \
 	elif [ $$rc -ne 0 ]; then exit $$rc; fi
 
-# Every test, once: the integration tests on the release build, one at a time (some change this
-# host's settings for a moment and others read them), and the unit tests, in parallel, under
-# ASan+UBSan (the stricter run of the two; running them on the release build as well doubled
-# the compile time of CI for little more). Each build preset builds only what its tests need:
-# release the dltune binary, dltune_integration and the fake NVML libraries; asan dltune_unit,
-# the binary and the fake libraries. `make unit-release` runs the unit tests on -O2 as well.
-test: deps release asan
-	ctest --preset release -L integration
+# Every test, once, on the asan preset (ASan + UBSan + LeakSanitizer, -Werror, issue 11): the unit
+# tests in parallel, then the integration tests one at a time (some change this host's settings
+# for a moment and others read them, and the profile tests need a quiet host), every `dltune` they
+# start instrumented too. The release build is not part of it: the code is the same (no assert,
+# no NDEBUG), and optimisers' false warnings do not fail a release build (CMakeLists.txt).
+# `make test-release` runs the integration tests on the release build as well; `make fuzz` the
+# fuzz targets.
+test: deps asan
 	ctest --preset asan -L unit -j$(JOBS)
+	ctest --preset asan -L integration
+
+test-release: release
+	ctest --preset release -L integration
 
 unit-release: release
 	cmake --build --preset release -j$(JOBS) --target dltune_unit
