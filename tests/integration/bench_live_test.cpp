@@ -118,6 +118,32 @@ class KeepSwappiness {
   std::string before_;
 };
 
+// Starts `argv` in a process group of its own with stdout and stderr in `log`.
+pid_t start_in_background(std::vector<std::string> argv, const std::string& log) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(out, 1);
+    ::dup2(out, 2);
+    std::vector<char*> a;
+    for (auto& s : argv) a.push_back(s.data());
+    a.push_back(nullptr);
+    ::execv(a[0], a.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Waits (10 s at most) until vm.swappiness reads `value`: a side's profile is applied.
+bool wait_for_swappiness(const std::string& value) {
+  for (int i = 0; i < 200; ++i) {
+    if (read_file(kSwappiness) == value) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
 }  // namespace
 
 TEST(BenchLive, ACpuQuotaOnBIsFoundSlowerAndCompareReadsTheDirectoryAgain) {
@@ -236,25 +262,9 @@ TEST(BenchLive, CtrlCStopsTheJobRollsBackAndComparesWhatRan) {
                                 d.out(),       "-a",    "training",    "--only-a", "vm.swappiness",
                                 "--runs",      "3",     "--warmup",    "0",        "--",
                                 kPython,       kCpuJob, "--hold",      "60"};
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    std::ofstream(d.path("bench.err"));
-    const int err = ::open(d.path("bench.err").c_str(), O_WRONLY);
-    ::dup2(err, 2);
-    ::dup2(err, 1);
-    std::vector<char*> a;
-    for (auto& s : argv) a.push_back(s.data());
-    a.push_back(nullptr);
-    ::execv(a[0], a.data());
-    ::_exit(127);
-  }
+  const pid_t pid = start_in_background(argv, d.path("bench.err"));
   ASSERT_GT(pid, 0);
-  bool applied = false;
-  for (int i = 0; i < 200 && !applied; ++i) {
-    applied = read_file(kSwappiness) == "10\n";
-    if (!applied) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const bool applied = wait_for_swappiness("10\n");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the job is running
   ::kill(pid, SIGINT);
   int status = 0;
@@ -284,6 +294,35 @@ TEST(BenchLive, CtrlCStopsTheJobRollsBackAndComparesWhatRan) {
       d.bench({"--run-b=--cpu-quota=0.5", "--runs", "3", "--warmup", "0", "--interval", "100ms"},
               {kPython, kCpuJob});
   EXPECT_EQ(next.exit_code, 0) << explain(next);
+}
+
+TEST(BenchLive, ABenchKilledWithItsProfileAppliedIsNamedByTheNextOne) {
+  NEED_ROOT();
+  KeepSwappiness keep;
+  if (keep.before() == "10\n") GTEST_SKIP() << "vm.swappiness is already the profile's 10";
+  BenchDir d;
+  std::vector<std::string> argv{DLTUNE_BINARY, "bench", "--state-dir", d.state(),  "--out",
+                                d.out(),       "-a",    "training",    "--only-a", "vm.swappiness",
+                                "--runs",      "3",     "--warmup",    "0",        "--",
+                                kPython,       kCpuJob, "--hold",      "5"};
+  const pid_t pid = start_in_background(argv, d.path("bench.err"));
+  ASSERT_GT(pid, 0);
+  const bool applied = wait_for_swappiness("10\n");
+  ::kill(pid, SIGKILL);  // no chance to roll back: as a power cut or the OOM killer would
+  ::waitpid(pid, nullptr, 0);
+  ASSERT_TRUE(applied);
+  // The next bench refuses, naming the transaction; tune rollback restores the value.
+  fs::remove_all(d.out());
+  const auto next = d.bench({"--run-b=--cpu-quota=0.5", "--runs", "3"}, {kPython, kCpuJob});
+  EXPECT_EQ(next.exit_code, 2) << explain(next);
+  EXPECT_NE(next.err.find("is still applied: an earlier bench was stopped"), std::string::npos)
+      << next.err;
+  const auto rollback = run({DLTUNE_BINARY, "tune", "rollback", "--state-dir", d.state()});
+  EXPECT_EQ(rollback.exit_code, 0) << explain(rollback);
+  EXPECT_EQ(read_file(kSwappiness), keep.before());
+  // The orphaned run (its own process group) ends with its job; wait for it not to linger.
+  for (int i = 0; i < 100 && run({"pgrep", "-f", kCpuJob}).exit_code == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
 }
 
 TEST(BenchLive, AFailedRunIsReportedAndLeftOutWithItsPartner) {
