@@ -55,9 +55,10 @@ Result<CudaDriverTable> read_table(const toml::table& doc) {
     const auto* t = (*compat)[i].as_table();
     if (!t) return fail("not a table:", row);
     MinorCompatDriver m;
-    const auto major = (*t)["major"].value<std::int64_t>();
-    if (!major || *major < 1 || *major > 99) return fail("missing or absurd 'major' in", row);
-    m.major = static_cast<int>(*major);
+    const auto* major = (*t)["major"].as_integer();  // not value<>: see kernel_events.cpp
+    if (major == nullptr || major->get() < 1 || major->get() > 99)
+      return fail("missing or absurd 'major' in", row);
+    m.major = static_cast<int>(major->get());
     auto driver = field(*t, "driver", row);
     if (!driver) return tl::unexpected(driver.error());
     m.driver = *driver;

@@ -256,9 +256,10 @@ Result<Rules> parse_rules(std::string_view toml_text, std::string_view name) {
     const std::string key(k.str());
     if (key == "rule") continue;
     if (key == "min_samples") {
-      const auto n = v.value<std::int64_t>();
-      if (!n || *n < 1) return fail("min_samples: expected a whole number >= 1", std::string(name));
-      out.min_samples = static_cast<std::size_t>(*n);
+      const auto* n = v.as_integer();  // not value<>: a float is converted unchecked (toml++)
+      if (n == nullptr || n->get() < 1)
+        return fail("min_samples: expected a whole number >= 1", std::string(name));
+      out.min_samples = static_cast<std::size_t>(n->get());
     } else if (key == "confidence") {
       const auto* t = v.as_table();
       const auto hi = t ? (*t)["high"].value<double>() : std::nullopt;

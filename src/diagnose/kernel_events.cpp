@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -400,9 +401,12 @@ Result<XidTable> parse_xid_table(std::string_view toml_text, std::string_view na
     const auto& x = *arr->get(i)->as_table();
     const std::string where = fmt::format("{}: [[xid]] #{}", name, i + 1);
     XidInfo info;
-    const auto code = x["code"].value<std::int64_t>();
-    if (!code || *code <= 0) return fail("code: expected a positive whole number", where);
-    info.code = static_cast<int>(*code);
+    // as_integer, not value<int64_t>: toml++ converts a float such as 1e99 to an integer
+    // without a range check, which is undefined (found by fuzz_toml).
+    const auto* code = x["code"].as_integer();
+    if (code == nullptr || code->get() <= 0 || code->get() > std::numeric_limits<int>::max())
+      return fail("code: expected a positive whole number", where);
+    info.code = static_cast<int>(code->get());
     for (auto [key, field] :
          {std::pair{"name", &info.name}, std::pair{"meaning", &info.meaning},
           std::pair{"action", &info.action}, std::pair{"source", &info.source}}) {
