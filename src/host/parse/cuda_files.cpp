@@ -134,6 +134,9 @@ std::optional<std::string> library_version(std::string_view file_name, std::stri
 }
 
 std::optional<std::string> openblas_version(std::string_view file_name) {
+  // A file name is at most NAME_MAX (255) bytes; libstdc++'s std::regex recurses once per
+  // character and a 44 KB "name" overflowed the stack (found by fuzz_versions).
+  if (file_name.size() > 255) return std::nullopt;
   if (!file_name.starts_with("libopenblas") && !file_name.starts_with("libscipy_openblas"))
     return std::nullopt;
   if (file_name.find(".so") == std::string_view::npos) return std::nullopt;
