@@ -128,6 +128,8 @@ struct Model {
   std::optional<CgroupModel> cgroup;
   std::vector<ProcessModel> processes;  // in the sample's order (by pid)
   std::vector<GpuModel> gpus;
+  // The sampling process's own CPU, % of one CPU (Sample::observer_cpu_us); none without both.
+  std::optional<double> observer_cpu_pct;
 
   // dt from the samples' monotonic clocks; `previous` may be null.
   [[nodiscard]] static Model from(const Sample& now, const Sample* previous);

@@ -95,6 +95,11 @@ void model_system(const Sample& now, const Sample* previous, double dt_s, Model&
   }
   out.procs_running = s.procs_running;
   out.procs_blocked = s.procs_blocked;
+  out.observer_cpu_pct.reset();
+  if (p != nullptr && now.observer_cpu_us && previous->observer_cpu_us &&
+      *now.observer_cpu_us >= *previous->observer_cpu_us)
+    out.observer_cpu_pct =
+        static_cast<double>(*now.observer_cpu_us - *previous->observer_cpu_us) / 1e4 / dt_s;
 
   MemoryModel& m = out.memory;
   m = MemoryModel{};

@@ -177,6 +177,10 @@ struct Sample {
   std::optional<Cgroup> cgroup;
   std::vector<Process> processes;  // sorted by pid
   std::vector<Gpu> gpus;
+  // The sampling process's own CPU time (user + system, all its threads: getrusage RUSAGE_SELF),
+  // microseconds, cumulative; only on the live host (a fixture root is not where it runs). The
+  // observer is not load on the job: profile leaves it out of the CPU used outside the job.
+  std::optional<std::uint64_t> observer_cpu_us;
 };
 
 }  // namespace dltune::monitor

@@ -2,6 +2,7 @@
 #include "monitor/sampler.hpp"
 #include "core/clock.hpp"
 
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@ Result<std::unique_ptr<Sampler>> Sampler::open(const host::Root& root, SamplerOp
     s->ticks_per_second_ = static_cast<std::uint64_t>(t);
   if (const long p = ::sysconf(_SC_PAGESIZE); p > 0) s->page_size_ = static_cast<std::uint64_t>(p);
   s->system_ = std::make_unique<SystemCollector>(root);
+  s->live_ = root.live();
 
   // The members of a kCgroup scope are the sampled group's (cgroup.procs): one group.
   if (o.scope.kind == Scope::Kind::kCgroup && o.cgroup && *o.cgroup != o.scope.cgroup)
@@ -47,6 +49,13 @@ Result<void> Sampler::sample(Sample& out) {
   out.monotonic_ns = now_ns(CLOCK_MONOTONIC);
   out.ticks_per_second = ticks_per_second_;
   out.page_size = page_size_;
+  out.observer_cpu_us.reset();
+  if (rusage u{}; live_ && ::getrusage(RUSAGE_SELF, &u) == 0) {
+    const auto us = [](const timeval& t) {
+      return static_cast<std::uint64_t>(t.tv_sec) * 1000000u + static_cast<std::uint64_t>(t.tv_usec);
+    };
+    out.observer_cpu_us = us(u.ru_utime) + us(u.ru_stime);
+  }
 
   if (auto ok = system_->collect(out.system, notices_); !ok) return ok;
   if (cgroup_) {

@@ -146,6 +146,7 @@ class Sampler {
   std::unique_ptr<CgroupCollector> cgroup_;
   std::unique_ptr<ProcessCollector> processes_;
   std::unique_ptr<GpuCollector> gpus_;
+  bool live_ = false;  // the root is this host's: the observer's own CPU is recorded
 };
 
 }  // namespace dltune::monitor

@@ -93,6 +93,7 @@ void bind_sample(Binder& b, std::int64_t id, const Sample& s) {
                  v.thp_fault_fallback, v.thp_collapse_alloc, v.compact_stall, v.oom_kill})
     b.u(x);
   bind_pressures(b, y.pressure);
+  b.ou(s.observer_cpu_us);
 }
 
 void read_sample(Columns& c, Sample& s) {
@@ -118,6 +119,7 @@ void read_sample(Columns& c, Sample& s) {
                   &v.thp_fault_fallback, &v.thp_collapse_alloc, &v.compact_stall, &v.oom_kill})
     *x = c.u();
   y.pressure = read_pressures(c);
+  s.observer_cpu_us = c.ou<std::uint64_t>();
 }
 
 void bind_cpu(Binder& b, std::int64_t id, const CpuTimes& t) {

@@ -46,6 +46,8 @@ std::vector<Table> make_tables() {
       "id",
       false});
   add_pressure(t.back().columns, "psi_");
+  // Added after schema 1 was first written (nullable, at the end: no new version).
+  t.back().columns.emplace_back("observer_cpu_us INTEGER");
   t.push_back(Table{"cpu",
                     {"sample_id INTEGER NOT NULL", "cpu INTEGER NOT NULL", "user INTEGER",
                      "nice INTEGER", "system INTEGER", "idle INTEGER", "iowait INTEGER",

@@ -101,6 +101,21 @@ TEST(ProfileSignals, MainWorkersAndTheRestOfTheHost) {
   EXPECT_TRUE(absent(v, Signal::kCgroupThrottled));
   EXPECT_TRUE(absent(v, Signal::kGpuUtil));
   EXPECT_EQ(value(v, Signal::kJobGpus), 0);
+
+  // The observer (the sampling process) used 0.3 s of CPU in that second: it is not load on the
+  // job, so 30 of the 55 are left out. Its counter going backwards (another process's sample)
+  // gives no observer figure, never a negative one.
+  auto before_obs = before;
+  auto now_obs = now;
+  before_obs.observer_cpu_us = 2'000'000;
+  now_obs.observer_cpu_us = 2'300'000;
+  const auto m_obs = Model::from(now_obs, &before_obs);
+  ASSERT_TRUE(m_obs.observer_cpu_pct.has_value());
+  EXPECT_NEAR(*m_obs.observer_cpu_pct, 30, 1e-6);
+  EXPECT_NEAR(value(signals_of(m_obs), Signal::kHostOtherCpu), 25, 1e-6);
+  now_obs.observer_cpu_us = 1'000'000;
+  EXPECT_FALSE(Model::from(now_obs, &before_obs).observer_cpu_pct.has_value());
+  EXPECT_NEAR(value(signals_of(Model::from(now_obs, &before_obs)), Signal::kHostOtherCpu), 55, 1e-6);
 }
 
 TEST(ProfileSignals, TheFirstSampleHasNoSignalsAndAZombieIsNotTheJob) {

@@ -255,9 +255,10 @@ TEST_F(RecordingTest, AnHourAtOneHertzOfATwentyProcessJob) {
 namespace dltune::store {
 namespace {
 
-// A recording made before the gpu table gained its last three columns (same schema 1, nullable
-// columns added at the end) still opens: the missing columns read as empty, the rest as written.
-TEST_F(RecordingTest, ARecordingWithoutTheLaterGpuColumnsOpens) {
+// A recording made before the gpu table gained its last three columns and the sample table its
+// observer_cpu_us (same schema 1, nullable columns added at the end) still opens: the missing
+// columns read as empty, the rest as written.
+TEST_F(RecordingTest, ARecordingWithoutTheLaterColumnsOpens) {
   const auto sample = fill_all(1);
   ASSERT_FALSE(sample.gpus.empty());
   {
@@ -272,12 +273,17 @@ TEST_F(RecordingTest, ARecordingWithoutTheLaterGpuColumnsOpens) {
     const std::string sql = std::string("ALTER TABLE gpu DROP COLUMN ") + col;
     EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
   }
+  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE sample DROP COLUMN observer_cpu_us", nullptr, nullptr,
+                         nullptr),
+            SQLITE_OK);
   sqlite3_close(db);
   auto r = Recording::open(path_);
   ASSERT_TRUE(r) << r.error().message();
   auto back = (*r)->at(0);
   ASSERT_TRUE(back) << back.error().message();
   auto expected = sample;
+  ASSERT_TRUE(expected.observer_cpu_us.has_value());
+  expected.observer_cpu_us.reset();
   for (auto& g : expected.gpus) {
     g.pcie_replay_count.reset();
     g.xid_errors.reset();

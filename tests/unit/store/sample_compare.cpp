@@ -188,6 +188,7 @@ void expect_same_sample(const Sample& a, const Sample& b) {
                            nb.tx_packets, nb.tx_errors, nb.tx_dropped}))
         << na.name;
   }
+  EXPECT_EQ(a.observer_cpu_us, b.observer_cpu_us) << where << "observer_cpu_us";
   ASSERT_EQ(a.cgroup.has_value(), b.cgroup.has_value());
   if (a.cgroup) same_cgroup(*a.cgroup, *b.cgroup, "cgroup.");
   ASSERT_EQ(a.processes.size(), b.processes.size());

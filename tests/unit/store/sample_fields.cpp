@@ -164,6 +164,7 @@ Sample fill_all(std::uint64_t n) {
   s.processes[0].role = Role::kMain;
   s.processes[2].role = Role::kChild;
   for (unsigned i : {0u, 1u}) s.gpus.push_back(full_gpu(i, c));
+  s.observer_cpu_us = c();
   // Counters past 2^63 are kept bit for bit.
   s.system.vm.oom_kill = ~std::uint64_t{0} - 5;
   return s;

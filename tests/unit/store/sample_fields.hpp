@@ -17,7 +17,7 @@ static_assert(sizeof(monitor::Process) == 288, "a Process field was added: see a
 static_assert(sizeof(monitor::Cgroup) == 640, "a Cgroup field was added: see above");
 static_assert(sizeof(monitor::Gpu) == 344, "a Gpu field was added: see above");
 static_assert(sizeof(monitor::System) == 624, "a System field was added: see above");
-static_assert(sizeof(monitor::Sample) == 1352, "a Sample field was added: see above");
+static_assert(sizeof(monitor::Sample) == 1368, "a Sample field was added: see above");
 static_assert(sizeof(monitor::Disk) == 104, "a Disk field was added: see above");
 static_assert(sizeof(monitor::NetDevice) == 96, "a NetDevice field was added: see above");
 static_assert(sizeof(monitor::GpuProcess) == 24, "a GpuProcess field was added: see above");
