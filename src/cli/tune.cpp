@@ -296,6 +296,12 @@ class TuneCommand : public Command {
       return kExitBadInput;
     }
     for (const auto& p : r->problems) fmt::print(stderr, "dltune tune rollback: {}\n", p);
+    if (!r->problems.empty())
+      fmt::print(stderr,
+                 "dltune tune rollback: transaction {} is not wholly rolled back; once the cause "
+                 "is fixed, run `dltune tune rollback` again (`dltune tune status` shows what is "
+                 "left)\n",
+                 r->tx);
     if (json_) {
       fmt::print("{}\n",
                  Json{{"tx", r->tx}, {"restored", r->restored}, {"problems", r->problems}}.dump(2));

@@ -52,7 +52,8 @@ Result<void> Sampler::sample(Sample& out) {
   out.observer_cpu_us.reset();
   if (rusage u{}; live_ && ::getrusage(RUSAGE_SELF, &u) == 0) {
     const auto us = [](const timeval& t) {
-      return static_cast<std::uint64_t>(t.tv_sec) * 1000000u + static_cast<std::uint64_t>(t.tv_usec);
+      return static_cast<std::uint64_t>(t.tv_sec) * 1000000u +
+             static_cast<std::uint64_t>(t.tv_usec);
     };
     out.observer_cpu_us = us(u.ru_utime) + us(u.ru_stime);
   }

@@ -1,6 +1,7 @@
 #include "tune/transaction.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -144,7 +145,10 @@ Result<ApplyResult> apply_plan(const host::Root& root, Journal& journal, const P
     if (auto s = journal.set_change_state(*id, ChangeState::kVerified); !s)
       return abort_with(s.error());
     ++result.changed;
-    if (crash > 0 && result.changed == crash) ::_exit(99);  // the test hook: a crash, right here
+    if (crash > 0 && result.changed == crash) {  // the test hook: kill -9, right here
+      ::kill(::getpid(), SIGKILL);
+      ::_exit(99);  // not reached
+    }
   }
   if (auto f = journal.finish(*tx, TxState::kApplied); !f) return tl::unexpected(f.error());
   return result;

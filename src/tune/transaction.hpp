@@ -13,8 +13,8 @@
 
 namespace dltune::tune {
 
-// Test hook (documented in docs/testing.md): DLTUNE_TEST_CRASH_AFTER=N makes apply exit at once
-// (_exit(99), no cleanup) right after the Nth change was made, as a crash or kill -9 would.
+// Test hook (documented in docs/testing.md): DLTUNE_TEST_CRASH_AFTER=N makes apply SIGKILL
+// itself right after the Nth change was made and verified: no cleanup, no journal update.
 inline constexpr const char* kCrashHookVariable = "DLTUNE_TEST_CRASH_AFTER";
 
 struct ApplyResult {

@@ -225,3 +225,40 @@ TEST(TopLive, OnceShowsThePidsTreeAsText) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--sort colour"), std::string::npos);
 }
+
+// Issue 11, crash safety: `record` killed with SIGKILL in the middle of recording (while it
+// samples and writes) leaves a recording that opens with every sample committed before the
+// kill, each one whole, that `record --replay` reads through.
+TEST_F(RecordLive, KilledMidRecordingTheRecordingOpensWithEveryCommittedSample) {
+  const auto db = file("killed.db");
+  Child rec({DLTUNE_BINARY, "record", "-o", db, "--interval", "20ms", "--no-gpus"});
+  ASSERT_GT(rec.pid, 0);
+  std::size_t seen = 0;
+  for (int tries = 0; tries < 3000 && seen < 40; ++tries) {  // up to 30 s
+    if (fs::exists(db))
+      if (auto r = dltune::store::Recording::open(db); r) seen = (*r)->size();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GE(seen, 40u) << "record did not commit 40 samples in 30 s";
+  ASSERT_EQ(::kill(rec.pid, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(rec.pid, &status, 0), rec.pid);
+  rec.pid = -1;
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+  auto back = open_recording(db);
+  ASSERT_TRUE(back);
+  ASSERT_GE(back->size(), seen);
+  EXPECT_FALSE(back->info().ended_wall_ns.has_value()) << "a killed recording was never finished";
+  std::int64_t previous = 0;
+  for (std::size_t i = 0; i < back->size(); ++i) {
+    auto s = back->at(i);
+    ASSERT_TRUE(s) << i << ": " << s.error().message();
+    EXPECT_GT(s->wall_ns, previous) << i;
+    EXPECT_GT(s->system.memory.total, 0u) << i;
+    EXPECT_FALSE(s->system.cpus.empty()) << i;
+    previous = s->wall_ns;
+  }
+  const auto replay = run({DLTUNE_BINARY, "record", "--replay", db, "--once"});
+  EXPECT_EQ(replay.exit_code, 0) << replay.err;
+}

@@ -240,3 +240,98 @@ TEST_F(TuneFaultLive, AnInjectedEioOnTheRenameStopsApplyAndRestoresEveryValue) {
   expect_directories_as_before();
   expect_failed_and_rolled_back();
 }
+
+// Issue 11: every write of apply failed in turn. DLTUNE_TEST_FAULT fails the Nth call of one
+// operation, N = 1, 2, ... until an apply gets past every such call: each live write (the
+// sysctls and the sysfs files: EINVAL, as a kernel that refuses the value), and each step of
+// each persistent file's atomic write (open: ENOSPC, a short write then ENOSPC, fsync: EIO,
+// rename: EIO). Each failed apply must exit 1 naming the errno, and leave every value and every
+// file as before with the transaction failed and rolled back.
+TEST_F(TuneFaultLive, EachWriteOfApplyFailedInTurnLeavesEveryValueAsBefore) {
+  struct Point {
+    const char* op;
+    const char* path;
+    const char* err;
+    const char* text;
+  };
+  const Point points[] = {
+      {"write_virtual", "/*", "EINVAL", "Invalid argument"},
+      {"write_atomic.open", "/etc/*", "ENOSPC", "No space left on device"},
+      {"write_atomic.short_write", "/etc/*", "ENOSPC", "No space left on device"},
+      {"write_atomic.fsync", "/etc/*", "EIO", "Input/output error"},
+      {"write_atomic.rename", "/etc/*", "EIO", "Input/output error"},
+  };
+  for (const auto& p : points) {
+    int failed = 0;
+    for (int n = 1; n <= 40; ++n) {
+      const std::string fault =
+          std::string(p.op) + ":" + p.path + ":" + p.err + ":" + std::to_string(n);
+      const auto r = tune(kApply, {{"DLTUNE_TEST_FAULT", fault}});
+      if (r.exit_code == 0) {  // past the last such call: undo it and go on to the next
+        ASSERT_EQ(tune({"rollback"}).exit_code, 0) << fault;
+        break;
+      }
+      ++failed;
+      ASSERT_EQ(r.exit_code, 1) << fault << "\n" << r.err;
+      EXPECT_NE(r.err.find(p.text), std::string::npos) << fault << "\n" << r.err;
+      EXPECT_NE(r.err.find("failed and was rolled back"), std::string::npos) << fault << "\n"
+                                                                             << r.err;
+      EXPECT_TRUE(host_->changed().empty())
+          << fault << ": " << ::testing::PrintToString(host_->changed());
+      expect_directories_as_before();
+      expect_failed_and_rolled_back();
+      if (::testing::Test::HasFailure()) return;
+    }
+    // Every point of this kind was reached: live writes for each sysctl and sysfs change, and
+    // each persistent file at least once.
+    EXPECT_GE(failed, 1) << p.op << ": no call was failed: the test would prove nothing";
+  }
+}
+
+// Issue 11: every write of a rollback failed in turn. A rollback that cannot restore a value
+// names it with the file and the errno, restores the others, exits 1 and leaves the transaction
+// needing a rollback (`tune status` says so); the next rollback restores every value.
+TEST_F(TuneFaultLive, EachWriteOfRollbackFailedInTurnIsReportedAndTheNextRollbackFinishes) {
+  struct Point {
+    const char* op;
+    const char* path;
+    const char* err;
+    const char* text;
+  };
+  const Point points[] = {
+      {"write_virtual", "/*", "EIO", "Input/output error"},
+      {"remove_file", "/etc/*", "EACCES", "Permission denied"},
+  };
+  for (const auto& p : points) {
+    int failed = 0;
+    for (int n = 1; n <= 40; ++n) {
+      const auto applied = tune(kApply);
+      ASSERT_EQ(applied.exit_code, 0) << applied.err;
+      ASSERT_FALSE(host_->changed().empty()) << "apply changed nothing: the test proves nothing";
+      const std::string fault =
+          std::string(p.op) + ":" + p.path + ":" + p.err + ":" + std::to_string(n);
+      const auto r = tune({"rollback"}, {{"DLTUNE_TEST_FAULT", fault}});
+      if (r.exit_code == 0) {
+        EXPECT_TRUE(host_->changed().empty()) << ::testing::PrintToString(host_->changed());
+        break;
+      }
+      ++failed;
+      ASSERT_EQ(r.exit_code, 1) << fault << "\n" << r.err;
+      EXPECT_NE(r.err.find(p.text), std::string::npos) << fault << "\n" << r.err;
+      EXPECT_NE(r.out.find("could not be"), std::string::npos) << fault << "\n" << r.out;
+      EXPECT_NE(r.err.find("run `dltune tune rollback` again"), std::string::npos) << fault << "\n"
+                                                                                   << r.err;
+      // Exactly one value is left: the one whose write failed.
+      EXPECT_EQ(host_->changed().size(), 1u)
+          << fault << ": " << ::testing::PrintToString(host_->changed());
+      const auto status = tune({"status"});
+      EXPECT_EQ(status.exit_code, 1) << fault << "\n" << status.out;
+      const auto again = tune({"rollback"});
+      ASSERT_EQ(again.exit_code, 0) << fault << "\n" << again.err;
+      EXPECT_TRUE(host_->changed().empty())
+          << fault << ": " << ::testing::PrintToString(host_->changed());
+      if (::testing::Test::HasFailure()) return;
+    }
+    EXPECT_GE(failed, 1) << p.op << ": no call was failed: the test would prove nothing";
+  }
+}

@@ -18,7 +18,8 @@ extern char** environ;
 namespace dltune::testing {
 
 struct RunResult {
-  int exit_code = -1;  // -1: killed by a signal or timed out
+  int exit_code = -1;   // -1: killed by a signal or timed out
+  int term_signal = 0;  // the signal that ended it (SIGKILL after a timeout too), else 0
   std::string out;
   std::string err;
 };
@@ -87,6 +88,7 @@ inline RunResult run(const std::vector<std::string>& argv,
   int status = 0;
   ::waitpid(pid, &status, 0);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   return r;
 }
 

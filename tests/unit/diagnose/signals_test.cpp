@@ -115,7 +115,8 @@ TEST(ProfileSignals, MainWorkersAndTheRestOfTheHost) {
   EXPECT_NEAR(value(signals_of(m_obs), Signal::kHostOtherCpu), 25, 1e-6);
   now_obs.observer_cpu_us = 1'000'000;
   EXPECT_FALSE(Model::from(now_obs, &before_obs).observer_cpu_pct.has_value());
-  EXPECT_NEAR(value(signals_of(Model::from(now_obs, &before_obs)), Signal::kHostOtherCpu), 55, 1e-6);
+  EXPECT_NEAR(value(signals_of(Model::from(now_obs, &before_obs)), Signal::kHostOtherCpu), 55,
+              1e-6);
 }
 
 TEST(ProfileSignals, TheFirstSampleHasNoSignalsAndAZombieIsNotTheJob) {

@@ -273,9 +273,9 @@ TEST_F(RecordingTest, ARecordingWithoutTheLaterColumnsOpens) {
     const std::string sql = std::string("ALTER TABLE gpu DROP COLUMN ") + col;
     EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
   }
-  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE sample DROP COLUMN observer_cpu_us", nullptr, nullptr,
-                         nullptr),
-            SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(db, "ALTER TABLE sample DROP COLUMN observer_cpu_us", nullptr, nullptr, nullptr),
+      SQLITE_OK);
   sqlite3_close(db);
   auto r = Recording::open(path_);
   ASSERT_TRUE(r) << r.error().message();
