@@ -1,10 +1,14 @@
 // `dltune record`, `dltune run --record` and `dltune top` on this host: real processes, a real
 // PyTorch job with DataLoader workers, a real terminal (tmux).
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -261,4 +265,35 @@ TEST_F(RecordLive, KilledMidRecordingTheRecordingOpensWithEveryCommittedSample) 
   }
   const auto replay = run({DLTUNE_BINARY, "record", "--replay", db, "--once"});
   EXPECT_EQ(replay.exit_code, 0) << replay.err;
+}
+
+// Issue 11, a real I/O fault under SQLite: `record` into a file system that fills up (a 512 KiB
+// tmpfs of the test's own, in a private mount namespace that no other process sees) stops with
+// an error naming the recording and the cause, and what it committed before opens, every
+// sample whole.
+TEST_F(RecordLive, AFullFileSystemStopsRecordWithTheFileNamedAndKeepsWhatWasCommitted) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root";
+  if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr))
+    GTEST_SKIP() << "mount is not permitted here: " << std::strerror(errno);
+  const auto small = dir_ / "small";
+  fs::create_directories(small);
+  ASSERT_EQ(::mount("dltune-test", small.c_str(), "tmpfs", 0, "size=512k"), 0)
+      << std::strerror(errno);
+  const auto db = (small / "full.db").string();
+  const auto r = run({DLTUNE_BINARY, "record", "-o", db, "--interval", "10ms", "--no-gpus"}, {},
+                     120);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(db), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("full"), std::string::npos) << r.err;
+  {
+    auto back = open_recording(db);
+    ASSERT_TRUE(back);
+    EXPECT_GE(back->size(), 10u);
+    for (std::size_t i = 0; i < back->size(); ++i) {
+      auto s = back->at(i);
+      ASSERT_TRUE(s) << i << ": " << s.error().message();
+      EXPECT_GT(s->system.memory.total, 0u) << i;
+    }
+  }
+  EXPECT_EQ(::umount2(small.c_str(), MNT_DETACH), 0) << std::strerror(errno);
 }
