@@ -2,7 +2,7 @@
 JOBS ?= $(shell nproc)
 DLTUNE_ARGS ?= check
 
-.PHONY: run test test-asan unit-release deps release debug asan bench fuzz fuzz-build format clean
+.PHONY: run test test-release unit-release deps release debug asan bench fuzz fuzz-build format clean
 
 # `dltune check` exits 1 for warnings and 2 for critical findings: that is its report, not a
 # failure of `make run`, which fails only when dltune could not run at all.
@@ -13,21 +13,23 @@ run: deps
 	if [ $$rc -eq 1 ] || [ $$rc -eq 2 ]; then echo "(dltune exited $$rc: 1 = warnings, 2 = critical findings or bad input)"; \
 	elif [ $$rc -ne 0 ]; then exit $$rc; fi
 
-# Every test, once: the integration tests on the release build, one at a time (some change this
-# host's settings for a moment and others read them, and the profile tests need a quiet host),
-# and the unit tests, in parallel, under ASan+UBSan. `make test-asan` runs the integration tests
-# under ASan+UBSan+LSan as well (every dltune they start instrumented): they pass there, but the
-# profile tests judge CPU left to the job, and an instrumented recorder takes enough of it to tip
-# a borderline verdict, so CI keeps them on release (issue 11 notes). `make fuzz`: the fuzz targets.
-test: deps release asan
-	ctest --preset release -L integration
-	ctest --preset asan -L unit -j$(JOBS)
-
-test-asan: deps
+# Every test, once, under ASan+UBSan+LeakSanitizer (the asan preset; every dltune the
+# integration tests start is instrumented too): the unit tests in parallel, then the integration
+# tests one at a time (some change this host's settings for a moment and others read them, and
+# the profile tests need a quiet host); then each fuzz target for CI_FUZZ_SECONDS on its seed
+# corpus. `make test-release`: the same tests on the release build.
+CI_FUZZ_SECONDS ?= 10
+test: deps
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan-all -j$(JOBS)
 	ctest --preset asan -L unit -j$(JOBS)
 	ctest --preset asan -L integration
+	$(MAKE) --no-print-directory fuzz-build
+	./tests/fuzz/run-fuzzers --seconds $(CI_FUZZ_SECONDS)
+
+test-release: deps release
+	ctest --preset release -L unit -j$(JOBS)
+	ctest --preset release -L integration
 
 unit-release: release
 	cmake --build --preset release -j$(JOBS) --target dltune_unit
@@ -50,7 +52,7 @@ asan:
 
 # The libFuzzer targets (tests/fuzz, clang with ASan and UBSan), each run for FUZZ_SECONDS on a
 # corpus seeded from the fixture roots, this host's files and the repository's TOML; what they
-# find is kept in build/fuzz/artifacts. CI runs them briefly (FUZZ_SECONDS=10).
+# find is kept in build/fuzz/artifacts. `make test` runs them briefly (CI_FUZZ_SECONDS).
 FUZZ_SECONDS ?= 600
 fuzz: deps fuzz-build
 	./tests/fuzz/run-fuzzers --seconds $(FUZZ_SECONDS)
