@@ -330,6 +330,11 @@ Result<std::unique_ptr<Journal>> Journal::open_read_only(const std::string& dir)
   if (::stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT || errno == ENOTDIR)
       return std::make_unique<SqliteJournal>(state_dir, Database(), journal_fs::StateLock(), true);
+    if (errno == EACCES)  // by design: the directory is 0700, the database 0600 (copies of /etc)
+      return fail(
+          "cannot read the state database (root's alone, as it holds copies of /etc "
+          "files: run this with sudo)",
+          path, errno);
     return fail("cannot read the state database", path, errno);
   }
   auto db = Database::open(path, true);

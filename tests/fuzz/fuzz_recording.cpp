@@ -42,7 +42,8 @@ void write_seed(const char* path) {
   }
   bool ok = static_cast<bool>((*w)->append(dltune::testing::fill_all(1)));
   ok = ok && static_cast<bool>((*w)->append(dltune::testing::fill_empty(5000)));
-  for (int t = 0; t < 3; ++t) ok = ok && static_cast<bool>((*w)->append(dltune::testing::realistic(t)));
+  for (int t = 0; t < 3; ++t)
+    ok = ok && static_cast<bool>((*w)->append(dltune::testing::realistic(t)));
   ok = ok && static_cast<bool>((*w)->put_document("summary", {{"exit", 0}, {"rate", 1.5}}));
   ok = ok && static_cast<bool>((*w)->finish(0));
   // Small pages: a small input, which libFuzzer mutates faster.
@@ -67,7 +68,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::remove((g_path + suffix).c_str());
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    std::remove((g_path + suffix).c_str());
   if (std::FILE* f = std::fopen(g_path.c_str(), "wb")) {
     const bool written = std::fwrite(data, 1, size, f) == size;
     std::fclose(f);
@@ -82,9 +84,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)rec.times();
   const std::size_t n = rec.size() < 64 ? rec.size() : 64;
   for (std::size_t i = 0; i < n; ++i) (void)rec.at(i);
-  (void)rec.for_each(0, n, [](std::size_t, dltune::monitor::Sample&&) -> dltune::Result<void> {
-    return {};
-  });
+  (void)rec.for_each(
+      0, n, [](std::size_t, dltune::monitor::Sample&&) -> dltune::Result<void> { return {}; });
   (void)rec.index_at(0);
   (void)rec.document("summary");
   (void)rec.document("env");

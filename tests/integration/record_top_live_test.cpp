@@ -280,8 +280,8 @@ TEST_F(RecordLive, AFullFileSystemStopsRecordWithTheFileNamedAndKeepsWhatWasComm
   ASSERT_EQ(::mount("dltune-test", small.c_str(), "tmpfs", 0, "size=512k"), 0)
       << std::strerror(errno);
   const auto db = (small / "full.db").string();
-  const auto r = run({DLTUNE_BINARY, "record", "-o", db, "--interval", "10ms", "--no-gpus"}, {},
-                     120);
+  const auto r =
+      run({DLTUNE_BINARY, "record", "-o", db, "--interval", "10ms", "--no-gpus"}, {}, 120);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find(db), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("full"), std::string::npos) << r.err;
