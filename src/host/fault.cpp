@@ -15,7 +15,7 @@ namespace dltune::host {
 
 namespace {
 
-constexpr std::array<std::pair<FaultOp, std::string_view>, 10> kOpNames = {{
+constexpr std::array<std::pair<FaultOp, std::string_view>, 11> kOpNames = {{
     {FaultOp::kRead, "read"},
     {FaultOp::kWriteVirtualOpen, "write_virtual.open"},
     {FaultOp::kWriteVirtual, "write_virtual"},
@@ -26,6 +26,7 @@ constexpr std::array<std::pair<FaultOp, std::string_view>, 10> kOpNames = {{
     {FaultOp::kAtomicRename, "write_atomic.rename"},
     {FaultOp::kRemove, "remove_file"},
     {FaultOp::kMakeDirectory, "make_directory"},
+    {FaultOp::kShortRead, "read.short"},
 }};
 
 Result<Fault> parse_one(std::string_view entry) {

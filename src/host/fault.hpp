@@ -36,6 +36,8 @@ enum class FaultOp {
   kAtomicRename,      // "write_atomic.rename": rename(2) of the temporary file over the target
   kRemove,            // "remove_file": unlink(2)
   kMakeDirectory,     // "make_directory": mkdir(2) of a job's cgroup (issue 11: run's set-up)
+  kShortRead,         // "read.short": a read (Root::read, OpenFile::read) returns only the first
+                      // half of the file, as a file cut short or being rewritten; ERRNO unused
 };
 
 struct Fault {

@@ -222,6 +222,7 @@ Result<std::optional<std::string>> Root::read(std::string_view path, std::size_t
     if (n == 0) break;
     out.append(buf, static_cast<std::size_t>(n));
   }
+  if (fault(FaultOp::kShortRead, path) != 0) out.resize(out.size() / 2);
   note(Access{Access::Type::kFile, **real, {}, max_bytes});
   return std::optional<std::string>(std::move(out));
 }

@@ -57,6 +57,7 @@ Result<std::optional<std::string_view>> OpenFile::read(std::string& buf) const {
     if (n == 0 || used < buf.size()) break;
     buf.reserve(buf.size() * 2);
   }
+  if (faults_ && faults_->check(FaultOp::kShortRead, path_) != 0) used /= 2;
   buf.resize(used);
   return std::optional<std::string_view>(std::string_view(buf));
 }

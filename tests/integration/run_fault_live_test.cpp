@@ -5,14 +5,17 @@
 // `record` must survive a source that fails to read and leave a recording that opens.
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "store/recording.hpp"
 #include "support/run.hpp"
 
 using dltune::testing::run;
@@ -118,6 +121,49 @@ TEST(RecordFaultLive, ASourceThatFailsMidRecordingIsNamedAndTheRecordingKeepsIts
   const auto j = nlohmann::json::parse(report.out, nullptr, false);
   ASSERT_TRUE(j.is_object()) << report.out.substr(0, 300);
   EXPECT_GE(j["recording"]["samples"].get<int>(), 2) << report.out.substr(0, 600);
+  fs::remove_all(dir);
+}
+
+// A source cut short (half of /proc/stat, /proc/meminfo, /proc/vmstat or a process's stat) or
+// one that vanishes for a moment (PSI, a process's io): record either goes on or stops naming
+// the file, never crashes, and what it wrote is a recording whose every sample reads back.
+TEST(RecordFaultLive, ASourceCutShortOrVanishingIsSurvivedOrNamedAndTheRecordingReads) {
+  const auto dir =
+      fs::temp_directory_path() / ("dltune-record-short-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::vector<std::pair<std::string, std::string>> faults = {
+      {"read.short:/proc/stat:EIO:4", "/proc/stat"},
+      {"read.short:/proc/meminfo:EIO:4", "/proc/meminfo"},
+      {"read.short:/proc/vmstat:EIO:4", "/proc/vmstat"},
+      {"read.short:/proc/*/stat:EIO:6", "/stat"},
+      {"read:/proc/pressure/*:ENOENT:5", "/proc/pressure/"},
+      {"read:/proc/*/io:ENOENT:4", "/io"},
+  };
+  std::string survived, stopped;
+  for (const auto& [fault, file] : faults) {
+    const auto db = (dir / "r.db").string();
+    fs::remove(db);
+    const auto r = run({DLTUNE_BINARY, "record", "--interval", "100ms", "--duration", "1s",
+                        "--no-gpus", "-o", db, "--", "/bin/sleep", "2"},
+                       {{"DLTUNE_TEST_FAULT", fault}});
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << fault << "\n" << explain(r);
+    if (r.exit_code == 1) {
+      stopped += " " + fault;
+      EXPECT_NE(r.err.find(file), std::string::npos) << fault << "\n" << explain(r);
+    } else {
+      survived += " " + fault;
+    }
+    auto rec = dltune::store::Recording::open(db);
+    ASSERT_TRUE(rec) << fault << ": " << rec.error().message();
+    EXPECT_GE((*rec)->size(), 2u) << fault;
+    for (std::size_t i = 0; i < (*rec)->size(); ++i) {
+      auto s = (*rec)->at(i);
+      ASSERT_TRUE(s) << fault << ", sample " << i << ": " << s.error().message();
+    }
+  }
+  std::printf("[ record ] went on past:%s\n[ record ] stopped, naming the file, at:%s\n",
+              survived.c_str(), stopped.c_str());
   fs::remove_all(dir);
 }
 

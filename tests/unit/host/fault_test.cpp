@@ -110,6 +110,28 @@ TEST(RootFault, AReadFailsAsTheKernelWouldAndCopiesShareTheFaults) {
   EXPECT_TRUE(tree.root().read("/proc/sys/vm/swappiness").value().has_value());
 }
 
+TEST(RootFault, AShortReadGivesTheFirstHalfOfTheFileOnce) {
+  dltune::testing::TempTree tree;
+  const std::string text = "cpu  1 2 3 4\ncpu0 5 6 7 8 9\n";  // 29 bytes: cut mid-line
+  const std::string half = "cpu  1 2 3 4\nc";
+  tree.write("proc/stat", text);
+  auto root = tree.root();
+  root.inject_fault({FaultOp::kShortRead, "/proc/stat", EIO, 2});
+  EXPECT_EQ(**root.read("/proc/stat"), text);
+  EXPECT_EQ(**root.read("/proc/stat"), half);  // the second read only
+  EXPECT_EQ(**root.read("/proc/stat"), text);
+  EXPECT_EQ(root.faults_fired(), 1);
+  // A file kept open (the sampler's) is cut the same way.
+  root.inject_fault({FaultOp::kShortRead, "/proc/stat", EIO, 1});
+  auto f = root.open("/proc/stat");
+  ASSERT_TRUE(f && f->has_value());
+  std::string buf;
+  EXPECT_EQ(**(*f)->read(buf), half);
+  EXPECT_EQ(**(*f)->read(buf), text);
+  EXPECT_EQ(host::parse_faults("read.short:/proc/stat:EIO:3").value().front().op,
+            FaultOp::kShortRead);
+}
+
 TEST(RootFault, EachStageOfAnAtomicWriteLeavesTheOldFileAndNoTemporaryFile) {
   dltune::testing::TempTree tree;
   const std::string old = "kernel.pid_max = 4194304\n";
