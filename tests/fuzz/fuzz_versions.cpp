@@ -1,7 +1,9 @@
 // libFuzzer target: version strings and small files from drivers, the CUDA toolkit and Python
 // installs (host/parse/cuda_files.hpp, nvidia_version.hpp, python_files.hpp, proc_modules.hpp,
 // pci_device.hpp, pci_ids.hpp), and the job's progress lines that `run` reads
-// (launch/progress.hpp).
+// (launch/progress.hpp), and the strings a libnvidia-ml hands back (gpu/nvml_library.hpp's
+// clean_string on a buffer that need not hold a NUL, then what nvml_backend makes of it: a bus
+// id, a driver version).
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -15,6 +17,7 @@
 #include "host/parse/pci_ids.hpp"
 #include "host/parse/proc_modules.hpp"
 #include "host/parse/python_files.hpp"
+#include "gpu/nvml_library.hpp"
 #include "launch/progress.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -22,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const dltune::fuzz::Input in(data, size);
   const auto t = in.text;
   const auto [first, second] = in.two();
-  switch (in.selector % 12) {
+  switch (in.selector % 13) {
     case 0:
       (void)parse::cuda_version_json(t);
       (void)parse::cuda_version_txt(t);
@@ -85,6 +88,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       meter.finish();
       (void)meter.progress();
+      break;
+    }
+    case 12: {
+      // The cap the library is told (NVML's buffers: 16 to 96 bytes), then the buffer as is.
+      const std::size_t cap = t.empty() ? 0 : static_cast<unsigned char>(t[0]) % 97;
+      const std::string_view rest = t.empty() ? t : t.substr(1);
+      const std::string buf(rest.substr(0, cap));  // exactly cap bytes or fewer: no NUL after
+      const auto s = dltune::gpu::clean_string(buf.data(), buf.size());
+      (void)parse::pci_address(s);
+      (void)parse::nvidia_version(s);
+      (void)parse::is_driver_version(s);
       break;
     }
   }
