@@ -112,9 +112,11 @@ TEST_F(LeastPrivilegeLive, TheCommandsThatReadWorkAsNobodyAndSayWhatTheyCouldNot
   EXPECT_EQ(top.exit_code, 0) << explain(top);
   EXPECT_NE(top.out.find("CPU"), std::string::npos) << explain(top);
   const auto db = file("nobody.db");
-  const auto rec = as_nobody({"record", "-o", db, "--interval", "100ms", "--no-gpus", "--",
-                              "/usr/bin/python3", "-c", "sum(range(30000000))"},
-                             120);
+  // A job that computes for 2 s whatever the machine's speed: about 20 samples, enough to judge.
+  const auto rec =
+      as_nobody({"record", "-o", db, "--interval", "100ms", "--no-gpus", "--", "/usr/bin/python3",
+                 "-c", "import time\nend = time.time() + 2\nwhile time.time() < end: pass"},
+                120);
   ASSERT_EQ(rec.exit_code, 0) << explain(rec);
   struct stat st {};
   ASSERT_EQ(::stat(db.c_str(), &st), 0);
@@ -122,7 +124,7 @@ TEST_F(LeastPrivilegeLive, TheCommandsThatReadWorkAsNobodyAndSayWhatTheyCouldNot
   {
     auto r = dltune::store::Recording::open(db);
     ASSERT_TRUE(r) << r.error().message();
-    EXPECT_GE((*r)->size(), 2u);
+    EXPECT_GE((*r)->size(), 10u);
   }
   const auto html = file("nobody.html");
   const auto report = as_nobody({"report", db, "-o", html});

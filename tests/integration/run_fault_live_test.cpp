@@ -144,8 +144,8 @@ TEST(RecordFaultLive, ASourceCutShortOrVanishingIsSurvivedOrNamedAndTheRecording
   for (const auto& [fault, file] : faults) {
     const auto db = (dir / "r.db").string();
     fs::remove(db);
-    const auto r = run({DLTUNE_BINARY, "record", "--interval", "100ms", "--duration", "1s",
-                        "--no-gpus", "-o", db, "--", "/bin/sleep", "2"},
+    const auto r = run({DLTUNE_BINARY, "record", "--interval", "100ms", "--duration", "700ms",
+                        "--no-gpus", "-o", db, "--", "/bin/sleep", "1"},
                        {{"DLTUNE_TEST_FAULT", fault}});
     ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << fault << "\n" << explain(r);
     if (r.exit_code == 1) {
