@@ -18,6 +18,7 @@
 #include <map>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -155,6 +156,19 @@ class TuneFaultLive : public ::testing::Test {
 
 const std::vector<std::string> kApply = {"apply", "-p", "training", "--persist", "--yes"};
 
+// One operation of DLTUNE_TEST_FAULT on the paths a glob matches, failed with an errno whose
+// text (strerror) the error must show.
+struct FaultPoint {
+  const char* op;
+  const char* path;
+  const char* err;
+  const char* text;
+  // Only the Nth matching call fails.
+  [[nodiscard]] std::string nth(int n) const {
+    return fmt::format("{}:{}:{}:{}", op, path, err, n);
+  }
+};
+
 }  // namespace
 
 TEST_F(TuneFaultLive, AReadOnlySysctlDirectoryStopsApplyAndRestoresEveryValue) {
@@ -248,13 +262,7 @@ TEST_F(TuneFaultLive, AnInjectedEioOnTheRenameStopsApplyAndRestoresEveryValue) {
 // rename: EIO). Each failed apply must exit 1 naming the errno, and leave every value and every
 // file as before with the transaction failed and rolled back.
 TEST_F(TuneFaultLive, EachWriteOfApplyFailedInTurnLeavesEveryValueAsBefore) {
-  struct Point {
-    const char* op;
-    const char* path;
-    const char* err;
-    const char* text;
-  };
-  const Point points[] = {
+  const FaultPoint points[] = {
       {"write_virtual", "/*", "EINVAL", "Invalid argument"},
       {"write_atomic.open", "/etc/*", "ENOSPC", "No space left on device"},
       {"write_atomic.short_write", "/etc/*", "ENOSPC", "No space left on device"},
@@ -264,8 +272,7 @@ TEST_F(TuneFaultLive, EachWriteOfApplyFailedInTurnLeavesEveryValueAsBefore) {
   for (const auto& p : points) {
     int failed = 0;
     for (int n = 1; n <= 40; ++n) {
-      const std::string fault =
-          std::string(p.op) + ":" + p.path + ":" + p.err + ":" + std::to_string(n);
+      const std::string fault = p.nth(n);
       const auto r = tune(kApply, {{"DLTUNE_TEST_FAULT", fault}});
       if (r.exit_code == 0) {  // past the last such call: undo it and go on to the next
         ASSERT_EQ(tune({"rollback"}).exit_code, 0) << fault;
@@ -292,13 +299,7 @@ TEST_F(TuneFaultLive, EachWriteOfApplyFailedInTurnLeavesEveryValueAsBefore) {
 // names it with the file and the errno, restores the others, exits 1 and leaves the transaction
 // needing a rollback (`tune status` says so); the next rollback restores every value.
 TEST_F(TuneFaultLive, EachWriteOfRollbackFailedInTurnIsReportedAndTheNextRollbackFinishes) {
-  struct Point {
-    const char* op;
-    const char* path;
-    const char* err;
-    const char* text;
-  };
-  const Point points[] = {
+  const FaultPoint points[] = {
       {"write_virtual", "/*", "EIO", "Input/output error"},
       {"remove_file", "/etc/*", "EACCES", "Permission denied"},
   };
@@ -308,8 +309,7 @@ TEST_F(TuneFaultLive, EachWriteOfRollbackFailedInTurnIsReportedAndTheNextRollbac
       const auto applied = tune(kApply);
       ASSERT_EQ(applied.exit_code, 0) << applied.err;
       ASSERT_FALSE(host_->changed().empty()) << "apply changed nothing: the test proves nothing";
-      const std::string fault =
-          std::string(p.op) + ":" + p.path + ":" + p.err + ":" + std::to_string(n);
+      const std::string fault = p.nth(n);
       const auto r = tune({"rollback"}, {{"DLTUNE_TEST_FAULT", fault}});
       if (r.exit_code == 0) {
         EXPECT_TRUE(host_->changed().empty()) << ::testing::PrintToString(host_->changed());
