@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "fuzz_input.hpp"
+#include "gpu/nvml_library.hpp"
 #include "host/parse/cuda_files.hpp"
 #include "host/parse/nvidia_version.hpp"
 #include "host/parse/pci_device.hpp"
 #include "host/parse/pci_ids.hpp"
 #include "host/parse/proc_modules.hpp"
 #include "host/parse/python_files.hpp"
-#include "gpu/nvml_library.hpp"
 #include "launch/progress.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

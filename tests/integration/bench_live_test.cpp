@@ -53,6 +53,9 @@ std::string explain(const RunResult& r) {
          (r.err.size() > 4000 ? r.err.substr(r.err.size() - 4000) : r.err);
 }
 
+// Starts argv in a process group of its own with stdout and stderr to `log`; its pid (below).
+pid_t start_in_background(std::vector<std::string> argv, const std::string& log);
+
 // A directory of the test's own: the journal (--state-dir), the bench's --out, profiles.
 class BenchDir {
  public:
@@ -70,6 +73,14 @@ class BenchDir {
   [[nodiscard]] std::string path(const std::string& rel) const { return (dir_ / rel).string(); }
   [[nodiscard]] std::string state() const { return path("state"); }
   [[nodiscard]] std::string out() const { return path("out"); }
+  // A bench in the background (stderr to bench.err) with A = the training profile's
+  // vm.swappiness, 3 runs of the CPU job holding `hold_s` seconds each; its pid.
+  pid_t start_swappiness_on_a(const std::string& hold_s) const {
+    return start_in_background({DLTUNE_BINARY, "bench", "--state-dir", state(), "--out", out(),
+                                "-a", "training", "--only-a", "vm.swappiness", "--runs", "3",
+                                "--warmup", "0", "--", kPython, kCpuJob, "--hold", hold_s},
+                               path("bench.err"));
+  }
   // A profile file with one setting.
   std::string profile(const std::string& name, const std::string& key, const std::string& value) {
     const auto p = path(name + ".toml");
@@ -258,11 +269,7 @@ TEST(BenchLive, CtrlCStopsTheJobRollsBackAndComparesWhatRan) {
   if (keep.before() == "10\n") GTEST_SKIP() << "vm.swappiness is already the profile's 10";
   BenchDir d;
   // A first (its profile applied), holding long enough to be interrupted.
-  std::vector<std::string> argv{DLTUNE_BINARY, "bench", "--state-dir", d.state(),  "--out",
-                                d.out(),       "-a",    "training",    "--only-a", "vm.swappiness",
-                                "--runs",      "3",     "--warmup",    "0",        "--",
-                                kPython,       kCpuJob, "--hold",      "60"};
-  const pid_t pid = start_in_background(argv, d.path("bench.err"));
+  const pid_t pid = d.start_swappiness_on_a("60");
   ASSERT_GT(pid, 0);
   const bool applied = wait_for_swappiness("10\n");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the job is running
@@ -301,11 +308,7 @@ TEST(BenchLive, ABenchKilledWithItsProfileAppliedIsNamedByTheNextOne) {
   KeepSwappiness keep;
   if (keep.before() == "10\n") GTEST_SKIP() << "vm.swappiness is already the profile's 10";
   BenchDir d;
-  std::vector<std::string> argv{DLTUNE_BINARY, "bench", "--state-dir", d.state(),  "--out",
-                                d.out(),       "-a",    "training",    "--only-a", "vm.swappiness",
-                                "--runs",      "3",     "--warmup",    "0",        "--",
-                                kPython,       kCpuJob, "--hold",      "5"};
-  const pid_t pid = start_in_background(argv, d.path("bench.err"));
+  const pid_t pid = d.start_swappiness_on_a("5");
   ASSERT_GT(pid, 0);
   const bool applied = wait_for_swappiness("10\n");
   ::kill(pid, SIGKILL);  // no chance to roll back: as a power cut or the OOM killer would
