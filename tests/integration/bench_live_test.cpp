@@ -311,6 +311,12 @@ TEST(BenchLive, ABenchKilledWithItsProfileAppliedIsNamedByTheNextOne) {
   const pid_t pid = d.start_swappiness_on_a("5");
   ASSERT_GT(pid, 0);
   const bool applied = wait_for_swappiness("10\n");
+  // The value is written before apply marks its transaction applied: a kill in between leaves
+  // it pending (another message). The job starts only after the mark; wait for the job (its
+  // command line starts with the interpreter: bench's and run's hold the job's path too).
+  const std::string job = "^" + kPython + " " + kCpuJob;
+  for (int i = 0; i < 100 && run({"pgrep", "-f", job}).exit_code != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ::kill(pid, SIGKILL);  // no chance to roll back: as a power cut or the OOM killer would
   ::waitpid(pid, nullptr, 0);
   ASSERT_TRUE(applied);
