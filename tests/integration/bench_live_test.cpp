@@ -308,7 +308,7 @@ TEST(BenchLive, ABenchKilledWithItsProfileAppliedIsNamedByTheNextOne) {
   KeepSwappiness keep;
   if (keep.before() == "10\n") GTEST_SKIP() << "vm.swappiness is already the profile's 10";
   BenchDir d;
-  const pid_t pid = d.start_swappiness_on_a("5");
+  const pid_t pid = d.start_swappiness_on_a("2");
   ASSERT_GT(pid, 0);
   const bool applied = wait_for_swappiness("10\n");
   // The value is written before apply marks its transaction applied: a kill in between leaves
