@@ -20,6 +20,7 @@ run: deps
 # corpus. `make test-release`: the same tests on the release build.
 CI_FUZZ_SECONDS ?= 10
 test: deps
+	./tools/check-layering
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan-all -j$(JOBS)
 	ctest --preset asan -L unit -j$(JOBS)

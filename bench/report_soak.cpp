@@ -16,11 +16,12 @@
 #include <filesystem>
 #include <string>
 
+#include "settings/catalog.hpp"
 #include "audit/check.hpp"
 #include "audit/rules.hpp"
 #include "inventory/host_facts.hpp"
 #include "store/recording.hpp"
-#include "tune/profile.hpp"
+#include "settings/profile.hpp"
 
 namespace {
 
@@ -230,7 +231,7 @@ int main(int argc, char** argv) {
   const host::Root root;
   const auto facts = inventory::collect(root, {});
   if (auto r = (*w)->put_document("env", inventory::to_json(facts)); !r) return 1;
-  if (auto profile = tune::load_profile("training", root, audit::validate_key))
+  if (auto profile = settings::load_profile("training", root, settings::validate_key))
     if (auto report = audit::run_check(facts, root, *profile, {}))
       if (auto r = (*w)->put_document("check", audit::to_json(*report, facts)); !r) return 1;
   if (auto r = (*w)->finish(0); !r)

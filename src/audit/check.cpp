@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "audit/rules.hpp"
-#include "audit/sysctl_files.hpp"
+#include "settings/sysctl_files.hpp"
 
 namespace dltune::audit {
 
@@ -19,7 +19,7 @@ bool listed(const std::vector<std::string>& v, const std::string& id) {
 }  // namespace
 
 Result<CheckReport> run_check(const inventory::HostFacts& facts, const host::Root& root,
-                              const tune::Profile& profile, const CheckOptions& options) {
+                              const settings::Profile& profile, const CheckOptions& options) {
   for (const auto* ids : {&options.only, &options.skip}) {
     for (const auto& id : *ids) {
       if (profile.find(id) == nullptr) {
@@ -30,7 +30,7 @@ Result<CheckReport> run_check(const inventory::HostFacts& facts, const host::Roo
       }
     }
   }
-  SysctlFiles sysctl_files(root);
+  settings::SysctlFiles sysctl_files(root);
   AuditInput in{facts, root, facts.os.container.has_value(), options.data_paths, &sysctl_files};
   CheckReport r;
   r.profile = profile.name;

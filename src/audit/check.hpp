@@ -6,7 +6,7 @@
 #include "audit/finding.hpp"
 #include "core/error.hpp"
 #include "inventory/host_facts.hpp"
-#include "tune/profile.hpp"
+#include "settings/profile.hpp"
 
 namespace dltune::audit {
 
@@ -25,7 +25,8 @@ struct CheckReport {
 
 // Fails (bad input) when --only or --skip names an id the profile does not have.
 [[nodiscard]] Result<CheckReport> run_check(const inventory::HostFacts& facts,
-                                            const host::Root& root, const tune::Profile& profile,
+                                            const host::Root& root,
+                                            const settings::Profile& profile,
                                             const CheckOptions& options);
 
 // 0 nothing above info, 1 warnings, 2 a critical finding.

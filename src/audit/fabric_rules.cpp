@@ -36,7 +36,7 @@ std::optional<std::uint16_t> acs_control(const std::string& config) {
   return std::nullopt;
 }
 
-std::vector<Finding> pci_acs(const AuditInput& in, const tune::ProfileEntry& entry) {
+std::vector<Finding> pci_acs(const AuditInput& in, const settings::ProfileEntry& entry) {
   auto base = [&](Severity sev, bool applicable, std::string summary) {
     Finding f;
     f.id = entry.key;
@@ -99,7 +99,7 @@ std::vector<Finding> pci_acs(const AuditInput& in, const tune::ProfileEntry& ent
   return {f};
 }
 
-std::vector<Finding> rdma_ports(const AuditInput& in, const tune::ProfileEntry& entry) {
+std::vector<Finding> rdma_ports(const AuditInput& in, const settings::ProfileEntry& entry) {
   std::vector<Finding> out;
   for (const auto& d : in.facts.network.rdma) {
     for (const auto& p : d.ports) {

@@ -10,7 +10,7 @@
 
 namespace dltune::audit::gpu_rule {
 
-Finding frame(const tune::ProfileEntry& entry, std::string expected) {
+Finding frame(const settings::ProfileEntry& entry, std::string expected) {
   Finding f;
   f.id = entry.key;
   f.area = kArea;
@@ -21,26 +21,15 @@ Finding frame(const tune::ProfileEntry& entry, std::string expected) {
   return f;
 }
 
-Severity not_met(const tune::ProfileEntry& entry) {
+Severity not_met(const settings::ProfileEntry& entry) {
   return severity_from(entry.severity).value_or(Severity::kWarn);
 }
 
-std::optional<bool> expected_bool(const tune::ProfileEntry& entry) {
-  if (entry.expected.kind != tune::Expected::Kind::kExact || entry.expected.values.size() != 1)
-    return std::nullopt;
-  const std::string v = text::to_lower(entry.expected.values.front());
-  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
-  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
-  return std::nullopt;
+std::optional<bool> expected_bool(const settings::ProfileEntry& entry) {
+  return entry.expected.as_bool();
 }
 
-bool has_nvidia_gpu(const inventory::GpuFacts& g) {
-  return !g.nvml.devices.empty() ||
-         std::any_of(g.devices.begin(), g.devices.end(),
-                     [](const inventory::PciGpu& d) { return d.vendor == "nvidia"; });
-}
-
-std::vector<Finding> no_gpu(const tune::ProfileEntry& entry, std::string expected) {
+std::vector<Finding> no_gpu(const settings::ProfileEntry& entry, std::string expected) {
   Finding f = frame(entry, std::move(expected));
   f.applicable = false;
   f.summary = kNoGpu;
@@ -48,7 +37,7 @@ std::vector<Finding> no_gpu(const tune::ProfileEntry& entry, std::string expecte
   return {std::move(f)};
 }
 
-std::vector<Finding> without_nvml(const tune::ProfileEntry& entry, const inventory::GpuFacts& g,
+std::vector<Finding> without_nvml(const settings::ProfileEntry& entry, const inventory::GpuFacts& g,
                                   std::string_view what, std::string expected) {
   Finding f = frame(entry, std::move(expected));
   f.severity = Severity::kInfo;
@@ -62,7 +51,7 @@ std::vector<Finding> without_nvml(const tune::ProfileEntry& entry, const invento
   return {std::move(f)};
 }
 
-std::vector<Finding> not_asked(const tune::ProfileEntry& entry) {
+std::vector<Finding> not_asked(const settings::ProfileEntry& entry) {
   Finding f = frame(entry, "not checked");
   f.severity = Severity::kInfo;
   f.summary = fmt::format("{} is not checked: the profile sets it to false", entry.key);
@@ -71,11 +60,6 @@ std::vector<Finding> not_asked(const tune::ProfileEntry& entry) {
 
 std::string nvml_path(const inventory::GpuFacts& g) {
   return g.nvml_from_capture ? inventory::capture_files::kNvml : "nvml";
-}
-
-std::string label(const gpu::Device& d) {
-  return d.pci_bus_id ? fmt::format("GPU {} ({})", d.index, *d.pci_bus_id)
-                      : fmt::format("GPU {}", d.index);
 }
 
 std::string label(const inventory::GpuFacts& g, const inventory::PciGpu& d) {

@@ -7,34 +7,37 @@
 #include <vector>
 
 #include "audit/rules.hpp"
+#include "gpu/backend.hpp"
+#include "inventory/gpu.hpp"
 
 namespace dltune::audit::gpu_rule {
 
 inline constexpr const char* kArea = "gpu";
-inline constexpr const char* kNoGpu = "no NVIDIA GPU on this host";
+inline constexpr const char* kNoGpu = inventory::kNoNvidiaGpu;
 
 // A finding for `entry` with id, area, expected, reason and source filled in; severity ok.
-[[nodiscard]] Finding frame(const tune::ProfileEntry& entry, std::string expected);
+[[nodiscard]] Finding frame(const settings::ProfileEntry& entry, std::string expected);
 // The severity the profile gives `entry` when it is not met (warn when it names none).
-[[nodiscard]] Severity not_met(const tune::ProfileEntry& entry);
+[[nodiscard]] Severity not_met(const settings::ProfileEntry& entry);
 // A profile's boolean value ("true", "false"); nullopt when it is not one.
-[[nodiscard]] std::optional<bool> expected_bool(const tune::ProfileEntry& entry);
+[[nodiscard]] std::optional<bool> expected_bool(const settings::ProfileEntry& entry);
 
 // An NVIDIA GPU in sysfs or in NVML's answer.
-[[nodiscard]] bool has_nvidia_gpu(const inventory::GpuFacts& g);
+using inventory::has_nvidia_gpu;
 // The one finding for a host without NVIDIA GPUs: not applicable.
-[[nodiscard]] std::vector<Finding> no_gpu(const tune::ProfileEntry& entry, std::string expected);
+[[nodiscard]] std::vector<Finding> no_gpu(const settings::ProfileEntry& entry,
+                                          std::string expected);
 // The one finding for a fact that needs NVML when NVML did not load: info, with NVML's error.
-[[nodiscard]] std::vector<Finding> without_nvml(const tune::ProfileEntry& entry,
+[[nodiscard]] std::vector<Finding> without_nvml(const settings::ProfileEntry& entry,
                                                 const inventory::GpuFacts& g, std::string_view what,
                                                 std::string expected);
 // For a check the profile turns off (value false): one info finding saying it was not made.
-[[nodiscard]] std::vector<Finding> not_asked(const tune::ProfileEntry& entry);
+[[nodiscard]] std::vector<Finding> not_asked(const settings::ProfileEntry& entry);
 
 // Where NVML's facts came from: "nvml" (asked live) or the capture's nvml.json.
 [[nodiscard]] std::string nvml_path(const inventory::GpuFacts& g);
 // "GPU 3 (0000:5d:00.0)" for an NVML device.
-[[nodiscard]] std::string label(const gpu::Device& d);
+using gpu::label;
 // "GPU 5 (0000:ab:00.0)" for a sysfs GPU: NVML's index when NVML knows it, else its place among
 // the NVIDIA GPUs in PCI bus order (the order nvidia-smi numbers them by default).
 [[nodiscard]] std::string label(const inventory::GpuFacts& g, const inventory::PciGpu& d);

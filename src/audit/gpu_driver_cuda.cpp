@@ -57,7 +57,7 @@ std::string cuda_text(CudaVersion v) {
   return fmt::format("{}.{}", v.major, v.minor);
 }
 
-Finding judge_torch(const AuditInput& in, const tune::ProfileEntry& e,
+Finding judge_torch(const AuditInput& in, const settings::ProfileEntry& e,
                     const inventory::Interpreter& py, const inventory::TorchFacts& torch,
                     const std::optional<Driver>& driver, const Result<CudaDriverTable>& table) {
   const auto& g = in.facts.gpu;
@@ -212,7 +212,7 @@ Finding judge_torch(const AuditInput& in, const tune::ProfileEntry& e,
 
 }  // namespace
 
-std::vector<Finding> gpu_driver_cuda(const AuditInput& in, const tune::ProfileEntry& e) {
+std::vector<Finding> gpu_driver_cuda(const AuditInput& in, const settings::ProfileEntry& e) {
   const auto& g = in.facts.gpu;
   if (expected_bool(e) == false) return not_asked(e);
   if (!has_nvidia_gpu(g)) return no_gpu(e, kExpected);

@@ -55,7 +55,7 @@ Link link_of(const inventory::GpuFacts& g, const inventory::PciGpu& d, const gpu
   return l;
 }
 
-Finding judge_link(const AuditInput& in, const tune::ProfileEntry& e, const std::string& who,
+Finding judge_link(const AuditInput& in, const settings::ProfileEntry& e, const std::string& who,
                    const std::string& address, Link l) {
   Finding f = frame(e, "its maximum width and generation");
   f.evidence = std::move(l.evidence);
@@ -107,7 +107,7 @@ Finding judge_link(const AuditInput& in, const tune::ProfileEntry& e, const std:
 
 }  // namespace
 
-std::vector<Finding> gpu_pcie_link(const AuditInput& in, const tune::ProfileEntry& e) {
+std::vector<Finding> gpu_pcie_link(const AuditInput& in, const settings::ProfileEntry& e) {
   const auto& g = in.facts.gpu;
   if (expected_bool(e) == false) return not_asked(e);
   std::vector<Finding> out;

@@ -29,7 +29,7 @@ std::string opt_count(const std::optional<std::uint64_t>& v) {
 }
 
 // NVML lists no GPU although sysfs has NVIDIA GPUs (a GPU lost, or a container without them).
-std::vector<Finding> nvml_lists_none(const tune::ProfileEntry& e, const inventory::GpuFacts& g,
+std::vector<Finding> nvml_lists_none(const settings::ProfileEntry& e, const inventory::GpuFacts& g,
                                      std::string expected) {
   Finding f = frame(e, std::move(expected));
   f.severity = Severity::kInfo;
@@ -40,7 +40,7 @@ std::vector<Finding> nvml_lists_none(const tune::ProfileEntry& e, const inventor
 
 }  // namespace
 
-std::vector<Finding> gpu_persistence(const AuditInput& in, const tune::ProfileEntry& e) {
+std::vector<Finding> gpu_persistence(const AuditInput& in, const settings::ProfileEntry& e) {
   const auto& g = in.facts.gpu;
   const bool want = expected_bool(e).value_or(true);
   const std::string expected = want ? "on" : "off";
@@ -79,7 +79,7 @@ std::vector<Finding> gpu_persistence(const AuditInput& in, const tune::ProfileEn
   return out;
 }
 
-std::vector<Finding> gpu_nouveau(const AuditInput& in, const tune::ProfileEntry& e) {
+std::vector<Finding> gpu_nouveau(const AuditInput& in, const settings::ProfileEntry& e) {
   const auto& g = in.facts.gpu;
   const bool want_loaded = expected_bool(e).value_or(false);
   const std::string expected = want_loaded ? "loaded" : "not loaded";
@@ -143,7 +143,7 @@ std::vector<Finding> gpu_nouveau(const AuditInput& in, const tune::ProfileEntry&
   return {std::move(f)};
 }
 
-std::vector<Finding> gpu_driver_match(const AuditInput& in, const tune::ProfileEntry& e) {
+std::vector<Finding> gpu_driver_match(const AuditInput& in, const settings::ProfileEntry& e) {
   const auto& g = in.facts.gpu;
   const std::string expected = "kernel module and user library at the same version";
   if (expected_bool(e) == false) return not_asked(e);
@@ -194,7 +194,7 @@ std::vector<Finding> gpu_driver_match(const AuditInput& in, const tune::ProfileE
   return {std::move(f)};
 }
 
-std::vector<Finding> gpu_ecc(const AuditInput& in, const tune::ProfileEntry& e) {
+std::vector<Finding> gpu_ecc(const AuditInput& in, const settings::ProfileEntry& e) {
   const auto& g = in.facts.gpu;
   const std::string expected = "no uncorrectable ECC errors";
   if (expected_bool(e) == false) return not_asked(e);
@@ -272,7 +272,7 @@ std::vector<Finding> gpu_ecc(const AuditInput& in, const tune::ProfileEntry& e) 
   return out;
 }
 
-std::vector<Finding> gpu_throttle(const AuditInput& in, const tune::ProfileEntry& e) {
+std::vector<Finding> gpu_throttle(const AuditInput& in, const settings::ProfileEntry& e) {
   const auto& g = in.facts.gpu;
   const std::string expected = "no thermal or power-brake slowdown";
   if (expected_bool(e) == false) return not_asked(e);

@@ -3,65 +3,58 @@
 #include <fmt/format.h>
 
 #include "audit/system_rules.hpp"
-#include "tune/sysctl_name.hpp"
+#include "settings/catalog.hpp"
 
 namespace dltune::audit {
 
 const std::vector<Rule>& rules() {
-  // Exact keys first; the sysctl families last (a key is judged by the first rule that covers
-  // it). Every key a profile may hold is listed here or is a sysctl.
+  // Every key of the settings catalog has its rule here (a test checks that both hold the same
+  // keys); the sysctl families share one.
   static const std::vector<Rule> kRules = {
-      {"thp.enabled", "memory", thp_rule},
-      {"thp.defrag", "memory", thp_rule},
-      {"cpu.governor", "cpu", cpu_governor},
-      {"limits.nofile", "limits", limit_rule},
-      {"limits.memlock", "limits", limit_rule},
-      {"shm.size", "memory", shm_size},
-      {"mount.noatime", "storage", mount_noatime},
-      {"block.read_ahead_kb", "storage", block_read_ahead},
-      {"swap.consistency", "memory", swap_consistency},
-      {"iommu.mode", "kernel", iommu_mode},
-      {"pci.acs", "kernel", pci_acs},
-      {"rdma.ports", "network", rdma_ports},
-      {"gpu.persistence", "gpu", gpu_persistence},
-      {"gpu.nouveau", "gpu", gpu_nouveau},
-      {"gpu.driver_match", "gpu", gpu_driver_match},
-      {"gpu.driver_cuda", "gpu", gpu_driver_cuda},
-      {"gpu.pcie_link", "gpu", gpu_pcie_link},
-      {"gpu.ecc", "gpu", gpu_ecc},
-      {"gpu.throttle", "gpu", gpu_throttle},
-      // sysctl(8) families: the top directories of /proc/sys.
-      {"vm.", "memory", sysctl_rule},
-      {"net.", "network", sysctl_rule},
-      {"kernel.", "kernel", sysctl_rule},
-      {"fs.", "kernel", sysctl_rule},
-      {"dev.", "kernel", sysctl_rule},
-      {"user.", "kernel", sysctl_rule},
-      {"abi.", "kernel", sysctl_rule},
+      {"thp.enabled", thp_rule},
+      {"thp.defrag", thp_rule},
+      {"cpu.governor", cpu_governor},
+      {"limits.nofile", limit_rule},
+      {"limits.memlock", limit_rule},
+      {"shm.size", shm_size},
+      {"mount.noatime", mount_noatime},
+      {"block.read_ahead_kb", block_read_ahead},
+      {"swap.consistency", swap_consistency},
+      {"iommu.mode", iommu_mode},
+      {"pci.acs", pci_acs},
+      {"rdma.ports", rdma_ports},
+      {"gpu.persistence", gpu_persistence},
+      {"gpu.nouveau", gpu_nouveau},
+      {"gpu.driver_match", gpu_driver_match},
+      {"gpu.driver_cuda", gpu_driver_cuda},
+      {"gpu.pcie_link", gpu_pcie_link},
+      {"gpu.ecc", gpu_ecc},
+      {"gpu.throttle", gpu_throttle},
+      {"vm.", sysctl_rule},
+      {"net.", sysctl_rule},
+      {"kernel.", sysctl_rule},
+      {"fs.", sysctl_rule},
+      {"dev.", sysctl_rule},
+      {"user.", sysctl_rule},
+      {"abi.", sysctl_rule},
   };
   return kRules;
 }
 
 const Rule* rule_for(const std::string& key) {
-  for (const auto& r : rules()) {
-    const std::string_view k = r.key;
-    if (k.back() == '.' ? key.starts_with(k) && key.size() > k.size() : key == k) return &r;
-  }
+  const auto* spec = settings::spec_for(key);
+  if (spec == nullptr) return nullptr;
+  for (const auto& r : rules())
+    if (std::string_view(r.key) == spec->key) return &r;
   return nullptr;
 }
 
-Result<void> validate_key(const std::string& key) {
-  const Rule* r = rule_for(key);
-  if (r == nullptr)
-    return fail("unknown setting (not a sysctl, a known sysfs setting, a limit or a check):", key);
-  if (r->fn == sysctl_rule) {
-    auto path = tune::sysctl_path(key);
-    if (!path) return tl::unexpected(path.error());
-  }
-  return {};
+const char* area_of(const std::string& key) {
+  const auto* spec = settings::spec_for(key);
+  return spec != nullptr ? spec->area : "kernel";
 }
 
-Finding judge(const tune::ProfileEntry& entry, const char* area, const std::string& actual,
+Finding judge(const settings::ProfileEntry& entry, const char* area, const std::string& actual,
               std::vector<Evidence> evidence) {
   Finding f;
   f.id = entry.key;

@@ -5,11 +5,11 @@
 
 #include <fmt/format.h>
 
-#include "audit/data_paths.hpp"
-#include "audit/sysctl_files.hpp"
 #include "core/text.hpp"
-#include "tune/mount_setting.hpp"
-#include "tune/sysctl_name.hpp"
+#include "settings/data_paths.hpp"
+#include "settings/mount_setting.hpp"
+#include "settings/sysctl_files.hpp"
+#include "settings/sysctl_name.hpp"
 
 namespace dltune::audit {
 
@@ -33,7 +33,7 @@ void container_advice(const AuditInput& in, Finding& f, const std::string& runti
   }
 }
 
-Finding not_applicable(const tune::ProfileEntry& entry, const char* area, std::string why) {
+Finding not_applicable(const settings::ProfileEntry& entry, const char* area, std::string why) {
   Finding f;
   f.id = entry.key;
   f.area = area;
@@ -52,9 +52,9 @@ Severity worse(Severity a, Severity b) {
 
 }  // namespace
 
-std::vector<Finding> sysctl_rule(const AuditInput& in, const tune::ProfileEntry& entry) {
-  const char* area = rule_for(entry.key) ? rule_for(entry.key)->area : "kernel";
-  auto path = tune::sysctl_path(entry.key);
+std::vector<Finding> sysctl_rule(const AuditInput& in, const settings::ProfileEntry& entry) {
+  const char* area = area_of(entry.key);
+  auto path = settings::sysctl_path(entry.key);
   if (!path) return {not_applicable(entry, area, path.error().message())};
   auto raw = in.root.read(*path, 65536);
   if (!raw) {
@@ -82,7 +82,7 @@ std::vector<Finding> sysctl_rule(const AuditInput& in, const tune::ProfileEntry&
   if (entry.field) f.summary += fmt::format(" (field {} of \"{}\")", *entry.field, value);
   if (f.severity != Severity::kOk) f.fix = tune_fix(entry.key);
   if (in.sysctl_files) {
-    auto key = tune::sysctl_normalise(entry.key);
+    auto key = settings::sysctl_normalise(entry.key);
     if (key) {
       for (const auto& s : in.sysctl_files->sources(*key))
         f.evidence.push_back({fmt::format("{}:{}", s.file, s.line), s.value});
@@ -90,7 +90,7 @@ std::vector<Finding> sysctl_rule(const AuditInput& in, const tune::ProfileEntry&
         f.notes.push_back(
             fmt::format("{}:{} sets {} = {} and is applied after {}: it would "
                         "override a persisted value at boot",
-                        s.file, s.line, entry.key, s.value, kDltuneSysctlFile));
+                        s.file, s.line, entry.key, s.value, settings::kDltuneSysctlFile));
     }
   }
   // net.* sysctls are per network namespace, so a container may set them itself; the rest are
@@ -99,14 +99,14 @@ std::vector<Finding> sysctl_rule(const AuditInput& in, const tune::ProfileEntry&
   std::string flag;
   if (namespaced && !entry.expected.values.empty())
     flag = fmt::format("docker run --sysctl {}={}", entry.key,
-                       entry.expected.kind == tune::Expected::Kind::kAtLeast
+                       entry.expected.kind == settings::Expected::Kind::kAtLeast
                            ? entry.expected.values[0]
                            : entry.expected.values[0]);
   container_advice(in, f, flag);
   return {f};
 }
 
-std::vector<Finding> thp_rule(const AuditInput& in, const tune::ProfileEntry& entry) {
+std::vector<Finding> thp_rule(const AuditInput& in, const settings::ProfileEntry& entry) {
   const bool enabled = entry.key == "thp.enabled";
   const auto& choice = enabled ? in.facts.memory.thp_enabled : in.facts.memory.thp_defrag;
   const std::string path =
@@ -121,7 +121,7 @@ std::vector<Finding> thp_rule(const AuditInput& in, const tune::ProfileEntry& en
   return {f};
 }
 
-std::vector<Finding> cpu_governor(const AuditInput& in, const tune::ProfileEntry& entry) {
+std::vector<Finding> cpu_governor(const AuditInput& in, const settings::ProfileEntry& entry) {
   const auto& g = in.facts.cpu.governors;
   if (g.empty())
     return {not_applicable(entry, "cpu",
@@ -148,7 +148,7 @@ std::vector<Finding> cpu_governor(const AuditInput& in, const tune::ProfileEntry
   return {f};
 }
 
-std::vector<Finding> limit_rule(const AuditInput& in, const tune::ProfileEntry& entry) {
+std::vector<Finding> limit_rule(const AuditInput& in, const settings::ProfileEntry& entry) {
   const std::string name = entry.key.substr(entry.key.find('.') + 1);  // "nofile"
   const auto it = in.facts.memory.limits.find(name);
   if (it == in.facts.memory.limits.end())
@@ -178,7 +178,7 @@ std::vector<Finding> limit_rule(const AuditInput& in, const tune::ProfileEntry& 
   return {f};
 }
 
-std::vector<Finding> shm_size(const AuditInput& in, const tune::ProfileEntry& entry) {
+std::vector<Finding> shm_size(const AuditInput& in, const settings::ProfileEntry& entry) {
   const auto& shm = in.facts.memory.shm;
   if (!shm || !shm->size_bytes) return {not_applicable(entry, "memory", "/dev/shm is not mounted")};
   Finding f = judge(
@@ -198,12 +198,12 @@ std::vector<Finding> shm_size(const AuditInput& in, const tune::ProfileEntry& en
   return {f};
 }
 
-std::vector<Finding> mount_noatime(const AuditInput& in, const tune::ProfileEntry& entry) {
+std::vector<Finding> mount_noatime(const AuditInput& in, const settings::ProfileEntry& entry) {
   std::vector<Finding> out;
-  const auto paths = in.data_paths.empty() ? default_data_paths() : in.data_paths;
-  for (const auto& d : data_file_systems(in.root, in.facts, paths)) {
+  const auto paths = in.data_paths.empty() ? settings::default_data_paths() : in.data_paths;
+  for (const auto& d : settings::data_file_systems(in.root, in.facts, paths)) {
     const auto* best = d.fs;
-    const std::string mode = tune::atime_mode(text::join(best->options, ","));
+    const std::string mode = settings::atime_mode(text::join(best->options, ","));
     Finding f =
         judge(entry, "storage", mode == "noatime" ? "true" : "false",
               {{"/proc/self/mountinfo", fmt::format("{} {} {}", best->mount_point, best->fstype,
@@ -232,10 +232,10 @@ std::vector<Finding> mount_noatime(const AuditInput& in, const tune::ProfileEntr
   return out;
 }
 
-std::vector<Finding> block_read_ahead(const AuditInput& in, const tune::ProfileEntry& entry) {
+std::vector<Finding> block_read_ahead(const AuditInput& in, const settings::ProfileEntry& entry) {
   std::vector<Finding> out;
-  const auto paths = in.data_paths.empty() ? default_data_paths() : in.data_paths;
-  for (const auto& d : data_file_systems(in.root, in.facts, paths)) {
+  const auto paths = in.data_paths.empty() ? settings::default_data_paths() : in.data_paths;
+  for (const auto& d : settings::data_file_systems(in.root, in.facts, paths)) {
     if (!d.disk) continue;
     const std::string file = "/sys/block/" + *d.disk + "/queue/read_ahead_kb";
     auto raw = in.root.read(file, 4096);
@@ -260,7 +260,7 @@ std::vector<Finding> block_read_ahead(const AuditInput& in, const tune::ProfileE
   return out;
 }
 
-std::vector<Finding> swap_consistency(const AuditInput& in, const tune::ProfileEntry& entry) {
+std::vector<Finding> swap_consistency(const AuditInput& in, const settings::ProfileEntry& entry) {
   const auto& m = in.facts.memory;
   const auto it = m.sysctls.find("vm.swappiness");
   const std::string swappiness = it == m.sysctls.end() ? "" : it->second;
@@ -291,7 +291,7 @@ std::vector<Finding> swap_consistency(const AuditInput& in, const tune::ProfileE
   return {f};
 }
 
-std::vector<Finding> iommu_mode(const AuditInput& in, const tune::ProfileEntry& entry) {
+std::vector<Finding> iommu_mode(const AuditInput& in, const settings::ProfileEntry& entry) {
   const auto& c = in.facts.os.cmdline;
   if (!c) return {not_applicable(entry, "kernel", "/proc/cmdline could not be read")};
   std::string mode = "default";

@@ -21,6 +21,8 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "core/text.hpp"
+#include "core/time_format.hpp"
+#include "settings/catalog.hpp"
 #include "tune/journal.hpp"
 #include "tune/transaction.hpp"
 
@@ -148,7 +150,7 @@ class BenchCommand : public Command {
     for (auto* side : {&a_, &b_}) {
       if (side->profile.empty()) continue;
       const char* name = side == &a_ ? "-a" : "-b";
-      auto profile = tune::load_profile(side->profile, root, audit::validate_key);
+      auto profile = settings::load_profile(side->profile, root, settings::validate_key);
       if (!profile)
         return refuse(fmt::format("{} {}: {}", name, side->profile, profile.error().message()));
       auto plan = tune::make_plan(root, facts, *profile, side->only, false,
@@ -274,12 +276,8 @@ std::optional<std::string> BenchCommand::unfinished(tune::Journal& journal) cons
 Result<std::string> BenchCommand::make_out_dir() {
   std::string dir = out_;
   if (dir.empty()) {
-    const std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    ::localtime_r(&now, &tm);
-    char buf[64];
-    std::strftime(buf, sizeof buf, "dltune-bench-%Y%m%d-%H%M%S", &tm);
-    dir = buf;
+    dir =
+        text::format_time(std::time(nullptr), "dltune-bench-%Y%m%d-%H%M%S", text::TimeZone::kLocal);
   }
   out_ = dir;
   std::error_code ec;
@@ -314,7 +312,7 @@ BenchCommand::Outcome BenchCommand::run_once(const host::Root& root, tune::Journ
   if (side.plan && !side.plan->changes().empty()) {
     // Planned again from the host as it is now (the last run's rollback restored it), so that
     // the journal holds today's old values.
-    auto profile = tune::load_profile(side.profile, root, audit::validate_key);
+    auto profile = settings::load_profile(side.profile, root, settings::validate_key);
     if (!profile) {
       o.fatal = fmt::format("{}: {}", side.profile, profile.error().message());
       return o;

@@ -1,4 +1,5 @@
 #include "cli/bench_files.hpp"
+#include "core/local_file.hpp"
 
 #include <unistd.h>
 
@@ -20,19 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 
 Result<void> write_file(const std::string& path, const std::string& content) {
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.flush();
-    if (!out) return fail("cannot write", temp, errno);
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    ::unlink(temp.c_str());
-    return fail("cannot write", path, e);
-  }
-  return {};
+  return local_file::write(
+      path, true, [&](std::ostream& out) { out << content; }, "bench's results");
 }
 
 }  // namespace

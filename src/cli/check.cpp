@@ -10,6 +10,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "inventory/host_facts.hpp"
+#include "settings/catalog.hpp"
 
 namespace dltune::cli {
 
@@ -53,7 +54,7 @@ class CheckCommand : public Command {
     const auto opened = open_root("check", root_);
     if (!opened) return kExitBadInput;
     const host::Root& root = *opened;
-    auto profile = tune::load_profile(profile_, root, audit::validate_key);
+    auto profile = settings::load_profile(profile_, root, settings::validate_key);
     if (!profile) {
       fmt::print(stderr, "dltune check: profile: {}\n", profile.error().message());
       return kExitBadInput;

@@ -1,5 +1,6 @@
 // RecordSession (cli/record_session.hpp).
 #include "cli/record_session.hpp"
+#include "settings/catalog.hpp"
 
 #include <sys/stat.h>
 #include <time.h>
@@ -14,8 +15,8 @@
 #include "cli/commands.hpp"
 #include "core/clock.hpp"
 #include "inventory/host_facts.hpp"
-#include "render/top_view.hpp"
-#include "tune/profile.hpp"
+#include "monitor/top_view.hpp"
+#include "settings/profile.hpp"
 
 namespace dltune::cli {
 
@@ -76,7 +77,7 @@ bool RecordSession::finish(const host::Root& root, std::optional<int> exit_statu
   // The facts that `report` shows at the top and `profile` reasons with.
   const auto facts = inventory::collect(root, collect_options());
   if (auto w = writer_->put_document("env", inventory::to_json(facts)); !w) ok = false;
-  if (auto profile = tune::load_profile("training", root, audit::validate_key)) {
+  if (auto profile = settings::load_profile("training", root, settings::validate_key)) {
     if (auto report = audit::run_check(facts, root, *profile, {}))
       if (auto w = writer_->put_document("check", audit::to_json(*report, facts)); !w) ok = false;
   }
@@ -94,7 +95,7 @@ bool RecordSession::finish(const host::Root& root, std::optional<int> exit_statu
     fmt::print(stderr,
                "{}: {} samples ({} late) in {} ({}B); sampling and writing cost {:.2f} ms of CPU "
                "per sample ({:.2f}% of one CPU at this interval)\n",
-               who_, stats->samples, stats->late, setup_.path, render::compact_bytes(size),
+               who_, stats->samples, stats->late, setup_.path, monitor::compact_bytes(size),
                per_sample_ms, per_sample_ms * 1e6 / double(setup_.interval_ns) * 100);
   }
   return ok;

@@ -8,6 +8,7 @@
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "core/local_file.hpp"
 #include "report/decimate.hpp"
 #include "report/output.hpp"
 #include "report/series.hpp"
@@ -100,7 +101,7 @@ class ReportCommand : public Command {
     if (!data) return failure(data.error().message());
     const bool html = format_ == "html";
     if (html || max_points_) report::decimate(*data, max_points_.value_or(4000));
-    auto written = report::write_output(output_, force_, [&](std::ostream& out) {
+    auto written = local_file::write(output_, force_, [&](std::ostream& out) {
       if (html) {
         report::write_html(*data, out, {.recording_path = recording_});
       } else {

@@ -14,11 +14,8 @@
 #include "cli/commands.hpp"
 #include "cli/record_session.hpp"
 #include "cli/sampling_options.hpp"
-#include "launch/cgroup.hpp"
-#include "launch/job_plan.hpp"
-#include "launch/kernel_log.hpp"
-#include "launch/spawn.hpp"
-#include "launch/summary.hpp"
+#include "launch/run_job.hpp"
+#include "settings/catalog.hpp"
 
 namespace dltune::cli {
 
@@ -124,7 +121,7 @@ class RunCommand : public Command {
     if (nproc_ > 0) opts_.nproc = nproc_;
     if (workers_ >= 0) opts_.workers = workers_;
     host::Root root;
-    auto profile = tune::load_profile(profile_, root, audit::validate_key);
+    auto profile = settings::load_profile(profile_, root, settings::validate_key);
     if (!profile) return refuse("profile: " + profile.error().message());
     std::optional<std::regex> rate;
     if (!rate_regex_.empty()) {
@@ -140,69 +137,32 @@ class RunCommand : public Command {
     options.launch_only = true;
     options.gpus = opts_.gpus.has_value();
     const auto facts = inventory::collect(root, options);
-    const auto unique = fmt::format("{}-{}", std::time(nullptr), ::getpid());
-    auto environment = own_environment();
-    auto plan = launch::plan_job(root, facts, opts_, environment, &*profile, unique);
-    if (!plan) return refuse(plan.error().message());
-    std::optional<launch::Credentials> as;
-    if (!as_root_) {
-      auto who = launch::sudo_user(environment);
-      if (!who) return refuse(who.error().message());
-      as = *who;
-    }
-    if (::geteuid() != 0)
-      return refuse(
-          "creating the job's cgroup needs root: run it with sudo (the job itself then runs as "
-          "you); nothing was started");
+    launch::RunRequest request;
+    request.options = opts_;
+    request.profile = &*profile;
+    request.environment = own_environment();
+    request.keep_root = as_root_;
+    request.watch_stdout = watch_stdout_;
+    request.rate_regex = rate;
+    request.unique = fmt::format("{}-{}", std::time(nullptr), ::getpid());
+    // A recording of the job (--record): made once the run is planned, sampling from the job's
+    // start until it ends; removed when the job could not run.
     std::unique_ptr<RecordSession> recording;
-    if (record_interval) {
-      RecordSetup setup;
-      setup.path = record_;
-      setup.interval_ns = *record_interval;
-      setup.command = opts_.command;
-      setup.scope = "run " + plan->name;
-      auto s = RecordSession::create(setup, "dltune run");
-      if (!s) return refuse("--record: " + s.error().message());
-      recording = std::move(*s);
-    }
-    // Nothing is left behind when the cgroup cannot be set up: not even the empty recording.
-    const auto drop_recording = [&] {
-      if (!recording) return;
-      recording.reset();
-      ::unlink(record_.c_str());
-    };
-    auto layout = launch::cgroup_layout(root);
-    if (!layout) {
-      drop_recording();
-      return fail_setup(layout.error().message());
-    }
-    auto cg = launch::create_job_cgroup(root, *layout, plan->name, plan->limits);
-    if (!cg) {
-      drop_recording();
-      return fail_setup(cg.error().message());
-    }
-    launch::RunSummary summary;
-    summary.cgroup_version = layout->version;
-    summary.cgroup_dirs = (*cg)->directories();
-    if (auto back = (*cg)->read_back()) summary.verified = *back;
-    if (as) {
-      summary.user = as->user;
-      plan->env["HOME"] = as->home;
-      plan->env["USER"] = as->user;
-      plan->env["LOGNAME"] = as->user;
-    }
-    launch::SpawnRequest req;
-    req.argv = plan->argv;
-    req.env = plan->env;
-    req.as = as;
-    req.cgroup_procs = (*cg)->procs_files();
-    req.cpus = plan->cpus;
-    req.limits = plan->rlimits;
-    req.watch_stdout = watch_stdout_;
-    req.rate_regex = rate;
     std::optional<Error> record_error;
-    if (recording) {
-      req.on_start = [&](pid_t pid) {
+    launch::JobHooks hooks;
+    if (record_interval) {
+      hooks.planned = [&](const launch::JobPlan& plan) -> Result<void> {
+        RecordSetup setup;
+        setup.path = record_;
+        setup.interval_ns = *record_interval;
+        setup.command = opts_.command;
+        setup.scope = "run " + plan.name;
+        auto s = RecordSession::create(setup, "dltune run");
+        if (!s) return fail("--record: " + s.error().message(), "");
+        recording = std::move(*s);
+        return {};
+      };
+      hooks.started = [&](pid_t pid) {
         monitor::Scope scope;
         scope.kind = monitor::Scope::Kind::kTree;
         scope.pid = pid;
@@ -211,38 +171,35 @@ class RunCommand : public Command {
             !ok)
           record_error = ok.error();
       };
+      hooks.ended = [&] {
+        recording->stop();
+        if (record_error)
+          fmt::print(stderr, "dltune run: --record could not sample the job: {}\n",
+                     record_error->message());
+      };
     }
-    launch::OomWatch oom_watch;  // opened before the job starts: only its own OOM kills
-    auto result = launch::spawn_and_wait(req);
-    if (recording) {
-      recording->stop();  // before the cgroup goes
-      if (record_error)
-        fmt::print(stderr, "dltune run: --record could not sample the job: {}\n",
-                   record_error->message());
-    }
-    summary.stats = (*cg)->stats();
-    summary.oom_victims = oom_watch.victims(plan->name);
-    auto removed = (*cg)->remove();
-    if (!result) {
+    auto summary = launch::run_job(root, facts, std::move(request), hooks);
+    if (!summary) {
+      const auto& f = summary.error();
+      if (f.stage == launch::RunFailure::Stage::kRefused) return refuse(f.error.message());
+      // Nothing is left behind when the job could not run: not even the empty recording.
       if (recording) {
-        recording->finish(root, std::nullopt, true);
+        if (f.stage == launch::RunFailure::Stage::kStart)
+          recording->finish(root, std::nullopt, true);
+        recording.reset();
         ::unlink(record_.c_str());
       }
-      fmt::print(stderr, "dltune run: {}\n", result.error().message());
+      if (f.stage == launch::RunFailure::Stage::kSetUp) return fail_setup(f.error.message());
+      fmt::print(stderr, "dltune run: {}\n", f.error.message());
       return kExitBadInput;
     }
-    summary.plan = std::move(*plan);
-    summary.result = *result;
-    if (!removed)
-      summary.result.warnings.push_back("the cgroup could not be removed: " +
-                                        removed.error().message());
     if (recording) {  // with the summary, for compare and report (the job's it/s, OOM kills)
-      recording->add_document("summary", launch::to_json(summary));
-      recording->finish(root, result->exit_code, quiet_);
+      recording->add_document("summary", launch::to_json(*summary));
+      recording->finish(root, summary->result.exit_code, quiet_);
     }
-    if (!quiet_) fmt::print(stderr, "\n{}", launch::render_text(summary));
+    if (!quiet_) fmt::print(stderr, "\n{}", launch::render_text(*summary));
     if (!json_path_.empty()) {
-      const auto text = launch::to_json(summary).dump(2) + "\n";
+      const auto text = launch::to_json(*summary).dump(2) + "\n";
       if (json_path_ == "-") {
         fmt::print("{}", text);
       } else {
@@ -251,7 +208,7 @@ class RunCommand : public Command {
         if (!out) fmt::print(stderr, "dltune run: cannot write the summary to {}\n", json_path_);
       }
     }
-    return result->exit_code;
+    return summary->result.exit_code;
   }
 
  private:

@@ -22,6 +22,7 @@
 #include "core/text.hpp"
 #include "serve/exporter.hpp"
 #include "serve/http.hpp"
+#include "settings/catalog.hpp"
 
 namespace dltune::cli {
 
@@ -182,8 +183,8 @@ class ServeCommand : public Command {
     if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY"); lib != nullptr) o.nvml_library = lib;
     if (no_check_ && !profile_.empty()) return fail("--profile and --no-check do not go together");
     if (!no_check_) {
-      auto profile =
-          tune::load_profile(profile_.empty() ? "training" : profile_, root_, audit::validate_key);
+      auto profile = settings::load_profile(profile_.empty() ? "training" : profile_, root_,
+                                            settings::validate_key);
       if (!profile) return fail("--profile: " + profile.error().message());
       o.profile = std::move(*profile);
     }

@@ -44,8 +44,8 @@ class TopCommand : public Command {
     s.interval_ns = *interval;
     s.once = once_;
     s.title = describe_scope(*scope);
-    s.sort =
-        scope->kind == monitor::Scope::Kind::kAll ? render::TopSort::kCpu : render::TopSort::kTree;
+    s.sort = scope->kind == monitor::Scope::Kind::kAll ? monitor::TopSort::kCpu
+                                                       : monitor::TopSort::kTree;
     if (!sort_.empty()) {
       auto k = parse_sort(sort_);
       if (!k) return refuse("--sort " + sort_ + ": expected cpu, mem, pid, runq, io or tree");

@@ -20,7 +20,7 @@ namespace dltune::cli {
 
 namespace {
 
-std::vector<tui::PaintedLine> painted(const std::vector<render::TopLine>& lines) {
+std::vector<tui::PaintedLine> painted(const std::vector<monitor::TopLine>& lines) {
   std::vector<tui::PaintedLine> out;
   out.reserve(lines.size());
   for (const auto& l : lines)
@@ -38,39 +38,39 @@ int plain_width() {
 
 void print_plain(const monitor::Model& model, const TopSettings& s,
                  const std::vector<std::string>& notices, const std::string& status) {
-  render::TopOptions o;
+  monitor::TopOptions o;
   o.width = plain_width();
   o.height = 0;
   o.sort = s.sort;
   o.title = s.title;
   o.notices = notices;
   o.status = status;
-  for (const auto& l : render::top_view(model, o)) fmt::print("{}\n", l.text);
+  for (const auto& l : monitor::top_view(model, o)) fmt::print("{}\n", l.text);
 }
 
 const char* kKeysLive = "q quit  space pause  sort: c cpu  m mem  p pid  r runq  i io  t tree";
 const char* kKeysReplay = "q quit  <- -> step  Home End  sort: c m p r i t";
 
 // A sort key, or false.
-bool apply_sort_key(int key, render::TopSort& sort) {
+bool apply_sort_key(int key, monitor::TopSort& sort) {
   switch (key) {
     case 'c':
-      sort = render::TopSort::kCpu;
+      sort = monitor::TopSort::kCpu;
       return true;
     case 'm':
-      sort = render::TopSort::kMemory;
+      sort = monitor::TopSort::kMemory;
       return true;
     case 'p':
-      sort = render::TopSort::kPid;
+      sort = monitor::TopSort::kPid;
       return true;
     case 'r':
-      sort = render::TopSort::kRunQueue;
+      sort = monitor::TopSort::kRunQueue;
       return true;
     case 'i':
-      sort = render::TopSort::kIo;
+      sort = monitor::TopSort::kIo;
       return true;
     case 't':
-      sort = render::TopSort::kTree;
+      sort = monitor::TopSort::kTree;
       return true;
     default:
       return false;
@@ -79,10 +79,10 @@ bool apply_sort_key(int key, render::TopSort& sort) {
 
 }  // namespace
 
-std::optional<render::TopSort> parse_sort(const std::string& s) {
-  for (auto k : {render::TopSort::kCpu, render::TopSort::kMemory, render::TopSort::kPid,
-                 render::TopSort::kRunQueue, render::TopSort::kIo, render::TopSort::kTree})
-    if (s == render::sort_name(k)) return k;
+std::optional<monitor::TopSort> parse_sort(const std::string& s) {
+  for (auto k : {monitor::TopSort::kCpu, monitor::TopSort::kMemory, monitor::TopSort::kPid,
+                 monitor::TopSort::kRunQueue, monitor::TopSort::kIo, monitor::TopSort::kTree})
+    if (s == monitor::sort_name(k)) return k;
   return std::nullopt;
 }
 
@@ -115,13 +115,13 @@ int top_live(monitor::Sampler& sampler, const TopSettings& settings) {
   bool paused = false;
   auto model = monitor::Model::from(previous, nullptr);
   const auto draw = [&] {
-    render::TopOptions o{screen->width(),
-                         screen->height(),
-                         sort,
-                         settings.title,
-                         paused ? std::string("PAUSED  ") + kKeysLive : kKeysLive,
-                         notices};
-    screen->draw(painted(render::top_view(model, o)));
+    monitor::TopOptions o{screen->width(),
+                          screen->height(),
+                          sort,
+                          settings.title,
+                          paused ? std::string("PAUSED  ") + kKeysLive : kKeysLive,
+                          notices};
+    screen->draw(painted(monitor::top_view(model, o)));
   };
   draw();
   const auto now_ms = [] { return now_ns(CLOCK_MONOTONIC) / 1'000'000; };
@@ -189,9 +189,9 @@ int top_replay(const store::Recording& recording, std::size_t index, const TopSe
   }
   auto sort = settings.sort;
   for (;;) {
-    render::TopOptions o{screen->width(), screen->height(),           sort,
-                         settings.title,  status(index, kKeysReplay), {}};
-    screen->draw(painted(render::top_view(*model, o)));
+    monitor::TopOptions o{screen->width(), screen->height(),           sort,
+                          settings.title,  status(index, kKeysReplay), {}};
+    screen->draw(painted(monitor::top_view(*model, o)));
     const int key = screen->read_key(1000);
     if (key == tui::kKeyQuit || key == 'q' || key == 'Q') break;
     std::size_t next = index;

@@ -5,14 +5,14 @@
 #include <string>
 
 #include "monitor/sampler.hpp"
-#include "render/top_view.hpp"
+#include "monitor/top_view.hpp"
 #include "store/recording.hpp"
 
 namespace dltune::cli {
 
 struct TopSettings {
   std::int64_t interval_ns = 1'000'000'000;
-  render::TopSort sort = render::TopSort::kTree;
+  monitor::TopSort sort = monitor::TopSort::kTree;
   std::string title;
   bool once = false;  // plain text on stdout, no terminal control
 };
@@ -25,6 +25,6 @@ struct TopSettings {
                              const TopSettings& settings);
 
 // "cpu", "mem", "pid", "runq", "io", "tree" → the sort; nullopt for anything else.
-[[nodiscard]] std::optional<render::TopSort> parse_sort(const std::string& s);
+[[nodiscard]] std::optional<monitor::TopSort> parse_sort(const std::string& s);
 
 }  // namespace dltune::cli

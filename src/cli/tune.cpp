@@ -13,6 +13,8 @@
 #include "audit/rules.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "core/time_format.hpp"
+#include "settings/catalog.hpp"
 #include "tune/journal.hpp"
 #include "tune/plan.hpp"
 #include "tune/transaction.hpp"
@@ -24,12 +26,7 @@ namespace {
 using inventory::Json;
 
 std::string when(std::int64_t t) {
-  const std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  ::gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-  return buf;
+  return text::format_time(t, "%Y-%m-%d %H:%M:%S", text::TimeZone::kUtc);
 }
 
 Json plan_json(const tune::Plan& plan) {
@@ -184,7 +181,7 @@ class TuneCommand : public Command {
   }
 
   int do_plan(bool apply) {
-    auto profile = tune::load_profile(profile_, root_obj_, audit::validate_key);
+    auto profile = settings::load_profile(profile_, root_obj_, settings::validate_key);
     if (!profile) {
       fmt::print(stderr, "dltune tune: profile: {}\n", profile.error().message());
       return kExitBadInput;

@@ -1,22 +1,17 @@
 // Open descriptors against nofile (diagnose/fd_risk.hpp).
 #include "diagnose/fd_risk.hpp"
 
-#include <charconv>
-
 #include <fmt/format.h>
+
+#include "host/parse/proc.hpp"
 
 namespace dltune::diagnose {
 
 std::uint64_t nofile_soft_limit(std::string_view text) {
-  // fs/proc/base.c proc_pid_limits: "%-25s %-20s %-20s %-10s" rows; "Max open files" then the
-  // soft and hard limits ("unlimited" or a number).
-  const auto at = text.find("Max open files");
-  if (at == std::string_view::npos) return 0;
-  auto rest = text.substr(at + 14);
-  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
-  std::uint64_t v = 0;
-  const auto r = std::from_chars(rest.data(), rest.data() + rest.size(), v);
-  return r.ec == std::errc() ? v : 0;
+  const auto limits = host::parse::limits(text);
+  if (!limits) return 0;
+  const auto it = limits->find("Max open files");
+  return it != limits->end() ? it->second.soft.value_or(0) : 0;
 }
 
 FdScan scan_fds(const host::Root& root) {

@@ -1,8 +1,6 @@
 // The kernel log through /dev/kmsg (diagnose/kernel_log.hpp).
 #include "diagnose/kernel_log.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,49 +14,33 @@
 #include <fmt/ranges.h>
 
 #include "core/clock.hpp"
-#include "host/parse/kmsg.hpp"
+#include "host/kmsg.hpp"
 
 namespace dltune::diagnose {
 
-KmsgRead read_kmsg(const std::string& path, std::int64_t since_wall_ns) {
+KmsgRead read_kmsg(const host::Root& root, std::int64_t since_wall_ns) {
   KmsgRead out;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    const int e = errno;
+  auto reader = host::KmsgReader::open(root, host::KmsgReader::Start::kOldest);
+  if (!reader) {
+    const int e = reader.error().errno_;
     out.unavailable = fmt::format(
-        "cannot open {}: {}{}", path, std::strerror(e),
+        "cannot open {}: {}{}", host::kKmsgPath, std::strerror(e),
         e == EACCES || e == EPERM ? " (it needs root, or kernel.dmesg_restrict=0)" : "");
     return out;
   }
   const std::int64_t offset = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
-  // A record is at most 8 KiB (CONSOLE_LOG_MAX/PRINTKRB_RECORD_MAX in kernel/printk); a larger
-  // read buffer costs nothing.
-  std::string buf(16384, '\0');
-  for (std::size_t n = 0; n < 10'000'000; ++n) {
-    const auto got = ::read(fd, buf.data(), buf.size());
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EPIPE) {  // overwritten under us: the next read gives the oldest left
-        ++out.lost;
-        continue;
-      }
-      if (errno != EAGAIN)
-        out.unavailable = fmt::format("cannot read {}: {}", path, std::strerror(errno));
-      break;
-    }
-    if (got == 0) break;
-    const auto rec =
-        host::parse::kmsg_record(std::string_view(buf.data(), static_cast<std::size_t>(got)));
-    if (!rec) {
-      ++out.garbled;
-      continue;
-    }
-    const std::int64_t wall = offset + static_cast<std::int64_t>(rec->usec) * 1000;
+  auto batch = reader->read_available(10'000'000);
+  out.lost = batch.lost;
+  out.garbled = batch.garbled;
+  if (batch.error)
+    out.unavailable =
+        fmt::format("cannot read {}: {}", host::kKmsgPath, std::strerror(batch.error->errno_));
+  for (auto& rec : batch.records) {
+    const std::int64_t wall = offset + static_cast<std::int64_t>(rec.usec) * 1000;
     if (out.oldest_wall_ns == 0) out.oldest_wall_ns = wall;
     if (wall < since_wall_ns) continue;
-    out.records.push_back(LogRecord{wall, rec->seq, rec->priority, "kmsg", rec->text});
+    out.records.push_back(LogRecord{wall, rec.seq, rec.priority, "kmsg", std::move(rec.text)});
   }
-  ::close(fd);
   return out;
 }
 
@@ -176,44 +158,21 @@ std::vector<LoggedEvent> EventCollector::finish() {
   return std::move(out_);
 }
 
-Result<KmsgFollower> KmsgFollower::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return fail("cannot open", path, errno);
-  if (::lseek(fd, 0, SEEK_END) < 0) {
-    const int e = errno;
-    ::close(fd);
-    return fail("cannot seek to the end of", path, e);
-  }
-  return KmsgFollower(fd);
-}
-
-KmsgFollower::~KmsgFollower() {
-  if (fd_ >= 0) ::close(fd_);
+Result<KmsgFollower> KmsgFollower::open(const host::Root& root) {
+  auto reader = host::KmsgReader::open(root, host::KmsgReader::Start::kEnd);
+  if (!reader) return tl::unexpected(reader.error());
+  return KmsgFollower(std::move(*reader));
 }
 
 std::vector<LogRecord> KmsgFollower::wait(int timeout_ms) {
   std::vector<LogRecord> out;
-  pollfd p{fd_, POLLIN, 0};
-  if (::poll(&p, 1, timeout_ms) <= 0) return out;
+  if (!reader_.wait(timeout_ms)) return out;
   const std::int64_t offset = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
-  std::string buf(16384, '\0');
-  for (int n = 0; n < 10000; ++n) {
-    const auto got = ::read(fd_, buf.data(), buf.size());
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EPIPE) {
-        ++lost_;
-        continue;
-      }
-      break;  // EAGAIN: all read
-    }
-    if (got == 0) break;
-    const auto rec =
-        host::parse::kmsg_record(std::string_view(buf.data(), static_cast<std::size_t>(got)));
-    if (!rec) continue;
-    out.push_back(LogRecord{offset + static_cast<std::int64_t>(rec->usec) * 1000, rec->seq,
-                            rec->priority, "kmsg", rec->text});
-  }
+  auto batch = reader_.read_available(10000);
+  lost_ += batch.lost;
+  for (auto& rec : batch.records)
+    out.push_back(LogRecord{offset + static_cast<std::int64_t>(rec.usec) * 1000, rec.seq,
+                            rec.priority, "kmsg", std::move(rec.text)});
   return out;
 }
 

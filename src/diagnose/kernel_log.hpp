@@ -16,6 +16,8 @@
 
 #include "core/error.hpp"
 #include "diagnose/kernel_events.hpp"
+#include "host/kmsg.hpp"
+#include "host/root.hpp"
 
 namespace dltune::diagnose {
 
@@ -37,24 +39,21 @@ struct KmsgRead {
   std::optional<std::string> unavailable;
 };
 
-// Reads what the ring buffer holds now, from `path` (/dev/kmsg).
-[[nodiscard]] KmsgRead read_kmsg(const std::string& path, std::int64_t since_wall_ns);
+// Reads what the ring buffer of `root` (a live Root) holds now.
+[[nodiscard]] KmsgRead read_kmsg(const host::Root& root, std::int64_t since_wall_ns);
 
 // New records as they come (doctor --follow): opened at the end of the log.
 class KmsgFollower {
  public:
   // Error naming the path and errno when it cannot be opened.
-  [[nodiscard]] static Result<KmsgFollower> open(const std::string& path);
-  KmsgFollower(KmsgFollower&& o) noexcept : fd_(o.fd_), lost_(o.lost_) { o.fd_ = -1; }
-  KmsgFollower& operator=(KmsgFollower&&) = delete;
-  ~KmsgFollower();
+  [[nodiscard]] static Result<KmsgFollower> open(const host::Root& root);
   // Waits up to `timeout_ms` for records and returns those that came (none on a timeout).
   [[nodiscard]] std::vector<LogRecord> wait(int timeout_ms);
   [[nodiscard]] std::size_t lost() const { return lost_; }
 
  private:
-  explicit KmsgFollower(int fd) : fd_(fd) {}
-  int fd_ = -1;
+  explicit KmsgFollower(host::KmsgReader reader) : reader_(std::move(reader)) {}
+  host::KmsgReader reader_;
   std::size_t lost_ = 0;
 };
 

@@ -7,6 +7,11 @@
 
 namespace dltune::gpu {
 
+std::string label(const Device& d) {
+  return d.pci_bus_id ? fmt::format("GPU {} ({})", d.index, *d.pci_bus_id)
+                      : fmt::format("GPU {}", d.index);
+}
+
 std::vector<std::string> clock_event_reason_names(std::uint64_t mask) {
   std::vector<std::string> out;
   std::uint64_t named = 0;

@@ -54,6 +54,9 @@ struct Device {
   std::vector<std::string> errors;  // "nvmlDeviceGetUUID: NVML_ERROR_GPU_IS_LOST (15): ..."
 };
 
+// "GPU 3 (0000:5d:00.0)", or "GPU 3" without a bus id: how findings and plans name a GPU.
+[[nodiscard]] std::string label(const Device& d);
+
 // What one backend reported.
 struct Report {
   std::string backend;                             // "nvml"

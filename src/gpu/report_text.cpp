@@ -31,7 +31,7 @@ std::string pcie_text(std::optional<int> generation, std::optional<int> width,
   return cur;
 }
 
-void add_device_rows(render::Section& s, const Device& d, int indent, bool with_pcie) {
+void add_device_rows(text::Section& s, const Device& d, int indent, bool with_pcie) {
   if (d.uuid) s.add("UUID", *d.uuid, indent);
   if (with_pcie) {
     auto i = [](const std::optional<std::uint32_t>& v) -> std::optional<int> {

@@ -4,8 +4,8 @@
 #include <optional>
 #include <string>
 
+#include "core/sections.hpp"
 #include "gpu/backend.hpp"
-#include "render/text.hpp"
 
 namespace dltune::gpu {
 
@@ -16,7 +16,7 @@ namespace dltune::gpu {
 
 // The rows of what NVML says about one device (name and PCI address are the caller's), at
 // `indent`. `with_pcie`: add NVML's PCIe link row (when sysfs had none).
-void add_device_rows(render::Section& s, const Device& d, int indent, bool with_pcie);
+void add_device_rows(text::Section& s, const Device& d, int indent, bool with_pcie);
 
 // "libnvidia-ml.so.1: driver 550.54.15, CUDA 12.4, NVML 12.550.54.15" or
 // "not loaded (cannot load NVML: ...)".

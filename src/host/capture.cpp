@@ -1,4 +1,5 @@
 #include "host/capture.hpp"
+#include "core/local_file.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -32,7 +33,9 @@ std::string rel(const std::string& host_path) {
 
 Result<CaptureStats> write_capture(const Root& root, const std::string& out_path,
                                    const std::map<std::string, std::string>& extra) {
-  const std::string tmp = out_path + fmt::format(".tmp.{}", ::getpid());
+  auto pending = local_file::PendingFile::beside(out_path);
+  if (!pending) return tl::unexpected(pending.error());
+  const std::string tmp = pending->temp_path();
   Writer w;
   archive_write_add_filter_gzip(w.a);
   archive_write_set_format_pax_restricted(w.a);
@@ -47,7 +50,6 @@ Result<CaptureStats> write_capture(const Root& root, const std::string& out_path
     std::string msg = archive_error_string(w.a) ? archive_error_string(w.a) : "";
     archive_write_free(w.a);
     w.a = nullptr;
-    std::remove(tmp.c_str());
     return fail(fmt::format("cannot write {} into", what),
                 out_path + (msg.empty() ? "" : " (" + msg + ")"), err);
   };
@@ -122,11 +124,7 @@ Result<CaptureStats> write_capture(const Root& root, const std::string& out_path
     }
   }
   if (archive_write_close(w.a) != ARCHIVE_OK) return fail_write("the end of the archive");
-  if (std::rename(tmp.c_str(), out_path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    return fail("cannot rename the capture to", out_path, err);
-  }
+  if (auto ok = pending->commit(true); !ok) return tl::unexpected(ok.error());
   return stats;
 }
 

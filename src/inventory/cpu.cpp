@@ -212,8 +212,8 @@ Json to_json(const CpuFacts& f) {
   return j;
 }
 
-std::vector<render::Section> render_cpu(const CpuFacts& f) {
-  render::Section s{"CPU", {}};
+std::vector<text::Section> render_cpu(const CpuFacts& f) {
+  text::Section s{"CPU", {}};
   if (f.model) s.add("model", *f.model);
   if (f.sockets || f.cores || f.threads) {
     const int cores = f.cores.value_or(0);
@@ -236,7 +236,7 @@ std::vector<render::Section> render_cpu(const CpuFacts& f) {
     s.add("governor", fmt::format("{}{}", fmt::join(parts, ", "),
                                   f.scaling_driver ? " (" + *f.scaling_driver + ")" : ""));
   }
-  render::Section n{"NUMA", {}};
+  text::Section n{"NUMA", {}};
   for (const auto& node : f.numa_nodes) {
     std::string v = "CPUs " + text::format_cpu_list(node.cpus);
     if (node.memory_bytes) v += ", " + text::human_bytes(*node.memory_bytes);

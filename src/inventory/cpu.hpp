@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "core/sections.hpp"
 #include "inventory/context.hpp"
 #include "inventory/json.hpp"
-#include "render/text.hpp"
 
 namespace dltune::inventory {
 
@@ -42,6 +42,6 @@ struct CpuFacts {
 
 [[nodiscard]] CpuFacts collect_cpu(Context& ctx);
 [[nodiscard]] Json to_json(const CpuFacts& f);
-[[nodiscard]] std::vector<render::Section> render_cpu(const CpuFacts& f);
+[[nodiscard]] std::vector<text::Section> render_cpu(const CpuFacts& f);
 
 }  // namespace dltune::inventory

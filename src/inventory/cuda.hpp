@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "core/sections.hpp"
 #include "inventory/context.hpp"
 #include "inventory/json.hpp"
 #include "inventory/python.hpp"
-#include "render/text.hpp"
 
 namespace dltune::inventory {
 
@@ -62,6 +62,6 @@ struct CudaFacts {
 
 [[nodiscard]] CudaFacts collect_cuda(Context& ctx, const PythonFacts& python);
 [[nodiscard]] Json to_json(const CudaFacts& f);
-[[nodiscard]] std::vector<render::Section> render_cuda(const CudaFacts& f);
+[[nodiscard]] std::vector<text::Section> render_cuda(const CudaFacts& f);
 
 }  // namespace dltune::inventory

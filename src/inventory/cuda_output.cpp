@@ -20,7 +20,7 @@ Json finding_json(const VersionFinding& v) {
 }
 
 // cuDNN and NCCL: one row per finding, versions aligned.
-void add_findings(render::Section& s, const char* label, const std::vector<VersionFinding>& v,
+void add_findings(text::Section& s, const char* label, const std::vector<VersionFinding>& v,
                   std::size_t w) {
   bool first = true;
   for (const auto& x : v) {
@@ -77,8 +77,8 @@ Json to_json(const CudaFacts& f) {
   return j;
 }
 
-std::vector<render::Section> render_cuda(const CudaFacts& f) {
-  render::Section s{"CUDA stack", {}};
+std::vector<text::Section> render_cuda(const CudaFacts& f) {
+  text::Section s{"CUDA stack", {}};
   // One version column for toolkits, cuDNN and NCCL.
   std::size_t w = 0;
   for (const auto& t : f.toolkits) w = std::max(w, t.version.value_or("?").size());

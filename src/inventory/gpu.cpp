@@ -339,7 +339,7 @@ std::string pci_name(const PciGpu& d) {
   return s;
 }
 
-void add_gpu_block(render::Section& s, const GpuFacts& f, const PciGpu& d, std::size_t ordinal) {
+void add_gpu_block(text::Section& s, const GpuFacts& f, const PciGpu& d, std::size_t ordinal) {
   const auto* n = nvml_device(f, d.nvml_index);
   const unsigned index = n != nullptr ? n->index : static_cast<unsigned>(ordinal);
   s.add(fmt::format("GPU {}", index), n != nullptr && n->name ? *n->name : pci_name(d));
@@ -390,8 +390,8 @@ Json to_json(const GpuFacts& f) {
   return j;
 }
 
-std::vector<render::Section> render_gpus(const GpuFacts& f) {
-  render::Section s{"GPUs", {}};
+std::vector<text::Section> render_gpus(const GpuFacts& f) {
+  text::Section s{"GPUs", {}};
   std::size_t ordinal = 0;
   std::set<unsigned> shown;
   for (const auto& d : f.devices) {
@@ -439,6 +439,12 @@ std::vector<render::Section> render_gpus(const GpuFacts& f) {
   s.add("NVML",
         (f.nvml_from_capture && f.nvml.loaded ? "as recorded: " : "") + gpu::summary(f.nvml));
   return {s};
+}
+
+bool has_nvidia_gpu(const GpuFacts& g) {
+  return !g.nvml.devices.empty() ||
+         std::any_of(g.devices.begin(), g.devices.end(),
+                     [](const PciGpu& d) { return d.vendor == "nvidia"; });
 }
 
 }  // namespace dltune::inventory

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "core/sections.hpp"
 #include "gpu/backend.hpp"
 #include "inventory/context.hpp"
 #include "inventory/json.hpp"
-#include "render/text.hpp"
 
 namespace dltune::inventory {
 
@@ -74,8 +74,12 @@ struct GpuFacts {
 [[nodiscard]] GpuFacts collect_gpus(Context& ctx, gpu::Report nvml);
 
 [[nodiscard]] Json to_json(const GpuFacts& f);
+
+// Whether the host has an NVIDIA GPU: in sysfs or in NVML's answer.
+[[nodiscard]] bool has_nvidia_gpu(const GpuFacts& g);
+inline constexpr const char* kNoNvidiaGpu = "no NVIDIA GPU on this host";
 // What `capture` writes to capture_files::kNvml: exactly to_json(f)["nvml"].
 [[nodiscard]] Json nvml_json(const GpuFacts& f);
-[[nodiscard]] std::vector<render::Section> render_gpus(const GpuFacts& f);
+[[nodiscard]] std::vector<text::Section> render_gpus(const GpuFacts& f);
 
 }  // namespace dltune::inventory

@@ -98,8 +98,8 @@ Json to_json(const HostFacts& f) {
 }
 
 std::string render_text(const HostFacts& f) {
-  std::vector<render::Section> all;
-  auto append = [&](std::vector<render::Section> s) {
+  std::vector<text::Section> all;
+  auto append = [&](std::vector<text::Section> s) {
     for (auto& x : s) all.push_back(std::move(x));
   };
   append(render_os(f.os));
@@ -111,11 +111,11 @@ std::string render_text(const HostFacts& f) {
   append(render_cuda(f.cuda));
   append(render_python(f.python));
   if (!f.problems.empty()) {
-    render::Section s{"Unknown (could not be read)", {}};
+    text::Section s{"Unknown (could not be read)", {}};
     for (const auto& p : f.problems) s.add(p.fact, fmt::format("{}: {}", p.path, p.reason));
     all.push_back(std::move(s));
   }
-  return render::render_sections(all);
+  return text::render_sections(all);
 }
 
 }  // namespace dltune::inventory

@@ -199,8 +199,8 @@ Json to_json(const MemoryFacts& f) {
   return j;
 }
 
-std::vector<render::Section> render_memory(const MemoryFacts& f) {
-  render::Section s{"Memory", {}};
+std::vector<text::Section> render_memory(const MemoryFacts& f) {
+  text::Section s{"Memory", {}};
   if (f.total_bytes)
     s.add("RAM", fmt::format("{}{}", text::human_bytes(*f.total_bytes),
                              f.available_bytes

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "core/sections.hpp"
 #include "host/parse/proc.hpp"
 #include "inventory/context.hpp"
 #include "inventory/json.hpp"
-#include "render/text.hpp"
 
 namespace dltune::inventory {
 
@@ -44,6 +44,6 @@ struct MemoryFacts {
 
 [[nodiscard]] MemoryFacts collect_memory(Context& ctx);
 [[nodiscard]] Json to_json(const MemoryFacts& f);
-[[nodiscard]] std::vector<render::Section> render_memory(const MemoryFacts& f);
+[[nodiscard]] std::vector<text::Section> render_memory(const MemoryFacts& f);
 
 }  // namespace dltune::inventory

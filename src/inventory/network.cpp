@@ -121,8 +121,8 @@ Json to_json(const NetworkFacts& f) {
   return j;
 }
 
-std::vector<render::Section> render_network(const NetworkFacts& f) {
-  render::Section s{"Network", {}};
+std::vector<text::Section> render_network(const NetworkFacts& f) {
+  text::Section s{"Network", {}};
   for (const auto& i : f.interfaces) {
     std::string v = i.speed_mbps ? (*i.speed_mbps >= 1000 && *i.speed_mbps % 1000 == 0
                                         ? fmt::format("{} Gb/s", *i.speed_mbps / 1000)

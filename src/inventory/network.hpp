@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "core/sections.hpp"
 #include "inventory/context.hpp"
 #include "inventory/json.hpp"
-#include "render/text.hpp"
 
 namespace dltune::inventory {
 
@@ -44,6 +44,6 @@ struct NetworkFacts {
 
 [[nodiscard]] NetworkFacts collect_network(Context& ctx);
 [[nodiscard]] Json to_json(const NetworkFacts& f);
-[[nodiscard]] std::vector<render::Section> render_network(const NetworkFacts& f);
+[[nodiscard]] std::vector<text::Section> render_network(const NetworkFacts& f);
 
 }  // namespace dltune::inventory

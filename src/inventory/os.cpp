@@ -1,4 +1,5 @@
 #include "inventory/os.hpp"
+#include "core/time_format.hpp"
 
 #include <algorithm>
 #include <ctime>
@@ -270,8 +271,8 @@ Json to_json(const OsFacts& f) {
   return j;
 }
 
-std::vector<render::Section> render_os(const OsFacts& f) {
-  render::Section s{"Host", {}};
+std::vector<text::Section> render_os(const OsFacts& f) {
+  text::Section s{"Host", {}};
   if (f.hostname) s.add("hostname", *f.hostname);
   if (f.name) s.add("os", *f.name);
   if (f.kernel_release) s.add("kernel", *f.kernel_release);
@@ -288,12 +289,8 @@ std::vector<render::Section> render_os(const OsFacts& f) {
                                  ? "none"
                                  : fmt::format("{}", fmt::join(f.nouveau_blacklist, "; ")));
   if (f.boot_time) {
-    const std::time_t t = static_cast<std::time_t>(*f.boot_time);
-    std::tm tm{};
-    ::gmtime_r(&t, &tm);
-    char buf[64];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-    std::string v = buf;
+    std::string v = text::format_time(static_cast<std::int64_t>(*f.boot_time),
+                                      "%Y-%m-%d %H:%M:%S UTC", text::TimeZone::kUtc);
     if (f.uptime_seconds) {
       const auto up = static_cast<std::int64_t>(*f.uptime_seconds);
       v += fmt::format(" (up {}d {}h {}m)", up / 86400, up % 86400 / 3600, up % 3600 / 60);

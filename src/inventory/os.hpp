@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "core/sections.hpp"
 #include "inventory/context.hpp"
 #include "inventory/json.hpp"
-#include "render/text.hpp"
 
 namespace dltune::inventory {
 
@@ -48,6 +48,6 @@ struct OsFacts {
 
 [[nodiscard]] OsFacts collect_os(Context& ctx);
 [[nodiscard]] Json to_json(const OsFacts& f);
-[[nodiscard]] std::vector<render::Section> render_os(const OsFacts& f);
+[[nodiscard]] std::vector<text::Section> render_os(const OsFacts& f);
 
 }  // namespace dltune::inventory

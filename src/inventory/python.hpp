@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "core/sections.hpp"
 #include "inventory/context.hpp"
 #include "inventory/json.hpp"
-#include "render/text.hpp"
 
 namespace dltune::inventory {
 
@@ -71,7 +71,7 @@ struct PythonFacts {
 
 [[nodiscard]] PythonFacts collect_python(Context& ctx);
 [[nodiscard]] Json to_json(const PythonFacts& f);
-[[nodiscard]] std::vector<render::Section> render_python(const PythonFacts& f);
+[[nodiscard]] std::vector<text::Section> render_python(const PythonFacts& f);
 
 // A host path from an environment variable or a PATH entry, in normal form; nullopt when it is
 // relative or outside the locations a Root may read (such entries are skipped, not reported).

@@ -82,8 +82,8 @@ Json to_json(const PythonFacts& f) {
   return j;
 }
 
-std::vector<render::Section> render_python(const PythonFacts& f) {
-  render::Section s{"Python", {}};
+std::vector<text::Section> render_python(const PythonFacts& f) {
+  text::Section s{"Python", {}};
   std::size_t vw = 0, pw = 0;
   auto shown = [](const Interpreter& i) { return i.source == "venv" ? i.path : i.resolved; };
   for (const auto& i : f.interpreters) {

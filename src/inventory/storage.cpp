@@ -142,8 +142,8 @@ Json to_json(const StorageFacts& f) {
   return j;
 }
 
-std::vector<render::Section> render_storage(const StorageFacts& f) {
-  render::Section s{"Storage", {}};
+std::vector<text::Section> render_storage(const StorageFacts& f) {
+  text::Section s{"Storage", {}};
   for (const auto& fs : f.file_systems) {
     std::string v = fmt::format("{} on {}", fs.fstype, fs.device);
     if (fs.total_bytes && fs.free_bytes)

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "core/sections.hpp"
 #include "inventory/context.hpp"
 #include "inventory/json.hpp"
-#include "render/text.hpp"
 
 namespace dltune::inventory {
 
@@ -45,6 +45,6 @@ struct StorageFacts {
 
 [[nodiscard]] StorageFacts collect_storage(Context& ctx);
 [[nodiscard]] Json to_json(const StorageFacts& f);
-[[nodiscard]] std::vector<render::Section> render_storage(const StorageFacts& f);
+[[nodiscard]] std::vector<text::Section> render_storage(const StorageFacts& f);
 
 }  // namespace dltune::inventory

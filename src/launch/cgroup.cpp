@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -20,70 +19,18 @@ namespace dltune::launch {
 
 namespace {
 
-// The v1 controllers (Documentation/admin-guide/cgroup-v1/cgroups.rst); the other words in a v1
-// mount's super options are options ("rw", "name=systemd", "clone_children", "noprefix"...).
-bool is_v1_controller(std::string_view word) {
-  static const std::set<std::string_view> kControllers = {
-      "cpu",     "cpuacct",  "cpuset", "memory",     "blkio",   "devices", "freezer",
-      "net_cls", "net_prio", "pids",   "perf_event", "hugetlb", "rdma",    "misc"};
-  return kControllers.count(word) != 0;
-}
-
 // How long remove() waits for killed processes to leave and for rmdir to succeed.
 constexpr auto kRemoveWait = std::chrono::seconds(5);
 constexpr auto kRemovePoll = std::chrono::milliseconds(10);
 
 }  // namespace
 
-Result<CgroupLayout> cgroup_layout(const host::Root& root) {
-  constexpr const char* kMountinfo = "/proc/self/mountinfo";
-  auto text = root.read(kMountinfo);
-  if (!text) return tl::unexpected(text.error());
-  if (!*text) return fail("cannot find the mounted cgroups: no", kMountinfo, ENOENT);
-  auto mounts = host::parse::mountinfo(**text);
-  if (!mounts)
-    return fail(mounts.error().what, std::string(kMountinfo) + ": " + mounts.error().input);
-  CgroupLayout layout;
-  for (const auto& m : *mounts) {
-    if (m.fstype == "cgroup2") {
-      if (!layout.unified) layout.unified = m.mount_point;
-      continue;
-    }
-    if (m.fstype != "cgroup") continue;
-    for (const auto& o : m.super_options) {
-      if (!is_v1_controller(o)) continue;
-      const bool known = std::any_of(layout.v1.begin(), layout.v1.end(),
-                                     [&](const auto& p) { return p.first == o; });
-      if (!known) layout.v1.emplace_back(o, m.mount_point);  // a second mount: the same tree
-    }
-  }
-  if (!layout.v1.empty())
-    layout.version = "v1";
-  else if (layout.unified)
-    layout.version = "v2";
-  else
-    return fail("no cgroup file system is mounted (neither cgroup2 nor a v1 controller) in",
-                kMountinfo);
-  return layout;
-}
-
-Result<void> check_cgroup_name(const std::string& name) {
-  const bool chars_ok = std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '.' || c == '-';
-  });
-  if (name.empty() || !chars_ok || name == "." || name == ".." || name.size() > 64)
-    return fail("a cgroup name is 1 to 64 of A-Z a-z 0-9 _ . - (and not '.' or '..'), not",
-                "'" + name + "'");
-  return {};
-}
-
 Result<std::unique_ptr<JobCgroup>> create_job_cgroup(const host::Root& root,
                                                      const CgroupLayout& layout,
                                                      const std::string& name,
                                                      const CgroupLimits& limits,
                                                      const CgroupWriter& write) {
-  if (auto ok = check_cgroup_name(name); !ok) return tl::unexpected(ok.error());
+  if (auto ok = host::check_cgroup_name(name); !ok) return tl::unexpected(ok.error());
   const detail::Writes writes(write);
   if (layout.version == "v2") return detail::create_v2(root, layout, name, limits, writes);
   if (layout.version == "v1") return detail::create_v1(root, layout, name, limits, writes);

@@ -18,9 +18,12 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "host/cgroup.hpp"
 #include "host/root.hpp"
 
 namespace dltune::launch {
+
+using host::CgroupLayout;
 
 struct CgroupLimits {
   std::optional<double> cpu_quota_cpus;  // 2.5 = two and a half CPUs (cfs quota/period)
@@ -45,14 +48,6 @@ struct CgroupStats {
   std::optional<std::uint64_t> memory_limit_hits;  // memory.failcnt / memory.events max
 };
 
-// Where the host's cgroups are and which version is in use, from /proc/self/mountinfo.
-struct CgroupLayout {
-  std::string version;                 // "v2", "v1" ("hybrid" hosts are "v1" here)
-  std::optional<std::string> unified;  // the cgroup2 mount (v2, or hybrid's extra one)
-  std::vector<std::pair<std::string, std::string>> v1;  // controller -> mount point
-};
-[[nodiscard]] Result<CgroupLayout> cgroup_layout(const host::Root& root);
-
 class JobCgroup {
  public:
   virtual ~JobCgroup() = default;
@@ -75,9 +70,6 @@ class JobCgroup {
   // available, so that the summary lacks its statistics ("no cpuacct hierarchy: no CPU time").
   [[nodiscard]] virtual std::vector<std::string> notes() const { return {}; }
 };
-
-// Whether `name` can name a job's group: [A-Za-z0-9_.-]+, not "." or "..", at most 64 chars.
-[[nodiscard]] Result<void> check_cgroup_name(const std::string& name);
 
 // Creates the job's groups named `name` (a single path component: [A-Za-z0-9_.-]+) under
 // dltune's parent group ("dltune" in each hierarchy), writes `limits`, and reads each back:

@@ -219,7 +219,7 @@ Result<std::uint64_t> parse_memory(std::string_view text, std::uint64_t total, b
 
 Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& facts,
                          const RunOptions& o, std::map<std::string, std::string> environment,
-                         const tune::Profile* profile, const std::string& unique) {
+                         const settings::Profile* profile, const std::string& unique) {
   JobPlan plan;
   plan.env = std::move(environment);
   if (o.command.empty())

@@ -13,7 +13,7 @@
 #include "inventory/host_facts.hpp"
 #include "launch/cgroup.hpp"
 #include "launch/spawn.hpp"
-#include "tune/profile.hpp"
+#include "settings/profile.hpp"
 
 namespace dltune::launch {
 
@@ -61,7 +61,7 @@ struct JobPlan {
 [[nodiscard]] Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& facts,
                                        const RunOptions& options,
                                        std::map<std::string, std::string> environment,
-                                       const tune::Profile* profile, const std::string& unique);
+                                       const settings::Profile* profile, const std::string& unique);
 
 // "80%" of `machine_cpus`, or a number of CPUs. Error: not a number, <= 0, more than the machine.
 [[nodiscard]] Result<double> parse_cpu_quota(std::string_view text, int machine_cpus);

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "launch/cgroup.hpp"
+#include "host/cgroup.hpp"
 #include "monitor/parse_system.hpp"
 #include "monitor/sampler.hpp"
 
@@ -83,7 +83,7 @@ Result<CgroupCollector> CgroupCollector::open(const host::Root& root, const std:
   if (path.empty() || path[0] != '/') return fail("a cgroup path starts with '/', not", path);
   std::string group = path;
   while (group.size() > 1 && group.back() == '/') group.pop_back();
-  auto layout = launch::cgroup_layout(root);
+  auto layout = host::cgroup_layout(root);
   if (!layout) return tl::unexpected(layout.error());
   CgroupCollector c;
   State& s = *c.state_;

@@ -2,8 +2,8 @@
 #include <cerrno>
 #include <string>
 
+#include "host/cgroup.hpp"
 #include "host/parse/proc.hpp"
-#include "launch/cgroup.hpp"
 #include "monitor/sampler.hpp"
 
 namespace dltune::monitor {
@@ -18,7 +18,7 @@ Result<std::string> CgroupCollector::group_of(const host::Root& root, pid_t pid)
   if (!*text) return fail("no such process:", std::to_string(pid), ESRCH);
   auto entries = host::parse::proc_cgroup(**text);
   if (!entries) return fail(entries.error().what, file + ": " + entries.error().input);
-  auto layout = launch::cgroup_layout(root);
+  auto layout = host::cgroup_layout(root);
   if (!layout) return tl::unexpected(layout.error());
   auto with = [&](std::string_view controller) -> const std::string* {
     for (const auto& e : *entries)

@@ -8,13 +8,6 @@
 
 namespace dltune::monitor {
 
-namespace scan {
-tl::unexpected<Error> bad(std::string_view what, std::string_view file, int line,
-                          std::string_view item) {
-  return fail(std::string(what), fmt::format("{} line {}: '{}'", file, line, item));
-}
-}  // namespace scan
-
 namespace {
 
 using scan::bad;
@@ -95,15 +88,8 @@ Result<void> parse_proc_stat(std::string_view text, System& out) {
 }
 
 Result<void> parse_meminfo(std::string_view text, Memory& out) {
-  constexpr std::string_view kFile = "/proc/meminfo";
   out = Memory{};
-  Lines lines(text);
-  std::string_view line;
-  while (lines.next(line)) {
-    if (line.empty()) continue;
-    const auto colon = line.find(':');
-    if (colon == std::string_view::npos) return bad("no ':' in", kFile, lines.number(), line);
-    const auto key = line.substr(0, colon);
+  return host::parse::parse_meminfo_lines(text, [&](std::string_view key, std::uint64_t value) {
     std::uint64_t* to = nullptr;
     switch (key[0]) {
       case 'M':
@@ -142,19 +128,8 @@ Result<void> parse_meminfo(std::string_view text, Memory& out) {
       default:
         break;
     }
-    if (to == nullptr) continue;
-    auto rest = line.substr(colon + 1);
-    const auto w = token(rest);
-    if (!to_u64(w, *to)) return bad("not a number in", kFile, lines.number(), w);
-    const auto unit = token(rest);
-    if (unit == "kB") {
-      if (*to > UINT64_MAX / 1024) return bad("too large a size in", kFile, lines.number(), w);
-      *to *= 1024;
-    } else if (!unit.empty()) {
-      return bad("unknown unit in", kFile, lines.number(), unit);
-    }
-  }
-  return {};
+    if (to != nullptr) *to = value;
+  });
 }
 
 Result<void> parse_vmstat(std::string_view text, VmStat& out) {

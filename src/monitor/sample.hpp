@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "gpu/reading.hpp"
+
 namespace dltune::monitor {
 
 // One line of /proc/stat ("cpu" or "cpuN"), in clock ticks (USER_HZ).
@@ -142,31 +144,9 @@ struct Process {
   std::optional<std::uint64_t> read_bytes, write_bytes, rchar, wchar;
 };
 
-// One GPU, from NVML. Counters and instantaneous values as NVML reports them.
-struct GpuProcess {
-  pid_t pid = 0;
-  std::optional<std::uint64_t> used_memory_bytes;
-};
-struct Gpu {
-  unsigned index = 0;
-  std::optional<std::string> uuid, name, pci_bus_id;
-  std::optional<std::uint32_t> utilization_gpu_pct, utilization_memory_pct;  // NVML's own window
-  std::optional<std::uint64_t> memory_used_bytes, memory_total_bytes;
-  std::optional<double> power_watts;
-  std::optional<std::uint32_t> temperature_celsius;
-  std::optional<std::uint32_t> sm_clock_mhz, memory_clock_mhz;
-  std::optional<std::uint64_t> clock_event_reasons;           // nvmlClocksEventReasons bits
-  std::optional<std::uint32_t> pcie_tx_kib_s, pcie_rx_kib_s;  // NVML's 20 ms window, KB/s
-  std::optional<std::uint64_t> energy_mj;     // total energy since the driver loaded
-  std::vector<GpuProcess> processes;          // compute processes
-  std::optional<std::int64_t> sampled_at_ns;  // monotonic time NVML was read (slower rate)
-  // nvmlDeviceGetPcieReplayCounter: link-level retransmissions since the driver loaded.
-  std::optional<std::uint64_t> pcie_replay_count;
-  // Xid events (nvmlEventTypeXidCriticalError) seen since the collector started, and the last
-  // one's code; empty when NVML's event API is missing or refused.
-  std::optional<std::uint64_t> xid_errors;
-  std::optional<std::uint32_t> last_xid;
-};
+// One GPU, from NVML (gpu/reading.hpp: the NVML sampler fills it).
+using GpuProcess = gpu::GpuProcess;
+using Gpu = gpu::GpuReading;
 
 struct Sample {
   std::int64_t wall_ns = 0;              // CLOCK_REALTIME

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/time_format.hpp"
 #include "report/assets.hpp"
 #include "report/html_page.hpp"
 
@@ -16,22 +17,12 @@ namespace dltune::report {
 namespace {
 
 std::string local_time(std::int64_t ns) {
-  const time_t s = static_cast<time_t>(ns / 1'000'000'000);
-  tm t{};
-  ::localtime_r(&s, &t);
-  char buf[64];
-  ::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &t);
-  return buf;
+  return text::format_time_ns(ns, "%Y-%m-%d %H:%M:%S", text::TimeZone::kLocal);
 }
 
 // "+01:00": the local time's offset from UTC at `ns`.
 std::string utc_offset(std::int64_t ns) {
-  const time_t s = static_cast<time_t>(ns / 1'000'000'000);
-  tm t{};
-  ::localtime_r(&s, &t);
-  const long off = t.tm_gmtoff / 60;
-  return fmt::format("{}{:02}:{:02}", off < 0 ? '-' : '+', std::labs(off) / 60,
-                     std::labs(off) % 60);
+  return text::utc_offset(ns / 1'000'000'000);
 }
 
 std::string duration(std::int64_t ns) {

@@ -35,10 +35,4 @@ void write_html(const ReportData& data, std::ostream& out, const HtmlOptions& op
 // & < > " ' as entities.
 [[nodiscard]] std::string html_escape(std::string_view s);
 
-// Writes `path` through `write`: "-" is stdout; otherwise a temporary file beside `path`,
-// renamed over it once complete (a reader never sees half a report). An existing `path` is
-// refused unless `force` (checked again at the rename, so a file made meanwhile is not lost).
-[[nodiscard]] Result<void> write_output(const std::string& path, bool force,
-                                        const std::function<void(std::ostream&)>& write);
-
 }  // namespace dltune::report

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/time_format.hpp"
 #include "report/sections.hpp"
 #include "report/series.hpp"
 #include "report/series_builder.hpp"
@@ -25,12 +26,7 @@ std::int64_t to_ms(std::int64_t ns) {
 
 // "2026-11-30T14:05:00Z" (UTC, whole seconds): how window errors name times.
 std::string iso(std::int64_t ns) {
-  const time_t s = static_cast<time_t>(ns / 1'000'000'000);
-  tm t{};
-  ::gmtime_r(&s, &t);
-  char buf[32];
-  ::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &t);
-  return buf;
+  return text::format_time_ns(ns, "%Y-%m-%dT%H:%M:%SZ", text::TimeZone::kUtc);
 }
 
 // The recording document "events" (docs/recording.md): [{"time_ns", "kind", "text"}].

@@ -18,16 +18,16 @@
 #include "monitor/sampler.hpp"
 #include "serve/exposition.hpp"
 #include "serve/job_groups.hpp"
-#include "tune/profile.hpp"
+#include "settings/profile.hpp"
 
 namespace dltune::serve {
 
 struct ExporterOptions {
   std::int64_t interval_ns = 5'000'000'000;
   bool gpus = true;
-  std::string nvml_library;              // DLTUNE_NVML_LIBRARY, or empty for the default names
-  std::vector<std::string> cgroups;      // --cgroup: exported besides those `run` made
-  std::optional<tune::Profile> profile;  // the check's; none: no check
+  std::string nvml_library;                  // DLTUNE_NVML_LIBRARY, or empty for the default names
+  std::vector<std::string> cgroups;          // --cgroup: exported besides those `run` made
+  std::optional<settings::Profile> profile;  // the check's; none: no check
   std::int64_t check_interval_ns = 300'000'000'000;
 };
 

@@ -8,50 +8,12 @@ namespace dltune::serve {
 
 namespace {
 
-// The hierarchy whose /dltune lists the jobs on a v1 host: memory first (every job has a memory
-// group), else the CPU accounting ones.
-std::optional<std::string> v1_mount(const launch::CgroupLayout& layout) {
-  for (const char* want : {"memory", "cpuacct", "cpu"})
-    for (const auto& [controller, mount] : layout.v1)
-      if (controller == want) return mount;
-  return std::nullopt;
-}
-
 std::string trimmed(std::string path) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   return path;
 }
 
 }  // namespace
-
-Result<std::vector<std::string>> discover_job_groups(const host::Root& root,
-                                                     const launch::CgroupLayout& layout,
-                                                     std::map<std::string, bool>* is_group) {
-  const auto mount = layout.version == "v2" ? layout.unified : v1_mount(layout);
-  std::vector<std::string> out;
-  if (!mount) return out;
-  const std::string parent = *mount + "/dltune";
-  auto names = root.list(parent);
-  if (!names) return tl::unexpected(names.error());
-  if (!*names) return out;
-  std::map<std::string, bool> seen;
-  for (const auto& name : **names) {
-    // The control files (cgroup.procs, memory.max, tasks) are files; a group is a directory.
-    if (!launch::check_cgroup_name(name)) continue;
-    std::optional<bool> group;
-    if (is_group != nullptr)
-      if (const auto it = is_group->find(name); it != is_group->end()) group = it->second;
-    if (!group) {
-      auto info = root.stat(parent + "/" + name);
-      if (!info || !*info) continue;  // gone meanwhile: not remembered
-      group = (*info)->kind == host::Kind::kDirectory;
-    }
-    seen.emplace(name, *group);
-    if (*group) out.push_back("/dltune/" + name);
-  }
-  if (is_group) *is_group = std::move(seen);
-  return out;
-}
 
 JobGroups::JobGroups(const host::Root& root, std::vector<std::string> named, bool discover)
     : root_(root), discover_(discover) {
@@ -62,7 +24,7 @@ void JobGroups::collect(std::vector<monitor::Cgroup>& out, monitor::Notices& not
   wanted_ = named_;
   if (discover_) {
     if (!layout_) {
-      auto layout = launch::cgroup_layout(root_);
+      auto layout = host::cgroup_layout(root_);
       if (layout)
         layout_ = std::move(*layout);
       else
@@ -70,7 +32,7 @@ void JobGroups::collect(std::vector<monitor::Cgroup>& out, monitor::Notices& not
                      "no job cgroups: cannot find the cgroup mounts: " + layout.error().message());
     }
     if (layout_) {
-      auto found = discover_job_groups(root_, *layout_, &is_group_);
+      auto found = host::discover_job_groups(root_, *layout_, &is_group_);
       if (found)
         wanted_.insert(wanted_.end(), found->begin(), found->end());
       else

@@ -23,7 +23,7 @@ namespace {
 using sql::Columns;
 using sql::Database;
 using sql::Statement;
-using tune::sqlite::Transaction;
+using sqlite::Transaction;
 
 std::uint32_t be32(const unsigned char* p) {
   return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |

@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/sqlite.hpp"
 #include "monitor/sample.hpp"
 #include "store/recording.hpp"
-#include "tune/journal_sqlite.hpp"
 
 namespace dltune::store::sql {
 
-using tune::sqlite::Database;
-using tune::sqlite::Statement;
+using sqlite::Database;
+using sqlite::Statement;
 
 inline constexpr std::string_view kFormat = "dltune-recording";
 inline constexpr std::string_view kLabel = "the recording";

@@ -14,9 +14,9 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/private_files.hpp"
 #include "store/recording.hpp"
 #include "store/recording_sql.hpp"
-#include "tune/journal_fs.hpp"
 
 namespace dltune::store {
 
@@ -25,7 +25,7 @@ namespace {
 using sql::Binder;
 using sql::Database;
 using sql::Statement;
-using tune::sqlite::Transaction;
+using sqlite::Transaction;
 
 struct Identity {
   pid_t ppid;
@@ -89,7 +89,7 @@ Result<void> install(const std::string& tmp, const std::string& path, bool force
     if (::unlink(side.c_str()) != 0 && errno != ENOENT)
       return fail("cannot remove the old recording's", side, errno);
   }
-  return tune::journal_fs::sync_dir(dir_of(path));
+  return private_files::sync_dir(dir_of(path));
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 
 namespace dltune::tui {
 
-// Matches render::Style's order (kept independent so that this library needs no other).
+// Matches monitor::Style's order (kept independent so that this library needs no other).
 enum class Paint { kNormal, kTitle, kHeader, kMain, kWorker, kWarn };
 
 struct PaintedLine {

@@ -1,21 +1,17 @@
 #pragma once
-// How tune reads and writes one change of each kind (DESIGN.md §2 "Setting"): the transaction
-// code journals, verifies and rolls back; a driver only reads the value now and writes a new one.
-//
-//   kind     target                                   value
-//   sysctl   /proc/sys/vm/swappiness                  the file's text ("60")
-//   sysfs    /sys/kernel/mm/transparent_hugepage/...  the [selected] word or the text
-//   cgroup   /sys/fs/cgroup/memory/G/memory.swappiness  the text
-//   file     /etc/sysctl.d/90-dltune.conf             the whole file (absent: no file)
-//   mount    /home (a mount point)                    its atime mode: noatime|relatime|...
-//   nvml     nvml:GPU-UUID/persistence_mode           on|off
+// How a transaction reads and writes one journaled change: by its kind's entry in the settings
+// catalog (settings::change_kind). The transaction journals, verifies and rolls back; the kind
+// only reads the value now and writes a new one.
 #include <optional>
 #include <string>
 
 #include "core/error.hpp"
 #include "host/root.hpp"
+#include "settings/setting.hpp"
 
 namespace dltune::tune {
+
+using settings::effective_value;
 
 class Drivers {
  public:
@@ -28,7 +24,7 @@ class Drivers {
   // `same_value`. For "file" the whole content is written atomically.
   [[nodiscard]] Result<std::string> write(const std::string& kind, const std::string& target,
                                           const std::string& value) const;
-  // Removes what did not exist before (only "file").
+  // Removes what did not exist before (only a whole file).
   [[nodiscard]] Result<void> remove(const std::string& kind, const std::string& target) const;
 
   // Whether a read-back value is the value written: files byte for byte, settings by their
@@ -39,9 +35,5 @@ class Drivers {
  private:
   const host::Root& root_;
 };
-
-// The effective value of a setting file's text: "always [madvise] never" -> "madvise";
-// anything else whitespace-normalised.
-[[nodiscard]] std::string effective_value(std::string_view raw);
 
 }  // namespace dltune::tune

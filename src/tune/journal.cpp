@@ -13,9 +13,9 @@
 
 #include <fmt/format.h>
 
-#include "tune/journal_fs.hpp"
+#include "core/private_files.hpp"
+#include "core/sqlite.hpp"
 #include "tune/journal_schema.hpp"
-#include "tune/journal_sqlite.hpp"
 
 namespace dltune::tune {
 
@@ -44,7 +44,7 @@ std::int64_t now() {
 
 class SqliteJournal final : public Journal {
  public:
-  SqliteJournal(std::string state_dir, Database db, journal_fs::StateLock lock, bool read_only)
+  SqliteJournal(std::string state_dir, Database db, private_files::StateLock lock, bool read_only)
       : state_dir_(std::move(state_dir)),
         db_(std::move(db)),
         lock_(std::move(lock)),
@@ -153,7 +153,7 @@ class SqliteJournal final : public Journal {
     const std::string backups = state_dir_ + "/backups";
     const std::string dir = fmt::format("{}/{}", backups, tx);
     for (const auto& d : {backups, dir}) {  // both 0700: backups hold copies of /etc files
-      if (auto r = journal_fs::make_private_dir(d); !r) return tl::unexpected(r.error());
+      if (auto r = private_files::make_private_dir(d); !r) return tl::unexpected(r.error());
     }
     return dir;
   }
@@ -283,7 +283,7 @@ class SqliteJournal final : public Journal {
 
   std::string state_dir_;
   Database db_;  // not open: a read-only view of a journal that does not exist yet
-  journal_fs::StateLock lock_;
+  private_files::StateLock lock_;
   bool read_only_;
 };
 
@@ -301,22 +301,23 @@ Result<std::unique_ptr<Journal>> Journal::open(const std::string& dir, int lock_
   auto normalised = without_trailing_slash(dir);
   if (!normalised) return tl::unexpected(normalised.error());
   const std::string& state_dir = *normalised;
-  if (auto r = journal_fs::make_private_dir(state_dir); !r) return tl::unexpected(r.error());
-  auto lock = journal_fs::StateLock::acquire(state_dir, lock_wait_ms);
+  if (auto r = private_files::make_private_dir(state_dir); !r) return tl::unexpected(r.error());
+  auto lock = private_files::StateLock::acquire(state_dir, lock_wait_ms);
   if (!lock) return tl::unexpected(lock.error());
   const std::string path = state_dir + "/state.db";
   // Created here with mode 0600 (an empty file is an empty database to SQLite); SQLite gives the
   // -wal and -shm files the database file's mode.
-  auto created = journal_fs::create_private_file(path);
+  auto created = private_files::create_private_file(path);
   if (!created) return tl::unexpected(created.error());
   if (*created) {
-    if (auto r = journal_fs::sync_dir(state_dir); !r) return tl::unexpected(r.error());
+    if (auto r = private_files::sync_dir(state_dir); !r) return tl::unexpected(r.error());
   }
   auto db = Database::open(path, false);
   if (!db) return tl::unexpected(db.error());
   if (auto r = journal_schema::set_up_for_writing(*db); !r) return tl::unexpected(r.error());
   for (const char* suffix : {"", "-wal", "-shm"}) {
-    if (auto r = journal_fs::restrict_to_owner(path + suffix); !r) return tl::unexpected(r.error());
+    if (auto r = private_files::restrict_to_owner(path + suffix); !r)
+      return tl::unexpected(r.error());
   }
   return std::make_unique<SqliteJournal>(state_dir, std::move(*db), std::move(*lock), false);
 }
@@ -329,7 +330,8 @@ Result<std::unique_ptr<Journal>> Journal::open_read_only(const std::string& dir)
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT || errno == ENOTDIR)
-      return std::make_unique<SqliteJournal>(state_dir, Database(), journal_fs::StateLock(), true);
+      return std::make_unique<SqliteJournal>(state_dir, Database(), private_files::StateLock(),
+                                             true);
     if (errno == EACCES)  // by design: the directory is 0700, the database 0600 (copies of /etc)
       return fail(
           "cannot read the state database (root's alone, as it holds copies of /etc "
@@ -343,7 +345,8 @@ Result<std::unique_ptr<Journal>> Journal::open_read_only(const std::string& dir)
   if (!has_schema) return tl::unexpected(has_schema.error());
   // No schema yet (an open that stopped half-way): nothing journaled.
   if (!*has_schema) *db = Database();
-  return std::make_unique<SqliteJournal>(state_dir, std::move(*db), journal_fs::StateLock(), true);
+  return std::make_unique<SqliteJournal>(state_dir, std::move(*db), private_files::StateLock(),
+                                         true);
 }
 
 }  // namespace dltune::tune

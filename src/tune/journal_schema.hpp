@@ -2,7 +2,7 @@
 // The journal's tables (schema version kJournalSchemaVersion) and the settings of a connection
 // that writes: WAL, synchronous=FULL, foreign keys.
 #include "core/error.hpp"
-#include "tune/journal_sqlite.hpp"
+#include "core/sqlite.hpp"
 
 namespace dltune::tune::journal_schema {
 

@@ -12,11 +12,11 @@
 #include "host/parse/fstab.hpp"
 #include "host/parse/limits_conf.hpp"
 #include "host/parse/sysctl_conf.hpp"
-#include "tune/dropins.hpp"
+#include "settings/dropins.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace parse = dltune::host::parse;
-  namespace tune = dltune::tune;
+  namespace dropins = dltune::settings;
   const dltune::fuzz::Input in(data, size);
   const auto [first, second] = in.two();
   const std::string value(second.substr(0, 64));
@@ -49,34 +49,34 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 3: {
       if (!key_ok || !value_ok) break;
       const std::map<std::string, std::string> settings{{"vm.swappiness", value}, {key, "1"}};
-      const auto once = tune::merge_sysctl_dropin(first, settings);
+      const auto once = dropins::merge_sysctl_dropin(first, settings);
       // Idempotent: a second merge of the same settings gives the same text (dropins.hpp).
-      if (tune::merge_sysctl_dropin(once, settings) != once) std::abort();
-      (void)tune::remove_from_sysctl_dropin(first, {"vm.swappiness", std::string(value)});
+      if (dropins::merge_sysctl_dropin(once, settings) != once) std::abort();
+      (void)dropins::remove_from_sysctl_dropin(first, {"vm.swappiness", std::string(value)});
       break;
     }
     case 4: {
       const std::map<std::string, std::string> items{{"nofile", "1048576"},
                                                      {"memlock", "unlimited"}};
-      if (tune::check_limits(std::string(value), items)) {
-        const auto once = tune::merge_limits_dropin(first, std::string(value), items);
-        if (tune::merge_limits_dropin(once, std::string(value), items) != once) std::abort();
+      if (dropins::check_limits(std::string(value), items)) {
+        const auto once = dropins::merge_limits_dropin(first, std::string(value), items);
+        if (dropins::merge_limits_dropin(once, std::string(value), items) != once) std::abort();
       }
-      (void)tune::remove_from_limits_dropin(first, "*", {"nofile"});
+      (void)dropins::remove_from_limits_dropin(first, "*", {"nofile"});
       break;
     }
     case 5:
-      (void)tune::fstab_add_option(first, std::string(value), "noatime");
-      (void)tune::fstab_options(first, std::string(value));
+      (void)dropins::fstab_add_option(first, std::string(value), "noatime");
+      (void)dropins::fstab_options(first, std::string(value));
       break;
     case 6:
-      (void)tune::fstab_add_option(first, "/", value);
+      (void)dropins::fstab_add_option(first, "/", value);
       break;
     case 7: {
       const std::map<std::string, std::string> writes{
           {"/sys/kernel/mm/transparent_hugepage/enabled", value}};
-      if (auto once = tune::merge_tmpfiles_dropin(first, writes)) {
-        const auto twice = tune::merge_tmpfiles_dropin(*once, writes);
+      if (auto once = dropins::merge_tmpfiles_dropin(first, writes)) {
+        const auto twice = dropins::merge_tmpfiles_dropin(*once, writes);
         if (!twice || *twice != *once) std::abort();
       }
       break;

@@ -8,17 +8,17 @@
 #include "audit/cuda_driver_table.hpp"
 #include "diagnose/kernel_events.hpp"
 #include "fuzz_input.hpp"
-#include "tune/profile.hpp"
+#include "settings/profile.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const dltune::fuzz::Input in(data, size);
   const auto any_key = [](const std::string&) -> dltune::Result<void> { return {}; };
   switch (in.selector % 5) {
     case 0:
-      (void)dltune::tune::parse_profile(in.text, "fuzz.toml", any_key);
+      (void)dltune::settings::parse_profile(in.text, "fuzz.toml", any_key);
       break;
     case 1:
-      if (auto e = dltune::tune::parse_expected(in.text)) {
+      if (auto e = dltune::settings::parse_expected(in.text)) {
         (void)e->matches(in.text);
         (void)e->text();
       }

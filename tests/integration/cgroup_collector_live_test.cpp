@@ -44,7 +44,7 @@ void sleep_ms(long ms) {
 TEST(CgroupCollectorLive, ABusyChildInALimitedGroup) {
   if (::geteuid() != 0) GTEST_SKIP() << "creating cgroups needs root";
   const host::Root root;
-  auto layout = launch::cgroup_layout(root);
+  auto layout = host::cgroup_layout(root);
   if (!layout) GTEST_SKIP() << "no cgroups here: " << layout.error().message();
   const std::string name = "test-collector-" + std::to_string(::getpid());
   launch::CgroupLimits limits;

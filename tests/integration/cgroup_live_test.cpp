@@ -23,8 +23,8 @@
 
 #include "launch/cgroup.hpp"
 
-using dltune::launch::cgroup_layout;
-using dltune::launch::CgroupLayout;
+using dltune::host::cgroup_layout;
+using dltune::host::CgroupLayout;
 using dltune::launch::CgroupLimits;
 using dltune::launch::create_job_cgroup;
 using dltune::launch::JobCgroup;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/text.hpp"
+#include "host/parse/scan.hpp"
 
 namespace dltune::host::parse {
 
@@ -26,19 +27,18 @@ std::map<std::string, std::string> os_release(std::string_view text) {
 
 Result<std::map<std::string, std::uint64_t>> meminfo(std::string_view text) {
   std::map<std::string, std::uint64_t> out;
-  int n = 0;
-  for (const auto line : text::lines(text)) {
-    ++n;
-    if (trim(line).empty()) continue;
-    const auto colon = line.find(':');
-    if (colon == std::string_view::npos)
-      return fail(fmt::format("line {}: expected 'Key: value [kB]', got", n), std::string(line));
-    const auto f = fields(line.substr(colon + 1));
-    const auto v = f.empty() ? std::nullopt : text::to_uint(f[0]);
-    if (!v || f.size() > 2 || (f.size() == 2 && f[1] != "kB"))
-      return fail(fmt::format("line {}: expected 'Key: value [kB]', got", n), std::string(line));
-    out[std::string(line.substr(0, colon))] = f.size() == 2 ? *v * 1024 : *v;
-  }
+  auto ok = parse_meminfo_lines(
+      text, [&](std::string_view key, std::uint64_t value) { out[std::string(key)] = value; });
+  if (!ok) return tl::unexpected(ok.error());
+  return out;
+}
+
+Result<std::map<std::string, std::uint64_t>> vmstat(std::string_view text) {
+  std::map<std::string, std::uint64_t> out;
+  auto ok = parse_keyed(text, "/proc/vmstat", [&](std::string_view key, std::uint64_t value) {
+    out[std::string(key)] = value;
+  });
+  if (!ok) return tl::unexpected(ok.error());
   return out;
 }
 

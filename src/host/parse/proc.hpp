@@ -18,6 +18,9 @@ namespace dltune::host::parse {
 // /proc/meminfo (proc(5)): "Key:   123 kB" -> bytes; counts without unit (HugePages_*) as-is.
 // An unparsable line is an error naming the line.
 [[nodiscard]] Result<std::map<std::string, std::uint64_t>> meminfo(std::string_view text);
+// /proc/vmstat: "name value" per line (the sampler reads a few of them: monitor's
+// parse_vmstat, on the same scanner).
+[[nodiscard]] Result<std::map<std::string, std::uint64_t>> vmstat(std::string_view text);
 
 // /proc/cmdline: parameters split on spaces, honouring double quotes; "key=value" or "flag".
 struct KernelParam {

@@ -4,6 +4,7 @@
 
 #include "audit/check.hpp"
 #include "audit/rules.hpp"
+#include "settings/catalog.hpp"
 
 using namespace dltune;
 
@@ -13,7 +14,7 @@ namespace {
 std::string findings_of(const std::string& host, const std::string& profile_name, int* exit) {
   auto root = host::Root::at(std::string(DLTUNE_FIXTURES) + "/roots/" + host);
   EXPECT_TRUE(root.has_value());
-  auto profile = tune::load_profile(profile_name, *root, audit::validate_key);
+  auto profile = settings::load_profile(profile_name, *root, settings::validate_key);
   EXPECT_TRUE(profile.has_value()) << profile.error().message();
   const auto facts = inventory::collect(*root, {});
   auto report = audit::run_check(facts, *root, *profile, {});

@@ -47,11 +47,11 @@ inline inventory::HostFacts with_nvml(const std::string& name, const nlohmann::j
   return f;
 }
 
-inline tune::ProfileEntry entry(const std::string& key, const std::string& value,
-                                const std::string& severity) {
-  tune::ProfileEntry e;
+inline settings::ProfileEntry entry(const std::string& key, const std::string& value,
+                                    const std::string& severity) {
+  settings::ProfileEntry e;
   e.key = key;
-  e.expected.kind = tune::Expected::Kind::kExact;
+  e.expected.kind = settings::Expected::Kind::kExact;
   e.expected.values = {value};
   e.severity = severity;
   e.reason = "why " + key;
@@ -61,7 +61,7 @@ inline tune::ProfileEntry entry(const std::string& key, const std::string& value
 }
 
 inline std::vector<audit::Finding> run(audit::RuleFn rule, const inventory::HostFacts& facts,
-                                       const host::Root& root, const tune::ProfileEntry& e,
+                                       const host::Root& root, const settings::ProfileEntry& e,
                                        bool in_container = false) {
   const audit::AuditInput in{facts, root, in_container, {}};
   return rule(in, e);

@@ -2,17 +2,18 @@
 #include <gtest/gtest.h>
 
 #include "audit/check.hpp"
-#include "audit/data_paths.hpp"
 #include "audit/rules.hpp"
-#include "audit/sysctl_files.hpp"
 #include "audit/system_rules.hpp"
+#include "settings/catalog.hpp"
+#include "settings/data_paths.hpp"
+#include "settings/sysctl_files.hpp"
 #include "support/temp_tree.hpp"
 
 using namespace dltune;
 using audit::Finding;
 using audit::Severity;
-using tune::Expected;
-using tune::ProfileEntry;
+using settings::Expected;
+using settings::ProfileEntry;
 
 namespace {
 
@@ -30,7 +31,7 @@ ProfileEntry entry(std::string key, Expected::Kind kind, std::vector<std::string
 struct Host {
   host::Root root;
   inventory::HostFacts facts;
-  audit::SysctlFiles files;
+  settings::SysctlFiles files;
   explicit Host(const host::Root& r) : root(r), facts(inventory::collect(r, {})), files(r) {}
   std::vector<Finding> run(const ProfileEntry& e, std::vector<std::string> data = {}) {
     audit::AuditInput in{facts, root, facts.os.container.has_value(), std::move(data), &files};
@@ -51,12 +52,12 @@ TEST(RuleTable, EveryKindOfKeyHasARuleAndUnknownKeysAreRefused) {
        {"vm.swappiness", "net.ipv4.tcp_rmem", "kernel.numa_balancing", "thp.enabled",
         "cpu.governor", "limits.nofile", "shm.size", "mount.noatime", "block.read_ahead_kb",
         "swap.consistency", "iommu.mode", "pci.acs", "rdma.ports", "gpu.persistence"})
-    EXPECT_TRUE(audit::validate_key(k).has_value()) << k;
-  const auto bad = audit::validate_key("bogus.key");
+    EXPECT_TRUE(settings::validate_key(k).has_value()) << k;
+  const auto bad = settings::validate_key("bogus.key");
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().message().find("bogus.key"), std::string::npos);
-  EXPECT_FALSE(audit::validate_key("vm.").has_value());
-  EXPECT_FALSE(audit::validate_key("vm...etc.shadow").has_value());
+  EXPECT_FALSE(settings::validate_key("vm.").has_value());
+  EXPECT_FALSE(settings::validate_key("vm...etc.shadow").has_value());
 }
 
 TEST(SysctlRule, JudgesTheValueNamesTheFileAndTheBootTimeSources) {
@@ -206,12 +207,12 @@ TEST(DataPaths, PartitionsAndMapperVolumesResolveToTheirDisks) {
   dltune::testing::TempTree t;
   disks(t, "128", "4096");
   const auto root = t.root();
-  EXPECT_EQ(audit::disk_of(root, "/dev/sda1"), "sda");
-  EXPECT_EQ(audit::disk_of(root, "/dev/mapper/vg-data"), "dm-0");
-  EXPECT_EQ(audit::disk_of(root, "tmpfs"), std::nullopt);
-  EXPECT_EQ(audit::disk_of(root, "/dev/nvme9n1"), std::nullopt);  // not in this tree
+  EXPECT_EQ(settings::disk_of(root, "/dev/sda1"), "sda");
+  EXPECT_EQ(settings::disk_of(root, "/dev/mapper/vg-data"), "dm-0");
+  EXPECT_EQ(settings::disk_of(root, "tmpfs"), std::nullopt);
+  EXPECT_EQ(settings::disk_of(root, "/dev/nvme9n1"), std::nullopt);  // not in this tree
   const auto facts = inventory::collect(root, {});
-  const auto fs = audit::data_file_systems(root, facts, {"/data/x", "/home", "/", "/scratch"});
+  const auto fs = settings::data_file_systems(root, facts, {"/data/x", "/home", "/", "/scratch"});
   ASSERT_EQ(fs.size(), 3u);  // /home and / share the root file system
   EXPECT_EQ(fs[0].fs->mount_point, "/data");
   EXPECT_EQ(fs[0].disk, "dm-0");

@@ -140,7 +140,7 @@ TEST_F(CudaTree, NothingThereIsNothingReported) {
   EXPECT_TRUE(ctx_->problems().empty());
   EXPECT_EQ(to_json(f).dump(),
             R"({"toolkits":[],"cudnn":[],"nccl":[],"python_packages":[],"blas":[]})");
-  EXPECT_TRUE(dltune::render::render_sections(render_cuda(f)).empty());
+  EXPECT_TRUE(dltune::text::render_sections(render_cuda(f)).empty());
 }
 
 // The hand-made 8-GPU host: CUDA 12.4 (the default) and 11.8, cuDNN 9.1.0, NCCL 2.21.5, Debian's
@@ -195,7 +195,7 @@ TEST(CudaFixture, Gpu8Numa2) {
   EXPECT_EQ(j["python_packages"][0]["interpreter"], "/opt/conda/bin/python");
   EXPECT_EQ(j["blas"][0]["selected_as"], "/usr/lib/x86_64-linux-gnu/libblas.so.3");
   EXPECT_FALSE(j["blas"][1].contains("selected_as"));
-  const auto text = dltune::render::render_sections(render_cuda(f));
+  const auto text = dltune::text::render_sections(render_cuda(f));
   for (const char* line :
        {"toolkit  12.4.1   /usr/local/cuda-12.4 (from version.json; via /usr/local/cuda, "
         "CUDA_HOME, nvcc on PATH)",

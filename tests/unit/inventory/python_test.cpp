@@ -89,7 +89,7 @@ TEST_F(PythonTree, DebianSystemPythonWithCpuTorch) {
   const auto j = to_json(f);
   EXPECT_EQ(j["interpreters"][0]["torch"]["cuda_build"], false);
   EXPECT_FALSE(j["interpreters"][0]["torch"].contains("cuda"));
-  const auto text = dltune::render::render_sections(render_python(f));
+  const auto text = dltune::text::render_sections(render_python(f));
   EXPECT_NE(text.find("python3.11  3.11.2  /usr/bin/python3.11  torch 1.13.0a0 (CPU-only)"),
             std::string::npos)
       << text;

@@ -10,7 +10,7 @@
 #include "support/temp_tree.hpp"
 
 namespace fs = std::filesystem;
-using dltune::launch::CgroupLayout;
+using dltune::host::CgroupLayout;
 using dltune::launch::CgroupLimits;
 using dltune::launch::create_job_cgroup;
 using dltune::testing::TempTree;

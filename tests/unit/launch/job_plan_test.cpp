@@ -4,6 +4,7 @@
 
 #include "audit/rules.hpp"
 #include "launch/job_plan.hpp"
+#include "settings/catalog.hpp"
 #include "support/temp_tree.hpp"
 
 using namespace dltune;
@@ -20,7 +21,7 @@ struct Host {
   inventory::HostFacts facts;
   explicit Host(const host::Root& r) : root(r), facts(inventory::collect(r, {})) {}
   Result<launch::JobPlan> plan(RunOptions o, std::map<std::string, std::string> env = {},
-                               const tune::Profile* profile = nullptr) {
+                               const settings::Profile* profile = nullptr) {
     if (o.command.empty()) o.command = {"python3", "train.py"};
     return launch::plan_job(root, facts, o, std::move(env), profile, "42");
   }
@@ -171,7 +172,7 @@ TEST(JobPlan, TheDefaultAllocatorIsGlibcTunedAndTheOthersNeedTheirLibrary) {
 
 TEST(JobPlan, ProfileLimitsBecomeResourceLimits) {
   Host h(fixture("gpu8-numa2-cgv2"));
-  auto profile = tune::load_profile("distributed", h.root, audit::validate_key);  // memlock
+  auto profile = settings::load_profile("distributed", h.root, settings::validate_key);  // memlock
   ASSERT_TRUE(profile);
   const auto p = h.plan(RunOptions{}, {}, &*profile);
   ASSERT_TRUE(p);

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/local_file.hpp"
 #include "report/assets.hpp"
 #include "report/decimate.hpp"
 #include "report/output.hpp"
@@ -250,13 +251,13 @@ TEST(ReportWrite, RefusesAnExistingFileUnlessForcedAndLeavesNoTemporaryFile) {
   TempDir dir;
   const auto path = dir.file("out.html");
   std::ofstream(path) << "old";
-  auto r = write_output(path, false, [](std::ostream& o) { o << "new"; });
+  auto r = dltune::local_file::write(path, false, [](std::ostream& o) { o << "new"; });
   ASSERT_FALSE(r);
   EXPECT_THAT(r.error().message(), HasSubstr("--force"));
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), {});
   EXPECT_EQ(text, "old");
-  ASSERT_TRUE(write_output(path, true, [](std::ostream& o) { o << "new"; }));
+  ASSERT_TRUE(dltune::local_file::write(path, true, [](std::ostream& o) { o << "new"; }));
   std::ifstream again(path);
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(again)), {}), "new");
   std::size_t files = 0;

@@ -52,9 +52,9 @@ TEST(JobGroups, FoundBelowDltuneOnV1FromTheMemoryHierarchy) {
   t.write("sys/fs/cgroup/memory/dltune/memory.usage_in_bytes", "3\n");  // the parent's files
   t.write("sys/fs/cgroup/memory/dltune/cgroup.procs", "");
   t.mkdir("sys/fs/cgroup/cpu/dltune/only-cpu");  // not in the memory hierarchy: not a job
-  const auto layout = launch::cgroup_layout(t.root());
+  const auto layout = host::cgroup_layout(t.root());
   ASSERT_TRUE(layout) << layout.error().message();
-  const auto found = discover_job_groups(t.root(), *layout);
+  const auto found = dltune::host::discover_job_groups(t.root(), *layout);
   ASSERT_TRUE(found) << found.error().message();
   EXPECT_EQ(*found, (std::vector<std::string>{"/dltune/a", "/dltune/b"}));
 }
@@ -62,14 +62,14 @@ TEST(JobGroups, FoundBelowDltuneOnV1FromTheMemoryHierarchy) {
 TEST(JobGroups, FoundInTheUnifiedMountOnV2AndNoneWithoutAParent) {
   TempTree t;
   t.write("proc/self/mountinfo", kMountV2);
-  auto layout = launch::cgroup_layout(t.root());
+  auto layout = host::cgroup_layout(t.root());
   ASSERT_TRUE(layout);
-  auto found = discover_job_groups(t.root(), *layout);
+  auto found = dltune::host::discover_job_groups(t.root(), *layout);
   ASSERT_TRUE(found);
   EXPECT_TRUE(found->empty()) << "no dltune group yet: no job";
   t.write("sys/fs/cgroup/dltune/run-1/memory.current", "4096\n");
   t.write("sys/fs/cgroup/dltune/cgroup.subtree_control", "cpu memory\n");
-  found = discover_job_groups(t.root(), *layout);
+  found = dltune::host::discover_job_groups(t.root(), *layout);
   ASSERT_TRUE(found);
   EXPECT_EQ(*found, std::vector<std::string>{"/dltune/run-1"});
 }

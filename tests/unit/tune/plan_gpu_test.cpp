@@ -6,6 +6,7 @@
 #include "../gpu/fake_nvml_config.hpp"
 #include "audit/rules.hpp"
 #include "gpu/nvml_backend.hpp"
+#include "settings/catalog.hpp"
 #include "support/temp_tree.hpp"
 #include "tune/plan.hpp"
 
@@ -32,7 +33,7 @@ PlanItem plan_item(const inventory::HostFacts& facts, bool persist = false,
                    const std::string& profile = "training") {
   dltune::testing::TempTree t;
   auto root = t.root();
-  auto prof = tune::load_profile(profile, root, audit::validate_key);
+  auto prof = settings::load_profile(profile, root, settings::validate_key);
   EXPECT_TRUE(prof.has_value());
   auto plan = tune::make_plan(root, facts, *prof, {"gpu.persistence"}, persist);
   EXPECT_TRUE(plan.has_value()) << plan.error().message();
@@ -141,7 +142,7 @@ TEST(PlanGpu, AProfileThatWantsItOffTurnsItOff) {
           "[profile]\nname = \"off\"\n[settings.\"gpu.persistence\"]\nvalue = false\n"
           "reason = \"r\"\nsource = \"s\"\n");
   const auto config = fake_hgx(2);
-  auto prof = tune::load_profile("off", t.root(), audit::validate_key);
+  auto prof = settings::load_profile("off", t.root(), settings::validate_key);
   ASSERT_TRUE(prof) << prof.error().message();
   auto plan = tune::make_plan(t.root(), facts_with(t.root(), &config), *prof, {}, true);
   ASSERT_TRUE(plan);

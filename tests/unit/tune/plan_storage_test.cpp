@@ -3,9 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "audit/rules.hpp"
+#include "settings/catalog.hpp"
+#include "settings/dropins.hpp"
+#include "settings/mount_setting.hpp"
 #include "support/temp_tree.hpp"
-#include "tune/dropins.hpp"
-#include "tune/mount_setting.hpp"
 #include "tune/plan.hpp"
 
 using namespace dltune;
@@ -21,7 +22,7 @@ const PlanItem* item(const tune::Plan& p, const std::string& key) {
 
 tune::Plan plan_for(const host::Root& root, std::vector<std::string> only, bool persist,
                     tune::PlanOptions options = {}) {
-  auto prof = tune::load_profile("training", root, audit::validate_key);
+  auto prof = settings::load_profile("training", root, settings::validate_key);
   EXPECT_TRUE(prof.has_value());
   const auto facts = inventory::collect(root, {});
   auto plan = tune::make_plan(root, facts, *prof, only, persist, options);
@@ -63,22 +64,22 @@ void host_with_disks(dltune::testing::TempTree& t) {
 }  // namespace
 
 TEST(AtimeMode, FromTheMountOptions) {
-  EXPECT_EQ(tune::atime_mode("rw,nosuid,relatime"), "relatime");
-  EXPECT_EQ(tune::atime_mode("rw,noatime,nodiratime"), "noatime");
-  EXPECT_EQ(tune::atime_mode("rw,nosuid"), "strictatime");
+  EXPECT_EQ(settings::atime_mode("rw,nosuid,relatime"), "relatime");
+  EXPECT_EQ(settings::atime_mode("rw,noatime,nodiratime"), "noatime");
+  EXPECT_EQ(settings::atime_mode("rw,nosuid"), "strictatime");
 }
 
 TEST(AtimeMode, ReadFromMountinfoAndRemountRefusedOffTheLiveHost) {
   dltune::testing::TempTree t;
   host_with_disks(t);
   const auto root = t.root();
-  EXPECT_EQ(*tune::read_atime_mode(root, "/srv/data"), "strictatime");
-  EXPECT_EQ(*tune::read_atime_mode(root, "/data"), "noatime");
-  EXPECT_EQ(*tune::read_atime_mode(root, "/nowhere"), std::nullopt);
-  const auto r = tune::set_atime_mode(root, "/srv/data", "noatime");
+  EXPECT_EQ(*settings::read_atime_mode(root, "/srv/data"), "strictatime");
+  EXPECT_EQ(*settings::read_atime_mode(root, "/data"), "noatime");
+  EXPECT_EQ(*settings::read_atime_mode(root, "/nowhere"), std::nullopt);
+  const auto r = settings::set_atime_mode(root, "/srv/data", "noatime");
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message().find("live host"), std::string::npos) << r.error().message();
-  const auto bad = tune::set_atime_mode(root, "/srv/data", "sometimes");
+  const auto bad = settings::set_atime_mode(root, "/srv/data", "sometimes");
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message().find("sometimes"), std::string::npos);
 }
@@ -180,7 +181,7 @@ TEST(PlanTmpfiles, ThpAndGovernorValuesForBootUnderSystemd) {
   ASSERT_EQ(p->changes.size(), 1u);
   EXPECT_TRUE(p->notes.empty()) << p->notes[0];  // systemd applies tmpfiles.d at boot
   const std::string want =
-      std::string(tune::kTmpfilesDropinHeader) + "\n" +
+      std::string(settings::kTmpfilesDropinHeader) + "\n" +
       "w /sys/kernel/mm/transparent_hugepage/enabled - - - - always\n"  // replaced in place
       "d /run/mine 0755 root root -\n"                                  // kept
       "w /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor - - - - performance\n"
@@ -193,22 +194,22 @@ TEST(PlanTmpfiles, ThpAndGovernorValuesForBootUnderSystemd) {
 
 TEST(TmpfilesDropin, MergesInPlaceIsIdempotentAndRefusesOddPaths) {
   const std::map<std::string, std::string> w = {{"/sys/block/sda/queue/read_ahead_kb", "256"}};
-  const auto once = tune::merge_tmpfiles_dropin("", w);
+  const auto once = settings::merge_tmpfiles_dropin("", w);
   ASSERT_TRUE(once);
-  EXPECT_EQ(*once, std::string(tune::kTmpfilesDropinHeader) +
+  EXPECT_EQ(*once, std::string(settings::kTmpfilesDropinHeader) +
                        "\nw /sys/block/sda/queue/read_ahead_kb - - - - 256\n");
-  EXPECT_EQ(*tune::merge_tmpfiles_dropin(*once, w), *once);
+  EXPECT_EQ(*settings::merge_tmpfiles_dropin(*once, w), *once);
   const auto changed =
-      tune::merge_tmpfiles_dropin(*once, {{"/sys/block/sda/queue/read_ahead_kb", "512\n"}});
-  EXPECT_EQ(*changed, std::string(tune::kTmpfilesDropinHeader) +
+      settings::merge_tmpfiles_dropin(*once, {{"/sys/block/sda/queue/read_ahead_kb", "512\n"}});
+  EXPECT_EQ(*changed, std::string(settings::kTmpfilesDropinHeader) +
                           "\nw /sys/block/sda/queue/read_ahead_kb - - - - 512\n");
   for (const auto& bad :
        {std::string("/etc/passwd"), std::string("/sys/a b"), std::string("relative/sys")}) {
-    const auto r = tune::merge_tmpfiles_dropin("", {{bad, "1"}});
+    const auto r = settings::merge_tmpfiles_dropin("", {{bad, "1"}});
     ASSERT_FALSE(r) << bad;
     EXPECT_NE(r.error().message().find(bad), std::string::npos);
   }
-  EXPECT_FALSE(tune::merge_tmpfiles_dropin("", {{"/sys/x", " \n"}}));
+  EXPECT_FALSE(settings::merge_tmpfiles_dropin("", {{"/sys/x", " \n"}}));
 }
 
 TEST(PlanMemcg, V1GroupsThatKeepTheirOwnSwappinessAreNamedOrSet) {

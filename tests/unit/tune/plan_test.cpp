@@ -2,11 +2,12 @@
 #include <gtest/gtest.h>
 
 #include "audit/rules.hpp"
+#include "settings/catalog.hpp"
 #include "support/temp_tree.hpp"
 #include "tune/plan.hpp"
 
 using namespace dltune;
-using tune::Expected;
+using settings::Expected;
 using tune::PlanItem;
 
 namespace {
@@ -19,7 +20,7 @@ const PlanItem* item(const tune::Plan& p, const std::string& key) {
 
 tune::Plan plan_for(const host::Root& root, const std::string& profile,
                     std::vector<std::string> only = {}, bool persist = false) {
-  auto prof = tune::load_profile(profile, root, audit::validate_key);
+  auto prof = settings::load_profile(profile, root, settings::validate_key);
   EXPECT_TRUE(prof.has_value());
   const auto facts = inventory::collect(root, {});
   auto plan = tune::make_plan(root, facts, *prof, only, persist);
@@ -82,7 +83,7 @@ TEST(Plan, OnlyOneSettingAndUnknownIds) {
   const auto plan = plan_for(root, "training", {"vm.swappiness"});
   ASSERT_EQ(plan.items.size(), 1u);
   EXPECT_EQ(plan.changes().size(), 1u);
-  auto prof = tune::load_profile("training", root, audit::validate_key);
+  auto prof = settings::load_profile("training", root, settings::validate_key);
   auto bad = tune::make_plan(root, inventory::collect(root, {}), *prof, {"vm.nope"}, false);
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message().find("vm.nope"), std::string::npos);

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "audit/rules.hpp"
+#include "settings/catalog.hpp"
 #include "support/temp_tree.hpp"
 #include "tune/plan.hpp"
 #include "tune/transaction.hpp"
@@ -75,7 +76,7 @@ class FaultFixture {
   ~FaultFixture() { fs::remove_all(state_); }
 
   tune::Plan plan(const std::vector<std::string>& only, bool persist) {
-    auto profile = tune::load_profile("training", root_, audit::validate_key);
+    auto profile = settings::load_profile("training", root_, settings::validate_key);
     EXPECT_TRUE(profile.has_value());
     auto p = tune::make_plan(root_, inventory::collect(root_, {}), *profile, only, persist);
     EXPECT_TRUE(p.has_value()) << p.error().message();
@@ -301,7 +302,7 @@ TEST(TransactionFault, RollingBackAFullyUndoneFailedTransactionLeavesItFailed) {
 TEST(TransactionFault, ASysctlThatCannotBeReadIsAPlanErrorNotAMissingSetting) {
   FaultFixture f;
   f.root().inject_fault({FaultOp::kRead, "/proc/sys/vm/swappiness", EACCES});
-  auto profile = tune::load_profile("training", f.root(), audit::validate_key);
+  auto profile = settings::load_profile("training", f.root(), settings::validate_key);
   ASSERT_TRUE(profile);
   auto plan = tune::make_plan(f.root(), inventory::collect(f.root(), {}), *profile,
                               {"vm.swappiness"}, false);
@@ -316,7 +317,7 @@ TEST(TransactionFault, ASysctlThatCannotBeReadIsAPlanErrorNotAMissingSetting) {
 TEST(TransactionFault, ASysctlThatIsAbsentIsNotApplicable) {
   FaultFixture f;
   f.root().inject_fault({FaultOp::kRead, "/proc/sys/vm/swappiness", ENOENT});
-  auto profile = tune::load_profile("training", f.root(), audit::validate_key);
+  auto profile = settings::load_profile("training", f.root(), settings::validate_key);
   ASSERT_TRUE(profile);
   auto plan = tune::make_plan(f.root(), inventory::collect(f.root(), {}), *profile,
                               {"vm.swappiness"}, false);
@@ -330,7 +331,7 @@ TEST(TransactionFault, ADropinThatCannotBeReadIsAPlanErrorNotANewFile) {
   // Taken for absent, it would be replaced, and rollback would then delete it.
   FaultFixture f;
   f.root().inject_fault({FaultOp::kRead, kSysctlDropin, EIO});
-  auto profile = tune::load_profile("training", f.root(), audit::validate_key);
+  auto profile = settings::load_profile("training", f.root(), settings::validate_key);
   ASSERT_TRUE(profile);
   auto plan = tune::make_plan(f.root(), inventory::collect(f.root(), {}), *profile,
                               {"vm.swappiness"}, true);

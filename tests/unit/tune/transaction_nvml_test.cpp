@@ -12,8 +12,9 @@
 #include "../gpu/fake_nvml_config.hpp"
 #include "audit/rules.hpp"
 #include "gpu/nvml_backend.hpp"
+#include "gpu/persistence_setting.hpp"
+#include "settings/catalog.hpp"
 #include "support/temp_tree.hpp"
-#include "tune/nvml_setting.hpp"
 #include "tune/plan.hpp"
 #include "tune/transaction.hpp"
 
@@ -48,7 +49,7 @@ struct Fixture {
   std::string target(int gpu) const { return "nvml:" + uuid(gpu) + "/persistence_mode"; }
   // The mode now, asked through a fresh nvmlInit as another process would.
   std::string mode(int gpu) const {
-    auto r = tune::read_nvml_setting(target(gpu));
+    auto r = dltune::gpu::read_nvml_setting(target(gpu));
     if (!r) return "error: " + r.error().message();
     return r->value_or("(absent)");
   }
@@ -56,7 +57,7 @@ struct Fixture {
 
   tune::Plan plan() {
     auto root = tree.root();
-    auto profile = tune::load_profile("training", root, audit::validate_key);
+    auto profile = settings::load_profile("training", root, settings::validate_key);
     auto facts = inventory::collect(root, {});
     facts.gpu.nvml = gpu::NvmlBackend(DLTUNE_FAKE_NVML).query();  // as on a live host
     facts.gpu.nvml_from_capture = false;

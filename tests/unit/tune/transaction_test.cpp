@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "audit/rules.hpp"
+#include "settings/catalog.hpp"
 #include "support/temp_tree.hpp"
 #include "tune/plan.hpp"
 #include "tune/transaction.hpp"
@@ -34,7 +35,7 @@ struct Fixture {
   ~Fixture() { fs::remove_all(state); }
   tune::Plan plan(std::vector<std::string> only, bool persist) {
     auto root = tree.root();
-    auto profile = tune::load_profile("training", root, audit::validate_key);
+    auto profile = settings::load_profile("training", root, settings::validate_key);
     auto p = tune::make_plan(root, inventory::collect(root, {}), *profile, only, persist);
     EXPECT_TRUE(p.has_value());
     return *p;

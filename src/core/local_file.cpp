@@ -1,0 +1,119 @@
+#include "core/local_file.hpp"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace dltune::local_file {
+
+namespace {
+
+// The temporary file's mode: what a new file would get (0666 less the umask), as a file made
+// with `>` would have; mkstemp makes 0600.
+mode_t new_file_mode() {
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return 0666 & ~mask;
+}
+
+}  // namespace
+
+PendingFile::~PendingFile() {
+  if (!temp_.empty()) ::unlink(temp_.c_str());
+}
+
+PendingFile::PendingFile(PendingFile&& other) noexcept
+    : target_(std::move(other.target_)), temp_(std::move(other.temp_)) {
+  other.temp_.clear();
+}
+
+PendingFile& PendingFile::operator=(PendingFile&& other) noexcept {
+  if (this != &other) {
+    if (!temp_.empty()) ::unlink(temp_.c_str());
+    target_ = std::move(other.target_);
+    temp_ = std::move(other.temp_);
+    other.temp_.clear();
+  }
+  return *this;
+}
+
+Result<PendingFile> PendingFile::beside(const std::string& target) {
+  const std::filesystem::path t(target);
+  const auto dir = t.has_parent_path() ? t.parent_path() : std::filesystem::path(".");
+  // Built by appending: g++ 12 -O2 warns (-Wrestrict) on "literal" + std::string&&.
+  std::string name(1, '.');
+  name += t.filename().string();
+  name += ".XXXXXX";
+  std::string temp = (dir / name).string();
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) return fail("cannot create a temporary file beside", target, errno);
+  ::fchmod(fd, new_file_mode());
+  ::close(fd);
+  PendingFile f;
+  f.target_ = target;
+  f.temp_ = std::move(temp);
+  return f;
+}
+
+Result<void> PendingFile::commit(bool replace) {
+  if (temp_.empty()) return fail("nothing to commit for", target_, EINVAL);
+  const std::string temp = std::move(temp_);
+  temp_.clear();
+  const auto failed = [&](const char* what, int err) {
+    ::unlink(temp.c_str());
+    return fail(what, target_, err);
+  };
+  // Written data reaches the disk before the name does, so that a crash leaves the old file or
+  // the new one, never an empty one.
+  const int fd = ::open(temp.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return failed("cannot open the temporary file for", errno);
+  const int synced = ::fsync(fd);
+  const int sync_err = errno;
+  ::close(fd);
+  if (synced != 0) return failed("cannot write", sync_err);
+  // Without `replace` the rename must not replace a file that appeared meanwhile.
+  int rc = replace
+               ? ::rename(temp.c_str(), target_.c_str())
+               : ::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, target_.c_str(), RENAME_NOREPLACE);
+  if (rc != 0 && !replace && errno == EINVAL) {
+    // A file system without RENAME_NOREPLACE: link(2) also refuses an existing name.
+    rc = ::link(temp.c_str(), target_.c_str());
+    if (rc == 0) ::unlink(temp.c_str());
+  }
+  if (rc != 0) {
+    const int err = errno;
+    if (err == EEXIST) return failed("will not overwrite an existing file (use --force):", err);
+    return failed("cannot rename into place:", err);
+  }
+  return {};
+}
+
+Result<void> write(const std::string& path, bool replace,
+                   const std::function<void(std::ostream&)>& write, const std::string& what) {
+  if (path == "-") {
+    write(std::cout);
+    std::cout.flush();
+    if (!std::cout) return fail("cannot write " + what + " to", "standard output", EIO);
+    return {};
+  }
+  struct stat st {};
+  if (!replace && ::lstat(path.c_str(), &st) == 0)
+    return fail("will not overwrite an existing file (use --force):", path, EEXIST);
+  auto pending = PendingFile::beside(path);
+  if (!pending) return tl::unexpected(pending.error());
+  {
+    std::ofstream out(pending->temp_path(), std::ios::binary | std::ios::trunc);
+    write(out);
+    out.flush();
+    if (!out) return fail("cannot write", pending->temp_path(), errno != 0 ? errno : EIO);
+  }
+  return pending->commit(replace);
+}
+
+}  // namespace dltune::local_file

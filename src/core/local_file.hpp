@@ -1,0 +1,45 @@
+#pragma once
+// Every local output file dltune writes (a report, compare's and bench's pages and JSON, a
+// capture, run's summary) appears whole or not at all: it is written to a temporary file beside
+// the target, fsync'd, and renamed over it; on any failure the temporary file is removed. These
+// are the user's own paths, not host settings, so they are opened directly, not through Root.
+#include <functional>
+#include <ostream>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace dltune::local_file {
+
+// A temporary file beside a target, with the mode a new file would get (0666 less the umask):
+// written by its holder, then committed by rename; removed when dropped uncommitted.
+class PendingFile {
+ public:
+  PendingFile() = default;
+  ~PendingFile();
+  PendingFile(PendingFile&& other) noexcept;
+  PendingFile& operator=(PendingFile&& other) noexcept;
+  PendingFile(const PendingFile&) = delete;
+  PendingFile& operator=(const PendingFile&) = delete;
+
+  // Creates ".NAME.XXXXXX" in the target's directory (so that the rename stays within one file
+  // system).
+  [[nodiscard]] static Result<PendingFile> beside(const std::string& target);
+  [[nodiscard]] const std::string& temp_path() const { return temp_; }
+  // fsync's the temporary file and renames it to the target. Unless `replace`, an existing target
+  // is refused, also one that appeared since `beside` (RENAME_NOREPLACE, or link(2) where the
+  // file system lacks it). The temporary file is gone afterwards, whatever the outcome.
+  [[nodiscard]] Result<void> commit(bool replace);
+
+ private:
+  std::string target_, temp_;
+};
+
+// Writes `path` through `write`: "-" is standard output; otherwise a PendingFile. An existing
+// `path` is refused unless `replace` (checked again at the rename, so a file made meanwhile is
+// not lost). `what` names the output in errors ("the report").
+[[nodiscard]] Result<void> write(const std::string& path, bool replace,
+                                 const std::function<void(std::ostream&)>& write,
+                                 const std::string& what = "the report");
+
+}  // namespace dltune::local_file

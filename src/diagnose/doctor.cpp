@@ -1,0 +1,307 @@
+#include "diagnose/doctor.hpp"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "core/clock.hpp"
+#include "core/time_format.hpp"
+#include "diagnose/fd_risk.hpp"
+#include "diagnose/journal.hpp"
+#include "diagnose/syslog_files.hpp"
+#include "host/cgroup.hpp"
+#include "host/parse/proc.hpp"
+#include "inventory/gpu.hpp"
+#include "monitor/sampler.hpp"
+#include "store/recording.hpp"
+
+namespace dltune::diagnose {
+
+namespace {
+
+std::string local_time(std::int64_t wall_ns) {
+  return text::format_time_ns(wall_ns, "%Y-%m-%d %H:%M:%S", text::TimeZone::kLocal);
+}
+
+}  // namespace
+
+int DoctorReport::exit_code() const {
+  if (nothing_readable) return 1;
+  if (worst == Severity::kCritical) return 2;
+  if (worst == Severity::kWarning) return 1;
+  return 0;
+}
+
+DoctorReport doctor(const DoctorRequest& request, const host::Root& root, const XidTable& xids) {
+  DoctorReport report;
+  report.since_wall_ns = request.since_wall_ns;
+  const auto& span = request.recording_span;
+  // Sources in order of preference: /dev/kmsg on the live host; for what it does not hold
+  // (before its oldest record, or everything when it cannot be read, or a --root tree) the
+  // systemd journal when there is one, else the syslog files.
+  KmsgRead read;
+  if (root.live())
+    read = read_kmsg(root, request.since_wall_ns);
+  else
+    read.unavailable = "no /dev/kmsg in a --root tree";
+  EventCollector collector(xids);
+  // The kernel log's oldest record: the journal or syslog covers what is before it. They are
+  // read first and the ring buffer's records after, so that the collector sees the log in
+  // time order (an OOM report, its context line and its kill follow each other).
+  const std::int64_t kmsg_from = read.unavailable ? 0 : read.oldest_wall_ns;
+  auto& notes = report.notes;
+  auto& sources = report.sources;
+  sources.push_back({{"source", "kmsg"},
+                     {"path", "/dev/kmsg"},
+                     {"records", read.records.size()},
+                     {"readable", !read.unavailable.has_value()}});
+  const bool older = read.unavailable.has_value() || kmsg_from > request.since_wall_ns;
+  const bool journal = older && has_journal(root);
+  const auto files = syslog_files(root);
+  if (read.unavailable)
+    notes.push_back(*read.unavailable + (journal ? "; the journal is read instead"
+                                                 : "; the syslog files are read instead"));
+  if (journal) {
+    const auto st = read_journal(
+        root, request.since_wall_ns, read.unavailable ? 0 : kmsg_from,
+        [&](std::int64_t wall, std::string_view msg) { collector.add(wall, "journal", msg); });
+    sources.push_back(nlohmann::json{
+        {"source", "journal"}, {"directories", st.directories}, {"entries", st.entries}});
+    if (st.error) notes.push_back(*st.error);
+  } else if (!files.empty() && older) {
+    std::string current;
+    const auto st = read_syslog(
+        root, files, request.since_wall_ns, read.unavailable ? 0 : kmsg_from,
+        [&](std::string_view msg) { return classify(msg, xids).has_value(); },
+        [&](const std::string& path, const SyslogLine& l) {
+          if (request.reading && path != current) {
+            current = path;
+            request.reading(path);
+          }
+          collector.add(l.wall_ns, path, l.text);
+        });
+    sources.push_back({{"source", "syslog"},
+                       {"files", files},
+                       {"lines", st.lines},
+                       {"kernel_lines", st.kernel_lines},
+                       {"skipped", st.skipped}});
+    for (const auto& e : st.errors) notes.push_back("cannot read " + e);
+    if (st.skipped > 0)
+      notes.push_back(fmt::format("{} syslog line(s) did not parse and were skipped", st.skipped));
+  } else if (files.empty() && read.unavailable) {
+    notes.push_back("no journal, and no kern.log, syslog or messages under /var/log either");
+  }
+  for (const auto& r : read.records) collector.add(r.wall_ns, r.source, r.text);
+  report.events = collector.finish();
+  auto& events = report.events;
+  // OOM kills that the job cgroups of `dltune run` counted themselves (their counters outlive
+  // a wrapped ring buffer): said per group when the log did not show as many.
+  if (auto layout = host::cgroup_layout(root)) {
+    if (auto groups = host::discover_job_groups(root, *layout)) {
+      const auto now = now_ns(CLOCK_REALTIME);
+      for (const auto& g : *groups) {
+        auto c = monitor::CgroupCollector::open(root, g);
+        if (!c) continue;
+        std::optional<monitor::Cgroup> cg;
+        monitor::Notices quiet;
+        if (!c->collect(cg, quiet) || !cg || !cg->events_oom_kill || *cg->events_oom_kill == 0)
+          continue;
+        std::size_t logged = 0;
+        for (const auto& e : events)
+          if (e.event.kind == "oom_kill" && e.event.fields.count("cgroup") &&
+              e.event.fields.at("cgroup").ends_with(g))
+            ++logged;
+        if (logged >= *cg->events_oom_kill) continue;
+        KernelEvent k;
+        k.kind = "oom_kill";
+        k.severity = Severity::kCritical;
+        k.explanation = fmt::format(
+            "The job cgroup {} counted {} OOM kill(s) of its processes{}.", g, *cg->events_oom_kill,
+            logged > 0 ? fmt::format(", {} of them in the log read", logged)
+                       : " that the log read does not show (older than the window or lost)");
+        k.action =
+            "Raise the job's memory limit (dltune run --memory), or need less: fewer DataLoader "
+            "workers, a smaller batch or prefetch_factor.";
+        k.fields["cgroup"] = g;
+        k.fields["count"] = std::to_string(*cg->events_oom_kill);
+        events.push_back(LoggedEvent{std::move(k), now, "cgroup", {}});
+      }
+    }
+  }
+  // Compaction stalls: the kernel does not log them; /proc/vmstat counts them since boot
+  // (compact_stall: an allocation waited for memory to be compacted, usually for a huge page).
+  if (const auto text = root.read("/proc/vmstat"); text && *text) {
+    const auto vm = host::parse::vmstat(**text);
+    const auto count = [&](const char* key) -> std::uint64_t {
+      if (!vm) return 0;
+      const auto it = vm->find(key);
+      return it != vm->end() ? it->second : 0;
+    };
+    const std::uint64_t stalls = count("compact_stall"), fails = count("compact_fail");
+    if (stalls > 0) {
+      KernelEvent k;
+      k.kind = "compaction_stall";
+      k.severity = Severity::kInfo;
+      k.explanation = fmt::format(
+          "Since boot, {} memory allocations waited for the kernel to compact memory ({} of "
+          "them failed): with transparent huge pages 'always', a training job's allocations "
+          "can stall on this.",
+          stalls, fails);
+      k.action =
+          "If they rise while a job runs (dltune top: THP and compaction), set THP's "
+          "defrag to 'defer+madvise' or 'madvise' (dltune tune) rather than 'always'.";
+      k.fields["compact_stall"] = std::to_string(stalls);
+      k.fields["compact_fail"] = std::to_string(fails);
+      events.push_back(LoggedEvent{std::move(k), now_ns(CLOCK_REALTIME), "/proc/vmstat", {}});
+    }
+  }
+  // GPU events by index and UUID, as nvidia-smi and dltune env name them (PCI sysfs and NVML;
+  // asked only when an event names a PCI address).
+  if (names_pci(events)) {
+    inventory::Context ctx(root, request.environment);
+    const auto gpus = inventory::collect_gpus(ctx, request.nvml_library);
+    std::vector<GpuName> names;
+    for (const auto& d : gpus.devices) {
+      if (!d.compute) continue;
+      GpuName n{d.address, d.nvml_index, std::nullopt};
+      for (const auto& nd : gpus.nvml.devices)
+        if (d.nvml_index && nd.index == *d.nvml_index) n.uuid = nd.uuid;
+      names.push_back(std::move(n));
+    }
+    name_gpus(events, names);
+  }
+  // Now, from /proc: training processes near their open-file limit (the kernel logs nothing).
+  if (root.live() || root.exists("/proc")) {
+    const auto scan = scan_fds(root);
+    const auto now = now_ns(CLOCK_REALTIME);
+    for (const auto& u : scan.processes)
+      if (auto e = fd_risk(u)) events.push_back(LoggedEvent{std::move(*e), now, "/proc", {}});
+    if (scan.unreadable > 0)
+      notes.push_back(
+          fmt::format("{} training process(es) of other users: their open files "
+                      "could not be counted (root can)",
+                      scan.unreadable));
+  }
+  if (read.lost > 0)
+    notes.push_back(
+        fmt::format("the ring buffer wrapped {} time(s) while it was read: some "
+                    "records were lost",
+                    read.lost));
+  if (read.garbled > 0)
+    notes.push_back(fmt::format("{} record(s) did not parse and were skipped", read.garbled));
+
+  if (span) {
+    nlohmann::json doc = nlohmann::json::array();
+    for (const auto& e : events)
+      if (e.wall_ns >= span->first && e.wall_ns <= span->second && e.source != "/proc" &&
+          e.source != "/proc/vmstat")
+        doc.push_back({{"time_ns", e.wall_ns},
+                       {"kind", e.event.kind},
+                       {"text", e.event.explanation},
+                       {"severity", severity_name(e.event.severity)},
+                       {"source", e.source}});
+    if (auto ok = store::add_document(request.recording_path, "events", doc); !ok)
+      notes.push_back("the events could not be stored in the recording: " + ok.error().message());
+    else
+      notes.push_back(fmt::format("{} event(s) stored in {} (dltune report marks them)", doc.size(),
+                                  request.recording_path));
+  }
+  auto& counts = report.counts;
+  const LoggedEvent* critical = nullptr;
+  auto& worst = report.worst;
+  for (const auto& e : events) {
+    ++counts[e.event.kind];
+    worst = std::max(worst, e.event.severity);
+    if (e.event.severity == Severity::kCritical) critical = &e;
+  }
+  // The one action that matters most: the most recent critical event's, else the most common
+  // warning's.
+  auto& first_action = report.first_action;
+  if (critical != nullptr) {
+    first_action = critical->event.action;
+  } else {
+    std::map<std::string, int> warn;
+    for (const auto& e : events)
+      if (e.event.severity == Severity::kWarning) ++warn[e.event.kind];
+    const auto top = std::max_element(
+        warn.begin(), warn.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (top != warn.end())
+      for (const auto& e : events)
+        if (e.event.kind == top->first) first_action = e.event.action;
+  }
+  if (critical != nullptr) report.critical = static_cast<std::size_t>(critical - events.data());
+  report.kmsg_read = !read.unavailable.has_value();
+  report.kmsg_records = read.records.size();
+  report.journal = journal;
+  report.syslog_files = files.size();
+  report.nothing_readable = read.unavailable && files.empty() && !journal;
+  return report;
+}
+
+nlohmann::json event_json(const LoggedEvent& e) {
+  return {{"time_ns", e.wall_ns},
+          {"source", e.source},
+          {"kind", e.event.kind},
+          {"severity", severity_name(e.event.severity)},
+          {"explanation", e.event.explanation},
+          {"action", e.event.action},
+          {"fields", e.event.fields},
+          {"raw", e.raw}};
+}
+
+nlohmann::json to_json(const DoctorReport& r) {
+  nlohmann::json j;
+  j["schema"] = "dltune.doctor/1";
+  j["since_wall_ns"] = r.since_wall_ns;
+  j["sources"] = r.sources;
+  j["counts"] = r.counts;
+  j["first_action"] = r.first_action;
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& e : r.events) list.push_back(event_json(e));
+  j["events"] = list;
+  j["notes"] = r.notes;
+  return j;
+}
+
+std::string render_event(const LoggedEvent& e) {
+  std::string out =
+      fmt::format("\n{} [{}] {} ({})\n  {}\n", local_time(e.wall_ns),
+                  severity_name(e.event.severity), e.event.kind, e.source, e.event.explanation);
+  for (const auto& r : e.raw) out += fmt::format("  > {}\n", r);
+  out += fmt::format("  fix: {}\n", e.event.action);
+  return out;
+}
+
+std::string render_text(const DoctorReport& r, const std::string& window) {
+  std::string out =
+      fmt::format("dltune doctor: the kernel log ({}) {}\n",
+                  !r.kmsg_read ? (r.journal ? std::string("the journal")
+                                            : fmt::format("{} syslog file(s)", r.syslog_files))
+                               : fmt::format("/dev/kmsg, {} records", r.kmsg_records),
+                  window);
+  if (r.events.empty()) {
+    out += "\nNothing found: no OOM kills, GPU, PCIe, storage or crash events.\n";
+  } else {
+    std::vector<std::string> parts;
+    for (const auto& [k, n] : r.counts) parts.push_back(fmt::format("{} {}", n, k));
+    out += fmt::format("\nSummary: {} event{}: {}\n", r.events.size(),
+                       r.events.size() == 1 ? "" : "s", fmt::join(parts, ", "));
+    if (r.critical) {
+      const auto& c = r.events[*r.critical];
+      out +=
+          fmt::format("Most recent critical: {} {}\n", local_time(c.wall_ns), c.event.explanation);
+    }
+    if (!r.first_action.empty()) out += fmt::format("Do this first: {}\n", r.first_action);
+    for (const auto& e : r.events) out += render_event(e);
+  }
+  if (!r.notes.empty()) {
+    out += "\nNotes\n";
+    for (const auto& n : r.notes) out += fmt::format("  - {}\n", n);
+  }
+  return out;
+}
+
+}  // namespace dltune::diagnose

@@ -1,0 +1,68 @@
+#pragma once
+// `doctor` as a library call: what went wrong on a host, from the kernel's own record. The
+// sources in order of preference: /dev/kmsg on the live host; for what it does not hold (before
+// its oldest record, or everything when it cannot be read, or a --root tree) the systemd journal
+// when there is one, else the syslog files. Then what the kernel does not log: the OOM kills
+// dltune's job cgroups counted, compaction stalls from /proc/vmstat, training processes near
+// their open-file limit.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "diagnose/kernel_events.hpp"
+#include "diagnose/kernel_log.hpp"
+#include "host/root.hpp"
+
+namespace dltune::diagnose {
+
+struct DoctorRequest {
+  std::int64_t since_wall_ns = 0;  // 0: since boot (all the ring buffer holds)
+  // A recording whose time span, wall ns, gets the events found in it (document "events").
+  std::string recording_path;
+  std::optional<std::pair<std::int64_t, std::int64_t>> recording_span;
+  // For naming GPUs in events: the process environment and the NVML library to ask.
+  std::map<std::string, std::string> environment;
+  std::string nvml_library;
+  // Called with each syslog file as its reading starts (a progress line), when set.
+  std::function<void(const std::string& path)> reading;
+};
+
+struct DoctorReport {
+  std::int64_t since_wall_ns = 0;
+  nlohmann::json sources = nlohmann::json::array();  // what was read, per source
+  std::vector<LoggedEvent> events;                   // in time order
+  std::vector<std::string> notes;
+  std::map<std::string, int> counts;    // per kind
+  std::optional<std::size_t> critical;  // the most recent critical event, an index of events
+  std::string first_action;             // the one action to take first
+  Severity worst = Severity::kInfo;
+  // Which source the report rests on, for its first line.
+  bool kmsg_read = false;
+  std::size_t kmsg_records = 0;
+  bool journal = false;
+  std::size_t syslog_files = 0;
+  bool nothing_readable = false;  // no kmsg, no journal, no syslog file
+
+  // 1 when nothing could be read; else 2 for a critical event, 1 for a warning, 0.
+  [[nodiscard]] int exit_code() const;
+};
+
+// Reads the log(s) of `root` since `request.since_wall_ns`, classifies with `xids`.
+[[nodiscard]] DoctorReport doctor(const DoctorRequest& request, const host::Root& root,
+                                  const XidTable& xids);
+
+// The schema dltune.doctor/1 (docs/json.md).
+[[nodiscard]] nlohmann::json to_json(const DoctorReport& report);
+[[nodiscard]] nlohmann::json event_json(const LoggedEvent& e);
+// The text report: its first line names the source and `window` ("since boot").
+[[nodiscard]] std::string render_text(const DoctorReport& report, const std::string& window);
+// One event as the text report and --follow print it.
+[[nodiscard]] std::string render_event(const LoggedEvent& e);
+
+}  // namespace dltune::diagnose

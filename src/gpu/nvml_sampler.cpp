@@ -1,0 +1,283 @@
+// NVML read for sampling (nvml_sampler.hpp): every GPU's utilisation, memory, power, clocks,
+// PCIe traffic, processes and Xid events, each through the symbol table's versioned calls.
+#include "gpu/nvml_sampler.hpp"
+
+#include <time.h>
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+#include "core/clock.hpp"
+#include "gpu/nvml_backend.hpp"
+#include "gpu/nvml_library.hpp"
+#include "gpu/nvml_types.hpp"
+
+namespace dltune::gpu {
+
+namespace {
+
+// What stays the same for a GPU while the library is loaded: read once.
+struct Identity {
+  std::optional<std::string> uuid, name, pci_bus_id;
+};
+
+// The reading thread's own state (touched by no other thread).
+class Reader {
+ public:
+  explicit Reader(const NvmlLibrary& lib) : lib_(lib) {}
+  ~Reader() {
+    if (events_ != nullptr) lib_.fn<nvml::EventSetFreeFn>(Sym::kEventSetFree)(events_);
+  }
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  // Every GPU into `out` (reusing its elements); failures other than "not supported" are added
+  // to `failed` by call name, for one notice each.
+  void read(std::vector<GpuReading>& out, std::set<std::string>& failed) {
+    failed_ = &failed;
+    unsigned count = 0;
+    if (!ok(Sym::kDeviceCount, lib_.fn<nvml::CountFn>(Sym::kDeviceCount)(&count))) count = 0;
+    count = std::min(count, 64u);  // no host has more; a broken library may say anything
+    if (ids_.size() != count) {
+      ids_.assign(count, std::nullopt);
+      xids_.assign(count, Xids{});
+    }
+    drain_events();
+    out.resize(count);
+    for (unsigned i = 0; i < count; ++i) device(i, out[i]);
+  }
+
+ private:
+  bool ok(Sym s, nvml::Return rc) {
+    if (rc == nvml::kSuccess) return true;
+    if (rc != nvml::kErrorNotSupported)
+      failed_->insert(fmt::format("{}: {}", lib_.name(s), lib_.describe(rc)));
+    return false;
+  }
+
+  std::optional<std::string> text(Sym s, nvml::Device h) {
+    const auto f = lib_.fn<nvml::DeviceStringFn>(s);
+    std::array<char, nvml::kNameBufferSize + 1> buf{};  // one more than said: always a NUL
+    if (f == nullptr || !ok(s, f(h, buf.data(), nvml::kNameBufferSize))) return std::nullopt;
+    auto v = gpu::clean_string(buf.data(), nvml::kNameBufferSize);
+    if (v.empty()) return std::nullopt;
+    return v;
+  }
+
+  std::optional<std::string> bus_id(nvml::Device h) {
+    const int v = lib_.version_index(Sym::kPciInfo);
+    if (v == 0 || v == 1) {  // _v3, _v2
+      nvml::PciInfoV2 info{};
+      if (ok(Sym::kPciInfo, lib_.fn<nvml::DevicePciV2Fn>(Sym::kPciInfo)(h, &info)))
+        return gpu::clean_string(info.bus_id, sizeof info.bus_id);
+    } else if (v == 2) {
+      nvml::PciInfoV1 info{};
+      if (ok(Sym::kPciInfo, lib_.fn<nvml::DevicePciV1Fn>(Sym::kPciInfo)(h, &info)))
+        return gpu::clean_string(info.bus_id, sizeof info.bus_id);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::uint32_t> uint(Sym s, nvml::Device h) {
+    const auto f = lib_.fn<nvml::DeviceUintFn>(s);
+    unsigned v = 0;
+    if (f == nullptr || !ok(s, f(h, &v))) return std::nullopt;
+    return v;
+  }
+
+  std::optional<std::uint32_t> clock(nvml::Device h, int type) {
+    const auto f = lib_.fn<nvml::DeviceClockFn>(Sym::kClockInfo);
+    unsigned v = 0;
+    if (f == nullptr || !ok(Sym::kClockInfo, f(h, type, &v))) return std::nullopt;
+    return v;
+  }
+
+  std::optional<std::uint32_t> pcie(nvml::Device h, int counter) {
+    const auto f = lib_.fn<nvml::DevicePcieThroughputFn>(Sym::kPcieThroughput);
+    unsigned v = 0;
+    if (f == nullptr || !ok(Sym::kPcieThroughput, f(h, counter, &v))) return std::nullopt;
+    return v;
+  }
+
+  void memory(nvml::Device h, GpuReading& g) {
+    g.memory_total_bytes.reset();
+    g.memory_used_bytes.reset();
+    const int v = lib_.version_index(Sym::kMemoryInfo);
+    std::uint64_t total = 0, used = 0;
+    if (v == 0) {
+      nvml::MemoryV2 m{};
+      m.version = nvml::kMemoryV2Version;
+      if (!ok(Sym::kMemoryInfo, lib_.fn<nvml::DeviceMemoryV2Fn>(Sym::kMemoryInfo)(h, &m))) return;
+      total = m.total;
+      used = m.used;
+    } else if (v == 1) {
+      nvml::MemoryV1 m{};
+      if (!ok(Sym::kMemoryInfo, lib_.fn<nvml::DeviceMemoryV1Fn>(Sym::kMemoryInfo)(h, &m))) return;
+      total = m.total;
+      used = m.used;
+    } else {
+      return;
+    }
+    if (total == 0) return;
+    g.memory_total_bytes = total;
+    if (used <= total) g.memory_used_bytes = used;
+  }
+
+  template <class Info, class Fn>
+  void processes_as(nvml::Device h, GpuReading& g, std::vector<Info>& buf) {
+    const auto f = lib_.fn<Fn>(Sym::kComputeProcesses);
+    if (buf.size() < 16) buf.resize(16);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      unsigned n = static_cast<unsigned>(buf.size());
+      const auto rc = f(h, &n, buf.data());
+      if (rc == nvml::kErrorInsufficientSize && attempt == 0 && n <= 65536) {
+        buf.resize(n + 8);  // room for a few that start meanwhile
+        continue;
+      }
+      if (!ok(Sym::kComputeProcesses, rc)) return;
+      n = std::min<unsigned>(n, static_cast<unsigned>(buf.size()));
+      g.processes.resize(n);
+      for (unsigned i = 0; i < n; ++i) {
+        g.processes[i].pid = static_cast<pid_t>(buf[i].pid);
+        g.processes[i].used_memory_bytes.reset();
+        if (buf[i].used_gpu_memory != nvml::kValueNotAvailable)
+          g.processes[i].used_memory_bytes = buf[i].used_gpu_memory;
+      }
+      return;
+    }
+  }
+
+  // Xid events (NVML API Reference, "Event Handling Methods"): one event set for every GPU,
+  // each registered for nvmlEventTypeXidCriticalError once; the set is drained without waiting
+  // (timeout 0) at each reading. A GPU where registration is refused (vGPU guests, old boards:
+  // NOT_SUPPORTED) has no Xid count, rather than a count of 0 that would mean "none happened".
+  struct Xids {
+    bool tried = false;
+    nvml::Device handle = nullptr;  // registered: events name their GPU by handle
+    std::uint64_t count = 0;
+    std::optional<std::uint32_t> last;
+  };
+
+  void register_xids(unsigned index, nvml::Device h) {
+    auto& x = xids_[index];
+    if (x.tried) return;
+    x.tried = true;
+    const auto create = lib_.fn<nvml::EventSetCreateFn>(Sym::kEventSetCreate);
+    const auto reg = lib_.fn<nvml::RegisterEventsFn>(Sym::kRegisterEvents);
+    if (create == nullptr || reg == nullptr ||
+        lib_.fn<nvml::EventSetWaitFn>(Sym::kEventSetWait) == nullptr ||
+        lib_.fn<nvml::EventSetFreeFn>(Sym::kEventSetFree) == nullptr)
+      return;
+    if (events_ == nullptr && !ok(Sym::kEventSetCreate, create(&events_))) {
+      events_ = nullptr;
+      return;
+    }
+    if (ok(Sym::kRegisterEvents, reg(h, nvml::kEventTypeXidCriticalError, events_))) x.handle = h;
+  }
+
+  void drain_events() {
+    if (events_ == nullptr) return;
+    const auto wait = lib_.fn<nvml::EventSetWaitFn>(Sym::kEventSetWait);
+    // Bounded: a storm of events is counted over several readings, never a stuck thread.
+    for (int n = 0; n < 1024; ++n) {
+      nvml::EventData e{};
+      const auto rc = wait(events_, &e, 0);
+      if (rc == nvml::kErrorTimeout) return;  // none pending
+      if (!ok(Sym::kEventSetWait, rc)) return;
+      if ((e.event_type & nvml::kEventTypeXidCriticalError) == 0) continue;
+      for (auto& x : xids_)
+        if (x.handle != nullptr && x.handle == e.device) {
+          ++x.count;
+          x.last =
+              static_cast<std::uint32_t>(std::min<unsigned long long>(e.event_data, 0xFFFFFFFFu));
+        }
+    }
+  }
+
+  void device(unsigned index, GpuReading& g) {
+    g = GpuReading{};
+    g.index = index;
+    nvml::Device h = nullptr;
+    if (!ok(Sym::kHandleByIndex, lib_.fn<nvml::HandleByIndexFn>(Sym::kHandleByIndex)(index, &h)))
+      return;
+    auto& id = ids_[index];
+    if (!id) id = Identity{text(Sym::kUuid, h), text(Sym::kName, h), bus_id(h)};
+    g.uuid = id->uuid;
+    g.name = id->name;
+    g.pci_bus_id = id->pci_bus_id;
+    if (const auto f = lib_.fn<nvml::DeviceUtilizationFn>(Sym::kUtilizationRates)) {
+      nvml::Utilization u{};
+      if (ok(Sym::kUtilizationRates, f(h, &u)) && u.gpu <= 100 && u.memory <= 100) {
+        g.utilization_gpu_pct = u.gpu;
+        g.utilization_memory_pct = u.memory;
+      }
+    }
+    memory(h, g);
+    if (const auto mw = uint(Sym::kPowerUsage, h)) g.power_watts = *mw / 1000.0;
+    if (const auto f = lib_.fn<nvml::DeviceTemperatureFn>(Sym::kTemperature)) {
+      unsigned t = 0;
+      if (ok(Sym::kTemperature, f(h, nvml::kTemperatureGpu, &t))) g.temperature_celsius = t;
+    }
+    g.sm_clock_mhz = clock(h, nvml::kClockSm);
+    g.memory_clock_mhz = clock(h, nvml::kClockMem);
+    if (const auto f = lib_.fn<nvml::DeviceU64Fn>(Sym::kClockEventReasons)) {
+      unsigned long long r = 0;
+      if (ok(Sym::kClockEventReasons, f(h, &r))) g.clock_event_reasons = r;
+    }
+    if (const auto r = uint(Sym::kPcieReplayCounter, h)) g.pcie_replay_count = *r;
+    register_xids(index, h);
+    if (const auto& x = xids_[index]; x.handle != nullptr) {
+      g.xid_errors = x.count;
+      g.last_xid = x.last;
+    }
+    g.pcie_tx_kib_s = pcie(h, nvml::kPcieUtilTxBytes);
+    g.pcie_rx_kib_s = pcie(h, nvml::kPcieUtilRxBytes);
+    if (const auto f = lib_.fn<nvml::DeviceU64Fn>(Sym::kTotalEnergy)) {
+      unsigned long long mj = 0;
+      if (ok(Sym::kTotalEnergy, f(h, &mj))) g.energy_mj = mj;
+    }
+    const int v = lib_.version_index(Sym::kComputeProcesses);
+    if (v == 0 || v == 1)
+      processes_as<nvml::ProcessInfoV2, nvml::DeviceProcessesV2Fn>(h, g, procs_v2_);
+    else if (v == 2)
+      processes_as<nvml::ProcessInfoV1, nvml::DeviceProcessesV1Fn>(h, g, procs_v1_);
+    g.sampled_at_ns = now_ns(CLOCK_MONOTONIC);
+  }
+
+  const NvmlLibrary& lib_;
+  std::set<std::string>* failed_ = nullptr;
+  std::vector<std::optional<Identity>> ids_;
+  std::vector<Xids> xids_;
+  nvml::EventSet events_ = nullptr;
+  std::vector<nvml::ProcessInfoV2> procs_v2_;
+  std::vector<nvml::ProcessInfoV1> procs_v1_;
+};
+
+}  // namespace
+
+struct NvmlSampler::Impl {
+  explicit Impl(std::unique_ptr<NvmlLibrary> l) : lib(std::move(l)), reader(*lib) {}
+  std::unique_ptr<NvmlLibrary> lib;
+  Reader reader;
+};
+
+Result<NvmlSampler> NvmlSampler::open(const std::string& library) {
+  auto lib = NvmlLibrary::open(library);
+  if (!lib) return tl::unexpected(lib.error());
+  NvmlSampler s;
+  s.impl_ = std::make_unique<Impl>(std::move(*lib));
+  return s;
+}
+
+NvmlSampler::NvmlSampler() = default;
+NvmlSampler::~NvmlSampler() = default;
+NvmlSampler::NvmlSampler(NvmlSampler&&) noexcept = default;
+NvmlSampler& NvmlSampler::operator=(NvmlSampler&&) noexcept = default;
+
+void NvmlSampler::read(std::vector<GpuReading>& out, std::set<std::string>& failed) {
+  if (impl_) impl_->reader.read(out, failed);
+}
+
+}  // namespace dltune::gpu

@@ -1,0 +1,78 @@
+#include "launch/run_job.hpp"
+
+#include <unistd.h>
+
+#include "launch/cgroup.hpp"
+#include "launch/kernel_log.hpp"
+#include "launch/spawn.hpp"
+
+namespace dltune::launch {
+
+namespace {
+
+tl::unexpected<RunFailure> failure(RunFailure::Stage stage, Error error) {
+  return tl::unexpected(RunFailure{stage, std::move(error)});
+}
+
+}  // namespace
+
+tl::expected<RunSummary, RunFailure> run_job(const host::Root& root,
+                                             const inventory::HostFacts& facts, RunRequest request,
+                                             const JobHooks& hooks) {
+  using Stage = RunFailure::Stage;
+  auto plan =
+      plan_job(root, facts, request.options, request.environment, request.profile, request.unique);
+  if (!plan) return failure(Stage::kRefused, plan.error());
+  std::optional<Credentials> as;
+  if (!request.keep_root) {
+    auto who = sudo_user(request.environment);
+    if (!who) return failure(Stage::kRefused, who.error());
+    as = *who;
+  }
+  if (::geteuid() != 0)
+    return failure(Stage::kRefused,
+                   Error{"creating the job's cgroup needs root: run it with sudo (the job itself "
+                         "then runs as you); nothing was started",
+                         "", 0});
+  if (hooks.planned)
+    if (auto ok = hooks.planned(*plan); !ok) return failure(Stage::kRefused, ok.error());
+  auto layout = host::cgroup_layout(root);
+  if (!layout) return failure(Stage::kSetUp, layout.error());
+  auto cg = create_job_cgroup(root, *layout, plan->name, plan->limits);
+  if (!cg) return failure(Stage::kSetUp, cg.error());
+  RunSummary summary;
+  summary.cgroup_version = layout->version;
+  summary.cgroup_dirs = (*cg)->directories();
+  if (auto back = (*cg)->read_back()) summary.verified = *back;
+  if (as) {
+    summary.user = as->user;
+    plan->env["HOME"] = as->home;
+    plan->env["USER"] = as->user;
+    plan->env["LOGNAME"] = as->user;
+  }
+  SpawnRequest req;
+  req.argv = plan->argv;
+  req.env = plan->env;
+  req.as = as;
+  req.cgroup_procs = (*cg)->procs_files();
+  req.cpus = plan->cpus;
+  req.limits = plan->rlimits;
+  req.watch_stdout = request.watch_stdout;
+  req.rate_regex = request.rate_regex;
+  if (hooks.started) req.on_start = hooks.started;
+  OomWatch oom_watch(root);  // opened before the job starts: only its own OOM kills
+  auto result = spawn_and_wait(req);
+  if (hooks.ended) hooks.ended();  // before the cgroup goes
+  summary.stats = (*cg)->stats();
+  summary.oom_victims = oom_watch.victims(plan->name);
+  auto removed = (*cg)->remove();
+  if (!result) return failure(Stage::kStart, result.error());
+  summary.plan = std::move(*plan);
+  summary.result = *result;
+  if (!removed)
+    summary.result.warnings.push_back("the cgroup could not be removed: " +
+                                      removed.error().message());
+  return summary;
+}
+
+}  // namespace dltune::launch

@@ -1,0 +1,333 @@
+// The `top` view: a Model as lines of text (render/top_view.hpp).
+#include "monitor/top_view.hpp"
+#include "core/time_format.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace dltune::monitor {
+
+using monitor::Model;
+using monitor::ProcessModel;
+
+const char* sort_name(TopSort s) {
+  switch (s) {
+    case TopSort::kCpu:
+      return "cpu";
+    case TopSort::kMemory:
+      return "mem";
+    case TopSort::kPid:
+      return "pid";
+    case TopSort::kRunQueue:
+      return "runq";
+    case TopSort::kIo:
+      return "io";
+    case TopSort::kTree:
+      break;
+  }
+  return "tree";
+}
+
+std::string compact_bytes(double bytes) {
+  static constexpr const char* kUnits[] = {"", "K", "M", "G", "T", "P"};
+  if (!(bytes > 0)) return "0";
+  int u = 0;
+  while (bytes >= 1024 && u < 5) {
+    bytes /= 1024;
+    ++u;
+  }
+  if (u == 0) return fmt::format("{:.0f}", bytes);
+  return bytes < 10 ? fmt::format("{:.1f}{}", bytes, kUnits[u])
+                    : fmt::format("{:.0f}{}", bytes, kUnits[u]);
+}
+
+namespace {
+
+std::string rate(double per_second) {
+  if (per_second >= 10000) return compact_bytes(per_second).append("/s");
+  return per_second >= 10 ? fmt::format("{:.0f}/s", per_second)
+                          : fmt::format("{:.1f}/s", per_second);
+}
+
+std::string pct(std::optional<double> v) {
+  return v ? fmt::format("{:.1f}%", *v) : std::string("-");
+}
+
+std::string pressure(const std::optional<monitor::PressureModel>& p) {
+  if (!p) return "-";
+  if (p->full_pct) return fmt::format("{:.1f}/{:.1f}%", p->some_pct, *p->full_pct);
+  return fmt::format("{:.1f}%", p->some_pct);
+}
+
+struct Lines {
+  std::vector<TopLine> out;
+  int width;
+  void add(std::string text, Style style = Style::kNormal) {
+    if (static_cast<int>(text.size()) > width) text.resize(static_cast<std::size_t>(width));
+    out.push_back(TopLine{std::move(text), style});
+  }
+};
+
+void cpu_lines(const Model& m, Lines& l, int max_rows) {
+  const auto& c = m.cpu;
+  l.add(
+      fmt::format("CPU  usr {:.1f}% sys {:.1f}% wait {:.1f}% steal {:.1f}% idle {:.1f}%  "
+                  "run {} blk {}  ctxsw {}",
+                  c.user_pct, c.system_pct, c.iowait_pct, c.steal_pct, c.idle_pct, m.procs_running,
+                  m.procs_blocked, rate(m.context_switches_s)));
+  if (m.cpus.empty()) return;
+  // Too many CPUs for bars in the rows this height allows: one character per CPU, its busy
+  // tenth ('.' idle, '0'..'9', '#' full), so that 128 CPUs still fit two rows of 80 columns.
+  if (static_cast<int>(m.cpus.size()) > max_rows * std::max(1, l.width / 24)) {
+    const int per_row = std::max(8, l.width - 12);
+    for (std::size_t i = 0; i < m.cpus.size(); i += static_cast<std::size_t>(per_row)) {
+      std::string row = fmt::format("cpu{:<4}{:<5}", m.cpus[i].cpu, "");
+      row.resize(12, ' ');
+      for (std::size_t j = i; j < m.cpus.size() && j < i + static_cast<std::size_t>(per_row); ++j) {
+        const double busy = std::clamp(m.cpus[j].busy_pct(), 0.0, 100.0);
+        row += busy < 5 ? '.' : busy >= 95 ? '#' : static_cast<char>('0' + int(busy / 10));
+      }
+      l.add(row);
+    }
+    return;
+  }
+  // Cells of "cpuNN [|||||     45%] ": as many per row as fit, at least 12 columns of bar.
+  const int per_row = std::max(1, std::min<int>(static_cast<int>(m.cpus.size()), l.width / 24));
+  const int cell = l.width / per_row;
+  const int bar = std::max(4, cell - 15);
+  std::string row;
+  int in_row = 0;
+  for (const auto& cpu : m.cpus) {
+    const double busy = std::clamp(cpu.busy_pct(), 0.0, 100.0);
+    const int user = static_cast<int>(std::lround(cpu.user_pct / 100.0 * bar));
+    const int total = std::max(user, static_cast<int>(std::lround(busy / 100.0 * bar)));
+    std::string b(static_cast<std::size_t>(bar), ' ');
+    for (int i = 0; i < std::min(total, bar); ++i)
+      b[static_cast<std::size_t>(i)] = i < user ? '|' : '+';
+    auto text = fmt::format("cpu{:<3}[{}{:>4.0f}%]", cpu.cpu, b, busy);
+    text.resize(static_cast<std::size_t>(cell), ' ');
+    row += text;
+    if (++in_row == per_row) {
+      l.add(row);
+      row.clear();
+      in_row = 0;
+    }
+  }
+  if (!row.empty()) l.add(row);
+}
+
+void memory_lines(const Model& m, Lines& l) {
+  const auto& mem = m.memory;
+  l.add(fmt::format("MEM  used {}/{}  avail {}  cache {}  dirty {}", compact_bytes(mem.used),
+                    compact_bytes(mem.total), compact_bytes(mem.available),
+                    compact_bytes(mem.cache), compact_bytes(mem.dirty)));
+  l.add(fmt::format("SWAP used {}/{}  in {}B/s out {}B/s  majflt {}  minflt {}  refault {}",
+                    compact_bytes(mem.swap_used), compact_bytes(mem.swap_total),
+                    compact_bytes(mem.swap_in_bytes_s), compact_bytes(mem.swap_out_bytes_s),
+                    rate(mem.major_faults_s), rate(mem.minor_faults_s), rate(mem.refault_file_s)),
+        mem.swap_in_bytes_s > 0 ? Style::kWarn : Style::kNormal);
+  l.add(fmt::format("PSI  some/full  cpu {}  mem {}  io {}   (host)", pressure(m.pressure.cpu),
+                    pressure(m.pressure.memory), pressure(m.pressure.io)));
+}
+
+void device_lines(const Model& m, Lines& l) {
+  constexpr std::size_t kMax = 3;  // more would crowd out the processes on 24 lines
+  for (std::size_t i = 0; i < m.disks.size() && i < kMax; ++i) {
+    const auto& d = m.disks[i];
+    l.add(
+        fmt::format("DISK {:<8} read {}B/s write {}B/s  util {:.0f}%  await {:.1f}ms  "
+                    "queue {}",
+                    d.name, compact_bytes(d.read_bytes_s), compact_bytes(d.write_bytes_s),
+                    d.util_pct, d.await_ms, d.in_flight));
+  }
+  if (m.disks.size() > kMax) l.add(fmt::format("DISK +{} more", m.disks.size() - kMax));
+  for (std::size_t i = 0; i < m.net.size() && i < kMax; ++i) {
+    const auto& n = m.net[i];
+    l.add(fmt::format("NET  {:<8} rx {}B/s tx {}B/s  errors {}  drops {}", n.name,
+                      compact_bytes(n.rx_bytes_s), compact_bytes(n.tx_bytes_s), rate(n.errors_s),
+                      rate(n.dropped_s)));
+  }
+  if (m.net.size() > kMax) l.add(fmt::format("NET  +{} more", m.net.size() - kMax));
+}
+
+void gpu_lines(const Model& m, Lines& l, bool compact) {
+  if (compact && m.gpus.size() > 2) {
+    // One column per GPU, so that eight fit 80 columns in three rows.
+    std::string util = "GPU  util%  ", mem = "GPU  mem%   ", power = "GPU  W/C    ";
+    for (const auto& g : m.gpus) {
+      util += g.utilization_gpu_pct ? fmt::format("{:>8.0f}", *g.utilization_gpu_pct) : "       -";
+      const bool has_mem = g.memory_used_bytes && g.memory_total_bytes && *g.memory_total_bytes;
+      mem += has_mem ? fmt::format("{:>8.0f}", 100.0 * double(*g.memory_used_bytes) /
+                                                   double(*g.memory_total_bytes))
+                     : "       -";
+      power += fmt::format(
+          "{:>8}",
+          fmt::format("{}/{}", g.power_watts ? fmt::format("{:.0f}", *g.power_watts) : "-",
+                      g.temperature_celsius ? fmt::format("{}", *g.temperature_celsius) : "-"));
+    }
+    l.add(util);
+    l.add(mem);
+    l.add(power);
+    return;
+  }
+  for (const auto& g : m.gpus) {
+    std::string s = fmt::format("GPU{} ", g.index);
+    if (g.name) s += fmt::format("{} ", *g.name);
+    s += fmt::format("util {}  mem {}/{}", pct(g.utilization_gpu_pct),
+                     g.memory_used_bytes ? compact_bytes(double(*g.memory_used_bytes)) : "-",
+                     g.memory_total_bytes ? compact_bytes(double(*g.memory_total_bytes)) : "-");
+    if (g.power_watts) s += fmt::format("  {:.0f}W", *g.power_watts);
+    if (g.temperature_celsius) s += fmt::format("  {}C", *g.temperature_celsius);
+    if (g.sm_clock_mhz) s += fmt::format("  {}MHz", *g.sm_clock_mhz);
+    if (g.pcie_tx_bytes_s && g.pcie_rx_bytes_s)
+      s += fmt::format("  pcie tx {}B/s rx {}B/s", compact_bytes(*g.pcie_tx_bytes_s),
+                       compact_bytes(*g.pcie_rx_bytes_s));
+    if (!g.processes.empty()) s += fmt::format("  procs {}", g.processes.size());
+    l.add(s);
+  }
+}
+
+void cgroup_lines(const Model& m, Lines& l) {
+  if (!m.cgroup) return;
+  const auto& c = *m.cgroup;
+  std::string s = fmt::format("JOB  {} ({})  cpu {}", c.path, c.version, pct(c.cpu_pct));
+  if (c.cpu_quota_cpus) s += fmt::format(" quota {:.2f}", *c.cpu_quota_cpus);
+  s += fmt::format("  throttled {}", pct(c.throttled_pct));
+  l.add(s, c.throttled_pct && *c.throttled_pct > 10 ? Style::kWarn : Style::kNormal);
+  std::string mem = "JOB  mem ";
+  mem += c.memory_bytes ? compact_bytes(double(*c.memory_bytes)) : "-";
+  mem += c.memory_limit_bytes ? fmt::format("/{}", compact_bytes(double(*c.memory_limit_bytes)))
+                              : std::string("/unlimited");
+  if (c.memory_limit_pct) mem += fmt::format(" ({:.0f}%)", *c.memory_limit_pct);
+  if (c.failcnt_delta) mem += fmt::format("  limit hits {}", *c.failcnt_delta);
+  if (c.oom_kills_delta) mem += fmt::format("  oom kills {}", *c.oom_kills_delta);
+  mem += fmt::format("  psi cpu {} mem {} io {}", pressure(c.pressure.cpu),
+                     pressure(c.pressure.memory), pressure(c.pressure.io));
+  const bool warn = (c.oom_kills_delta && *c.oom_kills_delta > 0) ||
+                    (c.memory_limit_pct && *c.memory_limit_pct > 90);
+  l.add(mem, warn ? Style::kWarn : Style::kNormal);
+}
+
+double io_of(const ProcessModel& p) {
+  return p.read_bytes_s.value_or(0) + p.write_bytes_s.value_or(0);
+}
+
+}  // namespace
+
+std::vector<const ProcessModel*> ordered_processes(const Model& model, TopSort sort) {
+  std::vector<const ProcessModel*> out;
+  out.reserve(model.processes.size());
+  if (sort != TopSort::kTree) {
+    for (const auto& p : model.processes) out.push_back(&p);
+    const auto key = [sort](const ProcessModel* p) -> double {
+      switch (sort) {
+        case TopSort::kCpu:
+          return p->cpu_pct;
+        case TopSort::kMemory:
+          return static_cast<double>(p->rss_bytes);
+        case TopSort::kRunQueue:
+          return p->run_queue_pct.value_or(0);
+        case TopSort::kIo:
+          return io_of(*p);
+        default:
+          return -static_cast<double>(p->pid);
+      }
+    };
+    std::stable_sort(out.begin(), out.end(),
+                     [&](const auto* a, const auto* b) { return key(a) > key(b); });
+    return out;
+  }
+  // The tree: roots are those whose parent is not shown (the main process first), each
+  // followed by its children, depth first, by pid.
+  std::map<pid_t, std::vector<const ProcessModel*>> children;
+  std::map<pid_t, const ProcessModel*> by_pid;
+  for (const auto& p : model.processes) by_pid.emplace(p.pid, &p);
+  std::vector<const ProcessModel*> roots;
+  for (const auto& p : model.processes) {
+    if (p.pid != p.ppid && by_pid.contains(p.ppid))
+      children[p.ppid].push_back(&p);
+    else
+      roots.push_back(&p);
+  }
+  std::stable_sort(roots.begin(), roots.end(), [](const auto* a, const auto* b) {
+    return (a->role == monitor::Role::kMain) > (b->role == monitor::Role::kMain);
+  });
+  std::vector<const ProcessModel*> stack(roots.rbegin(), roots.rend());
+  while (!stack.empty() && out.size() < model.processes.size()) {
+    const auto* p = stack.back();
+    stack.pop_back();
+    out.push_back(p);
+    if (auto it = children.find(p->pid); it != children.end())
+      for (auto c = it->second.rbegin(); c != it->second.rend(); ++c) stack.push_back(*c);
+  }
+  return out;
+}
+
+std::vector<TopLine> top_view(const Model& model, const TopOptions& options) {
+  Lines l{{}, std::max(40, options.width)};
+  std::string when = "--:--:--";
+  if (model.wall_ns > 0)
+    if (auto t = text::format_time_ns(model.wall_ns, "%H:%M:%S", text::TimeZone::kLocal);
+        !t.empty())
+      when = std::move(t);
+  l.add(fmt::format("dltune top  {}  {}  every {:.1f}s  sort {}", options.title, when,
+                    model.interval_s, sort_name(options.sort)),
+        Style::kTitle);
+  for (const auto& n : options.notices) l.add(fmt::format("! {}", n), Style::kWarn);
+  const bool limited = options.height > 0;
+  cpu_lines(model, l, limited ? std::max(1, options.height / 8) : 1 << 20);
+  memory_lines(model, l);
+  device_lines(model, l);
+  gpu_lines(model, l, limited && options.height < 40);
+  cgroup_lines(model, l);
+
+  l.add(fmt::format("{:>7} {:<6} S {:>6} {:>5} {:>5} {:>6} {:>7} {:>7} {:>4} {}", "PID", "ROLE",
+                    "CPU%", "SYS%", "RUNQ%", "RSS", "MAJF/s", "IO/s", "THR", "COMMAND"),
+        Style::kHeader);
+  const auto procs = ordered_processes(model, options.sort);
+  // Rows left: the height less what is above, less the status line.
+  std::size_t room = procs.size();
+  if (options.height > 0) {
+    const int used = static_cast<int>(l.out.size()) + (options.status.empty() ? 0 : 1);
+    room = static_cast<std::size_t>(std::max(0, options.height - used));
+  }
+  std::map<pid_t, int> depth;
+  for (std::size_t i = 0; i < procs.size() && i < room; ++i) {
+    const auto& p = *procs[i];
+    int d = 0;
+    if (options.sort == TopSort::kTree)
+      if (auto it = depth.find(p.ppid); it != depth.end()) d = std::min(it->second + 1, 4);
+    depth[p.pid] = d;
+    const std::string cmd = p.cmdline.empty() ? fmt::format("[{}]", p.comm) : p.cmdline;
+    const std::string rates =
+        p.has_rates
+            ? fmt::format(
+                  "{:>6.1f} {:>5.1f} {:>5} {:>6} {:>7} {:>7}", p.cpu_pct, p.system_pct,
+                  p.run_queue_pct ? fmt::format("{:.1f}", *p.run_queue_pct) : std::string("-"),
+                  compact_bytes(double(p.rss_bytes)), rate(p.major_faults_s),
+                  p.read_bytes_s ? compact_bytes(io_of(p)) : std::string("-"))
+            : fmt::format("{:>6} {:>5} {:>5} {:>6} {:>7} {:>7}", "-", "-", "-",
+                          compact_bytes(double(p.rss_bytes)), "-", "-");
+    const Style style = p.role == monitor::Role::kMain     ? Style::kMain
+                        : p.role == monitor::Role::kWorker ? Style::kWorker
+                                                           : Style::kNormal;
+    l.add(fmt::format("{:>7} {:<6} {} {} {:>4} {}{}", p.pid,
+                      p.role == monitor::Role::kOther ? "" : monitor::role_name(p.role), p.state,
+                      rates, p.threads, std::string(static_cast<std::size_t>(d) * 2, ' '), cmd),
+          style);
+  }
+  if (procs.size() > room && room > 0) {
+    l.out.back() =
+        TopLine{fmt::format("  ... {} more processes", procs.size() - room + 1), Style::kNormal};
+  }
+  if (options.height > 0 && static_cast<int>(l.out.size()) > options.height - 1)
+    l.out.resize(static_cast<std::size_t>(std::max(1, options.height - 1)));
+  if (!options.status.empty()) l.add(options.status, Style::kHeader);
+  return l.out;
+}
+
+}  // namespace dltune::monitor

@@ -1,0 +1,58 @@
+#pragma once
+// Every key a profile may hold, listed once (explicit registration, no static constructors):
+// its area, and for the keys tune can change the planner of its kind. A sysctl needs no entry
+// of its own: the families ("vm.", "net.", ...) cover every name under /proc/sys, so adding a
+// sysctl to a profile is its TOML entry only. Adding a kind of setting is one file with its
+// planner (and change kind, when it writes something new) plus its line here.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.hpp"
+#include "settings/setting.hpp"
+
+namespace dltune::settings {
+
+struct KeySpec {
+  const char* key;   // exact key, or a prefix ending in '.' for a family ("vm.", "net.")
+  const char* area;  // "memory", "cpu", "storage", "network", "kernel", "limits", "gpu"
+  Planner plan;      // null: a check only (audit judges it, tune leaves it alone)
+  [[nodiscard]] bool family() const { return std::string_view(key).back() == '.'; }
+};
+
+// Exact keys first, the sysctl families last: a key belongs to the first spec that covers it.
+[[nodiscard]] const std::vector<KeySpec>& catalog();
+[[nodiscard]] const KeySpec* spec_for(std::string_view key);
+// For load_profile: a key is valid when the catalog covers it (a sysctl: a well-formed name).
+[[nodiscard]] Result<void> validate_key(const std::string& key);
+
+// The change kinds tune journals, by name ("sysctl", "sysfs", "cgroup", "file", "mount",
+// "nvml"); null for a name that is none of them.
+[[nodiscard]] const ChangeKind* change_kind(std::string_view name);
+
+// The planners, one per kind of setting (sysctl_setting.cpp, sysfs_setting.cpp,
+// mount_setting.cpp, limits_setting.cpp, gpu_setting.cpp).
+Result<void> plan_sysctl(PlanContext&, const ProfileEntry&, PlanItem&);
+Result<void> plan_thp(PlanContext&, const ProfileEntry&, PlanItem&);
+Result<void> plan_governor(PlanContext&, const ProfileEntry&, PlanItem&);
+Result<void> plan_read_ahead(PlanContext&, const ProfileEntry&, PlanItem&);
+Result<void> plan_mount(PlanContext&, const ProfileEntry&, PlanItem&);
+Result<void> plan_limits(PlanContext&, const ProfileEntry&, PlanItem&);
+Result<void> plan_gpu_persistence(PlanContext&, const ProfileEntry&, PlanItem&);
+
+// cgroup v1: the memory cgroups under /sys/fs/cgroup/memory, below the root group, whose
+// memory.swappiness is not `value` (they keep their own when vm.swappiness changes; new groups
+// inherit it): path of the memory.swappiness file -> its value now. At most `limit` groups are
+// looked at (deepest first is not promised).
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> memcg_swappiness_differing(
+    const host::Root& root, const std::string& value, std::size_t limit = 4096);
+
+// The change kinds, one per kind of target.
+extern const ChangeKind kSysctlChange;
+extern const ChangeKind kSysfsChange;
+extern const ChangeKind kCgroupChange;
+extern const ChangeKind kFileChange;
+extern const ChangeKind kMountChange;
+extern const ChangeKind kNvmlChange;
+
+}  // namespace dltune::settings

@@ -1,0 +1,30 @@
+#include "settings/dropins_text.hpp"
+
+#include "core/text.hpp"
+
+namespace dltune::settings::dropin_text {
+
+std::vector<std::string_view> lines(std::string_view text) {
+  return text::lines(text);
+}
+
+bool contains_line(std::string_view text, std::string_view line) {
+  for (auto l : lines(text))
+    if (l == line || (l.size() == line.size() + 1 && l.back() == '\r' && l.starts_with(line)))
+      return true;
+  return false;
+}
+
+bool comment_or_blank(std::string_view line, std::string_view comment_chars) {
+  const auto t = text::trim(line);
+  return t.empty() || comment_chars.find(t.front()) != std::string_view::npos;
+}
+
+std::string one_line(std::string_view value) {
+  std::string out(text::trim(value));
+  for (char& c : out)
+    if (c == '\n' || c == '\r') c = ' ';
+  return out;
+}
+
+}  // namespace dltune::settings::dropin_text

@@ -1,0 +1,189 @@
+// Loading profiles: built-in, /etc/dltune/profiles/NAME.toml or a file; includes resolved and
+// merged in order (child overrides in place, `drop = true` removes).
+#include "settings/profile.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/embedded.hpp"
+
+namespace dltune::settings {
+namespace {
+
+constexpr std::size_t kMaxProfileBytes = 1u << 20;
+constexpr std::size_t kMaxIncludeDepth = 16;
+constexpr std::string_view kUserDir = "/etc/dltune/profiles/";
+
+// A profile's text and where it came from.
+struct Source {
+  std::string id;     // the name, or the path of a file: what a cycle is made of
+  std::string label;  // how errors name it: "/etc/dltune/profiles/site.toml"
+  std::string text;
+};
+
+bool valid_name(std::string_view name) {
+  if (name.empty() || name.size() > 64 || name.front() == '.' || name.front() == '-') return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+          c == '-' || c == '.'))
+      return false;
+  return true;
+}
+
+// A built-in, else /etc/dltune/profiles/NAME.toml of the host.
+Result<Source> find_named(const std::string& name, const host::Root& root) {
+  if (!valid_name(name))
+    return fail("not a profile name (letters, digits, '_', '-', '.'; a file needs a '/'):", name);
+  if (const auto text = builtin_profile_text(name))
+    return Source{name, fmt::format("<built-in>/{}.toml", name), std::string(*text)};
+  const std::string path = fmt::format("{}{}.toml", kUserDir, name);
+  auto text = root.read(path, kMaxProfileBytes + 1);
+  if (!text) return tl::unexpected(text.error());
+  if (!*text) {
+    std::string hint;
+    if (name.ends_with(".toml")) hint = fmt::format("; for a file, write ./{}", name);
+    return fail(fmt::format("no such profile (built in: {}; or {}NAME.toml{}):",
+                            fmt::join(builtin_profiles(), ", "), kUserDir, hint),
+                name);
+  }
+  if ((*text)->size() > kMaxProfileBytes)
+    return fail("profile larger than 1 MiB:", root.outside(path));
+  return Source{name, path, std::move(**text)};
+}
+
+// The user's own file on this machine (not a host file: `-p FILE`).
+Result<Source> read_local(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status))
+    return fail("cannot read profile", path, ec ? ec.value() : ENOENT);
+  if (!std::filesystem::is_regular_file(status))
+    return fail("profile is not a regular file:", path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail("cannot read profile", path, errno);
+  std::string text(kMaxProfileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) return fail("cannot read profile", path, errno);
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxProfileBytes) return fail("profile larger than 1 MiB:", path);
+  return Source{path, path, std::move(text)};
+}
+
+class Loader {
+ public:
+  Loader(const host::Root& root, const KeyValidator& validate) : root_(root), validate_(validate) {}
+
+  // Parses `src`, merges its includes and then itself into `merged_`; returns the parsed file.
+  Result<Profile> load(const Source& src) {
+    auto p = parse_profile(src.text, src.label, validate_);
+    if (!p) return p;
+    stack_.push_back(src.id);
+    for (const auto& inc : p->includes) {
+      if (auto ok = include(inc, src); !ok) return tl::unexpected(ok.error());
+    }
+    if (auto ok = merge(*p, src); !ok) return tl::unexpected(ok.error());
+    stack_.pop_back();
+    done_.insert(src.id);
+    return p;
+  }
+
+  Profile take() { return std::move(merged_); }
+
+ private:
+  Result<void> include(const std::string& name, const Source& from) {
+    if (std::find(stack_.begin(), stack_.end(), name) != stack_.end()) {
+      auto chain =
+          std::vector<std::string>(std::find(stack_.begin(), stack_.end(), name), stack_.end());
+      chain.push_back(name);
+      return fail(fmt::format("{}: include cycle:", from.label),
+                  fmt::format("{}", fmt::join(chain, " -> ")));
+    }
+    // Included twice (a diamond): merged once, where it first came, so that a later profile's
+    // override is not undone.
+    if (done_.contains(name)) return {};
+    if (stack_.size() >= kMaxIncludeDepth)
+      return fail(fmt::format("{}: includes nested deeper than {}:", from.label, kMaxIncludeDepth),
+                  name);
+    auto src = find_named(name, root_);
+    if (!src) {
+      return fail(fmt::format("{}: include \"{}\": {}", from.label, name, src.error().message()));
+    }
+    auto p = load(*src);
+    if (!p) return tl::unexpected(p.error());
+    return {};
+  }
+
+  Result<void> merge(const Profile& p, const Source& src) {
+    auto& entries = merged_.entries;
+    for (const auto& e : p.entries) {
+      auto it = std::find_if(entries.begin(), entries.end(),
+                             [&](const ProfileEntry& m) { return m.key == e.key; });
+      if (it != entries.end())
+        *it = e;  // in place: the key keeps the position of its first definition
+      else
+        entries.push_back(e);
+    }
+    for (const auto& key : p.drops) {
+      auto it = std::find_if(entries.begin(), entries.end(),
+                             [&](const ProfileEntry& m) { return m.key == key; });
+      // A drop of something no included profile sets is most likely a misspelt key.
+      if (it == entries.end())
+        return fail(
+            fmt::format("{}: setting \"{}\": drop = true, but no included profile sets "
+                        "it",
+                        src.label, key));
+      entries.erase(it);
+    }
+    merged_.chain.push_back(p.name);
+    return {};
+  }
+
+  const host::Root& root_;
+  const KeyValidator& validate_;
+  std::vector<std::string> stack_;
+  std::set<std::string, std::less<>> done_;
+  Profile merged_;
+};
+
+}  // namespace
+
+const ProfileEntry* Profile::find(std::string_view key) const {
+  for (const auto& e : entries)
+    if (e.key == key) return &e;
+  return nullptr;
+}
+
+std::vector<std::string> builtin_profiles() {
+  std::vector<std::string> names;
+  for (const auto& f : embedded_profiles()) names.emplace_back(f.name);
+  return names;
+}
+
+std::optional<std::string_view> builtin_profile_text(std::string_view name) {
+  for (const auto& f : embedded_profiles())
+    if (f.name == name) return f.text;
+  return std::nullopt;
+}
+
+Result<Profile> load_profile(std::string_view name_or_path, const host::Root& root,
+                             const KeyValidator& validate) {
+  const std::string arg(name_or_path);
+  auto src = arg.find('/') != std::string::npos ? read_local(arg) : find_named(arg, root);
+  if (!src) return tl::unexpected(src.error());
+  Loader loader(root, validate);
+  auto top = loader.load(*src);
+  if (!top) return tl::unexpected(top.error());
+  Profile merged = loader.take();
+  merged.name = top->name;
+  merged.description = top->description;
+  merged.includes = top->includes;
+  merged.drops = top->drops;
+  return merged;
+}
+
+}  // namespace dltune::settings

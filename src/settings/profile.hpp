@@ -1,0 +1,84 @@
+#pragma once
+// Profiles: what a training host should look like (DESIGN.md §2). TOML under profiles/,
+// compiled into the binary; user profiles in /etc/dltune/profiles/NAME.toml or a file.
+//
+// OWNER: profile helper (interface fixed by the lead; extend, do not rename).
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.hpp"
+#include "host/root.hpp"
+
+namespace dltune::settings {
+
+// What a value must be: exactly one value, at least a number, or one of a set.
+// TOML: value = 10 | value = "madvise" | value = true | value = ">= 16777216" |
+//       value = ["always", "madvise"]
+struct Expected {
+  enum class Kind { kExact, kAtLeast, kOneOf };
+  Kind kind = Kind::kExact;
+  std::vector<std::string> values;  // kExact: 1, kAtLeast: 1 (a decimal number), kOneOf: >= 1
+
+  // Whether `actual` satisfies it. kExact/kOneOf compare whitespace-normalised text, and numbers
+  // numerically ("10" == "10\n"); kAtLeast compares as unsigned integers ("unlimited" is at least
+  // anything). A non-number for kAtLeast never matches.
+  [[nodiscard]] bool matches(std::string_view actual) const;
+  // "10", ">= 16777216", "one of always, madvise"
+  [[nodiscard]] std::string text() const;
+  // An exact boolean ("true", "1", "yes", "on"; "false", "0", "no", "off", any case); nullopt
+  // for anything else.
+  [[nodiscard]] std::optional<bool> as_bool() const;
+};
+
+// The text form of a value: ">= N" (or ">=N") is a minimum, anything else is exact. Refuses an
+// empty value and a minimum that is not an unsigned decimal number.
+[[nodiscard]] Result<Expected> parse_expected(std::string_view text);
+
+// One key of a profile.
+struct ProfileEntry {
+  std::string key;  // "vm.swappiness", "thp.enabled", "shm.size", ...
+  Expected expected;
+  std::optional<int> field;          // 1-based field of a multi-field value (tcp_rmem max = 3)
+  std::string severity = "warn";     // severity when `expected` is not met: info|warn|critical
+  std::optional<Expected> critical;  // when even this is not met, the finding is critical
+  std::string reason;                // one short paragraph a user can read
+  std::string source;                // where the advice comes from (doc, measurement)
+  std::string origin;                // the profile that set it (after includes)
+};
+
+struct Profile {
+  std::string name;
+  std::string description;
+  std::vector<std::string> chain;     // include order, this profile last
+  std::vector<ProfileEntry> entries;  // in order: included profiles' first, overridden in place
+  // As written in this profile's own file: its [profile] include list and the keys it drops
+  // (`drop = true`), in file order. load_profile has applied them to `entries`.
+  std::vector<std::string> includes;
+  std::vector<std::string> drops;
+  [[nodiscard]] const ProfileEntry* find(std::string_view key) const;
+};
+
+// Checks that a key names something dltune knows (a sysctl under /proc/sys, a known sysfs
+// setting, a limit or a check); refuses anything else with the key named.
+using KeyValidator = std::function<Result<void>(const std::string& key)>;
+
+// The built-in profile names ("defaults", "distributed", "training").
+[[nodiscard]] std::vector<std::string> builtin_profiles();
+// The TOML text of a built-in profile (profiles/NAME.toml as compiled in); empty when unknown.
+[[nodiscard]] std::optional<std::string_view> builtin_profile_text(std::string_view name);
+
+// Loads a profile by name (built-in, then /etc/dltune/profiles/NAME.toml through `root`) or, when
+// `name_or_path` contains a '/', from that file on this machine. Resolves `include`s (cycles
+// are errors), merges in order (child overrides, `drop = true` removes), validates every key
+// with `validate`. Errors name the file, line and column (syntax) or the key (content).
+[[nodiscard]] Result<Profile> load_profile(std::string_view name_or_path, const host::Root& root,
+                                           const KeyValidator& validate);
+
+// Parses one profile's TOML text (no includes resolved); `origin` names it in errors.
+[[nodiscard]] Result<Profile> parse_profile(std::string_view toml_text, std::string_view origin,
+                                            const KeyValidator& validate);
+
+}  // namespace dltune::settings

@@ -1,0 +1,109 @@
+// Values in sysfs that tune changes: transparent huge pages, the CPU frequency governor and the
+// read-ahead of the disks under the training data. Their boot-time form is a tmpfiles.d line.
+#include <fmt/format.h>
+
+#include "core/text.hpp"
+#include "settings/catalog.hpp"
+#include "settings/data_paths.hpp"
+
+namespace dltune::settings {
+
+namespace {
+
+constexpr const char* kThpDir = "/sys/kernel/mm/transparent_hugepage/";
+constexpr const char* kGovernorGlob = "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor";
+
+}  // namespace
+
+Result<void> plan_thp(PlanContext& context, const ProfileEntry& e, PlanItem& item) {
+  const bool enabled = e.key == "thp.enabled";
+  const auto& memory = context.facts.memory;
+  const auto& choice = enabled ? memory.thp_enabled : memory.thp_defrag;
+  if (!choice || !choice->selected) {
+    item.status = PlanItem::Status::kNotApplicable;
+    item.summary = "no transparent huge pages in this kernel";
+    return {};
+  }
+  const std::string path = std::string(kThpDir) + (enabled ? "enabled" : "defrag");
+  const auto target = target_value(e.expected, *choice->selected, std::nullopt);
+  context.persisted.sysfs[path] = target.value_or(*choice->selected);
+  if (!target) {
+    item.status = PlanItem::Status::kAlreadyOk;
+    item.summary = "already " + *choice->selected;
+    return {};
+  }
+  item.status = PlanItem::Status::kChange;
+  item.summary = fmt::format("{} -> {}", *choice->selected, *target);
+  item.changes.push_back({e.key, "sysfs", path, *choice->selected, *target, false});
+  return {};
+}
+
+Result<void> plan_governor(PlanContext& context, const ProfileEntry& e, PlanItem& item) {
+  const auto& governors = context.facts.cpu.governors;
+  if (governors.empty()) {
+    item.status = PlanItem::Status::kNotApplicable;
+    item.summary = "no cpufreq on this host";
+    return {};
+  }
+  if (e.expected.values.empty()) return {};
+  // At boot every CPU gets it (tmpfiles.d's w lines take a glob).
+  const auto& first = governors.begin()->first;
+  context.persisted.sysfs[kGovernorGlob] =
+      e.expected.matches(first) && governors.size() == 1 ? first : e.expected.values.front();
+  std::vector<std::string> from;
+  std::string target_gov;
+  for (const auto& [gov, cpus] : governors) {
+    const auto target = target_value(e.expected, gov, std::nullopt);
+    if (!target) continue;
+    target_gov = *target;
+    from.push_back(fmt::format("{} on CPUs {}", gov, text::format_cpu_list(cpus)));
+    for (int cpu : cpus)
+      item.changes.push_back(
+          {e.key, "sysfs",
+           fmt::format("/sys/devices/system/cpu/cpu{}/cpufreq/scaling_governor", cpu), gov, *target,
+           false});
+  }
+  if (item.changes.empty()) {
+    item.status = PlanItem::Status::kAlreadyOk;
+    item.summary = "already " + e.expected.text() + " on every CPU";
+    return {};
+  }
+  item.status = PlanItem::Status::kChange;
+  item.summary = fmt::format("{} -> {}", fmt::join(from, ", "), target_gov);
+  return {};
+}
+
+Result<void> plan_read_ahead(PlanContext& context, const ProfileEntry& e, PlanItem& item) {
+  const auto paths = context.data_paths.empty() ? default_data_paths() : context.data_paths;
+  auto& persisted = context.persisted.sysfs;
+  std::vector<std::string> from, ok;
+  for (const auto& d : data_file_systems(context.root, context.facts, paths)) {
+    if (!d.disk) continue;
+    const std::string path = "/sys/block/" + *d.disk + "/queue/read_ahead_kb";
+    if (persisted.count(path)) continue;  // two file systems on one disk
+    const auto current = read_trimmed(context.root, path);
+    if (!current) continue;
+    const auto target = target_value(e.expected, *current, std::nullopt);
+    persisted[path] = target.value_or(*current);
+    if (!target) {
+      ok.push_back(fmt::format("{} {} KiB", *d.disk, *current));
+      continue;
+    }
+    from.push_back(fmt::format("{} {} -> {} KiB", *d.disk, *current, *target));
+    item.changes.push_back({e.key, "sysfs", path, *current, *target, false});
+  }
+  if (item.changes.empty()) {
+    item.status = ok.empty() ? PlanItem::Status::kNotApplicable : PlanItem::Status::kAlreadyOk;
+    item.summary = ok.empty() ? "no disk under the data paths' file systems"
+                              : fmt::format("already {}", fmt::join(ok, ", "));
+    return {};
+  }
+  item.status = PlanItem::Status::kChange;
+  item.summary = text::join(from, ", ");
+  item.notes.push_back(
+      "disk names (sda, nvme0n1) can change between boots; the persistent line names the disk as "
+      "it is now");
+  return {};
+}
+
+}  // namespace dltune::settings

@@ -1,0 +1,206 @@
+// The top view as text: what fits 80x24, the job's tree, the compact forms for big hosts.
+#include "monitor/top_view.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace dltune;
+using monitor::Model;
+using monitor::ProcessModel;
+using monitor::Role;
+
+namespace {
+
+ProcessModel proc(pid_t pid, pid_t ppid, Role role, double cpu, std::string cmd) {
+  ProcessModel p;
+  p.pid = pid;
+  p.ppid = ppid;
+  p.role = role;
+  p.state = 'R';
+  p.has_rates = true;
+  p.cpu_pct = cpu;
+  p.rss_bytes = 100u << 20;
+  p.threads = 3;
+  p.comm = "python3";
+  p.cmdline = std::move(cmd);
+  p.run_queue_pct = 12.5;
+  return p;
+}
+
+Model job_model(int extra_processes) {
+  Model m;
+  m.has_rates = true;
+  m.interval_s = 1;
+  m.wall_ns = 1'700'000'000'000'000'000;
+  m.cpu.user_pct = 60;
+  m.cpu.system_pct = 5;
+  m.cpu.idle_pct = 35;
+  for (int c = 0; c < 2; ++c) {
+    monitor::CpuModel cpu;
+    cpu.cpu = c;
+    cpu.user_pct = 50.0 + c * 40;
+    cpu.idle_pct = 50.0 - c * 40;
+    m.cpus.push_back(cpu);
+  }
+  m.memory.total = 8ull << 30;
+  m.memory.used = 3ull << 30;
+  monitor::DiskModel d;
+  d.name = "vda";
+  d.read_bytes_s = 1.5 * (1 << 20);
+  m.disks.push_back(d);
+  m.cgroup = monitor::CgroupModel{};
+  m.cgroup->path = "/dltune/run-1";
+  m.cgroup->version = "v1";
+  m.cgroup->cpu_pct = 150;
+  m.cgroup->memory_bytes = 1ull << 30;
+  m.cgroup->memory_limit_bytes = 4ull << 30;
+  m.cgroup->memory_limit_pct = 25;
+  // pids in an order that is not the tree's: a worker of the main (1000) has a lower pid than a
+  // shell started by the main, and the shell has a child of its own.
+  m.processes.push_back(proc(990, 1, Role::kOther, 1, "unrelated"));
+  m.processes.push_back(proc(1000, 1, Role::kMain, 98, "python3 train.py"));
+  m.processes.push_back(proc(1001, 1000, Role::kWorker, 45, "python3 train.py"));
+  m.processes.push_back(proc(1003, 1002, Role::kChild, 0, "sleep 100"));
+  m.processes.push_back(proc(1002, 1000, Role::kChild, 0, "sh -c sleep 100"));
+  for (int i = 0; i < extra_processes; ++i)
+    m.processes.push_back(proc(2000 + i, 1000, Role::kWorker, i, "python3 train.py"));
+  std::sort(m.processes.begin(), m.processes.end(),
+            [](const auto& a, const auto& b) { return a.pid < b.pid; });
+  return m;
+}
+
+std::vector<std::string> texts(const std::vector<monitor::TopLine>& lines) {
+  std::vector<std::string> out;
+  for (const auto& l : lines) out.push_back(l.text);
+  return out;
+}
+
+int line_of(const std::vector<std::string>& lines, const std::string& needle) {
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].find(needle) != std::string::npos) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace
+
+TEST(TopView, FitsEightyByTwentyFourWithTheJobTreeInOrder) {
+  monitor::TopOptions o;
+  o.title = "host  pid 1000";
+  o.status = "q quit";
+  const auto lines = monitor::top_view(job_model(0), o);
+  ASSERT_LE(lines.size(), 24u);
+  for (const auto& l : lines) EXPECT_LE(l.text.size(), 80u) << l.text;
+  const auto t = texts(lines);
+  EXPECT_NE(line_of(t, "dltune top  host  pid 1000"), -1);
+  EXPECT_NE(line_of(t, "JOB  /dltune/run-1 (v1)  cpu 150.0%"), -1);
+  EXPECT_NE(line_of(t, "1.0G/4.0G (25%)"), -1);
+  EXPECT_NE(line_of(t, "DISK vda      read 1.5MB/s"), -1);
+  // The tree: main, its worker, the shell, the shell's child (indented further), then the rest.
+  const int main_row = line_of(t, "   1000 main");
+  const int worker = line_of(t, "   1001 worker");
+  const int shell = line_of(t, "   1002 child");
+  const int sleeper = line_of(t, "   1003 child");
+  const int other = line_of(t, "    990 ");
+  ASSERT_NE(main_row, -1);
+  EXPECT_LT(main_row, worker);
+  EXPECT_LT(worker, shell);
+  EXPECT_LT(shell, sleeper);
+  EXPECT_LT(sleeper, other);
+  EXPECT_NE(t[static_cast<std::size_t>(shell)].find("  sh -c sleep 1"), std::string::npos)
+      << t[static_cast<std::size_t>(shell)];
+  EXPECT_NE(t[static_cast<std::size_t>(sleeper)].find("    sleep 100"), std::string::npos);
+  EXPECT_EQ(lines[static_cast<std::size_t>(main_row)].style, monitor::Style::kMain);
+  EXPECT_EQ(lines[static_cast<std::size_t>(worker)].style, monitor::Style::kWorker);
+  EXPECT_EQ(t.back(), "q quit");
+}
+
+TEST(TopView, SaysHowManyProcessesDidNotFitAndUsesATallerTerminal) {
+  monitor::TopOptions o;
+  o.status = "keys";
+  const auto small = texts(monitor::top_view(job_model(40), o));
+  ASSERT_EQ(small.size(), 24u);
+  const int more = line_of(small, "more processes");
+  ASSERT_NE(more, -1);
+  // Shown rows + the hidden count = all 45.
+  const int header = line_of(small, "    PID ROLE");
+  const int shown = more - header - 1;
+  EXPECT_EQ(small[static_cast<std::size_t>(more)],
+            "  ... " + std::to_string(45 - shown) + " more processes");
+  o.height = 60;
+  o.width = 160;
+  const auto tall = texts(monitor::top_view(job_model(80), o));
+  EXPECT_EQ(tall.size(), 60u);
+  EXPECT_GT(line_of(tall, "more processes"), more);
+  EXPECT_EQ(texts(monitor::top_view(job_model(40), o)).size(), 56u) << "all 45 fit: no filler";
+  o.height = 0;  // --once: everything
+  const auto all = texts(monitor::top_view(job_model(40), o));
+  EXPECT_EQ(line_of(all, "more processes"), -1);
+  EXPECT_NE(line_of(all, "   2039 worker"), -1);
+}
+
+TEST(TopView, SortsByTheKeyAsked) {
+  const auto m = job_model(3);
+  const auto by_cpu = monitor::ordered_processes(m, monitor::TopSort::kCpu);
+  ASSERT_EQ(by_cpu.size(), m.processes.size());
+  EXPECT_EQ(by_cpu[0]->pid, 1000);  // 98%
+  EXPECT_EQ(by_cpu[1]->pid, 1001);  // 45%
+  const auto by_pid = monitor::ordered_processes(m, monitor::TopSort::kPid);
+  EXPECT_EQ(by_pid.front()->pid, 990);
+  EXPECT_EQ(by_pid.back()->pid, 2002);
+  const auto tree = monitor::ordered_processes(m, monitor::TopSort::kTree);
+  EXPECT_EQ(tree.size(), m.processes.size());  // nobody lost, nobody twice
+  EXPECT_EQ(tree[0]->pid, 1000);
+}
+
+TEST(TopView, ManyCpusAndGpusTakeCompactForms) {
+  Model m = job_model(0);
+  m.cpus.clear();
+  for (int c = 0; c < 128; ++c) {
+    monitor::CpuModel cpu;
+    cpu.cpu = c;
+    cpu.user_pct = c < 64 ? 100 : 0;  // half busy: '#', half idle: '.'
+    cpu.idle_pct = 100 - cpu.user_pct;
+    m.cpus.push_back(cpu);
+  }
+  for (unsigned g = 0; g < 8; ++g) {
+    monitor::GpuModel gpu;
+    gpu.index = g;
+    gpu.utilization_gpu_pct = 10.0 * g;
+    gpu.memory_used_bytes = 40ull << 30;
+    gpu.memory_total_bytes = 80ull << 30;
+    gpu.power_watts = 300;
+    gpu.temperature_celsius = 60;
+    m.gpus.push_back(gpu);
+  }
+  monitor::TopOptions o;
+  const auto t = texts(monitor::top_view(m, o));
+  ASSERT_LE(t.size(), 24u);
+  const int cpus = line_of(t, "cpu0");
+  ASSERT_NE(cpus, -1);
+  EXPECT_NE(t[static_cast<std::size_t>(cpus)].find("################"), std::string::npos);
+  EXPECT_NE(line_of(t, "cpu68"), -1);  // the second row starts at CPU 68 (68 per 80 columns)
+  const int util = line_of(t, "GPU  util%");
+  ASSERT_NE(util, -1);
+  EXPECT_NE(t[static_cast<std::size_t>(util)].find("      70"), std::string::npos);
+  EXPECT_NE(line_of(t, "GPU  mem%         50"), -1);
+  EXPECT_NE(line_of(t, "   1000 main"), -1);  // the job still shows
+}
+
+TEST(TopView, FirstSampleShowsNoRates) {
+  Model m = job_model(0);
+  for (auto& p : m.processes) p.has_rates = false;
+  const auto t = texts(monitor::top_view(m, monitor::TopOptions{}));
+  const int main_row = line_of(t, "   1000 main");
+  ASSERT_NE(main_row, -1);
+  EXPECT_EQ(t[static_cast<std::size_t>(main_row)].find("98.0"), std::string::npos);
+  EXPECT_NE(t[static_cast<std::size_t>(main_row)].find("     -"), std::string::npos);
+}
+
+TEST(TopView, CompactBytes) {
+  EXPECT_EQ(monitor::compact_bytes(0), "0");
+  EXPECT_EQ(monitor::compact_bytes(1000), "1000");
+  EXPECT_EQ(monitor::compact_bytes(1536), "1.5K");
+  EXPECT_EQ(monitor::compact_bytes(300.0 * 1024 * 1024), "300M");
+  EXPECT_EQ(monitor::compact_bytes(-5), "0");
+}
