@@ -1,6 +1,6 @@
 #pragma once
-// Rules: how each profile key is judged against a host's facts (CONVENTIONS.md 8: one explicit
-// table, no static registration).
+// Rules: how each profile key is judged against a host's facts (CONTRIBUTING.md, convention 8: one
+// explicit table, no static registration).
 #include <string>
 #include <vector>
 

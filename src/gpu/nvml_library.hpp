@@ -1,5 +1,6 @@
 #pragma once
-// libnvidia-ml loaded with dlopen through a table of symbols (DESIGN.md §2, CONVENTIONS.md 7).
+// libnvidia-ml loaded with dlopen through a table of symbols (docs/architecture.md,
+// CONTRIBUTING.md, convention 7).
 //
 // Each symbol lists its versioned names newest first and is required or optional. The version
 // that resolved is remembered, so the caller passes the struct layout of that version and no

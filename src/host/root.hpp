@@ -1,11 +1,11 @@
 #pragma once
-// host::Root: the one door to host files (DESIGN.md §2, CONVENTIONS.md 1).
+// host::Root: the one door to host files (docs/architecture.md, CONTRIBUTING.md, convention 1).
 //
 // Every host path dltune reads goes through a Root. `Root()` is the live host; `Root::at(dir)`
 // is a host tree elsewhere (a capture, a fixture, a mounted disk). Paths are absolute host paths
 // ("/proc/meminfo"), always in normal form, and must fall under a known location; symbolic links
 // are followed inside the root, as a chroot would, so an absolute link in a capture never escapes
-// it. A missing file is an empty optional, not an error (CONVENTIONS.md 3).
+// it. A missing file is an empty optional, not an error (CONTRIBUTING.md, convention 3).
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -108,7 +108,7 @@ class Root {
   // `path` with every link in it followed (inside the root).
   [[nodiscard]] Result<std::optional<std::string>> resolve(std::string_view path) const;
 
-  // Writing (DESIGN.md §2). Only the settings dltune changes can be written: see
+  // Writing (docs/architecture.md). Only the settings dltune changes can be written: see
   // is_writable_setting / is_writable_file; anything else is refused before any I/O.
   //
   // A kernel setting (/proc/sys, the known sysfs files): written in one write(2), then read

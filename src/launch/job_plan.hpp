@@ -17,7 +17,7 @@
 
 namespace dltune::launch {
 
-// The allocator the job gets (MEASUREMENTS.md: glibc's defaults cost a CPU DataLoader job ×3.6
+// The allocator the job gets (docs/measurements.md: glibc's defaults cost a CPU DataLoader job ×3.6
 // from page faults of tensors freed and allocated every step; glibc-tuned and tcmalloc recover it,
 // jemalloc only with decay off).
 enum class Allocator { kGlibcTuned, kTcmalloc, kJemalloc, kDefault };

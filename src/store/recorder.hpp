@@ -4,8 +4,8 @@
 // sample delays the next one but never shifts the whole series; a sample that starts more than
 // half an interval late is counted as late.
 //
-// Library code does not print (CONVENTIONS.md 5): notices from the sampler go to a callback that
-// the command layer owns.
+// Library code does not print (CONTRIBUTING.md, convention 5): notices from the sampler go to a
+// callback that the command layer owns.
 #include <atomic>
 #include <cstdint>
 #include <functional>

@@ -1,5 +1,5 @@
 #pragma once
-// Recordings: Samples in a SQLite file (issue 6, DESIGN.md §2 "record → SQLite").
+// Recordings: Samples in a SQLite file (issue 6, docs/architecture.md "record → SQLite").
 //
 // Counters are stored raw, as the Sample holds them; rates come from Model::from on read, so a
 // recording replayed shows exactly what `top` showed live. The schema is versioned

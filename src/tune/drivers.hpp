@@ -1,6 +1,7 @@
 #pragma once
-// How tune reads and writes one change of each kind (DESIGN.md §2 "Setting"): the transaction
-// code journals, verifies and rolls back; a driver only reads the value now and writes a new one.
+// How tune reads and writes one change of each kind (docs/architecture.md "Setting"): the
+// transaction code journals, verifies and rolls back; a driver only reads the value now and writes
+// a new one.
 //
 //   kind     target                                   value
 //   sysctl   /proc/sys/vm/swappiness                  the file's text ("60")

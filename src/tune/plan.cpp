@@ -68,7 +68,7 @@ std::optional<std::string> read_trimmed(const host::Root& root, const std::strin
   return r ? *r : std::nullopt;
 }
 
-// cgroup v1: the memory cgroups that keep their own swappiness (MEASUREMENTS.md).
+// cgroup v1: the memory cgroups that keep their own swappiness (docs/measurements.md).
 void plan_memcg_swappiness(const host::Root& root, const std::string& value, bool set,
                            PlanItem& item) {
   const auto groups = memcg_swappiness_differing(root, value);
@@ -118,7 +118,7 @@ Result<void> plan_sysctl(const host::Root& root, const inventory::HostFacts& fac
   item.status = PlanItem::Status::kChange;
   item.summary = fmt::format("{} -> {}", *current, *target);
   // Writing a ratio zeroes the matching *_bytes, and *_bytes=0 cannot be written back (EINVAL,
-  // shared/MEASUREMENTS.md): journal the bytes value first so that rollback restores it.
+  // docs/measurements.md): journal the bytes value first so that rollback restores it.
   static const std::map<std::string, std::string> kRatioToBytes = {
       {"vm.dirty_ratio", "vm.dirty_bytes"},
       {"vm.dirty_background_ratio", "vm.dirty_background_bytes"}};

@@ -1,7 +1,7 @@
 // `dltune bench` and `dltune compare` on this host (issue 10): real tune transactions, real
 // `dltune run` cgroups, real jobs. A setting that really matters must be found (THP `always`
 // against `never` for a PyTorch job on glibc's default allocator: about 2x here, measured in
-// shared/MEASUREMENTS.md; a CPU quota), a setting that cannot matter must come out as "no
+// docs/measurements.md; a CPU quota), a setting that cannot matter must come out as "no
 // measurable effect", and Ctrl-C must leave the host as it was. Each test uses a journal of its
 // own (--state-dir) and checks that every value it touched is back.
 #include <fcntl.h>
@@ -216,7 +216,7 @@ TEST(BenchLive, ThpAlwaysAgainstNeverFindsTheEffectOnGlibcsDefaultAllocator) {
   const auto never = d.profile("thp-never", "thp.enabled", "\"never\"");
   const auto always = d.profile("thp-always", "thp.enabled", "\"always\"");
   // Large tensors on glibc's default allocator: every step maps fresh memory, which THP
-  // `always` backs with huge pages (shared/MEASUREMENTS.md: x2.1).
+  // `always` backs with huge pages (docs/measurements.md: x2.1).
   // 4 rounds: a Student-t interval with 3 degrees of freedom, which holds a x2 effect clear
   // of 1 unless the pairs' log ratios spread by more than 0.4 (they spread 0.1-0.2 here).
   const auto r = d.bench(

@@ -323,7 +323,7 @@ TEST(ProfileLive, AMemoryLimitBelowTheDatasetPushesOutThePageCache) {
   data.evict();
   const auto r = profile_command({"--memory=400M"},
                                  {"--workers", "2", "--data", data.path(), "--seconds", "9"});
-  // On this fast virtio disk the evicted files come back quickly (MEASUREMENTS.md: x0.89), so
+  // On this fast virtio disk the evicted files come back quickly (docs/measurements.md: x0.89), so
   // whether the job waits long enough to call it a bottleneck varies from run to run (one CI run
   // in four did not). What must hold: the limit and the refaults are seen, and the verdict is
   // this class, or, when the waits were too short, an honest "inconclusive" whose nearest rule is

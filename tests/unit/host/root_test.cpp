@@ -365,7 +365,7 @@ TEST_F(TreeTest, WriteAtomicReplacesWholeAndLeavesNoTemporaryFile) {
 
 TEST(RootWrites, TheKernelsRefusalCarriesItsErrno) {
   if (::geteuid() != 0) GTEST_SKIP() << "writing /proc/sys needs root";
-  // vm.dirty_bytes=0 is refused by the kernel (shared/MEASUREMENTS.md): EINVAL, value unchanged.
+  // vm.dirty_bytes=0 is refused by the kernel (docs/measurements.md): EINVAL, value unchanged.
   Root r;
   const auto before = **r.read("/proc/sys/vm/dirty_bytes");
   auto e = r.write_virtual("/proc/sys/vm/dirty_bytes", "0");
