@@ -1,5 +1,5 @@
 #pragma once
-// The signals that `dltune profile` reasons with (issue 8), one value per signal per sample,
+// The signals that `dltune profile` reasons with, one value per signal per sample,
 // computed from the Model of two consecutive Samples (so profile agrees with top, record, serve
 // and report) and the job's processes in them (main, DataLoader workers, other children).
 //

@@ -48,12 +48,12 @@ enum class Sym : std::size_t {
   kNvLinkRemotePciInfo,
   kHandleByUuid,
   kSetPersistenceMode,
-  // The sampler's (monitor::GpuCollector, issue 6).
+  // The sampler's (monitor::GpuCollector).
   kUtilizationRates,
   kPcieThroughput,
   kTotalEnergy,
   kComputeProcesses,
-  // serve's (issue 7): the PCIe replay counter and Xid events.
+  // serve's: the PCIe replay counter and Xid events.
   kPcieReplayCounter,
   kEventSetCreate,
   kRegisterEvents,

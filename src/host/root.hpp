@@ -37,7 +37,7 @@ struct Access {
 
 class Root;
 
-// A file kept open for repeated reads from its start (issue 6: the sampler). /proc and /sys files
+// A file kept open for repeated reads from its start (for the sampler). /proc and /sys files
 // make their text afresh at each read from offset 0, so one pread(2) on a descriptor kept open
 // costs a fraction of open+read+close. Move-only; closes on destruction.
 class OpenFile {
@@ -125,7 +125,7 @@ class Root {
   [[nodiscard]] static bool is_writable_setting(std::string_view path);
   [[nodiscard]] static bool is_writable_file(std::string_view path);
 
-  // --- The cgroups of dltune's own jobs (issue 5, src/launch/cgroup.hpp) ---
+  // --- The cgroups of dltune's own jobs (src/launch/cgroup.hpp) ---
   // dltune creates groups only under a group named "dltune" right below a hierarchy's mount
   // point in /sys/fs/cgroup: /sys/fs/cgroup/dltune/NAME (v2), /sys/fs/cgroup/memory/dltune/NAME,
   // /sys/fs/cgroup/cpu,cpuacct/dltune/NAME (v1), /sys/fs/cgroup/unified/dltune/NAME (a hybrid

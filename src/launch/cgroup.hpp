@@ -1,13 +1,11 @@
 #pragma once
-// The job's own cgroup (issue 5, docs/architecture.md "run"): created before the job starts, limits
+// The job's own cgroup (docs/architecture.md "run"): created before the job starts, limits
 // written and read back, the job's child attached between fork and exec, statistics read at the
 // end, removed afterwards. cgroup v2 (the unified hierarchy) and v1 (one directory per
 // hierarchy: cpu, cpuacct, cpuset, memory, blkio, each its own mount on some hosts).
 //
 // All files go through host::Root (writes only under dltune's own groups: see
 // Root::is_writable_setting), so fixture roots show exactly what would be written.
-//
-// OWNER: cgroup helper (interface fixed by the lead; extend, do not rename).
 #include <sys/types.h>
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// What `dltune run` will do for a job (issue 5), decided before anything is created: the
+// What `dltune run` will do for a job, decided before anything is created: the
 // cgroup's limits, the CPUs and NUMA nodes (nearest the chosen GPUs), the job's environment
 // (thread counts, allocator, CUDA_VISIBLE_DEVICES) and its resource limits. Pure: host facts and
 // the user's options in, a plan out; every bad option is an error naming it, before any change.

@@ -1,7 +1,7 @@
 #pragma once
 // The OOM kills of one job, from the kernel's own log (/dev/kmsg, root only): opened at the end
 // of the log before the job starts, read when it has ended. The full kernel-log reader is
-// `dltune doctor`'s (issue 9); this one only looks for the job's OOM victims.
+// `dltune doctor`'s; this one only looks for the job's OOM victims.
 #include <optional>
 #include <string>
 #include <vector>

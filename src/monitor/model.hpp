@@ -9,8 +9,8 @@
 // Units: percentages are of one CPU for processes and cgroups (200 = two CPUs busy) and of the
 // whole for the host lines; bytes per second; events per second.
 //
-// OWNER: the lead (interface fixed; add fields, do not rename). model_system.cpp (host, cgroup)
-// and model_process.cpp (processes, GPUs) implement it.
+// model_system.cpp (host, cgroup) and model_process.cpp (processes, GPUs) implement it. Add
+// fields, do not rename them: top, record's replay, serve, profile and report all read them.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -9,7 +9,7 @@
 // A source that is absent leaves its field empty (CONTRIBUTING.md, convention 3): no PSI on an old
 // kernel, no io file for another user's process, no GPU without NVML.
 //
-// OWNER: the lead (interface fixed; extend by adding fields at the end of a struct, do not rename).
+// Extend a struct by adding fields at its end and do not rename them: recordings store Samples.
 #include <sys/types.h>
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// Recorder: samples on a thread of its own at a fixed interval into a recording (issue 6:
+// Recorder: samples on a thread of its own at a fixed interval into a recording (for
 // `dltune record` and `dltune run --record`). The pace is kept from absolute deadlines, so a slow
 // sample delays the next one but never shifts the whole series; a sample that starts more than
 // half an interval late is counted as late.

@@ -1,5 +1,5 @@
 #pragma once
-// What `tune` would change to bring a host to a profile (issue 4): every change with the value
+// What `tune` would change to bring a host to a profile: every change with the value
 // now and the value it would write, and for the rest why nothing is written.
 #include <optional>
 #include <string>

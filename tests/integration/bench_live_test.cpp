@@ -1,4 +1,4 @@
-// `dltune bench` and `dltune compare` on this host (issue 10): real tune transactions, real
+// `dltune bench` and `dltune compare` on this host: real tune transactions, real
 // `dltune run` cgroups, real jobs. A setting that really matters must be found (THP `always`
 // against `never` for a PyTorch job on glibc's default allocator: about 2x here, measured in
 // docs/measurements.md; a CPU quota), a setting that cannot matter must come out as "no

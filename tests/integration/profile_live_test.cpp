@@ -1,5 +1,5 @@
 // `dltune profile` on real PyTorch training jobs (Debian's python3-torch, CPU), each driven into
-// one bottleneck on purpose on this machine (issue 8): heavy decoding with one worker
+// one bottleneck on purpose on this machine: heavy decoding with one worker
 // (input-bound), a heavy model with cheap data (compute-bound), a real CPU hog from stress-ng
 // (contention), a CPU quota, glibc's default allocator with large tensors (allocation churn),
 // cold files read under a read-IOPS limit (storage-bound), swap under a memory limit (memory

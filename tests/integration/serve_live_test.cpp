@@ -433,7 +433,7 @@ TEST_F(ServeLive, PrometheusPromtoolHostileClientsAndHealth) {
 
 }  // namespace
 
-// Least privilege (issue 11): started as root, serve binds and then becomes an unprivileged user
+// Least privilege: started as root, serve binds and then becomes an unprivileged user
 // before it samples or serves; --as-root keeps root; root itself or an unknown --user is refused.
 namespace {
 std::string uid_line(pid_t pid) {

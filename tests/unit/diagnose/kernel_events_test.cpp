@@ -1,4 +1,4 @@
-// Kernel log lines → events (doctor's groundwork, issue 9), on real lines, each with its source:
+// Kernel log lines → events (doctor's groundwork), on real lines, each with its source:
 // this VM's own log (dmesg during dltune's run tests), public bug reports, and lines written from
 // the kernel's and the driver's printk formats (named at each parser) where no public line was at
 // hand. The message text only: the timestamp and facility are the source's business.
@@ -189,7 +189,7 @@ TEST(KernelEvents, HungTasksLockupsAndCrashesOfTrainingProcesses) {
       "__GFP_ZERO), nodemask=(null),cpuset=/,mems_allowed=0");
   EXPECT_EQ(e.kind, "page_alloc_failure");
   EXPECT_EQ(e.fields["order"], "4");
-  // A negative order (fuzz_kernel_log, issue 11): said as unknown, never shifted by it (UBSan).
+  // A negative order (fuzz_kernel_log): said as unknown, never shifted by it (UBSan).
   e = must("x: page allocation failure: order:-1311, mode:0x0");
   EXPECT_NE(e.explanation.find("? contiguous pages"), std::string::npos) << e.explanation;
   // A year whose nanoseconds would overflow is not a syslog stamp.

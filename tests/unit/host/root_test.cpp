@@ -265,7 +265,7 @@ TEST(RootWrites, OnlyKnownSettingsAndFilesAreWritable) {
     EXPECT_FALSE(Root::is_writable_file(p)) << p;
 }
 
-// The cgroups of dltune's own jobs (issue 5): a "dltune" group right below a hierarchy's mount
+// The cgroups of dltune's own jobs: a "dltune" group right below a hierarchy's mount
 // point, the groups right below it, their files, and the v2 root's cgroup.subtree_control.
 TEST(RootWrites, OnlyDltuneJobCgroupsAreWritable) {
   for (const char* p :
