@@ -43,7 +43,7 @@ struct Rule {
 [[nodiscard]] Finding judge(const tune::ProfileEntry& entry, const char* area,
                             const std::string& actual, std::vector<Evidence> evidence);
 
-// GPU rules (owner: gpu-rules helper): gpu.persistence, gpu.nouveau, gpu.driver_match,
+// GPU rules: gpu.persistence, gpu.nouveau, gpu.driver_match,
 // gpu.driver_cuda, gpu.pcie_link, gpu.ecc, gpu.throttle.
 std::vector<Finding> gpu_persistence(const AuditInput&, const tune::ProfileEntry&);
 std::vector<Finding> gpu_nouveau(const AuditInput&, const tune::ProfileEntry&);

@@ -245,7 +245,7 @@ TEST(BenchLive, SwappinessThatCannotMatterIsNoMeasurableEffect) {
   KeepSwappiness keep;
   if (keep.before() == "10\n") GTEST_SKIP() << "vm.swappiness is already the profile's 10";
   BenchDir d;
-  // The one-parameter-at-a-time case, on a job whose speed swappiness cannot touch (no
+  // One setting at a time (`--only`), on a job whose speed swappiness cannot touch (no
   // memory pressure). At 99.9 % a real test of "no effect" fails one time in a thousand, not
   // one in twenty; 11 rounds are the fewest a distribution-free interval needs for it.
   const auto r = d.bench({"-b", "training", "--only", "vm.swappiness", "--runs", "11", "--warmup",

@@ -87,8 +87,8 @@ TEST(KernelEvents, OomKillsFromThisVm) {
   EXPECT_EQ(e.kind, "oom_context");
   EXPECT_EQ(e.fields["cgroup"], "/dltune/test-17747-AJob");
   EXPECT_EQ(e.fields["pid"], "17749");
-  // A global OOM of a DataLoader worker (torch 2.2+ names them pt_data_worker; the issue's own
-  // example, in mm/oom_kill.c's format).
+  // A global OOM of a DataLoader worker (torch 2.2+ names them pt_data_worker), in
+  // mm/oom_kill.c's format.
   e = must(
       "Out of memory: Killed process 21037 (pt_data_worker) total-vm:9000000kB, "
       "anon-rss:4000000kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:9000kB oom_score_adj:0");
