@@ -1,4 +1,4 @@
-// The cost of one sample (issue 6), next to its floor: a minimal reader of the same files with
+// The cost of one sample, next to its floor: a minimal reader of the same files with
 // pread on descriptors kept open, that parses nothing. CPU time per iteration is the figure
 // (Google Benchmark's "CPU" column). Run by bench/run-sample-bench, which also measures top,
 // htop, btop, atop and node_exporter in the same run; figures in bench/README.md.

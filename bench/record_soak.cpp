@@ -1,4 +1,4 @@
-// The recording's size, write cost and memory over a long run (issue 6: under 20 MB an hour at
+// The recording's size, write cost and memory over a long run (the goal: under 20 MB an hour at
 // 1 Hz with a 20-process job tree; RSS flat over 24 hours), fast-forwarded: a day of 1 Hz
 // samples of a 20-process job on 2 CPUs, 2 disks and 2 NICs written as fast as SQLite takes
 // them. Results go in bench/README.md.

@@ -1,4 +1,4 @@
-// A day of a training job at 1 Hz, for `dltune report` (issue 7: a 24-hour recording at 1 Hz must
+// A day of a training job at 1 Hz, for `dltune report` (the goal: a 24-hour recording at 1 Hz must
 // give a report that opens in under 3 s). Writes a recording of synthetic but plausible samples
 // (4 CPUs, 2 disks, 2 NICs, 2 GPUs, the job's cgroup, a main process with 4 DataLoader workers and
 // a child; epochs of 20 minutes with an evaluation dip, a data-loading stall, an OOM kill in the

@@ -1,5 +1,5 @@
 #pragma once
-// The audit: every entry of a profile judged against a host's facts (DESIGN.md §1 `check`).
+// The audit: every entry of a profile judged against a host's facts (docs/architecture.md `check`).
 #include <string>
 #include <vector>
 

@@ -136,7 +136,7 @@ const MinorCompatDriver* CudaDriverTable::compat(int major) const {
 
 Result<CudaDriverTable> parse_cuda_driver_table(std::string_view toml_text) {
   // toml++ reports syntax errors by exception (Debian builds it with TOML_EXCEPTIONS); they stop
-  // here (CONVENTIONS.md 4).
+  // here (CONTRIBUTING.md, convention 4).
   try {
     const toml::table doc = toml::parse(toml_text, std::string_view("cuda-driver.toml"));
     return read_table(doc);

@@ -1,5 +1,5 @@
 #pragma once
-// Findings: what `dltune check` reports, one per profile key (DESIGN.md §1).
+// Findings: what `dltune check` reports, one per profile key (docs/architecture.md).
 #include <optional>
 #include <string>
 #include <vector>

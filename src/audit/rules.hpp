@@ -1,6 +1,6 @@
 #pragma once
-// Rules: how each profile key is judged against a host's facts (CONVENTIONS.md 8: one explicit
-// table, no static registration).
+// Rules: how each profile key is judged against a host's facts (CONTRIBUTING.md, convention 8: one
+// explicit table, no static registration).
 #include <string>
 #include <vector>
 
@@ -43,7 +43,7 @@ struct Rule {
 [[nodiscard]] Finding judge(const settings::ProfileEntry& entry, const char* area,
                             const std::string& actual, std::vector<Evidence> evidence);
 
-// GPU rules (owner: gpu-rules helper): gpu.persistence, gpu.nouveau, gpu.driver_match,
+// GPU rules: gpu.persistence, gpu.nouveau, gpu.driver_match,
 // gpu.driver_cuda, gpu.pcie_link, gpu.ecc, gpu.throttle.
 std::vector<Finding> gpu_persistence(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> gpu_nouveau(const AuditInput&, const settings::ProfileEntry&);

@@ -1,5 +1,5 @@
 #pragma once
-// Rules on the OS side of the host (owner: lead).
+// Rules on the OS side of the host.
 #include <cstdint>
 #include <optional>
 

@@ -1,5 +1,5 @@
 #pragma once
-// A and B side by side (issue 10): per metric the medians, the ratio B/A with its confidence
+// A and B side by side: per metric the medians, the ratio B/A with its confidence
 // interval, and for the primary metric (the job's rate, else wall time) a verdict that the
 // interval supports, or "no measurable effect" with the runs it would take to resolve one.
 //

@@ -1,5 +1,5 @@
 #pragma once
-// What one run of a job measured (issue 10), read back from its recording (`dltune run
+// What one run of a job measured, read back from its recording (`dltune run
 // --record`): the run's own summary (exit status, wall time, the rate the job printed, OOM
 // kills, peak memory) and, from the samples, the means and totals `compare` puts side by side
 // (GPU utilisation, swap-ins, major faults, the job's own PSI).

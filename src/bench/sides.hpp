@@ -1,5 +1,5 @@
 #pragma once
-// The two sides of `dltune bench` (issue 10): a profile (or the host as it is), optionally only
+// The two sides of `dltune bench`: a profile (or the host as it is), optionally only
 // some of its settings, and options for `dltune run`. What the host would be under each side is
 // compared before anything runs: identical sides are refused.
 #include <optional>

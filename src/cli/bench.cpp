@@ -1,6 +1,6 @@
 // `dltune bench -a PROFILE -b PROFILE -- COMMAND...`: run a job alternately under two host
 // settings, A and B in each round, and say whether B really differs, with a confidence
-// interval (issue 10). Each side's profile is applied as a tune transaction before its run and
+// interval. Each side's profile is applied as a tune transaction before its run and
 // rolled back after it, also on Ctrl-C; each run goes through `dltune run --record`.
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 #pragma once
-// The files of a bench directory (issue 10): bench.json (dltune.bench/1) next to the recordings
+// The files of a bench directory: bench.json (dltune.bench/1) next to the recordings
 // and logs it names, so that `dltune compare DIR` reads the same runs again; and the HTML page.
 #include <string>
 #include <vector>

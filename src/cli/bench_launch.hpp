@@ -1,5 +1,5 @@
 #pragma once
-// How `dltune bench` starts each run and stops on a signal (issue 10): `dltune run` in a process
+// How `dltune bench` starts each run and stops on a signal: `dltune run` in a process
 // group of its own, its output in the run's log, and SIGINT/SIGTERM/SIGHUP caught so that bench
 // stops the run, rolls back and reports instead of dying with a profile applied.
 #include <array>

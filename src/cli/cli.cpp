@@ -16,7 +16,7 @@ namespace dltune::cli {
 
 namespace {
 
-// Every command says so when a tune transaction was left unfinished (issue 4): the host may be
+// Every command says so when a tune transaction was left unfinished: the host may be
 // half-changed until it is rolled back.
 void warn_about_unfinished_transactions() {
   if (::access("/var/lib/dltune/state.db", F_OK) != 0) return;

@@ -1,5 +1,5 @@
 // `dltune compare A.db B.db | -a A1.db -a A2.db ... -b B1.db ... | BENCH_DIR`: the comparison of
-// `dltune bench` for runs recorded by hand (issue 10), or a bench directory read again.
+// `dltune bench` for runs recorded by hand, or a bench directory read again.
 #include <sys/stat.h>
 
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
-// `dltune doctor`: what went wrong on this host, from the kernel's own log (issue 9, first part:
-// /dev/kmsg; the journal, kern.log/syslog and --follow come next).
+// `dltune doctor`: what went wrong on this host, from the kernel's own log: /dev/kmsg,
+// then the systemd journal and kern.log/syslog for what the ring buffer no longer holds; --follow.
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// `dltune profile`: name the bottleneck of a training job from OS signals (issue 8).
+// `dltune profile`: name the bottleneck of a training job from OS signals.
 //   dltune profile --pid PID [--duration 30s]      a running job, sampled live
 //   dltune profile RECORDING                        a recording (record, run --record)
 //   dltune profile [--run ARG]... -- COMMAND...     launch through `dltune run`, then judge it

@@ -1,4 +1,4 @@
-// `dltune record`: samples into a SQLite recording, and `--replay` to look at one (issue 6).
+// `dltune record`: samples into a SQLite recording, and `--replay` to look at one.
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// `dltune report`: a recording as a self-contained HTML page of charts, or as JSON (issue 7).
+// `dltune report`: a recording as a self-contained HTML page of charts, or as JSON.
 #include <unistd.h>
 
 #include <filesystem>

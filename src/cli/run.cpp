@@ -1,5 +1,5 @@
 // `dltune run [OPTIONS] -- COMMAND [ARGS...]`: a training job in its own cgroup, on the CPUs
-// and memory nearest its GPUs, as the invoking user, with a summary at exit (issue 5).
+// and memory nearest its GPUs, as the invoking user, with a summary at exit.
 #include <unistd.h>
 
 #include <cstdio>

@@ -1,4 +1,4 @@
-// `dltune serve`: the host as a Prometheus target (issue 7).
+// `dltune serve`: the host as a Prometheus target.
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>

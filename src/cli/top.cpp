@@ -1,4 +1,4 @@
-// `dltune top`: the live view of the host and a job (issue 6).
+// `dltune top`: the live view of the host and a job.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 

@@ -1,6 +1,6 @@
 #pragma once
 // Result<T> and Error: what failed, on which input, and errno where there is one
-// (CONVENTIONS.md 4). Exceptions do not cross module boundaries.
+// (CONTRIBUTING.md, convention 4). Exceptions do not cross module boundaries.
 #include <cerrno>
 #include <string>
 #include <utility>

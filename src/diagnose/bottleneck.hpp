@@ -1,6 +1,6 @@
 #pragma once
-// Bottleneck rules and their evaluation over a window of samples, for `dltune profile`
-// (issue 8). The rules are data: knowledge/bottlenecks.toml, compiled into the binary, parsed
+// Bottleneck rules and their evaluation over a window of samples, for `dltune profile`.
+// The rules are data: knowledge/bottlenecks.toml, compiled into the binary, parsed
 // and checked here (every signal named must exist, every placeholder in an action's text too).
 //
 // A rule matches a window when each of its `require` conditions holds on the window's value of

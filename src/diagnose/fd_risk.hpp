@@ -1,5 +1,5 @@
 #pragma once
-// "Too many open files" before it happens, for `dltune doctor` (issue 9): the training processes'
+// "Too many open files" before it happens, for `dltune doctor`: the training processes'
 // open descriptors against their own nofile limit, from /proc (a DataLoader with many workers and
 // file_system sharing can exhaust it; the kernel logs nothing when it does).
 #include <sys/types.h>

@@ -1,5 +1,5 @@
 #pragma once
-// The kernel's messages in the systemd journal, for `dltune doctor` (issue 9): read through
+// The kernel's messages in the systemd journal, for `dltune doctor`: read through
 // libsystemd's sd-journal (never by running journalctl), from the journal directories of a host
 // tree (/var/log/journal, the persistent one, and /run/log/journal), entries with
 // _TRANSPORT=kernel between two wall times.

@@ -1,5 +1,5 @@
 #pragma once
-// What a kernel log line means for a training host, for `dltune doctor` (issue 9): pure
+// What a kernel log line means for a training host, for `dltune doctor`: pure
 // classifiers of one message's text (the part after the timestamp and facility), whichever source
 // it came from (/dev/kmsg, the journal, kern.log). Groundwork: the sources, --since/--follow and
 // the command itself come next.

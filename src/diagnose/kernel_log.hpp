@@ -1,5 +1,5 @@
 #pragma once
-// Reading the kernel's log for `dltune doctor` (issue 9): /dev/kmsg's structured records, each
+// Reading the kernel's log for `dltune doctor`: /dev/kmsg's structured records, each
 // turned into a wall time, and the events in them (diagnose/kernel_events.hpp), with the OOM
 // killer's two lines about one kill joined into one event.
 //

@@ -1,9 +1,9 @@
 #pragma once
-// The signals that `dltune profile` reasons with (issue 8), one value per signal per sample,
+// The signals that `dltune profile` reasons with, one value per signal per sample,
 // computed from the Model of two consecutive Samples (so profile agrees with top, record, serve
 // and report) and the job's processes in them (main, DataLoader workers, other children).
 //
-// Which signals separate which bottleneck, and the traps, come from shared/MEASUREMENTS.md:
+// Which signals separate which bottleneck, and the traps, come from docs/measurements.md:
 // the main thread's state and its schedstat run-queue wait (R is not on-CPU), the job cgroup's own
 // PSI rather than the host's (polluted by other tenants), the cgroup's failcnt and file refaults
 // for a limit that pushes out the page cache (pgscan misses v1 limit reclaim), swap-ins for

@@ -1,7 +1,7 @@
 #pragma once
-// GpuBackend: where facts about GPUs come from beyond sysfs (DESIGN.md §2). The backends are
-// listed in make_backends, in the order they are asked (CONVENTIONS.md 8: no static
-// registration). NVML is the one backend today.
+// GpuBackend: where facts about GPUs come from beyond sysfs (docs/architecture.md). The backends
+// are listed in make_backends, in the order they are asked (CONTRIBUTING.md, convention 8: no
+// static registration). NVML is the one backend today.
 //
 // Every fact is optional: a call that fails leaves its field out, and, when the failure says
 // something (anything but "not supported"), its error text is kept with the device.

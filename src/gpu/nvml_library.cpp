@@ -66,7 +66,7 @@ constexpr SymbolSpec kTable[] = {
     // NVML reference, "Device Commands": Linux only, needs root (NVML_ERROR_NO_PERMISSION
     // otherwise), lasts until the next reboot.
     {Sym::kSetPersistenceMode, {"nvmlDeviceSetPersistenceMode", nullptr, nullptr}, false},
-    // The sampler's (issue 6), NVML API Reference "Device Queries": nvmlUtilization_t over the
+    // The sampler's (NVML API Reference, "Device Queries"): nvmlUtilization_t over the
     // driver's sample period; PCIe throughput in KB/s over 20 ms (Maxwell and newer); total
     // energy in mJ since the driver was loaded (Volta and newer).
     {Sym::kUtilizationRates, {"nvmlDeviceGetUtilizationRates", nullptr, nullptr}, false},
@@ -78,7 +78,7 @@ constexpr SymbolSpec kTable[] = {
      {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
       "nvmlDeviceGetComputeRunningProcesses"},
      false},
-    // serve's (issue 7), NVML API Reference "Device Queries" and "Event Handling Methods": the
+    // serve's (NVML API Reference, "Device Queries" and "Event Handling Methods"): the
     // PCIe replay counter (link-level retransmissions); Xid critical errors arrive as events on
     // an event set. nvmlEventSetWait_v2 fills nvmlEventData_t with the MIG instance ids at the
     // end; the plain name fills the struct without them (EventData holds both).

@@ -1,5 +1,6 @@
 #pragma once
-// libnvidia-ml loaded with dlopen through a table of symbols (DESIGN.md §2, CONVENTIONS.md 7).
+// libnvidia-ml loaded with dlopen through a table of symbols (docs/architecture.md,
+// CONTRIBUTING.md, convention 7).
 //
 // Each symbol lists its versioned names newest first and is required or optional. The version
 // that resolved is remembered, so the caller passes the struct layout of that version and no
@@ -47,12 +48,12 @@ enum class Sym : std::size_t {
   kNvLinkRemotePciInfo,
   kHandleByUuid,
   kSetPersistenceMode,
-  // The sampler's (monitor::GpuCollector, issue 6).
+  // The sampler's (monitor::GpuCollector).
   kUtilizationRates,
   kPcieThroughput,
   kTotalEnergy,
   kComputeProcesses,
-  // serve's (issue 7): the PCIe replay counter and Xid events.
+  // serve's: the PCIe replay counter and Xid events.
   kPcieReplayCounter,
   kEventSetCreate,
   kRegisterEvents,

@@ -2,7 +2,8 @@
 // The parts of the NVML C API that dltune uses, defined here from the NVML API Reference
 // (https://docs.nvidia.com/deploy/nvml-api/, nvml.h of CUDA 12.x) because nvml.h is not
 // installed and must not be needed to build. Every layout is pinned to the versioned symbol that
-// takes it (CONVENTIONS.md 7): a struct is only ever passed to the symbol named beside it.
+// takes it (CONTRIBUTING.md, convention 7): a struct is only ever passed to the symbol named beside
+// it.
 #include <cstdint>
 
 namespace dltune::gpu::nvml {

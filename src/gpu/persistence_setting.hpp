@@ -1,5 +1,5 @@
 #pragma once
-// GPU settings that tune changes through NVML (issue 4): persistence mode. The target names the
+// GPU settings that tune changes through NVML: persistence mode. The target names the
 // GPU by UUID, so that a rollback after a reboot or a re-enumeration reaches the same GPU:
 // "nvml:GPU-8c7d1f0e-.../persistence_mode". Values are "on" and "off".
 #include <optional>

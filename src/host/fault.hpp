@@ -1,5 +1,5 @@
 #pragma once
-// Fault injection, FOR TESTS ONLY (issue 4; issue 11 extends it to run and record): make one
+// Fault injection, FOR TESTS ONLY (tune, run and record): make one
 // operation of host::Root on one path fail with a chosen errno, at the very system call that
 // would fail on a real host, so that the code after it (clean-up, the error text, the rollback)
 // runs exactly as it would for a read-only file system, a full disk or a failing device.
@@ -8,7 +8,7 @@
 // EIO})`. For the `dltune` binary: the environment variable DLTUNE_TEST_FAULT (docs/testing.md),
 //   DLTUNE_TEST_FAULT="write_atomic.rename:/etc/sysctl.d/90-dltune.conf:EIO;read:/proc/sys/vm/*:EACCES:2"
 // i.e. entries `OP:PATH:ERRNO[:N]` separated by ';'. Unset, it costs one null-pointer test per
-// operation. To add an operation (issue 11): one enumerator, one row in the name table of
+// operation. To add an operation: one enumerator, one row in the name table of
 // fault.cpp, and one `fault(...)` call at the system call it stands for.
 #include <cerrno>
 #include <memory>
@@ -35,7 +35,7 @@ enum class FaultOp {
   kAtomicFsync,       // "write_atomic.fsync": fsync(2) of the temporary file
   kAtomicRename,      // "write_atomic.rename": rename(2) of the temporary file over the target
   kRemove,            // "remove_file": unlink(2)
-  kMakeDirectory,     // "make_directory": mkdir(2) of a job's cgroup (issue 11: run's set-up)
+  kMakeDirectory,     // "make_directory": mkdir(2) of a job's cgroup (run's set-up)
   kShortRead,         // "read.short": a read (Root::read, OpenFile::read) returns only the first
                       // half of the file, as a file cut short or being rewritten; ERRNO unused
 };

@@ -461,7 +461,7 @@ Result<void> Root::remove_file(std::string_view path) const {
   return {};
 }
 
-// --- The cgroups of dltune's own jobs (issue 5) ---
+// --- The cgroups of dltune's own jobs ---
 
 namespace {
 

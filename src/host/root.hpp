@@ -1,11 +1,11 @@
 #pragma once
-// host::Root: the one door to host files (DESIGN.md §2, CONVENTIONS.md 1).
+// host::Root: the one door to host files (docs/architecture.md, CONTRIBUTING.md, convention 1).
 //
 // Every host path dltune reads goes through a Root. `Root()` is the live host; `Root::at(dir)`
 // is a host tree elsewhere (a capture, a fixture, a mounted disk). Paths are absolute host paths
 // ("/proc/meminfo"), always in normal form, and must fall under a known location; symbolic links
 // are followed inside the root, as a chroot would, so an absolute link in a capture never escapes
-// it. A missing file is an empty optional, not an error (CONVENTIONS.md 3).
+// it. A missing file is an empty optional, not an error (CONTRIBUTING.md, convention 3).
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -37,7 +37,7 @@ struct Access {
 
 class Root;
 
-// A file kept open for repeated reads from its start (issue 6: the sampler). /proc and /sys files
+// A file kept open for repeated reads from its start (for the sampler). /proc and /sys files
 // make their text afresh at each read from offset 0, so one pread(2) on a descriptor kept open
 // costs a fraction of open+read+close. Move-only; closes on destruction.
 class OpenFile {
@@ -108,7 +108,7 @@ class Root {
   // `path` with every link in it followed (inside the root).
   [[nodiscard]] Result<std::optional<std::string>> resolve(std::string_view path) const;
 
-  // Writing (DESIGN.md §2). Only the settings dltune changes can be written: see
+  // Writing (docs/architecture.md). Only the settings dltune changes can be written: see
   // is_writable_setting / is_writable_file; anything else is refused before any I/O.
   //
   // A kernel setting (/proc/sys, the known sysfs files): written in one write(2), then read
@@ -125,7 +125,7 @@ class Root {
   [[nodiscard]] static bool is_writable_setting(std::string_view path);
   [[nodiscard]] static bool is_writable_file(std::string_view path);
 
-  // --- The cgroups of dltune's own jobs (issue 5, src/launch/cgroup.hpp) ---
+  // --- The cgroups of dltune's own jobs (src/launch/cgroup.hpp) ---
   // dltune creates groups only under a group named "dltune" right below a hierarchy's mount
   // point in /sys/fs/cgroup: /sys/fs/cgroup/dltune/NAME (v2), /sys/fs/cgroup/memory/dltune/NAME,
   // /sys/fs/cgroup/cpu,cpuacct/dltune/NAME (v1), /sys/fs/cgroup/unified/dltune/NAME (a hybrid

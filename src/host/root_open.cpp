@@ -1,4 +1,4 @@
-// Root::open and OpenFile: files kept open for the sampler (issue 6).
+// Root::open and OpenFile: files kept open for the sampler.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>

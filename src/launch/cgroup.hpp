@@ -1,13 +1,11 @@
 #pragma once
-// The job's own cgroup (issue 5, DESIGN.md §2 "run"): created before the job starts, limits
+// The job's own cgroup (docs/architecture.md "run"): created before the job starts, limits
 // written and read back, the job's child attached between fork and exec, statistics read at the
 // end, removed afterwards. cgroup v2 (the unified hierarchy) and v1 (one directory per
 // hierarchy: cpu, cpuacct, cpuset, memory, blkio, each its own mount on some hosts).
 //
 // All files go through host::Root (writes only under dltune's own groups: see
 // Root::is_writable_setting), so fixture roots show exactly what would be written.
-//
-// OWNER: cgroup helper (interface fixed by the lead; extend, do not rename).
 #include <sys/types.h>
 
 #include <cstdint>
@@ -52,7 +50,7 @@ class JobCgroup {
  public:
   virtual ~JobCgroup() = default;
   // Every directory created, one per hierarchy (v1) or one (v2), plus the pressure-only group in
-  // a hybrid host's cgroup2 mount (per-job PSI, MEASUREMENTS.md).
+  // a hybrid host's cgroup2 mount (per-job PSI, docs/measurements.md).
   [[nodiscard]] virtual std::vector<std::string> directories() const = 0;
   // The cgroup.procs files the child writes its PID into (host paths), in order. The child
   // writes them itself between fork and exec (attach_self), so no instruction of the job runs

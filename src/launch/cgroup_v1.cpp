@@ -255,7 +255,7 @@ Result<std::unique_ptr<JobCgroup>> create_v1(const host::Root& root, const Cgrou
     if (auto ok = cg->write_limits(writes); !ok) return ok;
     for (const auto& m : mounts) cg->add_procs(m + "/dltune/" + name + "/cgroup.procs");
     if (layout.unified) {
-      // Per-job pressure only (MEASUREMENTS.md): without it the job still runs, so a failure
+      // Per-job pressure only (docs/measurements.md): without it the job still runs, so a failure
       // here is a note, not an error.
       const std::string u = *layout.unified + "/dltune/" + name;
       auto ok = cg->make_parent(*layout.unified + "/dltune");

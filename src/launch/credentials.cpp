@@ -1,4 +1,4 @@
-// sudo_user: whom `dltune run` drops to when started through sudo (issue 5: the job runs as the
+// sudo_user: whom `dltune run` drops to when started through sudo (the job runs as the
 // invoking user, not root). sudo(8) sets SUDO_UID and SUDO_GID to the invoking user's ids; the
 // name, home and supplementary groups come from the user database (NSS), as login(1) would.
 #include <grp.h>

@@ -93,7 +93,7 @@ Result<void> plan_allocator(const host::Root& root, Allocator a, bool asked, Job
     case Allocator::kGlibcTuned:
       // glibc's mmap threshold may not exceed 32 MiB on 64-bit (malloc.c HEAP_MAX_SIZE/2): a
       // larger value is ignored. Setting it also turns off the dynamic threshold, so the trim
-      // threshold must be set too (either alone measured worse than neither: MEASUREMENTS.md).
+      // threshold must be set too (either alone measured worse than neither: docs/measurements.md).
       env["MALLOC_MMAP_THRESHOLD_"] = "33554432";
       env["MALLOC_TRIM_THRESHOLD_"] = "1073741824";
       env["MALLOC_TOP_PAD_"] = "67108864";
@@ -122,7 +122,7 @@ Result<void> plan_allocator(const host::Root& root, Allocator a, bool asked, Job
             "/usr/lib");
       env["LD_PRELOAD"] = *lib;
       // With Debian's default decay jemalloc returned memory so eagerly that the measured job
-      // ran at x0.35; with decay off at x3.0 (MEASUREMENTS.md).
+      // ran at x0.35; with decay off at x3.0 (docs/measurements.md).
       env["MALLOC_CONF"] = "dirty_decay_ms:-1,muzzy_decay_ms:-1";
       plan.notes.push_back("allocator: jemalloc (LD_PRELOAD=" + *lib +
                            ", MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1)");
@@ -356,7 +356,7 @@ Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& fac
     plan.cpus = cpus;
     plan.limits.cpus = text::format_cpu_list(*cpus);
   }
-  // Thread counts (MEASUREMENTS.md): torch sizes its intra-op pool from the machine, not from
+  // Thread counts (docs/measurements.md): torch sizes its intra-op pool from the machine, not from
   // the CPUs the job may use, so a job bound to fewer CPUs oversubscribes them; and the pool
   // competes with busy DataLoader workers (2 threads with 2 busy workers on 2 CPUs cost 23 % in
   // those measurements, about 40 % in bench/run-run-bench). So: threads = the job's CPUs per rank

@@ -1,5 +1,5 @@
 #pragma once
-// What `dltune run` will do for a job (issue 5), decided before anything is created: the
+// What `dltune run` will do for a job, decided before anything is created: the
 // cgroup's limits, the CPUs and NUMA nodes (nearest the chosen GPUs), the job's environment
 // (thread counts, allocator, CUDA_VISIBLE_DEVICES) and its resource limits. Pure: host facts and
 // the user's options in, a plan out; every bad option is an error naming it, before any change.
@@ -17,7 +17,7 @@
 
 namespace dltune::launch {
 
-// The allocator the job gets (MEASUREMENTS.md: glibc's defaults cost a CPU DataLoader job ×3.6
+// The allocator the job gets (docs/measurements.md: glibc's defaults cost a CPU DataLoader job ×3.6
 // from page faults of tensors freed and allocated every step; glibc-tuned and tcmalloc recover it,
 // jemalloc only with decay off).
 enum class Allocator { kGlibcTuned, kTcmalloc, kJemalloc, kDefault };

@@ -1,5 +1,5 @@
 #pragma once
-// Reading a job's progress from its output (issue 5): tqdm's rates ("12.5it/s", "3.20s/it",
+// Reading a job's progress from its output: tqdm's rates ("12.5it/s", "3.20s/it",
 // "1.23kit/s", "96.3samples/s"), or the first group of a user's --rate-regex. Pure: bytes in,
 // rates out, so the pass-through loop in spawn.cpp and the tests share it.
 #include <array>

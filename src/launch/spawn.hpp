@@ -1,9 +1,7 @@
 #pragma once
-// Starting and supervising the job (issue 5): fork, attach to the cgroup, CPU affinity, limits,
+// Starting and supervising the job: fork, attach to the cgroup, CPU affinity, limits,
 // drop root to the invoking user, exec argv (never a shell); forward signals; wait; watch its
 // output for progress rates.
-//
-// OWNER: spawn helper (interface fixed by the lead; extend, do not rename).
 #include <sys/resource.h>
 #include <sys/types.h>
 

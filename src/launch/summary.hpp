@@ -1,5 +1,5 @@
 #pragma once
-// The summary `dltune run` prints when the job ends (issue 5): what ran where, under which
+// The summary `dltune run` prints when the job ends: what ran where, under which
 // limits, and what happened: wall and CPU time, peak memory, OOM kills, CPU throttling, the
 // job's own progress rate.
 #include <optional>

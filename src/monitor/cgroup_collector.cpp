@@ -1,8 +1,8 @@
-// CgroupCollector: one group's control files, opened once and pread at every sample (issue 6).
+// CgroupCollector: one group's control files, opened once and pread at every sample.
 // v2: one directory (Documentation/admin-guide/cgroup-v2.rst). v1: the same path in the cpu,
 // cpuacct and memory hierarchies (cgroup-v1/{cpuacct,memory}.rst, scheduler/sched-bwc.rst), and
 // on a hybrid host the group of that path in the cgroup2 mount for the job's own pressure files
-// (`dltune run` makes it; MEASUREMENTS.md "Caveats").
+// (`dltune run` makes it; docs/measurements.md "Caveats").
 #include <unistd.h>
 
 #include <algorithm>

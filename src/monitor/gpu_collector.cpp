@@ -1,4 +1,4 @@
-// GpuCollector: NVML read on a thread of its own, at its own rate (issue 6: a per-process NVML
+// GpuCollector: NVML read on a thread of its own, at its own rate (a per-process NVML
 // query can take milliseconds on real GPUs; it must never sit on the sampler's hot path).
 #include <signal.h>
 #include <time.h>

@@ -1,5 +1,6 @@
 #pragma once
-// Model: every rate and percentage, from two Samples (DESIGN.md §2, CONVENTIONS.md 6).
+// Model: every rate and percentage, from two Samples (docs/architecture.md, CONTRIBUTING.md,
+// convention 6).
 //
 // Model::from is one pure function, shared by top, record's replay, serve, profile and report so
 // that all of them agree. Without a previous sample (the first one, or a process or disk that is
@@ -8,8 +9,8 @@
 // Units: percentages are of one CPU for processes and cgroups (200 = two CPUs busy) and of the
 // whole for the host lines; bytes per second; events per second.
 //
-// OWNER: the lead (interface fixed; add fields, do not rename). model_system.cpp (host, cgroup)
-// and model_process.cpp (processes, GPUs) implement it.
+// model_system.cpp (host, cgroup) and model_process.cpp (processes, GPUs) implement it. Add
+// fields, do not rename them: top, record's replay, serve, profile and report all read them.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -40,7 +41,7 @@ struct MemoryModel {
   std::uint64_t oom_kills = 0;  // since the previous sample
 };
 
-// From the `total=` deltas (MEASUREMENTS.md: avg10 lags); empty without a previous sample.
+// From the `total=` deltas (docs/measurements.md: avg10 lags); empty without a previous sample.
 struct PressureModel {
   double some_pct = 0;
   std::optional<double> full_pct;
@@ -68,7 +69,7 @@ struct NetModel {
 struct CgroupModel {
   std::string path, version;
   std::optional<double> cpu_pct, user_pct, system_pct;  // of one CPU
-  std::optional<double> throttled_pct;          // throttled time / interval (MEASUREMENTS.md)
+  std::optional<double> throttled_pct;          // throttled time / interval (docs/measurements.md)
   std::optional<double> throttled_periods_pct;  // nr_throttled / nr_periods deltas
   std::optional<double> cpu_quota_cpus;
   std::optional<std::uint64_t> memory_bytes, memory_limit_bytes, memory_peak_bytes, swap_bytes;

@@ -31,7 +31,7 @@ void rates(const Process& now, const Process& before, double dt_s, double ticks_
   m.major_faults_s = delta(now.majflt, before.majflt) / dt_s;
   m.read_bytes_s = rate(now.read_bytes, before.read_bytes, dt_s);
   m.write_bytes_s = rate(now.write_bytes, before.write_bytes, dt_s);
-  // schedstat is in ns: Δns / (dt · 1e9) · 100 = % of the interval (MEASUREMENTS.md: run-queue
+  // schedstat is in ns: Δns / (dt · 1e9) · 100 = % of the interval (docs/measurements.md: run-queue
   // wait shows CPU contention that utilisation does not).
   if (auto w = rate(now.wait_ns, before.wait_ns, dt_s)) m.run_queue_pct = *w / 1e9 * 100;
   if (auto r = rate(now.run_ns, before.run_ns, dt_s)) m.on_cpu_pct = *r / 1e9 * 100;

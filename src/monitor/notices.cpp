@@ -1,4 +1,5 @@
-// Notices: each source's message said once (CONVENTIONS.md 3; below#8265 logged 60 GB).
+// Notices: each source's message said once (CONTRIBUTING.md, convention 3; below#8265 logged 60
+// GB).
 #include "monitor/sampler.hpp"
 
 namespace dltune::monitor {

@@ -1,5 +1,5 @@
 #pragma once
-// Pure parsers of the per-process files the sampler reads every sample (issue 6).
+// Pure parsers of the per-process files the sampler reads every sample.
 //
 // They take the text as read (a view of the collector's reused buffer) and allocate nothing: the
 // name in /proc/PID/stat is returned as a view into that text. Field numbers and meanings are

@@ -1,5 +1,5 @@
 #pragma once
-// Parsers of the host-wide files the sampler reads (issue 6): /proc/stat, /proc/meminfo,
+// Parsers of the host-wide files the sampler reads: /proc/stat, /proc/meminfo,
 // /proc/vmstat, PSI files, /proc/diskstats, /proc/net/dev, and the flat keyed cgroup files.
 //
 // Each fills an existing struct and REUSES its vectors and strings (an element is overwritten in

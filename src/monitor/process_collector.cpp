@@ -1,5 +1,5 @@
 // ProcessCollector: /proc/PID/{stat,schedstat,status,io,cmdline} of the processes in scope
-// (monitor/sampler.hpp, issue 6).
+// (monitor/sampler.hpp).
 //
 // Cost is the point. Each process's files are kept open and pread each sample (host::OpenFile);
 // the lists of /proc and /proc/PID/task come from Root::list_pids into reused vectors; parsing

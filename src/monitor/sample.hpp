@@ -1,15 +1,15 @@
 #pragma once
-// Sample: the raw counters of one moment (DESIGN.md §2: collectors → Sample → Model).
+// Sample: the raw counters of one moment (docs/architecture.md: collectors → Sample → Model).
 //
 // A Sample holds what the kernel and NVML said, as they said it: cumulative counters in their own
 // units (clock ticks, sectors, bytes, microseconds), never rates. Rates and percentages come only
 // from Model::from (monitor/model.hpp), so that top, record, serve, profile and report agree.
 // Recordings store Samples (store/recording.hpp); a field that is optional here is optional there.
 //
-// A source that is absent leaves its field empty (CONVENTIONS.md 3): no PSI on an old kernel, no
-// io file for another user's process, no GPU without NVML.
+// A source that is absent leaves its field empty (CONTRIBUTING.md, convention 3): no PSI on an old
+// kernel, no io file for another user's process, no GPU without NVML.
 //
-// OWNER: the lead (interface fixed; extend by adding fields at the end of a struct, do not rename).
+// Extend a struct by adding fields at its end and do not rename them: recordings store Samples.
 #include <sys/types.h>
 
 #include <cstdint>

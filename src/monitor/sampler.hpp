@@ -1,13 +1,13 @@
 #pragma once
-// Sampler: fills Samples from the host, cheaply (issue 6).
+// Sampler: fills Samples from the host, cheaply.
 //
 // The collectors keep the descriptors of long-lived files open and pread them into buffers that
 // are reused (host::OpenFile); per-process files are read only for the processes in scope. A
 // process that exits mid-sample is simply gone. A source that is missing (no PSI, no NVML, an
 // unreadable /proc/PID/io) is switched off once, with one notice, not one per sample.
 //
-// OWNER: the lead (interface fixed). Collectors: system_collector.cpp, cgroup_collector.cpp
-// (engine helper), process_collector.cpp, gpu_collector.cpp (process helper).
+// Collectors: system_collector.cpp, cgroup_collector.cpp, process_collector.cpp,
+// gpu_collector.cpp.
 #include <sys/types.h>
 
 #include <cstdint>

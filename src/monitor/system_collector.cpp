@@ -1,5 +1,5 @@
 // SystemCollector: the host-wide files, each opened once and pread at every sample into a buffer
-// of its own (issue 6). A file that is not there switches its part off with one notice.
+// of its own. A file that is not there switches its part off with one notice.
 #include <cerrno>
 #include <optional>
 #include <string>

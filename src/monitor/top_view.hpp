@@ -1,5 +1,5 @@
 #pragma once
-// The `top` view as lines of text (issue 6): one pure function of a Model, shared by the live
+// The `top` view as lines of text: one pure function of a Model, shared by the live
 // terminal view (tui/screen), `top --once` (plain text) and `record --replay`.
 //
 // Layout, top to bottom: a title; CPUs (a bar per CPU, as many per row as fit); memory and swap;

@@ -208,7 +208,7 @@ void findings(Page& p, const ReportData& d) {
 }
 
 // The profile document is shown generically: its verdict, summary and evidence when it has
-// them (dltune profile defines them, issue 9), else the JSON as it is.
+// them (dltune profile defines them), else the JSON as it is.
 void profile(Page& p, const ReportData& d) {
   if (!d.profile) return;
   const json& j = *d.profile;

@@ -1,5 +1,5 @@
 #pragma once
-// A recording as time-aligned series, for `dltune report` (issue 7; docs/report.md).
+// A recording as time-aligned series, for `dltune report` (docs/report.md).
 //
 // extract() walks the recording (or a window of it), computes Model::from(now, previous) for
 // every sample, as top does, and fills one column per series: the same time axis for all, a

@@ -1,5 +1,5 @@
 #pragma once
-// The exporter's state (issue 7): a thread samples the host every interval, renders the whole
+// The exporter's state: a thread samples the host every interval, renders the whole
 // exposition once per sample and publishes it as an immutable shared text; another thread runs
 // the check at start and every check interval. A scrape copies a pointer under a mutex and writes
 // the bytes: it never waits for NVML, for a sample or for the check.

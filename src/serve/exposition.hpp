@@ -1,5 +1,5 @@
 #pragma once
-// The metrics of `dltune serve` (issue 7): one pure function from a snapshot of the host to the
+// The metrics of `dltune serve`: one pure function from a snapshot of the host to the
 // metric families, written through a sink. The text sink writes the Prometheus text exposition
 // format 0.0.4; the JSON sink the same families for `serve --once --json`.
 //

@@ -1,8 +1,6 @@
 #pragma once
-// The persistent files tune writes (issue 4): dltune's own drop-ins, never the distribution's
+// The persistent files tune writes: dltune's own drop-ins, never the distribution's
 // files, and the options of an fstab entry. Pure functions: text in, text out.
-//
-// OWNER: dropins helper (interface fixed by the lead; extend, do not rename).
 #include <map>
 #include <optional>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// A mounted file system's access-time mode (issue 4, mount.noatime): read from
+// A mounted file system's access-time mode (mount.noatime): read from
 // /proc/self/mountinfo, changed live with mount(2) (MS_REMOUNT | MS_BIND: only the mount's own
 // flags change, the file system's options are left alone; what `mount -o remount,noatime` does
 // for per-mount flags, see mount(2) "Changing the mount flags of an existing mount").

@@ -1,8 +1,6 @@
 #pragma once
-// Profiles: what a training host should look like (DESIGN.md §2). TOML under profiles/,
+// Profiles: what a training host should look like (docs/architecture.md). TOML under profiles/,
 // compiled into the binary; user profiles in /etc/dltune/profiles/NAME.toml or a file.
-//
-// OWNER: profile helper (interface fixed by the lead; extend, do not rename).
 #include <functional>
 #include <optional>
 #include <string>

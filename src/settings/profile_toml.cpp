@@ -268,7 +268,7 @@ Result<Profile> parse_profile(std::string_view toml_text, std::string_view origi
   for (const auto& [k, v] : ordered) {
     std::string key(k->str());
     // sysctl.d's slash form ("vm/swappiness") names the same setting as the dotted form, which
-    // is what merges and finding ids use (CONVENTIONS.md 10).
+    // is what merges and finding ids use (CONTRIBUTING.md, convention 10).
     if (const auto sep = key.find_first_of("./"); sep != key.npos && key[sep] == '/') {
       if (auto dotted = sysctl_normalise(key)) key = std::move(*dotted);
     }

@@ -11,7 +11,7 @@
 
 namespace dltune::settings {
 
-// The file dltune's own persistent settings go to (DESIGN.md §1).
+// The file dltune's own persistent settings go to (docs/architecture.md).
 inline constexpr const char* kDltuneSysctlFile = "/etc/sysctl.d/90-dltune.conf";
 
 struct SysctlSource {

@@ -1,4 +1,4 @@
-// Sysctl names and their /proc/sys paths (CONVENTIONS.md 10).
+// Sysctl names and their /proc/sys paths (CONTRIBUTING.md, convention 10).
 //
 // The two spellings follow sysctl(8) and systemd's sysctl.d(5) ("sysctl_normalize" in systemd's
 // src/shared/sysctl-util.c): when the first separator in a name is '.', the name is in dotted

@@ -1,9 +1,7 @@
 #pragma once
-// Sysctl names and their /proc/sys paths (CONVENTIONS.md 10, systemd's sysctl-util): in a
-// dotted name '/' stands for a '.' inside one component ("net.ipv4.conf.eth0/100.rp_filter" is
+// Sysctl names and their /proc/sys paths (CONTRIBUTING.md, convention 10, systemd's sysctl-util):
+// in a dotted name '/' stands for a '.' inside one component ("net.ipv4.conf.eth0/100.rp_filter" is
 // /proc/sys/net/ipv4/conf/eth0.100/rp_filter); a name in slash form keeps its dots.
-//
-// OWNER: profile helper (interface fixed by the lead).
 #include <string>
 #include <string_view>
 

@@ -1,11 +1,11 @@
 #pragma once
-// Recorder: samples on a thread of its own at a fixed interval into a recording (issue 6:
+// Recorder: samples on a thread of its own at a fixed interval into a recording (for
 // `dltune record` and `dltune run --record`). The pace is kept from absolute deadlines, so a slow
 // sample delays the next one but never shifts the whole series; a sample that starts more than
 // half an interval late is counted as late.
 //
-// Library code does not print (CONVENTIONS.md 5): notices from the sampler go to a callback that
-// the command layer owns.
+// Library code does not print (CONTRIBUTING.md, convention 5): notices from the sampler go to a
+// callback that the command layer owns.
 #include <atomic>
 #include <cstdint>
 #include <functional>

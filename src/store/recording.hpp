@@ -1,5 +1,5 @@
 #pragma once
-// Recordings: Samples in a SQLite file (issue 6, DESIGN.md §2 "record → SQLite").
+// Recordings: Samples in a SQLite file (docs/architecture.md "record → SQLite").
 //
 // Counters are stored raw, as the Sample holds them; rates come from Model::from on read, so a
 // recording replayed shows exactly what `top` showed live. The schema is versioned
@@ -10,7 +10,7 @@
 // Writes are batched in transactions (WAL), so a crash loses at most the last batch and never
 // corrupts what was committed.
 //
-// OWNER: the store helper (interface fixed by the lead; extend, do not rename).
+// Extend, do not rename: recordings already written must stay readable (docs/recording.md).
 #include <cstdint>
 #include <functional>
 #include <memory>

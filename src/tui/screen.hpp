@@ -3,7 +3,8 @@
 // terminal back as it found it, on exit and on SIGINT/SIGTERM/SIGHUP.
 //
 // Built as its own library (dltune_tui) so that ncursesw's compile flags (-D_XOPEN_SOURCE=600,
-// STACK-NOTES.md snag 3) reach only this file. It knows nothing of dltune's types beyond a line.
+// which change what system headers declare) reach only this file. It knows nothing of dltune's
+// types beyond a line.
 #include <memory>
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-// The journal of tune transactions on SQLite (issue 4, "The journal"). Durability: WAL with
+// The journal of tune transactions on SQLite. Durability: WAL with
 // synchronous=FULL syncs the WAL on every commit (sqlite.org/pragma.html#pragma_synchronous), and
 // every call below is its own committed SQL transaction, so a change's old value is on disk
 // before the caller changes anything.

@@ -1,9 +1,7 @@
 #pragma once
-// The journal of tune transactions (issue 4, DESIGN.md §2): a SQLite database in the state
+// The journal of tune transactions (docs/architecture.md): a SQLite database in the state
 // directory (default /var/lib/dltune/state.db, WAL, mode 0600). A change's old value is committed
 // before the change is made; a transaction left `pending` (a crash) is found by every command.
-//
-// OWNER: journal helper (interface fixed by the lead; extend, do not rename).
 #include <cstdint>
 #include <memory>
 #include <optional>

@@ -1,5 +1,5 @@
 #pragma once
-// Applying a plan as one transaction, and undoing one (issue 4): every old value is journaled
+// Applying a plan as one transaction, and undoing one: every old value is journaled
 // before its change, every change is read back and verified, and a failure undoes what was
 // done before it.
 #include <optional>

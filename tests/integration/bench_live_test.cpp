@@ -1,7 +1,7 @@
-// `dltune bench` and `dltune compare` on this host (issue 10): real tune transactions, real
+// `dltune bench` and `dltune compare` on this host: real tune transactions, real
 // `dltune run` cgroups, real jobs. A setting that really matters must be found (THP `always`
 // against `never` for a PyTorch job on glibc's default allocator: about 2x here, measured in
-// shared/MEASUREMENTS.md; a CPU quota), a setting that cannot matter must come out as "no
+// docs/measurements.md; a CPU quota), a setting that cannot matter must come out as "no
 // measurable effect", and Ctrl-C must leave the host as it was. Each test uses a journal of its
 // own (--state-dir) and checks that every value it touched is back.
 #include <fcntl.h>
@@ -216,7 +216,7 @@ TEST(BenchLive, ThpAlwaysAgainstNeverFindsTheEffectOnGlibcsDefaultAllocator) {
   const auto never = d.profile("thp-never", "thp.enabled", "\"never\"");
   const auto always = d.profile("thp-always", "thp.enabled", "\"always\"");
   // Large tensors on glibc's default allocator: every step maps fresh memory, which THP
-  // `always` backs with huge pages (shared/MEASUREMENTS.md: x2.1).
+  // `always` backs with huge pages (docs/measurements.md: x2.1).
   // 4 rounds: a Student-t interval with 3 degrees of freedom, which holds a x2 effect clear
   // of 1 unless the pairs' log ratios spread by more than 0.4 (they spread 0.1-0.2 here).
   const auto r = d.bench(
@@ -245,7 +245,7 @@ TEST(BenchLive, SwappinessThatCannotMatterIsNoMeasurableEffect) {
   KeepSwappiness keep;
   if (keep.before() == "10\n") GTEST_SKIP() << "vm.swappiness is already the profile's 10";
   BenchDir d;
-  // The issue's one-parameter-at-a-time case, on a job whose speed swappiness cannot touch (no
+  // One setting at a time (`--only`), on a job whose speed swappiness cannot touch (no
   // memory pressure). At 99.9 % a real test of "no effect" fails one time in a thousand, not
   // one in twenty; 11 rounds are the fewest a distribution-free interval needs for it.
   const auto r = d.bench({"-b", "training", "--only", "vm.swappiness", "--runs", "11", "--warmup",

@@ -1,4 +1,4 @@
-// CgroupCollector and SystemCollector on this machine's real kernel, as root (issue 6): a group
+// CgroupCollector and SystemCollector on this machine's real kernel, as root: a group
 // made by the test (memory limit and CPU quota, via launch::create_job_cgroup, which on a hybrid
 // host makes the unified group with the pressure files too), a busy child moved into it,
 // sampled twice. The groups are removed at the end however the test ends (Guard).

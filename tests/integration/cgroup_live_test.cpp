@@ -1,4 +1,4 @@
-// The job cgroup on this machine's real kernel, as root (issue 5): limits read back, a child
+// The job cgroup on this machine's real kernel, as root: limits read back, a child
 // that joins every group before it execs, an OOM kill under a memory limit, CPU throttling under
 // a quota, removal that leaves nothing, and per-job pressure. Each test's groups have a name of
 // its own and are removed at the end, even when the test fails (Job); no other group is touched.

@@ -1,4 +1,4 @@
-// `dltune doctor` on this machine's kernel log (issue 9, first part): a real OOM kill that the
+// `dltune doctor` on this machine's kernel log: a real OOM kill that the
 // test causes in a memory cgroup of its own, found with its victim; Xid and AER records written
 // to /dev/kmsg (root may: Documentation/ABI/testing/dev-kmsg), found and explained. The injected
 // records say "dltune-test" so that a person reading the log later can tell them from real ones;

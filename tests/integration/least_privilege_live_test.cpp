@@ -1,4 +1,4 @@
-// Least privilege (issue 11): every command that does not need root works as an unprivileged
+// Least privilege: every command that does not need root works as an unprivileged
 // user (nobody, through setpriv(1): exec'd argv, no shell) and says what it could not read; what
 // needs root refuses with the reason; and tune's state (the journal and the copies of /etc
 // files it keeps) is root's alone: 0700 directories, 0600 files.

@@ -1,5 +1,5 @@
 // `dltune profile` on real PyTorch training jobs (Debian's python3-torch, CPU), each driven into
-// one bottleneck on purpose on this machine (issue 8): heavy decoding with one worker
+// one bottleneck on purpose on this machine: heavy decoding with one worker
 // (input-bound), a heavy model with cheap data (compute-bound), a real CPU hog from stress-ng
 // (contention), a CPU quota, glibc's default allocator with large tensors (allocation churn),
 // cold files read under a read-IOPS limit (storage-bound), swap under a memory limit (memory
@@ -323,7 +323,7 @@ TEST(ProfileLive, AMemoryLimitBelowTheDatasetPushesOutThePageCache) {
   data.evict();
   const auto r = profile_command({"--memory=400M"},
                                  {"--workers", "2", "--data", data.path(), "--seconds", "9"});
-  // On this fast virtio disk the evicted files come back quickly (MEASUREMENTS.md: x0.89), so
+  // On this fast virtio disk the evicted files come back quickly (docs/measurements.md: x0.89), so
   // whether the job waits long enough to call it a bottleneck varies from run to run (one CI run
   // in four did not). What must hold: the limit and the refaults are seen, and the verdict is
   // this class, or, when the waits were too short, an honest "inconclusive" whose nearest rule is

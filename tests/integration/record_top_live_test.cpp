@@ -230,7 +230,7 @@ TEST(TopLive, OnceShowsThePidsTreeAsText) {
   EXPECT_NE(bad.err.find("--sort colour"), std::string::npos);
 }
 
-// Issue 11, crash safety: `record` killed with SIGKILL in the middle of recording (while it
+// Crash safety: `record` killed with SIGKILL in the middle of recording (while it
 // samples and writes) leaves a recording that opens with every sample committed before the
 // kill, each one whole, that `record --replay` reads through.
 TEST_F(RecordLive, KilledMidRecordingTheRecordingOpensWithEveryCommittedSample) {
@@ -267,7 +267,7 @@ TEST_F(RecordLive, KilledMidRecordingTheRecordingOpensWithEveryCommittedSample) 
   EXPECT_EQ(replay.exit_code, 0) << replay.err;
 }
 
-// Issue 11, a real I/O fault under SQLite: `record` into a file system that fills up (a 512 KiB
+// A real I/O fault under SQLite: `record` into a file system that fills up (a 512 KiB
 // tmpfs of the test's own, in a private mount namespace that no other process sees) stops with
 // an error naming the recording and the cause, and what it committed before opens, every
 // sample whole.

@@ -1,4 +1,4 @@
-// Faults at each point of `dltune run`'s cgroup set-up (issue 11), injected through host::Root
+// Faults at each point of `dltune run`'s cgroup set-up, injected through host::Root
 // with DLTUNE_TEST_FAULT at the very system call that would fail on a real host: the mkdir(2) of
 // each hierarchy's job group, and the open(2) and write(2) of each limit. Each must stop the run
 // before the job starts (exit 1), name the file and the errno, and leave no cgroup behind; and

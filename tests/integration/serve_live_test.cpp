@@ -3,7 +3,7 @@
 // job cgroup made for the test appears, hostile clients (silent, slow, a 10 MB body, a 100 KB
 // URI) take neither threads nor memory and are done with, then /healthz, 404, 405 and SIGTERM.
 // One serve process for all of it: Prometheus's first scrape comes only after about 5.5 s
-// (STACK-NOTES.md §5), and that is most of the test's time.
+// (its scrape manager applies new targets on a 5 s tick), and that is most of the test's time.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -433,7 +433,7 @@ TEST_F(ServeLive, PrometheusPromtoolHostileClientsAndHealth) {
 
 }  // namespace
 
-// Least privilege (issue 11): started as root, serve binds and then becomes an unprivileged user
+// Least privilege: started as root, serve binds and then becomes an unprivileged user
 // before it samples or serves; --as-root keeps root; root itself or an unknown --user is refused.
 namespace {
 std::string uid_line(pid_t pid) {

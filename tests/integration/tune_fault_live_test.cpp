@@ -1,4 +1,4 @@
-// `dltune tune apply` against real faults of this machine, as root (issue 4): a read-only
+// `dltune tune apply` against real faults of this machine, as root: a read-only
 // /etc/sysctl.d (EROFS), a full file system under /etc/security/limits.d (ENOSPC), a read-only
 // /proc/sys (a container), and an EIO injected on the rename (DLTUNE_TEST_FAULT). Each must stop
 // the transaction, name the setting, the file and the errno, and leave every value as it was.
@@ -255,7 +255,7 @@ TEST_F(TuneFaultLive, AnInjectedEioOnTheRenameStopsApplyAndRestoresEveryValue) {
   expect_failed_and_rolled_back();
 }
 
-// Issue 11: every write of apply failed in turn. DLTUNE_TEST_FAULT fails the Nth call of one
+// Every write of apply failed in turn. DLTUNE_TEST_FAULT fails the Nth call of one
 // operation, N = 1, 2, ... until an apply gets past every such call: each live write (the
 // sysctls and the sysfs files: EINVAL, as a kernel that refuses the value), and each step of
 // each persistent file's atomic write (open: ENOSPC, a short write then ENOSPC, fsync: EIO,
@@ -295,7 +295,7 @@ TEST_F(TuneFaultLive, EachWriteOfApplyFailedInTurnLeavesEveryValueAsBefore) {
   }
 }
 
-// Issue 11: every write of a rollback failed in turn. A rollback that cannot restore a value
+// Every write of a rollback failed in turn. A rollback that cannot restore a value
 // names it with the file and the errno, restores the others, exits 1 and leaves the transaction
 // needing a rollback (`tune status` says so); the next rollback restores every value.
 TEST_F(TuneFaultLive, EachWriteOfRollbackFailedInTurnIsReportedAndTheNextRollbackFinishes) {

@@ -3,7 +3,7 @@
 
 A Dataset that builds each sample from its index (standing in for decoding an image), a
 DataLoader with worker processes, a small CNN and SGD: the shape of job that
-shared/MEASUREMENTS.md measured. Progress goes to stderr through tqdm (its it/s is what
+docs/measurements.md measured. Progress goes to stderr through tqdm (its it/s is what
 `dltune run` reads); at the end one JSON line on stdout says where and how it ran.
 """
 import argparse

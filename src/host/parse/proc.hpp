@@ -1,6 +1,6 @@
 #pragma once
-// Pure parsers of /proc and /etc text formats (CONVENTIONS.md 2): text in, struct out, no I/O.
-// Each format's source is named where it is parsed.
+// Pure parsers of /proc and /etc text formats (CONTRIBUTING.md, convention 2): text in, struct out,
+// no I/O. Each format's source is named where it is parsed.
 #include <cstdint>
 #include <map>
 #include <optional>

@@ -1,4 +1,4 @@
-// compare_runs (issue 10) on runs made up here: which runs are used, which are left out and why,
+// compare_runs on runs made up here: which runs are used, which are left out and why,
 // the metric the verdict is on, pairing, and the verdict's words. The statistics themselves are
 // tested in stats_test.cpp; the real runs in tests/integration/bench_live_test.cpp.
 #include "bench/comparison.hpp"

@@ -1,6 +1,6 @@
 // deploy/: the manifests parsed (YAML through Python's yaml module: no kubectl), checked against
 // each other and against dltune itself, and the real tools' own checks (promtool,
-// systemd-analyze). Issue 7, deploy/README.md "What is checked".
+// systemd-analyze). deploy/README.md, "What is checked", lists them.
 #include <unistd.h>
 
 #include <filesystem>

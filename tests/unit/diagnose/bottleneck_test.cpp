@@ -1,5 +1,5 @@
 // The bottleneck rules (knowledge/bottlenecks.toml) and their evaluation, on windows of signals
-// made here: each class's signature from shared/MEASUREMENTS.md gives its verdict, values just
+// made here: each class's signature from docs/measurements.md gives its verdict, values just
 // past a threshold do not, and confidence follows how long the evidence held.
 #include <fstream>
 #include <map>
@@ -142,7 +142,7 @@ TEST(BottleneckRules, BadRulesAreErrorsThatNameTheRuleAndTheKey) {
   EXPECT_EQ(err(one), "(parsed)");
 }
 
-// Each class's signature (shared/MEASUREMENTS.md, "Signals that tell bottlenecks apart").
+// Each class's signature (docs/measurements.md, "Signals that tell bottlenecks apart").
 TEST(BottleneckVerdicts, EachMeasuredSignatureGetsItsClass) {
   struct Case {
     const char* name;
@@ -272,7 +272,7 @@ TEST(BottleneckVerdicts, NothingMatchingIsInconclusiveWithTheNearestRules) {
 }
 
 TEST(BottleneckVerdicts, AHealthyMatchIsNotListedBesideAFault) {
-  // Allocation churn looks compute-bound otherwise (MEASUREMENTS.md): the churn is the verdict
+  // Allocation churn looks compute-bound otherwise (docs/measurements.md): the churn is the verdict
   // and "compute-bound, healthy" is not shown beside it.
   const auto p = judge(window(host({{"main.system_share", 40}, {"main.minor_faults", 80000}})));
   EXPECT_EQ(p.verdict.rule, "allocation-churn");

@@ -1,4 +1,4 @@
-// Open descriptors against the nofile limit (doctor, issue 9), on fixture /proc trees.
+// Open descriptors against the nofile limit (doctor), on fixture /proc trees.
 #include <map>
 #include <string>
 

@@ -1,4 +1,4 @@
-// Kernel log lines → events (doctor's groundwork, issue 9), on real lines, each with its source:
+// Kernel log lines → events (doctor's groundwork), on real lines, each with its source:
 // this VM's own log (dmesg during dltune's run tests), public bug reports, and lines written from
 // the kernel's and the driver's printk formats (named at each parser) where no public line was at
 // hand. The message text only: the timestamp and facility are the source's business.
@@ -87,8 +87,8 @@ TEST(KernelEvents, OomKillsFromThisVm) {
   EXPECT_EQ(e.kind, "oom_context");
   EXPECT_EQ(e.fields["cgroup"], "/dltune/test-17747-AJob");
   EXPECT_EQ(e.fields["pid"], "17749");
-  // A global OOM of a DataLoader worker (torch 2.2+ names them pt_data_worker; the issue's own
-  // example, in mm/oom_kill.c's format).
+  // A global OOM of a DataLoader worker (torch 2.2+ names them pt_data_worker), in
+  // mm/oom_kill.c's format.
   e = must(
       "Out of memory: Killed process 21037 (pt_data_worker) total-vm:9000000kB, "
       "anon-rss:4000000kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:9000kB oom_score_adj:0");
@@ -189,7 +189,7 @@ TEST(KernelEvents, HungTasksLockupsAndCrashesOfTrainingProcesses) {
       "__GFP_ZERO), nodemask=(null),cpuset=/,mems_allowed=0");
   EXPECT_EQ(e.kind, "page_alloc_failure");
   EXPECT_EQ(e.fields["order"], "4");
-  // A negative order (fuzz_kernel_log, issue 11): said as unknown, never shifted by it (UBSan).
+  // A negative order (fuzz_kernel_log): said as unknown, never shifted by it (UBSan).
   e = must("x: page allocation failure: order:-1311, mode:0x0");
   EXPECT_NE(e.explanation.find("? contiguous pages"), std::string::npos) << e.explanation;
   // A year whose nanoseconds would overflow is not a syslog stamp.

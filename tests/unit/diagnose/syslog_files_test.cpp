@@ -1,4 +1,4 @@
-// Kernel lines from syslog files (doctor, issue 9): both line formats, rotations plain and
+// Kernel lines from syslog files (doctor): both line formats, rotations plain and
 // gzip'd read oldest first, --since windows, a truncated .gz and an overlong line, and
 // `dltune doctor --root` on such a tree. The trees are made by the test (the .gz with zlib).
 #include <sys/stat.h>
@@ -94,7 +94,7 @@ TEST(SyslogLines, Rfc3339AndTraditionalKernelLines) {
   ::tzset();
 }
 
-// Found by fuzz_kernel_log (issue 11): a line that is only the start of an RFC 3339 stamp was
+// Found by fuzz_kernel_log: a line that is only the start of an RFC 3339 stamp was
 // read past its end. The text lives in a buffer of exactly its size, so ASan sees any overread.
 TEST(SyslogLines, ShortLinesAreNeverReadPastTheirEnd) {
   for (const std::string text : {"4184", "2026-11-30T12:00:0", "2026-11-30T12:00:00", "Nov 30",

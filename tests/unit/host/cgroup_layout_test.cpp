@@ -11,8 +11,8 @@ using dltune::testing::TempTree;
 
 namespace {
 
-// This VM (shared/STACK-NOTES.md §7): v1 with cpu and cpuacct mounted apart, plus a cgroup2
-// mount without controllers at /sys/fs/cgroup/unified.
+// The development VM (CONTRIBUTING.md, "Debian 12 stack"): v1 with cpu and cpuacct mounted apart,
+// plus a cgroup2 mount without controllers at /sys/fs/cgroup/unified.
 constexpr const char* kHybrid =
     "24 1 253:0 / / rw,relatime - ext4 /dev/vda rw\n"
     "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"

@@ -1,5 +1,5 @@
-// /dev/kmsg records and the OOM killer's summary line, on real lines of this VM's kernel
-// (shared/STACK-NOTES.md §7).
+// /dev/kmsg records (`prio,seq,usec,flags;text`) and the OOM killer's summary line, on real lines
+// of the development VM's 6.18 kernel.
 #include <gtest/gtest.h>
 
 #include "host/parse/kmsg.hpp"

@@ -265,7 +265,7 @@ TEST(RootWrites, OnlyKnownSettingsAndFilesAreWritable) {
     EXPECT_FALSE(Root::is_writable_file(p)) << p;
 }
 
-// The cgroups of dltune's own jobs (issue 5): a "dltune" group right below a hierarchy's mount
+// The cgroups of dltune's own jobs: a "dltune" group right below a hierarchy's mount
 // point, the groups right below it, their files, and the v2 root's cgroup.subtree_control.
 TEST(RootWrites, OnlyDltuneJobCgroupsAreWritable) {
   for (const char* p :
@@ -365,7 +365,7 @@ TEST_F(TreeTest, WriteAtomicReplacesWholeAndLeavesNoTemporaryFile) {
 
 TEST(RootWrites, TheKernelsRefusalCarriesItsErrno) {
   if (::geteuid() != 0) GTEST_SKIP() << "writing /proc/sys needs root";
-  // vm.dirty_bytes=0 is refused by the kernel (shared/MEASUREMENTS.md): EINVAL, value unchanged.
+  // vm.dirty_bytes=0 is refused by the kernel (docs/measurements.md): EINVAL, value unchanged.
   Root r;
   const auto before = **r.read("/proc/sys/vm/dirty_bytes");
   auto e = r.write_virtual("/proc/sys/vm/dirty_bytes", "0");

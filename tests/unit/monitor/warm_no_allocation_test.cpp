@@ -1,4 +1,4 @@
-// A warm sample allocates nothing (issue 6): the collectors' second and later collects, counted
+// A warm sample allocates nothing: the collectors' second and later collects, counted
 // by a replacement of the global operator new that counts only while a test asks it to.
 #include <cstdlib>
 #include <new>

@@ -1,5 +1,6 @@
 // The built-in profiles (profiles/*.toml compiled in): they load, every key is one the rule table
-// knows, every entry says why and where from, and `training` holds what issue 3 asks for.
+// knows, every entry says why and where from, and `training` holds every key a training host needs,
+// with its expected value and severity.
 #include <filesystem>
 #include <fstream>
 #include <sstream>

@@ -1,4 +1,4 @@
-// The options of one /etc/fstab entry (issue 4: mount changes persist in fstab, with backup).
+// The options of one /etc/fstab entry (mount changes persist in fstab, with a backup).
 #include <string>
 #include <vector>
 

@@ -1,4 +1,4 @@
-// The sysctl.d and limits.d drop-ins (issue 4: "the merge with existing sysctl.d files").
+// The sysctl.d and limits.d drop-ins (merged with the existing sysctl.d files).
 // fstab is in dropins_fstab_test.cpp.
 #include "settings/dropins.hpp"
 
@@ -280,7 +280,7 @@ TEST(LimitsDropin, CheckRefusesWhatPamLimitsWouldMisread) {
   EXPECT_TRUE(check_limits("*", {{"nofile", "1048576"}, {"memlock", "unlimited"}}));
   EXPECT_TRUE(check_limits("@training", {{"nice", "-5"}, {"stack", "-1"}, {"core", "infinity"}}));
   EXPECT_FALSE(check_limits("", {{"nofile", "1"}}));
-  // White space pam_limits splits on, and control characters (fuzz_etc, issue 11).
+  // White space pam_limits splits on, and control characters (fuzz_etc).
   for (const std::string& odd :
        std::vector<std::string>{"a\fb", "a\vb", std::string("a\0b", 3), "a\x01", "a\x7f"})
     EXPECT_FALSE(check_limits(odd, {{"nofile", "1"}})) << odd;

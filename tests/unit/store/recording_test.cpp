@@ -226,8 +226,8 @@ TEST_F(RecordingTest, AnEmptyRecordingOpens) {
 }
 
 // Not a benchmark with a bound: prints the size per sample of an hour at 1 Hz of a 20-process
-// job, 2 CPUs, 2 disks, 2 NICs (the target is under 20 MB an hour); asserts only a loose
-// sanity bound (twice the target).
+// job, 2 CPUs, 2 disks, 2 NICs (the target, bench/README.md: under 20 MB an hour); asserts only a
+// loose sanity bound (twice the target).
 TEST_F(RecordingTest, AnHourAtOneHertzOfATwentyProcessJob) {
   constexpr int kSamples = 3600;
   {

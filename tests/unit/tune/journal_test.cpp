@@ -1,5 +1,5 @@
-// The journal on a real SQLite database in a temporary state directory (CONVENTIONS.md 14:
-// SQLite is used for real). Crashes are real processes that end without cleaning up.
+// The journal on a real SQLite database in a temporary state directory (CONTRIBUTING.md, convention
+// 14: SQLite is used for real). Crashes are real processes that end without cleaning up.
 #include "tune/journal.hpp"
 
 #include <signal.h>

@@ -1,4 +1,4 @@
-// Faults on the way a tune transaction writes (issue 4), injected through host::Root on a
+// Faults on the way a tune transaction writes, injected through host::Root on a
 // hand-made host tree: at every stage of the atomic file write, on a /proc/sys write in the
 // middle of a plan, during rollback, and while planning. Each test compares the whole tree, byte
 // for byte, with what it was before, so a half-applied change or a leftover temporary file fails.

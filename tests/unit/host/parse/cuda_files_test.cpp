@@ -126,7 +126,7 @@ TEST(OpenblasVersion, FindsTheReleaseInBuildNames) {
 }
 
 TEST(CudaFiles, AnOpenblasNameLongerThanAFileNameCanBeIsRefusedBeforeTheRegex) {
-  // fuzz_versions (issue 11): std::regex recursed per character of a 44 KB "name".
+  // fuzz_versions: std::regex recursed per character of a 44 KB "name".
   const std::string huge = "libopenblasp-r0.3.21.so" + std::string(50000, '9');
   EXPECT_FALSE(p::openblas_version(huge));
   EXPECT_EQ(p::openblas_version("libopenblasp-r0.3.21.so"), "0.3.21");
