@@ -148,13 +148,13 @@ Result<CudaDriverTable> parse_cuda_driver_table(std::string_view toml_text) {
 }
 
 std::string_view builtin_cuda_driver_toml() {
-  for (const auto& f : embedded_knowledge())
-    if (f.name == "cuda-driver") return f.text;
-  return {};  // parse_cuda_driver_table then says what is missing
+  return knowledge_text("cuda-driver").value_or(std::string_view());
 }
 
 const Result<CudaDriverTable>& builtin_cuda_driver_table() {
-  static const Result<CudaDriverTable> kTable = parse_cuda_driver_table(builtin_cuda_driver_toml());
+  static const Result<CudaDriverTable> kTable = load_knowledge<CudaDriverTable>(
+      "cuda-driver",
+      [](std::string_view text, const std::string&) { return parse_cuda_driver_table(text); });
   return kTable;
 }
 

@@ -285,7 +285,7 @@ std::vector<Finding> swap_consistency(const AuditInput& in, const settings::Prof
     f.fix = tune_fix("vm.swappiness");
     f.notes.push_back(
         "measured on the development VM: swap-ins on a slow swap device made a "
-        "training job 14x slower (shared/MEASUREMENTS.md)");
+        "training job 14x slower (dltune's docs/measurements.md)");
   }
   container_advice(in, f, "");
   return {f};

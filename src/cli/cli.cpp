@@ -48,12 +48,16 @@ int run(int argc, char** argv) {
       "Exit status: 0 success, 1 the command failed, 2 bad input (nothing was done).\n"
       "Run `dltune COMMAND --help` for a command's options.");
 
+#if DLTUNE_TEST_HOOKS
   // The fault-injection test hook (docs/testing.md): a text that does not parse is bad input,
   // never ignored, or a test would pass without its fault.
-  if (const auto& faults = host::environment_faults(); !faults) {
+  if (auto faults = host::faults_from_environment(); !faults) {
     fmt::print(stderr, "dltune: {}\n", faults.error().message());
     return kExitBadInput;
+  } else {
+    host::set_process_faults(std::move(*faults));
   }
+#endif
 
   GlobalOptions global;
   std::vector<std::unique_ptr<Command>> commands;

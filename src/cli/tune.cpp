@@ -17,6 +17,7 @@
 #include "settings/catalog.hpp"
 #include "tune/journal.hpp"
 #include "tune/plan.hpp"
+#include "tune/render.hpp"
 #include "tune/transaction.hpp"
 
 namespace dltune::cli {
@@ -27,81 +28,6 @@ using inventory::Json;
 
 std::string when(std::int64_t t) {
   return text::format_time(t, "%Y-%m-%d %H:%M:%S", text::TimeZone::kUtc);
-}
-
-Json plan_json(const tune::Plan& plan) {
-  Json items = Json::array();
-  for (const auto& i : plan.items) {
-    Json changes = Json::array();
-    for (const auto& c : i.changes) {
-      Json x{{"key", c.key},
-             {"kind", c.kind},
-             {"target", c.target},
-             {"new", c.new_value},
-             {"implied", c.implied}};
-      if (c.old_value) x["old"] = *c.old_value;
-      changes.push_back(std::move(x));
-    }
-    items.push_back(Json{{"key", i.key},
-                         {"status", tune::status_name(i.status)},
-                         {"summary", i.summary},
-                         {"reason", i.reason},
-                         {"changes", std::move(changes)},
-                         {"notes", i.notes}});
-  }
-  return Json{{"schema", "dltune.tune.plan/1"},
-              {"profile", plan.profile},
-              {"persist", plan.persist},
-              {"items", std::move(items)}};
-}
-
-std::string plan_text(const tune::Plan& plan) {
-  std::string out = fmt::format("dltune tune: profile {}{}\n\n", plan.profile,
-                                plan.persist ? ", persistent"
-                                             : ", live only (add --persist to "
-                                               "keep it across reboots)");
-  int n = 0;
-  for (const auto& i : plan.items) {
-    out += fmt::format("  {:<14}  {:<28}  {}\n", tune::status_name(i.status), i.key, i.summary);
-    if (i.status == tune::PlanItem::Status::kChange) {
-      for (const auto& c : i.changes) {
-        ++n;
-        if (c.kind == "file")
-          out += fmt::format("{:18}{} {}\n", "", c.old_value ? "rewrite" : "create", c.target);
-        else if (c.implied)
-          out += fmt::format("{:18}{}: {} (changed by the kernel; restored on rollback)\n", "",
-                             c.target, c.old_value.value_or("?"));
-      }
-    }
-    for (const auto& note : i.notes) out += fmt::format("{:18}note: {}\n", "", note);
-  }
-  out += fmt::format("\n{} change(s)\n", n);
-  return out;
-}
-
-Json tx_json(const tune::TxRecord& t) {
-  Json changes = Json::array();
-  for (const auto& c : t.changes) {
-    Json x{{"seq", c.seq},
-           {"key", c.key},
-           {"kind", c.kind},
-           {"target", c.target},
-           {"new", c.kind == "file" ? std::string("(file content)") : c.new_value},
-           {"state", tune::change_state_name(c.state)},
-           {"changed_at", c.changed_at}};
-    if (c.old_value) x["old"] = c.kind == "file" ? std::string("(file content)") : *c.old_value;
-    if (c.backup) x["backup"] = *c.backup;
-    changes.push_back(std::move(x));
-  }
-  Json j{{"id", t.id},
-         {"command", t.command},
-         {"profile", t.profile},
-         {"state", tune::tx_state_name(t.state)},
-         {"started_at", t.started_at},
-         {"changes", std::move(changes)}};
-  if (t.finished_at) j["finished_at"] = *t.finished_at;
-  if (t.error) j["error"] = *t.error;
-  return j;
 }
 
 class TuneCommand : public Command {
@@ -201,7 +127,7 @@ class TuneCommand : public Command {
       return plan.error().errno_ != 0 ? kExitFailure : kExitBadInput;
     }
     if (!apply) {
-      fmt::print("{}", json_ ? plan_json(*plan).dump(2) + "\n" : plan_text(*plan));
+      fmt::print("{}", json_ ? tune::to_json(*plan).dump(2) + "\n" : tune::render_text(*plan));
       return kExitOk;
     }
     if (!may_change()) return kExitBadInput;
@@ -230,7 +156,7 @@ class TuneCommand : public Command {
                    "apply without asking; nothing was changed\n");
         return kExitBadInput;
       }
-      fmt::print("{}\nApply these changes? [y/N] ", plan_text(*plan));
+      fmt::print("{}\nApply these changes? [y/N] ", tune::render_text(*plan));
       std::fflush(stdout);
       std::string answer;
       std::getline(std::cin, answer);
@@ -327,10 +253,10 @@ class TuneCommand : public Command {
       Json applied = Json::array(), unfinished = Json::array(), drifted = Json::array(),
            incomplete = Json::array();
       for (const auto& t : *history) {
-        if (t.state == tune::TxState::kApplied) applied.push_back(tx_json(t));
-        if (tune::incomplete(t)) incomplete.push_back(tx_json(t));
+        if (t.state == tune::TxState::kApplied) applied.push_back(tune::to_json(t));
+        if (tune::incomplete(t)) incomplete.push_back(tune::to_json(t));
       }
-      for (const auto& t : *pending) unfinished.push_back(tx_json(t));
+      for (const auto& t : *pending) unfinished.push_back(tune::to_json(t));
       for (const auto& d : drift)
         drifted.push_back(Json{{"key", d.key},
                                {"target", d.target},
@@ -386,7 +312,7 @@ class TuneCommand : public Command {
     }
     if (json_) {
       Json all = Json::array();
-      for (const auto& t : *history) all.push_back(tx_json(t));
+      for (const auto& t : *history) all.push_back(tune::to_json(t));
       fmt::print("{}\n", Json{{"schema", "dltune.tune.history/1"}, {"transactions", all}}.dump(2));
       return kExitOk;
     }

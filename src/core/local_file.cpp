@@ -43,7 +43,7 @@ PendingFile& PendingFile::operator=(PendingFile&& other) noexcept {
   return *this;
 }
 
-Result<PendingFile> PendingFile::beside(const std::string& target) {
+Result<PendingFile> PendingFile::beside(const std::string& target, std::optional<unsigned> mode) {
   const std::filesystem::path t(target);
   const auto dir = t.has_parent_path() ? t.parent_path() : std::filesystem::path(".");
   // Built by appending: g++ 12 -O2 warns (-Wrestrict) on "literal" + std::string&&.
@@ -53,8 +53,13 @@ Result<PendingFile> PendingFile::beside(const std::string& target) {
   std::string temp = (dir / name).string();
   const int fd = ::mkstemp(temp.data());
   if (fd < 0) return fail("cannot create a temporary file beside", target, errno);
-  ::fchmod(fd, new_file_mode());
+  const int err =
+      ::fchmod(fd, mode ? static_cast<mode_t>(*mode) : new_file_mode()) == 0 ? 0 : errno;
   ::close(fd);
+  if (err != 0) {
+    ::unlink(temp.c_str());
+    return fail("cannot set the mode of", temp, err);
+  }
   PendingFile f;
   f.target_ = target;
   f.temp_ = std::move(temp);

@@ -4,6 +4,7 @@
 // the target, fsync'd, and renamed over it; on any failure the temporary file is removed. These
 // are the user's own paths, not host settings, so they are opened directly, not through Root.
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -23,8 +24,9 @@ class PendingFile {
   PendingFile& operator=(const PendingFile&) = delete;
 
   // Creates ".NAME.XXXXXX" in the target's directory (so that the rename stays within one file
-  // system).
-  [[nodiscard]] static Result<PendingFile> beside(const std::string& target);
+  // system), with `mode`, or by default the mode a new file would get (0666 less the umask).
+  [[nodiscard]] static Result<PendingFile> beside(const std::string& target,
+                                                  std::optional<unsigned> mode = std::nullopt);
   [[nodiscard]] const std::string& temp_path() const { return temp_; }
   // fsync's the temporary file and renames it to the target. Unless `replace`, an existing target
   // is refused, also one that appeared since `beside` (RENAME_NOREPLACE, or link(2) where the

@@ -290,11 +290,9 @@ Result<Rules> parse_rules(std::string_view toml_text, std::string_view name) {
 }
 
 const Result<Rules>& builtin_rules() {
-  static const Result<Rules> kRules = [] {
-    for (const auto& f : embedded_knowledge())
-      if (f.name == "bottlenecks") return parse_rules(f.text, "knowledge/bottlenecks.toml");
-    return Result<Rules>(fail("not compiled in", "knowledge/bottlenecks.toml"));
-  }();
+  static const Result<Rules> kRules = load_knowledge<Rules>(
+      "bottlenecks",
+      [](std::string_view text, const std::string& where) { return parse_rules(text, where); });
   return kRules;
 }
 

@@ -431,11 +431,9 @@ Result<XidTable> parse_xid_table(std::string_view toml_text, std::string_view na
 }
 
 const Result<XidTable>& builtin_xid_table() {
-  static const Result<XidTable> kTable = [] {
-    for (const auto& f : embedded_knowledge())
-      if (f.name == "xid") return parse_xid_table(f.text, "knowledge/xid.toml");
-    return Result<XidTable>(fail("not compiled in", "knowledge/xid.toml"));
-  }();
+  static const Result<XidTable> kTable = load_knowledge<XidTable>(
+      "xid",
+      [](std::string_view text, const std::string& where) { return parse_xid_table(text, where); });
   return kTable;
 }
 

@@ -128,19 +128,32 @@ int FaultTable::fired() const {
   return fired_;
 }
 
-const Result<std::shared_ptr<FaultTable>>& environment_faults() {
-  static const Result<std::shared_ptr<FaultTable>> table =
-      []() -> Result<std::shared_ptr<FaultTable>> {
-    const char* spec = std::getenv(kFaultHookVariable);
-    if (spec == nullptr) return std::shared_ptr<FaultTable>();
-    auto faults = parse_faults(spec);
-    if (!faults) return tl::unexpected(faults.error());
-    if (faults->empty()) return std::shared_ptr<FaultTable>();
-    auto t = std::make_shared<FaultTable>();
-    for (auto& f : *faults) t->add(std::move(f));
-    return t;
-  }();
+namespace {
+
+std::shared_ptr<FaultTable>& process_table() {
+  static std::shared_ptr<FaultTable> table;
   return table;
+}
+
+}  // namespace
+
+std::shared_ptr<FaultTable> process_faults() {
+  return process_table();
+}
+
+void set_process_faults(std::shared_ptr<FaultTable> table) {
+  process_table() = std::move(table);
+}
+
+Result<std::shared_ptr<FaultTable>> faults_from_environment() {
+  const char* spec = std::getenv(kFaultHookVariable);
+  if (spec == nullptr) return std::shared_ptr<FaultTable>();
+  auto faults = parse_faults(spec);
+  if (!faults) return tl::unexpected(faults.error());
+  if (faults->empty()) return std::shared_ptr<FaultTable>();
+  auto t = std::make_shared<FaultTable>();
+  for (auto& f : *faults) t->add(std::move(f));
+  return t;
 }
 
 }  // namespace dltune::host

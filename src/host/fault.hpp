@@ -80,8 +80,14 @@ class FaultTable {
   int fired_ = 0;
 };
 
-// The table DLTUNE_TEST_FAULT describes, parsed once per process: null when it is unset or
-// empty, the parse error (naming the variable) when its text is bad. Every Root starts with it.
-[[nodiscard]] const Result<std::shared_ptr<FaultTable>>& environment_faults();
+// The table every Root of the process starts with: null (no fault) unless the program set one.
+// The library never reads the environment for it: the command line does, in a build with test
+// hooks (DLTUNE_TEST_HOOKS), before it makes any Root.
+[[nodiscard]] std::shared_ptr<FaultTable> process_faults();
+void set_process_faults(std::shared_ptr<FaultTable> table);
+
+// The table DLTUNE_TEST_FAULT describes: null when it is unset or empty, the parse error (naming
+// the variable) when its text is bad.
+[[nodiscard]] Result<std::shared_ptr<FaultTable>> faults_from_environment();
 
 }  // namespace dltune::host

@@ -55,11 +55,9 @@ struct Root::Recorder {
   std::map<std::pair<std::string, int>, Access> seen;  // keyed by (path, type)
 };
 
-// Every Root starts with DLTUNE_TEST_FAULT's faults (null when unset; a bad text is reported by
-// the command line before any Root is made, and then ignored here).
-Root::Root() : faults_(environment_faults().value_or(nullptr)) {}
-Root::Root(std::string base)
-    : base_(std::move(base)), faults_(environment_faults().value_or(nullptr)) {}
+// Every Root starts with the process's faults: none, unless a test build's command line set them.
+Root::Root() : faults_(process_faults()) {}
+Root::Root(std::string base) : base_(std::move(base)), faults_(process_faults()) {}
 
 Result<Root> Root::at(const std::filesystem::path& dir) {
   std::error_code ec;

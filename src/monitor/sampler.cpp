@@ -45,8 +45,9 @@ Result<std::unique_ptr<Sampler>> Sampler::open(const host::Root& root, SamplerOp
 }
 
 Result<void> Sampler::sample(Sample& out) {
-  out.wall_ns = now_ns(CLOCK_REALTIME);
-  out.monotonic_ns = now_ns(CLOCK_MONOTONIC);
+  const Clock& clock = clock_or_system(options_.clock);
+  out.wall_ns = clock.wall_ns();
+  out.monotonic_ns = clock.monotonic_ns();
   out.ticks_per_second = ticks_per_second_;
   out.page_size = page_size_;
   out.observer_cpu_us.reset();

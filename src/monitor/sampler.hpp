@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "host/root.hpp"
 #include "monitor/sample.hpp"
@@ -43,6 +44,8 @@ struct SamplerOptions {
   // The cgroup whose counters go into Sample::cgroup: for kTree the main process's own group
   // (found from /proc/PID/cgroup) unless set; for kCgroup that group.
   std::optional<std::string> cgroup;
+  // Where a sample's wall and monotonic stamps come from; null: the machine's clocks.
+  const Clock* clock = nullptr;
 };
 
 // Messages said once per source ("no /proc/pressure: the kernel has PSI off (psi=0)").

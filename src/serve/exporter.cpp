@@ -29,6 +29,7 @@ Result<std::unique_ptr<Exporter>> Exporter::open(const host::Root& root, Exporte
   so.scope.kind = monitor::Scope::Kind::kNone;  // the host and the GPUs; jobs are JobGroups'
   so.gpus = e->options_.gpus;
   so.nvml_library = e->options_.nvml_library;
+  so.clock = e->options_.clock;
   // NVML at the sampling interval, and never faster than once a second (a per-process query
   // can take milliseconds on real GPUs).
   so.gpu_interval_ns = std::max<std::int64_t>(e->options_.interval_ns, 1'000'000'000);
@@ -61,7 +62,8 @@ Snapshot Exporter::snapshot() const {
 }
 
 Result<void> Exporter::sample() {
-  const auto started = now_ns(CLOCK_MONOTONIC);
+  const Clock& clock = clock_or_system(options_.clock);
+  const auto started = clock.monotonic_ns();
   auto ok = sampler_->sample(sample_);
   for (auto& n : sampler_->take_notices()) say(n, n);
   if (!ok) {
@@ -75,7 +77,7 @@ Result<void> Exporter::sample() {
   for (auto& n : job_notices_.take()) say(n, n);
   has_sample_ = true;
   ++samples_;
-  const auto done = now_ns(CLOCK_MONOTONIC);
+  const auto done = clock.monotonic_ns();
   sample_duration_s_ = static_cast<double>(done - started) / 1e9;
   {
     std::lock_guard lock(mu_);
@@ -123,7 +125,7 @@ void Exporter::check() {
     state->counts = {
         static_cast<std::uint64_t>(report->ok), static_cast<std::uint64_t>(report->info),
         static_cast<std::uint64_t>(report->warn), static_cast<std::uint64_t>(report->critical)};
-    state->finished_wall_ns = now_ns(CLOCK_REALTIME);
+    state->finished_wall_ns = clock_or_system(options_.clock).wall_ns();
     state->duration_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   }
@@ -191,7 +193,9 @@ Health Exporter::health() const {
   std::lock_guard lock(mu_);
   const double interval_s = static_cast<double>(options_.interval_ns) / 1e9;
   if (!current_) return {false, last_error_ ? "no sample yet: " + *last_error_ : "no sample yet"};
-  const double age_s = static_cast<double>(now_ns(CLOCK_MONOTONIC) - last_ok_monotonic_ns_) / 1e9;
+  const double age_s =
+      static_cast<double>(clock_or_system(options_.clock).monotonic_ns() - last_ok_monotonic_ns_) /
+      1e9;
   if (age_s > 3 * interval_s)
     return {false, fmt::format("the last sample is {:.1f} s old (interval {:g} s){}", age_s,
                                interval_s, last_error_ ? ": " + *last_error_ : "")};

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "host/root.hpp"
 #include "inventory/json.hpp"
@@ -29,6 +30,8 @@ struct ExporterOptions {
   std::vector<std::string> cgroups;          // --cgroup: exported besides those `run` made
   std::optional<settings::Profile> profile;  // the check's; none: no check
   std::int64_t check_interval_ns = 300'000'000'000;
+  // The clock of the samples and of their age (health); null: the machine's clocks.
+  const Clock* clock = nullptr;
 };
 
 // What a scrape serves: the text of every family but dltune_scrapes_total.

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/local_file.hpp"
 #include "core/private_files.hpp"
 #include "store/recording.hpp"
 #include "store/recording_sql.hpp"
@@ -44,20 +45,6 @@ bool exists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
-// An empty file next to `path` (so that rename() stays within one filesystem), mode 0644.
-Result<std::string> make_temporary(const std::string& path) {
-  std::string tmp = path + ".tmp-XXXXXX";
-  const int fd = ::mkstemp(tmp.data());
-  if (fd < 0) return fail("cannot create a temporary file beside", path, errno);
-  const int err = ::fchmod(fd, 0644) == 0 ? 0 : errno;
-  ::close(fd);
-  if (err != 0) {
-    ::unlink(tmp.c_str());
-    return fail("cannot set the mode of", tmp, err);
-  }
-  return tmp;
-}
-
 // Builds the schema in `tmp`, in rollback-journal mode so that the file stands alone when it is
 // renamed (a -wal file is named after the path it was opened by).
 Result<void> build(const std::string& tmp, const RecordingInfo& info) {
@@ -69,19 +56,13 @@ Result<void> build(const std::string& tmp, const RecordingInfo& info) {
   return tx->commit();
 }
 
-// Replaces (force) or creates `path` with `tmp` in one rename; without force, never replaces.
-Result<void> install(const std::string& tmp, const std::string& path, bool force) {
-  const unsigned flags = force ? 0 : RENAME_NOREPLACE;
-  int rc = ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), flags);
-  if (rc != 0 && errno == EINVAL && !force) {
-    // A filesystem without RENAME_NOREPLACE: link() never replaces either.
-    rc = ::link(tmp.c_str(), path.c_str());
-    if (rc == 0) ::unlink(tmp.c_str());
-  }
-  if (rc != 0) {
-    const int err = errno;
-    if (err == EEXIST) return fail(fmt::format("{} exists; use --force to replace it", path));
-    return fail("cannot create the recording", path, err);
+// Replaces (force) or creates `path` with the built file in one rename; without force, never
+// replaces (core/local_file: fsync, then rename or link).
+Result<void> install(local_file::PendingFile& pending, const std::string& path, bool force) {
+  if (auto ok = pending.commit(force); !ok) {
+    if (ok.error().errno_ == EEXIST)
+      return fail(fmt::format("{} exists; use --force to replace it", path));
+    return fail("cannot create the recording", path, ok.error().errno_);
   }
   // The replaced recording's -wal and -shm would otherwise be taken for the new one's.
   for (const char* suffix : {"-wal", "-shm"}) {
@@ -210,13 +191,14 @@ Result<std::unique_ptr<RecordingWriter>> RecordingWriter::create(const std::stri
                                                                  WriterOptions options) {
   if (!options.force && exists(path))
     return fail(fmt::format("{} exists; use --force to replace it", path));
-  auto tmp = make_temporary(path);
-  if (!tmp) return tl::unexpected(tmp.error());
-  auto built = build(*tmp, info);
-  if (built) built = install(*tmp, path, options.force);
+  auto pending = local_file::PendingFile::beside(path, 0644);
+  if (!pending) return tl::unexpected(pending.error());
+  const std::string tmp = pending->temp_path();
+  auto built = build(tmp, info);
+  if (built) built = install(*pending, path, options.force);
   if (!built) {
-    ::unlink(tmp->c_str());
-    for (const char* suffix : {"-journal", "-wal", "-shm"}) ::unlink((*tmp + suffix).c_str());
+    // The temporary file itself goes with `pending`; SQLite's own files beside it here.
+    for (const char* suffix : {"-journal", "-wal", "-shm"}) ::unlink((tmp + suffix).c_str());
     return tl::unexpected(built.error());
   }
 

@@ -19,6 +19,7 @@ namespace dltune::tune {
 namespace {
 
 int crash_after() {
+  if (!DLTUNE_TEST_HOOKS) return 0;
   const char* v = std::getenv(kCrashHookVariable);
   if (v == nullptr) return 0;
   const auto n = text::to_int(v);

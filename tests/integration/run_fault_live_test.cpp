@@ -40,6 +40,7 @@ class RunFaultLive : public ::testing::Test {
  protected:
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "run creates cgroups: needs root";
+    if (!DLTUNE_TEST_HOOKS) GTEST_SKIP() << "built without the test hooks (DLTUNE_TEST_HOOKS=OFF)";
     name_ = "fault-" + std::to_string(::getpid());
   }
   void TearDown() override {
@@ -103,6 +104,7 @@ TEST_F(RunFaultLive, EachLimitFileThatCannotBeOpenedLeavesNothing) {
 }
 
 TEST(RecordFaultLive, ASourceThatFailsMidRecordingIsNamedAndTheRecordingKeepsItsSamples) {
+  if (!DLTUNE_TEST_HOOKS) GTEST_SKIP() << "built without the test hooks (DLTUNE_TEST_HOOKS=OFF)";
   const auto dir =
       fs::temp_directory_path() / ("dltune-record-fault-" + std::to_string(::getpid()));
   fs::remove_all(dir);
@@ -128,6 +130,7 @@ TEST(RecordFaultLive, ASourceThatFailsMidRecordingIsNamedAndTheRecordingKeepsIts
 // one that vanishes for a moment (PSI, a process's io): record either goes on or stops naming
 // the file, never crashes, and what it wrote is a recording whose every sample reads back.
 TEST(RecordFaultLive, ASourceCutShortOrVanishingIsSurvivedOrNamedAndTheRecordingReads) {
+  if (!DLTUNE_TEST_HOOKS) GTEST_SKIP() << "built without the test hooks (DLTUNE_TEST_HOOKS=OFF)";
   const auto dir =
       fs::temp_directory_path() / ("dltune-record-short-" + std::to_string(::getpid()));
   fs::remove_all(dir);

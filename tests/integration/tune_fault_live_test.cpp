@@ -241,6 +241,7 @@ TEST_F(TuneFaultLive, AReadOnlyProcSysStopsApplyNamingTheSetting) {
 }
 
 TEST_F(TuneFaultLive, AnInjectedEioOnTheRenameStopsApplyAndRestoresEveryValue) {
+  if (!DLTUNE_TEST_HOOKS) GTEST_SKIP() << "built without the test hooks (DLTUNE_TEST_HOOKS=OFF)";
   const auto r =
       tune(kApply,
            {{"DLTUNE_TEST_FAULT", std::string("write_atomic.rename:") + kSysctlDropin + ":EIO"}});
@@ -262,6 +263,7 @@ TEST_F(TuneFaultLive, AnInjectedEioOnTheRenameStopsApplyAndRestoresEveryValue) {
 // rename: EIO). Each failed apply must exit 1 naming the errno, and leave every value and every
 // file as before with the transaction failed and rolled back.
 TEST_F(TuneFaultLive, EachWriteOfApplyFailedInTurnLeavesEveryValueAsBefore) {
+  if (!DLTUNE_TEST_HOOKS) GTEST_SKIP() << "built without the test hooks (DLTUNE_TEST_HOOKS=OFF)";
   const FaultPoint points[] = {
       {"write_virtual", "/*", "EINVAL", "Invalid argument"},
       {"write_atomic.open", "/etc/*", "ENOSPC", "No space left on device"},
@@ -299,6 +301,7 @@ TEST_F(TuneFaultLive, EachWriteOfApplyFailedInTurnLeavesEveryValueAsBefore) {
 // names it with the file and the errno, restores the others, exits 1 and leaves the transaction
 // needing a rollback (`tune status` says so); the next rollback restores every value.
 TEST_F(TuneFaultLive, EachWriteOfRollbackFailedInTurnIsReportedAndTheNextRollbackFinishes) {
+  if (!DLTUNE_TEST_HOOKS) GTEST_SKIP() << "built without the test hooks (DLTUNE_TEST_HOOKS=OFF)";
   const FaultPoint points[] = {
       {"write_virtual", "/*", "EIO", "Input/output error"},
       {"remove_file", "/etc/*", "EACCES", "Permission denied"},

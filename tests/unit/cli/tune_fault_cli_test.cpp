@@ -25,6 +25,7 @@ std::string read_file(const fs::path& p) {
 class TuneFaultCli : public ::testing::Test {
  protected:
   void SetUp() override {
+    if (!DLTUNE_TEST_HOOKS) GTEST_SKIP() << "built without the test hooks (DLTUNE_TEST_HOOKS=OFF)";
     fs::remove_all(state_);
     tree_.write("proc/sys/vm/swappiness", "60\n")
         .write("etc/sysctl.d/90-dltune.conf", "kernel.pid_max = 4194304\n");

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "diagnose/doctor.hpp"
 #include "diagnose/journal.hpp"
 #include "diagnose/kernel_log.hpp"
 #include "diagnose/syslog_files.hpp"
@@ -181,18 +182,24 @@ TEST(SyslogFiles, DoctorReadsATreeGivenWithRoot) {
           "2026-11-30T10:00:01Z h kernel: pcieport 0000:00:01.0: AER: Corrected error "
           "received: 0000:3b:00.0\n")
       .write("proc/vmstat", "nr_free_pages 1\ncompact_stall 12\ncompact_fail 3\n");
-  const auto r = dltune::testing::run(
-      {DLTUNE_BINARY, "doctor", "--root", t.dir().string(), "--boot", "--json"});
-  EXPECT_EQ(r.exit_code, 2) << r.err;  // a critical event
-  const auto j = nlohmann::json::parse(r.out, nullptr, false);
-  ASSERT_TRUE(j.is_object()) << r.out;
+  // The library call that `dltune doctor --root DIR --boot` makes.
+  const auto& xids = builtin_xid_table();
+  ASSERT_TRUE(xids);
+  const auto root = dltune::host::Root::at(t.dir());
+  ASSERT_TRUE(root);
+  const auto report = doctor(DoctorRequest{}, *root, *xids);
+  EXPECT_EQ(report.exit_code(), 2);  // a critical event
+  const auto j = to_json(report);
   EXPECT_EQ(j["counts"]["xid"], 1);
   EXPECT_EQ(j["counts"]["aer"], 1);
   EXPECT_EQ(j["events"][0]["source"], "/var/log/kern.log");
   EXPECT_EQ(j["counts"]["compaction_stall"], 1);  // from the tree's /proc/vmstat
   EXPECT_NE(j.dump().find("\"compact_fail\":\"3\""), std::string::npos);
   EXPECT_NE(j["notes"].dump().find("no /dev/kmsg"), std::string::npos);
-  // Nothing to read at all: exit 1, said.
+  EXPECT_TRUE(report.critical.has_value());
+  EXPECT_EQ(report.syslog_files, 1u);
+  EXPECT_FALSE(report.first_action.empty());
+  // Nothing to read at all: exit 1, said (the command line's own test: the text report).
   TempTree empty;
   empty.mkdir("var/log");
   const auto none =
@@ -225,20 +232,23 @@ TEST(Journal, DoctorReadsTheKernelsEntriesOfARealJournalFile) {
   const auto root = dltune::host::Root::at(t.dir());
   ASSERT_TRUE(root);
   EXPECT_TRUE(has_journal(*root));
-  const auto r = dltune::testing::run(
-      {DLTUNE_BINARY, "doctor", "--root", t.dir().string(), "--boot", "--json"});
-  const auto j = nlohmann::json::parse(r.out, nullptr, false);
-  ASSERT_TRUE(j.is_object()) << r.out << r.err;
+  const auto& xids = builtin_xid_table();
+  ASSERT_TRUE(xids);
+  const auto report = doctor(DoctorRequest{}, *root, *xids);
+  EXPECT_TRUE(report.journal);
+  const auto j = to_json(report);
   ASSERT_EQ(j["events"].size(), 2u) << j.dump(2);
   EXPECT_EQ(j["events"][0]["source"], "journal");
   EXPECT_EQ(j["events"][0]["fields"]["xid"], "48");
   EXPECT_EQ(j["events"][0]["time_ns"], 1796050000000000000);
   EXPECT_EQ(j["events"][1]["fields"]["task"], "pt_data_worker");
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(report.exit_code(), 2);
   // A window after the first entry leaves it out.
-  const auto late = dltune::testing::run(
-      {DLTUNE_BINARY, "doctor", "--root", t.dir().string(), "--since", "1h", "--json"});
-  EXPECT_EQ(nlohmann::json::parse(late.out, nullptr, false)["events"].size(), 0u) << late.out;
+  DoctorRequest late;
+  late.since_wall_ns = 1796050001000000000;
+  const auto later = doctor(late, *root, *xids);
+  ASSERT_EQ(later.events.size(), 1u);
+  EXPECT_EQ(later.events[0].event.fields.at("task"), "pt_data_worker");
 }
 
 TEST(SyslogFiles, DoctorStoresTheEventsOfARecordingsSpanForReport) {

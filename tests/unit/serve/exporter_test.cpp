@@ -10,6 +10,7 @@
 
 #include "serve/exporter.hpp"
 #include "serve/http.hpp"
+#include "support/manual_clock.hpp"
 #include "support/temp_tree.hpp"
 #include "unit/serve/exposition_parser.hpp"
 
@@ -116,9 +117,11 @@ TEST(Exporter, PublishesOneExpositionPerSampleAndSaysWhenItIsStale) {
   host_files(t);
   v1_group(t, "/dltune/job", "4096");
   const auto root = t.root();
+  dltune::testing::ManualClock clock;
   ExporterOptions o;
   o.interval_ns = 100'000'000;
   o.gpus = false;
+  o.clock = &clock;
   auto e = Exporter::open(root, o);
   ASSERT_TRUE(e) << e.error().message();
   auto h = (*e)->health();
@@ -147,11 +150,15 @@ TEST(Exporter, PublishesOneExpositionPerSampleAndSaysWhenItIsStale) {
   EXPECT_EQ((*e)->count_scrape(), 1u);
   EXPECT_EQ((*e)->count_scrape(), 2u);
 
-  // Three intervals without a sample: unhealthy, and it says how old the sample is.
-  std::this_thread::sleep_for(std::chrono::milliseconds(350));
+  EXPECT_EQ(first->sampled_monotonic_ns, clock.monotonic_ns()) << "stamped by the clock given";
+  // Up to three intervals without a sample: healthy; past them: unhealthy, saying how old the
+  // sample is.
+  clock.advance(300'000'000);
+  EXPECT_TRUE((*e)->health().ok) << (*e)->health().why;
+  clock.advance(100'000'000);
   h = (*e)->health();
   EXPECT_FALSE(h.ok);
-  EXPECT_NE(h.why.find("the last sample is"), std::string::npos) << h.why;
+  EXPECT_NE(h.why.find("the last sample is 0.4 s old"), std::string::npos) << h.why;
 
   const auto j = (*e)->json();
   EXPECT_EQ(j["schema"], "dltune.serve/1");
