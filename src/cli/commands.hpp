@@ -48,6 +48,10 @@ std::unique_ptr<Command> make_capture_command(CLI::App& app, GlobalOptions& glob
 std::unique_ptr<Command> make_check_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_tune_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_run_command(CLI::App& app, GlobalOptions& global);
+// `dltune run OPTIONS -- COMMAND` in this process (profile and record launch their jobs so):
+// run's options parsed as the command line would, then the job run; run's exit status.
+[[nodiscard]] int run_in_process(const std::vector<std::string>& options,
+                                 const std::vector<std::string>& command);
 std::unique_ptr<Command> make_top_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_record_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_serve_command(CLI::App& app, GlobalOptions& global);

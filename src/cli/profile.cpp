@@ -356,42 +356,22 @@ class ProfileCommand : public Command {
       std::error_code ec;
       std::filesystem::remove_all(temp_dir, ec);
     };
-    std::vector<std::string> argv = {
-        "/proc/self/exe",    "run",
-        "--record",          path,
-        "--record-interval", fmt::format("{}ms", interval_ns_ / 1'000'000)};
-    for (const auto& a : run_args_) argv.push_back(a);
-    argv.emplace_back("--");
-    for (const auto& c : command) argv.push_back(c);
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    // A terminal's ^C reaches the job (and run) directly; profile itself stays to judge what
-    // was recorded.
-    struct sigaction ignore {
+    // `dltune run` in this process: the job in its own cgroup, recorded; its signals (a
+    // terminal's ^C) go to the job, and profile stays to judge what was recorded.
+    std::vector<std::string> options = {"--record", path, "--record-interval",
+                                        fmt::format("{}ms", interval_ns_ / 1'000'000)};
+    for (const auto& a : run_args_) options.push_back(a);
+    // SIGINT and SIGQUIT as a terminal's job expects them even when profile was started with
+    // them ignored (a non-interactive shell's background job): run passes them on to the job.
+    struct sigaction dfl {
     }, old_int{}, old_quit{};
-    ignore.sa_handler = SIG_IGN;
-    ::sigaction(SIGINT, &ignore, &old_int);
-    ::sigaction(SIGQUIT, &ignore, &old_quit);
-    const pid_t child = ::fork();
-    if (child == 0) {
-      ::signal(SIGINT, SIG_DFL);
-      ::signal(SIGQUIT, SIG_DFL);
-      ::execv("/proc/self/exe", cargv.data());
-      std::fprintf(stderr, "dltune profile: cannot start dltune run: %s\n", std::strerror(errno));
-      ::_exit(127);
-    }
-    int status = 0;
-    if (child > 0)
-      while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-      }
+    dfl.sa_handler = SIG_DFL;
+    ::sigaction(SIGINT, &dfl, &old_int);
+    ::sigaction(SIGQUIT, &dfl, &old_quit);
+    const int code = run_in_process(options, command);
     ::sigaction(SIGINT, &old_int, nullptr);
     ::sigaction(SIGQUIT, &old_quit, nullptr);
-    if (child < 0) {
-      cleanup();
-      return refuse(fmt::format("cannot fork: {}", std::strerror(errno)));
-    }
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {  // run refused or could not set up: it said why
       cleanup();

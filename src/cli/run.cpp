@@ -2,6 +2,7 @@
 // and memory nearest its GPUs, as the invoking user, with a summary at exit.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -237,6 +238,24 @@ class RunCommand : public Command {
 
 std::unique_ptr<Command> make_run_command(CLI::App& app, GlobalOptions& global) {
   return std::make_unique<RunCommand>(app, global);
+}
+
+int run_in_process(const std::vector<std::string>& options,
+                   const std::vector<std::string>& command) {
+  CLI::App app{"dltune"};
+  GlobalOptions global;
+  global.after_dashdash = command;
+  auto run = make_run_command(app, global);
+  std::vector<std::string> args = {"run"};
+  args.insert(args.end(), options.begin(), options.end());
+  std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse order
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitBadInput;
+  }
+  return run->execute();
 }
 
 }  // namespace dltune::cli
