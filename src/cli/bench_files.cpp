@@ -1,5 +1,4 @@
 #include "cli/bench_files.hpp"
-#include "core/local_file.hpp"
 
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "core/local_file.hpp"
 #include "launch/spawn.hpp"
 #include "report/compare_html.hpp"
 

@@ -1,6 +1,5 @@
 // RecordSession (cli/record_session.hpp).
 #include "cli/record_session.hpp"
-#include "settings/catalog.hpp"
 
 #include <sys/stat.h>
 #include <time.h>
@@ -16,6 +15,7 @@
 #include "core/clock.hpp"
 #include "inventory/host_facts.hpp"
 #include "monitor/top_view.hpp"
+#include "settings/catalog.hpp"
 #include "settings/profile.hpp"
 
 namespace dltune::cli {

@@ -1,5 +1,4 @@
 #include "host/capture.hpp"
-#include "core/local_file.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -12,6 +11,8 @@
 #include <set>
 
 #include <fmt/format.h>
+
+#include "core/local_file.hpp"
 
 namespace dltune::host {
 

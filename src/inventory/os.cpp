@@ -1,5 +1,4 @@
 #include "inventory/os.hpp"
-#include "core/time_format.hpp"
 
 #include <algorithm>
 #include <ctime>
@@ -7,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/text.hpp"
+#include "core/time_format.hpp"
 #include "host/parse/proc.hpp"
 #include "inventory/mounts.hpp"
 

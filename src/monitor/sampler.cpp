@@ -1,12 +1,13 @@
 // Sampler: the collectors of one scope, and the clocks (sampler.hpp).
 #include "monitor/sampler.hpp"
-#include "core/clock.hpp"
 
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <utility>
+
+#include "core/clock.hpp"
 
 namespace dltune::monitor {
 

@@ -1,6 +1,5 @@
-// The `top` view: a Model as lines of text (render/top_view.hpp).
+// The `top` view: a Model as lines of text (monitor/top_view.hpp).
 #include "monitor/top_view.hpp"
-#include "core/time_format.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,6 +7,8 @@
 #include <map>
 
 #include <fmt/format.h>
+
+#include "core/time_format.hpp"
 
 namespace dltune::monitor {
 
