@@ -49,6 +49,13 @@ std::string without_run_time(const std::string& json) {
   return std::regex_replace(json, kRunTime, "\"$1\": 0");
 }
 
+// The fixture tree's own path, wherever the repository is cloned: "ROOT".
+std::string without_root_path(std::string json, const std::string& root) {
+  for (auto at = json.find(root); at != std::string::npos; at = json.find(root, at + 4))
+    json.replace(at, root.size(), "ROOT");
+  return json;
+}
+
 // Runs every case on `root` and compares with (or, with DLTUNE_UPDATE_GOLDEN, writes)
 // tests/golden/<golden>/<case>.json.
 void compare(const std::string& root, const std::string& golden, const std::vector<Case>& all) {
@@ -65,7 +72,8 @@ void compare(const std::string& root, const std::string& golden, const std::vect
         dltune::testing::run(argv, {{"DLTUNE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"},
                                     {"TZ", "UTC"},
                                     {"HWLOC_COMPONENTS", "-x86,-pci"}});
-    const std::string got = "exit " + std::to_string(r.exit_code) + "\n" + without_run_time(r.out);
+    const std::string got = "exit " + std::to_string(r.exit_code) + "\n" +
+                            without_root_path(without_run_time(r.out), root);
     const fs::path file = dir / (std::string(c.name) + ".json");
     if (update) {
       std::ofstream(file, std::ios::binary) << got;
