@@ -16,12 +16,12 @@
 #include <filesystem>
 #include <string>
 
-#include "settings/catalog.hpp"
 #include "audit/check.hpp"
 #include "audit/rules.hpp"
 #include "inventory/host_facts.hpp"
-#include "store/recording.hpp"
+#include "settings/catalog.hpp"
 #include "settings/profile.hpp"
+#include "store/recording.hpp"
 
 namespace {
 

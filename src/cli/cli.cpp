@@ -90,18 +90,22 @@ int run(int argc, char** argv) {
     args.resize(i);
     break;
   }
-  std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse order
+  if (const auto rc = parse_command_line(app, std::move(args))) return *rc;
+  warn_about_unfinished_transactions();
+  for (auto& c : commands)
+    if (c->selected()) return c->execute();
+  return kExitBadInput;
+}
 
+std::optional<int> parse_command_line(CLI::App& app, std::vector<std::string> args) {
+  std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse order
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitBadInput;
   }
-  warn_about_unfinished_transactions();
-  for (auto& c : commands)
-    if (c->selected()) return c->execute();
-  return kExitBadInput;
+  return std::nullopt;
 }
 
 }  // namespace dltune::cli

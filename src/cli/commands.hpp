@@ -48,6 +48,10 @@ std::unique_ptr<Command> make_capture_command(CLI::App& app, GlobalOptions& glob
 std::unique_ptr<Command> make_check_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_tune_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_run_command(CLI::App& app, GlobalOptions& global);
+// Parses `args` (the words after "dltune", in order) into `app`'s commands: nullopt when they
+// parse, else the exit status (0 after --help or --version, which CLI11 printed; 2 for an error,
+// said on stderr).
+[[nodiscard]] std::optional<int> parse_command_line(CLI::App& app, std::vector<std::string> args);
 // `dltune run OPTIONS -- COMMAND` in this process (profile and record launch their jobs so):
 // run's options parsed as the command line would, then the job run; run's exit status.
 [[nodiscard]] int run_in_process(const std::vector<std::string>& options,

@@ -26,10 +26,6 @@ namespace dltune::cli {
 
 namespace {
 
-std::string local_time(std::int64_t wall_ns) {
-  return text::format_time_ns(wall_ns, "%Y-%m-%d %H:%M:%S", text::TimeZone::kLocal);
-}
-
 class DoctorCommand : public Command {
  public:
   explicit DoctorCommand(CLI::App& app) {
@@ -97,12 +93,12 @@ class DoctorCommand : public Command {
       if (!d || *d <= 0)
         return refuse(fmt::format("--since {}: expected a duration (30m, 24h, 7d)", s));
       since_wall = now_ns(CLOCK_REALTIME) - *d;
-      window = fmt::format("since {} ({})", local_time(since_wall), s);
+      window = fmt::format("since {} ({})", text::local_time_ns(since_wall), s);
       // A recording older than the window: the window reaches back to its start, so that all
       // of its events can be stored.
       if (span && span->first < since_wall) {
         since_wall = span->first;
-        window = fmt::format("since {} (the recording's start)", local_time(since_wall));
+        window = fmt::format("since {} (the recording's start)", text::local_time_ns(since_wall));
       }
     }
     const auto& xids = diagnose::builtin_xid_table();

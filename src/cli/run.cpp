@@ -2,7 +2,6 @@
 // and memory nearest its GPUs, as the invoking user, with a summary at exit.
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -248,13 +247,7 @@ int run_in_process(const std::vector<std::string>& options,
   auto run = make_run_command(app, global);
   std::vector<std::string> args = {"run"};
   args.insert(args.end(), options.begin(), options.end());
-  std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse order
-  try {
-    app.parse(args);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? kExitOk : kExitBadInput;
-  }
+  if (const auto rc = parse_command_line(app, std::move(args))) return *rc;
   return run->execute();
 }
 

@@ -29,6 +29,10 @@ std::string format_time_ns(std::int64_t ns, const char* format, TimeZone zone) {
   return format_time(ns / 1'000'000'000, format, zone);
 }
 
+std::string local_time_ns(std::int64_t ns) {
+  return format_time_ns(ns, "%Y-%m-%d %H:%M:%S", TimeZone::kLocal);
+}
+
 std::string utc_offset(std::int64_t seconds) {
   std::tm tm{};
   if (!broken_down(seconds, TimeZone::kLocal, tm)) return "+00:00";

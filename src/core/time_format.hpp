@@ -13,6 +13,9 @@ enum class TimeZone { kLocal, kUtc };
 [[nodiscard]] std::string format_time(std::int64_t seconds, const char* format, TimeZone zone);
 // The same for a time in nanoseconds since the epoch (whole seconds shown).
 [[nodiscard]] std::string format_time_ns(std::int64_t ns, const char* format, TimeZone zone);
+// "2026-11-30 14:05:00" in local time, for a time in nanoseconds since the epoch: how reports
+// and doctor show when something happened.
+[[nodiscard]] std::string local_time_ns(std::int64_t ns);
 // "+01:00": the local time's offset from UTC at `seconds` since the epoch.
 [[nodiscard]] std::string utc_offset(std::int64_t seconds);
 

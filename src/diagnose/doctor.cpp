@@ -20,14 +20,6 @@
 
 namespace dltune::diagnose {
 
-namespace {
-
-std::string local_time(std::int64_t wall_ns) {
-  return text::format_time_ns(wall_ns, "%Y-%m-%d %H:%M:%S", text::TimeZone::kLocal);
-}
-
-}  // namespace
-
 int DoctorReport::exit_code() const {
   if (nothing_readable) return 1;
   if (worst == Severity::kCritical) return 2;
@@ -268,7 +260,7 @@ nlohmann::json to_json(const DoctorReport& r) {
 
 std::string render_event(const LoggedEvent& e) {
   std::string out =
-      fmt::format("\n{} [{}] {} ({})\n  {}\n", local_time(e.wall_ns),
+      fmt::format("\n{} [{}] {} ({})\n  {}\n", text::local_time_ns(e.wall_ns),
                   severity_name(e.event.severity), e.event.kind, e.source, e.event.explanation);
   for (const auto& r : e.raw) out += fmt::format("  > {}\n", r);
   out += fmt::format("  fix: {}\n", e.event.action);
@@ -291,8 +283,8 @@ std::string render_text(const DoctorReport& r, const std::string& window) {
                        r.events.size() == 1 ? "" : "s", fmt::join(parts, ", "));
     if (r.critical) {
       const auto& c = r.events[*r.critical];
-      out +=
-          fmt::format("Most recent critical: {} {}\n", local_time(c.wall_ns), c.event.explanation);
+      out += fmt::format("Most recent critical: {} {}\n", text::local_time_ns(c.wall_ns),
+                         c.event.explanation);
     }
     if (!r.first_action.empty()) out += fmt::format("Do this first: {}\n", r.first_action);
     for (const auto& e : r.events) out += render_event(e);

@@ -18,6 +18,17 @@
 
 namespace dltune::diagnose {
 
+namespace {
+
+// A ring-buffer record as the log's: its time since boot (CLOCK_MONOTONIC, usec) made wall time
+// with `offset` (realtime - monotonic).
+LogRecord log_record(host::parse::KmsgRecord&& rec, std::int64_t offset) {
+  return LogRecord{offset + static_cast<std::int64_t>(rec.usec) * 1000, rec.seq, rec.priority,
+                   "kmsg", std::move(rec.text)};
+}
+
+}  // namespace
+
 KmsgRead read_kmsg(const host::Root& root, std::int64_t since_wall_ns) {
   KmsgRead out;
   auto reader = host::KmsgReader::open(root, host::KmsgReader::Start::kOldest);
@@ -36,10 +47,9 @@ KmsgRead read_kmsg(const host::Root& root, std::int64_t since_wall_ns) {
     out.unavailable =
         fmt::format("cannot read {}: {}", host::kKmsgPath, std::strerror(batch.error->errno_));
   for (auto& rec : batch.records) {
-    const std::int64_t wall = offset + static_cast<std::int64_t>(rec.usec) * 1000;
-    if (out.oldest_wall_ns == 0) out.oldest_wall_ns = wall;
-    if (wall < since_wall_ns) continue;
-    out.records.push_back(LogRecord{wall, rec.seq, rec.priority, "kmsg", std::move(rec.text)});
+    auto r = log_record(std::move(rec), offset);
+    if (out.oldest_wall_ns == 0) out.oldest_wall_ns = r.wall_ns;
+    if (r.wall_ns >= since_wall_ns) out.records.push_back(std::move(r));
   }
   return out;
 }
@@ -170,9 +180,7 @@ std::vector<LogRecord> KmsgFollower::wait(int timeout_ms) {
   const std::int64_t offset = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
   auto batch = reader_.read_available(10000);
   lost_ += batch.lost;
-  for (auto& rec : batch.records)
-    out.push_back(LogRecord{offset + static_cast<std::int64_t>(rec.usec) * 1000, rec.seq,
-                            rec.priority, "kmsg", std::move(rec.text)});
+  for (auto& rec : batch.records) out.push_back(log_record(std::move(rec), offset));
   return out;
 }
 

@@ -16,10 +16,6 @@ namespace dltune::report {
 
 namespace {
 
-std::string local_time(std::int64_t ns) {
-  return text::format_time_ns(ns, "%Y-%m-%d %H:%M:%S", text::TimeZone::kLocal);
-}
-
 // "+01:00": the local time's offset from UTC at `ns`.
 std::string utc_offset(std::int64_t ns) {
   return text::utc_offset(ns / 1'000'000'000);
@@ -63,23 +59,24 @@ void recording_card(Page& p, const ReportData& d, const HtmlOptions& o) {
   p.code_row("Command", command_line(i.command));
   p.row("Scope", i.scope);
   p.row("Interval", i.interval_ns > 0 ? duration(i.interval_ns) : "");
-  p.row("Started", local_time(d.start_ns) + " (UTC" + utc_offset(d.start_ns) + ")");
+  p.row("Started", text::local_time_ns(d.start_ns) + " (UTC" + utc_offset(d.start_ns) + ")");
   if (i.ended_wall_ns && *i.ended_wall_ns == d.end_ns)
-    p.row("Ended", local_time(d.end_ns) + ", after " + duration(d.end_ns - d.start_ns));
+    p.row("Ended", text::local_time_ns(d.end_ns) + ", after " + duration(d.end_ns - d.start_ns));
   else if (i.ended_wall_ns)
     p.row("Ended",
           fmt::format("last sample at {}, after {} (the recording was closed later, at {})",
-                      local_time(d.end_ns), duration(d.end_ns - d.start_ns),
-                      local_time(*i.ended_wall_ns)));
+                      text::local_time_ns(d.end_ns), duration(d.end_ns - d.start_ns),
+                      text::local_time_ns(*i.ended_wall_ns)));
   else
     p.row("Ended", fmt::format("last sample at {}, after {} (no end recorded: still recording, or "
                                "the recorder was killed)",
-                               local_time(d.end_ns), duration(d.end_ns - d.start_ns)));
+                               text::local_time_ns(d.end_ns), duration(d.end_ns - d.start_ns)));
   if (i.exit_status) p.row("Exit status", std::to_string(*i.exit_status));
   std::string samples = fmt::format("{} in the recording", d.recording_samples);
   if (d.window_samples != d.recording_samples)
     samples = fmt::format("{} of {} (the window {} to {})", d.window_samples, d.recording_samples,
-                          local_time(d.from_ms * 1'000'000), local_time(d.to_ms * 1'000'000));
+                          text::local_time_ns(d.from_ms * 1'000'000),
+                          text::local_time_ns(d.to_ms * 1'000'000));
   p.row("Samples", samples);
   if (d.decimated)
     p.row("Points drawn",
@@ -122,7 +119,7 @@ void markers(Page& p, const ReportData& d) {
   const std::int64_t start_ms = d.start_ns / 1'000'000;
   for (std::size_t i = 0; i < d.markers.size() && i < kShown; ++i) {
     const auto& m = d.markers[i];
-    p.raw("<tr><td>").text(local_time(m.time_ms * 1'000'000)).raw("</td><td>");
+    p.raw("<tr><td>").text(text::local_time_ns(m.time_ms * 1'000'000)).raw("</td><td>");
     p.text(elapsed(m.time_ms - start_ms)).raw("</td><td><span class=\"kind kind-");
     p.text(m.kind).raw("\">").text(m.kind).raw("</span></td><td>").text(m.text).raw("</td></tr>\n");
   }
@@ -194,8 +191,8 @@ void write_html(const ReportData& d, std::ostream& out, const HtmlOptions& o) {
   p.raw("<h1>dltune report <span class=\"host\">").text(d.info.hostname).raw("</span></h1>\n");
   p.raw("<p class=\"subtitle\">");
   if (!cmd.empty()) p.raw("<code>").text(cmd).raw("</code> · ");
-  p.text(d.info.scope).raw(" · ").text(local_time(d.from_ms * 1'000'000)).raw(" to ");
-  p.text(local_time(d.to_ms * 1'000'000))
+  p.text(d.info.scope).raw(" · ").text(text::local_time_ns(d.from_ms * 1'000'000)).raw(" to ");
+  p.text(text::local_time_ns(d.to_ms * 1'000'000))
       .raw(" (")
       .text(duration((d.to_ms - d.from_ms) * 1'000'000));
   p.raw(")</p>\n</header>\n<main>\n<div class=\"cards\">\n");

@@ -24,8 +24,7 @@ TEST(SettingsCatalog, AuditHasARuleForEveryKeyAndNoOther) {
   std::set<std::string> catalog, rules;
   for (const auto& s : settings::catalog()) {
     EXPECT_TRUE(catalog.insert(s.key).second) << s.key << " is listed twice";
-    ASSERT_NE(audit::rule_for(s.family() ? std::string(s.key) + "x" : std::string(s.key)),
-              nullptr)
+    ASSERT_NE(audit::rule_for(s.family() ? std::string(s.key) + "x" : std::string(s.key)), nullptr)
         << "no audit rule judges " << s.key;
   }
   for (const auto& r : audit::rules()) rules.insert(r.key);
@@ -80,7 +79,7 @@ TEST(SettingsCatalog, EveryPlannedChangeHasAChangeKind) {
             << host << " " << name << ": " << c.key << " plans a change of kind " << c.kind;
       }
       // A key no planner handles is "not tunable", never dropped.
-      EXPECT_EQ(plan->items.size() >= profile->entries.size(), true) << host << " " << name;
+      EXPECT_GE(plan->items.size(), profile->entries.size()) << host << " " << name;
     }
   }
   EXPECT_GT(changes, 10u);  // the fixtures are misconfigured on purpose: there is work to plan
