@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "launch/run_job.hpp"
 #include "tune/plan.hpp"
 
 namespace dltune::bench {
@@ -15,6 +16,7 @@ struct Side {
   std::vector<std::string> only;      // tune's --only: just these settings of the profile
   std::vector<std::string> run_args;  // options for `dltune run` ("--cpu-quota=0.5")
   std::optional<tune::Plan> plan;     // made from the host before the first run
+  launch::RunRequest run;             // the job as this side runs it (run_args parsed)
 
   // For people: "current host", "training --only vm.swappiness", "current host, run
   // --cpu-quota=0.5".

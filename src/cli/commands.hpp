@@ -3,12 +3,14 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
 #include "host/root.hpp"
 #include "inventory/host_facts.hpp"
+#include "store/recorded_run.hpp"
 
 namespace CLI {
 class App;
@@ -52,10 +54,23 @@ std::unique_ptr<Command> make_run_command(CLI::App& app, GlobalOptions& global);
 // parse, else the exit status (0 after --help or --version, which CLI11 printed; 2 for an error,
 // said on stderr).
 [[nodiscard]] std::optional<int> parse_command_line(CLI::App& app, std::vector<std::string> args);
-// `dltune run OPTIONS -- COMMAND` in this process (profile and record launch their jobs so):
-// run's options parsed as the command line would, then the job run; run's exit status.
-[[nodiscard]] int run_in_process(const std::vector<std::string>& options,
-                                 const std::vector<std::string>& command);
+// What `dltune run`'s options ask for, checked: the request for launch::run_job and what is done
+// around it.
+struct RunInvocation {
+  launch::RunRequest request;
+  std::optional<store::JobRecording> recording;  // --record
+  std::string json_path;                         // --json ("-": stdout)
+  bool quiet = false;                            // -q: no summary on stderr
+};
+// run's options (the words after "run", up to "--") for `command`, parsed and checked as the
+// command line would be, before anything is done: profile and bench refuse bad ones up front.
+[[nodiscard]] Result<RunInvocation> parse_run_options(const std::vector<std::string>& options,
+                                                      const std::vector<std::string>& command);
+// Runs the job (recorded when asked) in this process and says how it went, each message prefixed
+// by `who` ("dltune run"); run's exit status: the job's, 2 refused, 1 the set-up failed.
+[[nodiscard]] int run_and_report(RunInvocation invocation, const std::string& who);
+// --rate-regex: an ECMAScript expression with a group (the rate); the error names the option.
+[[nodiscard]] Result<std::regex> compile_rate_regex(const std::string& pattern);
 std::unique_ptr<Command> make_top_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_record_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_serve_command(CLI::App& app, GlobalOptions& global);

@@ -6,7 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench/comparison.hpp"
-#include "cli/bench_files.hpp"
+#include "bench/files.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "core/text.hpp"
@@ -61,7 +61,7 @@ class CompareCommand : public Command {
     bench::CompareOptions options;
     options.confidence = confidence_ / 100;
     if (paths_.size() == 1 && a_.empty() && b_.empty() && is_directory(paths_[0])) {
-      auto d = read_bench_directory(paths_[0]);
+      auto d = bench::read_bench_directory(paths_[0]);
       if (!d) return refuse(d.error().message());
       runs = std::move(d->runs);
       options.label_a = d->label_a;
@@ -96,7 +96,7 @@ class CompareCommand : public Command {
     if (!c) return refuse(c.error().message());
     const auto doc = bench::to_json(*c);
     if (!html_.empty())
-      if (auto w = write_compare_html(html_, doc); !w)
+      if (auto w = bench::write_compare_html(html_, doc); !w)
         fmt::print(stderr, "dltune compare: {}\n", w.error().message());
     if (json_)
       fmt::print("{}\n", doc.dump(2));

@@ -75,32 +75,14 @@ class DoctorCommand : public Command {
     if (boot_ && !since_.empty()) return refuse("give --since or --boot, not both");
     std::optional<std::pair<std::int64_t, std::int64_t>> span;  // the recording's, wall ns
     if (!recording_.empty()) {
-      auto rec = store::Recording::open(recording_);
-      if (!rec) return refuse("--recording: " + rec.error().message());
-      const auto& info = (*rec)->info();
-      std::int64_t end = info.ended_wall_ns.value_or(0);
-      if (end == 0)
-        if (auto times = (*rec)->times(); times && !times->empty()) end = times->back();
-      span = std::make_pair(info.started_wall_ns, end > 0 ? end : now_ns(CLOCK_REALTIME));
+      auto r = diagnose::recording_span(recording_, now_ns(CLOCK_REALTIME));
+      if (!r) return refuse("--recording: " + r.error().message());
+      span = *r;
     }
     if (follow_ && !root_dir_.empty())
       return refuse("--follow reads the live host's /dev/kmsg: not with --root");
-    std::int64_t since_wall = 0;
-    std::string window = "since boot";
-    if (!boot_) {
-      const std::string s = since_.empty() ? "24h" : since_;
-      auto d = parse_days(s);
-      if (!d || *d <= 0)
-        return refuse(fmt::format("--since {}: expected a duration (30m, 24h, 7d)", s));
-      since_wall = now_ns(CLOCK_REALTIME) - *d;
-      window = fmt::format("since {} ({})", text::local_time_ns(since_wall), s);
-      // A recording older than the window: the window reaches back to its start, so that all
-      // of its events can be stored.
-      if (span && span->first < since_wall) {
-        since_wall = span->first;
-        window = fmt::format("since {} (the recording's start)", text::local_time_ns(since_wall));
-      }
-    }
+    auto window = diagnose::doctor_window(boot_, since_, span, now_ns(CLOCK_REALTIME));
+    if (!window) return refuse(window.error().message());
     const auto& xids = diagnose::builtin_xid_table();
     if (!xids) {
       fmt::print(stderr, "dltune doctor: {}\n", xids.error().message());
@@ -109,7 +91,7 @@ class DoctorCommand : public Command {
     auto root = open_root("doctor", root_dir_);
     if (!root) return kExitBadInput;
     diagnose::DoctorRequest request;
-    request.since_wall_ns = since_wall;
+    request.since_wall_ns = window->since_wall_ns;
     request.recording_path = recording_;
     request.recording_span = span;
     request.environment = own_environment();
@@ -122,7 +104,7 @@ class DoctorCommand : public Command {
     if (json_) {
       fmt::print("{}\n", diagnose::to_json(report).dump(json_ && follow_ ? -1 : 2));
     } else {
-      fmt::print("{}", diagnose::render_text(report, window));
+      fmt::print("{}", diagnose::render_text(report, window->text));
     }
     return follow_ ? follow(*xids) : report.exit_code();
   }
@@ -131,54 +113,35 @@ class DoctorCommand : public Command {
   // --follow: the events as they come, until SIGINT, SIGTERM or SIGHUP (exit 0). With --json one
   // object per line (the report first, then each event).
   int follow(const diagnose::XidTable& xids) {
-    auto f = diagnose::KmsgFollower::open(host::Root());
-    if (!f) {
-      fmt::print(stderr, "dltune doctor: --follow: {}\n", f.error().message());
-      return kExitFailure;
-    }
     sigset_t stop, old;
     ::sigemptyset(&stop);
     for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&stop, s);
     ::pthread_sigmask(SIG_BLOCK, &stop, &old);
     if (!json_) fmt::print("\nFollowing /dev/kmsg (Ctrl-C to stop)...\n");
     std::fflush(stdout);
-    diagnose::EventCollector c(xids);
-    std::size_t lost = 0;
-    for (;;) {
-      timespec zero{};
-      if (::sigtimedwait(&stop, nullptr, &zero) > 0) break;
-      for (const auto& r : f->wait(200)) c.add(r.wall_ns, r.source, r.text);
-      if (f->lost() > lost) {
-        lost = f->lost();
-        if (!json_) fmt::print("(the ring buffer wrapped: some records were lost)\n");
-      }
-      for (const auto& e : c.take()) {
-        if (json_)
-          fmt::print("{}\n", diagnose::event_json(e).dump());
-        else
-          fmt::print("{}", diagnose::render_event(e));
-        std::fflush(stdout);
-      }
-    }
+    diagnose::FollowHooks hooks;
+    hooks.event = [&](const diagnose::LoggedEvent& e) {
+      if (json_)
+        fmt::print("{}\n", diagnose::event_json(e).dump());
+      else
+        fmt::print("{}", diagnose::render_event(e));
+      std::fflush(stdout);
+    };
+    hooks.lost = [&] {
+      if (!json_) fmt::print("(the ring buffer wrapped: some records were lost)\n");
+    };
+    auto followed = diagnose::follow_events(host::Root(), xids, hooks, stop);
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (!followed) {
+      fmt::print(stderr, "dltune doctor: --follow: {}\n", followed.error().message());
+      return kExitFailure;
+    }
     return kExitOk;
   }
 
   static int refuse(const std::string& why) {
     fmt::print(stderr, "dltune doctor: {}\n", why);
     return kExitBadInput;
-  }
-  // parse_duration_ns, and days ("7d") on top.
-  static std::optional<std::int64_t> parse_days(const std::string& s) {
-    if (s.size() > 1 && s.back() == 'd') {
-      std::int64_t days = 0;
-      for (std::size_t i = 0; i + 1 < s.size(); ++i) {
-        if (s[i] < '0' || s[i] > '9' || days > 100000) return std::nullopt;
-        days = days * 10 + (s[i] - '0');
-      }
-      return days * 86'400'000'000'000;
-    }
-    return text::parse_duration_ns(s);
   }
 
   CLI::App* sub_ = nullptr;

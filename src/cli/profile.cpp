@@ -2,19 +2,15 @@
 //   dltune profile --pid PID [--duration 30s]      a running job, sampled live
 //   dltune profile RECORDING                        a recording (record, run --record)
 //   dltune profile [--run ARG]... -- COMMAND...     launch through `dltune run`, then judge it
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -22,12 +18,9 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/sampling_options.hpp"
-#include "core/clock.hpp"
 #include "core/text.hpp"
-#include "diagnose/bottleneck.hpp"
-#include "diagnose/profile_text.hpp"
+#include "diagnose/profile_job.hpp"
 #include "launch/spawn.hpp"
-#include "monitor/sampler.hpp"
 #include "store/recording.hpp"
 
 namespace dltune::cli {
@@ -140,206 +133,79 @@ class ProfileCommand : public Command {
     return kExitBadInput;
   }
 
-  struct Judged {
-    diagnose::Profile profile;
-    nlohmann::json doc;
-    std::vector<std::string> notes;
-  };
-
-  // One job's (or rank's) profile and its JSON.
-  Judged judge_one(const diagnose::WindowBuilder& b, std::int64_t default_skip,
-                   const std::string& source, std::vector<std::string> notes) const {
-    Judged j;
-    const auto first = diagnose::steady_start(b.window(), skip_ns_.value_or(default_skip));
-    j.profile = diagnose::analyze(*rules_, b.window(), first);
-    for (auto& n : diagnose::profile_notes(j.profile, b.job())) notes.push_back(std::move(n));
-    j.doc = diagnose::to_json(j.profile);
-    j.doc["source"] = source;
-    j.doc["job"] = {{"pid", b.job().main},
-                    {"comm", b.job().comm},
-                    {"cmdline", b.job().cmdline},
-                    {"workers", b.job().max_workers},
-                    {"children", b.job().max_children},
-                    {"ended", b.job().main_gone}};
-    j.notes = std::move(notes);
-    return j;
+  // Exit status for a failure of the library: 2 for input it cannot judge, else 1.
+  static int failed(const diagnose::ProfileFailure& f) {
+    fmt::print(stderr, "dltune profile: {}\n", f.error.message());
+    return f.bad_input ? kExitBadInput : kExitFailure;
   }
 
-  int judge(const diagnose::JobWindows& jw, std::int64_t default_skip, const std::string& source,
+  int judge(const diagnose::JobWindows& windows, std::int64_t default_skip, std::string source,
             std::vector<std::string> notes, nlohmann::json extra, const std::string& save_to) {
-    const auto& b = jw.job();
-    if (b.job().main == 0)
-      return refuse(source +
-                    ": no job in it (record a job: dltune record --pid PID, or dltune run "
-                    "--record; a host-wide recording has no job to judge)");
-    if (b.window().samples.size() < 2) {
-      fmt::print(stderr, "dltune profile: {}: too few samples to judge ({}); profile longer\n",
-                 source, b.window().samples.size());
-      return kExitFailure;
-    }
-    // Under torchrun each rank is a training job of its own, with its own workers: each is
-    // judged alone, the first rank's verdict leads (what report shows), all are listed.
-    std::vector<Judged> ranks;
-    for (const auto& [pid, rb] : jw.ranks())
-      if (rb.job().main != 0 && rb.window().samples.size() >= 2)
-        ranks.push_back(
-            judge_one(rb, default_skip, fmt::format("{}, rank pid {}", source, pid), {}));
-    Judged top = ranks.empty() ? judge_one(b, default_skip, source, notes) : ranks.front();
-    if (!ranks.empty()) {
-      top.notes.insert(top.notes.begin(), notes.begin(), notes.end());
-      top.notes.insert(top.notes.begin(),
-                       fmt::format("pid {} is a launcher ({}) with {} ranks: each rank is judged "
-                                   "on its own; this is the first",
-                                   b.job().main, b.job().comm, ranks.size()));
-      nlohmann::json all = nlohmann::json::array();
-      for (auto& r : ranks) {
-        r.doc["notes"] = r.notes;
-        all.push_back(r.doc);
-      }
-      top.doc["ranks"] = all;
-      top.doc["launcher"] = {{"pid", b.job().main}, {"cmdline", b.job().cmdline}};
-    }
-    top.doc["notes"] = top.notes;
-    for (auto& [k, v] : extra.items()) top.doc[k] = v;
+    diagnose::JudgeRequest request;
+    request.skip_ns = skip_ns_.value_or(default_skip);
+    request.source = std::move(source);
+    request.notes = std::move(notes);
+    request.extra = std::move(extra);
+    auto report = diagnose::judge_job(*rules_, windows, request);
+    if (!report) return failed(report.error());
+    auto& notes_shown = report->parts.front().notes;
     if (!save_to.empty()) {
-      if (auto ok = store::add_document(save_to, "profile", top.doc); !ok)
-        top.notes.push_back("the verdict could not be saved in the recording: " +
-                            ok.error().message());
+      if (auto ok = store::add_document(save_to, "profile", report->doc); !ok)
+        notes_shown.push_back("the verdict could not be saved in the recording: " +
+                              ok.error().message());
       else if (!json_)
-        top.notes.push_back("the verdict is saved in " + save_to + " (dltune report shows it)");
+        notes_shown.push_back("the verdict is saved in " + save_to + " (dltune report shows it)");
     }
-    if (json_) {
-      fmt::print("{}\n", top.doc.dump(2));
-      return kExitOk;
-    }
-    if (ranks.empty()) {
-      fmt::print("{}", diagnose::render_text(top.profile, b.job(), source, top.notes));
-      return kExitOk;
-    }
-    for (std::size_t i = 0; i < ranks.size(); ++i) {
-      if (i > 0) fmt::print("\n");
-      fmt::print("{}", diagnose::render_text(ranks[i].profile, rank_job(jw, i),
-                                             ranks[i].doc["source"].get<std::string>(),
-                                             i == 0 ? top.notes : ranks[i].notes));
-    }
+    if (json_)
+      fmt::print("{}\n", report->doc.dump(2));
+    else
+      fmt::print("{}", diagnose::render_text(*report));
     return kExitOk;
-  }
-
-  // The i-th rank (of those with samples enough) as seen by its own window.
-  static const diagnose::JobSeen& rank_job(const diagnose::JobWindows& jw, std::size_t i) {
-    std::size_t k = 0;
-    for (const auto& [pid, rb] : jw.ranks()) {
-      if (rb.job().main == 0 || rb.window().samples.size() < 2) continue;
-      if (k++ == i) return rb.job();
-    }
-    return jw.job().job();
   }
 
   int from_recording(const std::string& path, const std::string& source_name, bool save,
                      nlohmann::json extra = nlohmann::json::object(),
                      std::vector<std::string> notes = {}) {
-    auto rec = store::Recording::open(path);
-    if (!rec) return refuse(rec.error().message());
-    diagnose::JobWindows b;
-    auto walked = (*rec)->for_each(0, (*rec)->size(), [&](std::size_t, monitor::Sample&& s) {
-      b.add(std::move(s));
-      return Result<void>{};
-    });
-    if (!walked) {
-      fmt::print(stderr, "dltune profile: {}\n", walked.error().message());
-      return kExitFailure;
-    }
-    const auto& info = (*rec)->info();
-    const bool launched = !info.command.empty() || info.scope.rfind("run ", 0) == 0;
+    auto job = diagnose::read_recorded_job(path);
+    if (!job) return failed(job.error());
     const std::string source =
         source_name.rfind("job ", 0) == 0 ? source_name : "recording " + source_name;
-    rec->reset();  // closed before --save opens it for writing
-    return judge(b, launched ? 5 * kSecond : 0, source, std::move(notes), std::move(extra),
-                 save ? path : std::string());
+    return judge(job->windows, job->launched ? 5 * kSecond : 0, source, std::move(notes),
+                 std::move(extra), save ? path : std::string());
   }
 
   int live() {
-    host::Root root;
-    if (::kill(pid_, 0) != 0 && errno == ESRCH)
-      return refuse(fmt::format("--pid {}: no such process", pid_));
-    std::int64_t duration = 30 * kSecond;
+    diagnose::LiveRequest request;
+    request.pid = pid_;
+    request.interval_ns = interval_ns_;
     if (!duration_.empty()) {
       const auto d = text::parse_duration_ns(duration_);
       if (!d || *d < interval_ns_ * 2)
         return refuse(fmt::format(
             "--duration {}: expected a duration of at least two intervals (30s, 2m)", duration_));
-      duration = *d;
+      request.duration_ns = *d;
     }
     raise_open_file_limit();
-    monitor::SamplerOptions o;
-    o.scope = monitor::Scope{monitor::Scope::Kind::kTree, pid_, {}};
-    o.gpus = !no_gpus_;
-    if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY"); lib != nullptr) o.nvml_library = lib;
-    o.gpu_interval_ns = std::max<std::int64_t>(interval_ns_, kSecond);
-    auto sampler = monitor::Sampler::open(root, o);
-    if (!sampler) return refuse(sampler.error().message());
-    std::vector<std::string> notes;
-    // SIGINT and SIGTERM end the sampling early (synchronously, through sigtimedwait).
-    sigset_t stop, old;
-    ::sigemptyset(&stop);
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&stop, s);
-    ::pthread_sigmask(SIG_BLOCK, &stop, &old);
-    diagnose::JobWindows b;
-    const auto start = now_ns(CLOCK_MONOTONIC);
-    if (!json_ || ::isatty(STDERR_FILENO))
-      fmt::print(stderr,
-                 "dltune profile: sampling pid {} every {} ms for {:.0f} s (Ctrl-C ends early)\n",
-                 pid_, interval_ns_ / 1'000'000, static_cast<double>(duration) / 1e9);
-    bool interrupted = false;
-    int gone = 0;
-    for (std::int64_t next = start;;) {
-      monitor::Sample s;
-      if (auto ok = (*sampler)->sample(s); !ok) {
-        ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-        fmt::print(stderr, "dltune profile: {}\n", ok.error().message());
-        return kExitFailure;
-      }
-      // A zombie main process has ended: its parent just has not reaped it yet.
-      const bool has_main = std::any_of(s.processes.begin(), s.processes.end(), [](const auto& p) {
-        return p.role == monitor::Role::kMain && p.state != 'Z' && p.state != 'X';
-      });
-      b.add(std::move(s));
-      for (auto& n : (*sampler)->take_notices()) notes.push_back(std::move(n));
-      gone = has_main ? 0 : gone + 1;
-      if (gone >= 2 || (b.job().job().main == 0 && gone >= 1)) break;  // the job ended
-      next += interval_ns_;
-      const auto now = now_ns(CLOCK_MONOTONIC);
-      if (now - start >= duration) break;
-      if (next > now) {
-        timespec ts{static_cast<time_t>((next - now) / kSecond),
-                    static_cast<long>((next - now) % kSecond)};
-        if (::sigtimedwait(&stop, nullptr, &ts) > 0) {
-          interrupted = true;
-          break;
-        }
-      } else {
-        next = now;  // late: do not make up for it with a burst
-      }
-    }
-    // A signal that came while a sample was taken is still pending: taken here, not left to
-    // kill the process before it says anything.
-    for (timespec zero{}; ::sigtimedwait(&stop, nullptr, &zero) > 0;) interrupted = true;
-    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    if (interrupted) notes.push_back("stopped early by a signal: judged on what was seen");
-    if (b.job().job().main == 0) {
-      fmt::print(stderr, "dltune profile: --pid {}: the process ended before it could be sampled\n",
-                 pid_);
-      return kExitFailure;
-    }
-    const auto seconds = static_cast<double>(now_ns(CLOCK_MONOTONIC) - start) / 1e9;
-    return judge(b, 0, fmt::format("pid {}, sampled for {:.1f} s", pid_, seconds), std::move(notes),
-                 nlohmann::json::object(), std::string());
+    request.sampler = sampler_options({}, interval_ns_, !no_gpus_);
+    request.on_start = [&] {
+      if (!json_ || ::isatty(STDERR_FILENO))
+        fmt::print(stderr,
+                   "dltune profile: sampling pid {} every {} ms for {:.0f} s (Ctrl-C ends early)\n",
+                   pid_, interval_ns_ / 1'000'000, static_cast<double>(request.duration_ns) / 1e9);
+    };
+    auto job = diagnose::sample_live(host::Root(), request);
+    if (!job) return failed(job.error());
+    return judge(job->windows, 0, fmt::format("pid {}, sampled for {:.1f} s", pid_, job->seconds),
+                 std::move(job->notes), nlohmann::json::object(), std::string());
   }
 
   int launched(const std::vector<std::string>& command) {
     const auto environment = own_environment();
     if (auto found = launch::find_program(command.front(), environment); !found)
       return refuse(found.error().message());
+    auto run = parse_run_options(run_args_, command);
+    if (!run) return refuse(run.error().message());
+    if (run->recording) return refuse("--run: profile records the job itself (--record FILE)");
     std::string path = record_;
     std::string temp_dir;
     if (path.empty()) {
@@ -356,11 +222,18 @@ class ProfileCommand : public Command {
       std::error_code ec;
       std::filesystem::remove_all(temp_dir, ec);
     };
-    // `dltune run` in this process: the job in its own cgroup, recorded; its signals (a
-    // terminal's ^C) go to the job, and profile stays to judge what was recorded.
-    std::vector<std::string> options = {"--record", path, "--record-interval",
-                                        fmt::format("{}ms", interval_ns_ / 1'000'000)};
-    for (const auto& a : run_args_) options.push_back(a);
+    // The job run in this process as `dltune run --record` runs it: in its own cgroup, its
+    // signals (a terminal's ^C) passed on; profile stays to judge what was recorded.
+    store::JobRecording recording;
+    recording.setup.path = path;
+    recording.setup.interval_ns = interval_ns_;
+    recording.setup.collect = collect_options();
+    recording.setup.notice = [](const std::string& n) {
+      fmt::print(stderr, "dltune profile: {}\n", n);
+    };
+    recording.sampler = sampler_options({}, interval_ns_, !no_gpus_);
+    recording.quiet = run->quiet;
+    run->recording = std::move(recording);
     // SIGINT and SIGQUIT as a terminal's job expects them even when profile was started with
     // them ignored (a non-interactive shell's background job): run passes them on to the job.
     struct sigaction dfl {
@@ -368,7 +241,7 @@ class ProfileCommand : public Command {
     dfl.sa_handler = SIG_DFL;
     ::sigaction(SIGINT, &dfl, &old_int);
     ::sigaction(SIGQUIT, &dfl, &old_quit);
-    const int code = run_in_process(options, command);
+    const int code = run_and_report(std::move(*run), "dltune profile");
     ::sigaction(SIGINT, &old_int, nullptr);
     ::sigaction(SIGQUIT, &old_quit, nullptr);
 

@@ -8,11 +8,11 @@
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
-#include "cli/record_session.hpp"
 #include "cli/sampling_options.hpp"
 #include "cli/top_session.hpp"
 #include "core/text.hpp"
 #include "launch/spawn.hpp"
+#include "store/record_session.hpp"
 
 namespace dltune::cli {
 
@@ -85,14 +85,16 @@ class RecordCommand : public Command {
       as = *who;
     }
 
-    RecordSetup setup;
+    store::RecordSetup setup;
     setup.path = output_;
     setup.force = force_;
     setup.interval_ns = *interval;
     setup.duration_ns = duration;
     setup.command = command;
     setup.scope = command.empty() ? describe_scope(*scope) : "tree of " + command.front();
-    auto session = RecordSession::create(setup, "dltune record");
+    setup.collect = collect_options();
+    setup.notice = [](const std::string& n) { fmt::print(stderr, "dltune record: {}\n", n); };
+    auto session = store::RecordSession::create(setup);
     if (!session) return refuse(session.error().message());
     host::Root root;
     if (!command.empty()) return record_command(**session, root, command, environment, as);
@@ -122,7 +124,7 @@ class RecordCommand : public Command {
   }
 
  private:
-  int record_command(RecordSession& session, const host::Root& root,
+  int record_command(store::RecordSession& session, const host::Root& root,
                      const std::vector<std::string>& command,
                      const std::map<std::string, std::string>& environment,
                      const std::optional<launch::Credentials>& as) {

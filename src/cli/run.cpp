@@ -2,6 +2,7 @@
 // and memory nearest its GPUs, as the invoking user, with a summary at exit.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -12,10 +13,11 @@
 #include "audit/rules.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
-#include "cli/record_session.hpp"
 #include "cli/sampling_options.hpp"
+#include "core/text.hpp"
 #include "launch/run_job.hpp"
 #include "settings/catalog.hpp"
+#include "store/recorded_run.hpp"
 
 namespace dltune::cli {
 
@@ -107,118 +109,57 @@ class RunCommand : public Command {
   bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
+    auto invocation = this->invocation();
+    if (!invocation) return refuse(invocation.error().message());
+    return run_and_report(std::move(*invocation), "dltune run");
+  }
+
+  // The options as a checked request; an error names the option.
+  Result<RunInvocation> invocation() {
     auto command = job_command(sub_->remaining(), global_, "run");
-    if (!command) return refuse(command.error().message());
+    if (!command) return tl::unexpected(command.error());
+    RunInvocation inv;
     opts_.command = std::move(*command);
-    std::optional<std::int64_t> record_interval;
     if (!record_.empty()) {
-      auto i = record_flags_.interval_ns();
-      if (!i) return refuse(i.error().message() + " (--record-interval)");
-      record_interval = *i;
+      auto interval = record_flags_.interval_ns();
+      if (!interval) return fail(interval.error().message() + " (--record-interval)");
       if (::access(record_.c_str(), F_OK) == 0)
-        return refuse("--record " + record_ + ": exists; remove it or choose another file");
+        return fail("--record " + record_ + ": exists; remove it or choose another file");
+      store::JobRecording recording;
+      recording.setup.path = record_;
+      recording.setup.interval_ns = *interval;
+      recording.setup.collect = collect_options();
+      recording.setup.notice = [](const std::string& n) {
+        fmt::print(stderr, "dltune run: {}\n", n);
+      };
+      recording.sampler = record_flags_.sampler_options({}, *interval);
+      recording.quiet = quiet_;
+      inv.recording = std::move(recording);
     }
     if (nproc_ > 0) opts_.nproc = nproc_;
     if (workers_ >= 0) opts_.workers = workers_;
-    host::Root root;
-    auto profile = settings::load_profile(profile_, root, settings::validate_key);
-    if (!profile) return refuse("profile: " + profile.error().message());
-    std::optional<std::regex> rate;
+    auto profile = settings::load_profile(profile_, host::Root(), settings::validate_key);
+    if (!profile) return fail("profile: " + profile.error().message());
     if (!rate_regex_.empty()) {
-      try {
-        rate = std::regex(rate_regex_, std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
-        return refuse(fmt::format("--rate-regex {}: {}", rate_regex_, e.what()));
-      }
-      if (rate->mark_count() < 1)
-        return refuse("--rate-regex " + rate_regex_ + ": expected a group, e.g. '([0-9.]+) img/s'");
+      auto rate = compile_rate_regex(rate_regex_);
+      if (!rate) return tl::unexpected(rate.error());
+      inv.request.rate_regex = std::move(*rate);
     }
-    auto options = collect_options();
-    options.launch_only = true;
-    options.gpus = opts_.gpus.has_value();
-    const auto facts = inventory::collect(root, options);
-    launch::RunRequest request;
-    request.options = opts_;
-    request.profile = &*profile;
-    request.environment = own_environment();
-    request.keep_root = as_root_;
-    request.watch_stdout = watch_stdout_;
-    request.rate_regex = rate;
-    request.unique = fmt::format("{}-{}", std::time(nullptr), ::getpid());
-    // A recording of the job (--record): made once the run is planned, sampling from the job's
-    // start until it ends; removed when the job could not run.
-    std::unique_ptr<RecordSession> recording;
-    std::optional<Error> record_error;
-    launch::JobHooks hooks;
-    if (record_interval) {
-      hooks.planned = [&](const launch::JobPlan& plan) -> Result<void> {
-        RecordSetup setup;
-        setup.path = record_;
-        setup.interval_ns = *record_interval;
-        setup.command = opts_.command;
-        setup.scope = "run " + plan.name;
-        auto s = RecordSession::create(setup, "dltune run");
-        if (!s) return fail("--record: " + s.error().message(), "");
-        recording = std::move(*s);
-        return {};
-      };
-      hooks.started = [&](pid_t pid) {
-        monitor::Scope scope;
-        scope.kind = monitor::Scope::Kind::kTree;
-        scope.pid = pid;
-        if (auto ok =
-                recording->start(root, record_flags_.sampler_options(scope, *record_interval));
-            !ok)
-          record_error = ok.error();
-      };
-      hooks.ended = [&] {
-        recording->stop();
-        if (record_error)
-          fmt::print(stderr, "dltune run: --record could not sample the job: {}\n",
-                     record_error->message());
-      };
-    }
-    auto summary = launch::run_job(root, facts, std::move(request), hooks);
-    if (!summary) {
-      const auto& f = summary.error();
-      if (f.stage == launch::RunFailure::Stage::kRefused) return refuse(f.error.message());
-      // Nothing is left behind when the job could not run: not even the empty recording.
-      if (recording) {
-        if (f.stage == launch::RunFailure::Stage::kStart)
-          recording->finish(root, std::nullopt, true);
-        recording.reset();
-        ::unlink(record_.c_str());
-      }
-      if (f.stage == launch::RunFailure::Stage::kSetUp) return fail_setup(f.error.message());
-      fmt::print(stderr, "dltune run: {}\n", f.error.message());
-      return kExitBadInput;
-    }
-    if (recording) {  // with the summary, for compare and report (the job's it/s, OOM kills)
-      recording->add_document("summary", launch::to_json(*summary));
-      recording->finish(root, summary->result.exit_code, quiet_);
-    }
-    if (!quiet_) fmt::print(stderr, "\n{}", launch::render_text(*summary));
-    if (!json_path_.empty()) {
-      const auto text = launch::to_json(*summary).dump(2) + "\n";
-      if (json_path_ == "-") {
-        fmt::print("{}", text);
-      } else {
-        std::ofstream out(json_path_);
-        out << text;
-        if (!out) fmt::print(stderr, "dltune run: cannot write the summary to {}\n", json_path_);
-      }
-    }
-    return summary->result.exit_code;
+    inv.request.options = opts_;
+    inv.request.profile = std::move(*profile);
+    inv.request.environment = own_environment();
+    inv.request.keep_root = as_root_;
+    inv.request.watch_stdout = watch_stdout_;
+    inv.request.unique = fmt::format("{}-{}", std::time(nullptr), ::getpid());
+    inv.json_path = json_path_;
+    inv.quiet = quiet_;
+    return inv;
   }
 
  private:
   static int refuse(const std::string& why) {
     fmt::print(stderr, "dltune run: {}\n", why);
     return kExitBadInput;
-  }
-  static int fail_setup(const std::string& why) {
-    fmt::print(stderr, "dltune run: {}; nothing was started\n", why);
-    return kExitFailure;
   }
 
   GlobalOptions& global_;
@@ -239,16 +180,63 @@ std::unique_ptr<Command> make_run_command(CLI::App& app, GlobalOptions& global) 
   return std::make_unique<RunCommand>(app, global);
 }
 
-int run_in_process(const std::vector<std::string>& options,
-                   const std::vector<std::string>& command) {
+Result<std::regex> compile_rate_regex(const std::string& pattern) {
+  try {
+    std::regex rate(pattern, std::regex::ECMAScript);
+    if (rate.mark_count() < 1)
+      return fail("--rate-regex " + pattern + ": expected a group, e.g. '([0-9.]+) img/s'");
+    return rate;
+  } catch (const std::regex_error& e) {
+    return fail(fmt::format("--rate-regex {}: {}", pattern, e.what()));
+  }
+}
+
+Result<RunInvocation> parse_run_options(const std::vector<std::string>& options,
+                                        const std::vector<std::string>& command) {
   CLI::App app{"dltune"};
   GlobalOptions global;
   global.after_dashdash = command;
-  auto run = make_run_command(app, global);
+  RunCommand run(app, global);
   std::vector<std::string> args = {"run"};
   args.insert(args.end(), options.begin(), options.end());
-  if (const auto rc = parse_command_line(app, std::move(args))) return *rc;
-  return run->execute();
+  std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse order
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return fail(fmt::format("run option {}: {}", text::join(options, " "), e.what()));
+  }
+  return run.invocation();
+}
+
+int run_and_report(RunInvocation invocation, const std::string& who) {
+  host::Root root;
+  auto options = collect_options();
+  options.launch_only = true;
+  options.gpus = invocation.request.options.gpus.has_value();
+  const auto facts = inventory::collect(root, options);
+  auto summary =
+      invocation.recording
+          ? store::run_recorded(root, facts, std::move(invocation.request), *invocation.recording)
+          : launch::run_job(root, facts, std::move(invocation.request));
+  if (!summary) {
+    const auto& f = summary.error();
+    fmt::print(stderr, "{}: {}{}\n", who, f.error.message(),
+               f.stage == launch::RunFailure::Stage::kSetUp ? "; nothing was started" : "");
+    return f.stage == launch::RunFailure::Stage::kSetUp ? kExitFailure : kExitBadInput;
+  }
+  if (!invocation.quiet) fmt::print(stderr, "\n{}", launch::render_text(*summary));
+  if (!invocation.json_path.empty()) {
+    const auto text = launch::to_json(*summary).dump(2) + "\n";
+    if (invocation.json_path == "-") {
+      fmt::print("{}", text);
+    } else {
+      std::ofstream out(invocation.json_path);
+      out << text;
+      if (!out)
+        fmt::print(stderr, "{}: cannot write the summary to {}\n", who, invocation.json_path);
+    }
+  }
+  return summary->result.exit_code;
 }
 
 }  // namespace dltune::cli

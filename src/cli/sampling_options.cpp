@@ -63,9 +63,14 @@ Result<monitor::Scope> SamplingFlags::scope(monitor::Scope::Kind otherwise) cons
 
 monitor::SamplerOptions SamplingFlags::sampler_options(const monitor::Scope& scope,
                                                        std::int64_t interval_ns) const {
+  return cli::sampler_options(scope, interval_ns, !no_gpus);
+}
+
+monitor::SamplerOptions sampler_options(const monitor::Scope& scope, std::int64_t interval_ns,
+                                        bool gpus) {
   monitor::SamplerOptions o;
   o.scope = scope;
-  o.gpus = !no_gpus;
+  o.gpus = gpus;
   if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY"); lib != nullptr) o.nvml_library = lib;
   // NVML is the expensive source (a per-process query can take milliseconds): never faster
   // than once a second, or the interval when that is longer.

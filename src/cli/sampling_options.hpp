@@ -30,6 +30,11 @@ struct SamplingFlags {
                                                         std::int64_t interval_ns) const;
 };
 
+// How to sample `scope` every `interval_ns`: NVML (unless !gpus) through DLTUNE_NVML_LIBRARY when
+// set, at most once a second.
+[[nodiscard]] monitor::SamplerOptions sampler_options(const monitor::Scope& scope,
+                                                      std::int64_t interval_ns, bool gpus);
+
 // Raises this process's soft RLIMIT_NOFILE to its hard limit, so that the process collector can
 // keep the files of every process open (its budget is half the soft limit; 1024 by default holds
 // ~250 processes). Only for commands that start no job: a job would inherit it.

@@ -1,16 +1,9 @@
 // `dltune serve`: the host as a Prometheus target.
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
-#include <sys/types.h>
-#include <time.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
-#include <optional>
-
-#include <chrono>
-#include <thread>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -22,6 +15,7 @@
 #include "core/text.hpp"
 #include "serve/exporter.hpp"
 #include "serve/http.hpp"
+#include "serve/session.hpp"
 #include "settings/catalog.hpp"
 
 namespace dltune::cli {
@@ -70,41 +64,6 @@ constexpr const char* kDescription =
     "        - targets: ['gpu-node-1:9464', 'gpu-node-2:9464']\n\n"
     "Exit status: 0 after SIGINT or SIGTERM (or --once done), 1 when the address cannot be\n"
     "bound or sampling cannot start, 2 bad input (nothing was started).";
-
-struct Unprivileged {
-  std::string name;
-  uid_t uid = 0;
-  gid_t gid = 0;
-};
-
-// Whom serve becomes when started as root: --user, else the sudo user, else nobody. Root itself
-// is refused: that is what --as-root is for.
-Result<Unprivileged> unprivileged_user(const std::string& user) {
-  std::string name = user;
-  if (name.empty()) {
-    const char* sudo = std::getenv("SUDO_USER");
-    name = sudo != nullptr && *sudo != '\0' && std::string(sudo) != "root" ? sudo : "nobody";
-  }
-  std::vector<char> buf(16384);
-  passwd pw{};
-  passwd* found = nullptr;
-  const int rc = ::getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found);
-  if (rc != 0 || found == nullptr)
-    return fail("no such user (expected a user serve can run as)", "--user " + name, rc);
-  if (pw.pw_uid == 0) return fail("is root: to keep root, say --as-root", "--user " + name);
-  return Unprivileged{name, pw.pw_uid, pw.pw_gid};
-}
-
-// setgroups, setgid, setuid, in that order (setuid last: it takes away the right to do the
-// others), then a check that root cannot be taken back.
-Result<void> drop_to(const Unprivileged& u) {
-  if (::setgroups(0, nullptr) != 0)
-    return fail("cannot drop the supplementary groups", u.name, errno);
-  if (::setgid(u.gid) != 0) return fail("cannot set the group of", u.name, errno);
-  if (::setuid(u.uid) != 0) return fail("cannot become", u.name, errno);
-  if (::setuid(0) == 0) return fail("could take root back after becoming", u.name);
-  return {};
-}
 
 class ServeCommand : public Command {
  public:
@@ -191,25 +150,13 @@ class ServeCommand : public Command {
     return o;
   }
 
-  void tell(const std::vector<std::string>& messages) {
+  static void tell(const std::vector<std::string>& messages) {
     for (const auto& m : messages) fmt::print(stderr, "dltune serve: {}\n", m);
   }
 
   int once(serve::ExporterOptions options) {
-    const auto gap =
-        std::chrono::nanoseconds(std::min<std::int64_t>(options.interval_ns, 1'000'000'000));
-    auto exporter = serve::Exporter::open(root_, std::move(options));
+    auto exporter = serve::sample_once(root_, std::move(options), tell);
     if (!exporter) return fail_with(exporter.error().message());
-    const auto first = std::chrono::steady_clock::now();
-    if (auto ok = (*exporter)->sample(); !ok) {
-      tell((*exporter)->take_messages());
-      return kExitFailure;
-    }
-    (*exporter)->check();  // meanwhile
-    std::this_thread::sleep_until(first + gap);
-    const auto ok = (*exporter)->sample();
-    tell((*exporter)->take_messages());
-    if (!ok) return kExitFailure;
     if (json_) {
       fmt::print("{}\n", (*exporter)->json().dump(2));
     } else {
@@ -222,26 +169,15 @@ class ServeCommand : public Command {
   }
 
   int serve(serve::ExporterOptions options, const serve::ListenAddress& address) {
-    // SIGINT and SIGTERM are taken here, synchronously; every thread started below inherits
-    // them blocked. A client that goes away is no reason to die (SIGPIPE).
-    sigset_t stop_set, old;
-    ::sigemptyset(&stop_set);
-    ::sigaddset(&stop_set, SIGINT);
-    ::sigaddset(&stop_set, SIGTERM);
-    ::pthread_sigmask(SIG_BLOCK, &stop_set, &old);
-    ::signal(SIGPIPE, SIG_IGN);
-    const int rc = serve_blocked(std::move(options), address, stop_set);
-    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    return rc;
-  }
-
-  int serve_blocked(serve::ExporterOptions options, const serve::ListenAddress& address,
-                    const sigset_t& stop_set) {
-    std::optional<Unprivileged> become;
+    serve::ServeRequest request;
+    request.address = address;
+    request.limits.workers = static_cast<std::size_t>(max_connections_);
+    request.limits.queued = request.limits.workers;
     if (::geteuid() == 0 && !as_root_) {
-      auto who = unprivileged_user(user_);
+      const char* sudo = std::getenv("SUDO_USER");
+      auto who = serve::unprivileged_user(user_, sudo != nullptr ? sudo : "");
       if (!who) return refuse(who.error().message());
-      become = *who;
+      request.become = *who;
     } else if (::geteuid() == 0) {
       fmt::print(stderr,
                  "dltune serve: running as root (--as-root), which serve does not need (it "
@@ -254,39 +190,22 @@ class ServeCommand : public Command {
                  "dltune serve: {} is not a loopback address: anyone who can reach it can read "
                  "these metrics\n",
                  address.text());
-    auto exporter = serve::Exporter::open(root_, std::move(options));
-    if (!exporter) return fail_with(exporter.error().message());
-    serve::HttpLimits limits;
-    limits.workers = static_cast<std::size_t>(max_connections_);
-    limits.queued = limits.workers;
-    auto server = serve::MetricsServer::bind(address, limits, **exporter);
-    if (!server) return fail_with(server.error().message());
-    // Root was needed at most to bind a port below 1024 (and to open NVML's devices): nothing
-    // that serves a request or reads the host runs as root.
-    if (become) {
-      if (auto dropped = drop_to(*become); !dropped) return fail_with(dropped.error().message());
-      fmt::print(stderr, "dltune serve: bound as root, now running as {} (uid {})\n", become->name,
-                 become->uid);
-    }
-    (*exporter)->start();
-    std::thread http([&] { (*server)->run(); });
-    // stop() does nothing to a server that has not started listening yet: wait for it.
-    for (int i = 0; i < 5000 && !(*server)->running(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    // "listening on HOST:PORT": scripts and tests read the port from this line (--listen :0).
-    fmt::print(stderr, "dltune serve: listening on {}\n", (*server)->bound().text());
-    std::fflush(stderr);
-    // Messages (a source switched off, a failed check) are printed within this; a longer tick
-    // is a wakeup less while idle.
-    const timespec tick{5, 0};
-    for (;;) {
-      tell((*exporter)->take_messages());
-      if (::sigtimedwait(&stop_set, nullptr, &tick) > 0) break;
-    }
-    (*server)->stop();
-    http.join();
-    (*exporter)->stop();
-    tell((*exporter)->take_messages());
+    request.say = [](const std::string& what) {
+      fmt::print(stderr, "dltune serve: {}\n", what);
+      std::fflush(stderr);
+    };
+    request.tell = tell;
+    // SIGINT and SIGTERM are taken synchronously; every thread started inherits them blocked.
+    // A client that goes away is no reason to die (SIGPIPE).
+    sigset_t stop_set, old;
+    ::sigemptyset(&stop_set);
+    ::sigaddset(&stop_set, SIGINT);
+    ::sigaddset(&stop_set, SIGTERM);
+    ::pthread_sigmask(SIG_BLOCK, &stop_set, &old);
+    ::signal(SIGPIPE, SIG_IGN);
+    auto served = serve::serve_until_signal(root_, std::move(options), request, stop_set);
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (!served) return fail_with(served.error().message());
     return kExitOk;
   }
 

@@ -2,9 +2,7 @@
 // transaction, journaled, verified and reversible.
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -13,7 +11,6 @@
 #include "audit/rules.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
-#include "core/time_format.hpp"
 #include "settings/catalog.hpp"
 #include "tune/journal.hpp"
 #include "tune/plan.hpp"
@@ -25,10 +22,6 @@ namespace dltune::cli {
 namespace {
 
 using inventory::Json;
-
-std::string when(std::int64_t t) {
-  return text::format_time(t, "%Y-%m-%d %H:%M:%S", text::TimeZone::kUtc);
-}
 
 class TuneCommand : public Command {
  public:
@@ -193,22 +186,7 @@ class TuneCommand : public Command {
       fmt::print(stderr, "dltune tune: {}\n", journal.error().message());
       return kExitFailure;
     }
-    std::int64_t tx = tx_;
-    if (tx == 0) {
-      // A crash's transaction first, then the newest that still holds changes: applied, or
-      // failed with changes an earlier rollback could not restore.
-      auto pending = (*journal)->pending();
-      auto history = (*journal)->history();
-      if (pending && !pending->empty()) {
-        tx = pending->front().id;
-      } else if (history) {
-        for (const auto& t : *history)
-          if (tune::needs_rollback(t)) {
-            tx = t.id;
-            break;
-          }
-      }
-    }
+    const std::int64_t tx = tx_ != 0 ? tx_ : tune::rollback_target(**journal);
     if (tx == 0) {
       fmt::print(stderr, "dltune tune rollback: no transaction to roll back\n");
       return kExitBadInput;
@@ -241,62 +219,14 @@ class TuneCommand : public Command {
       fmt::print(stderr, "dltune tune: {}\n", journal.error().message());
       return kExitFailure;
     }
-    auto history = (*journal)->history();
-    auto pending = (*journal)->pending();
-    if (!history || !pending) {
-      fmt::print(stderr, "dltune tune: {}\n",
-                 (!history ? history.error() : pending.error()).message());
+    auto status = tune::read_status(root_obj_, **journal);
+    if (!status) {
+      fmt::print(stderr, "dltune tune: {}\n", status.error().message());
       return kExitFailure;
     }
-    const auto drift = tune::find_drift(root_obj_, *history);
-    if (json_) {
-      Json applied = Json::array(), unfinished = Json::array(), drifted = Json::array(),
-           incomplete = Json::array();
-      for (const auto& t : *history) {
-        if (t.state == tune::TxState::kApplied) applied.push_back(tune::to_json(t));
-        if (tune::incomplete(t)) incomplete.push_back(tune::to_json(t));
-      }
-      for (const auto& t : *pending) unfinished.push_back(tune::to_json(t));
-      for (const auto& d : drift)
-        drifted.push_back(Json{{"key", d.key},
-                               {"target", d.target},
-                               {"expected", d.expected},
-                               {"actual", d.actual},
-                               {"tx", d.tx}});
-      fmt::print("{}\n", Json{{"schema", "dltune.tune.status/1"},
-                              {"state_dir", state_dir_},
-                              {"applied", applied},
-                              {"unfinished", unfinished},
-                              {"incomplete", incomplete},
-                              {"drift", drifted}}
-                             .dump(2));
-    } else {
-      for (const auto& t : *pending)
-        fmt::print(
-            "UNFINISHED  transaction {} ({}, started {}): {} change(s) journaled; run "
-            "`dltune tune rollback {}`\n",
-            t.id, t.command, when(t.started_at), t.changes.size(), t.id);
-      for (const auto& t : *history)
-        if (tune::incomplete(t))
-          fmt::print(
-              "INCOMPLETE  transaction {} ({}, started {}) failed and was not fully rolled back: "
-              "run `dltune tune rollback {}` once the cause is fixed\n",
-              t.id, t.command, when(t.started_at), t.id);
-      int applied = 0;
-      for (const auto& t : *history) {
-        if (t.state != tune::TxState::kApplied) continue;
-        ++applied;
-        fmt::print("applied     transaction {} ({}, {}): {} change(s)\n", t.id, t.command,
-                   when(t.started_at), t.changes.size());
-      }
-      for (const auto& d : drift)
-        fmt::print("drift       {}: transaction {} wrote {}, now {} ({})\n", d.key, d.tx,
-                   d.expected, d.actual, d.target);
-      if (applied == 0 && pending->empty()) fmt::print("no applied transactions\n");
-    }
-    const bool any_incomplete = std::any_of(history->begin(), history->end(),
-                                            [](const auto& t) { return tune::incomplete(t); });
-    return pending->empty() && drift.empty() && !any_incomplete ? kExitOk : kExitFailure;
+    fmt::print("{}", json_ ? tune::to_json(*status, state_dir_).dump(2) + "\n"
+                           : tune::render_text(*status));
+    return status->clean() ? kExitOk : kExitFailure;
   }
 
   int do_history() {
@@ -310,23 +240,8 @@ class TuneCommand : public Command {
       fmt::print(stderr, "dltune tune: {}\n", history.error().message());
       return kExitFailure;
     }
-    if (json_) {
-      Json all = Json::array();
-      for (const auto& t : *history) all.push_back(tune::to_json(t));
-      fmt::print("{}\n", Json{{"schema", "dltune.tune.history/1"}, {"transactions", all}}.dump(2));
-      return kExitOk;
-    }
-    for (const auto& t : *history) {
-      fmt::print("transaction {}  {}  {}  {}\n", t.id, tune::tx_state_name(t.state),
-                 when(t.started_at), t.command);
-      if (t.error) fmt::print("    error: {}\n", *t.error);
-      for (const auto& c : t.changes)
-        fmt::print("    {:>3} {:<10} {:<28} {} -> {}  [{}]\n", c.seq, c.kind, c.key,
-                   c.kind == "file" ? (c.old_value ? "(old file)" : "(none)")
-                                    : c.old_value.value_or("(none)"),
-                   c.kind == "file" ? "(new file)" : c.new_value, tune::change_state_name(c.state));
-    }
-    if (history->empty()) fmt::print("no transactions\n");
+    fmt::print(
+        "{}", json_ ? tune::history_json(*history).dump(2) + "\n" : tune::render_history(*history));
     return kExitOk;
   }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/text.hpp"
 #include "core/time_format.hpp"
 #include "diagnose/fd_risk.hpp"
 #include "diagnose/journal.hpp"
@@ -294,6 +295,70 @@ std::string render_text(const DoctorReport& r, const std::string& window) {
     for (const auto& n : r.notes) out += fmt::format("  - {}\n", n);
   }
   return out;
+}
+
+namespace {
+
+// parse_duration_ns, and days ("7d") on top.
+std::optional<std::int64_t> parse_days(const std::string& s) {
+  if (s.size() > 1 && s.back() == 'd') {
+    std::int64_t days = 0;
+    for (std::size_t i = 0; i + 1 < s.size(); ++i) {
+      if (s[i] < '0' || s[i] > '9' || days > 100000) return std::nullopt;
+      days = days * 10 + (s[i] - '0');
+    }
+    return days * 86'400'000'000'000;
+  }
+  return text::parse_duration_ns(s);
+}
+
+}  // namespace
+
+Result<DoctorWindow> doctor_window(
+    bool boot, const std::string& since,
+    const std::optional<std::pair<std::int64_t, std::int64_t>>& recording_span,
+    std::int64_t now_wall_ns) {
+  DoctorWindow w{0, "since boot"};
+  if (boot) return w;
+  const std::string s = since.empty() ? "24h" : since;
+  auto d = parse_days(s);
+  if (!d || *d <= 0) return fail(fmt::format("--since {}: expected a duration (30m, 24h, 7d)", s));
+  w.since_wall_ns = now_wall_ns - *d;
+  w.text = fmt::format("since {} ({})", text::local_time_ns(w.since_wall_ns), s);
+  if (recording_span && recording_span->first < w.since_wall_ns) {
+    w.since_wall_ns = recording_span->first;
+    w.text = fmt::format("since {} (the recording's start)", text::local_time_ns(w.since_wall_ns));
+  }
+  return w;
+}
+
+Result<std::pair<std::int64_t, std::int64_t>> recording_span(const std::string& path,
+                                                             std::int64_t now_wall_ns) {
+  auto rec = store::Recording::open(path);
+  if (!rec) return tl::unexpected(rec.error());
+  const auto& info = (*rec)->info();
+  std::int64_t end = info.ended_wall_ns.value_or(0);
+  if (end == 0)
+    if (auto times = (*rec)->times(); times && !times->empty()) end = times->back();
+  return std::make_pair(info.started_wall_ns, end > 0 ? end : now_wall_ns);
+}
+
+Result<void> follow_events(const host::Root& root, const XidTable& xids, const FollowHooks& hooks,
+                           const sigset_t& stop_set) {
+  auto f = KmsgFollower::open(root);
+  if (!f) return tl::unexpected(f.error());
+  EventCollector c(xids);
+  std::size_t lost = 0;
+  for (;;) {
+    timespec zero{};
+    if (::sigtimedwait(&stop_set, nullptr, &zero) > 0) return {};
+    for (const auto& r : f->wait(200)) c.add(r.wall_ns, r.source, r.text);
+    if (f->lost() > lost) {
+      lost = f->lost();
+      if (hooks.lost) hooks.lost();
+    }
+    for (const auto& e : c.take()) hooks.event(e);
+  }
 }
 
 }  // namespace dltune::diagnose

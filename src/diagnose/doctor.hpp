@@ -5,6 +5,8 @@
 // when there is one, else the syslog files. Then what the kernel does not log: the OOM kills
 // dltune's job cgroups counted, compaction stalls from /proc/vmstat, training processes near
 // their open-file limit.
+#include <signal.h>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -64,5 +66,31 @@ struct DoctorReport {
 [[nodiscard]] std::string render_text(const DoctorReport& report, const std::string& window);
 // One event as the text report and --follow print it.
 [[nodiscard]] std::string render_event(const LoggedEvent& e);
+
+// What doctor reads back to: since `since_wall_ns`, said as `text` ("since 2026-12-01 10:00:00
+// (24h)").
+struct DoctorWindow {
+  std::int64_t since_wall_ns = 0;  // 0: since boot
+  std::string text;
+};
+// --since DURATION (30m, 24h, 7d; 24h when empty) or `boot`; a recording's span (wall ns) that
+// starts earlier reaches the window back to its start, so that all of its events can be stored.
+// The error names --since.
+[[nodiscard]] Result<DoctorWindow> doctor_window(
+    bool boot, const std::string& since,
+    const std::optional<std::pair<std::int64_t, std::int64_t>>& recording_span,
+    std::int64_t now_wall_ns);
+// A recording's wall-clock span: its start to its end, else its last sample, else `now_wall_ns`.
+[[nodiscard]] Result<std::pair<std::int64_t, std::int64_t>> recording_span(
+    const std::string& path, std::int64_t now_wall_ns);
+
+// --follow: new kernel-log records as they come, turned into events, until a signal of
+// `stop_set` (blocked by the caller) comes. `lost` is called when the ring buffer wrapped.
+struct FollowHooks {
+  std::function<void(const LoggedEvent&)> event;
+  std::function<void()> lost;
+};
+[[nodiscard]] Result<void> follow_events(const host::Root& root, const XidTable& xids,
+                                         const FollowHooks& hooks, const sigset_t& stop_set);
 
 }  // namespace dltune::diagnose

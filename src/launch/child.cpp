@@ -94,7 +94,8 @@ void drop_to(const ChildPlan& plan, const Credentials& as) noexcept {
 }  // namespace
 
 void run_child(const ChildPlan& plan) noexcept {
-  if (!redirect(plan.out_fd, STDOUT_FILENO) || !redirect(plan.err_fd, STDERR_FILENO))
+  if (!redirect(plan.in_fd, STDIN_FILENO) || !redirect(plan.out_fd, STDOUT_FILENO) ||
+      !redirect(plan.err_fd, STDERR_FILENO))
     fail_at(plan, Step::kStdio, errno);
   if (!reset_signals(plan.keep_ignored)) fail_at(plan, Step::kSignals, errno);
   if (plan.cgroup_procs && !plan.cgroup_procs->empty()) {

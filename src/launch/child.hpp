@@ -54,6 +54,7 @@ struct ChildPlan {
   sigset_t keep_ignored{};  // signals the invoker ignored (nohup): still ignored in the job
   pid_t parent = 0;
   int status_fd = -1;  // write end
+  int in_fd = -1;      // becomes the job's stdin (-1: inherit dltune's)
   int out_fd = -1;     // becomes the job's stdout (-1: inherit dltune's)
   int err_fd = -1;     // becomes the job's stderr (-1: inherit)
 };

@@ -20,8 +20,8 @@ tl::expected<RunSummary, RunFailure> run_job(const host::Root& root,
                                              const inventory::HostFacts& facts, RunRequest request,
                                              const JobHooks& hooks) {
   using Stage = RunFailure::Stage;
-  auto plan =
-      plan_job(root, facts, request.options, request.environment, request.profile, request.unique);
+  auto plan = plan_job(root, facts, request.options, request.environment,
+                       request.profile ? &*request.profile : nullptr, request.unique);
   if (!plan) return failure(Stage::kRefused, plan.error());
   std::optional<Credentials> as;
   if (!request.keep_root) {
@@ -59,6 +59,7 @@ tl::expected<RunSummary, RunFailure> run_job(const host::Root& root,
   req.limits = plan->rlimits;
   req.watch_stdout = request.watch_stdout;
   req.rate_regex = request.rate_regex;
+  req.output_fd = request.output_fd;
   if (hooks.started) req.on_start = hooks.started;
   OomWatch oom_watch(root);  // opened before the job starts: only its own OOM kills
   auto result = spawn_and_wait(req);

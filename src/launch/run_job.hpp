@@ -22,12 +22,15 @@ namespace dltune::launch {
 
 struct RunRequest {
   RunOptions options;
-  const settings::Profile* profile = nullptr;      // its limits.nofile and limits.memlock
+  std::optional<settings::Profile> profile;        // its limits.nofile and limits.memlock
   std::map<std::string, std::string> environment;  // dltune's own; the job's starts from it
   bool keep_root = false;  // under sudo, run the job as root rather than the sudo user
   bool watch_stdout = false;
   std::optional<std::regex> rate_regex;  // the job's rate, first group, on its output lines
   std::string unique;                    // makes the cgroup's default name unique
+  // The job's output (stdout and stderr, its stdin then /dev/null) into this descriptor rather
+  // than dltune's own (SpawnRequest::output_fd).
+  std::optional<int> output_fd;
 };
 
 // Where in its life the job is, for whoever watches it (a recording). Each is optional.

@@ -188,7 +188,16 @@ Result<SpawnResult> spawn_and_wait(const SpawnRequest& request) {
   auto err_pipe = make_pipe();
   if (!err_pipe) return tl::unexpected(err_pipe.error());
   std::optional<std::pair<Fd, Fd>> out_pipe;
-  if (request.watch_stdout) {
+  Fd null_in;
+  if (request.output_fd) {
+    null_in = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (null_in.get() < 0) return fail("cannot open", "/dev/null", errno);
+    if (null_in.get() <= STDERR_FILENO)  // so that the child's dup2 onto 0-2 cannot clobber it
+      null_in = Fd(::fcntl(null_in.get(), F_DUPFD_CLOEXEC, STDERR_FILENO + 1));
+    if (null_in.get() < 0) return fail("cannot open", "/dev/null", errno);
+    plan.in_fd = null_in.get();
+  }
+  if (request.watch_stdout || request.output_fd) {
     auto p = make_pipe();
     if (!p) return tl::unexpected(p.error());
     out_pipe = std::move(*p);
@@ -229,8 +238,8 @@ Result<SpawnResult> spawn_and_wait(const SpawnRequest& request) {
   if (request.on_start) request.on_start(pid);
   ProgressMeter meter(request.rate_regex);
   Supervision s{job, **signals, meter};
-  s.add_stream(std::move(err_pipe->first), STDERR_FILENO);
-  if (out_pipe) s.add_stream(std::move(out_pipe->first), STDOUT_FILENO);
+  s.add_stream(std::move(err_pipe->first), request.output_fd.value_or(STDERR_FILENO));
+  if (out_pipe) s.add_stream(std::move(out_pipe->first), request.output_fd.value_or(STDOUT_FILENO));
   auto end = s.run();
   if (!end) return tl::unexpected(end.error());
 
@@ -253,6 +262,7 @@ Result<SpawnResult> spawn_and_wait(const SpawnRequest& request) {
   meter.finish();
   result.progress = meter.progress();
   result.forwarded_signals = end->forwarded;
+  result.received_signals = (*signals)->received();
   return result;
 }
 

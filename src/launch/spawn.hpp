@@ -49,6 +49,9 @@ struct SpawnRequest {
   // copied through unchanged to dltune's own stderr/stdout as they come.
   bool watch_stdout = false;
   std::optional<std::regex> rate_regex;  // its first group is a rate (per second)
+  // When set, the job's stdin is /dev/null and both its stdout and stderr (both watched) are
+  // copied to this descriptor instead of dltune's own: bench keeps each run's output in a log.
+  std::optional<int> output_fd;
   // Called in the parent once the job has exec'd (with its PID), before supervision starts, on
   // the calling thread with the forwarded signals blocked: a thread it starts inherits that
   // mask (`run --record` starts its recorder here).
@@ -84,6 +87,10 @@ struct SpawnResult {
   // The signals dltune received from another process (kill) and passed on to the job, in order.
   // A terminal's ^C is not among them: the job gets that from the terminal itself.
   std::vector<int> forwarded_signals;
+  // Every SIGINT, SIGTERM, SIGHUP and SIGQUIT that reached dltune while the job ran, from the
+  // terminal too and those still pending at its end: a caller that runs several jobs (bench)
+  // learns from it that it was asked to stop.
+  std::vector<int> received_signals;
 };
 
 // Starts the job and waits for it, forwarding SIGINT, SIGTERM and SIGHUP (and SIGQUIT) to it

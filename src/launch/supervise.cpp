@@ -112,11 +112,23 @@ ForwardedSignals::~ForwardedSignals() {
   ::pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
 }
 
+void ForwardedSignals::note(int sig) {
+  if (sig != SIGPIPE) received_.push_back(sig);
+}
+
+std::vector<int> ForwardedSignals::received() {
+  signalfd_siginfo info{};
+  while (::read(fd_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info))
+    note(static_cast<int>(info.ssi_signo));
+  return received_;
+}
+
 std::vector<int> ForwardedSignals::forward_to(pid_t job) {
   std::vector<int> passed;
   signalfd_siginfo info{};
   while (::read(fd_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
     const int sig = static_cast<int>(info.ssi_signo);
+    note(sig);
     if (sig == SIGPIPE) continue;
     if (info.ssi_code == SI_KERNEL) continue;
     if (static_cast<pid_t>(info.ssi_pid) == job) continue;

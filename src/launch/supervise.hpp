@@ -70,9 +70,14 @@ class ForwardedSignals {
   // generated (a terminal's ^C, ^\ or hang-up: the job is in dltune's process group and got
   // them as well; sudo(8) does the same) and those the job sent itself.
   std::vector<int> forward_to(pid_t job);
+  // Reads what is still pending without passing it on; afterwards, every signal received
+  // (passed on or not) since block(), in order.
+  [[nodiscard]] std::vector<int> received();
 
  private:
   ForwardedSignals() = default;
+  void note(int sig);
+  std::vector<int> received_;
   Fd fd_;
   sigset_t old_mask_{};
   std::optional<struct sigaction> old_sigchld_;

@@ -18,8 +18,10 @@ struct GpuCollector::State {
   std::string library;
   std::int64_t interval_ns = 1'000'000'000;
   std::mutex mu;
-  std::condition_variable wake;
+  std::condition_variable wake, read;
   bool stop = false;
+  bool ended = false;             // the thread has nothing more to read (no NVML), under mu
+  std::uint64_t readings = 0;     // finished, under mu
   std::vector<Gpu> latest;        // under mu
   std::vector<std::string> said;  // notices for collect to pass on, under mu
   std::thread thread;
@@ -27,8 +29,12 @@ struct GpuCollector::State {
   void run() {
     auto reader = gpu::NvmlSampler::open(library);
     if (!reader) {
-      std::lock_guard lock(mu);
-      said.push_back("no GPU figures: " + reader.error().message());
+      {
+        std::lock_guard lock(mu);
+        said.push_back("no GPU figures: " + reader.error().message());
+        ended = true;
+      }
+      read.notify_all();
       return;  // nothing to read, ever: the thread ends
     }
     std::vector<Gpu> reading;
@@ -41,6 +47,8 @@ struct GpuCollector::State {
       for (const auto& f : failed)
         if (told.insert(f).second) said.push_back("NVML call failed (said once): " + f);
       failed.clear();
+      ++readings;
+      read.notify_all();
       if (wake.wait_for(lock, std::chrono::nanoseconds(interval_ns), [&] { return stop; })) break;
       lock.unlock();
     }
@@ -69,6 +77,11 @@ GpuCollector::~GpuCollector() {
   }
   state_->wake.notify_all();
   if (state_->thread.joinable()) state_->thread.join();
+}
+
+void GpuCollector::wait_for_readings(std::uint64_t n) {
+  std::unique_lock lock(state_->mu);
+  state_->read.wait(lock, [&] { return state_->ended || state_->readings >= n; });
 }
 
 void GpuCollector::collect(std::vector<Gpu>& out, Notices& notices) {

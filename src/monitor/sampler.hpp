@@ -123,6 +123,9 @@ class GpuCollector {
   GpuCollector(const GpuCollector&) = delete;
   GpuCollector& operator=(const GpuCollector&) = delete;
   void collect(std::vector<Gpu>& out, Notices& notices);
+  // Blocks until the thread has finished `n` readings since it started, or has ended (no NVML to
+  // read): what a test waits for instead of sleeping.
+  void wait_for_readings(std::uint64_t n);
 
  private:
   struct State;

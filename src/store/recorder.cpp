@@ -48,19 +48,25 @@ RecorderStats Recorder::stats() const {
   return stats_;
 }
 
+std::int64_t Pace::next(std::int64_t now) {
+  deadline_ += interval_;
+  if (deadline_ < now - interval_) deadline_ = now - (now - deadline_) % interval_ + interval_;
+  return deadline_ > now ? deadline_ - now : 0;
+}
+
 void Recorder::loop() {
   monitor::Sample sample;
-  const std::int64_t interval = options_.interval_ns;
-  const std::int64_t start = now_ns(CLOCK_MONOTONIC);
-  std::int64_t deadline = start;
+  const Clock& clock = clock_or_system(options_.clock);
+  const std::int64_t start = clock.monotonic_ns();
+  Pace pace(start, options_.interval_ns);
   const auto fail_with = [this](Error e) {
     std::lock_guard lock(mu_);
     stats_.error = std::move(e);
   };
   const auto scope = sampler_->options().scope.kind;
   while (!stop_.load()) {
-    const std::int64_t began = now_ns(CLOCK_MONOTONIC);
-    const bool late = began - deadline > interval / 2;
+    const std::int64_t began = clock.monotonic_ns();
+    const bool late = pace.late(began);
     if (auto ok = sampler_->sample(sample); !ok) {
       fail_with(ok.error());
       break;
@@ -88,12 +94,7 @@ void Recorder::loop() {
       if (tree_gone || group_gone) break;
     }
     if (options_.duration_ns && began - start >= *options_.duration_ns) break;
-    // The next deadline; after a stall, skip the ones already missed rather than burst.
-    deadline += interval;
-    const std::int64_t after = now_ns(CLOCK_MONOTONIC);
-    if (deadline < after - interval) deadline = after - (after - deadline) % interval + interval;
-    if (deadline > after) {
-      const std::int64_t wait = deadline - after;
+    if (const std::int64_t wait = pace.next(clock.monotonic_ns()); wait > 0) {
       const timespec ts{static_cast<time_t>(wait / 1'000'000'000),
                         static_cast<long>(wait % 1'000'000'000)};
       pollfd p{wake_fd_, POLLIN, 0};

@@ -16,11 +16,31 @@
 #include <thread>
 #include <vector>
 
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "monitor/sampler.hpp"
 #include "store/recording.hpp"
 
 namespace dltune::store {
+
+// The recorder's pace, from absolute deadlines `interval` apart from `start` (monotonic ns): a
+// slow sample delays the next one but never shifts the series; after a stall the deadlines
+// already missed are skipped rather than made up in a burst.
+class Pace {
+ public:
+  Pace(std::int64_t start_ns, std::int64_t interval_ns)
+      : interval_(interval_ns), deadline_(start_ns) {}
+  // A sample begins at `now`: late when more than half an interval past its deadline.
+  [[nodiscard]] bool late(std::int64_t now) const { return now - deadline_ > interval_ / 2; }
+  // The sample is done at `now`: moves to the next deadline and returns how long to wait for it
+  // (0: take the next sample at once).
+  [[nodiscard]] std::int64_t next(std::int64_t now);
+  [[nodiscard]] std::int64_t deadline() const { return deadline_; }
+
+ private:
+  std::int64_t interval_;
+  std::int64_t deadline_;
+};
 
 struct RecorderOptions {
   std::int64_t interval_ns = 1'000'000'000;
@@ -29,6 +49,8 @@ struct RecorderOptions {
   // removed.
   bool stop_when_scope_ends = true;
   std::function<void(const std::string&)> on_notice;  // called on the recorder's thread
+  // Where the pace's time comes from; null: the machine's monotonic clock.
+  const Clock* clock = nullptr;
 };
 
 struct RecorderStats {

@@ -1,7 +1,11 @@
 // The plan and the journal's transactions as text and JSON (schemas in docs/json.md).
 #include "tune/render.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+
+#include "core/time_format.hpp"
 
 namespace dltune::tune {
 
@@ -80,6 +84,107 @@ Json to_json(const TxRecord& t) {
   if (t.finished_at) j["finished_at"] = *t.finished_at;
   if (t.error) j["error"] = *t.error;
   return j;
+}
+
+namespace {
+
+std::string when(std::int64_t t) {
+  return text::format_time(t, "%Y-%m-%d %H:%M:%S", text::TimeZone::kUtc);
+}
+
+}  // namespace
+
+bool JournalStatus::clean() const {
+  return pending.empty() && drift.empty() &&
+         std::none_of(history.begin(), history.end(), [](const auto& t) { return incomplete(t); });
+}
+
+Result<JournalStatus> read_status(const host::Root& root, Journal& journal) {
+  auto history = journal.history();
+  if (!history) return tl::unexpected(history.error());
+  auto pending = journal.pending();
+  if (!pending) return tl::unexpected(pending.error());
+  JournalStatus s;
+  s.drift = find_drift(root, *history);
+  s.history = std::move(*history);
+  s.pending = std::move(*pending);
+  return s;
+}
+
+Json to_json(const JournalStatus& s, const std::string& state_dir) {
+  Json applied = Json::array(), unfinished = Json::array(), drifted = Json::array(),
+       incomplete_ones = Json::array();
+  for (const auto& t : s.history) {
+    if (t.state == TxState::kApplied) applied.push_back(to_json(t));
+    if (incomplete(t)) incomplete_ones.push_back(to_json(t));
+  }
+  for (const auto& t : s.pending) unfinished.push_back(to_json(t));
+  for (const auto& d : s.drift)
+    drifted.push_back(Json{{"key", d.key},
+                           {"target", d.target},
+                           {"expected", d.expected},
+                           {"actual", d.actual},
+                           {"tx", d.tx}});
+  return Json{
+      {"schema", "dltune.tune.status/1"}, {"state_dir", state_dir},        {"applied", applied},
+      {"unfinished", unfinished},         {"incomplete", incomplete_ones}, {"drift", drifted}};
+}
+
+std::string render_text(const JournalStatus& s) {
+  std::string out;
+  for (const auto& t : s.pending)
+    out += fmt::format(
+        "UNFINISHED  transaction {} ({}, started {}): {} change(s) journaled; run "
+        "`dltune tune rollback {}`\n",
+        t.id, t.command, when(t.started_at), t.changes.size(), t.id);
+  for (const auto& t : s.history)
+    if (incomplete(t))
+      out += fmt::format(
+          "INCOMPLETE  transaction {} ({}, started {}) failed and was not fully rolled back: "
+          "run `dltune tune rollback {}` once the cause is fixed\n",
+          t.id, t.command, when(t.started_at), t.id);
+  int applied = 0;
+  for (const auto& t : s.history) {
+    if (t.state != TxState::kApplied) continue;
+    ++applied;
+    out += fmt::format("applied     transaction {} ({}, {}): {} change(s)\n", t.id, t.command,
+                       when(t.started_at), t.changes.size());
+  }
+  for (const auto& d : s.drift)
+    out += fmt::format("drift       {}: transaction {} wrote {}, now {} ({})\n", d.key, d.tx,
+                       d.expected, d.actual, d.target);
+  if (applied == 0 && s.pending.empty()) out += "no applied transactions\n";
+  return out;
+}
+
+Json history_json(const std::vector<TxRecord>& history) {
+  Json all = Json::array();
+  for (const auto& t : history) all.push_back(to_json(t));
+  return Json{{"schema", "dltune.tune.history/1"}, {"transactions", all}};
+}
+
+std::string render_history(const std::vector<TxRecord>& history) {
+  std::string out;
+  for (const auto& t : history) {
+    out += fmt::format("transaction {}  {}  {}  {}\n", t.id, tx_state_name(t.state),
+                       when(t.started_at), t.command);
+    if (t.error) out += fmt::format("    error: {}\n", *t.error);
+    for (const auto& c : t.changes)
+      out += fmt::format("    {:>3} {:<10} {:<28} {} -> {}  [{}]\n", c.seq, c.kind, c.key,
+                         c.kind == "file" ? (c.old_value ? "(old file)" : "(none)")
+                                          : c.old_value.value_or("(none)"),
+                         c.kind == "file" ? "(new file)" : c.new_value, change_state_name(c.state));
+  }
+  if (history.empty()) out += "no transactions\n";
+  return out;
+}
+
+std::int64_t rollback_target(Journal& journal) {
+  if (auto pending = journal.pending(); pending && !pending->empty()) return pending->front().id;
+  if (auto history = journal.history())
+    for (const auto& t : *history)
+      if (needs_rollback(t)) return t.id;
+  return 0;
 }
 
 }  // namespace dltune::tune

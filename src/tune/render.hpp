@@ -1,16 +1,42 @@
 #pragma once
 // How tune's plan and journal are shown: text for people, JSON for scripts (the schemas
 // dltune.tune.plan/1 and the history's transactions, docs/json.md).
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "inventory/json.hpp"
 #include "tune/journal.hpp"
 #include "tune/plan.hpp"
+#include "tune/transaction.hpp"
 
 namespace dltune::tune {
 
 [[nodiscard]] inventory::Json to_json(const Plan& plan);
 [[nodiscard]] std::string render_text(const Plan& plan);
 [[nodiscard]] inventory::Json to_json(const TxRecord& t);
+
+// What `tune status` shows: transactions a crash left unfinished, those that failed and were
+// not wholly rolled back, those applied, and values changed since a transaction wrote them.
+struct JournalStatus {
+  std::vector<TxRecord> history;  // newest first
+  std::vector<TxRecord> pending;  // oldest first
+  std::vector<Drift> drift;
+  // Nothing unfinished, incomplete or drifted.
+  [[nodiscard]] bool clean() const;
+};
+[[nodiscard]] Result<JournalStatus> read_status(const host::Root& root, Journal& journal);
+// schema dltune.tune.status/1
+[[nodiscard]] inventory::Json to_json(const JournalStatus& status, const std::string& state_dir);
+[[nodiscard]] std::string render_text(const JournalStatus& status);
+
+// schema dltune.tune.history/1, and the text: each transaction with its changes.
+[[nodiscard]] inventory::Json history_json(const std::vector<TxRecord>& history);
+[[nodiscard]] std::string render_history(const std::vector<TxRecord>& history);
+
+// The transaction `tune rollback` undoes when given none: one a crash left unfinished first,
+// else the newest that still holds changes (applied, or failed with changes an earlier rollback
+// could not restore); 0 when there is none.
+[[nodiscard]] std::int64_t rollback_target(Journal& journal);
 
 }  // namespace dltune::tune

@@ -5,6 +5,7 @@
 // test (support/in_child.hpp). Nothing here asserts on time.
 #include "launch/spawn.hpp"
 
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
@@ -281,6 +282,28 @@ TEST(Spawn, WatchedStdoutPassesThroughAndIsRead) {
   EXPECT_EQ(run.err, "e\n");
 }
 
+TEST(Spawn, OutputIntoADescriptorWithStdinFromDevNull) {
+  Scratch s;
+  const auto log = s.file("run.log");
+  const auto run = in_child([&] {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return std::string("cannot create the log");
+    // Reading stdin ends at once (/dev/null), rather than waiting on the test's terminal.
+    auto req = shell("cat; printf 'a 2.5it/s\\r'; printf 'e 4.5it/s\\n' >&2");
+    req.output_fd = fd;
+    const auto r = spawn_and_wait(req);
+    ::close(fd);
+    if (!r) return r.error().message();
+    return std::to_string(r->exit_code) + " " + std::to_string(r->progress.samples);
+  });
+  EXPECT_EQ(run.report, "0 2");
+  EXPECT_EQ(run.out, "");  // nothing on dltune's own streams
+  EXPECT_EQ(run.err, "");
+  const auto logged = slurp_file(log);
+  EXPECT_NE(logged.find("a 2.5it/s\r"), std::string::npos) << logged;
+  EXPECT_NE(logged.find("e 4.5it/s\n"), std::string::npos) << logged;
+}
+
 TEST(Spawn, RateFromATqdmLikeJobAndACustomRegex) {
   const auto run = in_child([&] {
     std::string script;
@@ -343,6 +366,8 @@ TEST(Spawn, SignalsFromAnotherProcessAreForwarded) {
         if (!r) return r.error().message();
         std::string forwarded;
         for (const int sig : r->forwarded_signals) forwarded += std::to_string(sig) + ",";
+        forwarded += " received ";
+        for (const int sig : r->received_signals) forwarded += std::to_string(sig) + ",";
         // SIGTERM is ours again once the job is over: the handler the test child had.
         struct sigaction now {};
         ::sigaction(SIGTERM, nullptr, &now);
@@ -359,7 +384,7 @@ TEST(Spawn, SignalsFromAnotherProcessAreForwarded) {
         ::kill(child, SIGTERM);
       });
   ASSERT_TRUE(WIFEXITED(run.status)) << "the spawner itself was killed";
-  EXPECT_EQ(run.report, "7 15, dfl unblocked");
+  EXPECT_EQ(run.report, "7 15, received 15, dfl unblocked");
   EXPECT_EQ(slurp_file(got), "TERM\n");
 }
 

@@ -1,7 +1,6 @@
 // GpuCollector against the fake libnvidia-ml.so (tests/fakes/nvml), loaded by path on the
 // collector's own thread exactly as the real library is.
-#include <chrono>
-#include <thread>
+#include <cstdint>
 
 #include <gtest/gtest.h>
 
@@ -18,15 +17,16 @@ namespace {
 
 constexpr std::int64_t kHour = 3600LL * 1'000'000'000;
 
-// Collects until `done` (bounded: the thread's first reading, not a timing check).
+// Collects after each of the thread's readings until `done` (at most 400 readings: no sleeping,
+// no timing); the reading that made it done, 0 when none did.
 template <class F>
-bool collect_until(GpuCollector& c, std::vector<Gpu>& out, Notices& n, F&& done) {
-  for (int i = 0; i < 2000; ++i) {
+std::uint64_t collect_until(GpuCollector& c, std::vector<Gpu>& out, Notices& n, F&& done) {
+  for (std::uint64_t reading = 1; reading <= 400; ++reading) {
+    c.wait_for_readings(reading);
     c.collect(out, n);
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (done()) return reading;
   }
-  return false;
+  return 0;
 }
 
 nlohmann::json busy_system() {
@@ -126,10 +126,11 @@ TEST(GpuCollector, FailingCallSaidOnce) {
   std::vector<Gpu> gpus;
   Notices notices;
   GpuCollector c(DLTUNE_FAKE_NVML, 10'000'000);  // 10 ms: several readings
-  ASSERT_TRUE(collect_until(c, gpus, notices, [&] { return gpus.size() == 1; }));
+  const auto at = collect_until(c, gpus, notices, [&] { return gpus.size() == 1; });
+  ASSERT_NE(at, 0u);
   EXPECT_FALSE(gpus[0].temperature_celsius);
   EXPECT_EQ(gpus[0].power_watts, 69.0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // more readings, same failure
+  c.wait_for_readings(at + 4);  // more readings, same failure
   c.collect(gpus, notices);
   const auto said = notices.take();
   ASSERT_EQ(said.size(), 1u);
@@ -183,16 +184,17 @@ TEST(GpuCollector, XidEventsAndPcieReplays) {
     std::vector<Gpu> gpus;
     Notices notices;
     GpuCollector c(library, 10'000'000);  // 10 ms: several readings
-    ASSERT_TRUE(collect_until(
-        c, gpus, notices, [&] { return gpus.size() == 2 && gpus[0].xid_errors.value_or(0) == 2; }));
+    const auto at = collect_until(
+        c, gpus, notices, [&] { return gpus.size() == 2 && gpus[0].xid_errors.value_or(0) == 2; });
+    ASSERT_NE(at, 0u);
     EXPECT_EQ(gpus[0].last_xid, 13u);
     EXPECT_EQ(gpus[0].pcie_replay_count, 3u);
     // The second GPU refuses registration (not supported): no count at all, not a zero.
     EXPECT_FALSE(gpus[1].xid_errors);
     EXPECT_FALSE(gpus[1].last_xid);
     EXPECT_FALSE(gpus[1].pcie_replay_count);
-    // Drained events are not counted again.
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // Drained events are not counted again: a few readings later.
+    c.wait_for_readings(at + 3);
     c.collect(gpus, notices);
     EXPECT_EQ(gpus[0].xid_errors, 2u);
     EXPECT_TRUE(notices.take().empty());

@@ -1,6 +1,7 @@
 #pragma once
 // The files of a bench directory: bench.json (dltune.bench/1) next to the recordings
 // and logs it names, so that `dltune compare DIR` reads the same runs again; and the HTML page.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -9,26 +10,28 @@
 #include "bench/comparison.hpp"
 #include "core/error.hpp"
 
-namespace dltune::cli {
+namespace dltune::bench {
 
 // Writes DIR/bench.json (through a temporary file and rename) and, when `html` is not empty,
-// the comparison's page there. Under sudo the directory and its files are given to the invoking
-// user (SUDO_UID), whose results they are.
+// the comparison's page there. Under sudo (SUDO_UID in `environment`) the directory and its files
+// are given to the invoking user, whose results they are.
 [[nodiscard]] Result<void> write_bench_files(const std::string& dir, const nlohmann::json& bench,
-                                             const std::string& html);
+                                             const std::string& html,
+                                             const std::map<std::string, std::string>& environment);
 // Writes the comparison's HTML page to `path` (through a temporary file and rename).
 [[nodiscard]] Result<void> write_compare_html(const std::string& path,
                                               const nlohmann::json& comparison);
 
+// The directory for a bench's files: `dir`, or ./dltune-bench-DATE-TIME when empty; created, or
+// taken when it exists and is empty (anything else is refused, naming --out).
+[[nodiscard]] Result<std::string> make_directory(std::string dir);
+
 struct BenchDirectory {
   std::string label_a, label_b;
-  std::vector<bench::Run> runs;  // recordings read, paths made absolute
+  std::vector<Run> runs;  // recordings read, paths made absolute
 };
 // Reads DIR/bench.json and every recording it names. Errors name the file: no bench.json, not
 // dltune.bench/1, a recording missing (named).
 [[nodiscard]] Result<BenchDirectory> read_bench_directory(const std::string& dir);
 
-// The last non-empty line of a text file (a failed run's reason in its log); "" when none.
-[[nodiscard]] std::string last_line(const std::string& path);
-
-}  // namespace dltune::cli
+}  // namespace dltune::bench

@@ -1,27 +1,22 @@
-// RecordSession (cli/record_session.hpp).
-#include "cli/record_session.hpp"
+#include "store/record_session.hpp"
 
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <cstdio>
-
 #include <fmt/format.h>
 
 #include "audit/check.hpp"
 #include "audit/rules.hpp"
-#include "cli/commands.hpp"
 #include "core/clock.hpp"
 #include "inventory/host_facts.hpp"
 #include "monitor/top_view.hpp"
 #include "settings/catalog.hpp"
 #include "settings/profile.hpp"
 
-namespace dltune::cli {
+namespace dltune::store {
 
-Result<std::unique_ptr<RecordSession>> RecordSession::create(const RecordSetup& setup,
-                                                             std::string who) {
+Result<std::unique_ptr<RecordSession>> RecordSession::create(const RecordSetup& setup) {
   store::RecordingInfo info;
   info.dltune_version = DLTUNE_VERSION;
   char host[256] = "";
@@ -41,7 +36,6 @@ Result<std::unique_ptr<RecordSession>> RecordSession::create(const RecordSetup& 
   if (!writer) return tl::unexpected(writer.error());
   std::unique_ptr<RecordSession> s(new RecordSession());
   s->setup_ = setup;
-  s->who_ = std::move(who);
   s->writer_ = std::move(*writer);
   return s;
 }
@@ -56,7 +50,7 @@ Result<void> RecordSession::start(const host::Root& root, const monitor::Sampler
   store::RecorderOptions ro;
   ro.interval_ns = setup_.interval_ns;
   ro.duration_ns = setup_.duration_ns;
-  ro.on_notice = [who = who_](const std::string& n) { fmt::print(stderr, "{}: {}\n", who, n); };
+  ro.on_notice = setup_.notice;
   recorder_ = store::Recorder::start(std::move(*sampler), *writer_, std::move(ro));
   return {};
 }
@@ -71,11 +65,11 @@ bool RecordSession::finish(const host::Root& root, std::optional<int> exit_statu
   bool ok = true;
   const auto stats = this->stats();
   if (stats && stats->error) {
-    fmt::print(stderr, "{}: recording stopped early: {}\n", who_, stats->error->message());
+    notice("recording stopped early: " + stats->error->message());
     ok = false;
   }
   // The facts that `report` shows at the top and `profile` reasons with.
-  const auto facts = inventory::collect(root, collect_options());
+  const auto facts = inventory::collect(root, setup_.collect);
   if (auto w = writer_->put_document("env", inventory::to_json(facts)); !w) ok = false;
   if (auto profile = settings::load_profile("training", root, settings::validate_key)) {
     if (auto report = audit::run_check(facts, root, *profile, {}))
@@ -84,7 +78,7 @@ bool RecordSession::finish(const host::Root& root, std::optional<int> exit_statu
   for (const auto& [key, doc] : documents_)
     if (auto w = writer_->put_document(key, doc); !w) ok = false;
   if (auto done = writer_->finish(exit_status); !done) {
-    fmt::print(stderr, "{}: {}\n", who_, done.error().message());
+    notice(done.error().message());
     return false;
   }
   if (!quiet && stats) {
@@ -92,13 +86,13 @@ bool RecordSession::finish(const host::Root& root, std::optional<int> exit_statu
     const auto size = ::stat(setup_.path.c_str(), &st) == 0 ? static_cast<double>(st.st_size) : 0;
     const double per_sample_ms =
         stats->samples > 0 ? stats->thread_cpu_seconds * 1e3 / double(stats->samples) : 0;
-    fmt::print(stderr,
-               "{}: {} samples ({} late) in {} ({}B); sampling and writing cost {:.2f} ms of CPU "
-               "per sample ({:.2f}% of one CPU at this interval)\n",
-               who_, stats->samples, stats->late, setup_.path, monitor::compact_bytes(size),
-               per_sample_ms, per_sample_ms * 1e6 / double(setup_.interval_ns) * 100);
+    notice(fmt::format(
+        "{} samples ({} late) in {} ({}B); sampling and writing cost {:.2f} ms of CPU per sample "
+        "({:.2f}% of one CPU at this interval)",
+        stats->samples, stats->late, setup_.path, monitor::compact_bytes(size), per_sample_ms,
+        per_sample_ms * 1e6 / double(setup_.interval_ns) * 100));
   }
   return ok;
 }
 
-}  // namespace dltune::cli
+}  // namespace dltune::store

@@ -1,7 +1,9 @@
-#include "cli/bench_files.hpp"
+#include "bench/files.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -9,12 +11,12 @@
 
 #include <fmt/format.h>
 
-#include "cli/commands.hpp"
 #include "core/local_file.hpp"
+#include "core/time_format.hpp"
 #include "launch/spawn.hpp"
 #include "report/compare_html.hpp"
 
-namespace dltune::cli {
+namespace dltune::bench {
 
 namespace {
 
@@ -27,16 +29,31 @@ Result<void> write_file(const std::string& path, const std::string& content) {
 
 }  // namespace
 
+Result<std::string> make_directory(std::string dir) {
+  if (dir.empty())
+    dir =
+        text::format_time(std::time(nullptr), "dltune-bench-%Y%m%d-%H%M%S", text::TimeZone::kLocal);
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec) || !fs::is_empty(dir, ec))
+      return fail("exists and is not an empty directory; choose another --out", "--out " + dir);
+  } else if (::mkdir(dir.c_str(), 0755) != 0) {
+    return fail("cannot create the directory", "--out " + dir, errno);
+  }
+  return dir;
+}
+
 Result<void> write_compare_html(const std::string& path, const nlohmann::json& comparison) {
   return write_file(path, report::compare_html(comparison));
 }
 
 Result<void> write_bench_files(const std::string& dir, const nlohmann::json& bench,
-                               const std::string& html) {
+                               const std::string& html,
+                               const std::map<std::string, std::string>& environment) {
   if (auto w = write_file(dir + "/bench.json", bench.dump(2) + "\n"); !w) return w;
   if (!html.empty())
     if (auto w = write_compare_html(html, bench["comparison"]); !w) return w;
-  auto user = launch::sudo_user(own_environment());
+  auto user = launch::sudo_user(environment);
   if (user && *user && ::geteuid() == 0) {
     const auto give = [&](const fs::path& p) -> Result<void> {
       if (::lchown(p.c_str(), (*user)->uid, (*user)->gid) != 0)
@@ -70,7 +87,7 @@ Result<BenchDirectory> read_bench_directory(const std::string& dir) {
     d.label_a = doc.at("a").at("label").get<std::string>();
     d.label_b = doc.at("b").at("label").get<std::string>();
     for (const auto& r : doc.at("comparison").at("runs")) {
-      bench::Run run;
+      Run run;
       const auto side = r.at("side").get<std::string>();
       if (side != "A" && side != "B") return fail("a run's side is not A or B", path);
       run.side = side[0];
@@ -85,7 +102,7 @@ Result<BenchDirectory> read_bench_directory(const std::string& dir) {
         d.runs.push_back(std::move(run));
         continue;
       }
-      auto m = bench::read_run(run.recording);
+      auto m = read_run(run.recording);
       if (m)
         run.metrics = std::move(*m);
       else
@@ -98,12 +115,4 @@ Result<BenchDirectory> read_bench_directory(const std::string& dir) {
   return d;
 }
 
-std::string last_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
-  return last;
-}
-
-}  // namespace dltune::cli
+}  // namespace dltune::bench

@@ -1,7 +1,9 @@
 #pragma once
-// A recording being made, for `dltune record` and `dltune run --record`: the file, the sampler's
-// thread, and what is written at the end (the host's facts and check findings, the exit).
+// A recording being made, for `dltune record`, `dltune run --record`, profile and bench: the
+// file, the sampler's thread, and what is written at the end (the host's facts and check
+// findings, the exit).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,27 +13,29 @@
 #include <nlohmann/json.hpp>
 
 #include "host/root.hpp"
+#include "inventory/host_facts.hpp"
 #include "monitor/sampler.hpp"
 #include "store/recorder.hpp"
 #include "store/recording.hpp"
 
-namespace dltune::cli {
+namespace dltune::store {
 
 struct RecordSetup {
   std::string path;
   bool force = false;
   std::int64_t interval_ns = 1'000'000'000;
   std::optional<std::int64_t> duration_ns;
-  std::vector<std::string> command;  // the job's argv, when the command launches it
-  std::string scope;                 // for RecordingInfo::scope
+  std::vector<std::string> command;   // the job's argv, when the command launches it
+  std::string scope;                  // for RecordingInfo::scope
+  inventory::CollectOptions collect;  // how the facts stored at the end are collected
+  // What the recording has to say on the way ("recording stopped early: ..."), for a person.
+  std::function<void(const std::string&)> notice;
 };
 
 class RecordSession {
  public:
-  // Creates the file (refusing an existing one unless force). `who` prefixes messages
-  // ("dltune record").
-  [[nodiscard]] static Result<std::unique_ptr<RecordSession>> create(const RecordSetup& setup,
-                                                                     std::string who);
+  // Creates the file (refusing an existing one unless force).
+  [[nodiscard]] static Result<std::unique_ptr<RecordSession>> create(const RecordSetup& setup);
   ~RecordSession();
   // Starts sampling on a thread of its own.
   [[nodiscard]] Result<void> start(const host::Root& root, const monitor::SamplerOptions& options);
@@ -45,18 +49,20 @@ class RecordSession {
     documents_.emplace_back(std::move(key), std::move(doc));
   }
   // Stops sampling, adds the host's env facts and check findings (documents "env", "check"),
-  // writes the end and the exit status, and prints one line about the file on stderr (unless
-  // quiet). Returns false when the recording could not be completed (the message is printed).
+  // writes the end and the exit status, and gives one notice about the file (unless quiet).
+  // Returns false when the recording could not be completed (the notice says why).
   bool finish(const host::Root& root, std::optional<int> exit_status, bool quiet);
   [[nodiscard]] std::optional<store::RecorderStats> stats() const;
 
  private:
   RecordSession() = default;
+  void notice(const std::string& text) const {
+    if (setup_.notice) setup_.notice(text);
+  }
   RecordSetup setup_;
-  std::string who_;
   std::unique_ptr<store::RecordingWriter> writer_;
   std::unique_ptr<store::Recorder> recorder_;
   std::vector<std::pair<std::string, nlohmann::json>> documents_;
 };
 
-}  // namespace dltune::cli
+}  // namespace dltune::store

@@ -1,0 +1,84 @@
+#pragma once
+// `profile` as library calls: a job's windows, read from a recording or sampled live, judged
+// (each rank on its own under a launcher such as torchrun, the first rank leading), as JSON
+// (schema dltune.profile/1) and text. The command line only chooses the way in and prints.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "diagnose/bottleneck.hpp"
+#include "host/root.hpp"
+#include "monitor/sampler.hpp"
+
+namespace dltune::diagnose {
+
+struct ProfileFailure {
+  bool bad_input = false;  // the input cannot be judged (exit 2); else profiling failed (exit 1)
+  Error error;
+};
+template <typename T>
+using ProfileResult = tl::expected<T, ProfileFailure>;
+
+// One job's, or one rank's, verdict.
+struct JobVerdict {
+  Profile profile;
+  JobSeen job;
+  std::string source;              // "recording run.db", "recording run.db, rank pid 1234"
+  std::vector<std::string> notes;  // what limits it (profile_notes and the caller's)
+  nlohmann::json doc;              // to_json(profile) with "source" and "job"
+};
+
+struct ProfileReport {
+  // The job's verdict, or one per rank (the first leads and also carries the job's notes).
+  std::vector<JobVerdict> parts;
+  nlohmann::json doc;  // the leading verdict, with "notes", "ranks" and "launcher" when ranked
+};
+
+struct JudgeRequest {
+  std::int64_t skip_ns = 0;  // start-up left out (steady_start)
+  std::string source;
+  std::vector<std::string> notes;                   // the caller's, first in the leading verdict's
+  nlohmann::json extra = nlohmann::json::object();  // merged into the report's doc
+};
+
+// Errors: no job in the windows (bad input), fewer than two samples (failure).
+[[nodiscard]] ProfileResult<ProfileReport> judge_job(const Rules& rules, const JobWindows& windows,
+                                                     const JudgeRequest& request);
+// Each verdict as profile_text's render_text gives it, one after the other.
+[[nodiscard]] std::string render_text(const ProfileReport& report);
+
+struct RecordedJob {
+  JobWindows windows;
+  bool launched = false;  // the recording's job was started by dltune (run --record, record CMD)
+};
+// Every sample of a recording. Errors: it cannot be opened (bad input) or read (failure).
+[[nodiscard]] ProfileResult<RecordedJob> read_recorded_job(const std::string& path);
+
+struct LiveRequest {
+  pid_t pid = 0;
+  std::int64_t duration_ns = 30'000'000'000;
+  std::int64_t interval_ns = 250'000'000;
+  monitor::SamplerOptions sampler;  // its scope is `pid`'s tree
+  // Called once the sampler is open, before the first sample.
+  std::function<void()> on_start;
+};
+struct LiveJob {
+  JobWindows windows;
+  std::vector<std::string> notes;
+  double seconds = 0;  // how long it was sampled
+};
+// Samples `pid` and its descendants every interval until the duration is over, the job ends
+// (its main process gone from two samples), or SIGINT, SIGTERM or SIGHUP comes (taken here,
+// synchronously: noted as "stopped early by a signal"). Errors: no such process, the sampler
+// cannot open (bad input); a sample fails, the process ended before it could be sampled
+// (failure).
+[[nodiscard]] ProfileResult<LiveJob> sample_live(const host::Root& root,
+                                                 const LiveRequest& request);
+
+}  // namespace dltune::diagnose

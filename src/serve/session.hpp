@@ -1,0 +1,55 @@
+#pragma once
+// `serve` as library calls: one exposition for --once, and the server that runs until it is
+// told to stop, started as root only to bind and then running as an unprivileged user.
+#include <sys/types.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "serve/exporter.hpp"
+#include "serve/http.hpp"
+
+namespace dltune::serve {
+
+// Whom serve becomes when started as root.
+struct Unprivileged {
+  std::string name;
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+// `user`, else `sudo_user` (SUDO_USER; unless empty or root), else nobody. Root itself is refused
+// (keeping root is what --as-root is for); errors name --user.
+[[nodiscard]] Result<Unprivileged> unprivileged_user(const std::string& user,
+                                                     const std::string& sudo_user);
+// setgroups, setgid, setuid, in that order (setuid last: it takes away the right to do the
+// others), then a check that root cannot be taken back.
+[[nodiscard]] Result<void> drop_to(const Unprivileged& u);
+
+// Messages of the exporter (a source switched off, a failed check), for a person.
+using Tell = std::function<void(const std::vector<std::string>&)>;
+
+// Two samples (rates need two) at most a second apart, the check run in between: the exporter,
+// with its exposition and JSON, for --once. An error when a sample fails (its messages told).
+[[nodiscard]] Result<std::unique_ptr<Exporter>> sample_once(const host::Root& root,
+                                                            ExporterOptions options,
+                                                            const Tell& tell);
+
+struct ServeRequest {
+  ListenAddress address;
+  HttpLimits limits;
+  std::optional<Unprivileged> become;  // dropped to once the address is bound
+  // Told what happened: "bound as root, now running as NAME (uid N)", "listening on HOST:PORT".
+  std::function<void(const std::string&)> say;
+  Tell tell;
+};
+
+// Binds, drops root when asked, starts sampling and serving, and runs until a signal of
+// `stop_set` comes (which the caller has blocked in every thread: it is taken here,
+// synchronously); then stops the server and the exporter.
+[[nodiscard]] Result<void> serve_until_signal(const host::Root& root, ExporterOptions options,
+                                              const ServeRequest& request,
+                                              const sigset_t& stop_set);
+
+}  // namespace dltune::serve

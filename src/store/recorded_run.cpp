@@ -1,0 +1,55 @@
+#include "store/recorded_run.hpp"
+
+#include <unistd.h>
+
+namespace dltune::store {
+
+tl::expected<launch::RunSummary, launch::RunFailure> run_recorded(const host::Root& root,
+                                                                  const inventory::HostFacts& facts,
+                                                                  launch::RunRequest request,
+                                                                  const JobRecording& recording,
+                                                                  const launch::JobHooks& hooks) {
+  std::unique_ptr<RecordSession> session;
+  const auto command = request.options.command;
+  launch::JobHooks own;
+  own.planned = [&](const launch::JobPlan& plan) -> Result<void> {
+    RecordSetup setup = recording.setup;
+    if (setup.scope.empty()) setup.scope = "run " + plan.name;
+    if (setup.command.empty()) setup.command = command;
+    auto s = RecordSession::create(setup);
+    if (!s) return fail("recording: " + s.error().message(), "");
+    session = std::move(*s);
+    if (hooks.planned) return hooks.planned(plan);
+    return {};
+  };
+  own.started = [&](pid_t pid) {
+    auto options = recording.sampler;
+    options.scope = monitor::Scope{};
+    options.scope.kind = monitor::Scope::Kind::kTree;
+    options.scope.pid = pid;
+    if (auto ok = session->start(root, options); !ok && recording.setup.notice)
+      recording.setup.notice("the recording could not sample the job: " + ok.error().message());
+    if (hooks.started) hooks.started(pid);
+  };
+  own.ended = [&] {
+    session->stop();
+    if (hooks.ended) hooks.ended();
+  };
+  auto summary = launch::run_job(root, facts, std::move(request), own);
+  if (!summary) {
+    // Nothing is left behind when the job could not run: not even the empty recording.
+    if (session) {
+      if (summary.error().stage == launch::RunFailure::Stage::kStart)
+        session->finish(root, std::nullopt, true);
+      session.reset();
+      ::unlink(recording.setup.path.c_str());
+    }
+    return summary;
+  }
+  // With the summary, for compare and report (the job's it/s, OOM kills).
+  session->add_document("summary", launch::to_json(*summary));
+  session->finish(root, summary->result.exit_code, recording.quiet);
+  return summary;
+}
+
+}  // namespace dltune::store

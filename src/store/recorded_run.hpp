@@ -1,0 +1,26 @@
+#pragma once
+// A job run with a recording of it (`run --record`, profile's and bench's runs): launch::run_job,
+// with the recording made once the run is planned, sampling the job's processes from its start
+// to its end, and the run's summary stored in it; when the job could not run, no recording is
+// left behind.
+#include "launch/run_job.hpp"
+#include "monitor/sampler.hpp"
+#include "store/record_session.hpp"
+
+namespace dltune::store {
+
+struct JobRecording {
+  RecordSetup setup;  // path (an existing file is refused unless force), interval, notices
+  // How to sample; the scope becomes the job's process tree when it starts.
+  monitor::SamplerOptions sampler;
+  bool quiet = false;  // no notice about the file at the end
+};
+
+// run_job with `recording`; `hooks` are called too, after the recording's own. A recording that
+// cannot be created refuses the run (RunFailure kRefused, nothing started); one that cannot
+// sample the job says so through its notice and the job runs on.
+[[nodiscard]] tl::expected<launch::RunSummary, launch::RunFailure> run_recorded(
+    const host::Root& root, const inventory::HostFacts& facts, launch::RunRequest request,
+    const JobRecording& recording, const launch::JobHooks& hooks = {});
+
+}  // namespace dltune::store
