@@ -115,4 +115,27 @@ Result<BenchDirectory> read_bench_directory(const std::string& dir) {
   return d;
 }
 
+Result<BenchDirectory> read_given_runs(const std::vector<std::string>& a,
+                                       const std::vector<std::string>& b) {
+  BenchDirectory d;
+  for (const auto& [side, files] : {std::pair{'A', &a}, std::pair{'B', &b}}) {
+    for (const auto& f : *files) {
+      Run r;
+      r.side = side;
+      r.recording = f;
+      auto m = read_run(f);
+      if (!m) return tl::unexpected(m.error());
+      r.metrics = std::move(*m);
+      d.runs.push_back(std::move(r));
+    }
+  }
+  const auto label = [](const std::vector<std::string>& files) {
+    if (files.empty()) return std::string();
+    return files.size() == 1 ? files[0] : fmt::format("{} runs ({} ...)", files.size(), files[0]);
+  };
+  d.label_a = label(a);
+  d.label_b = label(b);
+  return d;
+}
+
 }  // namespace dltune::bench

@@ -34,4 +34,9 @@ struct BenchDirectory {
 // dltune.bench/1, a recording missing (named).
 [[nodiscard]] Result<BenchDirectory> read_bench_directory(const std::string& dir);
 
+// Recordings given by hand (`compare A.db B.db`, `-a ... -b ...`), each a run of its side; a file
+// that is not a run is an error naming it. Labels: the file, or "N runs (FIRST ...)".
+[[nodiscard]] Result<BenchDirectory> read_given_runs(const std::vector<std::string>& a,
+                                                     const std::vector<std::string>& b);
+
 }  // namespace dltune::bench

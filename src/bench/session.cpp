@@ -15,6 +15,7 @@
 #include "launch/summary.hpp"
 #include "settings/catalog.hpp"
 #include "store/recorded_run.hpp"
+#include "tune/render.hpp"
 #include "tune/transaction.hpp"
 
 namespace dltune::bench {
@@ -167,11 +168,7 @@ Outcome Bench::run_once(const Side& side, char name, Run& run, BenchResult& resu
 }  // namespace
 
 std::optional<std::string> unfinished(tune::Journal& journal) {
-  if (auto pending = journal.pending(); pending && !pending->empty())
-    return fmt::format(
-        "tune transaction {} was left unfinished (a crash?): run `dltune tune rollback {}` "
-        "first; nothing was changed",
-        pending->front().id, pending->front().id);
+  if (auto refusal = tune::unfinished_refusal(journal)) return "tune " + *refusal;
   if (auto history = journal.history())
     for (const auto& t : *history)
       if (t.state == tune::TxState::kApplied && t.command.rfind("bench ", 0) == 0)

@@ -76,19 +76,11 @@ class CompareCommand : public Command {
           "wrote");
     }
     if (runs.empty()) {
-      for (const auto& [side, files] : {std::pair{'A', &a_}, std::pair{'B', &b_}}) {
-        for (const auto& f : *files) {
-          bench::Run r;
-          r.side = side;
-          r.recording = f;
-          auto m = bench::read_run(f);
-          if (!m) return refuse(m.error().message());  // a file given by hand must be a run
-          r.metrics = std::move(*m);
-          runs.push_back(std::move(r));
-        }
-      }
-      options.label_a = a_.size() == 1 ? a_[0] : fmt::format("{} runs ({} ...)", a_.size(), a_[0]);
-      options.label_b = b_.size() == 1 ? b_[0] : fmt::format("{} runs ({} ...)", b_.size(), b_[0]);
+      auto given = bench::read_given_runs(a_, b_);
+      if (!given) return refuse(given.error().message());  // a file given by hand must be a run
+      runs = std::move(given->runs);
+      options.label_a = given->label_a;
+      options.label_b = given->label_b;
     }
     if (!label_a_.empty()) options.label_a = label_a_;
     if (!label_b_.empty()) options.label_b = label_b_;

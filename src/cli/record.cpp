@@ -100,24 +100,20 @@ class RecordCommand : public Command {
     if (!command.empty()) return record_command(**session, root, command, environment, as);
 
     raise_open_file_limit();
-    auto options = flags_.sampler_options(*scope, *interval);
-    // The signals that end a recording are taken synchronously here; the recorder's thread
-    // blocks them all.
+    // The signals that end a recording are taken synchronously; the recorder's thread blocks
+    // them all.
     sigset_t stop_set, old;
     ::sigemptyset(&stop_set);
     for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&stop_set, s);
     ::pthread_sigmask(SIG_BLOCK, &stop_set, &old);
-    if (auto ok = (*session)->start(root, options); !ok) {
+    if (auto ok = (*session)->start(root, flags_.sampler_options(*scope, *interval)); !ok) {
       ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
       return refuse(ok.error().message());
     }
     if (!quiet_)
       fmt::print(stderr, "dltune record: recording {} to {} every {}; ^C to stop\n",
                  describe_scope(*scope), output_, flags_.interval);
-    const timespec tick{0, 200'000'000};
-    while (!(*session)->finished()) {
-      if (::sigtimedwait(&stop_set, nullptr, &tick) > 0) break;
-    }
+    store::wait_for_end(**session, stop_set);
     const bool ok = (*session)->finish(root, std::nullopt, quiet_);
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
     return ok ? kExitOk : kExitFailure;
@@ -132,24 +128,14 @@ class RecordCommand : public Command {
     req.argv = command;
     req.env = environment;
     req.as = as;
-    std::optional<Error> start_error;
-    const auto interval = *flags_.interval_ns();
-    req.on_start = [&](pid_t pid) {
-      monitor::Scope scope;
-      scope.kind = monitor::Scope::Kind::kTree;
-      scope.pid = pid;
-      if (auto ok = session.start(root, flags_.sampler_options(scope, interval)); !ok)
-        start_error = ok.error();
-    };
-    auto result = launch::spawn_and_wait(req);
+    auto result =
+        store::record_job(session, root, req, flags_.sampler_options({}, *flags_.interval_ns()));
     if (!result) {
       // The job never started: no recording is left behind (bad input changes nothing).
       session.finish(root, std::nullopt, true);
       ::unlink(output_.c_str());
       return refuse(result.error().message());
     }
-    if (start_error)
-      fmt::print(stderr, "dltune record: could not sample the job: {}\n", start_error->message());
     const bool ok = session.finish(root, result->exit_code, quiet_);
     if (!ok && result->exit_code == 0) return kExitFailure;
     return result->exit_code;

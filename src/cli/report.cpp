@@ -73,21 +73,8 @@ class ReportCommand : public Command {
     if (!recording) return refuse(recording.error().message());
     const auto& rec = **recording;
     if (rec.size() == 0) return refuse("the recording has no samples: " + recording_);
-    const std::int64_t start = report::recording_start_ns(rec), end = report::recording_end_ns(rec);
-    report::Window window;
-    if (!from_.empty()) {
-      auto t = report::parse_time(from_, start, end, "--from");
-      if (!t) return refuse(t.error().message());
-      window.from_ns = *t;
-    }
-    if (!to_.empty()) {
-      auto t = report::parse_time(to_, start, end, "--to");
-      if (!t) return refuse(t.error().message());
-      window.to_ns = *t;
-    }
-    if (window.from_ns && window.to_ns && *window.from_ns > *window.to_ns)
-      return refuse(fmt::format("--from {} is after --to {}", from_, to_));
-    if (auto w = report::window_indices(rec, window); !w) return refuse(w.error().message());
+    auto window = report::window_of(rec, from_, to_);
+    if (!window) return refuse(window.error().message());
     if (output_ != "-" && !force_ && ::access(output_.c_str(), F_OK) == 0)
       return refuse(output_ + " exists; use --force to replace it");
     if (output_ != "-") {
@@ -97,7 +84,7 @@ class ReportCommand : public Command {
         return refuse("-o " + output_ + ": no directory " + dir.string());
     }
 
-    auto data = report::extract(rec, window);
+    auto data = report::extract(rec, *window);
     if (!data) return failure(data.error().message());
     const bool html = format_ == "html";
     if (html || max_points_) report::decimate(*data, max_points_.value_or(4000));

@@ -131,11 +131,8 @@ class TuneCommand : public Command {
       fmt::print(stderr, "dltune tune: {}\n", journal.error().message());
       return kExitFailure;
     }
-    if (auto pending = (*journal)->pending(); pending && !pending->empty()) {
-      fmt::print(stderr,
-                 "dltune tune: transaction {} was left unfinished (a crash?): run `dltune "
-                 "tune rollback {}` first; nothing was changed\n",
-                 pending->front().id, pending->front().id);
+    if (auto refusal = tune::unfinished_refusal(**journal)) {
+      fmt::print(stderr, "dltune tune: {}\n", *refusal);
       return kExitFailure;
     }
     if (plan->changes().empty()) {

@@ -196,4 +196,24 @@ Result<ReportData> extract(const store::Recording& rec, const Window& window) {
   return data;
 }
 
+Result<Window> window_of(const store::Recording& recording, const std::string& from,
+                         const std::string& to) {
+  const std::int64_t start = recording_start_ns(recording), end = recording_end_ns(recording);
+  Window window;
+  if (!from.empty()) {
+    auto t = parse_time(from, start, end, "--from");
+    if (!t) return tl::unexpected(t.error());
+    window.from_ns = *t;
+  }
+  if (!to.empty()) {
+    auto t = parse_time(to, start, end, "--to");
+    if (!t) return tl::unexpected(t.error());
+    window.to_ns = *t;
+  }
+  if (window.from_ns && window.to_ns && *window.from_ns > *window.to_ns)
+    return fail(fmt::format("--from {} is after --to {}", from, to));
+  if (auto w = window_indices(recording, window); !w) return tl::unexpected(w.error());
+  return window;
+}
+
 }  // namespace dltune::report

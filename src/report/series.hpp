@@ -83,6 +83,11 @@ struct Window {
 [[nodiscard]] Result<std::int64_t> parse_time(std::string_view text, std::int64_t start_ns,
                                               std::int64_t end_ns, std::string_view option);
 
+// --from and --to (each may be empty) as a window of the recording, checked: each parses, from
+// is not after to, and the window holds a sample. Errors name the option.
+[[nodiscard]] Result<Window> window_of(const store::Recording& recording, const std::string& from,
+                                       const std::string& to);
+
 // The samples of the recording within `window`: numbers [first, last). Errors (bad input): from
 // after to, a window that holds no sample.
 [[nodiscard]] Result<std::pair<std::size_t, std::size_t>> window_indices(

@@ -95,4 +95,24 @@ bool RecordSession::finish(const host::Root& root, std::optional<int> exit_statu
   return ok;
 }
 
+void wait_for_end(const RecordSession& session, const sigset_t& stop_set) {
+  const timespec tick{0, 200'000'000};
+  while (!session.finished())
+    if (::sigtimedwait(&stop_set, nullptr, &tick) > 0) return;
+}
+
+Result<launch::SpawnResult> record_job(RecordSession& session, const host::Root& root,
+                                       const launch::SpawnRequest& job,
+                                       const monitor::SamplerOptions& options) {
+  launch::SpawnRequest req = job;
+  req.on_start = [&](pid_t pid) {
+    auto o = options;
+    o.scope = monitor::Scope{monitor::Scope::Kind::kTree, pid, {}};
+    if (auto ok = session.start(root, o); !ok)
+      session.notice("could not sample the job: " + ok.error().message());
+    if (job.on_start) job.on_start(pid);
+  };
+  return launch::spawn_and_wait(req);
+}
+
 }  // namespace dltune::store

@@ -2,6 +2,8 @@
 // A recording being made, for `dltune record`, `dltune run --record`, profile and bench: the
 // file, the sampler's thread, and what is written at the end (the host's facts and check
 // findings, the exit).
+#include <signal.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -14,6 +16,7 @@
 
 #include "host/root.hpp"
 #include "inventory/host_facts.hpp"
+#include "launch/spawn.hpp"
 #include "monitor/sampler.hpp"
 #include "store/recorder.hpp"
 #include "store/recording.hpp"
@@ -53,16 +56,30 @@ class RecordSession {
   // Returns false when the recording could not be completed (the notice says why).
   bool finish(const host::Root& root, std::optional<int> exit_status, bool quiet);
   [[nodiscard]] std::optional<store::RecorderStats> stats() const;
-
- private:
-  RecordSession() = default;
+  // Says `text` through the setup's notice.
   void notice(const std::string& text) const {
     if (setup_.notice) setup_.notice(text);
   }
+
+ private:
+  RecordSession() = default;
   RecordSetup setup_;
   std::unique_ptr<store::RecordingWriter> writer_;
   std::unique_ptr<store::Recorder> recorder_;
   std::vector<std::pair<std::string, nlohmann::json>> documents_;
 };
+
+// Waits while `session` samples, until the recording ends by itself (--duration, the scope
+// gone) or a signal of `stop_set` comes: the caller blocks those signals in this thread, and the
+// recorder's thread blocks every signal, so they are taken here, synchronously. The recording is
+// left to be finished.
+void wait_for_end(const RecordSession& session, const sigset_t& stop_set);
+
+// Starts `job` (no cgroup of its own: `record -- COMMAND`) and records it from its start to its
+// end with `options` (their scope becomes the job's process tree). An error when the job could
+// not start: then nothing was recorded. `notice` hears of a recording that could not sample.
+[[nodiscard]] Result<launch::SpawnResult> record_job(RecordSession& session, const host::Root& root,
+                                                     const launch::SpawnRequest& job,
+                                                     const monitor::SamplerOptions& options);
 
 }  // namespace dltune::store

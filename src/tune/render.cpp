@@ -179,6 +179,15 @@ std::string render_history(const std::vector<TxRecord>& history) {
   return out;
 }
 
+std::optional<std::string> unfinished_refusal(Journal& journal) {
+  auto pending = journal.pending();
+  if (!pending || pending->empty()) return std::nullopt;
+  return fmt::format(
+      "transaction {} was left unfinished (a crash?): run `dltune tune rollback {}` first; "
+      "nothing was changed",
+      pending->front().id, pending->front().id);
+}
+
 std::int64_t rollback_target(Journal& journal) {
   if (auto pending = journal.pending(); pending && !pending->empty()) return pending->front().id;
   if (auto history = journal.history())

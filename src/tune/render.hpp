@@ -2,6 +2,7 @@
 // How tune's plan and journal are shown: text for people, JSON for scripts (the schemas
 // dltune.tune.plan/1 and the history's transactions, docs/json.md).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,11 @@ struct JournalStatus {
 // schema dltune.tune.history/1, and the text: each transaction with its changes.
 [[nodiscard]] inventory::Json history_json(const std::vector<TxRecord>& history);
 [[nodiscard]] std::string render_history(const std::vector<TxRecord>& history);
+
+// "transaction N was left unfinished (a crash?): run `dltune tune rollback N` first; nothing was
+// changed" when a crash left one pending: the host may be half-changed, and a plan made from it
+// now would journal the wrong old values. nullopt when there is none.
+[[nodiscard]] std::optional<std::string> unfinished_refusal(Journal& journal);
 
 // The transaction `tune rollback` undoes when given none: one a crash left unfinished first,
 // else the newest that still holds changes (applied, or failed with changes an earlier rollback

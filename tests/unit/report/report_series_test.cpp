@@ -165,6 +165,28 @@ TEST(ReportSeries, AnEmptyOrBackwardsWindowIsAnError) {
   EXPECT_THAT(after.error().message(), HasSubstr("no sample between"));
 }
 
+TEST(ReportSeries, FromAndToAreReadAgainstTheRecordingAndCheckedNamingTheOption) {
+  TempDir dir;
+  write_recording(dir.file("run.db"), 10);
+  auto rec = open(dir.file("run.db"));
+  auto all = window_of(*rec, "", "");
+  ASSERT_TRUE(all) << all.error().message();
+  EXPECT_FALSE(all->from_ns);
+  EXPECT_FALSE(all->to_ns);
+  auto part = window_of(*rec, "+2s", "+5s");
+  ASSERT_TRUE(part) << part.error().message();
+  EXPECT_EQ(part->to_ns.value_or(0) - part->from_ns.value_or(0), 3 * kSecond);
+  auto backwards = window_of(*rec, "+5s", "+2s");
+  ASSERT_FALSE(backwards);
+  EXPECT_THAT(backwards.error().message(), HasSubstr("--from +5s is after --to +2s"));
+  auto bad = window_of(*rec, "", "yesterday");
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message(), HasSubstr("--to"));
+  auto empty = window_of(*rec, "+1h", "");
+  ASSERT_FALSE(empty);
+  EXPECT_THAT(empty.error().message(), HasSubstr("no sample between"));
+}
+
 TEST(ReportSeries, MarkersForOomKillsTheJobAndKernelEvents) {
   TempDir dir;
   store::RecordingInfo info;

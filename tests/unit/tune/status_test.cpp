@@ -67,6 +67,7 @@ TEST_F(StatusTest, AnEmptyJournalIsCleanAndSaysSo) {
   EXPECT_EQ(render_history(s->history), "no transactions\n");
   EXPECT_EQ(to_json(*s, "/state")["schema"], "dltune.tune.status/1");
   EXPECT_EQ(rollback_target(*journal_), 0);
+  EXPECT_FALSE(unfinished_refusal(*journal_));
 }
 
 TEST_F(StatusTest, DriftAndAnUnfinishedTransactionAreNamedAndRollbackTakesTheCrashFirst) {
@@ -96,6 +97,11 @@ TEST_F(StatusTest, DriftAndAnUnfinishedTransactionAreNamedAndRollbackTakesTheCra
             std::string::npos);
   EXPECT_EQ(to_json(*s, "/state")["unfinished"].size(), 1u);
   EXPECT_EQ(rollback_target(*journal_), crashed);
+  const auto refusal = unfinished_refusal(*journal_);
+  ASSERT_TRUE(refusal);
+  EXPECT_EQ(*refusal, "transaction " + std::to_string(crashed) +
+                          " was left unfinished (a crash?): run `dltune tune rollback " +
+                          std::to_string(crashed) + "` first; nothing was changed");
   const auto history = render_history(s->history);
   EXPECT_NE(history.find("vm.swappiness"), std::string::npos) << history;
   EXPECT_NE(history.find("10 -> 1"), std::string::npos) << history;
