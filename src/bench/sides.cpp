@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "core/text.hpp"
+#include "launch/job_plan.hpp"
+#include "settings/catalog.hpp"
 #include "tune/drivers.hpp"
 
 namespace dltune::bench {
@@ -56,6 +60,32 @@ std::vector<std::string> run_differences(const Side& a, const Side& b) {
     if (std::find(a.run_args.begin(), a.run_args.end(), x) == a.run_args.end())
       out.push_back(x + " (B)");
   return out;
+}
+
+Result<void> plan_side(const host::Root& root, const inventory::HostFacts& facts, char name,
+                       Side& side, const std::vector<std::string>& data) {
+  const auto& job = side.run;
+  if (auto planned = launch::plan_job(root, facts, job.options, job.environment,
+                                      job.profile ? &*job.profile : nullptr, "bench");
+      !planned)
+    return fail(fmt::format("{}'s run options: {}", name, planned.error().message()));
+  if (side.profile.empty()) return {};
+  const auto option = fmt::format("-{} {}", static_cast<char>(name - 'A' + 'a'), side.profile);
+  auto profile = settings::load_profile(side.profile, root, settings::validate_key);
+  if (!profile) return fail(fmt::format("{}: {}", option, profile.error().message()));
+  auto plan =
+      tune::make_plan(root, facts, *profile, side.only, false, tune::PlanOptions{data, false});
+  if (!plan) return fail(fmt::format("{}: {}", option, plan.error().message()));
+  side.plan = std::move(*plan);
+  return {};
+}
+
+std::optional<std::string> same_sides(const Side& a, const Side& b) {
+  if (!differences(a, b).empty() || !run_differences(a, b).empty()) return std::nullopt;
+  return fmt::format(
+      "A ({}) and B ({}) would run the job under the same settings on this host: there is "
+      "nothing to compare; nothing was run",
+      a.label(), b.label());
 }
 
 }  // namespace dltune::bench

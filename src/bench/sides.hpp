@@ -23,6 +23,16 @@ struct Side {
   [[nodiscard]] std::string label() const;
 };
 
+// Plans `side` against the host as it is: its run request once (so that a value run would refuse,
+// --memory=lots, is refused before anything is changed) and its profile's changes (Side::plan;
+// `data` as tune's --data). Errors name the side ("-b training: ...", "B's run options: ...").
+[[nodiscard]] Result<void> plan_side(const host::Root& root, const inventory::HostFacts& facts,
+                                     char name, Side& side, const std::vector<std::string>& data);
+
+// The refusal when A and B would run the job under the same settings on this host; nullopt when
+// they differ in a setting or a run option.
+[[nodiscard]] std::optional<std::string> same_sides(const Side& a, const Side& b);
+
 // A setting whose value differs between the sides: under A and under B (the value now where a
 // side does not change it).
 struct SettingDifference {

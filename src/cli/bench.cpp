@@ -13,7 +13,6 @@
 #include "cli/commands.hpp"
 #include "cli/sampling_options.hpp"
 #include "launch/spawn.hpp"
-#include "settings/catalog.hpp"
 
 namespace dltune::cli {
 
@@ -171,29 +170,19 @@ class BenchCommand : public Command {
     host::Root root;
     const auto facts = inventory::collect(root, collect_options());
     for (auto* side : {&a_, &b_}) {
-      const char* name = side == &a_ ? "-a" : "-b";
       for (const auto& arg : run_args_) side->run_args.push_back(arg);
       auto run = parse_run_options(side->run_args, r.command);
       if (!run) return tl::unexpected(run.error());
       if (run->recording || !run->json_path.empty())
         return fail("--run: bench records every run itself; --record and --json are not for it");
       side->run = std::move(run->request);
-      if (side->profile.empty()) continue;
-      auto profile = settings::load_profile(side->profile, root, settings::validate_key);
-      if (!profile)
-        return fail(fmt::format("{} {}: {}", name, side->profile, profile.error().message()));
-      auto plan = tune::make_plan(root, facts, *profile, side->only, false,
-                                  tune::PlanOptions{data_, false});
-      if (!plan) return fail(fmt::format("{} {}: {}", name, side->profile, plan.error().message()));
-      side->plan = std::move(*plan);
+      if (auto planned = bench::plan_side(root, facts, side == &a_ ? 'A' : 'B', *side, data_);
+          !planned)
+        return tl::unexpected(planned.error());
     }
     r.a = a_;
     r.b = b_;
-    if (bench::differences(r.a, r.b).empty() && bench::run_differences(r.a, r.b).empty())
-      return fail(fmt::format(
-          "A ({}) and B ({}) would run the job under the same settings on this host: there is "
-          "nothing to compare; nothing was run",
-          r.a.label(), r.b.label()));
+    if (auto same = bench::same_sides(r.a, r.b)) return fail(*same);
     r.runs = runs_;
     r.warmup = warmup_;
     r.abba = order_ == "abba";

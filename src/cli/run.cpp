@@ -202,8 +202,11 @@ Result<RunInvocation> parse_run_options(const std::vector<std::string>& options,
   std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse order
   try {
     app.parse(args);
+  } catch (const CLI::Success&) {  // --help or --version among them: no run to make
+    return fail(fmt::format("run options {}: `dltune run --help` lists run's options",
+                            text::join(options, " ")));
   } catch (const CLI::ParseError& e) {
-    return fail(fmt::format("run option {}: {}", text::join(options, " "), e.what()));
+    return fail(fmt::format("run options {}: {}", text::join(options, " "), e.what()));
   }
   return run.invocation();
 }

@@ -11,13 +11,20 @@
 #include <algorithm>
 #include <charconv>
 
-#include "monitor/parse_process.hpp"
+#include "host/parse/process.hpp"
 #include "monitor/roles.hpp"
 #include "monitor/sampler.hpp"
 
 namespace dltune::monitor {
 
 namespace {
+
+using host::parse::cmdline_text;
+using host::parse::kCmdlineMax;
+using host::parse::parse_proc_io;
+using host::parse::parse_proc_schedstat;
+using host::parse::parse_proc_stat;
+using host::parse::parse_proc_status_switches;
 
 // The descriptors this collector keeps open: half of the soft RLIMIT_NOFILE, at most 4096. The
 // soft limit is often 1024: 512 then, enough for a job tree of ~60 processes (stat, schedstat,

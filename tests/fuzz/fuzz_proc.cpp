@@ -1,5 +1,5 @@
 // libFuzzer target: the /proc and /sys files dltune reads (host/parse/proc.hpp, the sampler's
-// monitor/parse_system.hpp and parse_process.hpp). A parser may refuse any input; it must never
+// monitor/parse_system.hpp and host/parse/process.hpp). A parser may refuse any input; it must never
 // crash, hang, leak or read out of bounds.
 #include <cstddef>
 #include <cstdint>
@@ -7,7 +7,7 @@
 
 #include "fuzz_input.hpp"
 #include "host/parse/proc.hpp"
-#include "monitor/parse_process.hpp"
+#include "host/parse/process.hpp"
 #include "monitor/parse_system.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -75,14 +75,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     }
     case 15:
-      (void)monitor::parse_proc_stat(t);
+      (void)host::parse::parse_proc_stat(t);
       break;
     case 16:
-      (void)monitor::parse_proc_schedstat(t);
+      (void)host::parse::parse_proc_schedstat(t);
       break;
     case 17: {
-      (void)monitor::parse_proc_status_switches(t);
-      (void)monitor::parse_proc_io(t);
+      (void)host::parse::parse_proc_status_switches(t);
+      (void)host::parse::parse_proc_io(t);
       (void)monitor::parse_number(t, "memory.limit_in_bytes");
       std::uint64_t sum = 0;
       (void)monitor::parse_keyed(t, "memory.stat",
@@ -91,7 +91,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     case 18: {
       std::string out;
-      monitor::cmdline_text(t, out);
+      host::parse::cmdline_text(t, out);
       break;
     }
   }

@@ -399,4 +399,11 @@ TEST(BenchLive, BadInputIsRefusedAndChangesNothing) {
   refused({"-b", "training", "--only", "vm.swappiness"}, "COMMAND", {});
   refused({"--run-b=--cpu-quota=0.5", "--confidence", "120"}, "--confidence 120");
   refused({"--only", "vm.swappiness"}, "--only needs a profile for B");
+  // Run options are run's, checked as run checks them, before anything is done.
+  refused({"--run-b=--no-such-option"}, "--no-such-option");
+  refused({"--run-b=--cpu-quota=0.5", "--run=--memory=lots"}, "--memory");
+  refused({"--run-b=--help"}, "dltune run --help");
+  refused({"--run-b=--record=b.db"}, "bench records every run itself");
+  refused({"--run-b=--cpu-quota=0.5"}, "no-such-command", {"no-such-command"});
+  refused({"--run-b=--cpu-quota=0.5", "--interval", "1ms"}, "--interval");
 }

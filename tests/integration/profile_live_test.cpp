@@ -350,6 +350,13 @@ TEST(ProfileLive, BadInputAndJobsThatAreNotTrainingJobs) {
   EXPECT_EQ(run({DLTUNE_BINARY, "profile", "--pid", "1", "--interval", "1ms"}).exit_code, 2);
   EXPECT_EQ(run({DLTUNE_BINARY, "profile", "--pid", "1", "--save"}).exit_code, 2);
   EXPECT_EQ(run({DLTUNE_BINARY, "profile", "--run=--memory=1G", "x.db"}).exit_code, 2);
+  // Run's options are checked as run checks them, and nothing is started or left behind.
+  const auto bad_run = run({DLTUNE_BINARY, "profile", "--run=--no-such-option", "--", "/bin/true"});
+  EXPECT_EQ(bad_run.exit_code, 2) << bad_run.err;
+  EXPECT_NE(bad_run.err.find("--no-such-option"), std::string::npos) << bad_run.err;
+  const auto recorded = run({DLTUNE_BINARY, "profile", "--run=--record=x.db", "--", "/bin/true"});
+  EXPECT_EQ(recorded.exit_code, 2) << recorded.err;
+  EXPECT_NE(recorded.err.find("profile records the job itself"), std::string::npos) << recorded.err;
   // Not a training job: profiled as a generic tree, and said so.
   Group sleeper({"/bin/sleep", "60"});
   const auto s = profile_pid(sleeper.pid(), "2s");

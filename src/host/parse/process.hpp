@@ -13,7 +13,7 @@
 
 #include "core/error.hpp"
 
-namespace dltune::monitor {
+namespace dltune::host::parse {
 
 // /proc/PID/stat: "pid (comm) state ppid ...". The name may hold spaces and ')' itself (a
 // process may call itself anything with prctl(PR_SET_NAME)), so it ends at the LAST ')'.
@@ -55,4 +55,4 @@ struct ProcIo {
 inline constexpr std::size_t kCmdlineMax = 256;
 void cmdline_text(std::string_view raw, std::string& out);
 
-}  // namespace dltune::monitor
+}  // namespace dltune::host::parse

@@ -1,12 +1,12 @@
 // Parsers of /proc/PID/{stat,schedstat,status,io,cmdline} (proc(5)).
-#include "monitor/parse_process.hpp"
+#include "host/parse/process.hpp"
 
 #include <charconv>
 #include <type_traits>
 
 #include "core/text.hpp"
 
-namespace dltune::monitor {
+namespace dltune::host::parse {
 
 namespace {
 
@@ -128,4 +128,4 @@ void cmdline_text(std::string_view raw, std::string& out) {
     if (c == '\0') c = ' ';
 }
 
-}  // namespace dltune::monitor
+}  // namespace dltune::host::parse

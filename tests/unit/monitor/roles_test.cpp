@@ -1,0 +1,54 @@
+// Who is who in a job's process tree: the main process, its DataLoader workers, other children.
+#include <gtest/gtest.h>
+
+#include "monitor/roles.hpp"
+
+using namespace dltune::monitor;
+
+TEST(Roles, DescendantRole) {
+  const std::string_view main = "python train.py --epochs 3";
+  EXPECT_EQ(descendant_role("pt_data_worker", "python train.py", "x"), Role::kWorker);
+  EXPECT_EQ(descendant_role("python", main, main), Role::kWorker);
+  EXPECT_EQ(descendant_role("python3",
+                            "/usr/bin/python3 -c from multiprocessing.spawn import spawn_main; "
+                            "spawn_main(tracker_fd=5, pipe_handle=7) --multiprocessing-fork",
+                            main),
+            Role::kWorker);
+  EXPECT_EQ(descendant_role("python3",
+                            "/usr/bin/python3 -c from multiprocessing.forkserver import main; "
+                            "main(8, 9, ['__main__'], **{'sys_path': []})",
+                            main),
+            Role::kWorker);
+  EXPECT_EQ(descendant_role("sh", "/bin/sh -c nvidia-smi", main), Role::kChild);
+  EXPECT_EQ(descendant_role("kworker", "", ""), Role::kChild);  // empty never matches empty
+}
+
+TEST(Roles, AssignTreeCgroupAll) {
+  auto proc = [](pid_t pid, pid_t ppid, std::string comm, std::string cmd) {
+    Process p;
+    p.pid = pid;
+    p.ppid = ppid;
+    p.comm = std::move(comm);
+    p.cmdline = std::move(cmd);
+    return p;
+  };
+  std::vector<Process> ps = {proc(100, 1, "python", "python t.py"),
+                             proc(101, 100, "pt_data_worker", "python t.py"),
+                             proc(102, 100, "python", "python t.py"),
+                             proc(103, 100, "sh", "sh -c ls"), proc(104, 103, "ls", "ls")};
+  assign_roles(ps, Scope::Kind::kTree, 100);
+  EXPECT_EQ(ps[0].role, Role::kMain);
+  EXPECT_EQ(ps[1].role, Role::kWorker);
+  EXPECT_EQ(ps[2].role, Role::kWorker);
+  EXPECT_EQ(ps[3].role, Role::kChild);
+  EXPECT_EQ(ps[4].role, Role::kChild);
+
+  // In a cgroup the main is the member whose parent is outside: 100 (parent 1).
+  assign_roles(ps, Scope::Kind::kCgroup, 0);
+  EXPECT_EQ(ps[0].role, Role::kMain);
+  EXPECT_EQ(ps[2].role, Role::kWorker);
+  EXPECT_EQ(ps[3].role, Role::kChild);
+
+  assign_roles(ps, Scope::Kind::kAll, 0);
+  for (const auto& p : ps) EXPECT_EQ(p.role, Role::kOther);
+}
