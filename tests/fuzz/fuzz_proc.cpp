@@ -75,14 +75,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     }
     case 15:
-      (void)host::parse::parse_proc_stat(t);
+      (void)parse::parse_proc_stat(t);
       break;
     case 16:
-      (void)host::parse::parse_proc_schedstat(t);
+      (void)parse::parse_proc_schedstat(t);
       break;
     case 17: {
-      (void)host::parse::parse_proc_status_switches(t);
-      (void)host::parse::parse_proc_io(t);
+      (void)parse::parse_proc_status_switches(t);
+      (void)parse::parse_proc_io(t);
       (void)monitor::parse_number(t, "memory.limit_in_bytes");
       std::uint64_t sum = 0;
       (void)monitor::parse_keyed(t, "memory.stat",
@@ -91,7 +91,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     case 18: {
       std::string out;
-      host::parse::cmdline_text(t, out);
+      parse::cmdline_text(t, out);
       break;
     }
   }
