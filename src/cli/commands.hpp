@@ -11,6 +11,7 @@
 #include "host/root.hpp"
 #include "inventory/host_facts.hpp"
 #include "store/recorded_run.hpp"
+#include "tui/top.hpp"
 
 namespace CLI {
 class App;
@@ -69,6 +70,9 @@ struct RunInvocation {
 // Runs the job (recorded when asked) in this process and says how it went, each message prefixed
 // by `who` ("dltune run"); run's exit status: the job's, 2 refused, 1 the set-up failed.
 [[nodiscard]] int run_and_report(RunInvocation invocation, const std::string& who);
+// A terminal view's end as an exit status: 0, 2 for bad input (no terminal, an empty recording)
+// and 1 for a failure, said on stderr prefixed by `who`.
+[[nodiscard]] int report(const tui::TopResult& result, const char* who);
 // --rate-regex: an ECMAScript expression with a group (the rate); the error names the option.
 [[nodiscard]] Result<std::regex> compile_rate_regex(const std::string& pattern);
 std::unique_ptr<Command> make_top_command(CLI::App& app, GlobalOptions& global);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/cli.hpp"
 #include "cli/commands.hpp"
 
 extern char** environ;
@@ -34,6 +35,12 @@ inventory::CollectOptions collect_options() {
   inventory::CollectOptions options;
   if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY")) options.nvml_library = lib;
   return options;
+}
+
+int report(const tui::TopResult& result, const char* who) {
+  if (result) return kExitOk;
+  fmt::print(stderr, "{}: {}\n", who, result.error().error.message());
+  return result.error().bad_input ? kExitBadInput : kExitFailure;
 }
 
 Result<std::vector<std::string>> job_command(std::vector<std::string> remaining,

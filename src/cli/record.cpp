@@ -9,10 +9,10 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/sampling_options.hpp"
-#include "cli/top_session.hpp"
 #include "core/text.hpp"
 #include "launch/spawn.hpp"
 #include "store/record_session.hpp"
+#include "tui/top.hpp"
 
 namespace dltune::cli {
 
@@ -152,16 +152,16 @@ class RecordCommand : public Command {
       if (!at) return refuse("--at " + at_ + ": expected an offset from the start (90s, 5m)");
       index = (*recording)->index_at((*recording)->info().started_wall_ns + *at);
     }
-    TopSettings s;
+    tui::TopSettings s;
     s.once = once_;
     s.title = fmt::format("{}  {}  (recorded)", (*recording)->info().hostname,
                           (*recording)->info().scope);
     if (!sort_.empty()) {
-      auto k = parse_sort(sort_);
+      auto k = tui::parse_sort(sort_);
       if (!k) return refuse("--sort " + sort_ + ": expected cpu, mem, pid, runq, io or tree");
       s.sort = *k;
     }
-    return top_replay(**recording, index, s);
+    return report(tui::top_replay(**recording, index, s), "dltune record --replay");
   }
 
   static int refuse(const std::string& why) {

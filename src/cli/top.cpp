@@ -5,7 +5,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/sampling_options.hpp"
-#include "cli/top_session.hpp"
+#include "tui/top.hpp"
 
 namespace dltune::cli {
 
@@ -40,14 +40,14 @@ class TopCommand : public Command {
     if (!interval) return refuse(interval.error().message());
     auto scope = flags_.scope(monitor::Scope::Kind::kAll);
     if (!scope) return refuse(scope.error().message());
-    TopSettings s;
+    tui::TopSettings s;
     s.interval_ns = *interval;
     s.once = once_;
     s.title = describe_scope(*scope);
     s.sort = scope->kind == monitor::Scope::Kind::kAll ? monitor::TopSort::kCpu
                                                        : monitor::TopSort::kTree;
     if (!sort_.empty()) {
-      auto k = parse_sort(sort_);
+      auto k = tui::parse_sort(sort_);
       if (!k) return refuse("--sort " + sort_ + ": expected cpu, mem, pid, runq, io or tree");
       s.sort = *k;
     }
@@ -55,7 +55,7 @@ class TopCommand : public Command {
     host::Root root;
     auto sampler = monitor::Sampler::open(root, flags_.sampler_options(*scope, *interval));
     if (!sampler) return refuse(sampler.error().message());
-    return top_live(**sampler, s);
+    return report(tui::top_live(**sampler, s), "dltune top");
   }
 
  private:

@@ -1,5 +1,4 @@
-// The top loop (cli/top_session.hpp).
-#include "cli/top_session.hpp"
+#include "tui/top.hpp"
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -11,20 +10,18 @@
 
 #include <fmt/format.h>
 
-#include "cli/cli.hpp"
 #include "core/clock.hpp"
 #include "core/text.hpp"
 #include "tui/screen.hpp"
 
-namespace dltune::cli {
+namespace dltune::tui {
 
 namespace {
 
-std::vector<tui::PaintedLine> painted(const std::vector<monitor::TopLine>& lines) {
-  std::vector<tui::PaintedLine> out;
+std::vector<PaintedLine> painted(const std::vector<monitor::TopLine>& lines) {
+  std::vector<PaintedLine> out;
   out.reserve(lines.size());
-  for (const auto& l : lines)
-    out.push_back(tui::PaintedLine{l.text, static_cast<tui::Paint>(l.style)});
+  for (const auto& l : lines) out.push_back(PaintedLine{l.text, static_cast<Paint>(l.style)});
   return out;
 }
 
@@ -77,6 +74,14 @@ bool apply_sort_key(int key, monitor::TopSort& sort) {
   }
 }
 
+tl::unexpected<TopFailure> failed(bool bad_input, Error e) {
+  return tl::unexpected(TopFailure{bad_input, std::move(e)});
+}
+
+tl::unexpected<TopFailure> failed(bool bad_input, std::string what) {
+  return failed(bad_input, Error{std::move(what), "", 0});
+}
+
 }  // namespace
 
 std::optional<monitor::TopSort> parse_sort(const std::string& s) {
@@ -86,30 +91,27 @@ std::optional<monitor::TopSort> parse_sort(const std::string& s) {
   return std::nullopt;
 }
 
-int top_live(monitor::Sampler& sampler, const TopSettings& settings) {
+TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
   monitor::Sample previous, current;
   std::vector<std::string> notices;
   if (auto ok = sampler.sample(previous); !ok) {
-    fmt::print(stderr, "dltune top: {}\n", ok.error().message());
-    return kExitFailure;
+    return failed(false, ok.error());
   }
   for (auto& n : sampler.take_notices()) notices.push_back(std::move(n));
   // Not a terminal (a pipe, a file, cron): one view as plain text, as --once.
   if (settings.once || ::isatty(STDOUT_FILENO) == 0) {
     ::usleep(static_cast<useconds_t>(settings.interval_ns / 1000));
     if (auto ok = sampler.sample(current); !ok) {
-      fmt::print(stderr, "dltune top: {}\n", ok.error().message());
-      return kExitFailure;
+      return failed(false, ok.error());
     }
     for (auto& n : sampler.take_notices()) notices.push_back(std::move(n));
     print_plain(monitor::Model::from(current, &previous), settings, notices, "");
-    return kExitOk;
+    return {};
   }
   std::string why;
-  auto screen = tui::Screen::open(why);
+  auto screen = Screen::open(why);
   if (!screen) {
-    fmt::print(stderr, "dltune top: {}\n", why);
-    return kExitBadInput;
+    return failed(true, why);
   }
   auto sort = settings.sort;
   bool paused = false;
@@ -130,7 +132,7 @@ int top_live(monitor::Sampler& sampler, const TopSettings& settings) {
   for (;;) {
     const std::int64_t left = std::clamp<std::int64_t>(next - now_ms(), 0, 1000);
     const int key = screen->read_key(static_cast<int>(left));
-    if (key == tui::kKeyQuit || key == 'q' || key == 'Q') break;
+    if (key == kKeyQuit || key == 'q' || key == 'Q') break;
     if (key == ' ') paused = !paused;
     apply_sort_key(key, sort);
     if (now_ms() >= next) {
@@ -139,26 +141,25 @@ int top_live(monitor::Sampler& sampler, const TopSettings& settings) {
       if (!paused) {
         if (auto ok = sampler.sample(current); !ok) {
           screen.reset();
-          fmt::print(stderr, "dltune top: {}\n", ok.error().message());
-          return kExitFailure;
+          return failed(false, ok.error());
         }
         for (auto& n : sampler.take_notices()) notices.push_back(std::move(n));
         model = monitor::Model::from(current, &previous);
         std::swap(previous, current);
       }
-    } else if (key == tui::kKeyNone) {
+    } else if (key == kKeyNone) {
       continue;
     }
     draw();
   }
-  return kExitOk;
+  return {};
 }
 
-int top_replay(const store::Recording& recording, std::size_t index, const TopSettings& settings) {
+TopResult top_replay(const store::Recording& recording, std::size_t index,
+                     const TopSettings& settings) {
   const std::size_t n = recording.size();
   if (n == 0) {
-    fmt::print(stderr, "dltune record --replay: the recording has no samples\n");
-    return kExitBadInput;
+    return failed(true, "the recording has no samples");
   }
   index = std::min(index, n - 1);
   const auto model_at = [&](std::size_t i) -> Result<monitor::Model> {
@@ -171,21 +172,19 @@ int top_replay(const store::Recording& recording, std::size_t index, const TopSe
   };
   auto model = model_at(index);
   if (!model) {
-    fmt::print(stderr, "dltune record --replay: {}\n", model.error().message());
-    return kExitFailure;
+    return failed(false, model.error());
   }
   const auto status = [&](std::size_t i, const char* keys) {
     return fmt::format("replay {}/{}  {}", i + 1, n, keys);
   };
   if (settings.once) {
     print_plain(*model, settings, {}, status(index, ""));
-    return kExitOk;
+    return {};
   }
   std::string why;
-  auto screen = tui::Screen::open(why);
+  auto screen = Screen::open(why);
   if (!screen) {
-    fmt::print(stderr, "dltune record --replay: {}\n", why);
-    return kExitBadInput;
+    return failed(true, why);
   }
   auto sort = settings.sort;
   for (;;) {
@@ -193,25 +192,24 @@ int top_replay(const store::Recording& recording, std::size_t index, const TopSe
                           settings.title,  status(index, kKeysReplay), {}};
     screen->draw(painted(monitor::top_view(*model, o)));
     const int key = screen->read_key(1000);
-    if (key == tui::kKeyQuit || key == 'q' || key == 'Q') break;
+    if (key == kKeyQuit || key == 'q' || key == 'Q') break;
     std::size_t next = index;
-    if (key == tui::kKeyLeft && index > 0) next = index - 1;
-    if (key == tui::kKeyRight && index + 1 < n) next = index + 1;
-    if (key == tui::kKeyHome) next = 0;
-    if (key == tui::kKeyEnd) next = n - 1;
+    if (key == kKeyLeft && index > 0) next = index - 1;
+    if (key == kKeyRight && index + 1 < n) next = index + 1;
+    if (key == kKeyHome) next = 0;
+    if (key == kKeyEnd) next = n - 1;
     apply_sort_key(key, sort);
     if (next != index) {
       auto m = model_at(next);
       if (!m) {
         screen.reset();
-        fmt::print(stderr, "dltune record --replay: {}\n", m.error().message());
-        return kExitFailure;
+        return failed(false, m.error());
       }
       model = std::move(m);
       index = next;
     }
   }
-  return kExitOk;
+  return {};
 }
 
-}  // namespace dltune::cli
+}  // namespace dltune::tui

@@ -1,0 +1,40 @@
+#pragma once
+// The loops behind `dltune top` and `dltune record --replay`: a source of Models (a sampler, a
+// recording), the view, the keys.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "monitor/sampler.hpp"
+#include "monitor/top_view.hpp"
+#include "store/recording.hpp"
+
+namespace dltune::tui {
+
+struct TopSettings {
+  std::int64_t interval_ns = 1'000'000'000;
+  monitor::TopSort sort = monitor::TopSort::kTree;
+  std::string title;
+  bool once = false;  // plain text on stdout, no terminal control
+};
+
+// Why a loop could not run or went on no longer.
+struct TopFailure {
+  bool bad_input = false;  // no terminal to draw on, a recording without samples (exit 2)
+  Error error;             // else a sample could not be taken or read (exit 1)
+};
+using TopResult = tl::expected<void, TopFailure>;
+
+// Live: samples every interval and draws until q or a signal. --once, or when stdout is not a
+// terminal: two samples one interval apart, printed as text (every process, width 100 unless
+// COLUMNS says otherwise).
+[[nodiscard]] TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings);
+// A recording at sample `index` (left/right step, Home/End jump); --once prints that sample.
+[[nodiscard]] TopResult top_replay(const store::Recording& recording, std::size_t index,
+                                   const TopSettings& settings);
+
+// "cpu", "mem", "pid", "runq", "io", "tree" → the sort; nullopt for anything else.
+[[nodiscard]] std::optional<monitor::TopSort> parse_sort(const std::string& s);
+
+}  // namespace dltune::tui
