@@ -38,9 +38,9 @@ Result<CheckReport> run_check(const inventory::HostFacts& facts, const host::Roo
   for (const auto& entry : profile.entries) {
     if (!options.only.empty() && !listed(options.only, entry.key)) continue;
     if (listed(options.skip, entry.key)) continue;
-    const Rule* rule = rule_for(entry.key);
-    if (rule == nullptr) continue;  // load_profile validated every key
-    for (auto& f : rule->fn(in, entry)) {
+    const RuleFn judge_entry = rule_for(entry.key);
+    if (judge_entry == nullptr) continue;  // load_profile validated every key
+    for (auto& f : judge_entry(in, entry)) {
       if (!f.applicable)
         ++r.not_applicable;
       else if (f.severity == Severity::kOk)

@@ -7,12 +7,12 @@
 #include <fmt/format.h>
 
 #include "audit/cuda_driver_table.hpp"
-#include "audit/gpu_common.hpp"
 #include "audit/rules.hpp"
+#include "settings/gpu_judge.hpp"
 
 namespace dltune::audit {
 
-using namespace gpu_rule;
+using namespace settings::gpu_judge;
 
 namespace {
 

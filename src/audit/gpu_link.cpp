@@ -3,13 +3,13 @@
 // NVML's nvmlDeviceGetCurrPcieLink* / GetMaxPcieLink* where sysfs has no value.
 #include <fmt/format.h>
 
-#include "audit/gpu_common.hpp"
 #include "audit/rules.hpp"
 #include "gpu/report_text.hpp"
+#include "settings/gpu_judge.hpp"
 
 namespace dltune::audit {
 
-using namespace gpu_rule;
+using namespace settings::gpu_judge;
 
 namespace {
 

@@ -5,12 +5,12 @@
 
 #include <fmt/format.h>
 
-#include "audit/gpu_common.hpp"
 #include "audit/rules.hpp"
+#include "settings/gpu_judge.hpp"
 
 namespace dltune::audit {
 
-using namespace gpu_rule;
+using namespace settings::gpu_judge;
 
 namespace {
 
@@ -28,56 +28,7 @@ std::string opt_count(const std::optional<std::uint64_t>& v) {
   return v ? std::to_string(*v) : "?";
 }
 
-// NVML lists no GPU although sysfs has NVIDIA GPUs (a GPU lost, or a container without them).
-std::vector<Finding> nvml_lists_none(const settings::ProfileEntry& e, const inventory::GpuFacts& g,
-                                     std::string expected) {
-  Finding f = frame(e, std::move(expected));
-  f.severity = Severity::kInfo;
-  f.summary = "NVML lists no GPU, although the PCI bus has NVIDIA GPUs";
-  f.evidence.push_back({nvml_path(g), "0 devices"});
-  return {std::move(f)};
-}
-
 }  // namespace
-
-std::vector<Finding> gpu_persistence(const AuditInput& in, const settings::ProfileEntry& e) {
-  const auto& g = in.facts.gpu;
-  const bool want = expected_bool(e).value_or(true);
-  const std::string expected = want ? "on" : "off";
-  if (!has_nvidia_gpu(g)) return no_gpu(e, expected);
-  if (!g.nvml.loaded) return without_nvml(e, g, "persistence mode", expected);
-  if (g.nvml.devices.empty()) return nvml_lists_none(e, g, expected);
-  std::vector<Finding> out;
-  for (const auto& d : g.nvml.devices) {
-    Finding f = frame(e, expected);
-    const auto who = label(d);
-    if (!d.persistence_mode) {
-      f.severity = Severity::kInfo;
-      f.summary = fmt::format("{}: NVML did not report persistence mode", who);
-      f.evidence.push_back({nvml_path(g), fmt::format("{}: persistence mode not reported", who)});
-      out.push_back(std::move(f));
-      continue;
-    }
-    f.actual = *d.persistence_mode ? "on" : "off";
-    f.evidence.push_back({nvml_path(g), fmt::format("{}: persistence mode {}", who, f.actual)});
-    if (*d.persistence_mode == want) {
-      f.summary = fmt::format("{}: persistence mode is {}", who, f.actual);
-    } else {
-      f.severity = not_met(e);
-      f.summary = fmt::format("{}: persistence mode is {}, expected {}", who, f.actual, expected);
-      // tune sets it through NVML (nvmlDeviceSetPersistenceMode), as nvidia-smi -pm does.
-      f.fix = Fix{"dltune tune apply --only " + e.key, true};
-      if (want)
-        f.notes.push_back(
-            "Persistence mode set through NVML (dltune tune, nvidia-smi -pm 1) lasts until the "
-            "next reboot; NVIDIA's daemon keeps it on across reboots: systemctl enable --now "
-            "nvidia-persistenced.");
-      host_only(f, in, "the GPUs' persistence mode");
-    }
-    out.push_back(std::move(f));
-  }
-  return out;
-}
 
 std::vector<Finding> gpu_nouveau(const AuditInput& in, const settings::ProfileEntry& e) {
   const auto& g = in.facts.gpu;

@@ -1,5 +1,5 @@
 #pragma once
-// Rules on the OS side of the host.
+// Checks on the OS side of the host that no kind of setting changes.
 #include <cstdint>
 #include <optional>
 
@@ -7,13 +7,7 @@
 
 namespace dltune::audit {
 
-std::vector<Finding> sysctl_rule(const AuditInput&, const settings::ProfileEntry&);
-std::vector<Finding> thp_rule(const AuditInput&, const settings::ProfileEntry&);
-std::vector<Finding> cpu_governor(const AuditInput&, const settings::ProfileEntry&);
-std::vector<Finding> limit_rule(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> shm_size(const AuditInput&, const settings::ProfileEntry&);
-std::vector<Finding> mount_noatime(const AuditInput&, const settings::ProfileEntry&);
-std::vector<Finding> block_read_ahead(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> swap_consistency(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> iommu_mode(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> pci_acs(const AuditInput&, const settings::ProfileEntry&);

@@ -8,35 +8,40 @@ namespace dltune::settings {
 
 const std::vector<KeySpec>& catalog() {
   static const std::vector<KeySpec> kCatalog = {
-      {"thp.enabled", "memory", plan_thp},
-      {"thp.defrag", "memory", plan_thp},
-      {"cpu.governor", "cpu", plan_governor},
-      {"limits.nofile", "limits", plan_limits},
-      {"limits.memlock", "limits", plan_limits},
-      {"shm.size", "memory", nullptr},
-      {"mount.noatime", "storage", plan_mount},
-      {"block.read_ahead_kb", "storage", plan_read_ahead},
-      {"swap.consistency", "memory", nullptr},
-      {"iommu.mode", "kernel", nullptr},
-      {"pci.acs", "kernel", nullptr},
-      {"rdma.ports", "network", nullptr},
-      {"gpu.persistence", "gpu", plan_gpu_persistence},
-      {"gpu.nouveau", "gpu", nullptr},
-      {"gpu.driver_match", "gpu", nullptr},
-      {"gpu.driver_cuda", "gpu", nullptr},
-      {"gpu.pcie_link", "gpu", nullptr},
-      {"gpu.ecc", "gpu", nullptr},
-      {"gpu.throttle", "gpu", nullptr},
+      {"thp.enabled", "memory", plan_thp, check_thp},
+      {"thp.defrag", "memory", plan_thp, check_thp},
+      {"cpu.governor", "cpu", plan_governor, check_governor},
+      {"limits.nofile", "limits", plan_limits, check_limits},
+      {"limits.memlock", "limits", plan_limits, check_limits},
+      {"shm.size", "memory", nullptr, nullptr},
+      {"mount.noatime", "storage", plan_mount, check_mount},
+      {"block.read_ahead_kb", "storage", plan_read_ahead, check_read_ahead},
+      {"swap.consistency", "memory", nullptr, nullptr},
+      {"iommu.mode", "kernel", nullptr, nullptr},
+      {"pci.acs", "kernel", nullptr, nullptr},
+      {"rdma.ports", "network", nullptr, nullptr},
+      {"gpu.persistence", "gpu", plan_gpu_persistence, check_gpu_persistence},
+      {"gpu.nouveau", "gpu", nullptr, nullptr},
+      {"gpu.driver_match", "gpu", nullptr, nullptr},
+      {"gpu.driver_cuda", "gpu", nullptr, nullptr},
+      {"gpu.pcie_link", "gpu", nullptr, nullptr},
+      {"gpu.ecc", "gpu", nullptr, nullptr},
+      {"gpu.throttle", "gpu", nullptr, nullptr},
       // sysctl(8) families: the top directories of /proc/sys.
-      {"vm.", "memory", plan_sysctl},
-      {"net.", "network", plan_sysctl},
-      {"kernel.", "kernel", plan_sysctl},
-      {"fs.", "kernel", plan_sysctl},
-      {"dev.", "kernel", plan_sysctl},
-      {"user.", "kernel", plan_sysctl},
-      {"abi.", "kernel", plan_sysctl},
+      {"vm.", "memory", plan_sysctl, check_sysctl},
+      {"net.", "network", plan_sysctl, check_sysctl},
+      {"kernel.", "kernel", plan_sysctl, check_sysctl},
+      {"fs.", "kernel", plan_sysctl, check_sysctl},
+      {"dev.", "kernel", plan_sysctl, check_sysctl},
+      {"user.", "kernel", plan_sysctl, check_sysctl},
+      {"abi.", "kernel", plan_sysctl, check_sysctl},
   };
   return kCatalog;
+}
+
+const char* area_of(const std::string& key) {
+  const auto* spec = spec_for(key);
+  return spec != nullptr ? spec->area : "kernel";
 }
 
 const KeySpec* spec_for(std::string_view key) {

@@ -1,14 +1,15 @@
 #pragma once
 // Every key a profile may hold, listed once (explicit registration, no static constructors):
-// its area, and for the keys tune can change the planner of its kind. A sysctl needs no entry
-// of its own: the families ("vm.", "net.", ...) cover every name under /proc/sys, so adding a
-// sysctl to a profile is its TOML entry only. Adding a kind of setting is one file with its
-// planner (and change kind, when it writes something new) plus its line here.
+// its area, and for the keys of a kind of setting that kind's planner and judge. A sysctl needs
+// no entry of its own: the families ("vm.", "net.", ...) cover every name under /proc/sys, so
+// adding a sysctl to a profile is its TOML entry only. Adding a kind of setting is one file with
+// its judge and planner (and change kind, when it writes something new) plus its line here.
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/error.hpp"
+#include "settings/judge.hpp"
 #include "settings/setting.hpp"
 
 namespace dltune::settings {
@@ -16,13 +17,16 @@ namespace dltune::settings {
 struct KeySpec {
   const char* key;   // exact key, or a prefix ending in '.' for a family ("vm.", "net.")
   const char* area;  // "memory", "cpu", "storage", "network", "kernel", "limits", "gpu"
-  Planner plan;      // null: a check only (audit judges it, tune leaves it alone)
+  Planner plan;      // null: a check only (tune leaves it alone)
+  Judge check;       // null: one of audit's own checks judges it
   [[nodiscard]] bool family() const { return std::string_view(key).back() == '.'; }
 };
 
 // Exact keys first, the sysctl families last: a key belongs to the first spec that covers it.
 [[nodiscard]] const std::vector<KeySpec>& catalog();
 [[nodiscard]] const KeySpec* spec_for(std::string_view key);
+// The area of `key` ("kernel" for a key the catalog does not know).
+[[nodiscard]] const char* area_of(const std::string& key);
 // For load_profile: a key is valid when the catalog covers it (a sysctl: a well-formed name).
 [[nodiscard]] Result<void> validate_key(const std::string& key);
 
@@ -39,6 +43,15 @@ Result<void> plan_read_ahead(PlanContext&, const ProfileEntry&, PlanItem&);
 Result<void> plan_mount(PlanContext&, const ProfileEntry&, PlanItem&);
 Result<void> plan_limits(PlanContext&, const ProfileEntry&, PlanItem&);
 Result<void> plan_gpu_persistence(PlanContext&, const ProfileEntry&, PlanItem&);
+
+// The judges, in the same files as the planners.
+std::vector<Finding> check_sysctl(const CheckInput&, const ProfileEntry&);
+std::vector<Finding> check_thp(const CheckInput&, const ProfileEntry&);
+std::vector<Finding> check_governor(const CheckInput&, const ProfileEntry&);
+std::vector<Finding> check_read_ahead(const CheckInput&, const ProfileEntry&);
+std::vector<Finding> check_mount(const CheckInput&, const ProfileEntry&);
+std::vector<Finding> check_limits(const CheckInput&, const ProfileEntry&);
+std::vector<Finding> check_gpu_persistence(const CheckInput&, const ProfileEntry&);
 
 // cgroup v1: the memory cgroups under /sys/fs/cgroup/memory, below the root group, whose
 // memory.swappiness is not `value` (they keep their own when vm.swappiness changes; new groups

@@ -4,6 +4,7 @@
 
 #include "gpu/persistence_setting.hpp"
 #include "settings/catalog.hpp"
+#include "settings/gpu_judge.hpp"
 
 namespace dltune::settings {
 
@@ -94,6 +95,46 @@ const ChangeKind kNvmlChange = {"nvml", read_nvml, write_nvml, false};
 Result<void> plan_gpu_persistence(PlanContext& context, const ProfileEntry& entry, PlanItem& item) {
   plan(context.facts, entry, context.persist, item);
   return {};
+}
+
+std::vector<Finding> check_gpu_persistence(const CheckInput& in, const ProfileEntry& e) {
+  using namespace gpu_judge;
+  const auto& g = in.facts.gpu;
+  const bool want = expected_bool(e).value_or(true);
+  const std::string expected = want ? "on" : "off";
+  if (!has_nvidia_gpu(g)) return no_gpu(e, expected);
+  if (!g.nvml.loaded) return without_nvml(e, g, "persistence mode", expected);
+  if (g.nvml.devices.empty()) return nvml_lists_none(e, g, expected);
+  std::vector<Finding> out;
+  for (const auto& d : g.nvml.devices) {
+    Finding f = frame(e, expected);
+    const auto who = label(d);
+    if (!d.persistence_mode) {
+      f.severity = Severity::kInfo;
+      f.summary = fmt::format("{}: NVML did not report persistence mode", who);
+      f.evidence.push_back({nvml_path(g), fmt::format("{}: persistence mode not reported", who)});
+      out.push_back(std::move(f));
+      continue;
+    }
+    f.actual = *d.persistence_mode ? "on" : "off";
+    f.evidence.push_back({nvml_path(g), fmt::format("{}: persistence mode {}", who, f.actual)});
+    if (*d.persistence_mode == want) {
+      f.summary = fmt::format("{}: persistence mode is {}", who, f.actual);
+    } else {
+      f.severity = not_met(e);
+      f.summary = fmt::format("{}: persistence mode is {}, expected {}", who, f.actual, expected);
+      // tune sets it through NVML (nvmlDeviceSetPersistenceMode), as nvidia-smi -pm does.
+      f.fix = Fix{"dltune tune apply --only " + e.key, true};
+      if (want)
+        f.notes.push_back(
+            "Persistence mode set through NVML (dltune tune, nvidia-smi -pm 1) lasts until the "
+            "next reboot; NVIDIA's daemon keeps it on across reboots: systemctl enable --now "
+            "nvidia-persistenced.");
+      host_only(f, in, "the GPUs' persistence mode");
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
 }
 
 }  // namespace dltune::settings

@@ -2,6 +2,7 @@
 // dltune's limits.d drop-in; `dltune run` gives a job its limits directly.
 #include <fmt/format.h>
 
+#include "core/text.hpp"
 #include "settings/catalog.hpp"
 
 namespace dltune::settings {
@@ -21,6 +22,36 @@ Result<void> plan_limits(PlanContext& context, const ProfileEntry& e, PlanItem& 
   item.notes.push_back(
       "a running process keeps its limits: log in again (or restart the service) to get them");
   return {};
+}
+
+std::vector<Finding> check_limits(const CheckInput& in, const ProfileEntry& entry) {
+  const std::string name = entry.key.substr(entry.key.find('.') + 1);  // "nofile"
+  const auto it = in.facts.memory.limits.find(name);
+  if (it == in.facts.memory.limits.end())
+    return {not_applicable(entry, "limits", "/proc/self/limits does not say")};
+  auto text_of = [](const std::optional<std::uint64_t>& v) {
+    return v ? std::to_string(*v) : std::string("unlimited");
+  };
+  const std::string soft = text_of(it->second.soft), hard = text_of(it->second.hard);
+  Finding s = judge(entry, "limits", soft, {});
+  Finding h = judge(entry, "limits", hard, {});
+  Finding f =
+      judge(entry, "limits", soft, {{"/proc/self/limits", "soft " + soft + ", hard " + hard}});
+  f.severity = worse(s.severity, h.severity);
+  f.actual = "soft " + soft + ", hard " + hard;
+  f.summary = f.severity == Severity::kOk
+                  ? fmt::format("{} is {}", entry.key, f.actual)
+                  : fmt::format("{} is {}, expected {} for both", entry.key, f.actual, f.expected);
+  if (f.severity != Severity::kOk) {
+    f.fix = Fix{"dltune tune apply --persist --only " + entry.key, true};
+    f.notes.push_back(
+        "these are the limits of the process that ran dltune, which the jobs it "
+        "starts inherit; limits.d changes take effect at the next login");
+  }
+  const std::string want = entry.expected.values.empty() ? "" : entry.expected.values[0];
+  const std::string ulimit = want == "unlimited" ? "-1" : want + ":" + want;
+  container_advice(in, f, "docker run --ulimit " + name + "=" + ulimit);
+  return {f};
 }
 
 }  // namespace dltune::settings

@@ -139,4 +139,38 @@ Result<void> plan_mount(PlanContext& context, const ProfileEntry& e, PlanItem& i
   return {};
 }
 
+std::vector<Finding> check_mount(const CheckInput& in, const ProfileEntry& entry) {
+  std::vector<Finding> out;
+  const auto paths = in.data_paths.empty() ? default_data_paths() : in.data_paths;
+  for (const auto& d : data_file_systems(in.root, in.facts, paths)) {
+    const auto* best = d.fs;
+    const std::string mode = atime_mode(text::join(best->options, ","));
+    Finding f =
+        judge(entry, "storage", mode == "noatime" ? "true" : "false",
+              {{"/proc/self/mountinfo", fmt::format("{} {} {}", best->mount_point, best->fstype,
+                                                    fmt::join(best->options, ","))}});
+    f.actual = mode;
+    if (f.severity == Severity::kOk) {
+      f.summary = fmt::format("{} ({}) is mounted noatime", best->mount_point, best->fstype);
+    } else {
+      // relatime writes an access time at most once a day per file: little to gain.
+      if (mode == "relatime") f.severity = Severity::kInfo;
+      f.summary =
+          fmt::format("{} ({}) is mounted {}, not noatime{}", best->mount_point, best->fstype, mode,
+                      d.path == best->mount_point ? "" : " (holds " + d.path + ")");
+      f.fix = Fix{fmt::format("dltune tune apply --only mount.noatime{} --persist",
+                              in.data_paths.empty() ? "" : " --data " + d.path),
+                  true};
+      f.notes.push_back(
+          "every read of a training file also writes its access time unless the "
+          "file system is mounted noatime");
+    }
+    container_advice(in, f, "");
+    out.push_back(std::move(f));
+  }
+  if (out.empty())
+    out.push_back(not_applicable(entry, "storage", "no file system holds the data paths"));
+  return out;
+}
+
 }  // namespace dltune::settings

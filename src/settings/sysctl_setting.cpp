@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
 #include "settings/catalog.hpp"
+#include "settings/sysctl_files.hpp"
 #include "settings/sysctl_name.hpp"
 
 namespace dltune::settings {
@@ -121,6 +123,59 @@ std::vector<std::pair<std::string, std::string>> memcg_swappiness_differing(
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::vector<Finding> check_sysctl(const CheckInput& in, const ProfileEntry& entry) {
+  const char* area = area_of(entry.key);
+  auto path = sysctl_path(entry.key);
+  if (!path) return {not_applicable(entry, area, path.error().message())};
+  auto raw = in.root.read(*path, 65536);
+  if (!raw) {
+    Finding f = judge(entry, area, "", {{*path, raw.error().message()}});
+    f.summary = fmt::format("{}: cannot read {}", entry.key, raw.error().message());
+    f.severity = Severity::kInfo;
+    return {f};
+  }
+  if (!*raw) {
+    // Inside a container only the namespaced sysctls (net.*, some kernel.*) are visible.
+    return {not_applicable(entry, area,
+                           in.in_container
+                               ? "not visible inside this container (a host-wide setting: check "
+                                 "it on the host)"
+                               : "this kernel has no " + *path)};
+  }
+  const std::string value = text::normalise_spaces(**raw);
+  std::string actual = value;
+  if (entry.field) {
+    const auto fl = text::fields(value);
+    const auto i = static_cast<std::size_t>(*entry.field - 1);
+    actual = i < fl.size() ? std::string(fl[i]) : "";
+  }
+  Finding f = judge(entry, area, actual, {{*path, value}});
+  if (entry.field) f.summary += fmt::format(" (field {} of \"{}\")", *entry.field, value);
+  if (f.severity != Severity::kOk) f.fix = tune_fix(entry.key);
+  if (in.sysctl_files) {
+    auto key = sysctl_normalise(entry.key);
+    if (key) {
+      for (const auto& s : in.sysctl_files->sources(*key))
+        f.evidence.push_back({fmt::format("{}:{}", s.file, s.line), s.value});
+      for (const auto& s : in.sysctl_files->overriding_dltune(*key))
+        f.notes.push_back(
+            fmt::format("{}:{} sets {} = {} and is applied after {}: it would "
+                        "override a persisted value at boot",
+                        s.file, s.line, entry.key, s.value, kDltuneSysctlFile));
+    }
+  }
+  // net.* sysctls are per network namespace, so a container may set them itself; the rest are
+  // the host's (docker run --sysctl accepts only namespaced ones).
+  const bool namespaced = entry.key.starts_with("net.");
+  std::string flag;
+  if (namespaced && !entry.expected.values.empty())
+    flag = fmt::format("docker run --sysctl {}={}", entry.key,
+                       entry.expected.kind == Expected::Kind::kAtLeast ? entry.expected.values[0]
+                                                                       : entry.expected.values[0]);
+  container_advice(in, f, flag);
+  return {f};
 }
 
 }  // namespace dltune::settings

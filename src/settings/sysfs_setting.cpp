@@ -1,5 +1,7 @@
 // Values in sysfs that tune changes: transparent huge pages, the CPU frequency governor and the
 // read-ahead of the disks under the training data. Their boot-time form is a tmpfiles.d line.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/text.hpp"
@@ -104,6 +106,76 @@ Result<void> plan_read_ahead(PlanContext& context, const ProfileEntry& e, PlanIt
       "disk names (sda, nvme0n1) can change between boots; the persistent line names the disk as "
       "it is now");
   return {};
+}
+
+std::vector<Finding> check_thp(const CheckInput& in, const ProfileEntry& entry) {
+  const bool enabled = entry.key == "thp.enabled";
+  const auto& choice = enabled ? in.facts.memory.thp_enabled : in.facts.memory.thp_defrag;
+  const std::string path =
+      std::string("/sys/kernel/mm/transparent_hugepage/") + (enabled ? "enabled" : "defrag");
+  if (!choice || !choice->selected)
+    return {not_applicable(entry, "memory",
+                           "this kernel has no transparent huge pages (" + path + ")")};
+  Finding f = judge(entry, "memory", *choice->selected,
+                    {{path, fmt::format("{}", fmt::join(choice->options, " "))}});
+  if (f.severity != Severity::kOk) f.fix = tune_fix(entry.key);
+  container_advice(in, f, "");
+  return {f};
+}
+
+std::vector<Finding> check_governor(const CheckInput& in, const ProfileEntry& entry) {
+  const auto& g = in.facts.cpu.governors;
+  if (g.empty())
+    return {not_applicable(entry, "cpu",
+                           "no cpufreq on this host (fixed frequency, or the hypervisor's)")};
+  std::vector<std::string> parts;
+  std::vector<Evidence> ev;
+  bool all_ok = true;
+  for (const auto& [gov, cpus] : g) {
+    parts.push_back(g.size() == 1 ? gov
+                                  : fmt::format("{} on CPUs {}", gov, text::format_cpu_list(cpus)));
+    ev.push_back(
+        {fmt::format("/sys/devices/system/cpu/cpu{}/cpufreq/scaling_governor", cpus.front()),
+         fmt::format("{} (CPUs {})", gov, text::format_cpu_list(cpus))});
+    all_ok = all_ok && entry.expected.matches(gov);
+  }
+  const std::string actual = fmt::format("{}", fmt::join(parts, ", "));
+  Finding f = judge(entry, "cpu", all_ok ? entry.expected.values.front() : actual, std::move(ev));
+  f.actual = actual;
+  if (!all_ok) {
+    f.summary = fmt::format("cpu.governor is {}, expected {}", actual, f.expected);
+    f.fix = tune_fix(entry.key);
+  }
+  container_advice(in, f, "");
+  return {f};
+}
+
+std::vector<Finding> check_read_ahead(const CheckInput& in, const ProfileEntry& entry) {
+  std::vector<Finding> out;
+  const auto paths = in.data_paths.empty() ? default_data_paths() : in.data_paths;
+  for (const auto& d : data_file_systems(in.root, in.facts, paths)) {
+    if (!d.disk) continue;
+    const std::string file = "/sys/block/" + *d.disk + "/queue/read_ahead_kb";
+    auto raw = in.root.read(file, 4096);
+    if (!raw || !*raw) continue;
+    const std::string kb = text::normalise_spaces(**raw);
+    if (std::any_of(out.begin(), out.end(), [&](const Finding& f) {
+          return !f.evidence.empty() && f.evidence.front().path == file;
+        }))
+      continue;
+    Finding f = judge(entry, "storage", kb, {{file, kb}});
+    f.summary = fmt::format("{} (holding {}) reads ahead {} KiB{}", *d.disk, d.fs->mount_point, kb,
+                            f.severity == Severity::kOk ? "" : ", expected " + f.expected);
+    if (f.severity != Severity::kOk)
+      f.fix = Fix{fmt::format("dltune tune apply --only block.read_ahead_kb{} --persist",
+                              in.data_paths.empty() ? "" : " --data " + d.path),
+                  true};
+    container_advice(in, f, "");
+    out.push_back(std::move(f));
+  }
+  if (out.empty())
+    out.push_back(not_applicable(entry, "storage", "no disk under the data paths' file systems"));
+  return out;
 }
 
 }  // namespace dltune::settings

@@ -7,8 +7,11 @@
 #include "audit/rules.hpp"
 #include "gpu_hosts.hpp"
 #include "inventory/capture_files.hpp"
+#include "settings/catalog.hpp"
 
 using namespace dltune::audit;
+// GPU persistence is judged by its kind of setting (settings/gpu_setting.cpp), beside its planner.
+constexpr auto gpu_persistence = dltune::settings::check_gpu_persistence;
 using dltune::testing::entry;
 using dltune::testing::fixture_host;
 using dltune::testing::has_note;

@@ -35,9 +35,9 @@ struct Host {
   explicit Host(const host::Root& r) : root(r), facts(inventory::collect(r, {})), files(r) {}
   std::vector<Finding> run(const ProfileEntry& e, std::vector<std::string> data = {}) {
     audit::AuditInput in{facts, root, facts.os.container.has_value(), std::move(data), &files};
-    const auto* rule = audit::rule_for(e.key);
-    EXPECT_NE(rule, nullptr) << e.key;
-    return rule ? rule->fn(in, e) : std::vector<Finding>{};
+    const auto judge = audit::rule_for(e.key);
+    EXPECT_NE(judge, nullptr) << e.key;
+    return judge ? judge(in, e) : std::vector<Finding>{};
   }
 };
 

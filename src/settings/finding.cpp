@@ -1,6 +1,6 @@
-#include "audit/finding.hpp"
+#include "settings/finding.hpp"
 
-namespace dltune::audit {
+namespace dltune::settings {
 
 const char* severity_name(Severity s) {
   switch (s) {
@@ -45,4 +45,4 @@ inventory::Json to_json(const Finding& f) {
   return j;
 }
 
-}  // namespace dltune::audit
+}  // namespace dltune::settings

@@ -1,38 +1,43 @@
 #pragma once
-// What the GPU rules (gpu_rules.cpp, gpu_driver_cuda.cpp, gpu_link.cpp) share: the finding's
-// frame, the "no GPU" and "no NVML" findings, and how GPUs and NVML are named in evidence.
+// What the GPU judges share (GPU persistence's in gpu_setting.cpp, audit's GPU checks): the
+// finding's frame, the "no GPU" and "no NVML" findings, and how GPUs and NVML are named in
+// evidence.
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "audit/rules.hpp"
 #include "gpu/backend.hpp"
 #include "inventory/gpu.hpp"
+#include "settings/judge.hpp"
 
-namespace dltune::audit::gpu_rule {
+namespace dltune::settings::gpu_judge {
 
 inline constexpr const char* kArea = "gpu";
 inline constexpr const char* kNoGpu = inventory::kNoNvidiaGpu;
 
 // A finding for `entry` with id, area, expected, reason and source filled in; severity ok.
-[[nodiscard]] Finding frame(const settings::ProfileEntry& entry, std::string expected);
+[[nodiscard]] Finding frame(const ProfileEntry& entry, std::string expected);
 // The severity the profile gives `entry` when it is not met (warn when it names none).
-[[nodiscard]] Severity not_met(const settings::ProfileEntry& entry);
+[[nodiscard]] Severity not_met(const ProfileEntry& entry);
 // A profile's boolean value ("true", "false"); nullopt when it is not one.
-[[nodiscard]] std::optional<bool> expected_bool(const settings::ProfileEntry& entry);
+[[nodiscard]] std::optional<bool> expected_bool(const ProfileEntry& entry);
 
 // An NVIDIA GPU in sysfs or in NVML's answer.
 using inventory::has_nvidia_gpu;
 // The one finding for a host without NVIDIA GPUs: not applicable.
-[[nodiscard]] std::vector<Finding> no_gpu(const settings::ProfileEntry& entry,
-                                          std::string expected);
+[[nodiscard]] std::vector<Finding> no_gpu(const ProfileEntry& entry, std::string expected);
 // The one finding for a fact that needs NVML when NVML did not load: info, with NVML's error.
-[[nodiscard]] std::vector<Finding> without_nvml(const settings::ProfileEntry& entry,
+[[nodiscard]] std::vector<Finding> without_nvml(const ProfileEntry& entry,
                                                 const inventory::GpuFacts& g, std::string_view what,
                                                 std::string expected);
+// The one finding when NVML lists no GPU although the PCI bus has NVIDIA GPUs (a GPU lost, or a
+// container without them): info.
+[[nodiscard]] std::vector<Finding> nvml_lists_none(const ProfileEntry& entry,
+                                                   const inventory::GpuFacts& g,
+                                                   std::string expected);
 // For a check the profile turns off (value false): one info finding saying it was not made.
-[[nodiscard]] std::vector<Finding> not_asked(const settings::ProfileEntry& entry);
+[[nodiscard]] std::vector<Finding> not_asked(const ProfileEntry& entry);
 
 // Where NVML's facts came from: "nvml" (asked live) or the capture's nvml.json.
 [[nodiscard]] std::string nvml_path(const inventory::GpuFacts& g);
@@ -43,6 +48,6 @@ using gpu::label;
 [[nodiscard]] std::string label(const inventory::GpuFacts& g, const inventory::PciGpu& d);
 
 // Inside a container, a fix that only the host can make: say so in the notes.
-void host_only(Finding& f, const AuditInput& in, std::string_view what);
+void host_only(Finding& f, const CheckInput& in, std::string_view what);
 
-}  // namespace dltune::audit::gpu_rule
+}  // namespace dltune::settings::gpu_judge

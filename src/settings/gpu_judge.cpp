@@ -1,4 +1,4 @@
-#include "audit/gpu_common.hpp"
+#include "settings/gpu_judge.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -8,9 +8,9 @@
 #include "core/text.hpp"
 #include "inventory/capture_files.hpp"
 
-namespace dltune::audit::gpu_rule {
+namespace dltune::settings::gpu_judge {
 
-Finding frame(const settings::ProfileEntry& entry, std::string expected) {
+Finding frame(const ProfileEntry& entry, std::string expected) {
   Finding f;
   f.id = entry.key;
   f.area = kArea;
@@ -21,15 +21,15 @@ Finding frame(const settings::ProfileEntry& entry, std::string expected) {
   return f;
 }
 
-Severity not_met(const settings::ProfileEntry& entry) {
+Severity not_met(const ProfileEntry& entry) {
   return severity_from(entry.severity).value_or(Severity::kWarn);
 }
 
-std::optional<bool> expected_bool(const settings::ProfileEntry& entry) {
+std::optional<bool> expected_bool(const ProfileEntry& entry) {
   return entry.expected.as_bool();
 }
 
-std::vector<Finding> no_gpu(const settings::ProfileEntry& entry, std::string expected) {
+std::vector<Finding> no_gpu(const ProfileEntry& entry, std::string expected) {
   Finding f = frame(entry, std::move(expected));
   f.applicable = false;
   f.summary = kNoGpu;
@@ -37,7 +37,7 @@ std::vector<Finding> no_gpu(const settings::ProfileEntry& entry, std::string exp
   return {std::move(f)};
 }
 
-std::vector<Finding> without_nvml(const settings::ProfileEntry& entry, const inventory::GpuFacts& g,
+std::vector<Finding> without_nvml(const ProfileEntry& entry, const inventory::GpuFacts& g,
                                   std::string_view what, std::string expected) {
   Finding f = frame(entry, std::move(expected));
   f.severity = Severity::kInfo;
@@ -51,7 +51,7 @@ std::vector<Finding> without_nvml(const settings::ProfileEntry& entry, const inv
   return {std::move(f)};
 }
 
-std::vector<Finding> not_asked(const settings::ProfileEntry& entry) {
+std::vector<Finding> not_asked(const ProfileEntry& entry) {
   Finding f = frame(entry, "not checked");
   f.severity = Severity::kInfo;
   f.summary = fmt::format("{} is not checked: the profile sets it to false", entry.key);
@@ -72,7 +72,7 @@ std::string label(const inventory::GpuFacts& g, const inventory::PciGpu& d) {
   return fmt::format("GPU {} ({})", index, d.address);
 }
 
-void host_only(Finding& f, const AuditInput& in, std::string_view what) {
+void host_only(Finding& f, const CheckInput& in, std::string_view what) {
   if (!in.in_container) return;
   f.notes.push_back(fmt::format(
       "This runs in a container ({}), which cannot change {}: the host must. Run the fix on "
@@ -81,4 +81,13 @@ void host_only(Finding& f, const AuditInput& in, std::string_view what) {
   if (f.fix) f.fix->by_dltune = false;
 }
 
-}  // namespace dltune::audit::gpu_rule
+std::vector<Finding> nvml_lists_none(const ProfileEntry& e, const inventory::GpuFacts& g,
+                                     std::string expected) {
+  Finding f = frame(e, std::move(expected));
+  f.severity = Severity::kInfo;
+  f.summary = "NVML lists no GPU, although the PCI bus has NVIDIA GPUs";
+  f.evidence.push_back({nvml_path(g), "0 devices"});
+  return {std::move(f)};
+}
+
+}  // namespace dltune::settings::gpu_judge
