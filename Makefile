@@ -14,7 +14,8 @@ run: deps
 	elif [ $$rc -ne 0 ]; then exit $$rc; fi
 
 # Every test, once, under ASan+UBSan+LeakSanitizer (the asan preset; every dltune the
-# integration tests start is instrumented too): the unit tests in parallel, then the integration
+# integration tests start is instrumented too): the unit tests in parallel (as shards of the
+# unit binary: `ctest --preset asan -L unit` runs them one process each), then the integration
 # tests one at a time (some change this host's settings for a moment and others read them, and
 # the profile tests need a quiet host); then each fuzz target for CI_FUZZ_SECONDS on its seed
 # corpus. `make test-release`: the same tests on the release build.
@@ -23,18 +24,18 @@ test: deps
 	./tools/check-layering
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan-all -j$(JOBS)
-	ctest --preset asan -L unit -j$(JOBS)
+	ctest --preset asan -L shards -j$(JOBS)
 	ctest --preset asan -L integration
 	$(MAKE) --no-print-directory fuzz-build
 	./tests/fuzz/run-fuzzers --seconds $(CI_FUZZ_SECONDS)
 
 test-release: deps release
-	ctest --preset release -L unit -j$(JOBS)
+	ctest --preset release -L shards -j$(JOBS)
 	ctest --preset release -L integration
 
 unit-release: release
 	cmake --build --preset release -j$(JOBS) --target dltune_unit
-	ctest --preset release -L unit -j$(JOBS)
+	ctest --preset release -L shards -j$(JOBS)
 
 deps:
 	./scripts/install-deps

@@ -27,7 +27,6 @@ struct BenchRequest {
   int runs = 6, warmup = 1;
   bool abba = true;  // A B, then B A; false: A B every round
   std::optional<std::regex> rate_regex;
-  std::string rate_pattern;  // as given, for the record
   std::int64_t interval_ns = 1'000'000'000;
   std::vector<std::string> data;  // tune's --data
   double confidence = 0.95;

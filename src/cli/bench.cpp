@@ -30,9 +30,10 @@ class BenchCommand : public Command {
         "(journaled, verified) and after it rolled back, so that the host is as it was between\n"
         "runs and after the bench, also when the job fails or on Ctrl-C (SIGINT, SIGTERM, SIGHUP:\n"
         "the running job is stopped, the host restored, and the rounds done so far compared).\n"
-        "Each run goes through `dltune run --record` (its own cgroup; --run passes options to\n"
-        "run, --run-a/--run-b to one side only, so run options such as --cpu-quota or\n"
-        "--allocator can be compared too), its recording and output kept in --out.\n\n"
+        "Each run is run as `dltune run --record` runs a job (its own cgroup; --run passes\n"
+        "options to run, --run-a/--run-b to one side only, so run options such as --cpu-quota\n"
+        "or --allocator can be compared too; they are checked before anything is changed), its\n"
+        "recording and its output (stdin /dev/null) kept in --out.\n\n"
         "From each run: the rate the job printed (tqdm's it/s or s/it, or --rate-regex), or its\n"
         "wall time when it printed none; GPU utilisation, swap-ins, major faults, the job's PSI,\n"
         "OOM kills and peak memory. Per metric: the medians of A and B and the ratio B/A with a\n"
@@ -186,7 +187,6 @@ class BenchCommand : public Command {
     r.runs = runs_;
     r.warmup = warmup_;
     r.abba = order_ == "abba";
-    r.rate_pattern = rate_regex_;
     r.interval_ns = *interval;
     r.data = data_;
     r.confidence = confidence_ / 100;

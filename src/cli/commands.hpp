@@ -72,7 +72,7 @@ struct RunInvocation {
 [[nodiscard]] int run_and_report(RunInvocation invocation, const std::string& who);
 // A terminal view's end as an exit status: 0, 2 for bad input (no terminal, an empty recording)
 // and 1 for a failure, said on stderr prefixed by `who`.
-[[nodiscard]] int report(const tui::TopResult& result, const char* who);
+[[nodiscard]] int top_exit_status(const tui::TopResult& result, const char* who);
 // --rate-regex: an ECMAScript expression with a group (the rate); the error names the option.
 [[nodiscard]] Result<std::regex> compile_rate_regex(const std::string& pattern);
 std::unique_ptr<Command> make_top_command(CLI::App& app, GlobalOptions& global);

@@ -37,7 +37,7 @@ inventory::CollectOptions collect_options() {
   return options;
 }
 
-int report(const tui::TopResult& result, const char* who) {
+int top_exit_status(const tui::TopResult& result, const char* who) {
   if (result) return kExitOk;
   fmt::print(stderr, "{}: {}\n", who, result.error().error.message());
   return result.error().bad_input ? kExitBadInput : kExitFailure;

@@ -161,7 +161,7 @@ class RecordCommand : public Command {
       if (!k) return refuse("--sort " + sort_ + ": expected cpu, mem, pid, runq, io or tree");
       s.sort = *k;
     }
-    return report(tui::top_replay(**recording, index, s), "dltune record --replay");
+    return top_exit_status(tui::top_replay(**recording, index, s), "dltune record --replay");
   }
 
   static int refuse(const std::string& why) {

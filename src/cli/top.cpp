@@ -55,7 +55,7 @@ class TopCommand : public Command {
     host::Root root;
     auto sampler = monitor::Sampler::open(root, flags_.sampler_options(*scope, *interval));
     if (!sampler) return refuse(sampler.error().message());
-    return report(tui::top_live(**sampler, s), "dltune top");
+    return top_exit_status(tui::top_live(**sampler, s), "dltune top");
   }
 
  private:

@@ -1,6 +1,6 @@
 // libFuzzer target: the /proc and /sys files dltune reads (host/parse/proc.hpp, the sampler's
-// monitor/parse_system.hpp and host/parse/process.hpp). A parser may refuse any input; it must never
-// crash, hang, leak or read out of bounds.
+// monitor/parse_system.hpp and host/parse/process.hpp). A parser may refuse any input; it must
+// never crash, hang, leak or read out of bounds.
 #include <cstddef>
 #include <cstdint>
 #include <string>
