@@ -4,10 +4,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -16,11 +14,8 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "core/clock.hpp"
-#include "core/text.hpp"
-#include "core/time_format.hpp"
 #include "diagnose/doctor.hpp"
 #include "diagnose/kernel_log.hpp"
-#include "store/recording.hpp"
 
 namespace dltune::cli {
 

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "audit/rules.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/sampling_options.hpp"
