@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -48,30 +49,18 @@ void print_plain(const monitor::Model& model, const TopSettings& s,
 const char* kKeysLive = "q quit  space pause  sort: c cpu  m mem  p pid  r runq  i io  t tree";
 const char* kKeysReplay = "q quit  <- -> step  Home End  sort: c m p r i t";
 
-// A sort key, or false.
+constexpr std::array<monitor::TopSort, 6> kSorts{
+    monitor::TopSort::kCpu,      monitor::TopSort::kMemory, monitor::TopSort::kPid,
+    monitor::TopSort::kRunQueue, monitor::TopSort::kIo,     monitor::TopSort::kTree};
+
+// A sort key (the first letter of the sort's name: c m p r i t), or false.
 bool apply_sort_key(int key, monitor::TopSort& sort) {
-  switch (key) {
-    case 'c':
-      sort = monitor::TopSort::kCpu;
+  for (const auto k : kSorts)
+    if (key == monitor::sort_name(k)[0]) {
+      sort = k;
       return true;
-    case 'm':
-      sort = monitor::TopSort::kMemory;
-      return true;
-    case 'p':
-      sort = monitor::TopSort::kPid;
-      return true;
-    case 'r':
-      sort = monitor::TopSort::kRunQueue;
-      return true;
-    case 'i':
-      sort = monitor::TopSort::kIo;
-      return true;
-    case 't':
-      sort = monitor::TopSort::kTree;
-      return true;
-    default:
-      return false;
-  }
+    }
+  return false;
 }
 
 tl::unexpected<TopFailure> failed(bool bad_input, Error e) {
@@ -85,8 +74,7 @@ tl::unexpected<TopFailure> failed(bool bad_input, std::string what) {
 }  // namespace
 
 std::optional<monitor::TopSort> parse_sort(const std::string& s) {
-  for (auto k : {monitor::TopSort::kCpu, monitor::TopSort::kMemory, monitor::TopSort::kPid,
-                 monitor::TopSort::kRunQueue, monitor::TopSort::kIo, monitor::TopSort::kTree})
+  for (const auto k : kSorts)
     if (s == monitor::sort_name(k)) return k;
   return std::nullopt;
 }

@@ -1,25 +1,29 @@
 // `dltune env --json` as a user runs it, the NVML library named by DLTUNE_NVML_LIBRARY: the fake
 // one (tests/fakes/nvml), and one without NVML's symbols.
-#include <cstdio>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/run.hpp"
 #include "unit/gpu/fake_nvml_config.hpp"
 
 using nlohmann::json;
 
+namespace {
+
+// `dltune env --json` with DLTUNE_NVML_LIBRARY=`library`, the rest of the environment as ours.
+dltune::testing::RunResult env_json(const std::string& library) {
+  return dltune::testing::run({DLTUNE_BINARY, "env", "--json"}, {{"DLTUNE_NVML_LIBRARY", library}});
+}
+
+}  // namespace
+
 TEST(EnvCommand, ShowsTheFakeNvmlGpus) {
   dltune::testing::FakeNvmlConfig fake(dltune::testing::fake_hgx(8));
-  const std::string cmd = std::string("DLTUNE_NVML_LIBRARY='") + DLTUNE_FAKE_NVML + "' '" +
-                          DLTUNE_BINARY + "' env --json";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[65536];
-  while (const auto n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  EXPECT_EQ(::pclose(p), 0);
+  const auto r = env_json(DLTUNE_FAKE_NVML);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto& out = r.out;
   const auto j = json::parse(out, nullptr, false);
   ASSERT_TRUE(j.is_object()) << out.substr(0, 500);
   const auto& nvml = j["gpu"]["nvml"];
@@ -37,14 +41,9 @@ TEST(EnvCommand, ShowsTheFakeNvmlGpus) {
 }
 
 TEST(EnvCommand, ABrokenLibraryLeavesTheErrorAndTheRest) {
-  const std::string cmd = std::string("DLTUNE_NVML_LIBRARY='") + DLTUNE_FAKE_NVML_NOSYMS + "' '" +
-                          DLTUNE_BINARY + "' env --json";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[65536];
-  while (const auto n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  EXPECT_EQ(::pclose(p), 0);
+  const auto r = env_json(DLTUNE_FAKE_NVML_NOSYMS);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto& out = r.out;
   const auto j = json::parse(out, nullptr, false);
   ASSERT_TRUE(j.is_object()) << out.substr(0, 500);
   EXPECT_EQ(j["gpu"]["nvml"]["loaded"], false);
