@@ -341,7 +341,7 @@ TEST(BenchLive, AFailedRunIsReportedAndLeftOutWithItsPartner) {
   BenchDir d;
   // The 2nd run of the job (B in round 1) fails; 4 rounds leave 3 good pairs.
   const auto r =
-      d.bench({"--run-b=--cpu-quota=0.5", "--runs", "4", "--warmup", "0", "--interval", "100ms"},
+      d.bench({"--run-b=--cpu-quota=0.25", "--runs", "4", "--warmup", "0", "--interval", "100ms"},
               {kPython, kCpuJob, "--counter", d.path("count"), "--fail-on", "2"});
   ASSERT_EQ(r.exit_code, 0) << explain(r);
   const auto c = parse_json(r)["comparison"];
