@@ -22,9 +22,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Result<void> write_file(const std::string& path, const std::string& content) {
+Result<void> write_file(const std::string& path, const std::string& content, bool replace) {
   return local_file::write(
-      path, true, [&](std::ostream& out) { out << content; }, "bench's results");
+      path, replace, [&](std::ostream& out) { out << content; }, "bench's results");
 }
 
 }  // namespace
@@ -43,16 +43,17 @@ Result<std::string> make_directory(std::string dir) {
   return dir;
 }
 
-Result<void> write_compare_html(const std::string& path, const nlohmann::json& comparison) {
-  return write_file(path, report::compare_html(comparison));
+Result<void> write_compare_html(const std::string& path, const nlohmann::json& comparison,
+                                bool replace) {
+  return write_file(path, report::compare_html(comparison), replace);
 }
 
 Result<void> write_bench_files(const std::string& dir, const nlohmann::json& bench,
-                               const std::string& html,
+                               const std::string& html, bool replace_html,
                                const std::map<std::string, std::string>& environment) {
-  if (auto w = write_file(dir + "/bench.json", bench.dump(2) + "\n"); !w) return w;
+  if (auto w = write_file(dir + "/bench.json", bench.dump(2) + "\n", true); !w) return w;
   if (!html.empty())
-    if (auto w = write_compare_html(html, bench["comparison"]); !w) return w;
+    if (auto w = write_compare_html(html, bench["comparison"], replace_html); !w) return w;
   auto user = launch::sudo_user(environment);
   if (user && *user && ::geteuid() == 0) {
     const auto give = [&](const fs::path& p) -> Result<void> {

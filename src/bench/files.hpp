@@ -13,14 +13,16 @@
 namespace dltune::bench {
 
 // Writes DIR/bench.json (through a temporary file and rename) and, when `html` is not empty,
-// the comparison's page there. Under sudo (SUDO_UID in `environment`) the directory and its files
-// are given to the invoking user, whose results they are.
+// the comparison's page there (an existing file replaced only when `replace_html`; never anything
+// but a regular file: core/local_file). Under sudo (SUDO_UID in `environment`) the directory and
+// its files are given to the invoking user, whose results they are.
 [[nodiscard]] Result<void> write_bench_files(const std::string& dir, const nlohmann::json& bench,
-                                             const std::string& html,
+                                             const std::string& html, bool replace_html,
                                              const std::map<std::string, std::string>& environment);
-// Writes the comparison's HTML page to `path` (through a temporary file and rename).
+// Writes the comparison's HTML page to `path` (through a temporary file and rename; an existing
+// file replaced only when `replace`).
 [[nodiscard]] Result<void> write_compare_html(const std::string& path,
-                                              const nlohmann::json& comparison);
+                                              const nlohmann::json& comparison, bool replace);
 
 // The directory for a bench's files: `dir`, or ./dltune-bench-DATE-TIME when empty; created, or
 // taken when it exists and is empty (anything else is refused, naming --out).

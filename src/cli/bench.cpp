@@ -12,6 +12,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/sampling_options.hpp"
+#include "core/local_file.hpp"
 #include "launch/spawn.hpp"
 
 namespace dltune::cli {
@@ -91,6 +92,7 @@ class BenchCommand : public Command {
     sub_->add_option("--state-dir", state_dir_, "Where tune's journal is")->type_name("DIR");
     sub_->add_option("--html", html_, "Also write the comparison as an HTML page")
         ->type_name("FILE");
+    sub_->add_flag("--force", force_, "Replace an existing --html FILE");
     sub_->add_flag("--json", json_, "Print JSON (dltune.bench/1) on stdout");
     sub_->prefix_command();
     sub_->footer("COMMAND and its arguments come after --.");
@@ -163,6 +165,9 @@ class BenchCommand : public Command {
     for (const auto& d : data_)
       if (d.empty() || d.front() != '/')
         return fail(fmt::format("--data {}: expected an absolute path", d));
+    if (!html_.empty())
+      if (auto t = local_file::output_target(html_, force_); !t)
+        return fail("--html: " + t.error().message());
     SamplingFlags sampling;
     sampling.interval = interval_;
     auto interval = sampling.interval_ns();
@@ -208,8 +213,9 @@ class BenchCommand : public Command {
       return interrupted ? 130 : kExitFailure;
     }
     const auto doc = bench::to_json(request, result, *c);
-    if (auto w = bench::write_bench_files(request.dir, doc, html_, own_environment()); !w)
-      fmt::print(stderr, "dltune bench: {}\n", w.error().message());
+    const auto written =
+        bench::write_bench_files(request.dir, doc, html_, force_, own_environment());
+    if (!written) fmt::print(stderr, "dltune bench: {}\n", written.error().message());
     if (json_)
       fmt::print("{}\n", doc.dump(2));
     else
@@ -218,7 +224,7 @@ class BenchCommand : public Command {
           "again.\n",
           bench::render_text(*c), request.dir, request.dir);
     if (interrupted) return 130;
-    if (result.failure || !c->verdict) return kExitFailure;
+    if (result.failure || !c->verdict || !written) return kExitFailure;
     return kExitOk;
   }
 
@@ -235,6 +241,7 @@ class BenchCommand : public Command {
   double confidence_ = 95;
   std::string order_ = "abba";
   std::string rate_regex_, out_, interval_ = "1s", state_dir_ = "/var/lib/dltune", html_;
+  bool force_ = false;
   bool json_ = false;
 };
 

@@ -7,6 +7,7 @@
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "core/local_file.hpp"
 #include "core/text.hpp"
 #include "host/capture.hpp"
 #include "inventory/capture_extras.hpp"
@@ -29,32 +30,41 @@ class CaptureCommand : public Command {
         "`dltune env --root DIR` (or a later `dltune check --root DIR`) to see the same facts.\n\n"
         "Nothing secret is packed: no environment beyond those variables, no /proc/*/environ,\n"
         "no home directory contents beyond the Python and CUDA files env reads.");
-    sub_->add_option("-o,--output", output_, "The .tar.gz to write (replaced atomically)")
+    sub_->add_option("-o,--output", output_,
+                     "The .tar.gz to write (whole or not at all; - for standard output)")
         ->required()
         ->type_name("FILE");
-    sub_->add_flag("--json", json_, "Print what was packed as JSON");
+    sub_->add_flag("--force", force_, "Replace an existing FILE");
+    sub_->add_flag("--json", json_, "Print what was packed as JSON (on stderr with -o -)");
   }
   bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
+    const auto target = local_file::output_target(output_, force_);
+    if (!target) {
+      fmt::print(stderr, "dltune capture: -o: {}\n", target.error().message());
+      return kExitBadInput;
+    }
     host::Root root;
     root.start_recording();
     const auto facts = inventory::collect(root, collect_options());
     const auto extras = inventory::capture_extras(facts, root);
-    auto stats = host::write_capture(root, output_, extras);
+    auto stats = host::write_capture(root, *target, extras, force_);
     if (!stats) {
       fmt::print(stderr, "dltune capture: {}\n", stats.error().message());
       return kExitFailure;
     }
+    // With -o - standard output holds the archive alone.
+    FILE* out = *target == "-" ? stderr : stdout;
     if (json_) {
       inventory::Json j{{"output", output_},
                         {"files", stats->files},
                         {"directories", stats->directories},
                         {"links", stats->links},
                         {"bytes", stats->bytes}};
-      fmt::print("{}\n", j.dump(2));
+      fmt::print(out, "{}\n", j.dump(2));
     } else {
-      fmt::print("wrote {}: {} files ({}), {} links, {} directories\n", output_, stats->files,
+      fmt::print(out, "wrote {}: {} files ({}), {} links, {} directories\n", output_, stats->files,
                  text::human_bytes(stats->bytes), stats->links, stats->directories);
     }
     return kExitOk;
@@ -63,7 +73,7 @@ class CaptureCommand : public Command {
  private:
   CLI::App* sub_ = nullptr;
   std::string output_;
-  bool json_ = false;
+  bool json_ = false, force_ = false;
 };
 
 }  // namespace

@@ -61,6 +61,7 @@ struct RunInvocation {
   launch::RunRequest request;
   std::optional<store::JobRecording> recording;  // --record
   std::string json_path;                         // --json ("-": stdout)
+  bool force = false;                            // --force: --json and --record may replace
   bool quiet = false;                            // -q: no summary on stderr
 };
 // run's options (the words after "run", up to "--") for `command`, parsed and checked as the

@@ -9,6 +9,7 @@
 #include "bench/files.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "core/local_file.hpp"
 #include "core/text.hpp"
 
 namespace dltune::cli {
@@ -48,6 +49,7 @@ class CompareCommand : public Command {
         ->type_name("P");
     sub_->add_option("--html", html_, "Also write the comparison as an HTML page")
         ->type_name("FILE");
+    sub_->add_flag("--force", force_, "Replace an existing --html FILE");
     sub_->add_flag("--json", json_, "Print JSON (dltune.compare/1)");
   }
 
@@ -57,6 +59,9 @@ class CompareCommand : public Command {
     if (!(confidence_ > 50 && confidence_ < 100))
       return refuse(
           fmt::format("--confidence {}: expected a percentage between 50 and 100", confidence_));
+    if (!html_.empty())
+      if (auto t = local_file::output_target(html_, force_); !t)
+        return refuse("--html: " + t.error().message());
     std::vector<bench::Run> runs;
     bench::CompareOptions options;
     options.confidence = confidence_ / 100;
@@ -87,13 +92,15 @@ class CompareCommand : public Command {
     auto c = bench::compare_runs(std::move(runs), options);
     if (!c) return refuse(c.error().message());
     const auto doc = bench::to_json(*c);
-    if (!html_.empty())
-      if (auto w = bench::write_compare_html(html_, doc); !w)
-        fmt::print(stderr, "dltune compare: {}\n", w.error().message());
     if (json_)
       fmt::print("{}\n", doc.dump(2));
     else
       fmt::print("{}", bench::render_text(*c));
+    if (!html_.empty())
+      if (auto w = bench::write_compare_html(html_, doc, force_); !w) {
+        fmt::print(stderr, "dltune compare: {}\n", w.error().message());
+        return kExitFailure;
+      }
     return c->verdict ? kExitOk : kExitFailure;
   }
 
@@ -107,7 +114,7 @@ class CompareCommand : public Command {
   std::vector<std::string> paths_, a_, b_;
   std::string label_a_, label_b_, html_;
   double confidence_ = 95;
-  bool json_ = false;
+  bool json_ = false, force_ = false;
 };
 
 }  // namespace

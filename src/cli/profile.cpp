@@ -18,6 +18,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/sampling_options.hpp"
+#include "core/local_file.hpp"
 #include "core/text.hpp"
 #include "diagnose/profile_job.hpp"
 #include "launch/spawn.hpp"
@@ -214,8 +215,10 @@ class ProfileCommand : public Command {
         return refuse(fmt::format("cannot make a temporary directory: {}", std::strerror(errno)));
       temp_dir = tmpl;
       path = temp_dir + "/job.db";
-    } else if (::access(path.c_str(), F_OK) == 0) {
-      return refuse("--record " + path + ": exists; remove it or choose another file");
+    } else if (auto target = local_file::output_target(path, false); !target) {
+      return refuse("--record: " + target.error().message());
+    } else if (*target == "-") {
+      return refuse("--record -: a recording is a SQLite file, not a stream");
     }
     const auto cleanup = [&] {
       if (temp_dir.empty()) return;

@@ -9,6 +9,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/sampling_options.hpp"
+#include "core/local_file.hpp"
 #include "core/text.hpp"
 #include "launch/spawn.hpp"
 #include "store/record_session.hpp"
@@ -72,9 +73,10 @@ class RecordCommand : public Command {
     if (!scope) return refuse(scope.error().message());
     if (!command.empty() && scope->kind != monitor::Scope::Kind::kNone)
       return refuse("give a COMMAND or --pid/--cgroup, not both");
-    struct stat st {};
-    if (!force_ && ::lstat(output_.c_str(), &st) == 0)
-      return refuse(output_ + " exists; use --force to replace it");
+    const auto target = local_file::output_target(output_, force_);
+    if (!target) return refuse("-o: " + target.error().message());
+    if (*target == "-") return refuse("-o -: a recording is a SQLite file, not a stream");
+    output_ = *target;
     const auto environment = own_environment();
     std::optional<launch::Credentials> as;
     if (!command.empty()) {
@@ -108,6 +110,7 @@ class RecordCommand : public Command {
     ::pthread_sigmask(SIG_BLOCK, &stop_set, &old);
     if (auto ok = (*session)->start(root, flags_.sampler_options(*scope, *interval)); !ok) {
       ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+      discard(**session, root);
       return refuse(ok.error().message());
     }
     if (!quiet_)
@@ -120,6 +123,13 @@ class RecordCommand : public Command {
   }
 
  private:
+  // A recording that never started is not left behind (bad input changes nothing).
+  void discard(store::RecordSession& session, const host::Root& root) const {
+    (void)session.finish(root, std::nullopt, true);
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+      ::unlink((output_ + suffix).c_str());
+  }
+
   int record_command(store::RecordSession& session, const host::Root& root,
                      const std::vector<std::string>& command,
                      const std::map<std::string, std::string>& environment,
@@ -132,8 +142,7 @@ class RecordCommand : public Command {
         store::record_job(session, root, req, flags_.sampler_options({}, *flags_.interval_ns()));
     if (!result) {
       // The job never started: no recording is left behind (bad input changes nothing).
-      session.finish(root, std::nullopt, true);
-      ::unlink(output_.c_str());
+      discard(session, root);
       return refuse(result.error().message());
     }
     const bool ok = session.finish(root, result->exit_code, quiet_);

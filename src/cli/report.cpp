@@ -1,8 +1,4 @@
 // `dltune report`: a recording as a self-contained HTML page of charts, or as JSON.
-#include <unistd.h>
-
-#include <filesystem>
-
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -75,20 +71,14 @@ class ReportCommand : public Command {
     if (rec.size() == 0) return refuse("the recording has no samples: " + recording_);
     auto window = report::window_of(rec, from_, to_);
     if (!window) return refuse(window.error().message());
-    if (output_ != "-" && !force_ && ::access(output_.c_str(), F_OK) == 0)
-      return refuse(output_ + " exists; use --force to replace it");
-    if (output_ != "-") {
-      const auto dir = std::filesystem::path(output_).parent_path();
-      std::error_code ec;
-      if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
-        return refuse("-o " + output_ + ": no directory " + dir.string());
-    }
+    const auto target = local_file::output_target(output_, force_);
+    if (!target) return refuse("-o: " + target.error().message());
 
     auto data = report::extract(rec, *window);
     if (!data) return failure(data.error().message());
     const bool html = format_ == "html";
     if (html || max_points_) report::decimate(*data, max_points_.value_or(4000));
-    auto written = local_file::write(output_, force_, [&](std::ostream& out) {
+    auto written = local_file::write(*target, force_, [&](std::ostream& out) {
       if (html) {
         report::write_html(*data, out, {.recording_path = recording_});
       } else {

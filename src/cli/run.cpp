@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -13,6 +12,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/sampling_options.hpp"
+#include "core/local_file.hpp"
 #include "core/text.hpp"
 #include "launch/run_job.hpp"
 #include "settings/catalog.hpp"
@@ -94,6 +94,7 @@ class RunCommand : public Command {
     sub_->add_option("--json", json_path_, "Also write the summary as JSON to FILE (\"-\": stdout)")
         ->type_name("FILE");
     sub_->add_flag("-q,--quiet", quiet_, "No summary on stderr");
+    sub_->add_flag("--force", force_, "Replace an existing --json or --record FILE");
     sub_->add_option("--record", record_,
                      "Record the job (its processes, cgroup, the host, GPUs) into this SQLite "
                      "file, as `dltune record` does (refused if it exists)")
@@ -122,10 +123,12 @@ class RunCommand : public Command {
     if (!record_.empty()) {
       auto interval = record_flags_.interval_ns();
       if (!interval) return fail(interval.error().message() + " (--record-interval)");
-      if (::access(record_.c_str(), F_OK) == 0)
-        return fail("--record " + record_ + ": exists; remove it or choose another file");
+      const auto target = local_file::output_target(record_, force_);
+      if (!target) return fail("--record: " + target.error().message());
+      if (*target == "-") return fail("--record -: a recording is a SQLite file, not a stream");
       store::JobRecording recording;
-      recording.setup.path = record_;
+      recording.setup.path = *target;
+      recording.setup.force = force_;
       recording.setup.interval_ns = *interval;
       recording.setup.collect = collect_options();
       recording.setup.notice = [](const std::string& n) {
@@ -150,7 +153,12 @@ class RunCommand : public Command {
     inv.request.keep_root = as_root_;
     inv.request.watch_stdout = watch_stdout_;
     inv.request.unique = fmt::format("{}-{}", std::time(nullptr), ::getpid());
-    inv.json_path = json_path_;
+    if (!json_path_.empty()) {
+      const auto target = local_file::output_target(json_path_, force_);
+      if (!target) return fail("--json: " + target.error().message());
+      inv.json_path = *target;
+    }
+    inv.force = force_;
     inv.quiet = quiet_;
     return inv;
   }
@@ -167,7 +175,7 @@ class RunCommand : public Command {
   int nproc_ = 0;
   int workers_ = -1;
   std::string profile_ = "training";
-  bool as_root_ = false, watch_stdout_ = false, quiet_ = false;
+  bool as_root_ = false, watch_stdout_ = false, quiet_ = false, force_ = false;
   std::string rate_regex_, json_path_;
   std::string record_;
   SamplingFlags record_flags_;
@@ -228,15 +236,12 @@ int run_and_report(RunInvocation invocation, const std::string& who) {
   }
   if (!invocation.quiet) fmt::print(stderr, "\n{}", launch::render_text(*summary));
   if (!invocation.json_path.empty()) {
-    const auto text = launch::to_json(*summary).dump(2) + "\n";
-    if (invocation.json_path == "-") {
-      fmt::print("{}", text);
-    } else {
-      std::ofstream out(invocation.json_path);
-      out << text;
-      if (!out)
-        fmt::print(stderr, "{}: cannot write the summary to {}\n", who, invocation.json_path);
-    }
+    const auto doc = launch::to_json(*summary);
+    if (auto w = local_file::write(
+            invocation.json_path, invocation.force,
+            [&](std::ostream& out) { out << doc.dump(2) << "\n"; }, "the summary");
+        !w)
+      fmt::print(stderr, "{}: {}\n", who, w.error().message());
   }
   return summary->result.exit_code;
 }

@@ -53,6 +53,9 @@ Result<monitor::Scope> SamplingFlags::scope(monitor::Scope::Kind otherwise) cons
     if (cgroup[0] != '/' || cgroup.find("..") != std::string::npos)
       return fail("expected an absolute cgroup path as /proc/PID/cgroup shows it (/dltune/run-1)",
                   "--cgroup " + cgroup);
+    // Found now, before anything is written or shown.
+    if (auto c = monitor::CgroupCollector::open(host::Root(), cgroup); !c)
+      return fail("no such cgroup in any mounted hierarchy", "--cgroup " + cgroup);
     s.kind = monitor::Scope::Kind::kCgroup;
     s.cgroup = cgroup;
     return s;

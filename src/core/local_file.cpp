@@ -10,6 +10,8 @@
 #include <fstream>
 #include <iostream>
 
+#include <fmt/format.h>
+
 namespace dltune::local_file {
 
 namespace {
@@ -22,7 +24,58 @@ mode_t new_file_mode() {
   return 0666 & ~mask;
 }
 
+// What a file that is not a regular one is, for refusals.
+const char* kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
+tl::unexpected<Error> not_regular(const std::string& path, mode_t mode) {
+  return fail(
+      fmt::format("{} is {}, not a regular file: dltune writes only regular files "
+                  "(- writes to standard output)",
+                  path, kind_of(mode)));
+}
+
 }  // namespace
+
+Result<std::string> output_target(const std::string& path, bool replace) {
+  if (path == "-") return path;
+  if (path.empty()) return fail("no file name given");
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT) return fail("cannot write", path, errno);
+    const std::filesystem::path p(path);
+    const auto dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+    struct stat d {};
+    if (::stat(dir.c_str(), &d) != 0 || !S_ISDIR(d.st_mode))
+      return fail(fmt::format("cannot write {}: there is no directory {}", path, dir.string()));
+    return path;
+  }
+  if (S_ISREG(st.st_mode)) {
+    if (!replace) return fail(fmt::format("{} exists; use --force to replace it", path));
+    return path;
+  }
+  if (!S_ISLNK(st.st_mode)) return not_regular(path, st.st_mode);
+  if (!replace)
+    return fail(
+        fmt::format("{} is a symbolic link; use --force to replace the file it points to", path));
+  struct stat t {};
+  if (::stat(path.c_str(), &t) != 0)
+    return fail(fmt::format("{} is a symbolic link to nothing that can be written", path), {},
+                errno);
+  if (!S_ISREG(t.st_mode)) return not_regular(path + " (a symbolic link)", t.st_mode);
+  if (::access(path.c_str(), W_OK) != 0) return fail("cannot write", path, errno);
+  std::error_code ec;
+  const auto real = std::filesystem::canonical(path, ec);
+  if (ec) return fail("cannot resolve the symbolic link", path, ec.value());
+  return real.string();
+}
 
 PendingFile::~PendingFile() {
   if (!temp_.empty()) ::unlink(temp_.c_str());
@@ -82,6 +135,12 @@ Result<void> PendingFile::commit(bool replace) {
   const int sync_err = errno;
   ::close(fd);
   if (synced != 0) return failed("cannot write", sync_err);
+  // Never a rename over a device, FIFO, socket or directory that took the name meanwhile.
+  struct stat st {};
+  if (replace && ::lstat(target_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    ::unlink(temp.c_str());
+    return not_regular(target_, st.st_mode);
+  }
   // Without `replace` the rename must not replace a file that appeared meanwhile.
   int rc = replace
                ? ::rename(temp.c_str(), target_.c_str())
@@ -107,10 +166,9 @@ Result<void> write(const std::string& path, bool replace,
     if (!std::cout) return fail("cannot write " + what + " to", "standard output", EIO);
     return {};
   }
-  struct stat st {};
-  if (!replace && ::lstat(path.c_str(), &st) == 0)
-    return fail("will not overwrite an existing file (use --force):", path, EEXIST);
-  auto pending = PendingFile::beside(path);
+  const auto target = output_target(path, replace);
+  if (!target) return tl::unexpected(target.error());
+  auto pending = PendingFile::beside(*target);
   if (!pending) return tl::unexpected(pending.error());
   {
     std::ofstream out(pending->temp_path(), std::ios::binary | std::ios::trunc);

@@ -12,6 +12,14 @@
 
 namespace dltune::local_file {
 
+// Where writing `path` lands, checked before anything is written. `path` itself when it does not
+// exist (its directory must) or is a regular file, replaced only with `replace`; with `replace`, a
+// symbolic link's target when that is a regular file this process may write (the link stays).
+// Refused, naming the path and what it is: a device, FIFO, socket or directory, whatever
+// `replace` says (dltune never renames a file over them), and a link without `replace`.
+// "-" is returned as it is: standard output, for the callers that take it.
+[[nodiscard]] Result<std::string> output_target(const std::string& path, bool replace);
+
 // A temporary file beside a target, with the mode a new file would get (0666 less the umask):
 // written by its holder, then committed by rename; removed when dropped uncommitted.
 class PendingFile {
@@ -25,21 +33,23 @@ class PendingFile {
 
   // Creates ".NAME.XXXXXX" in the target's directory (so that the rename stays within one file
   // system), with `mode`, or by default the mode a new file would get (0666 less the umask).
+  // `target` is output_target's answer.
   [[nodiscard]] static Result<PendingFile> beside(const std::string& target,
                                                   std::optional<unsigned> mode = std::nullopt);
   [[nodiscard]] const std::string& temp_path() const { return temp_; }
   // fsync's the temporary file and renames it to the target. Unless `replace`, an existing target
   // is refused, also one that appeared since `beside` (RENAME_NOREPLACE, or link(2) where the
-  // file system lacks it). The temporary file is gone afterwards, whatever the outcome.
+  // file system lacks it); with `replace`, a target that is no longer a regular file is refused
+  // too. The temporary file is gone afterwards, whatever the outcome.
   [[nodiscard]] Result<void> commit(bool replace);
 
  private:
   std::string target_, temp_;
 };
 
-// Writes `path` through `write`: "-" is standard output; otherwise a PendingFile. An existing
-// `path` is refused unless `replace` (checked again at the rename, so a file made meanwhile is
-// not lost). `what` names the output in errors ("the report").
+// Writes `path` through `write`: "-" is standard output; otherwise a PendingFile at
+// output_target(path, replace). An existing `path` is refused unless `replace` (checked again at
+// the rename, so a file made meanwhile is not lost). `what` names the output in errors.
 [[nodiscard]] Result<void> write(const std::string& path, bool replace,
                                  const std::function<void(std::ostream&)>& write,
                                  const std::string& what = "the report");

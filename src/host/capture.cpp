@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <ctime>
 #include <functional>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -33,15 +34,23 @@ std::string rel(const std::string& host_path) {
 }  // namespace
 
 Result<CaptureStats> write_capture(const Root& root, const std::string& out_path,
-                                   const std::map<std::string, std::string>& extra) {
-  auto pending = local_file::PendingFile::beside(out_path);
-  if (!pending) return tl::unexpected(pending.error());
-  const std::string tmp = pending->temp_path();
+                                   const std::map<std::string, std::string>& extra, bool replace) {
+  const auto target = local_file::output_target(out_path, replace);
+  if (!target) return tl::unexpected(target.error());
+  std::optional<local_file::PendingFile> pending;
   Writer w;
   archive_write_add_filter_gzip(w.a);
   archive_write_set_format_pax_restricted(w.a);
-  if (archive_write_open_filename(w.a, tmp.c_str()) != ARCHIVE_OK)
-    return fail("cannot write", out_path, archive_errno(w.a));
+  if (*target == "-") {
+    if (archive_write_open_fd(w.a, STDOUT_FILENO) != ARCHIVE_OK)
+      return fail("cannot write to", "standard output", archive_errno(w.a));
+  } else {
+    auto p = local_file::PendingFile::beside(*target);
+    if (!p) return tl::unexpected(p.error());
+    pending = std::move(*p);
+    if (archive_write_open_filename(w.a, pending->temp_path().c_str()) != ARCHIVE_OK)
+      return fail("cannot write", out_path, archive_errno(w.a));
+  }
 
   CaptureStats stats;
   const auto now = std::time(nullptr);
@@ -125,7 +134,8 @@ Result<CaptureStats> write_capture(const Root& root, const std::string& out_path
     }
   }
   if (archive_write_close(w.a) != ARCHIVE_OK) return fail_write("the end of the archive");
-  if (auto ok = pending->commit(true); !ok) return tl::unexpected(ok.error());
+  if (pending)
+    if (auto ok = pending->commit(replace); !ok) return tl::unexpected(ok.error());
   return stats;
 }
 

@@ -40,11 +40,6 @@ std::string dir_of(const std::string& path) {
   return dir.empty() ? "." : dir;
 }
 
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0;
-}
-
 // Builds the schema in `tmp`, in rollback-journal mode so that the file stands alone when it is
 // renamed (a -wal file is named after the path it was opened by).
 Result<void> build(const std::string& tmp, const RecordingInfo& info) {
@@ -62,6 +57,7 @@ Result<void> install(local_file::PendingFile& pending, const std::string& path, 
   if (auto ok = pending.commit(force); !ok) {
     if (ok.error().errno_ == EEXIST)
       return fail(fmt::format("{} exists; use --force to replace it", path));
+    if (ok.error().errno_ == 0) return tl::unexpected(ok.error());  // no longer a regular file
     return fail("cannot create the recording", path, ok.error().errno_);
   }
   // The replaced recording's -wal and -shm would otherwise be taken for the new one's.
@@ -189,13 +185,14 @@ RecordingWriter::~RecordingWriter() {
 Result<std::unique_ptr<RecordingWriter>> RecordingWriter::create(const std::string& path,
                                                                  const RecordingInfo& info,
                                                                  WriterOptions options) {
-  if (!options.force && exists(path))
-    return fail(fmt::format("{} exists; use --force to replace it", path));
-  auto pending = local_file::PendingFile::beside(path, 0644);
+  const auto target = local_file::output_target(path, options.force);
+  if (!target) return tl::unexpected(target.error());
+  if (*target == "-") return fail("a recording is a SQLite file, not a stream:", "-");
+  auto pending = local_file::PendingFile::beside(*target, 0644);
   if (!pending) return tl::unexpected(pending.error());
   const std::string tmp = pending->temp_path();
   auto built = build(tmp, info);
-  if (built) built = install(*pending, path, options.force);
+  if (built) built = install(*pending, *target, options.force);
   if (!built) {
     // The temporary file itself goes with `pending`; SQLite's own files beside it here.
     for (const char* suffix : {"-journal", "-wal", "-shm"}) ::unlink((tmp + suffix).c_str());
@@ -205,9 +202,9 @@ Result<std::unique_ptr<RecordingWriter>> RecordingWriter::create(const std::stri
   std::unique_ptr<RecordingWriter> w(new RecordingWriter());
   State& s = *w->state_;
   s.options = options;
-  s.path = path;
+  s.path = *target;
   if (s.options.batch == 0) s.options.batch = 1;
-  auto db = Database::open(path, false, sql::kLabel);
+  auto db = Database::open(*target, false, sql::kLabel);
   if (!db) return tl::unexpected(db.error());
   s.db = std::move(*db);
   {

@@ -64,7 +64,8 @@ TEST(Capture, UnpackedCaptureGivesTheSameFacts) {
 
 TEST(Capture, UnwritableOutputIsAClearErrorAndLeavesNothing) {
   const auto r = run({DLTUNE_BINARY, "capture", "-o", "/nonexistent-dir/host.tar.gz"});
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);  // bad input, found before anything is read
+  EXPECT_NE(r.err.find("there is no directory /nonexistent-dir"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("/nonexistent-dir/host.tar.gz"), std::string::npos);
   EXPECT_FALSE(fs::exists("/nonexistent-dir"));
 }

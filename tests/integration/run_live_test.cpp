@@ -55,12 +55,13 @@ class RunLive : public ::testing::Test {
     }
     fs::remove_all(dir_);
   }
-  // dltune run --name NAME --json SUMMARY OPTIONS -- COMMAND
+  // dltune run --name NAME --json SUMMARY --force OPTIONS -- COMMAND (a test may run twice)
   dltune::testing::RunResult dltune_run(std::vector<std::string> options,
                                         std::vector<std::string> command,
                                         std::map<std::string, std::string> env = {}) {
     std::vector<std::string> argv = {DLTUNE_BINARY, "run",    "--name",
-                                     name_,         "--json", (dir_ / "summary.json").string()};
+                                     name_,         "--json", (dir_ / "summary.json").string(),
+                                     "--force"};
     argv.insert(argv.end(), options.begin(), options.end());
     argv.push_back("--");
     argv.insert(argv.end(), command.begin(), command.end());

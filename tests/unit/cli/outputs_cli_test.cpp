@@ -1,0 +1,133 @@
+// Every command that writes a local file refuses, before doing anything, a target that is not a
+// regular file (a device, FIFO, directory), with or without --force: exit 2, the target named,
+// the target unchanged and nothing left beside it.
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "support/run.hpp"
+#include "unit/report/report_samples.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using dltune::testing::run;
+using dltune::testing::TempDir;
+using dltune::testing::write_recording;
+using ::testing::HasSubstr;
+
+std::set<std::string> names_in(const std::string& dir) {
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
+  return names;
+}
+
+mode_t kind_of(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return 0;
+  return st.st_mode & S_IFMT;
+}
+
+// Each command line with OUT where its output file goes.
+std::vector<std::vector<std::string>> writers(const std::string& rec) {
+  return {
+      {"report", rec, "-o", "OUT"},
+      {"report", rec, "-o", "OUT", "--force"},
+      {"compare", rec, rec, "--html", "OUT", "--force"},
+      {"capture", "-o", "OUT"},
+      {"capture", "-o", "OUT", "--force"},
+      {"record", "-o", "OUT", "--force", "--duration", "1s"},
+      {"run", "--json", "OUT", "--force", "--", "true"},
+      {"run", "--record", "OUT", "--", "true"},
+      {"profile", "--record", "OUT", "--", "true"},
+  };
+}
+
+TEST(OutputsCli, NoCommandWritesOverADeviceAFifoOrADirectory) {
+  TempDir dir;
+  const auto rec = dir.file("run.db");
+  write_recording(rec, 6);
+  std::vector<std::pair<std::string, std::string>> targets = {{dir.file("fifo"), "a FIFO"},
+                                                              {dir.file("sub"), "a directory"}};
+  ASSERT_EQ(::mkfifo(targets[0].first.c_str(), 0644), 0);
+  fs::create_directory(targets[1].first);
+  if (::mknod(dir.file("full").c_str(), S_IFCHR | 0666, ::makedev(1, 7)) == 0)
+    targets.emplace_back(dir.file("full"), "a character device");
+  else
+    std::cout << "[ skipped part ] no device node: mknod needs root\n";
+  auto commands = writers(rec);
+  // bench refuses to start without root before it looks at its options.
+  if (::geteuid() == 0)
+    commands.push_back(
+        {"bench", "--html", "OUT", "--force", "--run-b=--cpu-quota=0.5", "--", "true"});
+  else
+    std::cout << "[ skipped part ] bench: needs root\n";
+  const auto before = names_in(dir.file(""));
+  for (const auto& [target, kind] : targets)
+    for (auto argv : commands) {
+      for (auto& a : argv)
+        if (a == "OUT") a = target;
+      const mode_t was = kind_of(target);
+      argv.insert(argv.begin(), DLTUNE_BINARY);
+      const auto r = run(argv);
+      const auto line = argv[1] + " to " + kind;
+      EXPECT_EQ(r.exit_code, 2) << line << "\n" << r.err;
+      EXPECT_THAT(r.err, HasSubstr(target + " is " + kind + ", not a regular file")) << line;
+      EXPECT_THAT(r.err, HasSubstr("dltune " + argv[1] + ":")) << line;
+      EXPECT_EQ(kind_of(target), was) << line;
+      EXPECT_EQ(names_in(dir.file("")), before) << line;
+    }
+}
+
+TEST(OutputsCli, AnExistingFileIsReplacedOnlyWithForceTheSameForEveryCommand) {
+  TempDir dir;
+  const auto rec = dir.file("run.db");
+  write_recording(rec, 6);
+  const auto target = dir.file("existing");
+  for (auto argv :
+       std::vector<std::vector<std::string>>{{"report", rec, "-o", "OUT"},
+                                             {"capture", "-o", "OUT"},
+                                             {"record", "-o", "OUT", "--duration", "1s"},
+                                             {"run", "--json", "OUT", "--", "true"},
+                                             {"compare", rec, rec, "--html", "OUT"}}) {
+    std::ofstream(target) << "mine";
+    for (auto& a : argv)
+      if (a == "OUT") a = target;
+    argv.insert(argv.begin(), DLTUNE_BINARY);
+    const auto r = run(argv);
+    EXPECT_EQ(r.exit_code, 2) << argv[1] << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(target + " exists; use --force to replace it")) << argv[1];
+    std::ifstream in(target);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "mine") << argv[1];
+  }
+}
+
+TEST(OutputsCli, CaptureStreamsToStandardOutputWithTheDash) {
+  const auto r = run({DLTUNE_BINARY, "capture", "-o", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_GE(r.out.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(r.out[0]), 0x1f);  // gzip's magic number
+  EXPECT_EQ(static_cast<unsigned char>(r.out[1]), 0x8b);
+  EXPECT_THAT(r.err, HasSubstr("wrote -:"));
+}
+
+TEST(OutputsCli, ARecordingOfACgroupThatIsNotThereLeavesNoFile) {
+  TempDir dir;
+  const auto out = dir.file("x.db");
+  const auto r =
+      run({DLTUNE_BINARY, "record", "-o", out, "--cgroup", "/no/such/group", "--duration", "1s"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--cgroup /no/such/group"));
+  EXPECT_TRUE(names_in(dir.file("")).empty());
+}
+
+}  // namespace

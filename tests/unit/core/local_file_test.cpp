@@ -1,0 +1,159 @@
+// core/local_file: every output file dltune writes lands whole, as a regular file, and never
+// replaces what is not one (a device, FIFO, socket, directory), with or without --force.
+#include "core/local_file.hpp"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "unit/report/report_samples.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using dltune::local_file::output_target;
+using dltune::local_file::PendingFile;
+using dltune::testing::TempDir;
+using ::testing::HasSubstr;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// The names in `dir`: a failed write leaves no temporary file behind.
+std::set<std::string> names_in(const std::string& dir) {
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
+  return names;
+}
+
+dltune::Result<void> write_new(const std::string& path, bool replace) {
+  return dltune::local_file::write(path, replace, [](std::ostream& o) { o << "new"; });
+}
+
+mode_t kind_of(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  return st.st_mode & S_IFMT;
+}
+
+TEST(LocalFile, ANewFileIsWrittenWholeAndAnExistingOneOnlyWhenReplacing) {
+  TempDir dir;
+  const auto path = dir.file("out.html");
+  ASSERT_TRUE(write_new(path, false));
+  EXPECT_EQ(slurp(path), "new");
+  std::ofstream(path) << "old";
+  const auto refused = write_new(path, false);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message(), HasSubstr(path + " exists; use --force"));
+  EXPECT_EQ(slurp(path), "old");
+  ASSERT_TRUE(write_new(path, true));
+  EXPECT_EQ(slurp(path), "new");
+  EXPECT_EQ(names_in(dir.file("")), std::set<std::string>{"out.html"});
+}
+
+TEST(LocalFile, AMissingDirectoryIsNamed) {
+  TempDir dir;
+  const auto r = output_target(dir.file("no/such/out.html"), true);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message(), HasSubstr("there is no directory " + dir.file("no/such")));
+}
+
+TEST(LocalFile, NothingButARegularFileIsEverReplacedEvenWithForce) {
+  TempDir dir;
+  const auto fifo = dir.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  const auto sub = dir.file("sub");
+  fs::create_directory(sub);
+  const auto sock = dir.file("sock");
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(sock.size(), sizeof addr.sun_path);
+  sock.copy(addr.sun_path, sock.size());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {fifo, "a FIFO"}, {sub, "a directory"}, {sock, "a socket"}};
+  // A character device of our own (the same numbers as /dev/full): needs root for mknod.
+  const auto dev = dir.file("full");
+  if (::mknod(dev.c_str(), S_IFCHR | 0666, ::makedev(1, 7)) == 0)
+    cases.emplace_back(dev, "a character device");
+  else
+    std::cout << "[ skipped part ] no device node: mknod needs root\n";
+  const auto before = names_in(dir.file(""));
+  for (const auto& [path, kind] : cases)
+    for (const bool replace : {false, true}) {
+      const mode_t was = kind_of(path);
+      const auto r = write_new(path, replace);
+      ASSERT_FALSE(r) << path;
+      EXPECT_THAT(r.error().message(), HasSubstr(path + " is " + kind + ", not a regular file"));
+      EXPECT_EQ(kind_of(path), was) << path;
+      EXPECT_EQ(names_in(dir.file("")), before) << "a temporary file was left behind";
+    }
+  ::close(fd);
+}
+
+TEST(LocalFile, ASymlinkIsReplacedOnlyWithForceAndThenAsItsRegularTarget) {
+  TempDir dir;
+  const auto real = dir.file("real.html");
+  std::ofstream(real) << "old";
+  const auto link = dir.file("link.html");
+  fs::create_symlink(real, link);
+  const auto refused = write_new(link, false);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message(), HasSubstr("is a symbolic link; use --force"));
+  EXPECT_EQ(slurp(real), "old");
+  ASSERT_TRUE(write_new(link, true));
+  EXPECT_EQ(kind_of(link), S_IFLNK);  // the link stays, its target is the new file
+  EXPECT_EQ(slurp(real), "new");
+
+  const auto fifo = dir.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  const auto to_fifo = dir.file("to-fifo");
+  fs::create_symlink(fifo, to_fifo);
+  const auto r = write_new(to_fifo, true);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message(), HasSubstr("(a symbolic link) is a FIFO"));
+  EXPECT_EQ(kind_of(fifo), S_IFIFO);
+
+  const auto dangling = dir.file("dangling");
+  fs::create_symlink(dir.file("nothing"), dangling);
+  const auto d = write_new(dangling, true);
+  ASSERT_FALSE(d);
+  EXPECT_THAT(d.error().message(), HasSubstr("a symbolic link to nothing"));
+  EXPECT_FALSE(fs::exists(dir.file("nothing")));
+}
+
+TEST(LocalFile, TheRenameRefusesATargetThatBecameAFifoMeanwhile) {
+  TempDir dir;
+  const auto path = dir.file("out.json");
+  auto pending = PendingFile::beside(path);
+  ASSERT_TRUE(pending);
+  std::ofstream(pending->temp_path()) << "new";
+  ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0);
+  const auto r = pending->commit(true);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message(), HasSubstr("is a FIFO"));
+  EXPECT_EQ(kind_of(path), S_IFIFO);
+  EXPECT_EQ(names_in(dir.file("")), std::set<std::string>{"out.json"});
+}
+
+TEST(LocalFile, StandardOutputIsTheDash) {
+  const auto r = output_target("-", false);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, "-");
+  EXPECT_FALSE(output_target("", true));
+}
+
+}  // namespace
