@@ -14,6 +14,7 @@
 #include "cli/sampling_options.hpp"
 #include "core/local_file.hpp"
 #include "launch/spawn.hpp"
+#include "options/options.hpp"
 
 namespace dltune::cli {
 
@@ -22,8 +23,8 @@ namespace {
 class BenchCommand : public Command {
  public:
   BenchCommand(CLI::App& app, GlobalOptions& global) : global_(global) {
-    sub_ = app.add_subcommand("bench", "Run a job under two settings, A B A B ..., and compare");
-    sub_->description(
+    sub_ = options::add_command(
+        app, "bench", "Run a job under two settings, A B A B ..., and compare",
         "Runs COMMAND (directly, never through a shell) alternately under A and B, round after\n"
         "round (A B, then B A: drift on the host hits both sides alike), after --warmup rounds\n"
         "that are not counted. Before each run its side's profile is applied as a tune "
@@ -54,41 +55,38 @@ class BenchCommand : public Command {
     sub_->add_option("-b,--b", b_.profile,
                      "Profile of side B: built-in name or file (default: the host as it is)")
         ->type_name("PROFILE");
-    sub_->add_option("--only,--only-b", b_.only,
-                     "Only this setting of B's profile (repeatable): one parameter at a time")
-        ->type_name("ID");
-    sub_->add_option("--only-a", a_.only, "Only this setting of A's profile (repeatable)")
-        ->type_name("ID");
+    options::add_list(*sub_, "--only,--only-b", b_.only,
+                      "Only these settings of B's profile: one parameter at a time", "ID");
+    options::add_list(*sub_, "--only-a", a_.only, "Only these settings of A's profile", "ID");
     sub_->add_option("--run", run_args_, "An option for `dltune run`, both sides (repeatable)")
         ->type_name("ARG");
     sub_->add_option("--run-a", a_.run_args, "An option for `dltune run`, side A only")
         ->type_name("ARG");
     sub_->add_option("--run-b", b_.run_args, "An option for `dltune run`, side B only")
         ->type_name("ARG");
-    sub_->add_option("-n,--runs", runs_, "Counted runs per side (default 6; at least 3)")
-        ->type_name("N");
-    sub_->add_option("-w,--warmup", warmup_, "Rounds run first and not counted (default 1)")
-        ->type_name("K");
-    sub_->add_option("--order", order_,
-                     "abba (default): A B in odd rounds, B A in even ones, so that drift and the "
-                     "order of a round favour neither side; ab: A B every round")
-        ->type_name("abba|ab")
-        ->check(CLI::IsMember({"abba", "ab"}));
+    options::add_integer(*sub_, "-n,--runs", runs_, 3, 1000,
+                         "Counted runs per side (default 6: a confidence interval needs 3, a "
+                         "distribution-free one at 95% 6)");
+    options::add_integer(*sub_, "-w,--warmup", warmup_, 0, 100,
+                         "Rounds run first and not counted (default 1)");
+    options::add_choice(*sub_, "--order", order_, {"abba", "ab"},
+                        "abba (default): A B in odd rounds, B A in even ones, so that drift and "
+                        "the order of a round favour neither side; ab: A B every round");
     sub_->add_option("--rate-regex", rate_regex_,
                      "A regular expression whose first group is the job's rate per second")
         ->type_name("RE");
-    sub_->add_option("--confidence", confidence_, "Confidence of the intervals, % (default 95)")
-        ->type_name("P");
+    options::add_number(*sub_, "--confidence", confidence_, 50, 99.9,
+                        "Confidence of the intervals, % (default 95)", "P");
     sub_->add_option("-o,--out", out_,
                      "Directory for the recordings, logs and bench.json (default "
                      "./dltune-bench-DATE-TIME; must not exist or be empty)")
         ->type_name("DIR");
-    sub_->add_option("--interval", interval_, "Sampling interval of the recordings (default 1s)")
-        ->type_name("DURATION");
-    sub_->add_option("--data", data_,
-                     "A path that holds training data, for mount and read-ahead settings "
-                     "(as tune's --data)")
-        ->type_name("PATH");
+    options::add_duration(*sub_, "--interval", interval_ns_, 10'000'000, 3'600'000'000'000,
+                          "Sampling interval of the recordings (default 1s)");
+    options::add_list(*sub_, "--data", data_,
+                      "Paths that hold training data, for mount and read-ahead settings (as "
+                      "tune's --data)",
+                      "PATH");
     sub_->add_option("--state-dir", state_dir_, "Where tune's journal is")->type_name("DIR");
     sub_->add_option("--html", html_, "Also write the comparison as an HTML page")
         ->type_name("FILE");
@@ -140,15 +138,6 @@ class BenchCommand : public Command {
     auto command = job_command(sub_->remaining(), global_, "bench");
     if (!command) return tl::unexpected(command.error());
     if (command->empty()) return fail("expected the job's COMMAND after --");
-    if (runs_ < 3)
-      return fail(
-          fmt::format("--runs {}: a confidence interval needs at least 3 runs per side (6 for a "
-                      "distribution-free one at 95%); nothing was run",
-                      runs_));
-    if (warmup_ < 0) return fail(fmt::format("--warmup {}: expected 0 or more", warmup_));
-    if (!(confidence_ > 50 && confidence_ < 100))
-      return fail(
-          fmt::format("--confidence {}: expected a percentage between 50 and 100", confidence_));
     if (auto found = launch::find_program(command->front(), own_environment()); !found)
       return tl::unexpected(found.error());
     bench::BenchRequest r;
@@ -168,10 +157,6 @@ class BenchCommand : public Command {
     if (!html_.empty())
       if (auto t = local_file::output_target(html_, force_); !t)
         return fail("--html: " + t.error().message());
-    SamplingFlags sampling;
-    sampling.interval = interval_;
-    auto interval = sampling.interval_ns();
-    if (!interval) return fail(interval.error().message() + " (--interval)");
 
     host::Root root;
     const auto facts = inventory::collect(root, collect_options());
@@ -192,11 +177,11 @@ class BenchCommand : public Command {
     r.runs = runs_;
     r.warmup = warmup_;
     r.abba = order_ == "abba";
-    r.interval_ns = *interval;
+    r.interval_ns = interval_ns_;
     r.data = data_;
     r.confidence = confidence_ / 100;
     r.collect = collect_options();
-    r.sampler = sampling.sampler_options({}, *interval);
+    r.sampler = sampler_options({}, interval_ns_, true);
     return r;
   }
 
@@ -240,7 +225,8 @@ class BenchCommand : public Command {
   int runs_ = 6, warmup_ = 1;
   double confidence_ = 95;
   std::string order_ = "abba";
-  std::string rate_regex_, out_, interval_ = "1s", state_dir_ = "/var/lib/dltune", html_;
+  std::string rate_regex_, out_, state_dir_ = "/var/lib/dltune", html_;
+  std::int64_t interval_ns_ = 1'000'000'000;
   bool force_ = false;
   bool json_ = false;
 };

@@ -10,6 +10,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "inventory/host_facts.hpp"
+#include "options/options.hpp"
 #include "settings/catalog.hpp"
 
 namespace dltune::cli {
@@ -19,8 +20,8 @@ namespace {
 class CheckCommand : public Command {
  public:
   explicit CheckCommand(CLI::App& app) {
-    sub_ = app.add_subcommand("check", "Audit the host against a training profile");
-    sub_->description(
+    sub_ = options::add_command(
+        app, "check", "Audit the host against a training profile",
         "Judges this host (or a host tree given with --root) against a profile. Each finding has\n"
         "a stable id (the profile key: vm.swappiness, shm.size, gpu.persistence, ...), a severity\n"
         "(ok, info, warn, critical), the evidence (the file read and the value found), the value\n"
@@ -36,12 +37,12 @@ class CheckCommand : public Command {
         "(a profile that does not load, an unknown id in --only/--skip, a bad --root).");
     sub_->add_option("-p,--profile", profile_, "Profile name or TOML file (default: training)")
         ->type_name("PROFILE");
-    sub_->add_option("--data", data_,
-                     "A path that holds training data; its file system is checked for noatime "
-                     "(repeatable; default: / and /home)")
-        ->type_name("PATH");
-    sub_->add_option("--only", only_, "Check only these ids (repeatable)")->type_name("ID");
-    sub_->add_option("--skip", skip_, "Leave these ids out (repeatable)")->type_name("ID");
+    options::add_list(*sub_, "--data", data_,
+                      "Paths that hold training data: their file systems are checked for noatime "
+                      "(default: / and /home)",
+                      "PATH");
+    options::add_list(*sub_, "--only", only_, "Check only these ids", "ID");
+    options::add_list(*sub_, "--skip", skip_, "Leave these ids out", "ID");
     sub_->add_option("--root", root_, "Audit the host tree at DIR (a capture or a fixture)")
         ->type_name("DIR");
     sub_->add_flag("-v,--verbose", verbose_, "Show evidence and reasons for every finding");

@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "host/fault.hpp"
+#include "options/options.hpp"
 #include "tune/journal.hpp"
 
 namespace dltune::cli {
@@ -36,17 +37,17 @@ void warn_about_unfinished_transactions() {
 
 int run(int argc, char** argv) {
   CLI::App app{
-      "dltune: make a Linux host run PyTorch training well, and prove it.\n\n"
-      "Every command reads the host only through its /proc, /sys, /etc and /dev files (or those "
-      "of\n"
-      "a host tree given with --root) and prints text for people or, with --json, a documented\n"
-      "schema (docs/json.md) for scripts.",
+      "Makes a Linux host run PyTorch training well, and proves it. Every command reads the host\n"
+      "through its /proc, /sys, /etc and /dev files only (or a host tree's, with --root) and\n"
+      "prints text for people or, with --json, a documented schema (docs/json.md) for scripts.",
       "dltune"};
+  options::use_dltune_help(app);
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("dltune ") + DLTUNE_VERSION);
   app.footer(
-      "Exit status: 0 success, 1 the command failed, 2 bad input (nothing was done).\n"
-      "Run `dltune COMMAND --help` for a command's options.");
+      "Exit status: 0 success, 1 the command failed, 2 bad input (nothing was done); check,\n"
+      "doctor, compare and the commands that run a job say their own in their help.\n"
+      "`dltune help COMMAND` (or `dltune COMMAND --help`) shows a command's options.");
 
 #if DLTUNE_TEST_HOOKS
   // The fault-injection test hook (docs/testing.md): a text that does not parse is bad input,
@@ -90,22 +91,11 @@ int run(int argc, char** argv) {
     args.resize(i);
     break;
   }
-  if (const auto rc = parse_command_line(app, std::move(args))) return *rc;
+  if (const auto rc = options::parse(app, std::move(args))) return *rc;
   warn_about_unfinished_transactions();
   for (auto& c : commands)
     if (c->selected()) return c->execute();
   return kExitBadInput;
-}
-
-std::optional<int> parse_command_line(CLI::App& app, std::vector<std::string> args) {
-  std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse order
-  try {
-    app.parse(args);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? kExitOk : kExitBadInput;
-  }
-  return std::nullopt;
 }
 
 }  // namespace dltune::cli

@@ -37,9 +37,9 @@ class Command {
 [[nodiscard]] std::optional<host::Root> open_root(const char* command, const std::string& dir);
 // How facts are collected: DLTUNE_NVML_LIBRARY from this process's environment.
 [[nodiscard]] inventory::CollectOptions collect_options();
-// The job's command for `run` and `record`: the words after "--", or from the first word that is
-// not an option on (CLI11's prefix mode, `remaining`), passed on untouched. Refuses a word before
-// "--" when there is one, and an unknown option of `command_name`.
+// The job's command for `run`, `record` and `bench`: the words after "--", passed on untouched.
+// Refuses any word CLI11 left (`remaining`: an unknown option of `command_name`, or a command
+// without "--" before it).
 [[nodiscard]] Result<std::vector<std::string>> job_command(std::vector<std::string> remaining,
                                                            const GlobalOptions& global,
                                                            const char* command_name);
@@ -51,10 +51,6 @@ std::unique_ptr<Command> make_capture_command(CLI::App& app, GlobalOptions& glob
 std::unique_ptr<Command> make_check_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_tune_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_run_command(CLI::App& app, GlobalOptions& global);
-// Parses `args` (the words after "dltune", in order) into `app`'s commands: nullopt when they
-// parse, else the exit status (0 after --help or --version, which CLI11 printed; 2 for an error,
-// said on stderr).
-[[nodiscard]] std::optional<int> parse_command_line(CLI::App& app, std::vector<std::string> args);
 // What `dltune run`'s options ask for, checked: the request for launch::run_job and what is done
 // around it.
 struct RunInvocation {

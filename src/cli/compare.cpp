@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "core/local_file.hpp"
 #include "core/text.hpp"
+#include "options/options.hpp"
 
 namespace dltune::cli {
 
@@ -24,8 +25,8 @@ bool is_directory(const std::string& path) {
 class CompareCommand : public Command {
  public:
   explicit CompareCommand(CLI::App& app) {
-    sub_ = app.add_subcommand("compare", "Compare recorded runs of a job: A against B");
-    sub_->description(
+    sub_ = options::add_command(
+        app, "compare", "Compare recorded runs of a job: A against B",
         "The table and verdict of `dltune bench` for runs recorded by hand (`dltune run --record\n"
         "FILE -- COMMAND`), or for a bench directory read again. Per metric: the medians of A\n"
         "and B and the ratio B/A with a confidence interval; the verdict is on the job's rate\n"
@@ -45,8 +46,8 @@ class CompareCommand : public Command {
     sub_->add_option("-b", b_, "A recording of side B (repeatable)")->type_name("FILE");
     sub_->add_option("--label-a", label_a_, "What A was, for the output")->type_name("TEXT");
     sub_->add_option("--label-b", label_b_, "What B was, for the output")->type_name("TEXT");
-    sub_->add_option("--confidence", confidence_, "Confidence of the intervals, % (default 95)")
-        ->type_name("P");
+    options::add_number(*sub_, "--confidence", confidence_, 50, 99.9,
+                        "Confidence of the intervals, % (default 95)", "P");
     sub_->add_option("--html", html_, "Also write the comparison as an HTML page")
         ->type_name("FILE");
     sub_->add_flag("--force", force_, "Replace an existing --html FILE");
@@ -56,9 +57,6 @@ class CompareCommand : public Command {
   bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
-    if (!(confidence_ > 50 && confidence_ < 100))
-      return refuse(
-          fmt::format("--confidence {}: expected a percentage between 50 and 100", confidence_));
     if (!html_.empty())
       if (auto t = local_file::output_target(html_, force_); !t)
         return refuse("--html: " + t.error().message());

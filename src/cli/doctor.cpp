@@ -16,6 +16,7 @@
 #include "core/clock.hpp"
 #include "diagnose/doctor.hpp"
 #include "diagnose/kernel_log.hpp"
+#include "options/options.hpp"
 
 namespace dltune::cli {
 
@@ -24,8 +25,8 @@ namespace {
 class DoctorCommand : public Command {
  public:
   explicit DoctorCommand(CLI::App& app) {
-    sub_ = app.add_subcommand("doctor", "Find what went wrong in the kernel's log, and what to do");
-    sub_->description(
+    sub_ = options::add_command(
+        app, "doctor", "Find what went wrong in the kernel's log, and what to do",
         "Reads the kernel's log (/dev/kmsg: root, or kernel.dmesg_restrict=0; before its oldest\n"
         "record, or when it cannot be read, /var/log/kern.log, syslog or messages with their\n"
         "rotations, gzip'd ones too) and explains what\n"
@@ -46,8 +47,8 @@ class DoctorCommand : public Command {
         "Examples:\n"
         "  sudo dltune doctor                  # the last 24 hours\n"
         "  sudo dltune doctor --boot --json    # since boot, for scripts");
-    sub_->add_option("--since", since_, "How far back: a duration (30m, 24h, 7d; default 24h)")
-        ->type_name("DURATION");
+    options::add_duration(*sub_, "--since", since_ns_, 1'000'000'000, 3650 * 86'400'000'000'000,
+                          "How far back (default 24h)");
     sub_->add_flag("--boot", boot_, "Everything since boot that the ring buffer still holds");
     sub_->add_flag("--follow", follow_,
                    "After the report, print each new event as it comes (Ctrl-C stops; with "
@@ -67,7 +68,7 @@ class DoctorCommand : public Command {
   bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
-    if (boot_ && !since_.empty()) return refuse("give --since or --boot, not both");
+    if (boot_ && since_ns_) return refuse("give --since or --boot, not both");
     std::optional<std::pair<std::int64_t, std::int64_t>> span;  // the recording's, wall ns
     if (!recording_.empty()) {
       auto r = diagnose::recording_span(recording_, now_ns(CLOCK_REALTIME));
@@ -76,8 +77,7 @@ class DoctorCommand : public Command {
     }
     if (follow_ && !root_dir_.empty())
       return refuse("--follow reads the live host's /dev/kmsg: not with --root");
-    auto window = diagnose::doctor_window(boot_, since_, span, now_ns(CLOCK_REALTIME));
-    if (!window) return refuse(window.error().message());
+    const auto window = diagnose::doctor_window(boot_, since_ns_, span, now_ns(CLOCK_REALTIME));
     const auto& xids = diagnose::builtin_xid_table();
     if (!xids) {
       fmt::print(stderr, "dltune doctor: {}\n", xids.error().message());
@@ -86,7 +86,7 @@ class DoctorCommand : public Command {
     auto root = open_root("doctor", root_dir_);
     if (!root) return kExitBadInput;
     diagnose::DoctorRequest request;
-    request.since_wall_ns = window->since_wall_ns;
+    request.since_wall_ns = window.since_wall_ns;
     request.recording_path = recording_;
     request.recording_span = span;
     request.environment = own_environment();
@@ -99,7 +99,7 @@ class DoctorCommand : public Command {
     if (json_) {
       fmt::print("{}\n", diagnose::to_json(report).dump(json_ && follow_ ? -1 : 2));
     } else {
-      fmt::print("{}", diagnose::render_text(report, window->text));
+      fmt::print("{}", diagnose::render_text(report, window.text));
     }
     return follow_ ? follow(*xids) : report.exit_code();
   }
@@ -140,7 +140,7 @@ class DoctorCommand : public Command {
   }
 
   CLI::App* sub_ = nullptr;
-  std::string since_;
+  std::optional<std::int64_t> since_ns_;
   std::string root_dir_, recording_;
   bool boot_ = false, json_ = false, follow_ = false;
 };

@@ -22,6 +22,7 @@
 #include "core/text.hpp"
 #include "diagnose/profile_job.hpp"
 #include "launch/spawn.hpp"
+#include "options/options.hpp"
 #include "store/recording.hpp"
 
 namespace dltune::cli {
@@ -33,8 +34,8 @@ constexpr std::int64_t kSecond = 1'000'000'000;
 class ProfileCommand : public Command {
  public:
   ProfileCommand(CLI::App& app, GlobalOptions& global) : global_(global) {
-    sub_ = app.add_subcommand("profile", "Name the bottleneck of a training job from OS signals");
-    sub_->description(
+    sub_ = options::add_command(
+        app, "profile", "Name the bottleneck of a training job from OS signals",
         "Watches a training job's processes (the main process, its DataLoader workers, other\n"
         "children), its cgroup, the host and its GPUs, and says what the job is waiting for:\n"
         "  input-bound            workers busy, the main process sleeping for batches\n"
@@ -68,18 +69,16 @@ class ProfileCommand : public Command {
         "  dltune profile run.db --json\n"
         "  dltune profile run.db --save     # keep the verdict in the recording, for report");
     sub_->add_option("recording", recording_, "A recording to judge")->type_name("RECORDING");
-    sub_->add_option("--pid", pid_, "The job's main process (its descendants come with it)")
-        ->type_name("PID");
-    sub_->add_option("--duration", duration_, "How long to sample --pid (default 30s)")
-        ->type_name("DURATION");
-    sub_->add_option("--interval", interval_,
-                     "Sampling interval, 50ms to 10s (default 250ms: process states are sampled, "
-                     "so more samples give steadier shares)")
-        ->type_name("DURATION");
-    sub_->add_option("--skip", skip_,
-                     "Start-up to leave out from the start (default 5s for a launched or recorded "
-                     "job, 0 for --pid)")
-        ->type_name("DURATION");
+    options::add_integer(*sub_, "--pid", pid_, 1, options::kMaxPid,
+                         "The job's main process (its descendants come with it)", "PID");
+    options::add_duration(*sub_, "--duration", duration_ns_, kSecond, 86'400 * kSecond,
+                          "How long to sample --pid (default 30s)");
+    options::add_duration(*sub_, "--interval", interval_ns_, 50'000'000, 10 * kSecond,
+                          "Sampling interval (default 250ms: process states are sampled, so more "
+                          "samples give steadier shares)");
+    options::add_duration(*sub_, "--skip", skip_ns_, 0, 3'600 * kSecond,
+                          "Start-up to leave out from the start (default 5s for a launched or "
+                          "recorded job, 0 for --pid)");
     sub_->add_option("--run", run_args_, "An option for `dltune run` (with -- COMMAND)")
         ->type_name("ARG")
         ->allow_extra_args(false);
@@ -102,21 +101,11 @@ class ProfileCommand : public Command {
     if (command && global_.after_dashdash->empty()) return refuse("no COMMAND after --");
     if (!run_args_.empty() && !command) return refuse("--run is for -- COMMAND");
     if (!record_.empty() && !command) return refuse("--record is for -- COMMAND");
-    if (!duration_.empty() && pid_ == 0) return refuse("--duration is for --pid");
+    if (duration_ns_ && pid_ == 0) return refuse("--duration is for --pid");
     if (save_ && recording_.empty())
       return refuse("--save is for a RECORDING (with -- COMMAND, --record FILE keeps it)");
     if (sub_->count("--interval") > 0 && !recording_.empty())
       return refuse("--interval is for --pid and -- COMMAND: a recording has its own");
-    if (pid_ < 0) return refuse(fmt::format("--pid {}: expected a process ID", pid_));
-    const auto interval = text::parse_duration_ns(interval_);
-    if (!interval || *interval < 50'000'000 || *interval > 10 * kSecond)
-      return refuse(fmt::format("--interval {}: expected a duration from 50ms to 10s", interval_));
-    interval_ns_ = *interval;
-    if (!skip_.empty()) {
-      const auto s = text::parse_duration_ns(skip_);
-      if (!s || *s < 0) return refuse(fmt::format("--skip {}: expected a duration (5s)", skip_));
-      skip_ns_ = *s;
-    }
     const auto& rules = diagnose::builtin_rules();
     if (!rules) {
       fmt::print(stderr, "dltune profile: {}\n", rules.error().message());
@@ -179,12 +168,12 @@ class ProfileCommand : public Command {
     diagnose::LiveRequest request;
     request.pid = pid_;
     request.interval_ns = interval_ns_;
-    if (!duration_.empty()) {
-      const auto d = text::parse_duration_ns(duration_);
-      if (!d || *d < interval_ns_ * 2)
-        return refuse(fmt::format(
-            "--duration {}: expected a duration of at least two intervals (30s, 2m)", duration_));
-      request.duration_ns = *d;
+    if (duration_ns_) {
+      if (*duration_ns_ < interval_ns_ * 2)
+        return refuse(fmt::format("--duration {}: too short (at least two intervals, {})",
+                                  text::format_duration_ns(*duration_ns_),
+                                  text::format_duration_ns(interval_ns_ * 2)));
+      request.duration_ns = *duration_ns_;
     }
     raise_open_file_limit();
     request.sampler = sampler_options({}, interval_ns_, !no_gpus_);
@@ -267,12 +256,11 @@ class ProfileCommand : public Command {
   CLI::App* sub_ = nullptr;
   std::string recording_;
   pid_t pid_ = 0;
-  std::string duration_, interval_ = "250ms", skip_;
   std::vector<std::string> run_args_;
   std::string record_;
   bool save_ = false, no_gpus_ = false, json_ = false;
   std::int64_t interval_ns_ = 250'000'000;
-  std::optional<std::int64_t> skip_ns_;
+  std::optional<std::int64_t> skip_ns_, duration_ns_;
   const diagnose::Rules* rules_ = nullptr;
 };
 

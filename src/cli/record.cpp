@@ -12,6 +12,7 @@
 #include "core/local_file.hpp"
 #include "core/text.hpp"
 #include "launch/spawn.hpp"
+#include "options/options.hpp"
 #include "store/record_session.hpp"
 #include "tui/top.hpp"
 
@@ -22,8 +23,8 @@ namespace {
 class RecordCommand : public Command {
  public:
   RecordCommand(CLI::App& app, GlobalOptions& global) : global_(global) {
-    sub_ = app.add_subcommand("record", "Record the host and a job into a SQLite file");
-    sub_->description(
+    sub_ = options::add_command(
+        app, "record", "Record the host and a job into a SQLite file",
         "Samples the host (CPUs, memory, swap, pressure, disks, network, GPUs), the job's cgroup\n"
         "and the job's processes into FILE at every interval until the job exits, ^C/SIGTERM,\n"
         "or --duration. The job is COMMAND (started by record, after --), --pid (a running\n"
@@ -39,15 +40,15 @@ class RecordCommand : public Command {
     sub_->add_option("-o,--output", output_, "The recording to write (refused if it exists)")
         ->type_name("FILE");
     sub_->add_flag("--force", force_, "Replace an existing FILE");
-    flags_.add_to(*sub_, "Sampling interval, 10ms to 1h (default 1s)");
-    sub_->add_option("--duration", duration_, "Stop after this long (e.g. 30s, 10m, 2h)")
-        ->type_name("DURATION");
+    flags_.add_to(*sub_, "Sampling interval (default 1s)");
+    options::add_duration(*sub_, "--duration", duration_ns_, 10'000'000, 3650 * 86'400'000'000'000,
+                          "Stop after this long");
     sub_->add_option("--replay", replay_, "Show a recording in the top view")->type_name("FILE");
-    sub_->add_option("--at", at_, "With --replay: start at this offset from the recording's start")
-        ->type_name("DURATION");
+    options::add_duration(*sub_, "--at", at_ns_, 0, 3650 * 86'400'000'000'000,
+                          "With --replay: start at this offset from the recording's start");
     sub_->add_flag("--once", once_, "With --replay: print the view at --at as text and exit");
-    sub_->add_option("--sort", sort_, "With --replay: cpu, mem, pid, runq, io or tree")
-        ->type_name("KEY");
+    options::add_choice(*sub_, "--sort", sort_, tui::sort_names(),
+                        "With --replay: the process list's order");
     sub_->add_flag("-q,--quiet", quiet_, "No summary line at the end");
     sub_->prefix_command();
     sub_->footer("COMMAND and its arguments come after -- (or after the last option).");
@@ -61,14 +62,9 @@ class RecordCommand : public Command {
     if (!job) return refuse(job.error().message());
     const std::vector<std::string> command = std::move(*job);
     if (output_.empty()) return refuse("-o FILE: where to write the recording is required");
-    auto interval = flags_.interval_ns();
-    if (!interval) return refuse(interval.error().message());
-    std::optional<std::int64_t> duration;
-    if (!duration_.empty()) {
-      duration = text::parse_duration_ns(duration_);
-      if (!duration || *duration <= 0)
-        return refuse("--duration " + duration_ + ": expected a duration (30s, 10m, 2h)");
-    }
+    if (at_ns_ || once_ || !sort_.empty())
+      return refuse(
+          fmt::format("{} goes with --replay", at_ns_ ? "--at" : (once_ ? "--once" : "--sort")));
     auto scope = flags_.scope(monitor::Scope::Kind::kNone);
     if (!scope) return refuse(scope.error().message());
     if (!command.empty() && scope->kind != monitor::Scope::Kind::kNone)
@@ -90,8 +86,8 @@ class RecordCommand : public Command {
     store::RecordSetup setup;
     setup.path = output_;
     setup.force = force_;
-    setup.interval_ns = *interval;
-    setup.duration_ns = duration;
+    setup.interval_ns = flags_.interval_ns;
+    setup.duration_ns = duration_ns_;
     setup.command = command;
     setup.scope = command.empty() ? describe_scope(*scope) : "tree of " + command.front();
     setup.collect = collect_options();
@@ -108,14 +104,15 @@ class RecordCommand : public Command {
     ::sigemptyset(&stop_set);
     for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&stop_set, s);
     ::pthread_sigmask(SIG_BLOCK, &stop_set, &old);
-    if (auto ok = (*session)->start(root, flags_.sampler_options(*scope, *interval)); !ok) {
+    if (auto ok = (*session)->start(root, flags_.sampler_options(*scope, flags_.interval_ns));
+        !ok) {
       ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
       discard(**session, root);
       return refuse(ok.error().message());
     }
     if (!quiet_)
       fmt::print(stderr, "dltune record: recording {} to {} every {}; ^C to stop\n",
-                 describe_scope(*scope), output_, flags_.interval);
+                 describe_scope(*scope), output_, text::format_duration_ns(flags_.interval_ns));
     store::wait_for_end(**session, stop_set);
     const bool ok = (*session)->finish(root, std::nullopt, quiet_);
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
@@ -139,7 +136,7 @@ class RecordCommand : public Command {
     req.env = environment;
     req.as = as;
     auto result =
-        store::record_job(session, root, req, flags_.sampler_options({}, *flags_.interval_ns()));
+        store::record_job(session, root, req, flags_.sampler_options({}, flags_.interval_ns));
     if (!result) {
       // The job never started: no recording is left behind (bad input changes nothing).
       discard(session, root);
@@ -156,20 +153,22 @@ class RecordCommand : public Command {
     auto recording = store::Recording::open(replay_);
     if (!recording) return refuse(recording.error().message());
     std::size_t index = 0;
-    if (!at_.empty()) {
-      auto at = text::parse_duration_ns(at_);
-      if (!at) return refuse("--at " + at_ + ": expected an offset from the start (90s, 5m)");
-      index = (*recording)->index_at((*recording)->info().started_wall_ns + *at);
+    if (at_ns_) {
+      const auto& info = (*recording)->info();
+      const auto times = (*recording)->times();
+      const std::int64_t end =
+          info.ended_wall_ns.value_or(times && !times->empty() ? times->back() : 0);
+      if (end > 0 && info.started_wall_ns + *at_ns_ > end)
+        return refuse(fmt::format("--at {}: past the recording's end ({} long)",
+                                  text::format_duration_ns(*at_ns_),
+                                  text::format_duration_ns(end - info.started_wall_ns)));
+      index = (*recording)->index_at(info.started_wall_ns + *at_ns_);
     }
     tui::TopSettings s;
     s.once = once_;
     s.title = fmt::format("{}  {}  (recorded)", (*recording)->info().hostname,
                           (*recording)->info().scope);
-    if (!sort_.empty()) {
-      auto k = tui::parse_sort(sort_);
-      if (!k) return refuse("--sort " + sort_ + ": expected cpu, mem, pid, runq, io or tree");
-      s.sort = *k;
-    }
+    if (!sort_.empty()) s.sort = *tui::parse_sort(sort_);
     return top_exit_status(tui::top_replay(**recording, index, s), "dltune record --replay");
   }
 
@@ -181,7 +180,8 @@ class RecordCommand : public Command {
   GlobalOptions& global_;
   CLI::App* sub_ = nullptr;
   SamplingFlags flags_;
-  std::string output_, duration_, replay_, at_, sort_;
+  std::string output_, replay_, sort_;
+  std::optional<std::int64_t> duration_ns_, at_ns_;
   bool force_ = false, once_ = false, quiet_ = false;
 };
 

@@ -5,6 +5,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "core/local_file.hpp"
+#include "options/options.hpp"
 #include "report/decimate.hpp"
 #include "report/output.hpp"
 #include "report/series.hpp"
@@ -16,8 +17,8 @@ namespace {
 class ReportCommand : public Command {
  public:
   explicit ReportCommand(CLI::App& app) {
-    sub_ = app.add_subcommand("report", "Turn a recording into an HTML report with charts");
-    sub_->description(
+    sub_ = options::add_command(
+        app, "report", "Turn a recording into an HTML report with charts",
         "Reads RECORDING (made by `dltune record` or `dltune run --record`) and writes one\n"
         "self-contained HTML page: the recording's command, host and times, the host's env facts\n"
         "and check findings as recorded, the verdict of `dltune profile` when there is one, the\n"
@@ -48,23 +49,18 @@ class ReportCommand : public Command {
                      "Where to write the report; - for standard output (refused if it exists)")
         ->type_name("FILE")
         ->required();
-    sub_->add_option("--format", format_, "html (default) or json")->type_name("FORMAT");
+    options::add_choice(*sub_, "--format", format_, {"html", "json"}, "html (default) or json");
     sub_->add_option("--from", from_, "Start of the window (a time, +OFFSET or -AGO)")
         ->type_name("TIME");
     sub_->add_option("--to", to_, "End of the window (a time, +OFFSET or -AGO)")->type_name("TIME");
-    sub_->add_option("--max-points", max_points_,
-                     "At most N points per series (html default 4000; json: all unless given)")
-        ->type_name("N");
+    options::add_integer(*sub_, "--max-points", max_points_, 2, 100'000'000,
+                         "At most N points per series (html default 4000; json: all unless given)");
     sub_->add_flag("--force", force_, "Replace an existing FILE");
   }
 
   bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
-    if (format_ != "html" && format_ != "json")
-      return refuse("--format " + format_ + ": expected html or json");
-    if (max_points_ && *max_points_ < 2)
-      return refuse(fmt::format("--max-points {}: expected at least 2", *max_points_));
     auto recording = store::Recording::open(recording_);
     if (!recording) return refuse(recording.error().message());
     const auto& rec = **recording;

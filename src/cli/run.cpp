@@ -15,6 +15,7 @@
 #include "core/local_file.hpp"
 #include "core/text.hpp"
 #include "launch/run_job.hpp"
+#include "options/options.hpp"
 #include "settings/catalog.hpp"
 #include "store/recorded_run.hpp"
 
@@ -25,8 +26,8 @@ namespace {
 class RunCommand : public Command {
  public:
   RunCommand(CLI::App& app, GlobalOptions& global) : global_(global) {
-    sub_ = app.add_subcommand("run", "Run a training job in its own cgroup, near its GPUs");
-    sub_->description(
+    sub_ = options::add_command(
+        app, "run", "Run a training job in its own cgroup, near its GPUs",
         "Starts COMMAND (executed directly, never through a shell) in a cgroup of its own (v2, or\n"
         "one group per v1 hierarchy; on a v1 host also a cgroup2 group for the job's own\n"
         "pressure), with the limits asked for, read back from the kernel before the job starts.\n"
@@ -69,13 +70,10 @@ class RunCommand : public Command {
         ->type_name("NAME");
     sub_->add_option("--env", opts_.env, "Set NAME=VALUE for the job (repeatable)")
         ->type_name("NAME=VALUE");
-    sub_->add_option("--nproc", nproc_, "Ranks that share the CPUs (thread counts per rank)")
-        ->type_name("N")
-        ->check(CLI::PositiveNumber);
-    sub_->add_option("--workers", workers_,
-                     "DataLoader workers per rank: intra-op threads get the CPUs they leave")
-        ->type_name("N")
-        ->check(CLI::NonNegativeNumber);
+    options::add_integer(*sub_, "--nproc", opts_.nproc, 1, 4096,
+                         "Ranks that share the CPUs (thread counts per rank)");
+    options::add_integer(*sub_, "--workers", opts_.workers, 0, 1024,
+                         "DataLoader workers per rank: intra-op threads get the CPUs they leave");
     sub_->add_option("--allocator", opts_.allocator,
                      "glibc-tuned (default: measured x3.6 on a CPU DataLoader job), tcmalloc, "
                      "jemalloc (with decay off), or default (the C library's own)")
@@ -99,9 +97,8 @@ class RunCommand : public Command {
                      "Record the job (its processes, cgroup, the host, GPUs) into this SQLite "
                      "file, as `dltune record` does (refused if it exists)")
         ->type_name("FILE");
-    sub_->add_option("--record-interval", record_flags_.interval,
-                     "Sampling interval of --record, 10ms to 1h (default 1s)")
-        ->type_name("DURATION");
+    options::add_duration(*sub_, "--record-interval", record_interval_ns_, 10'000'000,
+                          3'600'000'000'000, "Sampling interval of --record (default 1s)");
     sub_->prefix_command();
     sub_->footer("COMMAND and its arguments come after -- (or after the last option).");
   }
@@ -121,25 +118,21 @@ class RunCommand : public Command {
     RunInvocation inv;
     opts_.command = std::move(*command);
     if (!record_.empty()) {
-      auto interval = record_flags_.interval_ns();
-      if (!interval) return fail(interval.error().message() + " (--record-interval)");
       const auto target = local_file::output_target(record_, force_);
       if (!target) return fail("--record: " + target.error().message());
       if (*target == "-") return fail("--record -: a recording is a SQLite file, not a stream");
       store::JobRecording recording;
       recording.setup.path = *target;
       recording.setup.force = force_;
-      recording.setup.interval_ns = *interval;
+      recording.setup.interval_ns = record_interval_ns_;
       recording.setup.collect = collect_options();
       recording.setup.notice = [](const std::string& n) {
         fmt::print(stderr, "dltune run: {}\n", n);
       };
-      recording.sampler = record_flags_.sampler_options({}, *interval);
+      recording.sampler = sampler_options({}, record_interval_ns_, true);
       recording.quiet = quiet_;
       inv.recording = std::move(recording);
     }
-    if (nproc_ > 0) opts_.nproc = nproc_;
-    if (workers_ >= 0) opts_.workers = workers_;
     auto profile = settings::load_profile(profile_, host::Root(), settings::validate_key);
     if (!profile) return fail("profile: " + profile.error().message());
     if (!rate_regex_.empty()) {
@@ -172,13 +165,11 @@ class RunCommand : public Command {
   GlobalOptions& global_;
   CLI::App* sub_ = nullptr;
   launch::RunOptions opts_;
-  int nproc_ = 0;
-  int workers_ = -1;
   std::string profile_ = "training";
   bool as_root_ = false, watch_stdout_ = false, quiet_ = false, force_ = false;
   std::string rate_regex_, json_path_;
   std::string record_;
-  SamplingFlags record_flags_;
+  std::int64_t record_interval_ns_ = 1'000'000'000;
 };
 
 }  // namespace

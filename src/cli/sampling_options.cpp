@@ -12,30 +12,22 @@
 #include <CLI/CLI.hpp>
 
 #include "core/text.hpp"
+#include "options/options.hpp"
 
 namespace dltune::cli {
 
 void SamplingFlags::add_to(CLI::App& app, const char* interval_help) {
-  app.add_option("--pid", pid,
-                 "The job's main process: it and all its descendants (DataLoader workers "
-                 "marked), and its cgroup")
-      ->type_name("PID")
-      ->check(CLI::PositiveNumber);
+  options::add_integer(app, "--pid", pid, 1, options::kMaxPid,
+                       "The job's main process: it and all its descendants (DataLoader workers "
+                       "marked), and its cgroup",
+                       "PID");
   app.add_option("--cgroup", cgroup,
                  "The processes of this cgroup and its counters (a path as in /proc/PID/cgroup, "
                  "e.g. /dltune/run-1)")
       ->type_name("PATH");
-  app.add_option("--interval", interval, interval_help)->type_name("DURATION");
+  options::add_duration(app, "--interval", interval_ns, 10'000'000, 3'600'000'000'000,
+                        interval_help);
   app.add_flag("--no-gpus", no_gpus, "Do not load NVML (GPUs are otherwise read every second)");
-}
-
-Result<std::int64_t> SamplingFlags::interval_ns() const {
-  constexpr std::int64_t kMin = 10'000'000, kMax = 3'600'000'000'000;
-  const auto ns = text::parse_duration_ns(interval);
-  if (!ns || *ns < kMin || *ns > kMax)
-    return fail("expected a duration from 10ms to 1h (e.g. 100ms, 1s, 5m)",
-                "--interval " + interval);
-  return *ns;
 }
 
 Result<monitor::Scope> SamplingFlags::scope(monitor::Scope::Kind otherwise) const {

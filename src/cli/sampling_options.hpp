@@ -17,12 +17,10 @@ namespace dltune::cli {
 struct SamplingFlags {
   pid_t pid = 0;
   std::string cgroup;
-  std::string interval = "1s";
+  std::int64_t interval_ns = 1'000'000'000;  // --interval, 10ms to 1h
   bool no_gpus = false;
 
   void add_to(CLI::App& app, const char* interval_help);
-  // The interval in ns within 10 ms .. 1 h, or the refusal naming the option and the range.
-  [[nodiscard]] Result<std::int64_t> interval_ns() const;
   // The scope: --pid (tree), --cgroup, or `otherwise`. Refuses --pid with --cgroup, a PID that
   // is not running, a cgroup path that is not absolute.
   [[nodiscard]] Result<monitor::Scope> scope(monitor::Scope::Kind otherwise) const;

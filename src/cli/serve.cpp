@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/sampling_options.hpp"
 #include "core/text.hpp"
+#include "options/options.hpp"
 #include "serve/exporter.hpp"
 #include "serve/http.hpp"
 #include "serve/session.hpp"
@@ -67,28 +68,25 @@ constexpr const char* kDescription =
 class ServeCommand : public Command {
  public:
   ServeCommand(CLI::App& app, GlobalOptions&) {
-    sub_ = app.add_subcommand("serve", "Serve the host's metrics to Prometheus (/metrics)");
-    sub_->description(kDescription);
+    sub_ = options::add_command(app, "serve", "Serve the host's metrics to Prometheus (/metrics)",
+                                kDescription);
     sub_->add_option("--listen", listen_, "HOST:PORT to listen on (default 127.0.0.1:9464)")
         ->type_name("HOST:PORT");
-    sub_->add_option("--interval", interval_, "Sampling interval, 100ms to 1h (default 5s)")
-        ->type_name("DURATION");
-    sub_->add_option("--cgroup", cgroups_,
-                     "Also export this cgroup (a path as in /proc/PID/cgroup; repeatable)")
-        ->type_name("PATH");
+    options::add_duration(*sub_, "--interval", interval_ns_, 100'000'000, 3'600'000'000'000,
+                          "Sampling interval (default 5s)");
+    options::add_list(*sub_, "--cgroup", cgroups_,
+                      "Also export these cgroups (paths as in /proc/PID/cgroup)", "PATH");
     sub_->add_flag("--no-gpus", no_gpus_, "Do not load NVML");
-    sub_->add_option("--check-interval", check_interval_,
-                     "How often the check runs, 1s to 24h (default 5m)")
-        ->type_name("DURATION");
+    options::add_duration(*sub_, "--check-interval", check_interval_ns_, 1'000'000'000,
+                          86'400'000'000'000, "How often the check runs (default 5m)");
     sub_->add_flag("--no-check", no_check_, "Do not run the check (no dltune_check_* metrics)");
     sub_->add_option("-p,--profile", profile_,
                      "The check's profile, a name or a TOML file (default: training)")
         ->type_name("PROFILE");
     sub_->add_flag("--once", once_, "Print the metrics once on stdout and exit");
     sub_->add_flag("--json", json_, "With --once: print JSON (docs/json.md, \"dltune.serve/1\")");
-    sub_->add_option("--max-connections", max_connections_,
-                     "Connections served at once, 1 to 256 (default 8)")
-        ->type_name("N");
+    options::add_integer(*sub_, "--max-connections", max_connections_, 1, 256,
+                         "Connections served at once (default 8)");
     sub_->add_option("--user", user_,
                      "Started as root: the user serve becomes once it has bound its address "
                      "(default: the sudo user, else nobody)")
@@ -113,8 +111,6 @@ class ServeCommand : public Command {
     // be used, so that a command line tried with --once works without it.
     auto address = serve::parse_listen(listen_);
     if (!address) return refuse(address.error().message());
-    if (max_connections_ < 1 || max_connections_ > 256)
-      return refuse(fmt::format("--max-connections {}: expected 1 to 256", max_connections_));
     if (once_) return once(std::move(*options));
     if (json_) return refuse("--json goes with --once (a scrape is always the text format)");
     return serve(std::move(*options), *address);
@@ -123,15 +119,8 @@ class ServeCommand : public Command {
  private:
   Result<serve::ExporterOptions> exporter_options() {
     serve::ExporterOptions o;
-    const auto interval = text::parse_duration_ns(interval_);
-    if (!interval || *interval < 100'000'000 || *interval > 3'600'000'000'000)
-      return fail("expected a duration from 100ms to 1h (e.g. 1s, 15s)", "--interval " + interval_);
-    o.interval_ns = *interval;
-    const auto check = text::parse_duration_ns(check_interval_);
-    if (!check || *check < 1'000'000'000 || *check > 86'400'000'000'000)
-      return fail("expected a duration from 1s to 24h (e.g. 5m, 1h)",
-                  "--check-interval " + check_interval_);
-    o.check_interval_ns = *check;
+    o.interval_ns = interval_ns_;
+    o.check_interval_ns = check_interval_ns_;
     for (const auto& c : cgroups_)
       if (c.empty() || c[0] != '/' || c.find("..") != std::string::npos)
         return fail("expected an absolute cgroup path as /proc/PID/cgroup shows it (/dltune/run-1)",
@@ -221,8 +210,8 @@ class ServeCommand : public Command {
   std::string root_dir_;
   host::Root root_;
   std::string listen_ = "127.0.0.1:9464";
-  std::string interval_ = "5s";
-  std::string check_interval_ = "5m";
+  std::int64_t interval_ns_ = 5'000'000'000;
+  std::int64_t check_interval_ns_ = 300'000'000'000;
   std::vector<std::string> cgroups_;
   std::string profile_;
   bool no_gpus_ = false, no_check_ = false, once_ = false, json_ = false, as_root_ = false;

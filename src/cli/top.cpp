@@ -5,6 +5,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/sampling_options.hpp"
+#include "options/options.hpp"
 #include "tui/top.hpp"
 
 namespace dltune::cli {
@@ -14,8 +15,8 @@ namespace {
 class TopCommand : public Command {
  public:
   TopCommand(CLI::App& app, GlobalOptions&) {
-    sub_ = app.add_subcommand("top", "Live view of the host and a training job");
-    sub_->description(
+    sub_ = options::add_command(
+        app, "top", "Live view of the host and a training job",
         "A live terminal view: CPUs, memory and swap, pressure (PSI), disks, network, GPUs, the\n"
         "job's cgroup (limits, throttling, its own PSI), and processes: the job's tree with its\n"
         "main process and DataLoader workers marked (--pid, --cgroup), or every process.\n"
@@ -24,36 +25,31 @@ class TopCommand : public Command {
         "Keys: q quit, space pause, sort by c CPU, m memory, p pid, r run-queue wait, i I/O,\n"
         "t the job's tree. The terminal is restored on exit, ^C and SIGTERM.\n"
         "--once prints one view as plain text (two samples one interval apart) and exits: for\n"
-        "scripts; so does top when its output is not a terminal (a pipe or a file).");
-    flags_.add_to(*sub_, "Refresh interval, 10ms to 1h (default 1s)");
+        "scripts; so does top when its output is not a terminal (a pipe or a file).\n\n"
+        "Exit status: 0, 1 sampling failed, 2 bad input (a PID that is not running, a cgroup\n"
+        "that is not there).");
+    flags_.add_to(*sub_, "Refresh interval (default 1s)");
     sub_->add_flag("--once", once_, "Print one view as text and exit");
-    sub_->add_option("--sort", sort_,
-                     "cpu, mem, pid, runq, io or tree (default: tree with "
-                     "--pid/--cgroup, cpu otherwise)")
-        ->type_name("KEY");
+    options::add_choice(*sub_, "--sort", sort_, tui::sort_names(),
+                        "The process list's order (default: tree with --pid/--cgroup, cpu "
+                        "otherwise)");
   }
 
   bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
-    auto interval = flags_.interval_ns();
-    if (!interval) return refuse(interval.error().message());
     auto scope = flags_.scope(monitor::Scope::Kind::kAll);
     if (!scope) return refuse(scope.error().message());
     tui::TopSettings s;
-    s.interval_ns = *interval;
+    s.interval_ns = flags_.interval_ns;
     s.once = once_;
     s.title = describe_scope(*scope);
     s.sort = scope->kind == monitor::Scope::Kind::kAll ? monitor::TopSort::kCpu
                                                        : monitor::TopSort::kTree;
-    if (!sort_.empty()) {
-      auto k = tui::parse_sort(sort_);
-      if (!k) return refuse("--sort " + sort_ + ": expected cpu, mem, pid, runq, io or tree");
-      s.sort = *k;
-    }
+    if (!sort_.empty()) s.sort = *tui::parse_sort(sort_);
     raise_open_file_limit();
     host::Root root;
-    auto sampler = monitor::Sampler::open(root, flags_.sampler_options(*scope, *interval));
+    auto sampler = monitor::Sampler::open(root, flags_.sampler_options(*scope, flags_.interval_ns));
     if (!sampler) return refuse(sampler.error().message());
     return top_exit_status(tui::top_live(**sampler, s), "dltune top");
   }

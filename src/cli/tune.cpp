@@ -11,6 +11,7 @@
 #include "audit/rules.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "options/options.hpp"
 #include "settings/catalog.hpp"
 #include "tune/journal.hpp"
 #include "tune/plan.hpp"
@@ -26,8 +27,8 @@ using inventory::Json;
 class TuneCommand : public Command {
  public:
   explicit TuneCommand(CLI::App& app) {
-    sub_ = app.add_subcommand("tune", "Change the host to a profile as one reversible transaction");
-    sub_->description(
+    sub_ = options::add_command(
+        app, "tune", "Change the host to a profile as one reversible transaction",
         "Changes live: sysctls (/proc/sys), THP, the CPU governor, the read-ahead of the disks\n"
         "under the data, the access-time mode of the data's file systems (remount noatime),\n"
         "GPU persistence mode (NVML) and, with --cgroups, existing v1 memory cgroups'\n"
@@ -39,27 +40,23 @@ class TuneCommand : public Command {
         "(STATE_DIR/state.db, SQLite) before its change; every change is read back and verified;\n"
         "a failure rolls back what was done. A transaction left unfinished by a crash is reported\n"
         "by `tune status` and undone by `tune rollback`. Changing the host needs root.\n"
-        "GPU persistence mode is changed live too, through NVML, each GPU named by its UUID.");
+        "GPU persistence mode is changed live too, through NVML, each GPU named by its UUID.\n\n"
+        "Exit status: 0 done, 1 a change failed (what was done is rolled back) or the journal\n"
+        "could not be read, 2 bad input (nothing was changed).");
     sub_->require_subcommand(1);
-    sub_->add_option("--state-dir", state_dir_, "Where the journal and backups are")
-        ->type_name("DIR");
-    sub_->add_option("--root", root_, "Plan for the host tree at DIR (a capture)")
-        ->type_name("DIR");
-    sub_->add_flag("--json", json_, "Print JSON");
-
     plan_ = sub_->add_subcommand("plan", "What would change, old -> new, and why; changes nothing");
     apply_ = sub_->add_subcommand("apply", "Apply the plan as one transaction");
     for (auto* s : {plan_, apply_}) {
-      s->add_option("-p,--profile", profile_, "Profile name or file (default: training)");
-      s->add_option("--only", only_, "Only these settings (repeatable): one at a time")
-          ->type_name("ID");
+      s->add_option("-p,--profile", profile_, "Profile name or file (default: training)")
+          ->type_name("PROFILE");
+      options::add_list(*s, "--only", only_, "Only these settings: one at a time", "ID");
       s->add_flag("--persist", persist_,
                   "Also write the drop-in files (sysctl.d, limits.d, tmpfiles.d) and add noatime "
                   "to the fstab entry, to survive a reboot");
-      s->add_option("--data", data_,
-                    "A path that holds training data (repeatable): mount.noatime and "
-                    "block.read_ahead_kb act on its file system and disk (default: / and /home)")
-          ->type_name("PATH");
+      options::add_list(*s, "--data", data_,
+                        "Paths that hold training data: mount.noatime and block.read_ahead_kb "
+                        "act on their file systems and disks (default: / and /home)",
+                        "PATH");
       s->add_flag("--cgroups", cgroups_,
                   "cgroup v1: also set memory.swappiness of the memory cgroups that exist "
                   "(they keep their own value when vm.swappiness changes)");
@@ -71,7 +68,15 @@ class TuneCommand : public Command {
                           "a crash left unfinished)");
     status_ = sub_->add_subcommand("status", "Applied transactions, drift, unfinished ones");
     history_ = sub_->add_subcommand("history", "Every transaction with its changes");
-    // --root, --state-dir and --json may come after the subcommand too.
+    // Every subcommand's help lists the options it takes; before the subcommand they work too.
+    for (auto* s : {sub_, plan_, apply_, rollback_, status_, history_}) {
+      s->add_option("--state-dir", state_dir_,
+                    "Where the journal and backups are (default /var/lib/dltune)")
+          ->type_name("DIR");
+      s->add_flag("--json", json_, "Print JSON");
+    }
+    for (auto* s : {sub_, plan_, apply_})
+      s->add_option("--root", root_, "Plan for the host tree at DIR (a capture)")->type_name("DIR");
     for (auto* s : {plan_, apply_, rollback_, status_, history_}) s->fallthrough();
   }
 

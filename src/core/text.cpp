@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -211,32 +212,101 @@ std::string to_lower(std::string_view s) {
 
 std::optional<std::int64_t> parse_duration_ns(std::string_view s) {
   s = trim(s);
-  std::size_t digits = 0;
-  while (digits < s.size() &&
-         (std::isdigit(static_cast<unsigned char>(s[digits])) != 0 || s[digits] == '.'))
-    ++digits;
-  if (digits == 0) return std::nullopt;
-  const auto number = to_double(s.substr(0, digits));
-  if (!number || *number < 0) return std::nullopt;
-  const std::string_view unit = s.substr(digits);
-  double scale = 0;
-  if (unit.empty() || unit == "s")
-    scale = 1e9;
-  else if (unit == "ms")
-    scale = 1e6;
-  else if (unit == "us")
-    scale = 1e3;
-  else if (unit == "ns")
-    scale = 1;
-  else if (unit == "m" || unit == "min")
-    scale = 60e9;
-  else if (unit == "h")
-    scale = 3600e9;
-  else
-    return std::nullopt;
-  const double ns = *number * scale;
-  if (ns > 9.2e18) return std::nullopt;
-  return static_cast<std::int64_t>(ns + 0.5);
+  if (s.empty()) return std::nullopt;
+  // A bare number is seconds.
+  if (auto seconds = to_double(s)) {
+    if (!(*seconds >= 0) || *seconds * 1e9 > 9.2e18) return std::nullopt;
+    return static_cast<std::int64_t>(*seconds * 1e9 + 0.5);
+  }
+  // Otherwise one or more NUMBER UNIT parts, largest unit first and each unit once: "1h30m".
+  struct Unit {
+    std::string_view name;
+    double ns;
+  };
+  static constexpr Unit kUnits[] = {{"w", 604800e9}, {"d", 86400e9}, {"h", 3600e9},
+                                    {"min", 60e9},   {"m", 60e9},    {"s", 1e9},
+                                    {"ms", 1e6},     {"us", 1e3},    {"ns", 1}};
+  double total = 0;
+  double last_unit = 1e30;
+  while (!s.empty()) {
+    std::size_t digits = 0;
+    while (digits < s.size() &&
+           (std::isdigit(static_cast<unsigned char>(s[digits])) != 0 || s[digits] == '.'))
+      ++digits;
+    if (digits == 0) return std::nullopt;
+    const auto number = to_double(s.substr(0, digits));
+    if (!number) return std::nullopt;
+    std::size_t letters = digits;
+    while (letters < s.size() && std::isalpha(static_cast<unsigned char>(s[letters])) != 0)
+      ++letters;
+    const std::string_view unit = s.substr(digits, letters - digits);
+    const Unit* found = nullptr;
+    for (const auto& u : kUnits)
+      if (u.name == unit) found = &u;
+    if (found == nullptr || found->ns >= last_unit) return std::nullopt;
+    last_unit = found->ns;
+    total += *number * found->ns;
+    s = s.substr(letters);
+  }
+  if (total > 9.2e18) return std::nullopt;
+  return static_cast<std::int64_t>(total + 0.5);
+}
+
+std::string format_duration_ns(std::int64_t ns) {
+  if (ns < 0) return "-" + format_duration_ns(-ns);
+  if (ns == 0) return "0s";
+  // Every unit that is not zero, largest first: exact, and read back by parse_duration_ns.
+  std::string out;
+  for (const auto& [size, unit] : {std::pair<std::int64_t, const char*>{604'800'000'000'000, "w"},
+                                   {86'400'000'000'000, "d"},
+                                   {3'600'000'000'000, "h"},
+                                   {60'000'000'000, "m"},
+                                   {1'000'000'000, "s"},
+                                   {1'000'000, "ms"},
+                                   {1'000, "us"},
+                                   {1, "ns"}})
+    if (ns >= size) {
+      out += std::to_string(ns / size) + unit;
+      ns %= size;
+    }
+  return out;
+}
+
+Result<std::int64_t> duration_within(std::string_view s, std::int64_t min_ns, std::int64_t max_ns) {
+  const auto ns = parse_duration_ns(s);
+  if (!ns) return fail("expected a duration such as 500ms, 90s, 15m or 1h30m");
+  if (*ns < min_ns) return fail("too short (at least " + format_duration_ns(min_ns) + ")");
+  if (*ns > max_ns) return fail("too long (at most " + format_duration_ns(max_ns) + ")");
+  return *ns;
+}
+
+Result<std::int64_t> integer_within(std::string_view s, std::int64_t min, std::int64_t max) {
+  const auto expected = [&] {
+    return fail("expected a whole number from " + std::to_string(min) + " to " +
+                std::to_string(max));
+  };
+  s = trim(s);
+  const auto v = to_int(s);
+  if (!v) {
+    // A number too large for 64 bits is still a number: say so rather than "not a number".
+    const bool digits = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c)) != 0;
+    });
+    if (digits) return fail("too large (at most " + std::to_string(max) + ")");
+    return expected();
+  }
+  if (*v < min) return fail("too small (at least " + std::to_string(min) + ")");
+  if (*v > max) return fail("too large (at most " + std::to_string(max) + ")");
+  return *v;
+}
+
+Result<double> number_within(std::string_view s, double min, double max) {
+  const auto v = to_double(trim(s));
+  if (!v || !std::isfinite(*v))
+    return fail(fmt::format("expected a number from {} to {}", min, max));
+  if (*v < min) return fail(fmt::format("too small (at least {})", min));
+  if (*v > max) return fail(fmt::format("too large (at most {})", max));
+  return *v;
 }
 
 std::string human_duration(double seconds) {

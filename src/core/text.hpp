@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/error.hpp"
+
 namespace dltune::text {
 
 [[nodiscard]] std::string_view trim(std::string_view s);
@@ -39,8 +41,22 @@ namespace dltune::text {
 [[nodiscard]] std::string format_cpu_list(const std::vector<int>& ids);
 // Parses a sysfs hex mask ("ffffffff,00000000" or "f0") into set bit indices.
 [[nodiscard]] std::optional<std::vector<int>> parse_cpu_mask(std::string_view s);
-// A duration in nanoseconds: "100ms", "1.5s", "2m", "1h", "250us"; a bare number is seconds.
-// nullopt for anything else (negative, no number, an unknown unit).
+// A duration in nanoseconds: a bare number is seconds ("1.5"); otherwise NUMBER UNIT parts,
+// largest unit first ("500ms", "90s", "15m", "2h", "1d", "1w", "1h30m", "1m30.5s"), units w, d,
+// h, m (or min), s, ms, us, ns. nullopt for anything else (negative, no number, an unknown or
+// repeated unit, more than 292 years).
 [[nodiscard]] std::optional<std::int64_t> parse_duration_ns(std::string_view s);
+// The shortest exact form parse_duration_ns reads back: "250ms", "5s", "1h30m", "1.5s".
+[[nodiscard]] std::string format_duration_ns(std::int64_t ns);
+// What every command's options say about a value out of place, without naming the option (the
+// caller adds "--interval 5ms: "): "expected a duration such as 500ms, 90s, 15m or 1h30m",
+// "too short (at least 50ms)", "too long (at most 10s)".
+[[nodiscard]] Result<std::int64_t> duration_within(std::string_view s, std::int64_t min_ns,
+                                                   std::int64_t max_ns);
+// "expected a whole number from 1 to 256", "too small (at least 2)", "too large (at most 256)".
+[[nodiscard]] Result<std::int64_t> integer_within(std::string_view s, std::int64_t min,
+                                                  std::int64_t max);
+// "expected a number from 50 to 99.9", "too small (at least 50)", "too large (at most 99.9)".
+[[nodiscard]] Result<double> number_within(std::string_view s, double min, double max);
 
 }  // namespace dltune::text

@@ -297,34 +297,16 @@ std::string render_text(const DoctorReport& r, const std::string& window) {
   return out;
 }
 
-namespace {
-
-// parse_duration_ns, and days ("7d") on top.
-std::optional<std::int64_t> parse_days(const std::string& s) {
-  if (s.size() > 1 && s.back() == 'd') {
-    std::int64_t days = 0;
-    for (std::size_t i = 0; i + 1 < s.size(); ++i) {
-      if (s[i] < '0' || s[i] > '9' || days > 100000) return std::nullopt;
-      days = days * 10 + (s[i] - '0');
-    }
-    return days * 86'400'000'000'000;
-  }
-  return text::parse_duration_ns(s);
-}
-
-}  // namespace
-
-Result<DoctorWindow> doctor_window(
-    bool boot, const std::string& since,
+DoctorWindow doctor_window(
+    bool boot, std::optional<std::int64_t> since_ns,
     const std::optional<std::pair<std::int64_t, std::int64_t>>& recording_span,
     std::int64_t now_wall_ns) {
   DoctorWindow w{0, "since boot"};
   if (boot) return w;
-  const std::string s = since.empty() ? "24h" : since;
-  auto d = parse_days(s);
-  if (!d || *d <= 0) return fail(fmt::format("--since {}: expected a duration (30m, 24h, 7d)", s));
-  w.since_wall_ns = now_wall_ns - *d;
-  w.text = fmt::format("since {} ({})", text::local_time_ns(w.since_wall_ns), s);
+  const std::int64_t d = since_ns.value_or(24 * 3'600'000'000'000);
+  w.since_wall_ns = now_wall_ns - d;
+  w.text = fmt::format("since {} ({})", text::local_time_ns(w.since_wall_ns),
+                       text::format_duration_ns(d));
   if (recording_span && recording_span->first < w.since_wall_ns) {
     w.since_wall_ns = recording_span->first;
     w.text = fmt::format("since {} (the recording's start)", text::local_time_ns(w.since_wall_ns));

@@ -73,11 +73,11 @@ struct DoctorWindow {
   std::int64_t since_wall_ns = 0;  // 0: since boot
   std::string text;
 };
-// --since DURATION (30m, 24h, 7d; 24h when empty) or `boot`; a recording's span (wall ns) that
-// starts earlier reaches the window back to its start, so that all of its events can be stored.
-// The error names --since.
-[[nodiscard]] Result<DoctorWindow> doctor_window(
-    bool boot, const std::string& since,
+// The last `since_ns` (24 hours when empty), or everything since boot; a recording's span (wall
+// ns) that starts earlier reaches the window back to its start, so that all of its events can be
+// stored.
+[[nodiscard]] DoctorWindow doctor_window(
+    bool boot, std::optional<std::int64_t> since_ns,
     const std::optional<std::pair<std::int64_t, std::int64_t>>& recording_span,
     std::int64_t now_wall_ns);
 // A recording's wall-clock span: its start to its end, else its last sample, else `now_wall_ns`.

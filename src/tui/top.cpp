@@ -73,6 +73,12 @@ tl::unexpected<TopFailure> failed(bool bad_input, std::string what) {
 
 }  // namespace
 
+std::vector<std::string> sort_names() {
+  std::vector<std::string> names;
+  for (const auto k : kSorts) names.emplace_back(monitor::sort_name(k));
+  return names;
+}
+
 std::optional<monitor::TopSort> parse_sort(const std::string& s) {
   for (const auto k : kSorts)
     if (s == monitor::sort_name(k)) return k;

@@ -36,5 +36,7 @@ using TopResult = tl::expected<void, TopFailure>;
 
 // "cpu", "mem", "pid", "runq", "io", "tree" → the sort; nullopt for anything else.
 [[nodiscard]] std::optional<monitor::TopSort> parse_sort(const std::string& s);
+// Those names, in the keys' order: what --sort takes.
+[[nodiscard]] std::vector<std::string> sort_names();
 
 }  // namespace dltune::tui

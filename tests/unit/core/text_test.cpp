@@ -81,3 +81,36 @@ TEST(Text, Durations) {
   EXPECT_FALSE(parse_duration_ns("1.2.3s"));
   EXPECT_FALSE(parse_duration_ns("99999999999h"));
 }
+
+TEST(Text, DurationsOfOneGrammar) {
+  constexpr std::int64_t kS = 1'000'000'000;
+  EXPECT_EQ(parse_duration_ns("1h30m"), 5400 * kS);
+  EXPECT_EQ(parse_duration_ns("1d"), 86400 * kS);
+  EXPECT_EQ(parse_duration_ns("1w"), 7 * 86400 * kS);
+  EXPECT_EQ(parse_duration_ns("2m30.5s"), 150 * kS + kS / 2);
+  EXPECT_EQ(parse_duration_ns("15min"), 900 * kS);
+  EXPECT_FALSE(parse_duration_ns("30m1h"));  // largest unit first
+  EXPECT_FALSE(parse_duration_ns("1s1s"));   // each unit once
+  EXPECT_FALSE(parse_duration_ns("1h 30m"));
+  EXPECT_FALSE(parse_duration_ns("1y"));
+  for (const std::int64_t ns : {std::int64_t{250'000'000}, 5 * kS, 5400 * kS, 86400 * kS,
+                                kS + kS / 2, std::int64_t{1'500}, 7 * 86400 * kS + 3600 * kS})
+    EXPECT_EQ(parse_duration_ns(format_duration_ns(ns)), ns) << format_duration_ns(ns);
+  EXPECT_EQ(format_duration_ns(5400 * kS), "1h30m");
+  EXPECT_EQ(format_duration_ns(250'000'000), "250ms");
+}
+
+TEST(Text, ValuesWithinARangeSayWhatIsWrong) {
+  EXPECT_EQ(duration_within("5ms", 10'000'000, 3'600'000'000'000).error().message(),
+            "too short (at least 10ms)");
+  EXPECT_EQ(duration_within("2h", 0, 3'600'000'000'000).error().message(), "too long (at most 1h)");
+  EXPECT_EQ(*duration_within("90s", 0, 3'600'000'000'000), 90'000'000'000);
+  EXPECT_EQ(integer_within("-5", 2, 100).error().message(), "too small (at least 2)");
+  EXPECT_EQ(integer_within("1e3", 1, 256).error().message(),
+            "expected a whole number from 1 to 256");
+  EXPECT_EQ(integer_within("99999999999999999999", 1, 256).error().message(),
+            "too large (at most 256)");
+  EXPECT_EQ(*integer_within("256", 1, 256), 256);
+  EXPECT_EQ(number_within("nan", 50, 99.9).error().message(), "expected a number from 50 to 99.9");
+  EXPECT_EQ(*number_within("97.5", 50, 99.9), 97.5);
+}

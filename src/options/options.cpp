@@ -1,0 +1,353 @@
+#include "options/options.hpp"
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/text.hpp"
+
+namespace dltune::options {
+
+namespace {
+
+// Each command's line in the program's help.
+std::map<const CLI::App*, std::string>& summaries() {
+  static std::map<const CLI::App*, std::string> s;
+  return s;
+}
+
+// "-o,--output" is "--output" in messages: the long name where there is one.
+std::string display_name(const std::string& names) {
+  const auto parts = text::split(names, ',');
+  for (const auto& p : parts)
+    if (text::starts_with(p, "--")) return std::string(p);
+  return std::string(parts.front());
+}
+
+[[noreturn]] void refuse(const std::string& name, const std::string& value,
+                         const std::string& why) {
+  throw CLI::ValidationError(fmt::format("{} {}: {}", display_name(name), value, why));
+}
+
+CLI::Option* duration_option(CLI::App& app, const std::string& name, std::int64_t min_ns,
+                             std::int64_t max_ns, const std::string& help,
+                             std::function<void(std::int64_t)> set) {
+  return app
+      .add_option_function<std::string>(
+          name,
+          [=](const std::string& s) {
+            const auto ns = text::duration_within(s, min_ns, max_ns);
+            if (!ns) refuse(name, s, ns.error().message());
+            set(*ns);
+          },
+          fmt::format("{} ({} to {})", help, text::format_duration_ns(min_ns),
+                      text::format_duration_ns(max_ns)))
+      ->type_name("DURATION");
+}
+
+CLI::Option* integer_option(CLI::App& app, const std::string& name, std::int64_t min,
+                            std::int64_t max, const std::string& help, const std::string& type,
+                            std::function<void(std::int64_t)> set) {
+  // A process ID's range is the kernel's (PID_MAX_LIMIT), not worth a line of help.
+  const std::string shown = type == "PID" ? help : fmt::format("{} ({} to {})", help, min, max);
+  return app
+      .add_option_function<std::string>(
+          name,
+          [=](const std::string& s) {
+            const auto v = text::integer_within(s, min, max);
+            if (!v) refuse(name, s, v.error().message());
+            set(*v);
+          },
+          shown)
+      ->type_name(type);
+}
+
+int terminal_width() {
+  winsize ws{};
+  int cols = 0;
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) cols = ws.ws_col;
+  if (cols == 0)
+    if (const char* c = std::getenv("COLUMNS")) cols = std::atoi(c);
+  if (cols <= 0) cols = 100;
+  return std::clamp(cols, 60, 120);
+}
+
+// `text` wrapped to `width` columns, lines after the first indented by `indent` spaces.
+std::string wrap(const std::string& text, std::size_t indent, std::size_t width) {
+  std::string out;
+  std::size_t col = indent;
+  for (const auto& line : text::lines(text)) {
+    if (!out.empty()) {
+      out += '\n' + std::string(indent, ' ');
+      col = indent;
+    }
+    bool first = true;
+    for (const auto& word : text::fields(line)) {
+      if (!first && col + 1 + word.size() > width) {
+        out += '\n' + std::string(indent, ' ');
+        col = indent;
+        first = true;
+      }
+      if (!first) {
+        out += ' ';
+        ++col;
+      }
+      out += word;
+      col += word.size();
+      first = false;
+    }
+  }
+  return out;
+}
+
+class Help : public CLI::Formatter {
+ public:
+  std::string make_help(const CLI::App* app, std::string name,
+                        CLI::AppFormatMode mode) const override {
+    std::string out = make_usage(app, name) + "\n";
+    if (!app->get_description().empty()) out += app->get_description() + "\n";
+    out += make_positionals(app);
+    out += make_groups(app, mode);
+    out += make_subcommands(app, mode);
+    if (!app->get_footer().empty()) out += "\n" + app->get_footer() + "\n";
+    return out;
+  }
+
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    std::string out = "Usage: " + name;
+    if (!app->get_subcommands([](const CLI::App* s) { return !s->get_name().empty(); }).empty())
+      out += " COMMAND";
+    out += " [OPTIONS]";
+    for (const auto* o :
+         app->get_options([](const CLI::Option* o) { return o->get_positional(); })) {
+      const std::string shown = o->get_type_name() + (o->get_expected_max() > 1 ? "..." : "");
+      out += o->get_required() ? " " + shown : " [" + shown + "]";
+    }
+    if (app->get_prefix_command()) out += " -- COMMAND...";
+    return out + "\n";
+  }
+
+  std::string make_subcommand(const CLI::App* sub) const override {
+    const auto found = summaries().find(sub);
+    std::string summary = found != summaries().end() ? found->second : sub->get_description();
+    summary = summary.substr(0, summary.find('\n'));
+    return line("  " + sub->get_name(), summary);
+  }
+
+  std::string make_option(const CLI::Option* opt, bool positional) const override {
+    std::string left = "  " + make_option_name(opt, positional);
+    if (!positional && opt->get_type_size() != 0) left += " " + opt->get_type_name();
+    return line(left, opt->get_description());
+  }
+
+ private:
+  static constexpr std::size_t kColumn = 28;
+
+  static std::string line(std::string left, const std::string& help) {
+    const auto width = static_cast<std::size_t>(terminal_width());
+    if (left.size() + 2 > kColumn) {
+      left += '\n';
+      left += std::string(kColumn, ' ');
+    } else {
+      left += std::string(kColumn - left.size(), ' ');
+    }
+    return left + wrap(help, kColumn, width) + "\n";
+  }
+};
+
+std::string wording(const CLI::ParseError& e, const std::string& path) {
+  const std::string what = e.what();
+  // The kind by its exit code: some CLI11 errors carry the command's name instead of theirs.
+  const auto is = [&](CLI::ExitCodes code) { return e.get_exit_code() == static_cast<int>(code); };
+  if (is(CLI::ExitCodes::ExtrasError)) {
+    // CLI11 lists them last first.
+    const auto colon = what.find(": ");
+    const std::string listed = colon == std::string::npos ? what : what.substr(colon + 2);
+    auto words = text::fields(listed);
+    std::reverse(words.begin(), words.end());
+    const std::string first(words.empty() ? std::string_view() : words.front());
+    if (first.starts_with("-"))
+      return fmt::format("unknown option {} (dltune {} --help lists the options)", first, path);
+    std::vector<std::string> all(words.begin(), words.end());
+    return fmt::format("unexpected {}", text::join(all, " "));
+  }
+  if (is(CLI::ExitCodes::ArgumentMismatch)) {
+    const auto colon = what.find(':');
+    return fmt::format("{} needs a value", what.substr(0, colon));
+  }
+  if (is(CLI::ExitCodes::RequiredError)) {
+    if (what.find("subcommand") != std::string::npos)
+      return fmt::format("which command? (dltune {}--help lists them)",
+                         path.empty() ? "" : path + " ");
+    // "-o,--output is required" / "recording is required"
+    const auto name = display_name(what.substr(0, what.find(" is required")));
+    if (name.starts_with("-")) return name + " is required";
+    std::string upper = name;
+    for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return upper + " is required";
+  }
+  return what;
+}
+
+std::vector<std::string> command_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const auto* s : app.get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(s->get_name());
+  return names;
+}
+
+}  // namespace
+
+CLI::App* add_command(CLI::App& parent, const std::string& name, const std::string& summary,
+                      const std::string& description) {
+  auto* sub = parent.add_subcommand(name, description);
+  summaries()[sub] = summary;
+  sub->group("Commands");
+  sub->footer("");
+  sub->set_version_flag("--version", std::string("dltune ") + DLTUNE_VERSION);
+  return sub;
+}
+
+CLI::Option* add_duration(CLI::App& app, const std::string& name, std::int64_t& ns,
+                          std::int64_t min_ns, std::int64_t max_ns, const std::string& help) {
+  return duration_option(app, name, min_ns, max_ns, help, [&ns](std::int64_t v) { ns = v; });
+}
+
+CLI::Option* add_duration(CLI::App& app, const std::string& name, std::optional<std::int64_t>& ns,
+                          std::int64_t min_ns, std::int64_t max_ns, const std::string& help) {
+  return duration_option(app, name, min_ns, max_ns, help, [&ns](std::int64_t v) { ns = v; });
+}
+
+CLI::Option* add_integer_with(CLI::App& app, const std::string& name, std::int64_t min,
+                              std::int64_t max, const std::string& help, const std::string& type,
+                              std::function<void(std::int64_t)> set) {
+  return integer_option(app, name, min, max, help, type, std::move(set));
+}
+
+CLI::Option* add_number(CLI::App& app, const std::string& name, double& value, double min,
+                        double max, const std::string& help, const std::string& type) {
+  return app
+      .add_option_function<std::string>(
+          name,
+          [=, &value](const std::string& s) {
+            const auto v = text::number_within(s, min, max);
+            if (!v) refuse(name, s, v.error().message());
+            value = *v;
+          },
+          fmt::format("{} ({} to {})", help, min, max))
+      ->type_name(type);
+}
+
+CLI::Option* add_choice(CLI::App& app, const std::string& name, std::string& value,
+                        const std::vector<std::string>& choices, const std::string& help) {
+  return app
+      .add_option_function<std::string>(
+          name,
+          [=, &value](const std::string& s) {
+            if (std::find(choices.begin(), choices.end(), s) == choices.end()) {
+              std::string allowed = choices.front();
+              for (std::size_t i = 1; i < choices.size(); ++i)
+                allowed += (i + 1 == choices.size() ? " or " : ", ") + choices[i];
+              refuse(name, s, "expected " + allowed);
+            }
+            value = s;
+          },
+          help)
+      ->type_name(text::join(choices, "|"));
+}
+
+CLI::Option* add_list(CLI::App& app, const std::string& name, std::vector<std::string>& values,
+                      const std::string& help, const std::string& type) {
+  // "... (default: / and /home)" becomes "... (default: / and /home; repeat it, or A,B)".
+  const std::string shown = help.ends_with(")")
+                                ? help.substr(0, help.size() - 1) + "; repeat it, or A,B)"
+                                : help + " (repeat it, or A,B)";
+  return app.add_option(name, values, shown)->delimiter(',')->type_name(type);
+}
+
+void use_dltune_help(CLI::App& app) {
+  app.formatter(std::make_shared<Help>());
+}
+
+std::string command_path(const CLI::App& app) {
+  std::string path;
+  const CLI::App* a = &app;
+  for (auto subs = a->get_subcommands(); !subs.empty(); subs = a->get_subcommands()) {
+    a = subs.front();
+    path += (path.empty() ? "" : " ") + a->get_name();
+  }
+  return path;
+}
+
+std::string nearest(const std::string& word, const std::vector<std::string>& known) {
+  std::string best;
+  std::size_t best_distance = 3;
+  for (const auto& k : known) {
+    if (word.size() >= 2 && k.starts_with(word)) return k;
+    // Levenshtein distance, one row at a time.
+    std::vector<std::size_t> row(k.size() + 1);
+    for (std::size_t j = 0; j <= k.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= word.size(); ++i) {
+      std::size_t diagonal = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= k.size(); ++j) {
+        const std::size_t up = row[j];
+        row[j] =
+            std::min({row[j] + 1, row[j - 1] + 1, diagonal + (word[i - 1] == k[j - 1] ? 0 : 1)});
+        diagonal = up;
+      }
+    }
+    const std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
+    if (row[k.size()] <= limit && row[k.size()] < best_distance) {
+      best = k;
+      best_distance = row[k.size()];
+    }
+  }
+  return best;
+}
+
+std::optional<int> parse(CLI::App& app, std::vector<std::string> args) {
+  if (args.empty()) {
+    std::cerr << app.help();
+    return 2;
+  }
+  if (args.front() == "help") {
+    args.erase(args.begin());
+    args.emplace_back("--help");
+  }
+  const auto names = command_names(app);
+  if (!args.front().starts_with("-") &&
+      std::find(names.begin(), names.end(), args.front()) == names.end()) {
+    const auto guess = nearest(args.front(), names);
+    fmt::print(stderr, "dltune: unknown command {}; {}\n", args.front(),
+               guess.empty() ? "dltune --help lists the commands"
+                             : fmt::format("did you mean {}?", guess));
+    return 2;
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse order
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    const auto path = command_path(app);
+    fmt::print(stderr, "dltune{}{}: {}\n", path.empty() ? "" : " ", path, wording(e, path));
+    return 2;
+  }
+  return std::nullopt;
+}
+
+}  // namespace dltune::options

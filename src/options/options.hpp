@@ -1,0 +1,79 @@
+#pragma once
+// The command-line grammar every command shares (README, "What every command keeps to"): typed
+// options whose range is stated in --help and checked while parsing, with one wording for every
+// error; commands with a one-line summary and a full description; the help layout; and one way
+// to report a command line that does not parse ("dltune COMMAND: ...", exit 2).
+//
+// Durations: 500ms, 90s, 15m, 2h, 1d, 1w and compounds (1h30m), core/text's grammar.
+// Lists: --only a,b and --only a --only b alike. Numbers: a human range, never a wrap-around.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace dltune::options {
+
+// A command: `summary` is its line in `dltune --help`, `description` its own --help's text (which
+// ends with its exit statuses). Every command also takes --version.
+CLI::App* add_command(CLI::App& parent, const std::string& name, const std::string& summary,
+                      const std::string& description);
+
+// A duration option stored in nanoseconds, refused outside [min_ns, max_ns]; `help` gets the
+// range appended. The optional form stays empty unless given.
+CLI::Option* add_duration(CLI::App& app, const std::string& name, std::int64_t& ns,
+                          std::int64_t min_ns, std::int64_t max_ns, const std::string& help);
+CLI::Option* add_duration(CLI::App& app, const std::string& name, std::optional<std::int64_t>& ns,
+                          std::int64_t min_ns, std::int64_t max_ns, const std::string& help);
+
+// A whole number within [min, max] ("N", "PID", ...: `type` names it in --help), handed to `set`.
+CLI::Option* add_integer_with(CLI::App& app, const std::string& name, std::int64_t min,
+                              std::int64_t max, const std::string& help, const std::string& type,
+                              std::function<void(std::int64_t)> set);
+template <class T>
+CLI::Option* add_integer(CLI::App& app, const std::string& name, T& value, std::int64_t min,
+                         std::int64_t max, const std::string& help, const std::string& type = "N") {
+  return add_integer_with(app, name, min, max, help, type,
+                          [&value](std::int64_t v) { value = static_cast<T>(v); });
+}
+template <class T>
+CLI::Option* add_integer(CLI::App& app, const std::string& name, std::optional<T>& value,
+                         std::int64_t min, std::int64_t max, const std::string& help,
+                         const std::string& type = "N") {
+  return add_integer_with(app, name, min, max, help, type,
+                          [&value](std::int64_t v) { value = static_cast<T>(v); });
+}
+// The largest process ID a Linux kernel hands out (PID_MAX_LIMIT, include/linux/threads.h).
+inline constexpr std::int64_t kMaxPid = 4'194'304;
+// A number (decimals allowed) within [min, max].
+CLI::Option* add_number(CLI::App& app, const std::string& name, double& value, double min,
+                        double max, const std::string& help, const std::string& type = "N");
+
+// One of `choices` ("abba" or "ab"), named in --help and in the refusal.
+CLI::Option* add_choice(CLI::App& app, const std::string& name, std::string& value,
+                        const std::vector<std::string>& choices, const std::string& help);
+
+// A list: repeated (--only a --only b) or comma-separated (--only a,b), or both.
+CLI::Option* add_list(CLI::App& app, const std::string& name, std::vector<std::string>& values,
+                      const std::string& help, const std::string& type);
+
+// Sets dltune's help layout on `app` (and the commands added after): usage first, the
+// description, options with their help wrapped to the terminal, and for the program a
+// one-screen list of commands with their summaries.
+void use_dltune_help(CLI::App& app);
+
+// Parses `args` (the words after the program's name): nullopt when they parse; otherwise the exit
+// status, after printing the help or version asked for (0) or the error as "dltune COMMAND:
+// what was wrong" with where to look (2). `dltune help [COMMAND]` is `[COMMAND] --help`; an
+// unknown command is named with the nearest known one.
+[[nodiscard]] std::optional<int> parse(CLI::App& app, std::vector<std::string> args);
+
+// The command being run as words ("tune apply"): the deepest command parsed.
+[[nodiscard]] std::string command_path(const CLI::App& app);
+
+// The nearest of `known` to `word` when it is close enough to be a typing slip, else "".
+[[nodiscard]] std::string nearest(const std::string& word, const std::vector<std::string>& known);
+
+}  // namespace dltune::options
