@@ -226,6 +226,8 @@ class ProfileCommand : public Command {
     recording.sampler = sampler_options({}, interval_ns_, !no_gpus_);
     recording.quiet = run->quiet;
     run->recording = std::move(recording);
+    // With --json, standard output holds the document alone: the job's goes to stderr.
+    run->request.stdout_to_stderr = json_;
     // SIGINT and SIGQUIT as a terminal's job expects them even when profile was started with
     // them ignored (a non-interactive shell's background job): run passes them on to the job.
     struct sigaction dfl {

@@ -150,6 +150,8 @@ class RunCommand : public Command {
       const auto target = local_file::output_target(json_path_, force_);
       if (!target) return fail("--json: " + target.error().message());
       inv.json_path = *target;
+      // With --json -, standard output holds the summary alone: the job's goes to stderr.
+      inv.request.stdout_to_stderr = *target == "-";
     }
     inv.force = force_;
     inv.quiet = quiet_;

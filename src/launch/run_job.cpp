@@ -60,6 +60,7 @@ tl::expected<RunSummary, RunFailure> run_job(const host::Root& root,
   req.watch_stdout = request.watch_stdout;
   req.rate_regex = request.rate_regex;
   req.output_fd = request.output_fd;
+  req.stdout_to_stderr = request.stdout_to_stderr;
   if (hooks.started) req.on_start = hooks.started;
   OomWatch oom_watch(root);  // opened before the job starts: only its own OOM kills
   auto result = spawn_and_wait(req);

@@ -31,6 +31,7 @@ struct RunRequest {
   // The job's output (stdout and stderr, its stdin then /dev/null) into this descriptor rather
   // than dltune's own (SpawnRequest::output_fd).
   std::optional<int> output_fd;
+  bool stdout_to_stderr = false;  // SpawnRequest::stdout_to_stderr
 };
 
 // Where in its life the job is, for whoever watches it (a recording). Each is optional.

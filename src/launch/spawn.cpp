@@ -197,7 +197,7 @@ Result<SpawnResult> spawn_and_wait(const SpawnRequest& request) {
     if (null_in.get() < 0) return fail("cannot open", "/dev/null", errno);
     plan.in_fd = null_in.get();
   }
-  if (request.watch_stdout || request.output_fd) {
+  if (request.watch_stdout || request.output_fd || request.stdout_to_stderr) {
     auto p = make_pipe();
     if (!p) return tl::unexpected(p.error());
     out_pipe = std::move(*p);
@@ -239,7 +239,10 @@ Result<SpawnResult> spawn_and_wait(const SpawnRequest& request) {
   ProgressMeter meter(request.rate_regex);
   Supervision s{job, **signals, meter};
   s.add_stream(std::move(err_pipe->first), request.output_fd.value_or(STDERR_FILENO));
-  if (out_pipe) s.add_stream(std::move(out_pipe->first), request.output_fd.value_or(STDOUT_FILENO));
+  if (out_pipe)
+    s.add_stream(
+        std::move(out_pipe->first),
+        request.output_fd.value_or(request.stdout_to_stderr ? STDERR_FILENO : STDOUT_FILENO));
   auto end = s.run();
   if (!end) return tl::unexpected(end.error());
 

@@ -52,6 +52,9 @@ struct SpawnRequest {
   // When set, the job's stdin is /dev/null and both its stdout and stderr (both watched) are
   // copied to this descriptor instead of dltune's own: bench keeps each run's output in a log.
   std::optional<int> output_fd;
+  // The job's stdout (watched) to dltune's stderr: a caller whose stdout holds a JSON document
+  // alone (`run --json -`, `profile --json`), as time(1) keeps its report apart.
+  bool stdout_to_stderr = false;
   // Called in the parent once the job has exec'd (with its PID), before supervision starts, on
   // the calling thread with the forwarded signals blocked: a thread it starts inherits that
   // mask (`run --record` starts its recorder here).

@@ -175,6 +175,18 @@ TEST_F(RunLive, ExitStatusesAndSignalsPassThrough) {
   EXPECT_EQ(summary()["signal"], SIGTERM);
 }
 
+TEST_F(RunLive, WithJsonOnStandardOutputTheJobsOutputGoesToStandardError) {
+  const auto r = run({DLTUNE_BINARY, "run", "--quiet", "--name", name_, "--json", "-", "--",
+                      "/bin/sh", "-c", "echo job-stdout; echo job-stderr >&2; exit 3"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  // `| jq` works: stdout is the summary alone.
+  const auto j = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["exit_code"], 3) << r.out;
+  EXPECT_NE(r.err.find("job-stdout"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("job-stderr"), std::string::npos) << r.err;
+}
+
 TEST_F(RunLive, SigtermToDltuneReachesTheJob) {
   const auto ready = dir_ / "ready", got = dir_ / "got";
   const std::string script = "trap 'echo term > " + got.string() + "; exit 5' TERM; touch " +
