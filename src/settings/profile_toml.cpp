@@ -9,6 +9,7 @@
 
 #include "settings/profile.hpp"
 #include "settings/sysctl_name.hpp"
+#include "settings/value_types.hpp"
 
 namespace dltune::settings {
 namespace {
@@ -179,6 +180,8 @@ Result<std::optional<ProfileEntry>> parse_setting(const std::string& key, const 
       return r.setting(f->source(), key, fmt::format("field is 1-based and at most 64, not {}", n));
     e.field = static_cast<int>(n);
   }
+  // The value against what the setting takes, where it was written.
+  if (auto ok = check_value(e); !ok) return r.setting(value->source(), key, ok.error().message());
   for (const char* f : {"reason", "source"}) {
     const auto* n = t->get(f);
     if (n == nullptr) return r.setting(node.source(), key, fmt::format("missing {}", f));

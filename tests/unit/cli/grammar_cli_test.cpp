@@ -2,6 +2,7 @@
 // choices and lists checked while parsing with one wording; errors that start with "dltune
 // COMMAND:"; help that fits a screen and states each command's own exit statuses.
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -172,6 +173,34 @@ TEST(GrammarCli, TheOverviewFitsAScreenAndEachCommandStatesItsOwnExitStatuses) {
   const auto plan = run({DLTUNE_BINARY, "help", "tune", "plan"});
   EXPECT_THAT(plan.out, HasSubstr("--state-dir DIR"));
   EXPECT_THAT(plan.out, HasSubstr("default /var/lib/dltune"));
+}
+
+}  // namespace
+
+namespace {
+
+TEST(GrammarCli, AProfileValueOutOfRangeIsRefusedByEveryCommandThatTakesAProfile) {
+  TempDir dir;
+  const auto profile = dir.file("bad.toml");
+  std::ofstream(profile) << "[profile]\nname = \"bad\"\ndescription = \"a test\"\n\n"
+                            "[settings.\"vm.swappiness\"]\nvalue = \"ten\"\n"
+                            "reason = \"r\"\nsource = \"s\"\n";
+  const std::string root = std::string(DLTUNE_FIXTURES) + "/roots/container-cgv2";
+  for (const auto& argv : std::vector<std::vector<std::string>>{
+           {"check", "-p", profile, "--root", root},
+           {"tune", "plan", "-p", profile, "--root", root},
+           {"tune", "apply", "-p", profile, "--yes", "--state-dir", dir.file("state")},
+           {"bench", "-b", profile, "--", "true"},
+           {"serve", "--once", "-p", profile}}) {
+    std::vector<std::string> full{DLTUNE_BINARY};
+    full.insert(full.end(), argv.begin(), argv.end());
+    const auto r = run(full);
+    EXPECT_EQ(r.exit_code, 2) << argv[0] << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(profile + ":6:9: setting \"vm.swappiness\": value \"ten\": "
+                                           "expected a whole number from 0 to 200"))
+        << argv[0];
+    EXPECT_FALSE(fs::exists(dir.file("state"))) << argv[0];
+  }
 }
 
 }  // namespace

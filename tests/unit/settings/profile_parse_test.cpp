@@ -127,7 +127,8 @@ TEST(ParseProfile, ValueForms) {
       {"value = [\"never\"]", Expected::Kind::kOneOf, {"never"}},
   };
   for (const auto& c : cases) {
-    const auto p = parse(setting("vm.swappiness", c.toml));
+    // A sysctl without a known range: every form parses (vm.swappiness's range is tested below).
+    const auto p = parse(setting("vm.example_knob", c.toml));
     ASSERT_TRUE(p.has_value()) << c.toml << ": " << p.error().message();
     ASSERT_EQ(p->entries.size(), 1u);
     EXPECT_EQ(p->entries[0].expected.kind, c.kind) << c.toml;
@@ -266,4 +267,54 @@ TEST(ParseProfile, SlashFormSysctlKeysBecomeDotted) {
       error_of(setting("vm.swappiness", "value = 10") + setting("vm/swappiness", "value = 60"));
   EXPECT_NE(e.find("set twice"), std::string::npos) << e;
   EXPECT_NE(e.find("site.toml:5:"), std::string::npos) << e;
+}
+
+// A value outside what the setting takes is a profile error where it was written, naming the
+// setting, the value and what is allowed: never a plan ("60 -> ten").
+TEST(ParseProfile, EveryValueIsCheckedAgainstTheSettingsTypeAndRange) {
+  struct Case {
+    std::string key, line, says;
+  };
+  const std::vector<Case> cases = {
+      {"vm.swappiness", "value = \"ten\"", "value \"ten\": expected a whole number from 0 to 200"},
+      {"vm.swappiness", "value = -5", "value \"-5\": expected a whole number from 0 to 200"},
+      {"vm.swappiness", "value = 201", "value \"201\": expected a whole number from 0 to 200"},
+      {"vm.swappiness", "value = \"10\\nvm.overcommit_memory = 1\"",
+       "value \"10\\nvm.overcommit_memory = 1\": expected a whole number"},
+      {"vm.swappiness", "value = \">= 300\"", "value \">= 300\": expected a whole number from 0"},
+      {"vm.overcommit_memory", "value = 3", "expected a whole number from 0 to 2"},
+      {"vm.dirty_ratio", "value = 101", "expected a whole number from 0 to 100"},
+      {"vm.dirty_background_ratio", "value = [5, 200]", "value \"200\": expected"},
+      {"net.ipv4.tcp_rmem", "value = \"4096 87380\"",
+       "expected 3 whole numbers separated by spaces"},
+      {"net.ipv4.tcp_rmem", "value = \"big\"\nfield = 3", "value \"big\": expected a whole number"},
+      {"net.ipv4.tcp_rmem", "value = 1\nfield = 4", "field 4: net.ipv4.tcp_rmem has 3 fields"},
+      {"thp.enabled", "value = \"sometimes\"",
+       "value \"sometimes\": expected one of always, madvise or never"},
+      {"thp.enabled", "value = \">= 1\"", "a minimum is for numbers"},
+      {"limits.nofile", "value = \"lots\"", "expected unlimited or a whole number from 1"},
+      {"limits.memlock", "value = -1", "expected unlimited or a whole number, 0 or more"},
+      {"block.read_ahead_kb", "value = \"fast\"", "expected a whole number from 0"},
+      {"cpu.governor", "value = \"perf mode\"", "expected a name"},
+      {"mount.noatime", "value = \"maybe\"", "expected true or false"},
+      {"vm.no_range_known", "value = \"a\\u0007b\"", "expected one line of printable text"},
+      {"vm.swappiness", "value = 10\ncritical = \"none\"", "critical \"none\": expected"},
+  };
+  for (const auto& c : cases) {
+    const auto why = error_of(setting(c.key, c.line));
+    EXPECT_NE(why.find("site.toml:2:"), std::string::npos) << c.line << ": " << why;
+    EXPECT_NE(why.find("setting \"" + c.key + "\""), std::string::npos) << why;
+    EXPECT_NE(why.find(c.says), std::string::npos) << c.line << ": " << why;
+  }
+  // What each takes and what the built-in profiles hold passes.
+  for (const auto& [key, line] : std::vector<std::pair<std::string, std::string>>{
+           {"vm.swappiness", "value = 200"},
+           {"vm.swappiness", "value = \">= 0\""},
+           {"net.ipv4.tcp_rmem", "value = \"4096 131072 16777216\""},
+           {"net.ipv4.tcp_rmem", "value = \">= 16777216\"\nfield = 3"},
+           {"thp.defrag", "value = \"defer+madvise\""},
+           {"limits.memlock", "value = \"unlimited\""},
+           {"mount.noatime", "value = \"yes\""},
+           {"net.ipv4.tcp_congestion_control", "value = \"bbr\""}})
+    EXPECT_TRUE(parse(setting(key, line))) << key << " " << line;
 }
