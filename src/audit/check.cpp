@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "audit/rules.hpp"
+#include "core/text.hpp"
 #include "settings/sysctl_files.hpp"
 
 namespace dltune::audit {
@@ -14,6 +15,20 @@ namespace {
 
 bool listed(const std::vector<std::string>& v, const std::string& id) {
   return std::find(v.begin(), v.end(), id) != v.end();
+}
+
+}  // namespace
+
+namespace {
+
+// "dltune tune apply --only X" -> "dltune tune apply -p PROFILE --only X".
+void name_profile(Finding& f, const std::string& profile_arg) {
+  if (!f.fix) return;
+  constexpr std::string_view kApply = "dltune tune apply";
+  auto& command = f.fix->command;
+  const auto at = command.find(kApply);
+  if (at != std::string::npos)
+    command.insert(at + kApply.size(), " -p " + text::shell_quote(profile_arg));
 }
 
 }  // namespace
@@ -41,6 +56,7 @@ Result<CheckReport> run_check(const inventory::HostFacts& facts, const host::Roo
     const RuleFn judge_entry = rule_for(entry.key);
     if (judge_entry == nullptr) continue;  // load_profile validated every key
     for (auto& f : judge_entry(in, entry)) {
+      name_profile(f, options.profile_arg.empty() ? profile.name : options.profile_arg);
       if (!f.applicable)
         ++r.not_applicable;
       else if (f.severity == Severity::kOk)

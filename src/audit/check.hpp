@@ -14,6 +14,9 @@ struct CheckOptions {
   std::vector<std::string> only;        // judge only these ids
   std::vector<std::string> skip;        // leave these out
   std::vector<std::string> data_paths;  // mount.noatime: where the data lives
+  // How `tune -p` names the profile (the name or file the user gave; default: its name): every
+  // `dltune tune apply` a finding prints carries it, so that it runs as printed.
+  std::string profile_arg;
 };
 
 struct CheckReport {

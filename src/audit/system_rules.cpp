@@ -56,7 +56,9 @@ std::vector<Finding> swap_consistency(const AuditInput& in, const settings::Prof
   } else {
     f.summary =
         fmt::format("swap with vm.swappiness {}: the job's memory may be swapped out", swappiness);
-    f.fix = tune_fix("vm.swappiness");
+    // The shell line: swap.consistency is not a setting tune changes (vm.swappiness is, when the
+    // profile sets it: that finding has its own tune command).
+    f.fix = Fix{"sysctl -w vm.swappiness=10  (or swapoff -a; persist it in /etc/sysctl.d)", false};
     f.notes.push_back(
         "measured on the development VM: swap-ins on a slow swap device made a "
         "training job 14x slower (dltune's docs/measurements.md)");

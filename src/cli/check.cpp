@@ -61,7 +61,7 @@ class CheckCommand : public Command {
       return kExitBadInput;
     }
     const auto facts = inventory::collect(root, collect_options());
-    auto report = audit::run_check(facts, root, *profile, {only_, skip_, data_});
+    auto report = audit::run_check(facts, root, *profile, {only_, skip_, data_, profile_});
     if (!report) {
       fmt::print(stderr, "dltune check: {}\n", report.error().message());
       return kExitBadInput;

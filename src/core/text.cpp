@@ -10,6 +10,22 @@
 
 namespace dltune::text {
 
+std::string shell_quote(std::string_view s) {
+  const bool safe = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("_-./:=+,@%").find(c) != std::string_view::npos;
+  });
+  if (safe) return std::string(s);
+  std::string out = "'";
+  for (const char c : s) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
 std::string_view trim(std::string_view s) {
   const char* ws = " \t\r\n\v\f";
   const auto b = s.find_first_not_of(ws);

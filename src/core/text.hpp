@@ -23,6 +23,9 @@ namespace dltune::text {
 // The strings with `sep` between them.
 [[nodiscard]] std::string join(const std::vector<std::string>& parts, std::string_view sep);
 [[nodiscard]] bool starts_with(std::string_view s, std::string_view prefix);
+// `s` as one word for a POSIX shell: as it is when it holds only safe characters
+// (letters, digits, _ - . / : = + , @ %), else in single quotes ('it'\''s').
+[[nodiscard]] std::string shell_quote(std::string_view s);
 // ASCII lower case (names, units, hex addresses; not for text in other scripts).
 [[nodiscard]] std::string to_lower(std::string_view s);
 // Whole-string decimal (or 0x hex when base 0) parse; nullopt on any junk.

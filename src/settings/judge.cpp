@@ -50,7 +50,10 @@ void container_advice(const CheckInput& in, Finding& f, const std::string& runti
     f.notes.push_back(
         "inside a container: the container runtime sets it when the container starts");
   } else {
-    f.fix = Fix{"on the host: " + tune_fix(f.id).command, false};
+    // The action the host takes: tune's for a setting tune changes, else the finding's own
+    // (a shell line, a kernel command line), never a tune command for an id tune cannot change.
+    const std::string action = f.fix && !f.fix->by_dltune ? f.fix->command : tune_fix(f.id).command;
+    f.fix = Fix{"on the host: " + action, false};
     f.notes.push_back("inside a container this is the host's setting: the host must change it");
   }
 }

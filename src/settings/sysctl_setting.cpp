@@ -168,12 +168,13 @@ std::vector<Finding> check_sysctl(const CheckInput& in, const ProfileEntry& entr
   }
   // net.* sysctls are per network namespace, so a container may set them itself; the rest are
   // the host's (docker run --sysctl accepts only namespaced ones).
+  // The whole value as tune would write it: every field of a multi-field one (tcp_rmem's
+  // "4096 131072 16777216"), quoted for the shell.
   const bool namespaced = entry.key.starts_with("net.");
   std::string flag;
-  if (namespaced && !entry.expected.values.empty())
-    flag = fmt::format("docker run --sysctl {}={}", entry.key,
-                       entry.expected.kind == Expected::Kind::kAtLeast ? entry.expected.values[0]
-                                                                       : entry.expected.values[0]);
+  if (namespaced && f.severity != Severity::kOk)
+    if (const auto target = target_value(entry.expected, value, entry.field))
+      flag = "docker run --sysctl " + text::shell_quote(entry.key + "=" + *target);
   container_advice(in, f, flag);
   return {f};
 }
