@@ -22,9 +22,9 @@ bool usable(const Run& r) {
 std::string exclusion(const Run& r) {
   if (r.warmup) return "warm-up run";
   if (!r.metrics) return "could not be read: " + r.read_error;
-  if (r.metrics->exit_status != 0)
+  if (r.metrics->exit_status.value_or(0) != 0)
     return fmt::format("the job exited with status {}: a failed run is left out",
-                       r.metrics->exit_status);
+                       *r.metrics->exit_status);
   if (!r.metrics->finished)
     return "the recording was cut off (dltune stopped before the job ended)";
   return {};
@@ -143,7 +143,9 @@ Result<Comparison> compare_runs(std::vector<Run> runs, const CompareOptions& opt
     c.paired = true;
   } else {
     c.paired = pair_by_time(runs);
-    if (!c.paired)
+    // Said only of runs that could have been paired: too few usable runs are said below.
+    const auto usable_runs = std::count_if(runs.begin(), runs.end(), usable);
+    if (!c.paired && usable_runs >= 2)
       c.notes.push_back(
           "the runs of A and B were not made in turn (A B A B or A B B A, as many of each): "
           "compared "
@@ -249,7 +251,7 @@ json to_json(const Comparison& c) {
     if (!r.log.empty()) x["log"] = r.log;
     if (!r.excluded.empty()) x["excluded"] = r.excluded;
     if (r.metrics) {
-      x["exit_status"] = r.metrics->exit_status;
+      x["exit_status"] = r.metrics->exit_status ? json(*r.metrics->exit_status) : json(nullptr);
       json values = json::object();
       for (const auto& mi : metric_table())
         if (const auto& v = (*r.metrics)[mi.metric]) values[std::string(mi.id)] = *v;

@@ -82,7 +82,7 @@ Result<RunMetrics> read_run(const std::string& recording_path) {
   r.started_wall_ns = ri.started_wall_ns;
   r.command = text::join(ri.command, " ");
   r.finished = ri.ended_wall_ns.has_value();
-  r.exit_status = ri.exit_status.value_or(1);
+  r.exit_status = ri.exit_status;
   if ((*rec)->size() == 0) return fail("has no samples: not a run to compare", recording_path);
   diagnose::WindowBuilder b;
   auto walked = (*rec)->for_each(0, (*rec)->size(), [&](std::size_t, monitor::Sample&& s) {

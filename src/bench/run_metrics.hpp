@@ -49,10 +49,12 @@ struct RunMetrics {
   std::string recording;             // the file it was read from
   std::string command;               // the job's argv, joined for people
   std::int64_t started_wall_ns = 0;  // the recording's start: pairs are found by it
-  int exit_status = 0;               // the job's (128+N for a signal); nullopt in the file: 1
-  bool finished = false;             // the recording was finished (not cut off by a crash)
-  std::string rate_unit;             // "it/s", "samples/s", "" for --rate-regex
-  int rate_readings = 0;             // progress lines the rate came from
+  // The job's (128+N for a signal); none for a recording of a process dltune did not start
+  // (`record --pid`): not a failure.
+  std::optional<int> exit_status;
+  bool finished = false;  // the recording was finished (not cut off by a crash)
+  std::string rate_unit;  // "it/s", "samples/s", "" for --rate-regex
+  int rate_readings = 0;  // progress lines the rate came from
   std::array<std::optional<double>, kMetricCount> values;
 
   [[nodiscard]] const std::optional<double>& operator[](Metric m) const {

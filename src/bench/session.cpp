@@ -226,7 +226,8 @@ std::string progress_line(const RunDone& d) {
     if (const auto& rate = m[Metric::kRate])
       what = format_metric(Metric::kRate, *rate, m.rate_unit) + ", ";
     what += fmt::format("{:.1f} s", d.seconds);
-    if (m.exit_status != 0) what += fmt::format(", exit status {} (left out)", m.exit_status);
+    if (m.exit_status.value_or(0) != 0)
+      what += fmt::format(", exit status {} (left out)", *m.exit_status);
   }
   const double left = d.done > 0 ? d.spent / d.done * (d.total - d.done) : 0;
   return fmt::format("  [{}/{}] {} {}{}: {}{}", d.done, d.total, run.side,

@@ -240,5 +240,34 @@ TEST(BenchSides, RunOptionsDifferInContentNotOrder) {
   EXPECT_EQ(t.label(), "training --only vm.swappiness");
 }
 
+TEST(BenchComparison, RecordingsWithoutAnExitStatusAreRunsNotFailures) {
+  // `record --pid` recordings: the process was not started by dltune, so there is no status.
+  auto runs = rounds(1.3, 4);
+  for (auto& r : runs) {
+    r.pair = 0;
+    r.metrics->exit_status.reset();
+  }
+  const auto c = compare_runs(runs, CompareOptions{});
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->paired);  // A B A B in time
+  EXPECT_EQ(c->used_a, 4);
+  EXPECT_EQ(c->used_b, 4);
+  for (const auto& n : c->notes) EXPECT_EQ(n.find("not made in turn"), std::string::npos) << n;
+  const auto j = dltune::bench::to_json(*c);
+  EXPECT_TRUE(j["runs"][0]["exit_status"].is_null());
+  EXPECT_TRUE(j["runs"][0]["used"].get<bool>());
+}
+
+TEST(BenchComparison, RunsThatAllFailedAreNotSaidToBeOutOfTurn) {
+  auto runs = rounds(1.3, 3);
+  for (auto& r : runs) {
+    r.pair = 0;
+    r.metrics->exit_status = 1;
+  }
+  const auto c = compare_runs(runs, CompareOptions{});
+  ASSERT_TRUE(c);
+  for (const auto& n : c->notes) EXPECT_EQ(n.find("not made in turn"), std::string::npos) << n;
+}
+
 }  // namespace
 }  // namespace dltune::bench
