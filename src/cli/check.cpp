@@ -80,7 +80,7 @@ class CheckCommand : public Command {
   CLI::App* sub_ = nullptr;
   std::string profile_ = "training";
   std::vector<std::string> data_, only_, skip_;
-  std::string root_;
+  std::optional<std::string> root_;
   bool verbose_ = false;
   bool json_ = false;
 };

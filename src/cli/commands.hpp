@@ -32,9 +32,11 @@ class Command {
   virtual int execute() = 0;
 };
 
-// The host a command reads: this one when `dir` is empty, else the tree at `dir` (--root).
-// On a bad tree it prints "dltune COMMAND: --root: ..." and returns nullopt (exit 2).
-[[nodiscard]] std::optional<host::Root> open_root(const char* command, const std::string& dir);
+// The host a command reads: this one without --root, else the tree at `dir` and nothing of the
+// live host. On an empty or bad tree it prints "dltune COMMAND: --root: ..." and returns nullopt
+// (exit 2).
+[[nodiscard]] std::optional<host::Root> open_root(const char* command,
+                                                  const std::optional<std::string>& dir);
 // How facts are collected: DLTUNE_NVML_LIBRARY from this process's environment.
 [[nodiscard]] inventory::CollectOptions collect_options();
 // The job's command for `run`, `record` and `bench`: the words after "--", passed on untouched.

@@ -21,9 +21,13 @@ std::map<std::string, std::string> own_environment() {
   return env;
 }
 
-std::optional<host::Root> open_root(const char* command, const std::string& dir) {
-  if (dir.empty()) return host::Root();
-  auto r = host::Root::at(dir);
+std::optional<host::Root> open_root(const char* command, const std::optional<std::string>& dir) {
+  if (!dir) return host::Root();
+  if (dir->empty()) {
+    fmt::print(stderr, "dltune {}: --root '': expected the directory of a host tree\n", command);
+    return std::nullopt;
+  }
+  auto r = host::Root::at(*dir);
   if (!r) {
     fmt::print(stderr, "dltune {}: --root: {}\n", command, r.error().message());
     return std::nullopt;

@@ -75,7 +75,7 @@ class DoctorCommand : public Command {
       if (!r) return refuse("--recording: " + r.error().message());
       span = *r;
     }
-    if (follow_ && !root_dir_.empty())
+    if (follow_ && root_dir_)
       return refuse("--follow reads the live host's /dev/kmsg: not with --root");
     const auto window = diagnose::doctor_window(boot_, since_ns_, span, now_ns(CLOCK_REALTIME));
     const auto& xids = diagnose::builtin_xid_table();
@@ -141,7 +141,8 @@ class DoctorCommand : public Command {
 
   CLI::App* sub_ = nullptr;
   std::optional<std::int64_t> since_ns_;
-  std::string root_dir_, recording_;
+  std::optional<std::string> root_dir_;
+  std::string recording_;
   bool boot_ = false, json_ = false, follow_ = false;
 };
 

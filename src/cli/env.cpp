@@ -56,7 +56,7 @@ class EnvCommand : public Command {
 
  private:
   CLI::App* sub_ = nullptr;
-  std::string root_;
+  std::optional<std::string> root_;
   bool json_ = false;
 };
 

@@ -207,7 +207,7 @@ class ServeCommand : public Command {
   }
 
   CLI::App* sub_ = nullptr;
-  std::string root_dir_;
+  std::optional<std::string> root_dir_;
   host::Root root_;
   std::string listen_ = "127.0.0.1:9464";
   std::int64_t interval_ns_ = 5'000'000'000;

@@ -251,7 +251,7 @@ class TuneCommand : public Command {
   CLI::App *plan_ = nullptr, *apply_ = nullptr, *rollback_ = nullptr, *status_ = nullptr,
            *history_ = nullptr;
   std::string state_dir_ = "/var/lib/dltune";
-  std::string root_;
+  std::optional<std::string> root_;
   std::string profile_ = "training";
   std::vector<std::string> only_, data_;
   bool persist_ = false, yes_ = false, json_ = false, cgroups_ = false;

@@ -38,6 +38,12 @@ std::mutex& hwloc_env_mutex() {
 }
 
 void load_topology(Context& ctx, CpuFacts& f) {
+  // A host tree gives its own topology or none: without its CPU directory hwloc would fall
+  // back to this machine's (its no-OS backend asks sysconf).
+  if (!ctx.root().live() && !ctx.root().exists("/sys/devices/system/cpu")) {
+    f.topology_error = "the tree has no /sys/devices/system/cpu: no CPU topology";
+    return;
+  }
   std::lock_guard lock(hwloc_env_mutex());
   hwloc_topology_t topo = nullptr;
   if (hwloc_topology_init(&topo) != 0) {
@@ -53,7 +59,12 @@ void load_topology(Context& ctx, CpuFacts& f) {
   hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
   const char* old = std::getenv("HWLOC_FSROOT");
   const std::string saved = old ? old : "";
-  if (!ctx.root().live()) ::setenv("HWLOC_FSROOT", ctx.root().base().c_str(), 1);
+  if (!ctx.root().live()) {
+    ::setenv("HWLOC_FSROOT", ctx.root().base().c_str(), 1);
+    // A sparse tree is expected: what hwloc cannot read is said by env as unknown, not by
+    // hwloc's own messages on stderr.
+    ::setenv("HWLOC_HIDE_ERRORS", "1", 0);
+  }
   const int rc = hwloc_topology_load(topo);
   if (!ctx.root().live()) {
     if (old)
