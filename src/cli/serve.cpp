@@ -62,15 +62,16 @@ constexpr const char* kDescription =
     "      scrape_interval: 15s\n"
     "      static_configs:\n"
     "        - targets: ['gpu-node-1:9464', 'gpu-node-2:9464']\n\n"
-    "Exit status: 0 after SIGINT or SIGTERM (or --once done), 1 when the address cannot be\n"
-    "bound or sampling cannot start, 2 bad input (nothing was started).";
+    "Exit status: 0 after SIGINT or SIGTERM (or --once done), 1 when sampling cannot start,\n"
+    "2 bad input (an option, or an address that cannot be bound; nothing was started).";
 
 class ServeCommand : public Command {
  public:
   ServeCommand(CLI::App& app, GlobalOptions&) {
     sub_ = options::add_command(app, "serve", "Serve the host's metrics to Prometheus (/metrics)",
                                 kDescription);
-    sub_->add_option("--listen", listen_, "HOST:PORT to listen on (default 127.0.0.1:9464)")
+    sub_->add_option("--listen", listen_,
+                     "HOST:PORT to listen on (default 127.0.0.1:9464; :9464 is every address)")
         ->type_name("HOST:PORT");
     options::add_duration(*sub_, "--interval", interval_ns_, 100'000'000, 3'600'000'000'000,
                           "Sampling interval (default 5s)");
@@ -193,7 +194,9 @@ class ServeCommand : public Command {
     ::signal(SIGPIPE, SIG_IGN);
     auto served = serve::serve_until_signal(root_, std::move(options), request, stop_set);
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    if (!served) return fail_with(served.error().message());
+    if (!served)
+      return served.error().bind ? refuse(served.error().error.message())
+                                 : fail_with(served.error().error.message());
     return kExitOk;
   }
 

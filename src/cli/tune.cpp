@@ -215,8 +215,18 @@ class TuneCommand : public Command {
     return r->problems.empty() ? kExitOk : kExitFailure;
   }
 
+  // The journal to read; a missing state directory is said (an empty one reads as nothing
+  // applied), a file or another program's database is an error naming it.
+  Result<std::unique_ptr<tune::Journal>> read_journal() const {
+    if (::access(state_dir_.c_str(), F_OK) != 0 && errno == ENOENT)
+      fmt::print(stderr,
+                 "dltune tune: no journal in {} yet: nothing was applied with this --state-dir\n",
+                 state_dir_);
+    return tune::Journal::open_read_only(state_dir_);
+  }
+
   int do_status() {
-    auto journal = tune::Journal::open_read_only(state_dir_);
+    auto journal = read_journal();
     if (!journal) {
       fmt::print(stderr, "dltune tune: {}\n", journal.error().message());
       return kExitFailure;
@@ -232,7 +242,7 @@ class TuneCommand : public Command {
   }
 
   int do_history() {
-    auto journal = tune::Journal::open_read_only(state_dir_);
+    auto journal = read_journal();
     if (!journal) {
       fmt::print(stderr, "dltune tune: {}\n", journal.error().message());
       return kExitFailure;

@@ -269,6 +269,21 @@ std::string render_event(const LoggedEvent& e) {
 }
 
 std::string render_text(const DoctorReport& r, const std::string& window) {
+  // No source at all: that is the finding, with what would give one; never "Nothing found".
+  if (!r.kmsg_read && !r.journal && r.syslog_files == 0) {
+    std::string out =
+        "dltune doctor: no kernel log could be read, so nothing can be said about this host's "
+        "events.\n"
+        "  /dev/kmsg needs root (or kernel.dmesg_restrict=0): run `sudo dltune doctor`;\n"
+        "  there is no systemd journal, and no kern.log, syslog or messages under /var/log\n"
+        "  (with --root, the tree's /var/log).\n";
+    for (const auto& e : r.events) out += render_event(e);  // the job cgroups' own counts
+    if (!r.notes.empty()) {
+      out += "\nNotes\n";
+      for (const auto& n : r.notes) out += fmt::format("  - {}\n", n);
+    }
+    return out;
+  }
   std::string out =
       fmt::format("dltune doctor: the kernel log ({}) {}\n",
                   !r.kmsg_read ? (r.journal ? std::string("the journal")

@@ -35,7 +35,7 @@ std::string ListenAddress::text() const {
 
 Result<ListenAddress> parse_listen(std::string_view text) {
   const auto bad = [&] {
-    return fail("expected HOST:PORT (127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464), not",
+    return fail("expected HOST:PORT (127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464 or :9464), not",
                 "--listen '" + std::string(text) + "'");
   };
   ListenAddress a;
@@ -50,8 +50,9 @@ Result<ListenAddress> parse_listen(std::string_view text) {
     port = text.substr(close + 2);
   } else {
     const auto colon = text.rfind(':');
-    if (colon == std::string_view::npos || colon == 0) return bad();
-    a.host = std::string(text.substr(0, colon));
+    if (colon == std::string_view::npos) return bad();
+    // ":9464" is every address, as node_exporter writes it (the caller warns off loopback).
+    a.host = colon == 0 ? "0.0.0.0" : std::string(text.substr(0, colon));
     if (a.host.find(':') != std::string::npos) return bad();  // IPv6 goes in brackets
     for (const char c : a.host)
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') return bad();

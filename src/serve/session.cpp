@@ -55,16 +55,18 @@ Result<std::unique_ptr<Exporter>> sample_once(const host::Root& root, ExporterOp
   return std::move(*exporter);
 }
 
-Result<void> serve_until_signal(const host::Root& root, ExporterOptions options,
-                                const ServeRequest& request, const sigset_t& stop_set) {
+tl::expected<void, ServeFailure> serve_until_signal(const host::Root& root, ExporterOptions options,
+                                                    const ServeRequest& request,
+                                                    const sigset_t& stop_set) {
   auto exporter = Exporter::open(root, std::move(options));
-  if (!exporter) return tl::unexpected(exporter.error());
+  if (!exporter) return tl::unexpected(ServeFailure{exporter.error()});
   auto server = MetricsServer::bind(request.address, request.limits, **exporter);
-  if (!server) return tl::unexpected(server.error());
+  if (!server) return tl::unexpected(ServeFailure{server.error(), true});
   // Root was needed at most to bind a port below 1024 (and to open NVML's devices): nothing
   // that serves a request or reads the host runs as root.
   if (request.become) {
-    if (auto dropped = drop_to(*request.become); !dropped) return dropped;
+    if (auto dropped = drop_to(*request.become); !dropped)
+      return tl::unexpected(ServeFailure{dropped.error()});
     request.say(fmt::format("bound as root, now running as {} (uid {})", request.become->name,
                             request.become->uid));
   }

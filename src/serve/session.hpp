@@ -45,11 +45,19 @@ struct ServeRequest {
   Tell tell;
 };
 
+// Why serving ended early: `bind` when the address could not be bound (the user's to change:
+// another port, an address of this host), else a failure of the host or the exporter.
+struct ServeFailure {
+  Error error;
+  bool bind = false;
+};
+
 // Binds, drops root when asked, starts sampling and serving, and runs until a signal of
 // `stop_set` comes (which the caller has blocked in every thread: it is taken here,
 // synchronously); then stops the server and the exporter.
-[[nodiscard]] Result<void> serve_until_signal(const host::Root& root, ExporterOptions options,
-                                              const ServeRequest& request,
-                                              const sigset_t& stop_set);
+[[nodiscard]] tl::expected<void, ServeFailure> serve_until_signal(const host::Root& root,
+                                                                  ExporterOptions options,
+                                                                  const ServeRequest& request,
+                                                                  const sigset_t& stop_set);
 
 }  // namespace dltune::serve

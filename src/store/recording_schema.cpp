@@ -1,10 +1,12 @@
 // The recording's schema (version 1, docs/recording.md) and its meta rows.
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
+#include "core/text.hpp"
 #include "store/recording_sql.hpp"
 
 namespace dltune::store::sql {
@@ -286,7 +288,17 @@ Result<RecordingInfo> read_info(Database& db) {
   if (!version) return tl::unexpected(version.error());
   auto row = version->step();
   if (!row) return tl::unexpected(row.error());
-  const auto schema = *row ? version->int64_at(0) : 0;
+  auto schema = *row ? version->int64_at(0) : 0;
+  // The meta row says it too: the newer of the two decides (a file edited or written by a tool
+  // that set only one of them is still refused when either is newer).
+  if (const auto it = meta.find("schema"); it != meta.end() && it->second) {
+    const auto stated = text::to_int(*it->second);
+    if (!stated)
+      return fail(
+          fmt::format("the recording's meta row schema = \"{}\" is not a number:", *it->second),
+          path);
+    schema = std::max<std::int64_t>(schema, *stated);
+  }
   if (schema > kRecordingSchema)
     return fail(fmt::format("written by a newer dltune: schema {}, this dltune reads {}:", schema,
                             kRecordingSchema),

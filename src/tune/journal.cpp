@@ -328,6 +328,9 @@ Result<std::unique_ptr<Journal>> Journal::open_read_only(const std::string& dir)
   const std::string& state_dir = *normalised;
   const std::string path = state_dir + "/state.db";
   struct stat st {};
+  const int found = ::stat(state_dir.c_str(), &st);
+  if ((found == 0 && !S_ISDIR(st.st_mode)) || (found != 0 && errno == ENOTDIR))
+    return fail("is not a directory (--state-dir names the directory of state.db):", state_dir);
   if (::stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT || errno == ENOTDIR)
       return std::make_unique<SqliteJournal>(state_dir, Database(), private_files::StateLock(),

@@ -62,9 +62,35 @@ Result<void> refuse_newer(int version, const std::string& path) {
               path);
 }
 
+// Whether the database holds dltune's journal, is empty (a new one), or is another program's:
+// version 0 with tables of its own, or a version without dltune's transactions table.
+Result<void> refuse_foreign(Database& db, int version) {
+  auto st = db.prepare(
+      "SELECT count(*), sum(name = 'transactions') FROM sqlite_schema WHERE type = 'table'",
+      "cannot read the state database");
+  if (!st) return tl::unexpected(st.error());
+  auto row = st->step();
+  if (!row) return tl::unexpected(row.error());
+  const auto tables = *row ? st->int64_at(0) : 0;
+  const auto ours = *row ? st->int64_at(1) : 0;
+  if ((version == 0 && tables > 0) || (version > 0 && ours == 0))
+    return fail(
+        "is not dltune's state database (another program's SQLite file: its tables are not the "
+        "journal's); point --state-dir at a directory of dltune's own:",
+        db.path());
+  return {};
+}
+
 }  // namespace
 
 Result<void> set_up_for_writing(Database& db) {
+  {
+    // Another program's database, or a newer dltune's, is refused before anything is set in it.
+    auto version = schema_version(db);
+    if (!version) return tl::unexpected(version.error());
+    if (auto r = refuse_newer(*version, db.path()); !r) return r;
+    if (auto r = refuse_foreign(db, *version); !r) return r;
+  }
   {
     // journal_mode answers with the mode it is in; a file that is not a database fails here.
     // (Scoped: a statement still in progress would keep the COMMIT below from succeeding.)
@@ -85,6 +111,7 @@ Result<void> set_up_for_writing(Database& db) {
   auto version = schema_version(db);
   if (!version) return tl::unexpected(version.error());
   if (auto r = refuse_newer(*version, db.path()); !r) return r;
+  if (auto r = refuse_foreign(db, *version); !r) return r;
   if (*version == 0) {
     for (const char* sql : kSchema) {
       if (auto r = db.exec(sql, "cannot create the tables of the state database"); !r) return r;
@@ -98,6 +125,7 @@ Result<bool> check_for_reading(Database& db) {
   auto version = schema_version(db);
   if (!version) return tl::unexpected(version.error());
   if (auto r = refuse_newer(*version, db.path()); !r) return tl::unexpected(r.error());
+  if (auto r = refuse_foreign(db, *version); !r) return tl::unexpected(r.error());
   return *version != 0;
 }
 

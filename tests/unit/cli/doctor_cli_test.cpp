@@ -22,6 +22,10 @@ TEST(DoctorCli, ATreeWithNothingToReadSaysSoAndFails) {
       dltune::testing::run({DLTUNE_BINARY, "doctor", "--root", empty.dir().string(), "--boot"});
   EXPECT_EQ(none.exit_code, 1) << none.out << none.err;
   EXPECT_NE(none.out.find("no journal, and no kern.log"), std::string::npos) << none.out;
+  // It opens with that fact and what to do, never with "Nothing found".
+  EXPECT_EQ(none.out.rfind("dltune doctor: no kernel log could be read", 0), 0u) << none.out;
+  EXPECT_NE(none.out.find("sudo dltune doctor"), std::string::npos) << none.out;
+  EXPECT_EQ(none.out.find("Nothing found"), std::string::npos) << none.out;
 }
 
 TEST(DoctorCli, StoresTheEventsOfARecordingsSpanForReport) {

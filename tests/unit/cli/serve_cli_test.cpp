@@ -113,6 +113,8 @@ TEST(ServeCli, RefusesBadInput) {
       {{"--listen", "9464"}, "expected HOST:PORT"},
       {{"--listen", "127.0.0.1:99999"}, "expected HOST:PORT"},
       {{"--listen", "::1:9464"}, "expected HOST:PORT"},
+      // Not an address of this host (TEST-NET-1): it cannot be bound, which is the user's to fix.
+      {{"--no-check", "--no-gpus", "--listen", "192.0.2.1:9464"}, "192.0.2.1:9464"},
       // Checked with --once too, where no socket is opened.
       {{"--once", "--listen", "1.2.3:99999"}, "expected HOST:PORT"},
       {{"--once", "--max-connections", "0"}, "--max-connections 0: too small (at least 1)"},

@@ -202,8 +202,13 @@ TEST(Listen, ParsesHostAndPortAndRefusesTheRest) {
   EXPECT_TRUE(is_loopback(*a));
   EXPECT_TRUE(is_loopback(*parse_listen("127.1.2.3:80")));
   EXPECT_FALSE(is_loopback(*parse_listen("gpu-node-1:9464")));
+  // node_exporter's form: every address.
+  a = parse_listen(":9464");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->text(), "0.0.0.0:9464");
+  EXPECT_FALSE(is_loopback(*a));
   for (const char* bad :
-       {"9464", ":9464", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1",
+       {"9464", ":", ":x", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1",
         "127.0.0.1:94x", "::1:9464", "[::1]9464", "[nope]:1", "a b:1", "host;rm:1"}) {
     const auto r = parse_listen(bad);
     EXPECT_FALSE(r) << bad;

@@ -145,6 +145,15 @@ TEST_F(RecordingBadInputTest, OpenRefusesWhatIsNotARecording) {
   EXPECT_THAT(other.error().message(), HasSubstr("not a dltune recording"));
 }
 
+TEST_F(RecordingBadInputTest, ANewerSchemaInTheMetaRowIsRefusedToo) {
+  record(2);
+  sql(path_, "UPDATE meta SET value = '99' WHERE key = 'schema'");
+  auto r = Recording::open(path_);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message(),
+            "written by a newer dltune: schema 99, this dltune reads 1: " + path_);
+}
+
 TEST_F(RecordingBadInputTest, ANewerSchemaIsRefusedWithBothVersions) {
   record(2);
   sql(path_, "PRAGMA user_version = 2");

@@ -535,8 +535,40 @@ TEST_F(JournalTest, StateDirectoryThatIsNotADirectory) {
   auto under = Journal::open((tmp_ / "var/lib/file/state").string());  // ENOTDIR on the way
   ASSERT_FALSE(under);
   EXPECT_EQ(under.error().errno_, ENOTDIR) << under.error().message();
-  auto ro = Journal::open_read_only((tmp_ / "var/lib/file/state").string());
-  EXPECT_TRUE(ro) << "a path through a file: no journal there";
+  // Reading: a file, or a path through one, is an error naming it, never "nothing applied".
+  for (const auto& p : {tmp_ / "var/lib/file", tmp_ / "var/lib/file/state"}) {
+    auto ro = Journal::open_read_only(p.string());
+    ASSERT_FALSE(ro) << p;
+    EXPECT_NE(ro.error().message().find(p.string()), std::string::npos)
+        << ro.error().message();
+    EXPECT_NE(ro.error().message().find("is not a directory"), std::string::npos);
+  }
+}
+
+TEST_F(JournalTest, AnotherProgramsDatabaseIsRefusedAndLeftAsItWas) {
+  fs::create_directories(state_);
+  sql("CREATE TABLE songs (title TEXT); INSERT INTO songs VALUES ('x')");
+  for (const bool read_only : {true, false}) {
+    auto j = read_only ? Journal::open_read_only(state_) : Journal::open(state_, 0);
+    ASSERT_FALSE(j);
+    const auto msg = j.error().message();
+    EXPECT_NE(msg.find("is not dltune's state database"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(state_ + "/state.db"), std::string::npos) << msg;
+  }
+  // Nothing was set in it: no journal tables, not switched to WAL.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((fs::path(state_) / "state.db").c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_schema", -1, &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 1);
+  sqlite3_finalize(st);
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STRNE(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
 }
 
 TEST_F(JournalTest, TrailingSlashNamesTheSameDirectory) {
