@@ -104,7 +104,33 @@ inventory::Json to_json(const CheckReport& r, const inventory::HostFacts& facts)
   return j;
 }
 
-std::string render_text(const CheckReport& r, bool verbose) {
+namespace {
+
+// ECMA-48 colours (SGR): ok green, info cyan, warn yellow, critical bold red, n/a dim.
+std::string severity_tag(const Finding& f, bool color) {
+  const std::string name = f.applicable ? severity_name(f.severity) : "n/a";
+  const std::string padded = fmt::format("{:<8}", name);
+  if (!color) return padded;
+  const char* sgr = !f.applicable                   ? "2"
+                    : f.severity == Severity::kOk   ? "32"
+                    : f.severity == Severity::kInfo ? "36"
+                    : f.severity == Severity::kWarn ? "33"
+                                                    : "1;31";
+  return fmt::format("\x1b[{}m{}\x1b[0m{}", sgr, name, padded.substr(name.size()));
+}
+
+// The summary, and the finding's id when the summary does not start with it: what --only,
+// --skip and tune take.
+std::string headline(const Finding& f) {
+  if (f.summary.starts_with(f.id)) return f.summary;
+  return fmt::format("{}  [{}]", f.summary, f.id);
+}
+
+}  // namespace
+
+std::string render_text(const CheckReport& r, const TextStyle& style) {
+  const bool verbose = style.verbose;
+  constexpr std::size_t kIndent = 18;  // "            why: "'s column, for the wrapped lines
   static const std::vector<std::pair<const char*, const char*>> kAreas = {
       {"kernel", "Kernel"},   {"cpu", "CPU"},         {"memory", "Memory"}, {"limits", "Limits"},
       {"storage", "Storage"}, {"network", "Network"}, {"gpu", "GPUs"}};
@@ -112,17 +138,35 @@ std::string render_text(const CheckReport& r, bool verbose) {
       fmt::format("dltune check: profile {}{}\n", r.profile,
                   r.chain.size() > 1 ? fmt::format(" ({})", fmt::join(r.chain, " > ")) : "");
   for (const auto& [area, title] : kAreas) {
+    std::vector<const Finding*> in_area;
+    for (const auto& f : r.findings)
+      if (f.area == area) in_area.push_back(&f);
+    if (in_area.empty()) continue;
+    // A whole area that does not apply for one reason ("no NVIDIA GPU on this host") is one line.
+    const bool one_reason =
+        in_area.size() > 1 && std::all_of(in_area.begin(), in_area.end(), [&](const Finding* f) {
+          return !f->applicable && f->summary == in_area.front()->summary;
+        });
+    if (one_reason && !verbose) {
+      std::vector<std::string> ids;
+      for (const auto* f : in_area) ids.push_back(f->id);
+      out += fmt::format(
+          "\n{}\n  {}  {}\n{}{}\n", title, severity_tag(*in_area.front(), style.color),
+          in_area.front()->summary, std::string(kIndent - 6, ' '),
+          text::wrap(fmt::format("({})", fmt::join(ids, ", ")), kIndent - 6, style.width));
+      continue;
+    }
     std::string block;
-    for (const auto& f : r.findings) {
-      if (f.area != area) continue;
+    for (const auto* fp : in_area) {
+      const Finding& f = *fp;
       const bool quiet = f.severity == Severity::kOk || !f.applicable;
-      block +=
-          fmt::format("  {:<8}  {}\n", f.applicable ? severity_name(f.severity) : "n/a", f.summary);
+      block += fmt::format("  {}  {}\n", severity_tag(f, style.color), headline(f));
       if (quiet && !verbose) continue;
       for (const auto& e : f.evidence)
         block += fmt::format("            evidence: {} = {}\n", e.path, e.value);
       if (!f.reason.empty() && (verbose || f.severity >= Severity::kWarn))
-        block += fmt::format("            why: {}\n", f.reason);
+        block +=
+            fmt::format("            why: {}\n", text::wrap(f.reason, kIndent - 1, style.width));
       for (const auto& n : f.notes) block += fmt::format("            note: {}\n", n);
       if (f.fix) block += fmt::format("            fix: {}\n", f.fix->command);
     }

@@ -36,6 +36,13 @@ struct CheckReport {
 [[nodiscard]] int exit_code(const CheckReport& r);
 
 [[nodiscard]] inventory::Json to_json(const CheckReport& r, const inventory::HostFacts& facts);
-[[nodiscard]] std::string render_text(const CheckReport& r, bool verbose);
+// How the text report looks: every finding's evidence and reason (`verbose`), the width to wrap
+// reasons at, and severities in colour (for a terminal that wants it).
+struct TextStyle {
+  bool verbose = false;
+  std::size_t width = 100;
+  bool color = false;
+};
+[[nodiscard]] std::string render_text(const CheckReport& r, const TextStyle& style);
 
 }  // namespace dltune::audit

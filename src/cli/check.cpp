@@ -1,4 +1,6 @@
 // `dltune check`: audit the host against a profile.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -46,6 +48,9 @@ class CheckCommand : public Command {
     sub_->add_option("--root", root_, "Audit the host tree at DIR (a capture or a fixture)")
         ->type_name("DIR");
     sub_->add_flag("-v,--verbose", verbose_, "Show evidence and reasons for every finding");
+    options::add_choice(*sub_, "--color", color_, {"auto", "always", "never"},
+                        "Severities in colour: auto (default: on a terminal, unless NO_COLOR is "
+                        "set), always or never");
     sub_->add_flag("--json", json_, "Print JSON (schema: docs/json.md, \"dltune.check/1\")");
   }
 
@@ -69,7 +74,11 @@ class CheckCommand : public Command {
     if (json_) {
       fmt::print("{}\n", audit::to_json(*report, facts).dump(2));
     } else {
-      fmt::print("{}", audit::render_text(*report, verbose_));
+      const bool color = color_ == "always" || (color_ == "auto" && ::isatty(STDOUT_FILENO) != 0 &&
+                                                std::getenv("NO_COLOR") == nullptr);
+      fmt::print("{}", audit::render_text(
+                           *report,
+                           {verbose_, static_cast<std::size_t>(options::terminal_width()), color}));
       if (!facts.problems.empty())
         fmt::print("{} fact(s) could not be read: see `dltune env`\n", facts.problems.size());
     }
@@ -83,6 +92,7 @@ class CheckCommand : public Command {
   std::optional<std::string> root_;
   bool verbose_ = false;
   bool json_ = false;
+  std::string color_ = "auto";
 };
 
 }  // namespace

@@ -26,6 +26,35 @@ std::string shell_quote(std::string_view s) {
   return out + "'";
 }
 
+std::string wrap(std::string_view s, std::size_t indent, std::size_t width) {
+  std::string out;
+  std::size_t col = indent;
+  bool first_line = true;
+  for (const auto line : lines(s)) {
+    if (!first_line) {
+      out += '\n' + std::string(indent, ' ');
+      col = indent;
+    }
+    first_line = false;
+    bool first = true;
+    for (const auto word : fields(line)) {
+      if (!first && col + 1 + word.size() > width) {
+        out += '\n' + std::string(indent, ' ');
+        col = indent;
+        first = true;
+      }
+      if (!first) {
+        out += ' ';
+        ++col;
+      }
+      out += word;
+      col += word.size();
+      first = false;
+    }
+  }
+  return out;
+}
+
 std::string_view trim(std::string_view s) {
   const char* ws = " \t\r\n\v\f";
   const auto b = s.find_first_not_of(ws);

@@ -26,6 +26,9 @@ namespace dltune::text {
 // `s` as one word for a POSIX shell: as it is when it holds only safe characters
 // (letters, digits, _ - . / : = + , @ %), else in single quotes ('it'\''s').
 [[nodiscard]] std::string shell_quote(std::string_view s);
+// `s` wrapped at spaces to `width` columns, the lines after the first indented by `indent`
+// spaces (the first starts at column `indent` too); its own line breaks are kept.
+[[nodiscard]] std::string wrap(std::string_view s, std::size_t indent, std::size_t width);
 // ASCII lower case (names, units, hex addresses; not for text in other scripts).
 [[nodiscard]] std::string to_lower(std::string_view s);
 // Whole-string decimal (or 0x hex when base 0) parse; nullopt on any junk.

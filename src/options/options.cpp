@@ -71,6 +71,8 @@ CLI::Option* integer_option(CLI::App& app, const std::string& name, std::int64_t
       ->type_name(type);
 }
 
+}  // namespace
+
 int terminal_width() {
   winsize ws{};
   int cols = 0;
@@ -81,33 +83,7 @@ int terminal_width() {
   return std::clamp(cols, 60, 120);
 }
 
-// `text` wrapped to `width` columns, lines after the first indented by `indent` spaces.
-std::string wrap(const std::string& text, std::size_t indent, std::size_t width) {
-  std::string out;
-  std::size_t col = indent;
-  for (const auto& line : text::lines(text)) {
-    if (!out.empty()) {
-      out += '\n' + std::string(indent, ' ');
-      col = indent;
-    }
-    bool first = true;
-    for (const auto& word : text::fields(line)) {
-      if (!first && col + 1 + word.size() > width) {
-        out += '\n' + std::string(indent, ' ');
-        col = indent;
-        first = true;
-      }
-      if (!first) {
-        out += ' ';
-        ++col;
-      }
-      out += word;
-      col += word.size();
-      first = false;
-    }
-  }
-  return out;
-}
+namespace {
 
 class Help : public CLI::Formatter {
  public:
@@ -160,7 +136,7 @@ class Help : public CLI::Formatter {
     } else {
       left += std::string(kColumn - left.size(), ' ');
     }
-    return left + wrap(help, kColumn, width) + "\n";
+    return left + text::wrap(help, kColumn, width) + "\n";
   }
 };
 

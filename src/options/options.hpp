@@ -59,6 +59,9 @@ CLI::Option* add_choice(CLI::App& app, const std::string& name, std::string& val
 CLI::Option* add_list(CLI::App& app, const std::string& name, std::vector<std::string>& values,
                       const std::string& help, const std::string& type);
 
+// The terminal's width in columns (stdout's, else $COLUMNS, else 100), within 60 to 120.
+[[nodiscard]] int terminal_width();
+
 // Sets dltune's help layout on `app` (and the commands added after): usage first, the
 // description, options with their help wrapped to the terminal, and for the program a
 // one-screen list of commands with their summaries.

@@ -64,7 +64,7 @@ TEST(CheckLive, ChangedSwappinessAppearsWithEvidenceAndFixThenGoes) {
   EXPECT_NE(f["severity"], "ok");
   EXPECT_EQ(f["evidence"][0]["path"], kSwappiness);
   EXPECT_EQ(f["evidence"][0]["value"], "61");
-  EXPECT_EQ(f["fix"]["command"], "dltune tune apply --only vm.swappiness");
+  EXPECT_EQ(f["fix"]["command"], "dltune tune apply -p training --only vm.swappiness");
   EXPECT_FALSE(f["reason"].get<std::string>().empty());
 
   ASSERT_TRUE(write_file(kSwappiness, "10"));

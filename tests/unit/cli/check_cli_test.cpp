@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/text.hpp"
 #include "support/run.hpp"
 
 using dltune::testing::run;
@@ -82,4 +83,39 @@ TEST(CheckCli, TheReportIsGroupedWithASummaryAndTheExitCodeFollowsTheWorstFindin
                          fixture("container-cgv2")});
   const auto doc = nlohmann::json::parse(skip.out);
   for (const auto& f : doc["findings"]) EXPECT_NE(f["id"], "shm.size");
+}
+
+TEST(CheckCli, TheTextRespectsTheReader) {
+  const auto vm = run({DLTUNE_BINARY, "check", "--root", fixture("this-vm")}, {{"COLUMNS", "80"}});
+  // An area that does not apply for one reason is one line, with its ids.
+  EXPECT_NE(vm.out.find("GPUs\n  n/a       no NVIDIA GPU on this host\n"), std::string::npos)
+      << vm.out;
+  std::size_t count = 0;
+  for (auto at = vm.out.find("no NVIDIA GPU"); at != std::string::npos;
+       at = vm.out.find("no NVIDIA GPU", at + 1))
+    ++count;
+  EXPECT_EQ(count, 1u) << vm.out;
+  EXPECT_NE(vm.out.find("gpu.persistence"), std::string::npos);
+  // Piped: no colour. Each finding names its id; the reasons are wrapped to the width.
+  EXPECT_EQ(vm.out.find('\x1b'), std::string::npos);
+  const auto c =
+      run({DLTUNE_BINARY, "check", "--root", fixture("container-cgv2")}, {{"COLUMNS", "80"}});
+  EXPECT_NE(c.out.find("[shm.size]"), std::string::npos) << c.out;
+  bool in_why = false;
+  for (const auto line : dltune::text::lines(c.out)) {
+    if (line.rfind("            why: ", 0) == 0)
+      in_why = true;
+    else if (line.rfind("                 ", 0) != 0)  // not a wrapped line of the reason
+      in_why = false;
+    if (in_why) {
+      EXPECT_LE(line.size(), 80u) << line;
+    }
+  }
+  // Colour when asked, whatever the output is; never with --color never.
+  const auto always =
+      run({DLTUNE_BINARY, "check", "--color", "always", "--root", fixture("container-cgv2")});
+  EXPECT_NE(always.out.find("\x1b[1;31mcritical\x1b[0m"), std::string::npos) << always.out;
+  const auto never =
+      run({DLTUNE_BINARY, "check", "--color", "never", "--root", fixture("container-cgv2")});
+  EXPECT_EQ(never.out.find('\x1b'), std::string::npos);
 }
