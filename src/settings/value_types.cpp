@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/text.hpp"
-#include "settings/catalog.hpp"
+#include "settings/sysctl_name.hpp"
 
 namespace dltune::settings {
 
@@ -101,12 +101,12 @@ const std::vector<Rule>& rules() {
 
 const Rule kSysctlText{"", Type::kText};
 
-// The rule for `key`; null for a key that is none of dltune's (the key check refuses it).
+// The rule for `key`: its own, or one printable line for any other well-formed sysctl name;
+// null for anything else (the key check refuses it). Pure: the fuzzed profile parser links it.
 const Rule* rule_for(std::string_view key) {
   for (const auto& r : rules())
     if (r.key == key) return &r;
-  const auto* spec = spec_for(key);
-  return spec != nullptr && spec->family() ? &kSysctlText : nullptr;
+  return sysctl_path(std::string(key)) ? &kSysctlText : nullptr;
 }
 
 std::string range_text(const Rule& r) {
