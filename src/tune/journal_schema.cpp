@@ -108,10 +108,10 @@ Result<void> set_up_for_writing(Database& db) {
 
   auto txn = Transaction::begin(db, Transaction::Mode::kWrite);
   if (!txn) return tl::unexpected(txn.error());
+  // Read again under the write lock: whether the tables are still to be made (a newer or
+  // foreign database was refused above, before anything was set in it).
   auto version = schema_version(db);
   if (!version) return tl::unexpected(version.error());
-  if (auto r = refuse_newer(*version, db.path()); !r) return r;
-  if (auto r = refuse_foreign(db, *version); !r) return r;
   if (*version == 0) {
     for (const char* sql : kSchema) {
       if (auto r = db.exec(sql, "cannot create the tables of the state database"); !r) return r;

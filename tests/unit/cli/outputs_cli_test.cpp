@@ -14,28 +14,19 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/dir_listing.hpp"
 #include "support/run.hpp"
 #include "unit/report/report_samples.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+using dltune::testing::kind_of;
+using dltune::testing::names_in;
 using dltune::testing::run;
 using dltune::testing::TempDir;
 using dltune::testing::write_recording;
 using ::testing::HasSubstr;
-
-std::set<std::string> names_in(const std::string& dir) {
-  std::set<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
-  return names;
-}
-
-mode_t kind_of(const std::string& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return 0;
-  return st.st_mode & S_IFMT;
-}
 
 // Each command line with OUT where its output file goes.
 std::vector<std::vector<std::string>> writers(const std::string& rec) {

@@ -16,6 +16,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/dir_listing.hpp"
+#include "support/in_child.hpp"
 #include "unit/report/report_samples.hpp"
 
 namespace {
@@ -23,43 +25,27 @@ namespace {
 namespace fs = std::filesystem;
 using dltune::local_file::output_target;
 using dltune::local_file::PendingFile;
+using dltune::testing::kind_of;
+using dltune::testing::names_in;
 using dltune::testing::TempDir;
 using ::testing::HasSubstr;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-// The names in `dir`: a failed write leaves no temporary file behind.
-std::set<std::string> names_in(const std::string& dir) {
-  std::set<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
-  return names;
-}
-
 dltune::Result<void> write_new(const std::string& path, bool replace) {
   return dltune::local_file::write(path, replace, [](std::ostream& o) { o << "new"; });
-}
-
-mode_t kind_of(const std::string& path) {
-  struct stat st {};
-  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
-  return st.st_mode & S_IFMT;
 }
 
 TEST(LocalFile, ANewFileIsWrittenWholeAndAnExistingOneOnlyWhenReplacing) {
   TempDir dir;
   const auto path = dir.file("out.html");
   ASSERT_TRUE(write_new(path, false));
-  EXPECT_EQ(slurp(path), "new");
+  EXPECT_EQ(dltune::testing::slurp_file(path), "new");
   std::ofstream(path) << "old";
   const auto refused = write_new(path, false);
   ASSERT_FALSE(refused);
   EXPECT_THAT(refused.error().message(), HasSubstr(path + " exists; use --force"));
-  EXPECT_EQ(slurp(path), "old");
+  EXPECT_EQ(dltune::testing::slurp_file(path), "old");
   ASSERT_TRUE(write_new(path, true));
-  EXPECT_EQ(slurp(path), "new");
+  EXPECT_EQ(dltune::testing::slurp_file(path), "new");
   EXPECT_EQ(names_in(dir.file("")), std::set<std::string>{"out.html"});
 }
 
@@ -113,10 +99,10 @@ TEST(LocalFile, ASymlinkIsReplacedOnlyWithForceAndThenAsItsRegularTarget) {
   const auto refused = write_new(link, false);
   ASSERT_FALSE(refused);
   EXPECT_THAT(refused.error().message(), HasSubstr("is a symbolic link; use --force"));
-  EXPECT_EQ(slurp(real), "old");
+  EXPECT_EQ(dltune::testing::slurp_file(real), "old");
   ASSERT_TRUE(write_new(link, true));
   EXPECT_EQ(kind_of(link), S_IFLNK);  // the link stays, its target is the new file
-  EXPECT_EQ(slurp(real), "new");
+  EXPECT_EQ(dltune::testing::slurp_file(real), "new");
 
   const auto fifo = dir.file("fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);

@@ -539,8 +539,7 @@ TEST_F(JournalTest, StateDirectoryThatIsNotADirectory) {
   for (const auto& p : {tmp_ / "var/lib/file", tmp_ / "var/lib/file/state"}) {
     auto ro = Journal::open_read_only(p.string());
     ASSERT_FALSE(ro) << p;
-    EXPECT_NE(ro.error().message().find(p.string()), std::string::npos)
-        << ro.error().message();
+    EXPECT_NE(ro.error().message().find(p.string()), std::string::npos) << ro.error().message();
     EXPECT_NE(ro.error().message().find("is not a directory"), std::string::npos);
   }
 }
