@@ -40,9 +40,16 @@ std::mutex& hwloc_env_mutex() {
 void load_topology(Context& ctx, CpuFacts& f) {
   // A host tree gives its own topology or none: without its CPU directory hwloc would fall
   // back to this machine's (its no-OS backend asks sysconf).
-  if (!ctx.root().live() && !ctx.root().exists("/sys/devices/system/cpu")) {
-    f.topology_error = "the tree has no /sys/devices/system/cpu: no CPU topology";
-    return;
+  // hwloc's Linux backend needs the first CPU's topology files; without them it gives up and its
+  // fallback counts this machine's CPUs (sysconf), which is not the tree's.
+  if (!ctx.root().live()) {
+    const std::string cpu0 = "/sys/devices/system/cpu/cpu" +
+                             std::to_string(f.online.empty() ? 0 : f.online.front()) + "/topology";
+    if (!ctx.root().exists(cpu0 + "/thread_siblings") &&
+        !ctx.root().exists(cpu0 + "/core_siblings")) {
+      f.topology_error = "the tree has no " + cpu0 + "/thread_siblings: no CPU topology";
+      return;
+    }
   }
   std::lock_guard lock(hwloc_env_mutex());
   hwloc_topology_t topo = nullptr;
@@ -63,7 +70,7 @@ void load_topology(Context& ctx, CpuFacts& f) {
     ::setenv("HWLOC_FSROOT", ctx.root().base().c_str(), 1);
     // A sparse tree is expected: what hwloc cannot read is said by env as unknown, not by
     // hwloc's own messages on stderr.
-    ::setenv("HWLOC_HIDE_ERRORS", "1", 0);
+    ::setenv("HWLOC_HIDE_ERRORS", "2", 0);  // 2: its critical ones too (hwloc 2.x)
   }
   const int rc = hwloc_topology_load(topo);
   if (!ctx.root().live()) {
@@ -151,6 +158,11 @@ void read_sysfs(Context& ctx, CpuFacts& f, std::map<int, std::vector<int>>& sysf
       f.governors[*g].push_back(cpu);
     if (!f.scaling_driver)
       f.scaling_driver = ctx.read_value("cpu.governor", dir + "/cpufreq/scaling_driver");
+    // One driver serves every CPU, so the first CPU's list is the host's (cpufreq's
+    // scaling_available_governors: names separated by spaces).
+    if (f.available_governors.empty())
+      if (auto a = ctx.read_value("cpu.governor", dir + "/cpufreq/scaling_available_governors"))
+        for (const auto name : text::fields(*a)) f.available_governors.emplace_back(name);
   }
   // The cpuset this process may use (hwloc reads it to find the allowed CPUs).
   (void)ctx.read("cpu.allowed", "/proc/mounts", 1 << 20);
@@ -209,6 +221,7 @@ Json to_json(const CpuFacts& f) {
   Json g = Json::object();
   for (const auto& [gov, cpus] : f.governors) g[gov] = text::format_cpu_list(cpus);
   j["governors"] = std::move(g);
+  j["available_governors"] = f.available_governors;
   put(j, "scaling_driver", f.scaling_driver);
   Json nodes = Json::array();
   for (const auto& n : f.numa_nodes) {

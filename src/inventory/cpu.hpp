@@ -31,6 +31,7 @@ struct CpuFacts {
   std::optional<std::vector<int>> allowed;  // the cpuset this process may use, when narrower
   std::vector<std::string> flags;           // the ones that matter, those present
   std::map<std::string, std::vector<int>> governors;  // governor -> CPUs
+  std::vector<std::string> available_governors;       // the ones cpufreq offers, in its order
   std::optional<std::string> scaling_driver;
   std::vector<NumaNode> numa_nodes;
   std::optional<std::string> topology_error;  // why hwloc could not load, when it could not

@@ -14,6 +14,48 @@ namespace {
 
 constexpr const char* kThpDir = "/sys/kernel/mm/transparent_hugepage/";
 constexpr const char* kGovernorGlob = "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor";
+constexpr const char* kGovernorsOffered =
+    "/sys/devices/system/cpu/cpu*/cpufreq/scaling_available_governors";
+
+// A choice the kernel lists in its own file (THP's "always [madvise] never", cpufreq's
+// scaling_available_governors) can only take a value from that list. The profile's wish with the
+// first value the host offers in front, so that tune writes one the kernel takes; unchanged when
+// the host's list is unknown. None of the profile's values offered: the reason, naming the
+// setting, the value, the file and what it allows.
+Result<Expected> offered(const ProfileEntry& e, const std::vector<std::string>& options,
+                         const std::string& file) {
+  if (options.empty() || e.expected.kind == Expected::Kind::kAtLeast) return e.expected;
+  for (const auto& v : e.expected.values) {
+    if (std::find(options.begin(), options.end(), v) == options.end()) continue;
+    Expected want = e.expected;
+    std::erase(want.values, v);
+    want.values.insert(want.values.begin(), v);
+    return want;
+  }
+  return fail(fmt::format("{} = {} ({}): this host does not offer {}; {} allows {}", e.key,
+                          e.expected.text(), e.origin.empty() ? "profile" : "profile " + e.origin,
+                          e.expected.values.size() == 1 ? "it" : "any of them", file,
+                          fmt::join(options, ", ")));
+}
+
+// check's form of the same refusal: a finding that says the profile asks for what this host
+// cannot be set to, with no tune command (tune would refuse it too).
+std::optional<Finding> not_offered(const ProfileEntry& e, const char* area,
+                                   const std::string& actual,
+                                   const std::vector<std::string>& options,
+                                   const std::string& file) {
+  auto want = offered(e, options, file);
+  if (want) return std::nullopt;
+  Finding f = judge(e, area, actual, {{file, fmt::format("{}", fmt::join(options, " "))}});
+  if (f.severity == Severity::kOk) return std::nullopt;  // it is what the host has: fine
+  f.summary = fmt::format("{} is {}; the profile asks for {}, which this host does not offer",
+                          e.key, actual, e.expected.text());
+  f.notes.push_back(want.error().what);
+  f.fix = Fix{fmt::format("choose one of {} for {} in the profile", fmt::join(options, ", "),
+                          e.key),
+              false};
+  return f;
+}
 
 }  // namespace
 
@@ -27,7 +69,9 @@ Result<void> plan_thp(PlanContext& context, const ProfileEntry& e, PlanItem& ite
     return {};
   }
   const std::string path = std::string(kThpDir) + (enabled ? "enabled" : "defrag");
-  const auto target = target_value(e.expected, *choice->selected, std::nullopt);
+  auto want = offered(e, choice->options, path);
+  if (!want) return tl::unexpected(want.error());
+  const auto target = target_value(*want, *choice->selected, std::nullopt);
   context.persisted.sysfs[path] = target.value_or(*choice->selected);
   if (!target) {
     item.status = PlanItem::Status::kAlreadyOk;
@@ -48,14 +92,16 @@ Result<void> plan_governor(PlanContext& context, const ProfileEntry& e, PlanItem
     return {};
   }
   if (e.expected.values.empty()) return {};
+  auto want = offered(e, context.facts.cpu.available_governors, kGovernorsOffered);
+  if (!want) return tl::unexpected(want.error());
   // At boot every CPU gets it (tmpfiles.d's w lines take a glob).
   const auto& first = governors.begin()->first;
   context.persisted.sysfs[kGovernorGlob] =
-      e.expected.matches(first) && governors.size() == 1 ? first : e.expected.values.front();
+      want->matches(first) && governors.size() == 1 ? first : want->values.front();
   std::vector<std::string> from;
   std::string target_gov;
   for (const auto& [gov, cpus] : governors) {
-    const auto target = target_value(e.expected, gov, std::nullopt);
+    const auto target = target_value(*want, gov, std::nullopt);
     if (!target) continue;
     target_gov = *target;
     from.push_back(fmt::format("{} on CPUs {}", gov, text::format_cpu_list(cpus)));
@@ -116,6 +162,10 @@ std::vector<Finding> check_thp(const CheckInput& in, const ProfileEntry& entry) 
   if (!choice || !choice->selected)
     return {not_applicable(entry, "memory",
                            "this kernel has no transparent huge pages (" + path + ")")};
+  if (auto f = not_offered(entry, "memory", *choice->selected, choice->options, path)) {
+    container_advice(in, *f, "");
+    return {*f};
+  }
   Finding f = judge(entry, "memory", *choice->selected,
                     {{path, fmt::format("{}", fmt::join(choice->options, " "))}});
   if (f.severity != Severity::kOk) f.fix = tune_fix(entry.key);
@@ -140,6 +190,11 @@ std::vector<Finding> check_governor(const CheckInput& in, const ProfileEntry& en
     all_ok = all_ok && entry.expected.matches(gov);
   }
   const std::string actual = fmt::format("{}", fmt::join(parts, ", "));
+  if (auto f = not_offered(entry, "cpu", actual, in.facts.cpu.available_governors,
+                           kGovernorsOffered)) {
+    container_advice(in, *f, "");
+    return {*f};
+  }
   Finding f = judge(entry, "cpu", all_ok ? entry.expected.values.front() : actual, std::move(ev));
   f.actual = actual;
   if (!all_ok) {

@@ -160,6 +160,48 @@ TEST(GovernorRule, MixedGovernorsAndNoCpufreq) {
   EXPECT_FALSE(n[0].applicable);
 }
 
+// The kernel's own list decides: a value the host's file does not offer is not something tune
+// can set, so check says so and points at the profile, not at tune.
+TEST(GovernorRule, AGovernorTheCpuDoesNotOfferIsTheProfilesToChange) {
+  dltune::testing::TempTree t;
+  t.write("sys/devices/system/cpu/online", "0-1\n");
+  for (const char* cpu : {"cpu0", "cpu1"}) {
+    const std::string d = std::string("sys/devices/system/cpu/") + cpu + "/cpufreq/";
+    t.write(d + "scaling_governor", "powersave\n")
+        .write(d + "scaling_available_governors", "powersave schedutil\n");
+  }
+  Host h(t.root());
+  ASSERT_EQ(h.facts.cpu.available_governors, (std::vector<std::string>{"powersave", "schedutil"}));
+  auto f = h.run(entry("cpu.governor", Expected::Kind::kExact, {"performance"}));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kWarn);
+  EXPECT_NE(f[0].summary.find("does not offer"), std::string::npos) << f[0].summary;
+  ASSERT_TRUE(f[0].fix);
+  EXPECT_FALSE(f[0].fix->by_dltune);
+  EXPECT_EQ(f[0].fix->command, "choose one of powersave, schedutil for cpu.governor in the profile");
+  EXPECT_EQ(f[0].evidence.at(0).path,
+            "/sys/devices/system/cpu/cpu*/cpufreq/scaling_available_governors");
+  // One of the profile's choices is offered: judged as before, with tune's fix.
+  auto ok = h.run(entry("cpu.governor", Expected::Kind::kOneOf, {"performance", "schedutil"}));
+  EXPECT_EQ(ok[0].severity, Severity::kWarn);
+  EXPECT_TRUE(ok[0].fix->by_dltune);
+  // What the host already runs needs nothing, offered or not.
+  EXPECT_EQ(h.run(entry("cpu.governor", Expected::Kind::kExact, {"powersave"}))[0].severity,
+            Severity::kOk);
+}
+
+TEST(ThpRule, AValueMissingFromTheKernelsListIsTheProfilesToChange) {
+  dltune::testing::TempTree t;
+  t.write("sys/kernel/mm/transparent_hugepage/enabled", "[always] never\n");  // no madvise
+  Host h(t.root());
+  auto f = h.run(entry("thp.enabled", Expected::Kind::kExact, {"madvise"}));
+  EXPECT_EQ(f.at(0).severity, Severity::kWarn);
+  EXPECT_EQ(f[0].fix->command, "choose one of always, never for thp.enabled in the profile");
+  EXPECT_NE(f[0].notes.back().find("/sys/kernel/mm/transparent_hugepage/enabled allows always, never"),
+            std::string::npos)
+      << f[0].notes.back();
+}
+
 TEST(NoatimeRule, OneFindingPerFileSystemHoldingData) {
   Host h(fixture("gpu8-numa2-cgv2"));
   auto e = entry("mount.noatime", Expected::Kind::kExact, {"true"});

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -36,6 +37,21 @@ TEST(RootCli, ATreeWithAnEmptyProcGivesUnknownsNeverTheLiveHostsFacts) {
   ::gethostname(host, sizeof host - 1);
   EXPECT_THAT(r.out, Not(HasSubstr("\"" + std::string(host) + "\"")));
   EXPECT_FALSE(j["os"].contains("kernel_release")) << j["os"].dump();
+}
+
+// hwloc gives up on a CPU directory without topology files and falls back to counting this
+// machine's CPUs: such a tree has no topology, and hwloc says nothing on stderr.
+TEST(RootCli, ACpuDirectoryWithoutTopologyFilesGivesNoTopology) {
+  TempDir dir;
+  fs::create_directories(dir.file("tree/sys/devices/system/cpu/cpu0/cpufreq"));
+  std::ofstream(dir.file("tree/sys/devices/system/cpu/online")) << "0\n";
+  const auto r = run({DLTUNE_BINARY, "env", "--json", "--root", dir.file("tree")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("hwloc")));
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_FALSE(j["cpu"].contains("threads")) << j["cpu"].dump();
+  EXPECT_EQ(j["cpu"]["online"], "0");
 }
 
 TEST(RootCli, AnEmptyOrNonTreeRootIsBadInputForEveryCommandThatTakesOne) {

@@ -120,3 +120,43 @@ TEST(Plan, MixedGovernorsChangeOnlyTheCpusThatNeedIt) {
   EXPECT_EQ(g->changes[0].old_value, "powersave");
   EXPECT_EQ(g->changes[0].new_value, "performance");
 }
+
+// tune writes only what the kernel's own list offers: a governor or THP mode missing from it is
+// refused before anything is planned, naming the setting, the value, the file and what it allows;
+// of several the profile accepts, the first the host offers is the one written.
+TEST(Plan, OnlyWhatTheKernelsListOffers) {
+  dltune::testing::TempTree t;
+  t.write("sys/devices/system/cpu/online", "0\n")
+      .write("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "powersave\n")
+      .write("sys/devices/system/cpu/cpu0/cpufreq/scaling_available_governors",
+             "powersave schedutil\n")
+      .write("sys/kernel/mm/transparent_hugepage/enabled", "[always] never\n")
+      .write("etc/dltune/profiles/mine.toml",
+             "[settings.\"cpu.governor\"]\nvalue = [\"performance\", \"schedutil\"]\n"
+             "reason = \"r\"\nsource = \"s\"\n"
+             "[settings.\"thp.enabled\"]\nvalue = \"madvise\"\nreason = \"r\"\nsource = \"s\"\n");
+  auto root = t.root();
+  const auto facts = inventory::collect(root, {});
+  auto training = settings::load_profile("training", root, settings::validate_key);
+  ASSERT_TRUE(training);
+  auto refused = tune::make_plan(root, facts, *training, {"cpu.governor"}, false);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message(),
+            "cpu.governor = performance (profile training): this host does not offer it; "
+            "/sys/devices/system/cpu/cpu*/cpufreq/scaling_available_governors allows powersave, "
+            "schedutil");
+  auto mine = settings::load_profile("mine", root, settings::validate_key);
+  ASSERT_TRUE(mine) << mine.error().message();
+  auto gov = tune::make_plan(root, facts, *mine, {"cpu.governor"}, false);
+  ASSERT_TRUE(gov) << gov.error().message();
+  const auto* g = item(*gov, "cpu.governor");
+  ASSERT_EQ(g->status, PlanItem::Status::kChange);
+  EXPECT_EQ(g->changes.at(0).new_value, "schedutil");
+  auto thp = tune::make_plan(root, facts, *mine, {"thp.enabled"}, false);
+  ASSERT_FALSE(thp);
+  EXPECT_NE(thp.error().message().find(
+                "thp.enabled = madvise (profile mine): this host does not offer it; "
+                "/sys/kernel/mm/transparent_hugepage/enabled allows always, never"),
+            std::string::npos)
+      << thp.error().message();
+}
