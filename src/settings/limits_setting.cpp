@@ -1,5 +1,7 @@
 // The resource limits new logins get (limits.nofile, limits.memlock): only persistent, through
 // dltune's limits.d drop-in; `dltune run` gives a job its limits directly.
+#include <set>
+
 #include <fmt/format.h>
 
 #include "core/text.hpp"
@@ -24,6 +26,12 @@ Result<void> plan_limits(PlanContext& context, const ProfileEntry& e, PlanItem& 
   return {};
 }
 
+namespace {
+// The limits /proc/self/limits gives in bytes (proc(5)).
+const std::set<std::string> kByteLimits = {"as",      "core",     "data", "fsize",
+                                           "memlock", "msgqueue", "rss",  "stack"};
+}  // namespace
+
 std::vector<Finding> check_limits(const CheckInput& in, const ProfileEntry& entry) {
   const std::string name = entry.key.substr(entry.key.find('.') + 1);  // "nofile"
   const auto it = in.facts.memory.limits.find(name);
@@ -39,9 +47,19 @@ std::vector<Finding> check_limits(const CheckInput& in, const ProfileEntry& entr
       judge(entry, "limits", soft, {{"/proc/self/limits", "soft " + soft + ", hard " + hard}});
   f.severity = worse(s.severity, h.severity);
   f.actual = "soft " + soft + ", hard " + hard;
+  // The limits the kernel counts in bytes read in units ("soft 8 MiB"); actual keeps the numbers.
+  const bool bytes = kByteLimits.count(name) > 0;
+  auto shown = [&](const std::optional<std::uint64_t>& v) {
+    return v && bytes ? text::human_bytes(*v) : text_of(v);
+  };
+  std::string expected = f.expected;
+  if (bytes && entry.expected.kind == Expected::Kind::kAtLeast)
+    if (auto n = text::to_uint(entry.expected.values.front()))
+      expected = ">= " + text::human_bytes(*n);
+  const std::string actual = "soft " + shown(it->second.soft) + ", hard " + shown(it->second.hard);
   f.summary = f.severity == Severity::kOk
-                  ? fmt::format("{} is {}", entry.key, f.actual)
-                  : fmt::format("{} is {}, expected {} for both", entry.key, f.actual, f.expected);
+                  ? fmt::format("{} is {}", entry.key, actual)
+                  : fmt::format("{} is {}, expected {} for both", entry.key, actual, expected);
   if (f.severity != Severity::kOk) {
     f.fix = Fix{"dltune tune apply --persist --only " + entry.key, true};
     f.notes.push_back(

@@ -51,9 +51,9 @@ std::optional<Finding> not_offered(const ProfileEntry& e, const char* area,
   f.summary = fmt::format("{} is {}; the profile asks for {}, which this host does not offer",
                           e.key, actual, e.expected.text());
   f.notes.push_back(want.error().what);
-  f.fix = Fix{fmt::format("choose one of {} for {} in the profile", fmt::join(options, ", "),
-                          e.key),
-              false};
+  f.fix =
+      Fix{fmt::format("choose one of {} for {} in the profile", fmt::join(options, ", "), e.key),
+          false};
   return f;
 }
 
@@ -190,8 +190,8 @@ std::vector<Finding> check_governor(const CheckInput& in, const ProfileEntry& en
     all_ok = all_ok && entry.expected.matches(gov);
   }
   const std::string actual = fmt::format("{}", fmt::join(parts, ", "));
-  if (auto f = not_offered(entry, "cpu", actual, in.facts.cpu.available_governors,
-                           kGovernorsOffered)) {
+  if (auto f =
+          not_offered(entry, "cpu", actual, in.facts.cpu.available_governors, kGovernorsOffered)) {
     container_advice(in, *f, "");
     return {*f};
   }

@@ -148,6 +148,16 @@ TEST(LimitRule, SoftAndHardBothCount) {
   auto cm = c.run(entry("limits.memlock", Expected::Kind::kExact, {"unlimited"}, "critical"));
   EXPECT_EQ(cm[0].severity, Severity::kCritical);
   EXPECT_EQ(cm[0].fix->command, "docker run --ulimit memlock=-1");
+  // Bytes read in units; the numbers stay in actual, for scripts.
+  EXPECT_EQ(cm[0].summary,
+            "limits.memlock is soft 64 KiB, hard 64 KiB, expected unlimited for both");
+  EXPECT_EQ(cm[0].actual, "soft 65536, hard 65536");
+  auto atleast = c.run(entry("limits.memlock", Expected::Kind::kAtLeast, {"1073741824"}));
+  EXPECT_EQ(atleast[0].summary,
+            "limits.memlock is soft 64 KiB, hard 64 KiB, expected >= 1 GiB for both");
+  // A count stays a count.
+  EXPECT_EQ(h.run(entry("limits.nofile", Expected::Kind::kAtLeast, {"65536"}))[0].summary,
+            "limits.nofile is soft 1024, hard 1048576, expected >= 65536 for both");
 }
 
 TEST(GovernorRule, MixedGovernorsAndNoCpufreq) {
@@ -178,7 +188,8 @@ TEST(GovernorRule, AGovernorTheCpuDoesNotOfferIsTheProfilesToChange) {
   EXPECT_NE(f[0].summary.find("does not offer"), std::string::npos) << f[0].summary;
   ASSERT_TRUE(f[0].fix);
   EXPECT_FALSE(f[0].fix->by_dltune);
-  EXPECT_EQ(f[0].fix->command, "choose one of powersave, schedutil for cpu.governor in the profile");
+  EXPECT_EQ(f[0].fix->command,
+            "choose one of powersave, schedutil for cpu.governor in the profile");
   EXPECT_EQ(f[0].evidence.at(0).path,
             "/sys/devices/system/cpu/cpu*/cpufreq/scaling_available_governors");
   // One of the profile's choices is offered: judged as before, with tune's fix.
@@ -197,8 +208,9 @@ TEST(ThpRule, AValueMissingFromTheKernelsListIsTheProfilesToChange) {
   auto f = h.run(entry("thp.enabled", Expected::Kind::kExact, {"madvise"}));
   EXPECT_EQ(f.at(0).severity, Severity::kWarn);
   EXPECT_EQ(f[0].fix->command, "choose one of always, never for thp.enabled in the profile");
-  EXPECT_NE(f[0].notes.back().find("/sys/kernel/mm/transparent_hugepage/enabled allows always, never"),
-            std::string::npos)
+  EXPECT_NE(
+      f[0].notes.back().find("/sys/kernel/mm/transparent_hugepage/enabled allows always, never"),
+      std::string::npos)
       << f[0].notes.back();
 }
 
