@@ -364,9 +364,13 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
       // Mode 0400 and a ptrace access check (Documentation/filesystems/proc.rst): only root or
       // the process's own user reads it.
       t.io_denied = true;
+      // Root meets it too where it lacks CAP_SYS_PTRACE (a container's root, most often).
       notices.once("proc-io",
-                   "cannot read /proc/PID/io of other users' processes (not root): "
-                   "their I/O is not shown");
+                   ::geteuid() == 0
+                       ? "cannot read /proc/PID/io of other users' processes (root without "
+                         "CAP_SYS_PTRACE, as in a container): their I/O is not shown"
+                       : "cannot read /proc/PID/io of other users' processes (not root): "
+                         "their I/O is not shown");
     } else if (!io) {
       return tl::unexpected(io.error());
     } else if (*io) {

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
 #include "core/time_format.hpp"
 
 namespace dltune::monitor {
@@ -219,6 +220,11 @@ double io_of(const ProcessModel& p) {
 
 }  // namespace
 
+bool reads_io(const Model& model) {
+  return std::any_of(model.processes.begin(), model.processes.end(),
+                     [](const ProcessModel& p) { return p.read_bytes_s.has_value(); });
+}
+
 std::vector<const ProcessModel*> ordered_processes(const Model& model, TopSort sort) {
   std::vector<const ProcessModel*> out;
   out.reserve(model.processes.size());
@@ -278,7 +284,12 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options) {
   l.add(fmt::format("dltune top  {}  {}  every {:.1f}s  sort {}", options.title, when,
                     model.interval_s, sort_name(options.sort)),
         Style::kTitle);
-  for (const auto& n : options.notices) l.add(fmt::format("! {}", n), Style::kWarn);
+  // A notice is read whole: wrapped, never cut at the width.
+  for (const auto& n : options.notices) {
+    const std::string wrapped =
+        text::wrap("! " + n, 2, static_cast<std::size_t>(std::max(40, options.width)));
+    for (const auto line : text::lines(wrapped)) l.add(std::string(line), Style::kWarn);
+  }
   const bool limited = options.height > 0;
   cpu_lines(model, l, limited ? std::max(1, options.height / 8) : 1 << 20);
   memory_lines(model, l);
@@ -286,8 +297,10 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options) {
   gpu_lines(model, l, limited && options.height < 40);
   cgroup_lines(model, l);
 
-  l.add(fmt::format("{:>7} {:<6} S {:>6} {:>5} {:>5} {:>6} {:>7} {:>7} {:>4} {}", "PID", "ROLE",
-                    "CPU%", "SYS%", "RUNQ%", "RSS", "MAJF/s", "IO/s", "THR", "COMMAND"),
+  const bool io = reads_io(model);
+  l.add(fmt::format("{:>7} {:<6} S {:>6} {:>5} {:>5} {:>6} {:>7} {}{:>4} {}", "PID", "ROLE", "CPU%",
+                    "SYS%", "RUNQ%", "RSS", "MAJF/s", io ? fmt::format("{:>7} ", "IO/s") : "",
+                    "THR", "COMMAND"),
         Style::kHeader);
   const auto procs = ordered_processes(model, options.sort);
   // Rows left: the height less what is above, less the status line.
@@ -304,15 +317,16 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options) {
       if (auto it = depth.find(p.ppid); it != depth.end()) d = std::min(it->second + 1, 4);
     depth[p.pid] = d;
     const std::string cmd = p.cmdline.empty() ? fmt::format("[{}]", p.comm) : p.cmdline;
-    const std::string rates =
-        p.has_rates
-            ? fmt::format(
-                  "{:>6.1f} {:>5.1f} {:>5} {:>6} {:>7} {:>7}", p.cpu_pct, p.system_pct,
-                  p.run_queue_pct ? fmt::format("{:.1f}", *p.run_queue_pct) : std::string("-"),
-                  compact_bytes(double(p.rss_bytes)), rate(p.major_faults_s),
-                  p.read_bytes_s ? compact_bytes(io_of(p)) : std::string("-"))
-            : fmt::format("{:>6} {:>5} {:>5} {:>6} {:>7} {:>7}", "-", "-", "-",
-                          compact_bytes(double(p.rss_bytes)), "-", "-");
+    std::string rates =
+        p.has_rates ? fmt::format("{:>6.1f} {:>5.1f} {:>5} {:>6} {:>7}", p.cpu_pct, p.system_pct,
+                                  p.run_queue_pct ? fmt::format("{:.1f}", *p.run_queue_pct)
+                                                  : std::string("-"),
+                                  compact_bytes(double(p.rss_bytes)), rate(p.major_faults_s))
+                    : fmt::format("{:>6} {:>5} {:>5} {:>6} {:>7}", "-", "-", "-",
+                                  compact_bytes(double(p.rss_bytes)), "-");
+    if (io)
+      rates += fmt::format(
+          " {:>7}", p.has_rates && p.read_bytes_s ? compact_bytes(io_of(p)) : std::string("-"));
     const Style style = p.role == monitor::Role::kMain     ? Style::kMain
                         : p.role == monitor::Role::kWorker ? Style::kWorker
                                                            : Style::kNormal;

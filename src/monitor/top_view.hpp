@@ -35,6 +35,10 @@ struct TopOptions {
 
 [[nodiscard]] std::vector<TopLine> top_view(const monitor::Model& model, const TopOptions& options);
 
+// Whether the view has any process's I/O (/proc/PID/io is root's or the owner's): without it
+// there is no IO/s column and no I/O sort.
+[[nodiscard]] bool reads_io(const monitor::Model& model);
+
 // "1.5G", "300K", "12", "0" (binary units, one decimal under 10).
 [[nodiscard]] std::string compact_bytes(double bytes);
 

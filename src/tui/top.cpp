@@ -46,17 +46,24 @@ void print_plain(const monitor::Model& model, const TopSettings& s,
   for (const auto& l : monitor::top_view(model, o)) fmt::print("{}\n", l.text);
 }
 
-const char* kKeysLive = "q quit  space pause  sort: c cpu  m mem  p pid  r runq  i io  t tree";
-const char* kKeysReplay = "q quit  <- -> step  Home End  sort: c m p r i t";
+// The keys line; the I/O sort only where the view reads I/O.
+std::string keys_live(const monitor::Model& m) {
+  return fmt::format("q quit  space pause  sort: c cpu  m mem  p pid  r runq  {}t tree",
+                     monitor::reads_io(m) ? "i io  " : "");
+}
+std::string keys_replay(const monitor::Model& m) {
+  return fmt::format("q quit  <- -> step  Home End  sort: c m p r {}t",
+                     monitor::reads_io(m) ? "i " : "");
+}
 
 constexpr std::array<monitor::TopSort, 6> kSorts{
     monitor::TopSort::kCpu,      monitor::TopSort::kMemory, monitor::TopSort::kPid,
     monitor::TopSort::kRunQueue, monitor::TopSort::kIo,     monitor::TopSort::kTree};
 
 // A sort key (the first letter of the sort's name: c m p r i t), or false.
-bool apply_sort_key(int key, monitor::TopSort& sort) {
+bool apply_sort_key(int key, monitor::TopSort& sort, const monitor::Model& m) {
   for (const auto k : kSorts)
-    if (key == monitor::sort_name(k)[0]) {
+    if (key == monitor::sort_name(k)[0] && (k != monitor::TopSort::kIo || monitor::reads_io(m))) {
       sort = k;
       return true;
     }
@@ -115,7 +122,7 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
                           screen->height(),
                           sort,
                           settings.title,
-                          paused ? std::string("PAUSED  ") + kKeysLive : kKeysLive,
+                          paused ? "PAUSED  " + keys_live(model) : keys_live(model),
                           notices};
     screen->draw(painted(monitor::top_view(model, o)));
   };
@@ -128,7 +135,7 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
     const int key = screen->read_key(static_cast<int>(left));
     if (key == kKeyQuit || key == 'q' || key == 'Q') break;
     if (key == ' ') paused = !paused;
-    apply_sort_key(key, sort);
+    apply_sort_key(key, sort, model);
     if (now_ms() >= next) {
       next += interval_ms;
       if (next < now_ms()) next = now_ms() + interval_ms;  // after a stall: no burst
@@ -168,7 +175,7 @@ TopResult top_replay(const store::Recording& recording, std::size_t index,
   if (!model) {
     return failed(false, model.error());
   }
-  const auto status = [&](std::size_t i, const char* keys) {
+  const auto status = [&](std::size_t i, const std::string& keys) {
     return fmt::format("replay {}/{}  {}", i + 1, n, keys);
   };
   if (settings.once) {
@@ -182,8 +189,12 @@ TopResult top_replay(const store::Recording& recording, std::size_t index,
   }
   auto sort = settings.sort;
   for (;;) {
-    monitor::TopOptions o{screen->width(), screen->height(),           sort,
-                          settings.title,  status(index, kKeysReplay), {}};
+    monitor::TopOptions o{screen->width(),
+                          screen->height(),
+                          sort,
+                          settings.title,
+                          status(index, keys_replay(*model)),
+                          {}};
     screen->draw(painted(monitor::top_view(*model, o)));
     const int key = screen->read_key(1000);
     if (key == kKeyQuit || key == 'q' || key == 'Q') break;
@@ -192,7 +203,7 @@ TopResult top_replay(const store::Recording& recording, std::size_t index,
     if (key == kKeyRight && index + 1 < n) next = index + 1;
     if (key == kKeyHome) next = 0;
     if (key == kKeyEnd) next = n - 1;
-    apply_sort_key(key, sort);
+    apply_sort_key(key, sort, *model);
     if (next != index) {
       auto m = model_at(next);
       if (!m) {

@@ -3,8 +3,10 @@
 //             ├─ C (exec /bin/sleep)                              → child
 //             └─ S (fork, no exec, spins)                         → worker
 // Only the test's own processes are asserted on, so this runs as any user.
+#include <linux/capability.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -292,4 +294,74 @@ TEST(ProcessCollectorLive, AllProcessesWithinTheDescriptorBudget) {
     EXPECT_NE(find(out, tree.pids().s), nullptr);
   }
   EXPECT_EQ(open_fds(), before);
+}
+
+namespace {
+
+// In a child: the notice the collector gives on a process of another user (uid 65534), as
+// uid `uid` (0: root with CAP_SYS_PTRACE dropped from its effective set).
+std::string io_notice_as(uid_t uid, pid_t target) {
+  int p[2];
+  if (::pipe(p) != 0) return "pipe failed";
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(p[0]);
+    if (uid == 0) {
+      __user_cap_header_struct h{_LINUX_CAPABILITY_VERSION_3, 0};
+      __user_cap_data_struct d[2]{};
+      if (::syscall(SYS_capget, &h, d) != 0) ::_exit(3);
+      d[CAP_SYS_PTRACE / 32].effective &= ~(1u << (CAP_SYS_PTRACE % 32));
+      if (::syscall(SYS_capset, &h, d) != 0) ::_exit(3);
+    } else if (::setuid(uid) != 0) {
+      ::_exit(3);
+    }
+    ProcessCollector c(dltune::host::Root(), Scope{Scope::Kind::kCgroup, 0, "/x"});
+    Notices notices;
+    std::vector<Process> out;
+    (void)c.collect(out, notices, {target});
+    std::string all;
+    for (const auto& n : notices.take()) all += n + "\n";
+    if (::write(p[1], all.data(), all.size()) < 0) ::_exit(4);
+    ::_exit(0);
+  }
+  ::close(p[1]);
+  std::string got;
+  char buf[512];
+  for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) > 0;) got.append(buf, std::size_t(n));
+  ::close(p[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? got : "child failed";
+}
+
+}  // namespace
+
+// /proc/PID/io of another user's process: "not root" only when the reader is not root; root
+// that lacks CAP_SYS_PTRACE (a container's root) is told so.
+TEST(ProcessCollectorLive, TheIoNoticeSaysWhyTheReaderCannotReadIt) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: it reads as root and as another user";
+  const pid_t other = ::fork();
+  if (other == 0) {
+    if (::setuid(65534) != 0) ::_exit(3);
+    for (;;) ::pause();
+  }
+  struct Kill {
+    pid_t p;
+    ~Kill() {
+      ::kill(p, SIGKILL);
+      ::waitpid(p, nullptr, 0);
+    }
+  } kill_it{other};
+  ASSERT_TRUE(wait_for([&] {
+    std::ifstream s("/proc/" + std::to_string(other) + "/status");
+    std::string line;
+    while (std::getline(s, line))
+      if (line.starts_with("Uid:")) return line.find("65534") != std::string::npos;
+    return false;
+  }));
+  const auto user = io_notice_as(65533, other);
+  EXPECT_NE(user.find("(not root)"), std::string::npos) << user;
+  const auto root = io_notice_as(0, other);
+  EXPECT_EQ(root.find("not root"), std::string::npos) << root;
+  EXPECT_NE(root.find("root without CAP_SYS_PTRACE"), std::string::npos) << root;
 }

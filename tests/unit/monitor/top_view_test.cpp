@@ -204,3 +204,47 @@ TEST(TopView, CompactBytes) {
   EXPECT_EQ(monitor::compact_bytes(300.0 * 1024 * 1024), "300M");
   EXPECT_EQ(monitor::compact_bytes(-5), "0");
 }
+
+// /proc/PID/io is root's or the owner's: a view with no process's I/O has no IO/s column, and
+// the column comes back (with "-" for the rest) when one process has it.
+TEST(TopView, TheIoColumnOnlyWhenTheViewReadsIo) {
+  monitor::TopOptions all;
+  all.width = 100;
+  all.height = 0;
+  auto m = job_model(0);
+  EXPECT_FALSE(monitor::reads_io(m));
+  const auto plain = texts(monitor::top_view(m, all));
+  const int header = line_of(plain, "COMMAND");
+  ASSERT_GE(header, 0);
+  EXPECT_EQ(plain[header].find("IO/s"), std::string::npos) << plain[header];
+  m.processes[1].read_bytes_s = 2.0 * (1 << 20);
+  m.processes[1].write_bytes_s = 0;
+  EXPECT_TRUE(monitor::reads_io(m));
+  const auto with = texts(monitor::top_view(m, all));
+  EXPECT_NE(with[line_of(with, "COMMAND")].find("IO/s"), std::string::npos);
+  EXPECT_NE(with[line_of(with, "train.py")].find("2.0M"), std::string::npos)
+      << with[line_of(with, "train.py")];
+  // Every row keeps the header's columns: COMMAND starts at the same place.
+  const auto cmd_at = with[line_of(with, "COMMAND")].find("COMMAND");
+  EXPECT_EQ(with[line_of(with, "unrelated")].find("unrelated"), cmd_at);
+  EXPECT_EQ(plain[line_of(plain, "unrelated")].find("unrelated"), plain[header].find("COMMAND"));
+}
+
+// A notice longer than the width is wrapped, never cut: every word of it is on screen.
+TEST(TopView, ALongNoticeIsWrappedWhole) {
+  const std::string notice =
+      "GPUs: cannot load libnvidia-ml.so.1 (the NVIDIA driver's NVML): no GPU columns; set "
+      "DLTUNE_NVML_LIBRARY to the library's path if the driver is installed elsewhere, end.";
+  monitor::TopOptions o;
+  o.height = 0;
+  o.notices = {notice};
+  const auto lines = texts(monitor::top_view(job_model(0), o));
+  std::string joined;
+  for (const auto& l : lines) {
+    EXPECT_LE(l.size(), 80u) << l;
+    if (l.starts_with("! ") ||
+        (!joined.empty() && l.starts_with("  ") && !joined.ends_with("end.")))
+      joined += (joined.empty() ? l.substr(2) : " " + l.substr(2));
+  }
+  EXPECT_EQ(joined, notice);
+}
