@@ -42,9 +42,9 @@ tl::unexpected<Error> not_regular(const std::string& path, mode_t mode) {
                   path, kind_of(mode)));
 }
 
-}  // namespace
-
-Result<std::string> output_target(const std::string& path, bool replace) {
+// An existing target that may be replaced, or a new one whose directory exists: the path to
+// rename onto (a symbolic link's regular target), "-", or the refusal.
+Result<std::string> classify_target(const std::string& path, bool replace) {
   if (path == "-") return path;
   if (path.empty()) return fail("no file name given");
   struct stat st {};
@@ -75,6 +75,25 @@ Result<std::string> output_target(const std::string& path, bool replace) {
   const auto real = std::filesystem::canonical(path, ec);
   if (ec) return fail("cannot resolve the symbolic link", path, ec.value());
   return real.string();
+}
+
+// The temporary file is made in the target's directory: one this process cannot write in (a
+// read-only file system, a directory of another user) is refused before anything is done.
+Result<std::string> in_writable_directory(const std::string& path, std::string target) {
+  const std::filesystem::path p(target);
+  const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    return fail(fmt::format("cannot write {}: its directory {} is not writable", path, dir), {},
+                errno);
+  return target;
+}
+
+}  // namespace
+
+Result<std::string> output_target(const std::string& path, bool replace) {
+  auto target = classify_target(path, replace);
+  if (!target || *target == "-") return target;
+  return in_writable_directory(path, *target);
 }
 
 PendingFile::~PendingFile() {

@@ -1,6 +1,7 @@
 // Every command that writes a local file refuses, before doing anything, a target that is not a
 // regular file (a device, FIFO, directory), with or without --force: exit 2, the target named,
 // the target unchanged and nothing left beside it.
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -77,6 +78,36 @@ TEST(OutputsCli, NoCommandWritesOverADeviceAFifoOrADirectory) {
       EXPECT_EQ(kind_of(target), was) << line;
       EXPECT_EQ(names_in(dir.file("")), before) << line;
     }
+}
+
+// A directory the command cannot write in (here a read-only file system: root writes in any
+// directory otherwise) is refused before the job or the sampling starts: exit 2, the directory
+// named, nothing run.
+TEST(OutputsCli, ADirectoryThatCannotBeWrittenInIsRefusedFirst) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: mounts a read-only tmpfs";
+  TempDir dir;
+  const auto rec = dir.file("run.db");
+  write_recording(rec, 6);
+  const auto ro = dir.file("ro");
+  fs::create_directory(ro);
+  ASSERT_EQ(::mount("tmpfs", ro.c_str(), "tmpfs", MS_RDONLY, "size=64k"), 0);
+  struct Unmount {
+    std::string at;
+    ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
+  } unmount{ro};
+  const auto marker = dir.file("ran");
+  for (auto argv : writers(rec)) {
+    for (auto& a : argv)
+      if (a == "OUT") a = ro + "/out";
+    // A job that would leave a trace if it ran.
+    if (argv.back() == "true") argv.back() = "touch", argv.push_back(marker);
+    argv.insert(argv.begin(), DLTUNE_BINARY);
+    const auto r = run(argv);
+    EXPECT_EQ(r.exit_code, 2) << argv[1] << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr("its directory " + ro + " is not writable: Read-only file system"))
+        << argv[1];
+    EXPECT_FALSE(fs::exists(marker)) << argv[1] << " ran the job";
+  }
 }
 
 TEST(OutputsCli, AnExistingFileIsReplacedOnlyWithForceTheSameForEveryCommand) {
