@@ -23,32 +23,7 @@ namespace {
 class BenchCommand : public Command {
  public:
   BenchCommand(CLI::App& app, GlobalOptions& global) : global_(global) {
-    sub_ = options::add_command(
-        app, "bench", "Run a job under two settings, A B A B ..., and compare",
-        "Runs COMMAND (directly, never through a shell) alternately under A and B, round after\n"
-        "round (A B, then B A: drift on the host hits both sides alike), after --warmup rounds\n"
-        "that are not counted. Before each run its side's profile is applied as a tune "
-        "transaction\n"
-        "(journaled, verified) and after it rolled back, so that the host is as it was between\n"
-        "runs and after the bench, also when the job fails or on Ctrl-C (SIGINT, SIGTERM, SIGHUP:\n"
-        "the running job is stopped, the host restored, and the rounds done so far compared).\n"
-        "Each run is run as `dltune run --record` runs a job (its own cgroup; --run passes\n"
-        "options to run, --run-a/--run-b to one side only, so run options such as --cpu-quota\n"
-        "or --allocator can be compared too; they are checked before anything is changed), its\n"
-        "recording and its output (stdin /dev/null) kept in --out.\n\n"
-        "From each run: the rate the job printed (tqdm's it/s or s/it, or --rate-regex), or its\n"
-        "wall time when it printed none; GPU utilisation, swap-ins, major faults, the job's PSI,\n"
-        "OOM kills and peak memory. Per metric: the medians of A and B and the ratio B/A with a\n"
-        "confidence interval from the pairs run back to back (Wilcoxon signed-rank with the\n"
-        "Hodges-Lehmann estimate when there are enough pairs for the asked confidence, at 95%\n"
-        "from 6; a Student-t interval on the log ratios below that). The verdict says what the\n"
-        "interval supports: \"B is faster by 7% (3%-11%)\", or \"no measurable effect\" with the\n"
-        "runs it would take to resolve one. A run that failed is listed and left out with its\n"
-        "partner, never averaged in; with fewer than 3 usable rounds there is no verdict.\n"
-        "`dltune compare DIR` compares the recordings in --out again.\n\n"
-        "Exit status: 0 a verdict (any), 1 no verdict (too few usable runs) or a failure (a\n"
-        "profile could not be applied or rolled back), 2 bad input (nothing was changed),\n"
-        "130 stopped by a signal (after restoring the host and comparing what was run).");
+    sub_ = options::add_command(app, "bench");
     sub_->add_option("-a,--a", a_.profile,
                      "Profile of side A: built-in name or file (default: the host as it is)")
         ->type_name("PROFILE");

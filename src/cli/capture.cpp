@@ -21,18 +21,7 @@ namespace {
 class CaptureCommand : public Command {
  public:
   explicit CaptureCommand(CLI::App& app) {
-    sub_ = options::add_command(
-        app, "capture", "Pack every host file that env reads into a .tar.gz",
-        "Runs the inventory of this host with every file read recorded, and packs exactly those\n"
-        "files (with the links and directories on the way to them) into a gzip'd tar, plus the\n"
-        "answers that are not files: the environment variables env consults (PATH, CUDA_HOME,\n"
-        "VIRTUAL_ENV, CONDA_PREFIX, ...), file system sizes, and NVML's GPU facts, under\n"
-        "run/dltune/capture/. Unpack it anywhere (`tar xzf FILE -C DIR`) and run\n"
-        "`dltune env --root DIR` (or a later `dltune check --root DIR`) to see the same facts.\n\n"
-        "Nothing secret is packed: no environment beyond those variables, no /proc/*/environ,\n"
-        "no home directory contents beyond the Python and CUDA files env reads.\n\n"
-        "Exit status: 0 written, 1 it could not be written, 2 bad input (an output that exists\n"
-        "without --force or is not a regular file: nothing was read).");
+    sub_ = options::add_command(app, "capture");
     sub_->add_option("-o,--output", output_,
                      "The .tar.gz to write (whole or not at all; - for standard output)")
         ->required()

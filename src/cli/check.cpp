@@ -22,21 +22,7 @@ namespace {
 class CheckCommand : public Command {
  public:
   explicit CheckCommand(CLI::App& app) {
-    sub_ = options::add_command(
-        app, "check", "Audit the host against a training profile",
-        "Judges this host (or a host tree given with --root) against a profile. Each finding has\n"
-        "a stable id (the profile key: vm.swappiness, shm.size, gpu.persistence, ...), a severity\n"
-        "(ok, info, warn, critical), the evidence (the file read and the value found), the value\n"
-        "expected, why it matters for training, and the exact fix: a `dltune tune apply --only "
-        "ID`\n"
-        "command where dltune can change it, otherwise the shell line. Inside a container, fixes\n"
-        "that only the host can make say so, and runtime flags (--shm-size, --ulimit, --sysctl)\n"
-        "are given where they apply. A setting this kernel does not have is not applicable, not a\n"
-        "failure.\n\n"
-        "Profiles: training (the default), distributed (training plus multi-node NCCL needs),\n"
-        "defaults (the kernel's stock values), any /etc/dltune/profiles/NAME.toml, or -p FILE.\n\n"
-        "Exit status: 0 nothing above info, 1 warnings, 2 a critical finding or bad input\n"
-        "(a profile that does not load, an unknown id in --only/--skip, a bad --root).");
+    sub_ = options::add_command(app, "check");
     sub_->add_option("-p,--profile", profile_, "Profile name or TOML file (default: training)")
         ->type_name("PROFILE");
     options::add_list(*sub_, "--data", data_,

@@ -25,19 +25,7 @@ bool is_directory(const std::string& path) {
 class CompareCommand : public Command {
  public:
   explicit CompareCommand(CLI::App& app) {
-    sub_ = options::add_command(
-        app, "compare", "Compare recorded runs of a job: A against B",
-        "The table and verdict of `dltune bench` for runs recorded by hand (`dltune run --record\n"
-        "FILE -- COMMAND`), or for a bench directory read again. Per metric: the medians of A\n"
-        "and B and the ratio B/A with a confidence interval; the verdict is on the job's rate\n"
-        "(tqdm's it/s, or run's --rate-regex) when every run has one, else on wall time.\n\n"
-        "Runs of A and B that alternate in time (A B A B ..., as many of each) are compared as\n"
-        "pairs run back to back (Wilcoxon signed-rank interval on the ratios; Student-t on their\n"
-        "logs with fewer than 6 pairs at 95%); otherwise as independent samples (Mann-Whitney\n"
-        "interval; Welch-t on the logs when there are too few runs for it). A run that failed or\n"
-        "whose recording was cut off is listed and left out. Fewer than 3 usable runs a side:\n"
-        "the table, and no verdict.\n\n"
-        "Exit status: 0 a verdict, 1 no verdict (too few usable runs), 2 bad input.");
+    sub_ = options::add_command(app, "compare");
     sub_->add_option("paths", paths_,
                      "A.db B.db (one run each side: a table, no verdict), or a directory "
                      "`dltune bench --out` wrote")

@@ -25,28 +25,7 @@ namespace {
 class DoctorCommand : public Command {
  public:
   explicit DoctorCommand(CLI::App& app) {
-    sub_ = options::add_command(
-        app, "doctor", "Find what went wrong in the kernel's log, and what to do",
-        "Reads the kernel's log (/dev/kmsg: root, or kernel.dmesg_restrict=0; before its oldest\n"
-        "record, or when it cannot be read, /var/log/kern.log, syslog or messages with their\n"
-        "rotations, gzip'd ones too) and explains what\n"
-        "matters to a training host, each event with its time, the raw line(s), what it means\n"
-        "and the action:\n"
-        "  oom_kill             the victim (pid, name, DataLoader worker or not), global or the\n"
-        "                       job's cgroup, the memory it held\n"
-        "  xid / gpu_lost       NVIDIA Xid errors with their meaning (knowledge/xid.toml)\n"
-        "  aer / pcie_link      PCIe errors (corrected or not) and links below their capability\n"
-        "  hung_task, soft_lockup, segfault, general_protection, page_alloc_failure,\n"
-        "  fs_error (ext4, xfs), nvme_timeout\n"
-        "  fd_exhaustion        now, from /proc: a training process at 80% of its nofile limit\n"
-        "  compaction_stall     from /proc/vmstat: allocations that waited for compaction\n"
-        "At the top, a summary: the count of each kind, the most recent critical event and the\n"
-        "one action that matters most.\n\n"
-        "Exit status: 0 nothing above info, 1 warnings, 2 critical events (as dltune check), 1\n"
-        "also when the log could not be read, 2 for bad input.\n\n"
-        "Examples:\n"
-        "  sudo dltune doctor                  # the last 24 hours\n"
-        "  sudo dltune doctor --boot --json    # since boot, for scripts");
+    sub_ = options::add_command(app, "doctor");
     options::add_duration(*sub_, "--since", since_ns_, 1'000'000'000, 3650 * 86'400'000'000'000,
                           "How far back (default 24h)");
     sub_->add_flag("--boot", boot_, "Everything since boot that the ring buffer still holds");

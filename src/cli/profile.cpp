@@ -34,40 +34,7 @@ constexpr std::int64_t kSecond = 1'000'000'000;
 class ProfileCommand : public Command {
  public:
   ProfileCommand(CLI::App& app, GlobalOptions& global) : global_(global) {
-    sub_ = options::add_command(
-        app, "profile", "Name the bottleneck of a training job from OS signals",
-        "Watches a training job's processes (the main process, its DataLoader workers, other\n"
-        "children), its cgroup, the host and its GPUs, and says what the job is waiting for:\n"
-        "  input-bound            workers busy, the main process sleeping for batches\n"
-        "  storage-bound          readers in uninterruptible I/O (D), the job's I/O pressure\n"
-        "  cpu-contention         run-queue waits from other processes, the cgroup's CPU quota,\n"
-        "                         or more runnable threads than CPUs\n"
-        "  memory-pressure        OOM kills, swap-ins, memory stalls\n"
-        "  page-cache-pushed-out  the memory limit evicts the dataset, files are read again\n"
-        "  allocation-churn       the main process faults its memory in again every step\n"
-        "  compute-bound          the healthy case: the model (GPU or CPU) sets the pace\n"
-        "  mixed / inconclusive   said as such, with what would settle it\n"
-        "Each verdict comes with its evidence (the numbers, and in what share of the samples they\n"
-        "held), a confidence, and the one action to try first. The rules are data:\n"
-        "knowledge/bottlenecks.toml (docs/profile.md lists the signals and the format).\n\n"
-        "Three ways in:\n"
-        "  --pid PID          sample PID and its descendants for --duration (Ctrl-C ends early\n"
-        "                     and judges what was seen; a job that ends is judged as well)\n"
-        "  RECORDING          a file from `dltune record --pid` or `dltune run --record`\n"
-        "  -- COMMAND...      start COMMAND through `dltune run --record` (its cgroup gives the\n"
-        "                     job its own PSI), wait for it, then judge it; --run ARG passes\n"
-        "                     options to run (--run=--memory=4G), --record FILE keeps the file\n"
-        "The first seconds of a launched job (imports, worker start-up) are left out (--skip).\n"
-        "Under torchrun (python -m torch.distributed.run or .launch) each rank is a job of its\n"
-        "own, with its own workers: each is judged on its own, the first rank's verdict leads.\n"
-        "Without root, what cannot be read (other users' /proc/PID/io) is named in the notes.\n\n"
-        "Exit status: 0 a verdict was given (also for a job that failed; its status is shown),\n"
-        "1 profiling failed, 2 bad input (nothing was started).\n\n"
-        "Examples:\n"
-        "  sudo dltune profile --pid 4242 --duration 1m\n"
-        "  sudo dltune profile --run=--memory=16G -- python train.py --epochs 1\n"
-        "  dltune profile run.db --json\n"
-        "  dltune profile run.db --save     # keep the verdict in the recording, for report");
+    sub_ = options::add_command(app, "profile");
     sub_->add_option("recording", recording_, "A recording to judge")->type_name("RECORDING");
     options::add_integer(*sub_, "--pid", pid_, 1, options::kMaxPid,
                          "The job's main process (its descendants come with it)", "PID");

@@ -23,20 +23,7 @@ namespace {
 class RecordCommand : public Command {
  public:
   RecordCommand(CLI::App& app, GlobalOptions& global) : global_(global) {
-    sub_ = options::add_command(
-        app, "record", "Record the host and a job into a SQLite file",
-        "Samples the host (CPUs, memory, swap, pressure, disks, network, GPUs), the job's cgroup\n"
-        "and the job's processes into FILE at every interval until the job exits, ^C/SIGTERM,\n"
-        "or --duration. The job is COMMAND (started by record, after --), --pid (a running\n"
-        "process and its descendants) or --cgroup; with none of them only the host is recorded.\n"
-        "Counters are stored raw (schema: docs/recording.md); rates are computed on reading, so\n"
-        "a replay shows what top showed. Samples are committed in batches of about ten seconds:\n"
-        "a crash loses at most the last batch. At the end the host's env facts and check\n"
-        "findings are stored too, for `report` and `profile`.\n\n"
-        "--replay FILE shows a recording in the top view (left/right step through it); with\n"
-        "--once it prints the sample at --at as text.\n\n"
-        "Exit status: with COMMAND, the job's; else 0, 1 when recording failed, 2 bad input\n"
-        "(nothing was written).");
+    sub_ = options::add_command(app, "record");
     sub_->add_option("-o,--output", output_, "The recording to write (refused if it exists)")
         ->type_name("FILE");
     sub_->add_flag("--force", force_, "Replace an existing FILE");

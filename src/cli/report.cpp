@@ -17,31 +17,7 @@ namespace {
 class ReportCommand : public Command {
  public:
   explicit ReportCommand(CLI::App& app) {
-    sub_ = options::add_command(
-        app, "report", "Turn a recording into an HTML report with charts",
-        "Reads RECORDING (made by `dltune record` or `dltune run --record`) and writes one\n"
-        "self-contained HTML page: the recording's command, host and times, the host's env facts\n"
-        "and check findings as recorded, the verdict of `dltune profile` when there is one, the\n"
-        "events (OOM kills, the job's start and end, kernel events), and time-aligned charts of\n"
-        "CPU, memory, swap and page cache, pressure (PSI), disk and network throughput, each\n"
-        "GPU's utilisation, memory, power, temperature and clocks, the job's processes (main\n"
-        "process against DataLoader workers) and the job's cgroup (usage, quota, throttling,\n"
-        "memory against its limit). Chart.js is inlined: the page opens without network.\n"
-        "Rates come from the same code as `dltune top`, so the numbers agree.\n\n"
-        "A long recording is decimated: each series keeps at most --max-points points (4000 by\n"
-        "default), the minimum and maximum of each bucket of samples, so spikes stay visible.\n"
-        "--format json writes the series, events and info as one document for other tools\n"
-        "(docs/report.md), at full resolution unless --max-points is given.\n\n"
-        "--from and --to pick a window: a time (2026-11-30T14:05:00Z, 2026-11-30T15:05:00+01:00,\n"
-        "or 2026-11-30 14:05:00 in local time), an offset from the start (+10m) or from the end\n"
-        "(-1h). Durations take ms, s, m, h.\n\n"
-        "Examples:\n"
-        "  dltune report run.db -o run.html\n"
-        "  dltune report run.db -o last-hour.html --from -1h\n"
-        "  dltune report run.db -o - --format json --from +10m --to +20m | jq '.series[].id'\n\n"
-        "Exit status: 0 written; 1 the recording could not be read or the report not written;\n"
-        "2 bad input (a missing or foreign RECORDING, a bad window, an existing -o without\n"
-        "--force): nothing was written.");
+    sub_ = options::add_command(app, "report");
     sub_->add_option("recording", recording_, "The recording (a SQLite file from dltune record)")
         ->type_name("RECORDING")
         ->required();

@@ -26,25 +26,7 @@ namespace {
 class RunCommand : public Command {
  public:
   RunCommand(CLI::App& app, GlobalOptions& global) : global_(global) {
-    sub_ = options::add_command(
-        app, "run", "Run a training job in its own cgroup, near its GPUs",
-        "Starts COMMAND (executed directly, never through a shell) in a cgroup of its own (v2, or\n"
-        "one group per v1 hierarchy; on a v1 host also a cgroup2 group for the job's own\n"
-        "pressure), with the limits asked for, read back from the kernel before the job starts.\n"
-        "The child joins the cgroup before exec, so no instruction of the job runs outside it.\n"
-        "With --gpus and --numa auto the job is bound to the CPUs and memory of the GPUs' NUMA\n"
-        "node(s). OMP_NUM_THREADS and MKL_NUM_THREADS are set to the job's CPUs per rank\n"
-        "(--nproc) minus its DataLoader workers (--workers) when the job is bound or those are\n"
-        "given, unless already set; the allocator is tuned (see --allocator) unless you set\n"
-        "LD_PRELOAD or MALLOC_*: dltune never overrides what you set, and says what it set.\n"
-        "Under sudo the job runs as the invoking user (SUDO_UID), with the profile's nofile and\n"
-        "memlock limits where the kernel allows. SIGINT, SIGTERM, SIGHUP and SIGQUIT go to the\n"
-        "job. At the end: a summary (wall and CPU time, peak memory, OOM kills, throttling, the\n"
-        "job's it/s when it printed tqdm progress or --rate-regex matched), and the cgroup is\n"
-        "removed.\n\n"
-        "Exit status: the job's (128+N when a signal N killed it); 2 when dltune refused before\n"
-        "starting anything (bad option, command not found, not root); 1 when setting up failed\n"
-        "(the kernel refused a limit: nothing was left behind).");
+    sub_ = options::add_command(app, "run");
     sub_->add_option("--cpu-quota", opts_.cpu_quota,
                      "CPU time the job may use: a share of the machine (80%) or CPUs (2.5)")
         ->type_name("Q");

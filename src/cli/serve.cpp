@@ -22,54 +22,10 @@ namespace dltune::cli {
 
 namespace {
 
-constexpr const char* kDescription =
-    "Serves this host's metrics for Prometheus: CPUs, memory, swap, pressure (PSI), disks,\n"
-    "network, each GPU (utilisation, memory, power, temperature, clocks, throttle reasons, Xid\n"
-    "errors, PCIe replays), each job cgroup (those `dltune run` made, found again at every\n"
-    "sample, and those named with --cgroup) and the findings of `dltune check` as\n"
-    "dltune_check_finding{id,severity,area} gauges. Every metric, its unit and its source is\n"
-    "listed in docs/metrics.md; names start with dltune_, values are in base units (seconds,\n"
-    "bytes, joules, hertz, ratios 0..1) and counters end in _total.\n\n"
-    "The host is sampled every --interval on a thread of its own and the exposition is built\n"
-    "once per sample: a scrape only writes it out, it never waits for NVML or for a sample. The\n"
-    "check runs at start and every --check-interval, also on its own thread.\n\n"
-    "Endpoints: GET /metrics (text format 0.0.4), GET /healthz (200 \"ok\" while the last\n"
-    "sample is younger than three intervals, else 503 and why), GET / (links to both). Other\n"
-    "paths are 404, other methods 405: serve is read-only and no endpoint takes a body.\n\n"
-    "Limits: --max-connections connections are served at once (a fixed pool of threads) and as\n"
-    "many wait; beyond that the kernel's listen backlog holds them. A request (line and headers)\n"
-    "may be at most 16 KiB and must arrive and be answered within 10 s; an idle connection is\n"
-    "closed after 2 s. A slow or hostile client can delay scrapes by that much, no more, and\n"
-    "cannot grow serve's threads or memory.\n\n"
-    "serve binds 127.0.0.1:9464 unless told otherwise: to be scraped from another machine, give\n"
-    "the address explicitly (--listen 0.0.0.0:9464), and mind that anyone who can reach it can\n"
-    "read the metrics. serve needs no root: /proc, /sys, the cgroup files and NVML are readable\n"
-    "by any user. Started as root, it binds its address and then becomes --user (the sudo\n"
-    "user, else nobody) before it samples the host or serves a request; --as-root keeps root.\n\n"
-    "--once samples twice (one interval apart, at most 1 s), runs the check, prints the\n"
-    "exposition on stdout and exits: for `promtool check metrics` and scripts. With --json it\n"
-    "prints the same families as JSON (docs/json.md, \"dltune.serve/1\").\n\n"
-    "Examples:\n"
-    "  dltune serve\n"
-    "  dltune serve --listen 0.0.0.0:9464 --interval 15s --cgroup /slurm/uid_1000/job_42\n"
-    "  curl -s http://127.0.0.1:9464/metrics | grep dltune_gpu_utilization_ratio\n"
-    "  curl -s http://127.0.0.1:9464/healthz\n"
-    "  dltune serve --once | promtool check metrics\n"
-    "  dltune serve --root /host --listen 0.0.0.0:9464   (in a container, the host at /host)\n\n"
-    "A Prometheus scrape configuration (prometheus.yml):\n"
-    "  scrape_configs:\n"
-    "    - job_name: dltune\n"
-    "      scrape_interval: 15s\n"
-    "      static_configs:\n"
-    "        - targets: ['gpu-node-1:9464', 'gpu-node-2:9464']\n\n"
-    "Exit status: 0 after SIGINT or SIGTERM (or --once done), 1 when sampling cannot start,\n"
-    "2 bad input (an option, or an address that cannot be bound; nothing was started).";
-
 class ServeCommand : public Command {
  public:
   ServeCommand(CLI::App& app, GlobalOptions&) {
-    sub_ = options::add_command(app, "serve", "Serve the host's metrics to Prometheus (/metrics)",
-                                kDescription);
+    sub_ = options::add_command(app, "serve");
     sub_->add_option("--listen", listen_,
                      "HOST:PORT to listen on (default 127.0.0.1:9464; :9464 is every address)")
         ->type_name("HOST:PORT");

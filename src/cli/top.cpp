@@ -15,19 +15,7 @@ namespace {
 class TopCommand : public Command {
  public:
   TopCommand(CLI::App& app, GlobalOptions&) {
-    sub_ = options::add_command(
-        app, "top", "Live view of the host and a training job",
-        "A live terminal view: CPUs, memory and swap, pressure (PSI), disks, network, GPUs, the\n"
-        "job's cgroup (limits, throttling, its own PSI), and processes: the job's tree with its\n"
-        "main process and DataLoader workers marked (--pid, --cgroup), or every process.\n"
-        "Per process: state of its main thread, CPU%, system CPU%, run-queue wait (RUNQ%: time\n"
-        "waiting for a CPU, from /proc/PID/schedstat), RSS, major faults, I/O.\n\n"
-        "Keys: q quit, space pause, sort by c CPU, m memory, p pid, r run-queue wait, i I/O,\n"
-        "t the job's tree. The terminal is restored on exit, ^C and SIGTERM.\n"
-        "--once prints one view as plain text (two samples one interval apart) and exits: for\n"
-        "scripts; so does top when its output is not a terminal (a pipe or a file).\n\n"
-        "Exit status: 0, 1 sampling failed, 2 bad input (a PID that is not running, a cgroup\n"
-        "that is not there).");
+    sub_ = options::add_command(app, "top");
     flags_.add_to(*sub_, "Refresh interval (default 1s)");
     sub_->add_flag("--once", once_, "Print one view as text and exit");
     options::add_choice(*sub_, "--sort", sort_, tui::sort_names(),

@@ -27,22 +27,7 @@ using inventory::Json;
 class TuneCommand : public Command {
  public:
   explicit TuneCommand(CLI::App& app) {
-    sub_ = options::add_command(
-        app, "tune", "Change the host to a profile as one reversible transaction",
-        "Changes live: sysctls (/proc/sys), THP, the CPU governor, the read-ahead of the disks\n"
-        "under the data, the access-time mode of the data's file systems (remount noatime),\n"
-        "GPU persistence mode (NVML) and, with --cgroups, existing v1 memory cgroups'\n"
-        "swappiness. With --persist it also writes dltune's own drop-in files\n"
-        "(/etc/sysctl.d/90-dltune.conf, /etc/security/limits.d/90-dltune.conf,\n"
-        "/etc/tmpfiles.d/90-dltune.conf for sysfs values at boot) and adds noatime to the\n"
-        "/etc/fstab entry (after a byte-exact backup), each atomically; it never edits\n"
-        "sysctl.conf or limits.conf. Every old value is committed to the journal\n"
-        "(STATE_DIR/state.db, SQLite) before its change; every change is read back and verified;\n"
-        "a failure rolls back what was done. A transaction left unfinished by a crash is reported\n"
-        "by `tune status` and undone by `tune rollback`. Changing the host needs root.\n"
-        "GPU persistence mode is changed live too, through NVML, each GPU named by its UUID.\n\n"
-        "Exit status: 0 done, 1 a change failed (what was done is rolled back) or the journal\n"
-        "could not be read, 2 bad input (nothing was changed).");
+    sub_ = options::add_command(app, "tune");
     sub_->require_subcommand(1);
     plan_ = sub_->add_subcommand("plan", "What would change, old -> new, and why; changes nothing");
     apply_ = sub_->add_subcommand("apply", "Apply the plan as one transaction");

@@ -10,10 +10,12 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "core/text.hpp"
+#include "options/command_text.hpp"
 
 namespace dltune::options {
 
@@ -191,6 +193,12 @@ CLI::App* add_command(CLI::App& parent, const std::string& name, const std::stri
   sub->footer("");
   sub->set_version_flag("--version", std::string("dltune ") + DLTUNE_VERSION);
   return sub;
+}
+
+CLI::App* add_command(CLI::App& parent, const std::string& name) {
+  const auto text = command_text(name);
+  if (!text) throw std::logic_error(text.error().message());
+  return add_command(parent, name, text->summary, text->help());
 }
 
 CLI::Option* add_duration(CLI::App& app, const std::string& name, std::int64_t& ns,

@@ -20,6 +20,9 @@ namespace dltune::options {
 // ends with its exit statuses). Every command also takes --version.
 CLI::App* add_command(CLI::App& parent, const std::string& name, const std::string& summary,
                       const std::string& description);
+// The same with the text of commands/NAME.toml (options/command_text.hpp). A command without one
+// is a build defect: std::logic_error naming the file.
+CLI::App* add_command(CLI::App& parent, const std::string& name);
 
 // A duration option stored in nanoseconds, refused outside [min_ns, max_ns]; `help` gets the
 // range appended. The optional form stays empty unless given.
