@@ -8,15 +8,13 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "audit/rules.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "options/options.hpp"
-#include "settings/catalog.hpp"
 #include "tune/journal.hpp"
 #include "tune/plan.hpp"
 #include "tune/render.hpp"
-#include "tune/transaction.hpp"
+#include "tune/request.hpp"
 
 namespace dltune::cli {
 
@@ -32,17 +30,17 @@ class TuneCommand : public Command {
     plan_ = sub_->add_subcommand("plan", "What would change, old -> new, and why; changes nothing");
     apply_ = sub_->add_subcommand("apply", "Apply the plan as one transaction");
     for (auto* s : {plan_, apply_}) {
-      s->add_option("-p,--profile", profile_, "Profile name or file (default: training)")
+      s->add_option("-p,--profile", request_.profile, "Profile name or file (default: training)")
           ->type_name("PROFILE");
-      options::add_list(*s, "--only", only_, "Only these settings: one at a time", "ID");
-      s->add_flag("--persist", persist_,
+      options::add_list(*s, "--only", request_.only, "Only these settings: one at a time", "ID");
+      s->add_flag("--persist", request_.persist,
                   "Also write the drop-in files (sysctl.d, limits.d, tmpfiles.d) and add noatime "
                   "to the fstab entry, to survive a reboot");
-      options::add_list(*s, "--data", data_,
+      options::add_list(*s, "--data", request_.data,
                         "Paths that hold training data: mount.noatime and block.read_ahead_kb "
                         "act on their file systems and disks (default: / and /home)",
                         "PATH");
-      s->add_flag("--cgroups", cgroups_,
+      s->add_flag("--cgroups", request_.cgroups,
                   "cgroup v1: also set memory.swappiness of the memory cgroups that exist "
                   "(they keep their own value when vm.swappiness changes)");
     }
@@ -90,52 +88,29 @@ class TuneCommand : public Command {
   }
 
   int do_plan(bool apply) {
-    auto profile = settings::load_profile(profile_, root_obj_, settings::validate_key);
-    if (!profile) {
-      fmt::print(stderr, "dltune tune: profile: {}\n", profile.error().message());
-      return kExitBadInput;
-    }
-    const auto facts = inventory::collect(root_obj_, collect_options());
-    for (const auto& d : data_) {
-      if (d.empty() || d.front() != '/') {
-        fmt::print(stderr, "dltune tune: --data {}: expected an absolute path\n", d);
-        return kExitBadInput;
-      }
-    }
-    auto plan = tune::make_plan(root_obj_, facts, *profile, only_, persist_,
-                                tune::PlanOptions{data_, cgroups_});
+    request_.collect = collect_options();
+    auto plan = tune::plan_for(root_obj_, request_);
     if (!plan) {
-      // A value that cannot be read (errno) is a failure of the host, not bad input.
-      fmt::print(stderr, "dltune tune: {}; nothing was changed\n", plan.error().message());
-      return plan.error().errno_ != 0 ? kExitFailure : kExitBadInput;
+      fmt::print(stderr, "dltune tune: {}; nothing was changed\n", plan.error().error.message());
+      return plan.error().bad_input ? kExitBadInput : kExitFailure;
     }
     if (!apply) {
       fmt::print("{}", json_ ? tune::to_json(*plan).dump(2) + "\n" : tune::render_text(*plan));
       return kExitOk;
     }
     if (!may_change()) return kExitBadInput;
-    // A transaction a crash left unfinished comes first: this plan was made from a host that
-    // may be half-changed.
-    auto journal = tune::Journal::open(state_dir_);
-    if (!journal) {
-      fmt::print(stderr, "dltune tune: {}\n", journal.error().message());
-      return kExitFailure;
-    }
-    if (auto refusal = tune::unfinished_refusal(**journal)) {
-      fmt::print(stderr, "dltune tune: {}\n", *refusal);
-      return kExitFailure;
-    }
+    auto journal = tune::journal_for_apply(state_dir_);
+    if (!journal) return say(journal.error().message(), kExitFailure);
     if (plan->changes().empty()) {
       fmt::print("dltune tune: nothing to change: the host already meets {}\n", plan->profile);
       return kExitOk;
     }
     if (!yes_) {
-      if (!::isatty(0)) {
-        fmt::print(stderr,
-                   "dltune tune apply: standard input is not a terminal: pass --yes to "
-                   "apply without asking; nothing was changed\n");
-        return kExitBadInput;
-      }
+      if (!::isatty(0))
+        return say(
+            "apply: standard input is not a terminal: pass --yes to apply without asking; "
+            "nothing was changed",
+            kExitBadInput);
       fmt::print("{}\nApply these changes? [y/N] ", tune::render_text(*plan));
       std::fflush(stdout);
       std::string answer;
@@ -145,59 +120,43 @@ class TuneCommand : public Command {
         return kExitOk;
       }
     }
-    std::string command = "tune apply -p " + profile_;
-    for (const auto& o : only_) command += " --only " + o;
-    for (const auto& d : data_) command += " --data " + d;
-    if (cgroups_) command += " --cgroups";
-    if (persist_) command += " --persist";
-    auto result = tune::apply_plan(root_obj_, **journal, *plan, command);
-    if (!result) {
-      fmt::print(stderr, "dltune tune: {}\n", result.error().message());
-      return kExitFailure;
-    }
-    if (json_) {
+    auto result = tune::apply_plan(root_obj_, **journal, *plan, request_.command_line());
+    if (!result) return say(result.error().message(), kExitFailure);
+    if (json_)
       fmt::print("{}\n", Json{{"tx", result->tx}, {"changed", result->changed}}.dump(2));
-    } else {
+    else
       fmt::print(
           "transaction {}: {} change(s) applied and verified; undo with `dltune tune "
           "rollback {}`\n",
           result->tx, result->changed, result->tx);
-    }
     return kExitOk;
   }
 
   int do_rollback() {
     if (!may_change()) return kExitBadInput;
-    auto journal = tune::Journal::open(state_dir_);
-    if (!journal) {
-      fmt::print(stderr, "dltune tune: {}\n", journal.error().message());
-      return kExitFailure;
-    }
-    const std::int64_t tx = tx_ != 0 ? tx_ : tune::rollback_target(**journal);
-    if (tx == 0) {
-      fmt::print(stderr, "dltune tune rollback: no transaction to roll back\n");
-      return kExitBadInput;
-    }
-    auto r = tune::rollback_tx(root_obj_, **journal, tx);
-    if (!r) {
-      fmt::print(stderr, "dltune tune rollback: {}\n", r.error().message());
-      return kExitBadInput;
-    }
-    for (const auto& p : r->problems) fmt::print(stderr, "dltune tune rollback: {}\n", p);
+    auto r = tune::rollback(root_obj_, state_dir_, tx_);
+    if (!r)
+      return say("rollback: " + r.error().error.message(),
+                 r.error().bad_input ? kExitBadInput : kExitFailure);
+    for (const auto& p : r->problems) say("rollback: " + p, 0);
     if (!r->problems.empty())
-      fmt::print(stderr,
-                 "dltune tune rollback: transaction {} is not wholly rolled back; once the cause "
-                 "is fixed, run `dltune tune rollback` again (`dltune tune status` shows what is "
-                 "left)\n",
-                 r->tx);
-    if (json_) {
+      say(fmt::format("rollback: transaction {} is not wholly rolled back; once the cause is "
+                      "fixed, run `dltune tune rollback` again (`dltune tune status` shows what "
+                      "is left)",
+                      r->tx),
+          0);
+    if (json_)
       fmt::print("{}\n",
                  Json{{"tx", r->tx}, {"restored", r->restored}, {"problems", r->problems}}.dump(2));
-    } else {
+    else
       fmt::print("transaction {}: {} value(s) restored{}\n", r->tx, r->restored,
                  r->problems.empty() ? "" : fmt::format(", {} could not be", r->problems.size()));
-    }
     return r->problems.empty() ? kExitOk : kExitFailure;
+  }
+
+  static int say(const std::string& what, int code) {
+    fmt::print(stderr, "dltune tune: {}\n", what);
+    return code;
   }
 
   // The journal to read; a missing state directory is said (an empty one reads as nothing
@@ -212,15 +171,9 @@ class TuneCommand : public Command {
 
   int do_status() {
     auto journal = read_journal();
-    if (!journal) {
-      fmt::print(stderr, "dltune tune: {}\n", journal.error().message());
-      return kExitFailure;
-    }
+    if (!journal) return say(journal.error().message(), kExitFailure);
     auto status = tune::read_status(root_obj_, **journal);
-    if (!status) {
-      fmt::print(stderr, "dltune tune: {}\n", status.error().message());
-      return kExitFailure;
-    }
+    if (!status) return say(status.error().message(), kExitFailure);
     fmt::print("{}", json_ ? tune::to_json(*status, state_dir_).dump(2) + "\n"
                            : tune::render_text(*status));
     return status->clean() ? kExitOk : kExitFailure;
@@ -228,15 +181,9 @@ class TuneCommand : public Command {
 
   int do_history() {
     auto journal = read_journal();
-    if (!journal) {
-      fmt::print(stderr, "dltune tune: {}\n", journal.error().message());
-      return kExitFailure;
-    }
+    if (!journal) return say(journal.error().message(), kExitFailure);
     auto history = (*journal)->history();
-    if (!history) {
-      fmt::print(stderr, "dltune tune: {}\n", history.error().message());
-      return kExitFailure;
-    }
+    if (!history) return say(history.error().message(), kExitFailure);
     fmt::print(
         "{}", json_ ? tune::history_json(*history).dump(2) + "\n" : tune::render_history(*history));
     return kExitOk;
@@ -247,9 +194,8 @@ class TuneCommand : public Command {
            *history_ = nullptr;
   std::string state_dir_ = "/var/lib/dltune";
   std::optional<std::string> root_;
-  std::string profile_ = "training";
-  std::vector<std::string> only_, data_;
-  bool persist_ = false, yes_ = false, json_ = false, cgroups_ = false;
+  tune::PlanRequest request_;
+  bool yes_ = false, json_ = false;
   std::int64_t tx_ = 0;
   host::Root root_obj_;
 };

@@ -1,0 +1,53 @@
+#include "tune/request.hpp"
+
+#include <fmt/format.h>
+
+#include "settings/catalog.hpp"
+#include "tune/render.hpp"
+
+namespace dltune::tune {
+
+std::string PlanRequest::command_line() const {
+  std::string command = "tune apply -p " + profile;
+  for (const auto& o : only) command += " --only " + o;
+  for (const auto& d : data) command += " --data " + d;
+  if (cgroups) command += " --cgroups";
+  if (persist) command += " --persist";
+  return command;
+}
+
+Outcome<Plan> plan_for(const host::Root& root, const PlanRequest& request) {
+  auto profile = settings::load_profile(request.profile, root, settings::validate_key);
+  if (!profile)
+    return tl::unexpected(Refused{Error{"profile: " + profile.error().message(), {}, 0}, true});
+  for (const auto& d : request.data)
+    if (d.empty() || d.front() != '/')
+      return tl::unexpected(
+          Refused{Error{fmt::format("--data {}: expected an absolute path", d), {}, 0}, true});
+  const auto facts = inventory::collect(root, request.collect);
+  auto plan = make_plan(root, facts, *profile, request.only, request.persist,
+                        PlanOptions{request.data, request.cgroups});
+  // A value that cannot be read (errno) is a failure of the host, not bad input.
+  if (!plan) return tl::unexpected(Refused{plan.error(), plan.error().errno_ == 0});
+  return std::move(*plan);
+}
+
+Result<std::unique_ptr<Journal>> journal_for_apply(const std::string& state_dir) {
+  auto journal = Journal::open(state_dir);
+  if (!journal) return tl::unexpected(journal.error());
+  if (auto refusal = unfinished_refusal(**journal)) return fail(*refusal);
+  return journal;
+}
+
+Outcome<RollbackResult> rollback(const host::Root& root, const std::string& state_dir,
+                                 std::int64_t tx) {
+  auto journal = Journal::open(state_dir);
+  if (!journal) return tl::unexpected(Refused{journal.error(), false});
+  if (tx == 0) tx = rollback_target(**journal);
+  if (tx == 0) return tl::unexpected(Refused{Error{"no transaction to roll back", {}, 0}, true});
+  auto r = rollback_tx(root, **journal, tx);
+  if (!r) return tl::unexpected(Refused{r.error(), true});
+  return std::move(*r);
+}
+
+}  // namespace dltune::tune
