@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "settings/catalog.hpp"
+
 namespace dltune::serve {
 
 Result<Unprivileged> unprivileged_user(const std::string& user, const std::string& sudo_user) {
@@ -88,6 +90,63 @@ tl::expected<void, ServeFailure> serve_until_signal(const host::Root& root, Expo
   (*exporter)->stop();
   request.tell((*exporter)->take_messages());
   return {};
+}
+
+tl::expected<void, ServeFailure> serve_until_stopped(const host::Root& root,
+                                                     ExporterOptions options,
+                                                     const ServeRequest& request) {
+  if (!is_loopback(request.address))
+    request.say(
+        fmt::format("{} is not a loopback address: anyone who can reach it can read these metrics",
+                    request.address.text()));
+  sigset_t stop_set, old;
+  ::sigemptyset(&stop_set);
+  ::sigaddset(&stop_set, SIGINT);
+  ::sigaddset(&stop_set, SIGTERM);
+  ::pthread_sigmask(SIG_BLOCK, &stop_set, &old);
+  ::signal(SIGPIPE, SIG_IGN);
+  auto served = serve_until_signal(root, std::move(options), request, stop_set);
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return served;
+}
+
+Result<Identity> choose_identity(uid_t euid, const std::string& user, bool as_root,
+                                 const std::string& sudo_user) {
+  Identity out;
+  if (euid == 0 && !as_root) {
+    auto who = unprivileged_user(user, sudo_user);
+    if (!who) return tl::unexpected(who.error());
+    out.become = *who;
+  } else if (euid == 0) {
+    out.warning =
+        "running as root (--as-root), which serve does not need (it reads /proc, /sys, the "
+        "cgroup files and NVML, as any user may)";
+  } else if (!user.empty()) {
+    return fail("--user " + user + ": only root can become another user");
+  }
+  return out;
+}
+
+Result<ExporterOptions> exporter_options(const host::Root& root, const ExporterChoice& choice) {
+  ExporterOptions o;
+  o.interval_ns = choice.interval_ns;
+  o.check_interval_ns = choice.check_interval_ns;
+  for (const auto& c : choice.cgroups)
+    if (c.empty() || c[0] != '/' || c.find("..") != std::string::npos)
+      return fail("expected an absolute cgroup path as /proc/PID/cgroup shows it (/dltune/run-1)",
+                  "--cgroup " + c);
+  o.cgroups = choice.cgroups;
+  o.gpus = choice.gpus;
+  o.nvml_library = choice.nvml_library;
+  if (choice.no_check && !choice.profile.empty())
+    return fail("--profile and --no-check do not go together");
+  if (!choice.no_check) {
+    auto profile = settings::load_profile(choice.profile.empty() ? "training" : choice.profile,
+                                          root, settings::validate_key);
+    if (!profile) return fail("--profile: " + profile.error().message());
+    o.profile = std::move(*profile);
+  }
+  return o;
 }
 
 }  // namespace dltune::serve

@@ -23,6 +23,30 @@ struct Unprivileged {
 // (keeping root is what --as-root is for); errors name --user.
 [[nodiscard]] Result<Unprivileged> unprivileged_user(const std::string& user,
                                                      const std::string& sudo_user);
+// Who serve runs as, from the effective uid it starts with: as root, `become` (--user, else the
+// sudo user, else nobody) unless `as_root`, which keeps root with a warning; not root, --user is
+// refused (only root can become another user).
+struct Identity {
+  std::optional<Unprivileged> become;
+  std::optional<std::string> warning;
+};
+[[nodiscard]] Result<Identity> choose_identity(uid_t euid, const std::string& user, bool as_root,
+                                               const std::string& sudo_user);
+
+// The exporter's options from serve's: --cgroup paths as /proc/PID/cgroup shows them, the
+// check's profile (a name or file, read through `root`; "" is training) unless `no_check`.
+struct ExporterChoice {
+  std::int64_t interval_ns = 5'000'000'000;
+  std::int64_t check_interval_ns = 300'000'000'000;
+  std::vector<std::string> cgroups;
+  std::string profile;
+  bool no_check = false;
+  bool gpus = true;
+  std::string nvml_library;
+};
+[[nodiscard]] Result<ExporterOptions> exporter_options(const host::Root& root,
+                                                       const ExporterChoice& choice);
+
 // setgroups, setgid, setuid, in that order (setuid last: it takes away the right to do the
 // others), then a check that root cannot be taken back.
 [[nodiscard]] Result<void> drop_to(const Unprivileged& u);
@@ -59,5 +83,12 @@ struct ServeFailure {
                                                                   ExporterOptions options,
                                                                   const ServeRequest& request,
                                                                   const sigset_t& stop_set);
+// The same until SIGINT or SIGTERM, which it blocks in every thread it starts (and takes
+// synchronously); SIGPIPE is ignored (a client that goes away is no reason to die). The signal
+// mask is restored on return. A non-loopback address is said first: anyone who reaches it can
+// read the metrics.
+[[nodiscard]] tl::expected<void, ServeFailure> serve_until_stopped(const host::Root& root,
+                                                                   ExporterOptions options,
+                                                                   const ServeRequest& request);
 
 }  // namespace dltune::serve

@@ -30,3 +30,46 @@ TEST(ServeUser, TheSudoUserElseNobodyAndNeverRoot) {
 
 }  // namespace
 }  // namespace dltune::serve
+
+TEST(ServeSession, WhoServeRunsAs) {
+  auto as_root = dltune::serve::choose_identity(0, "", false, "");
+  ASSERT_TRUE(as_root) << as_root.error().message();
+  ASSERT_TRUE(as_root->become);
+  EXPECT_EQ(as_root->become->name, "nobody");
+  EXPECT_FALSE(as_root->warning);
+  auto kept = dltune::serve::choose_identity(0, "", true, "someone");
+  ASSERT_TRUE(kept);
+  EXPECT_FALSE(kept->become);
+  EXPECT_NE(kept->warning->find("--as-root"), std::string::npos);
+  auto user = dltune::serve::choose_identity(1000, "", false, "");
+  ASSERT_TRUE(user);
+  EXPECT_FALSE(user->become);
+  EXPECT_FALSE(user->warning);
+  auto other = dltune::serve::choose_identity(1000, "nobody", false, "");
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.error().message(), "--user nobody: only root can become another user");
+}
+
+TEST(ServeSession, ExporterOptionsRefuseWhatCannotBeServed) {
+  dltune::serve::ExporterChoice c;
+  c.cgroups = {"/dltune/run-1", "relative"};
+  auto bad = dltune::serve::exporter_options(dltune::host::Root(), c);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("--cgroup relative"), std::string::npos);
+  c.cgroups = {"/a/../etc"};
+  EXPECT_FALSE(dltune::serve::exporter_options(dltune::host::Root(), c));
+  c.cgroups = {"/dltune/run-1"};
+  c.no_check = true;
+  c.profile = "training";
+  EXPECT_EQ(dltune::serve::exporter_options(dltune::host::Root(), c).error().message(),
+            "--profile and --no-check do not go together");
+  c.profile = "";
+  auto none = dltune::serve::exporter_options(dltune::host::Root(), c);
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none->profile);
+  c.no_check = false;
+  auto checked = dltune::serve::exporter_options(dltune::host::Root(), c);
+  ASSERT_TRUE(checked) << checked.error().message();
+  EXPECT_EQ(checked->profile->name, "training");
+  EXPECT_EQ(checked->cgroups, c.cgroups);
+}
