@@ -4,13 +4,9 @@
 //   dltune profile [--run ARG]... -- COMMAND...     launch through `dltune run`, then judge it
 #include <signal.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -163,36 +159,23 @@ class ProfileCommand : public Command {
     auto run = parse_run_options(run_args_, command);
     if (!run) return refuse(run.error().message());
     if (run->recording) return refuse("--run: profile records the job itself (--record FILE)");
+    // Without --record FILE, the recording lives in a private directory that goes with it.
+    std::optional<local_file::TempDirectory> temp;
     std::string path = record_;
-    std::string temp_dir;
     if (path.empty()) {
-      char tmpl[] = "/tmp/dltune-profile-XXXXXX";
-      if (::mkdtemp(tmpl) == nullptr)
-        return refuse(fmt::format("cannot make a temporary directory: {}", std::strerror(errno)));
-      temp_dir = tmpl;
-      path = temp_dir + "/job.db";
+      auto made = local_file::TempDirectory::make("dltune-profile");
+      if (!made) return refuse(made.error().message());
+      temp.emplace(std::move(*made));
+      path = temp->path() + "/job.db";
     } else if (auto target = local_file::output_target(path, false); !target) {
       return refuse("--record: " + target.error().message());
     } else if (*target == "-") {
       return refuse("--record -: a recording is a SQLite file, not a stream");
     }
-    const auto cleanup = [&] {
-      if (temp_dir.empty()) return;
-      std::error_code ec;
-      std::filesystem::remove_all(temp_dir, ec);
-    };
     // The job run in this process as `dltune run --record` runs it: in its own cgroup, its
     // signals (a terminal's ^C) passed on; profile stays to judge what was recorded.
-    store::JobRecording recording;
-    recording.setup.path = path;
-    recording.setup.interval_ns = interval_ns_;
-    recording.setup.collect = collect_options();
-    recording.setup.notice = [](const std::string& n) {
-      fmt::print(stderr, "dltune profile: {}\n", n);
-    };
-    recording.sampler = sampler_options({}, interval_ns_, !no_gpus_);
-    recording.quiet = run->quiet;
-    run->recording = std::move(recording);
+    run->recording =
+        job_recording(path, false, interval_ns_, !no_gpus_, run->quiet, "dltune profile");
     // With --json, standard output holds the document alone: the job's goes to stderr.
     run->request.stdout_to_stderr = json_;
     // SIGINT and SIGQUIT as a terminal's job expects them even when profile was started with
@@ -207,18 +190,14 @@ class ProfileCommand : public Command {
     ::sigaction(SIGQUIT, &old_quit, nullptr);
 
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) {  // run refused or could not set up: it said why
-      cleanup();
+    if (::stat(path.c_str(), &st) != 0)  // run refused or could not set up: it said why
       return code == kExitBadInput ? kExitBadInput : kExitFailure;
-    }
     std::vector<std::string> notes;
     if (code != 0) notes.push_back(fmt::format("the job exited with status {}", code));
     nlohmann::json extra = {{"exit_status", code}};
     if (!record_.empty()) extra["recording"] = record_;
-    const int rc = from_recording(path, record_.empty() ? "job " + command.front() : record_,
-                                  !record_.empty(), std::move(extra), std::move(notes));
-    cleanup();
-    return rc;
+    return from_recording(path, record_.empty() ? "job " + command.front() : record_,
+                          !record_.empty(), std::move(extra), std::move(notes));
   }
 
   GlobalOptions& global_;

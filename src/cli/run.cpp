@@ -103,17 +103,8 @@ class RunCommand : public Command {
       const auto target = local_file::output_target(record_, force_);
       if (!target) return fail("--record: " + target.error().message());
       if (*target == "-") return fail("--record -: a recording is a SQLite file, not a stream");
-      store::JobRecording recording;
-      recording.setup.path = *target;
-      recording.setup.force = force_;
-      recording.setup.interval_ns = record_interval_ns_;
-      recording.setup.collect = collect_options();
-      recording.setup.notice = [](const std::string& n) {
-        fmt::print(stderr, "dltune run: {}\n", n);
-      };
-      recording.sampler = sampler_options({}, record_interval_ns_, true);
-      recording.quiet = quiet_;
-      inv.recording = std::move(recording);
+      inv.recording =
+          job_recording(*target, force_, record_interval_ns_, true, quiet_, "dltune run");
     }
     auto profile = settings::load_profile(profile_, host::Root(), settings::validate_key);
     if (!profile) return fail("profile: " + profile.error().message());

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "cli/commands.hpp"
 #include "core/text.hpp"
 #include "options/options.hpp"
 
@@ -95,6 +96,19 @@ std::string describe_scope(const monitor::Scope& scope) {
       break;
   }
   return fmt::format("{}  host", host);
+}
+
+store::JobRecording job_recording(const std::string& path, bool force, std::int64_t interval_ns,
+                                  bool gpus, bool quiet, const std::string& who) {
+  store::JobRecording recording;
+  recording.setup.path = path;
+  recording.setup.force = force;
+  recording.setup.interval_ns = interval_ns;
+  recording.setup.collect = collect_options();
+  recording.setup.notice = [who](const std::string& n) { fmt::print(stderr, "{}: {}\n", who, n); };
+  recording.sampler = sampler_options({}, interval_ns, gpus);
+  recording.quiet = quiet;
+  return recording;
 }
 
 }  // namespace dltune::cli

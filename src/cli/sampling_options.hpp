@@ -7,6 +7,7 @@
 #include <string>
 
 #include "monitor/sampler.hpp"
+#include "store/recorded_run.hpp"
 
 namespace CLI {
 class App;
@@ -32,6 +33,13 @@ struct SamplingFlags {
 // set, at most once a second.
 [[nodiscard]] monitor::SamplerOptions sampler_options(const monitor::Scope& scope,
                                                       std::int64_t interval_ns, bool gpus);
+
+// The recording of a job that `run --record` and `profile -- COMMAND` make at `path` (already
+// checked by output_target): every `interval_ns`, the host facts env collects, NVML unless
+// !gpus, notices on stderr as "WHO: ...".
+[[nodiscard]] store::JobRecording job_recording(const std::string& path, bool force,
+                                                std::int64_t interval_ns, bool gpus, bool quiet,
+                                                const std::string& who);
 
 // Raises this process's soft RLIMIT_NOFILE to its hard limit, so that the process collector can
 // keep the files of every process open (its budget is half the soft limit; 1024 by default holds

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -196,6 +197,25 @@ Result<void> write(const std::string& path, bool replace,
     if (!out) return fail("cannot write", pending->temp_path(), errno != 0 ? errno : EIO);
   }
   return pending->commit(replace);
+}
+
+Result<TempDirectory> TempDirectory::make(const std::string& prefix) {
+  std::string tmpl = "/tmp/" + prefix + "-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr)
+    return fail("cannot make a temporary directory", tmpl, errno);
+  TempDirectory d;
+  d.path_ = tmpl;
+  return d;
+}
+
+TempDirectory::TempDirectory(TempDirectory&& other) noexcept : path_(std::move(other.path_)) {
+  other.path_.clear();
+}
+
+TempDirectory::~TempDirectory() {
+  if (path_.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
 }
 
 }  // namespace dltune::local_file

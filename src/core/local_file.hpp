@@ -54,4 +54,21 @@ class PendingFile {
                                  const std::function<void(std::ostream&)>& write,
                                  const std::string& what = "the report");
 
+// A private directory under /tmp (mode 0700), removed with all it holds when dropped: for the
+// files of work that keeps nothing (profile's recording of a job it launched).
+class TempDirectory {
+ public:
+  // "/tmp/PREFIX-XXXXXX"; an error naming the reason when it cannot be made.
+  [[nodiscard]] static Result<TempDirectory> make(const std::string& prefix);
+  TempDirectory(TempDirectory&& other) noexcept;
+  TempDirectory& operator=(TempDirectory&&) = delete;
+  TempDirectory(const TempDirectory&) = delete;
+  ~TempDirectory();
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+ private:
+  TempDirectory() = default;
+  std::string path_;
+};
+
 }  // namespace dltune::local_file

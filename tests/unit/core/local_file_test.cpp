@@ -143,3 +143,24 @@ TEST(LocalFile, StandardOutputIsTheDash) {
 }
 
 }  // namespace
+
+TEST(TempDirectory, PrivateAndGoneWithWhatItHolds) {
+  std::string path;
+  {
+    auto d = dltune::local_file::TempDirectory::make("dltune-test");
+    ASSERT_TRUE(d) << d.error().message();
+    path = d->path();
+    EXPECT_EQ(path.rfind("/tmp/dltune-test-", 0), 0u) << path;
+    struct stat st {};
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+    std::ofstream(path + "/job.db") << "x";
+    std::filesystem::create_directory(path + "/sub");
+    auto moved = std::move(*d);  // the moved-from one removes nothing
+    EXPECT_TRUE(std::filesystem::exists(path + "/job.db"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  auto bad = dltune::local_file::TempDirectory::make("no/such/dir/x");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("cannot make a temporary directory"), std::string::npos);
+}
