@@ -1,8 +1,4 @@
 // `dltune record`: samples into a SQLite recording, and `--replay` to look at one.
-#include <signal.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -85,35 +81,18 @@ class RecordCommand : public Command {
     if (!command.empty()) return record_command(**session, root, command, environment, as);
 
     raise_open_file_limit();
-    // The signals that end a recording are taken synchronously; the recorder's thread blocks
-    // them all.
-    sigset_t stop_set, old;
-    ::sigemptyset(&stop_set);
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&stop_set, s);
-    ::pthread_sigmask(SIG_BLOCK, &stop_set, &old);
-    if (auto ok = (*session)->start(root, flags_.sampler_options(*scope, flags_.interval_ns));
-        !ok) {
-      ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-      discard(**session, root);
-      return refuse(ok.error().message());
-    }
-    if (!quiet_)
-      fmt::print(stderr, "dltune record: recording {} to {} every {}; ^C to stop\n",
-                 describe_scope(*scope), output_, text::format_duration_ns(flags_.interval_ns));
-    store::wait_for_end(**session, stop_set);
-    const bool ok = (*session)->finish(root, std::nullopt, quiet_);
-    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    return ok ? kExitOk : kExitFailure;
+    auto done = store::record_until_stopped(
+        **session, root, flags_.sampler_options(*scope, flags_.interval_ns), quiet_, [&] {
+          if (!quiet_)
+            fmt::print(stderr, "dltune record: recording {} to {} every {}; ^C to stop\n",
+                       describe_scope(*scope), output_,
+                       text::format_duration_ns(flags_.interval_ns));
+        });
+    if (!done) return refuse(done.error().message());
+    return *done ? kExitOk : kExitFailure;
   }
 
  private:
-  // A recording that never started is not left behind (bad input changes nothing).
-  void discard(store::RecordSession& session, const host::Root& root) const {
-    (void)session.finish(root, std::nullopt, true);
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
-      ::unlink((output_ + suffix).c_str());
-  }
-
   int record_command(store::RecordSession& session, const host::Root& root,
                      const std::vector<std::string>& command,
                      const std::map<std::string, std::string>& environment,
@@ -126,7 +105,7 @@ class RecordCommand : public Command {
         store::record_job(session, root, req, flags_.sampler_options({}, flags_.interval_ns));
     if (!result) {
       // The job never started: no recording is left behind (bad input changes nothing).
-      discard(session, root);
+      session.discard(root);
       return refuse(result.error().message());
     }
     const bool ok = session.finish(root, result->exit_code, quiet_);
@@ -141,15 +120,9 @@ class RecordCommand : public Command {
     if (!recording) return refuse(recording.error().message());
     std::size_t index = 0;
     if (at_ns_) {
-      const auto& info = (*recording)->info();
-      const auto times = (*recording)->times();
-      const std::int64_t end =
-          info.ended_wall_ns.value_or(times && !times->empty() ? times->back() : 0);
-      if (end > 0 && info.started_wall_ns + *at_ns_ > end)
-        return refuse(fmt::format("--at {}: past the recording's end ({} long)",
-                                  text::format_duration_ns(*at_ns_),
-                                  text::format_duration_ns(end - info.started_wall_ns)));
-      index = (*recording)->index_at(info.started_wall_ns + *at_ns_);
+      auto at = (*recording)->index_after(*at_ns_);
+      if (!at) return refuse(at.error().message());
+      index = *at;
     }
     tui::TopSettings s;
     s.once = once_;

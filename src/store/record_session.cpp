@@ -1,5 +1,6 @@
 #include "store/record_session.hpp"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -99,6 +100,32 @@ void wait_for_end(const RecordSession& session, const sigset_t& stop_set) {
   const timespec tick{0, 200'000'000};
   while (!session.finished())
     if (::sigtimedwait(&stop_set, nullptr, &tick) > 0) return;
+}
+
+void RecordSession::discard(const host::Root& root) {
+  (void)finish(root, std::nullopt, true);
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    ::unlink((setup_.path + suffix).c_str());
+}
+
+Result<bool> record_until_stopped(RecordSession& session, const host::Root& root,
+                                  const monitor::SamplerOptions& options, bool quiet,
+                                  const std::function<void()>& started) {
+  // The recorder's thread, started below, inherits the block: the signals come here.
+  sigset_t stop_set, old;
+  ::sigemptyset(&stop_set);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&stop_set, s);
+  ::pthread_sigmask(SIG_BLOCK, &stop_set, &old);
+  if (auto ok = session.start(root, options); !ok) {
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    session.discard(root);
+    return tl::unexpected(ok.error());
+  }
+  if (started) started();
+  wait_for_end(session, stop_set);
+  const bool done = session.finish(root, std::nullopt, quiet);
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return done;
 }
 
 Result<launch::SpawnResult> record_job(RecordSession& session, const host::Root& root,

@@ -55,6 +55,9 @@ class RecordSession {
   // writes the end and the exit status, and gives one notice about the file (unless quiet).
   // Returns false when the recording could not be completed (the notice says why).
   bool finish(const host::Root& root, std::optional<int> exit_status, bool quiet);
+  // A recording that never started is not left behind (bad input changes nothing): finishes
+  // quietly and removes the file and SQLite's companions.
+  void discard(const host::Root& root);
   [[nodiscard]] std::optional<store::RecorderStats> stats() const;
   // Says `text` through the setup's notice.
   void notice(const std::string& text) const {
@@ -74,6 +77,14 @@ class RecordSession {
 // recorder's thread blocks every signal, so they are taken here, synchronously. The recording is
 // left to be finished.
 void wait_for_end(const RecordSession& session, const sigset_t& stop_set);
+
+// `record` without a job: samples `options`' scope until --duration, the scope's end, or SIGINT,
+// SIGTERM or SIGHUP (blocked in this thread meanwhile and taken synchronously), then finishes.
+// `started` is called once sampling runs. An error (the session discarded) when sampling cannot
+// start; false when the recording could not be completed (its notice said why).
+[[nodiscard]] Result<bool> record_until_stopped(RecordSession& session, const host::Root& root,
+                                                const monitor::SamplerOptions& options, bool quiet,
+                                                const std::function<void()>& started);
 
 // Starts `job` (no cgroup of its own: `record -- COMMAND`) and records it from its start to its
 // end with `options` (their scope becomes the job's process tree). An error when the job could

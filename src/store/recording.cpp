@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
 #include "store/recording.hpp"
 #include "store/recording_sql.hpp"
 
@@ -384,6 +385,17 @@ std::size_t Recording::index_at(std::int64_t wall_ns) const {
   const auto it = std::lower_bound(w.begin(), w.end(), wall_ns);
   if (it == w.end()) return w.size() - 1;
   return static_cast<std::size_t>(it - w.begin());
+}
+
+Result<std::size_t> Recording::index_after(std::int64_t offset_ns) const {
+  const auto& w = state_->walls;
+  const std::int64_t start = info().started_wall_ns;
+  const std::int64_t end = info().ended_wall_ns.value_or(w.empty() ? 0 : w.back());
+  if (end > 0 && start + offset_ns > end)
+    return fail(fmt::format("--at {}: past the recording's end ({} long)",
+                            text::format_duration_ns(offset_ns),
+                            text::human_duration(static_cast<double>(end - start) / 1e9)));
+  return index_at(start + offset_ns);
 }
 
 Result<std::optional<nlohmann::json>> Recording::document(const std::string& key) const {

@@ -93,6 +93,9 @@ class Recording {
                                       const SampleVisitor& each) const;
   // The first sample at or after `wall_ns` (the last one when none is).
   [[nodiscard]] std::size_t index_at(std::int64_t wall_ns) const;
+  // The sample `offset_ns` after the recording's start (--at); an error saying how long the
+  // recording is when the offset is past its end.
+  [[nodiscard]] Result<std::size_t> index_after(std::int64_t offset_ns) const;
   [[nodiscard]] Result<std::optional<nlohmann::json>> document(const std::string& key) const;
 
  private:
