@@ -164,9 +164,10 @@ std::string render_text(const CheckReport& r, const TextStyle& style) {
       if (quiet && !verbose) continue;
       for (const auto& e : f.evidence)
         block += fmt::format("            evidence: {} = {}\n", e.path, e.value);
-      if (!f.reason.empty() && (verbose || f.severity >= Severity::kWarn))
-        block +=
-            fmt::format("            why: {}\n", text::wrap(f.reason, kIndent - 1, style.width));
+      if (verbose || f.severity >= Severity::kWarn)
+        block += fmt::format("            why: {}\n",
+                             f.reason.empty() ? "(no reason given)"
+                                              : text::wrap(f.reason, kIndent - 1, style.width));
       for (const auto& n : f.notes) block += fmt::format("            note: {}\n", n);
       if (f.fix) block += fmt::format("            fix: {}\n", f.fix->command);
     }

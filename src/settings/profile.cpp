@@ -24,6 +24,7 @@ struct Source {
   std::string id;     // the name, or the path of a file: what a cycle is made of
   std::string label;  // how errors name it: "/etc/dltune/profiles/site.toml"
   std::string text;
+  bool builtin = false;  // compiled in: every setting gives its reason and source
 };
 
 bool valid_name(std::string_view name) {
@@ -40,7 +41,7 @@ Result<Source> find_named(const std::string& name, const host::Root& root) {
   if (!valid_name(name))
     return fail("not a profile name (letters, digits, '_', '-', '.'; a file needs a '/'):", name);
   if (const auto text = builtin_profile_text(name))
-    return Source{name, fmt::format("<built-in>/{}.toml", name), std::string(*text)};
+    return Source{name, fmt::format("<built-in>/{}.toml", name), std::string(*text), true};
   const std::string path = fmt::format("{}{}.toml", kUserDir, name);
   auto text = root.read(path, kMaxProfileBytes + 1);
   if (!text) return tl::unexpected(text.error());
@@ -53,7 +54,7 @@ Result<Source> find_named(const std::string& name, const host::Root& root) {
   }
   if ((*text)->size() > kMaxProfileBytes)
     return fail("profile larger than 1 MiB:", root.outside(path));
-  return Source{name, path, std::move(**text)};
+  return Source{name, path, std::move(**text), false};
 }
 
 // The user's own file on this machine (not a host file: `-p FILE`).
@@ -71,7 +72,7 @@ Result<Source> read_local(const std::string& path) {
   if (in.bad()) return fail("cannot read profile", path, errno);
   text.resize(static_cast<std::size_t>(in.gcount()));
   if (text.size() > kMaxProfileBytes) return fail("profile larger than 1 MiB:", path);
-  return Source{path, path, std::move(text)};
+  return Source{path, path, std::move(text), false};
 }
 
 class Loader {
@@ -80,7 +81,7 @@ class Loader {
 
   // Parses `src`, merges its includes and then itself into `merged_`; returns the parsed file.
   Result<Profile> load(const Source& src) {
-    auto p = parse_profile(src.text, src.label, validate_);
+    auto p = parse_profile(src.text, src.label, validate_, src.builtin);
     if (!p) return p;
     stack_.push_back(src.id);
     for (const auto& inc : p->includes) {

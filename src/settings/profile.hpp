@@ -75,8 +75,11 @@ using KeyValidator = std::function<Result<void>(const std::string& key)>;
 [[nodiscard]] Result<Profile> load_profile(std::string_view name_or_path, const host::Root& root,
                                            const KeyValidator& validate);
 
-// Parses one profile's TOML text (no includes resolved); `origin` names it in errors.
+// Parses one profile's TOML text (no includes resolved); `origin` names it in errors. A user's
+// profile may leave out a setting's reason and source (check then says "(no reason given)"); the
+// built-in ones must give both (`require_reasons`).
 [[nodiscard]] Result<Profile> parse_profile(std::string_view toml_text, std::string_view origin,
-                                            const KeyValidator& validate);
+                                            const KeyValidator& validate,
+                                            bool require_reasons = false);
 
 }  // namespace dltune::settings

@@ -116,7 +116,7 @@ Result<std::string> nonempty_string(const toml::node& n, const Refusals& r, std:
 
 // Parses [settings."KEY"]; returns the entry, or nullopt for `drop = true`.
 Result<std::optional<ProfileEntry>> parse_setting(const std::string& key, const toml::node& node,
-                                                  const Refusals& r) {
+                                                  const Refusals& r, bool require_reasons) {
   const auto* t = node.as_table();
   if (t == nullptr)
     return r.setting(node.source(), key,
@@ -184,6 +184,7 @@ Result<std::optional<ProfileEntry>> parse_setting(const std::string& key, const 
   if (auto ok = check_value(e); !ok) return r.setting(value->source(), key, ok.error().message());
   for (const char* f : {"reason", "source"}) {
     const auto* n = t->get(f);
+    if (n == nullptr && !require_reasons) continue;
     if (n == nullptr) return r.setting(node.source(), key, fmt::format("missing {}", f));
     auto s = nonempty_string(*n, r, key, f);
     if (!s) return tl::unexpected(s.error());
@@ -229,7 +230,7 @@ std::string stem(std::string_view origin) {
 }  // namespace
 
 Result<Profile> parse_profile(std::string_view toml_text, std::string_view origin,
-                              const KeyValidator& validate) {
+                              const KeyValidator& validate, bool require_reasons) {
   const Refusals r(origin);
   toml::table doc;
   try {
@@ -280,7 +281,7 @@ Result<Profile> parse_profile(std::string_view toml_text, std::string_view origi
                        fmt::format("set twice (here as \"{}\")", std::string(k->str())));
     seen.push_back(key);
     // The shape first: an unquoted dotted key gets its hint rather than "unknown setting".
-    auto entry = parse_setting(key, *v, r);
+    auto entry = parse_setting(key, *v, r, require_reasons);
     if (!entry) return tl::unexpected(entry.error());
     if (validate) {
       if (auto ok = validate(key); !ok) {

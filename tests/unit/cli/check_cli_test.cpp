@@ -119,3 +119,13 @@ TEST(CheckCli, TheTextRespectsTheReader) {
       run({DLTUNE_BINARY, "check", "--color", "never", "--root", fixture("container-cgv2")});
   EXPECT_EQ(never.out.find('\x1b'), std::string::npos);
 }
+
+// A user's profile of values alone: check judges it and says no reason was given.
+TEST(CheckCli, AProfileOfValuesAloneIsJudgedWithNoReasonGiven) {
+  const auto p = temp_file("values-only.toml", "[settings.\"vm.swappiness\"]\nvalue = 1\n");
+  const auto r = run({DLTUNE_BINARY, "check", "-p", p.string(), "--root", fixture("container-cgv2"),
+                      "--color", "never"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // the fixture's swappiness is not 1: a warning
+  EXPECT_NE(r.out.find("vm.swappiness is"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("why: (no reason given)"), std::string::npos) << r.out;
+}

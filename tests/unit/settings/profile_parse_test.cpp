@@ -162,10 +162,6 @@ TEST(ParseProfile, RefusedContentNamesTheKeyAndTheFile) {
       {setting("../../etc/shadow", "value = 1"), "../../etc/shadow", "unknown setting"},
       {setting("/proc/sys/vm/swappiness", "value = 1"), "/proc/sys/vm/swappiness", "unknown"},
       // missing fields
-      {"[settings.\"vm.swappiness\"]\nvalue = 1\nsource = \"s\"\n", "vm.swappiness",
-       "missing reason"},
-      {"[settings.\"vm.swappiness\"]\nvalue = 1\nreason = \"r\"\n", "vm.swappiness",
-       "missing source"},
       {"[settings.\"vm.swappiness\"]\nreason = \"r\"\nsource = \"s\"\n", "vm.swappiness",
        "missing value"},
       {"[settings.\"vm.dirty_ratio\"]\nvalue = 1\nreason = \" \"\nsource = \"s\"\n",
@@ -317,4 +313,24 @@ TEST(ParseProfile, EveryValueIsCheckedAgainstTheSettingsTypeAndRange) {
            {"mount.noatime", "value = \"yes\""},
            {"net.ipv4.tcp_congestion_control", "value = \"bbr\""}})
     EXPECT_TRUE(parse(setting(key, line))) << key << " " << line;
+}
+
+// A user's profile may be values alone (as sysctl.conf is); the built-in ones give every
+// setting's reason and source, and a file parsed by their rule must too.
+TEST(ProfileParse, ReasonAndSourceAreOptionalInAUsersFileAndRequiredInTheBuiltInOnes) {
+  const std::string bare = "[settings.\"vm.swappiness\"]\nvalue = 1\n";
+  const auto user = parse_profile(bare, "mine.toml", kValidate);
+  ASSERT_TRUE(user) << user.error().message();
+  ASSERT_EQ(user->entries.size(), 1u);
+  EXPECT_EQ(user->entries[0].reason, "");
+  EXPECT_EQ(user->entries[0].source, "");
+  const auto strict = parse_profile(bare, "<built-in>/x.toml", kValidate, true);
+  ASSERT_FALSE(strict);
+  EXPECT_NE(strict.error().message().find("missing reason"), std::string::npos);
+  const auto no_source =
+      parse_profile(bare + "reason = \"r\"\n", "<built-in>/x.toml", kValidate, true);
+  ASSERT_FALSE(no_source);
+  EXPECT_NE(no_source.error().message().find("missing source"), std::string::npos);
+  // Given, they are still checked.
+  EXPECT_FALSE(parse_profile(bare + "reason = \" \"\n", "mine.toml", kValidate));
 }
