@@ -162,10 +162,8 @@ std::vector<Finding> check_thp(const CheckInput& in, const ProfileEntry& entry) 
   if (!choice || !choice->selected)
     return {not_applicable(entry, "memory",
                            "this kernel has no transparent huge pages (" + path + ")")};
-  if (auto f = not_offered(entry, "memory", *choice->selected, choice->options, path)) {
-    container_advice(in, *f, "");
-    return {*f};
-  }
+  // The fix is the profile's, wherever the host runs: no container advice.
+  if (auto f = not_offered(entry, "memory", *choice->selected, choice->options, path)) return {*f};
   Finding f = judge(entry, "memory", *choice->selected,
                     {{path, fmt::format("{}", fmt::join(choice->options, " "))}});
   if (f.severity != Severity::kOk) f.fix = tune_fix(entry.key);
@@ -191,10 +189,8 @@ std::vector<Finding> check_governor(const CheckInput& in, const ProfileEntry& en
   }
   const std::string actual = fmt::format("{}", fmt::join(parts, ", "));
   if (auto f =
-          not_offered(entry, "cpu", actual, in.facts.cpu.available_governors, kGovernorsOffered)) {
-    container_advice(in, *f, "");
+          not_offered(entry, "cpu", actual, in.facts.cpu.available_governors, kGovernorsOffered))
     return {*f};
-  }
   Finding f = judge(entry, "cpu", all_ok ? entry.expected.values.front() : actual, std::move(ev));
   f.actual = actual;
   if (!all_ok) {

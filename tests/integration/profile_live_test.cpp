@@ -331,17 +331,19 @@ TEST(ProfileLive, AMemoryLimitBelowTheDatasetPushesOutThePageCache) {
   // On this fast virtio disk the evicted files come back quickly (docs/measurements.md: x0.89), so
   // whether the job waits long enough to call it a bottleneck varies from run to run (one CI run
   // in four did not). What must hold: the limit and the refaults are seen, and the verdict is
-  // this class, or, when the waits were too short, an honest "inconclusive" that names this rule
-  // among the near misses (the workers reading the evicted files may make input-bound the
-  // nearer one: CI saw that once). Never another class.
+  // this class; or, when the waits were too short, another verdict (inconclusive, input-bound
+  // from the workers that read the evicted files, or compute-bound: CI saw each once) that names
+  // this rule among its near misses with the limit and the refaults met. Never memory pressure:
+  // nothing was swapped or killed.
   const auto j = profile_of(r);
   const auto v = verdict_of(j);
-  ASSERT_TRUE(v == "page-cache-pushed-out" || v == "inconclusive") << explain(r);
+  EXPECT_NE(v, "memory-pressure") << explain(r);
   EXPECT_GE(j["signals"]["cgroup.memory_use"]["value"].get<double>(), 85) << explain(r);
   EXPECT_GE(j["signals"]["cgroup.refault_file"]["value"].get<double>(), 100) << explain(r);
-  if (v == "inconclusive") {
+  if (v != "page-cache-pushed-out") {
     bool named = false;
-    for (const auto& m : j["near_misses"]) named = named || m["rule"] == "page-cache-pushed-out";
+    for (const auto& m : j["near_misses"])
+      named = named || (m["rule"] == "page-cache-pushed-out" && m["met"].get<int>() >= 2);
     EXPECT_TRUE(named) << explain(r);
   }
 }
