@@ -30,8 +30,8 @@ Result<CommandText> parse_command_text(std::string_view toml_text, std::string_v
   try {
     t = toml::parse(toml_text, origin);
   } catch (const toml::parse_error& e) {
-    return fail(fmt::format("{}:{}:{}: {}", origin, e.source().begin.line,
-                            e.source().begin.column, e.description()));
+    return fail(fmt::format("{}:{}:{}: {}", origin, e.source().begin.line, e.source().begin.column,
+                            e.description()));
   }
   CommandText out;
   for (const auto& [key, node] : t) {
@@ -50,9 +50,10 @@ Result<CommandText> parse_command_text(std::string_view toml_text, std::string_v
     else if (k == "exit_status")
       out.exit_status = std::move(v);
     else
-      return fail(fmt::format("{}: unknown key {} (expected summary, description, environment, "
-                              "examples, exit_status)",
-                              origin, k));
+      return fail(
+          fmt::format("{}: unknown key {} (expected summary, description, environment, "
+                      "examples, exit_status)",
+                      origin, k));
   }
   for (const auto& [k, v] : {std::pair<const char*, const std::string*>{"summary", &out.summary},
                              {"description", &out.description},
