@@ -152,6 +152,7 @@ TEST_F(LeastPrivilegeLive, TunesStateIsRootsAloneAndNobodyIsToldWhy) {
     argv.insert(argv.end(), args.begin(), args.end());
     return run(argv);
   };
+  const dltune::testing::KernelDefaults defaults;  // something to tune even on a tuned host
   const auto planned = tune({"plan", "-p", "training", "--persist", "--json"});
   ASSERT_EQ(planned.exit_code, 0) << planned.err;
   const auto plan = json::parse(planned.out);

@@ -90,6 +90,7 @@ class TuneFaultLive : public ::testing::Test {
     if (::geteuid() != 0) GTEST_SKIP() << "tune changes /proc/sys and /etc: needs root";
     state_ = fs::path(::testing::TempDir()) / ("tune_fault_state_" + std::to_string(::getpid()));
     fs::remove_all(state_);
+    defaults_ = std::make_unique<dltune::testing::KernelDefaults>();
     const auto plan = tune({"plan", "-p", "training", "--persist", "--json"});
     ASSERT_EQ(plan.exit_code, 0) << plan.err;
     plan_ = json::parse(plan.out);
@@ -107,6 +108,7 @@ class TuneFaultLive : public ::testing::Test {
       EXPECT_EQ(mounts_at("/proc/1/mountinfo", d), counts.second) << "a mount left on " << d;
     }
     host_.reset();  // after the unmount: the drop-ins are written back on the real directories
+    defaults_.reset();
     fs::remove_all(state_);
   }
   // A private mount namespace for this process (and the dltune it starts); false after a skip.
@@ -147,6 +149,7 @@ class TuneFaultLive : public ::testing::Test {
 
   fs::path state_;
   json plan_;
+  std::unique_ptr<dltune::testing::KernelDefaults> defaults_;  // restored after host_
   std::unique_ptr<HostValues> host_;
   std::unique_ptr<Mounts> mounts_;
   std::string skip_reason_;

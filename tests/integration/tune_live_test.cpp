@@ -36,6 +36,7 @@ class TuneLive : public ::testing::Test {
     if (::geteuid() != 0) GTEST_SKIP() << "tune changes /proc/sys and /sys: needs root";
     state_ = fs::path(::testing::TempDir()) / ("tune_state_" + std::to_string(::getpid()));
     fs::remove_all(state_);
+    defaults_ = std::make_unique<dltune::testing::KernelDefaults>();
     const auto plan = tune({"plan", "-p", "training", "--persist", "--json"});
     ASSERT_EQ(plan.exit_code, 0) << plan.err;
     plan_ = json::parse(plan.out);
@@ -44,6 +45,7 @@ class TuneLive : public ::testing::Test {
   }
   void TearDown() override {
     host_.reset();
+    defaults_.reset();
     fs::remove_all(state_);
   }
   dltune::testing::RunResult tune(std::vector<std::string> args,
@@ -60,6 +62,7 @@ class TuneLive : public ::testing::Test {
 
   fs::path state_;
   json plan_;
+  std::unique_ptr<dltune::testing::KernelDefaults> defaults_;  // restored after host_
   std::unique_ptr<HostValues> host_;
 };
 

@@ -34,6 +34,16 @@ inline void put(const std::string& path, const std::string& content) {
   out << content;
 }
 
+// What to write back to restore a value read from `path`: a sysfs choice list such as THP's
+// "always defer [defer+madvise] madvise never" is written as the chosen word alone (the kernel
+// refuses the list); anything else as it was read.
+inline std::string restorable(const std::string& read) {
+  const auto open = read.find('[');
+  const auto close = read.find(']', open);
+  if (open == std::string::npos || close == std::string::npos) return read;
+  return read.substr(open + 1, close - open - 1) + "\n";
+}
+
 // The access-time mode of the mount at `mount_point` ("noatime", "relatime", "strictatime"),
 // read from /proc/self/mountinfo (proc(5): the per-mount options are the 6th field).
 inline std::optional<std::string> atime_of(const std::string& mount_point) {
@@ -85,9 +95,9 @@ class HostValues {
   ~HostValues() {
     // Ratios before bytes (writing a ratio zeroes the bytes value); bytes=0 is never written.
     for (const auto& [p, v] : values_)
-      if (v && p.find("_bytes") == std::string::npos) put(p, *v);
+      if (v && p.find("_bytes") == std::string::npos) put(p, restorable(*v));
     for (const auto& [p, v] : values_)
-      if (v && p.find("_bytes") != std::string::npos && *v != "0\n") put(p, *v);
+      if (v && p.find("_bytes") != std::string::npos && *v != "0\n") put(p, restorable(*v));
     for (const auto& [mp, mode] : mounts_)
       if (mode && atime_of(mp) != mode) (void)run({"mount", "-o", "remount,bind," + *mode, mp});
     for (const auto& [f, v] : files_) {
@@ -120,6 +130,42 @@ class HostValues {
   }
   std::map<std::string, std::optional<std::string>> values_, mounts_;
   std::map<std::string, std::optional<std::string>> files_;
+};
+
+// The kernel's own defaults for the plain values the training profile sets
+// (Documentation/admin-guide/sysctl/vm.rst, networking/ip-sysctl.rst, net.rst and
+// admin-guide/mm/transhuge.rst). A test that needs something to tune puts these first, so that it
+// proves the same on a host that someone has tuned already (a CI machine is one), and restores
+// what was there at the end, whatever happens in between.
+class KernelDefaults {
+ public:
+  KernelDefaults() : saved_(paths()) {
+    for (const auto& [path, value] : values())
+      if (slurp(path)) put(path, value);
+  }
+
+ private:
+  static const std::map<std::string, std::string>& values() {
+    static const std::map<std::string, std::string> v = {
+        {"/proc/sys/vm/swappiness", "60\n"},
+        {"/proc/sys/vm/overcommit_memory", "0\n"},
+        {"/proc/sys/vm/dirty_ratio", "20\n"},
+        {"/proc/sys/vm/dirty_background_ratio", "10\n"},
+        {"/proc/sys/net/ipv4/tcp_fastopen", "1\n"},
+        {"/proc/sys/net/core/rmem_max", "212992\n"},
+        {"/proc/sys/net/core/wmem_max", "212992\n"},
+        {"/proc/sys/net/ipv4/tcp_rmem", "4096 131072 6291456\n"},
+        {"/proc/sys/net/ipv4/tcp_wmem", "4096 16384 4194304\n"},
+        {"/sys/kernel/mm/transparent_hugepage/defrag", "madvise\n"},
+    };
+    return v;
+  }
+  static std::vector<std::string> paths() {
+    std::vector<std::string> out;
+    for (const auto& [path, value] : values()) out.push_back(path);
+    return out;
+  }
+  HostValues saved_;
 };
 
 }  // namespace dltune::testing
