@@ -75,6 +75,7 @@ int run(int argc, char** argv) {
   commands.push_back(make_doctor_command(app, global));
   commands.push_back(make_bench_command(app, global));
   commands.push_back(make_compare_command(app, global));
+  commands.push_back(make_slurm_command(app, global));
 
   // Everything after the first "--" belongs to the job that `run`, `record`, `profile` or `bench`
   // starts.

@@ -82,5 +82,6 @@ std::unique_ptr<Command> make_profile_command(CLI::App& app, GlobalOptions& glob
 std::unique_ptr<Command> make_doctor_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_bench_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_compare_command(CLI::App& app, GlobalOptions& global);
+std::unique_ptr<Command> make_slurm_command(CLI::App& app, GlobalOptions& global);
 
 }  // namespace dltune::cli

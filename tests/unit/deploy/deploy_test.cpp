@@ -262,3 +262,41 @@ TEST(DeployUnit, ServeAcceptsTheUnitsArguments) {
 }
 
 }  // namespace
+
+// deploy/slurm: every program slurm.conf.example names is a file of deploy/slurm that can be
+// executed, whose dltune command line parses (`--help` of the same words), and the keys are
+// ones Slurm 22.05 knows. The cluster that runs them: tests/integration/slurm_live_test.cpp.
+TEST(DeployUnit, TheSlurmExamplesProgramsAreHereAndTheirCommandsParse) {
+  std::ifstream example(kDeploy / "slurm/slurm.conf.example");
+  ASSERT_TRUE(example);
+  const std::set<std::string> known = {
+      "HealthCheckProgram", "HealthCheckInterval", "HealthCheckNodeState", "Prolog", "Epilog",
+      "TaskProlog",         "TaskEpilog",          "PrologFlags"};
+  int programs = 0;
+  for (std::string line; std::getline(example, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto eq = line.find('=');
+    ASSERT_NE(eq, std::string::npos) << line;
+    const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+    EXPECT_TRUE(known.count(key)) << key;
+    if (value.empty() || value[0] != '/') continue;
+    ++programs;
+    // Installed under /usr/lib/dltune/slurm/ from deploy/slurm/ (docs/slurm.md).
+    EXPECT_EQ(fs::path(value).parent_path(), "/usr/lib/dltune/slurm") << value;
+    const fs::path script = kDeploy / "slurm" / fs::path(value).filename();
+    ASSERT_TRUE(fs::exists(script)) << script;
+    EXPECT_EQ(::access(script.c_str(), X_OK), 0) << script << " is not executable";
+    const std::string text = slurp(script);
+    EXPECT_EQ(text.rfind("#!/bin/sh\n", 0), 0u) << script;
+    EXPECT_EQ(run({"sh", "-n", script.string()}).exit_code, 0) << script;
+    const auto exec = text.find("exec /usr/bin/dltune ");
+    ASSERT_NE(exec, std::string::npos) << script;
+    std::istringstream words(text.substr(exec + 21, text.find('\n', exec) - exec - 21));
+    std::vector<std::string> argv = {DLTUNE_BINARY};
+    for (std::string w; words >> w;) argv.push_back(w);
+    argv.push_back("--help");
+    const auto help = run(argv);
+    EXPECT_EQ(help.exit_code, 0) << script << ": " << help.err;
+  }
+  EXPECT_GE(programs, 1);
+}

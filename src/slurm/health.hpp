@@ -1,0 +1,78 @@
+#pragma once
+// The node health check Slurm runs (slurm.conf HealthCheckProgram, as LBNL's NHC): check's
+// findings at or above a severity drain the node with a short reason naming them; a node that
+// is healthy again is resumed only when dltune drained it (its reason starts "dltune: "), never a
+// node an admin drained. Nothing is changed when the node cannot be judged.
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "audit/check.hpp"
+#include "core/error.hpp"
+#include "host/root.hpp"
+#include "inventory/host_facts.hpp"
+#include "settings/finding.hpp"
+#include "slurm/node.hpp"
+
+namespace dltune::slurm {
+
+struct HealthRequest {
+  std::string node;  // Slurm's NodeName; empty: SLURMD_NODENAME, else this host's short name
+  std::string profile = "training";
+  std::vector<std::string> only, skip;  // check's --only and --skip
+  settings::Severity drain_on = settings::Severity::kCritical;
+  bool dry_run = false;  // judge and say what would be done; change nothing
+  Scontrol scontrol;
+};
+
+enum class HealthAction {
+  kNone,            // healthy and not drained, or unhealthy and drained already for these reasons
+  kDrain,           // unhealthy: drained with the reason
+  kUpdateReason,    // unhealthy and drained by dltune for other findings: the reason is updated
+  kResume,          // healthy again and drained by dltune: resumed
+  kKeepAdminDrain,  // drained by someone else: left alone, healthy or not
+};
+[[nodiscard]] const char* action_name(HealthAction a);  // "none", "drain", ...
+
+// What to do, from the node's state and the judgement (pure).
+[[nodiscard]] HealthAction decide(const NodeState& node, bool healthy, const std::string& reason);
+
+// "dltune: shm.size: /dev/shm is 64 MiB, expected at least 1 GiB; +2: gpu.ecc, limits.nofile":
+// the first finding's id and summary, then the others' ids, at most `max` characters (ids that
+// do not fit are counted: "+5: gpu.ecc, 4 more").
+[[nodiscard]] std::string drain_reason(const std::vector<settings::Finding>& failing,
+                                       std::size_t max = 200);
+
+struct HealthReport {
+  std::string node;
+  std::string host;  // this host's short name
+  NodeState before;
+  std::string profile;
+  std::string drain_on;                    // "critical"
+  std::vector<settings::Finding> failing;  // findings at or above drain_on
+  std::string reason;                      // the drain reason when unhealthy
+  HealthAction action = HealthAction::kNone;
+  bool dry_run = false;
+  [[nodiscard]] bool healthy() const { return failing.empty(); }
+  // 0 healthy, 1 unhealthy (drained, or drained already).
+  [[nodiscard]] int exit_code() const { return healthy() ? 0 : 1; }
+};
+
+// The facts the check needs: this host, `root` (the live one in production).
+struct HealthContext {
+  const host::Root& root;
+  inventory::CollectOptions collect;
+  std::string this_host;        // short host name (gethostname up to the first '.')
+  std::string slurmd_nodename;  // $SLURMD_NODENAME, as slurmd sets it for the health program
+};
+
+// Judges the node and acts. Errors (nothing changed): a profile that does not load, an unknown
+// id, scontrol missing or failing, a node Slurm does not know or that runs on another host, a
+// drain or resume that scontrol refused.
+[[nodiscard]] Result<HealthReport> health_check(const HealthRequest& request,
+                                                const HealthContext& context);
+
+[[nodiscard]] inventory::Json to_json(const HealthReport& r);
+[[nodiscard]] std::string render_text(const HealthReport& r);
+
+}  // namespace dltune::slurm

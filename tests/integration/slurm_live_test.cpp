@@ -1,0 +1,216 @@
+// dltune in a real one-node Slurm cluster of the test's own (tests/support/slurm_cluster.hpp),
+// started from deploy/slurm/slurm.conf.example's lines: the health check that slurmd runs drains
+// the node on a critical finding with dltune's reason, resumes it when the finding is fixed, and
+// never touches a node an admin drained; bad input changes nothing. As root; the host's
+// /dev/shm, which the tests shrink, is restored.
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/run.hpp"
+#include "support/slurm_cluster.hpp"
+
+using dltune::testing::run;
+using dltune::testing::RunResult;
+using dltune::testing::SlurmCluster;
+using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+namespace {
+
+std::string explain(const RunResult& r) {
+  return "exit " + std::to_string(r.exit_code) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
+}
+
+// The size option of the /dev/shm mount that the host's processes see (the last one mounted
+// there), from /proc/self/mountinfo's super options ("size=24683548k").
+std::string shm_size() {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string size;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream f(line);
+    std::string id, parent, dev, root, mp;
+    f >> id >> parent >> dev >> root >> mp;
+    if (mp != "/dev/shm") continue;
+    const auto at = line.find(" size=", line.find(" - "));
+    const auto at2 = at == std::string::npos ? line.find(",size=", line.find(" - ")) : at;
+    if (at2 == std::string::npos) continue;
+    const auto start = at2 + 6;
+    size = line.substr(start, line.find_first_of(", \n", start) - start);
+  }
+  return size;
+}
+
+// /dev/shm shrunk to `size` for the test, its size put back at the end.
+class ShmSize {
+ public:
+  ShmSize() : original_(shm_size()) {}
+  ~ShmSize() {
+    if (!original_.empty()) (void)run({"mount", "-o", "remount,size=" + original_, "/dev/shm"});
+  }
+  ShmSize(const ShmSize&) = delete;
+  ShmSize& operator=(const ShmSize&) = delete;
+  [[nodiscard]] std::string set(const std::string& size) const {
+    if (original_.empty()) return "no size option on /dev/shm";
+    const auto r = run({"mount", "-o", "remount,size=" + size, "/dev/shm"});
+    return r.exit_code == 0 ? "" : r.err;
+  }
+  void restore() const { (void)set(original_); }
+
+ private:
+  std::string original_;
+};
+
+class SlurmLive : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto why = SlurmCluster::unavailable();
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
+  // Starts this test's cluster; false (with the reason recorded as a failure) when it did not.
+  bool start(SlurmCluster::Options options = {}) {
+    options.dltune = DLTUNE_BINARY;
+    cluster_ = std::make_unique<SlurmCluster>(options);
+    EXPECT_EQ(cluster_->error(), "");
+    return cluster_->error().empty();
+  }
+  RunResult health(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
+    std::vector<std::string> argv = {DLTUNE_BINARY, "slurm", "health"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto e = cluster_->env();
+    e.insert(env.begin(), env.end());
+    return run(argv, e);
+  }
+  std::unique_ptr<SlurmCluster> cluster_;
+};
+
+}  // namespace
+
+TEST_F(SlurmLive, SlurmdsHealthCheckDrainsOnACriticalFindingAndResumesOnlyWhatItDrained) {
+  const ShmSize shm;
+  // slurmd runs the example's program every 2 s here (300 in the example), judging /dev/shm
+  // alone so that nothing else about this host can drain the node.
+  ASSERT_TRUE(start({{}, {}, {{"HealthCheckInterval", "2"}}, "--only shm.size"}));
+  const auto starts_with = [](const std::string& prefix) {
+    return [prefix](const std::string& s) { return s.rfind(prefix, 0) == 0; };
+  };
+  const std::string err = shm.set("64M");
+  if (!err.empty()) GTEST_SKIP() << "cannot remount /dev/shm here: " << err;
+
+  // A critical finding: slurmd's health check drains the node, with dltune's reason.
+  auto now = cluster_->wait_for(starts_with("drained|dltune: shm.size"), 30);
+  ASSERT_THAT(now, StartsWith("drained|dltune: shm.size")) << cluster_->logs();
+  EXPECT_THAT(now, HasSubstr("64 MiB")) << now;
+  EXPECT_LE(now.size(), std::string("drained|").size() + 200) << now;
+
+  // Running it by hand says the same and changes nothing more (exit 1: unhealthy).
+  const auto again = health({"--only", "shm.size", "--json"});
+  ASSERT_EQ(again.exit_code, 1) << explain(again);
+  const auto j = json::parse(again.out);
+  EXPECT_EQ(j["action"], "none");
+  EXPECT_EQ(j["drained_by_dltune"], true);
+  EXPECT_EQ(j["failing"][0]["id"], "shm.size");
+  EXPECT_EQ(j["failing"][0]["severity"], "critical");
+
+  // Fixed: the next health check resumes the node it drained.
+  shm.restore();
+  now = cluster_->wait_for(starts_with("idle|none"), 30);
+  EXPECT_EQ(now, "idle|none") << cluster_->logs();
+
+  // A node an admin drained stays drained, with the admin's reason, healthy or not.
+  ASSERT_EQ(cluster_
+                ->slurm({"scontrol", "update", "nodename=" + cluster_->node(), "state=drain",
+                         "reason=disk swap by admin"})
+                .exit_code,
+            0);
+  ASSERT_EQ(shm.set("64M"), "");
+  ::sleep(5);  // two health checks
+  EXPECT_EQ(cluster_->state_and_reason(), "drained|disk swap by admin");
+  shm.restore();
+  ::sleep(5);
+  EXPECT_EQ(cluster_->state_and_reason(), "drained|disk swap by admin");
+  const auto by_hand = health({"--only", "shm.size"});
+  EXPECT_EQ(by_hand.exit_code, 0) << explain(by_hand);
+  EXPECT_THAT(by_hand.out, HasSubstr("left as it is")) << by_hand.out;
+  EXPECT_EQ(cluster_->state_and_reason(), "drained|disk swap by admin");
+}
+
+TEST_F(SlurmLive, DryRunJudgesAndChangesNothingAndAProfileSaysWhatIsCritical) {
+  ASSERT_TRUE(start());
+  // A profile of the admin's own makes a finding critical: more /dev/shm than any host has.
+  const std::string profile = cluster_->dir() + "/demanding.toml";
+  std::ofstream(profile) << "[profile]\nname = \"demanding\"\ndescription = \"test\"\n"
+                            "[settings.\"shm.size\"]\nvalue = \">= 1125899906842624\"\n"
+                            "severity = \"critical\"\n";
+  const auto r = health({"--dry-run", "-p", profile, "--json"});
+  ASSERT_EQ(r.exit_code, 1) << explain(r);
+  const auto j = json::parse(r.out);
+  EXPECT_EQ(j["healthy"], false);
+  EXPECT_EQ(j["action"], "drain");
+  EXPECT_EQ(j["dry_run"], true);
+  EXPECT_THAT(j["reason"].get<std::string>(), StartsWith("dltune: shm.size: /dev/shm is "));
+  EXPECT_EQ(cluster_->state_and_reason(), "idle|none");
+  const auto text = health({"-n", "-p", profile});
+  EXPECT_THAT(text.out, HasSubstr("would be drained")) << text.out;
+  EXPECT_EQ(cluster_->state_and_reason(), "idle|none");
+  // The same without --dry-run drains; the stock profile then finds nothing critical here
+  // (judged on /dev/shm alone) and resumes it.
+  EXPECT_EQ(health({"-p", profile}).exit_code, 1);
+  EXPECT_THAT(cluster_->state_and_reason(), StartsWith("drained|dltune: shm.size"));
+  const auto healed = health({"--only", "shm.size"});
+  EXPECT_EQ(healed.exit_code, 0) << explain(healed);
+  EXPECT_THAT(healed.out, HasSubstr("resumed")) << healed.out;
+  // Just after a resume the controller marks the node not responding ("idle*") until it pings.
+  EXPECT_EQ(cluster_->wait_for([](const std::string& s) { return s == "idle|none"; }, 30),
+            "idle|none");
+}
+
+TEST_F(SlurmLive, BadInputOrAControllerThatDoesNotAnswerChangesNothing) {
+  ASSERT_TRUE(start({{},
+                     {"NodeName=elsewhere NodeHostName=elsewhere-host NodeAddr=127.0.0.2 "
+                      "CPUs=1 RealMemory=100 State=UNKNOWN"},
+                     {},
+                     {}}));
+  const auto unknown = health({"--node", "nosuch"});
+  EXPECT_EQ(unknown.exit_code, 2) << explain(unknown);
+  EXPECT_THAT(unknown.err, HasSubstr("Node nosuch not found")) << unknown.err;
+  EXPECT_THAT(unknown.err, HasSubstr("left as it is")) << unknown.err;
+
+  const auto other = health({"--node", "elsewhere"});
+  EXPECT_EQ(other.exit_code, 2) << explain(other);
+  EXPECT_THAT(other.err, HasSubstr("runs on host elsewhere-host, not on this host")) << other.err;
+
+  const auto profile = health({"-p", "no-such-profile"});
+  EXPECT_EQ(profile.exit_code, 2) << explain(profile);
+  EXPECT_THAT(profile.err, HasSubstr("no-such-profile")) << profile.err;
+
+  const auto no_scontrol = health({}, {{"PATH", "/nonexistent"}});
+  EXPECT_EQ(no_scontrol.exit_code, 2) << explain(no_scontrol);
+  EXPECT_THAT(no_scontrol.err, HasSubstr("cannot run scontrol")) << no_scontrol.err;
+
+  // A controller that does not answer (stopped): no verdict within --timeout, nothing drained.
+  std::ifstream pid_file(cluster_->dir() + "/slurmctld.pid");
+  pid_t ctld = 0;
+  pid_file >> ctld;
+  ASSERT_GT(ctld, 0);
+  ASSERT_EQ(::kill(ctld, SIGSTOP), 0);
+  const auto hung = health({"--drain-on", "warn", "--timeout", "2s"});
+  ::kill(ctld, SIGCONT);
+  EXPECT_EQ(hung.exit_code, 2) << explain(hung);
+  EXPECT_THAT(hung.err, HasSubstr("no verdict within 2")) << hung.err;
+  EXPECT_EQ(cluster_->state_and_reason(), "idle|none");
+
+  // A controller that is gone: scontrol's own error, nothing drained.
+  ::kill(ctld, SIGTERM);
+  for (int i = 0; i < 100 && ::kill(ctld, 0) == 0; ++i) ::usleep(50'000);
+  const auto gone = health({"--drain-on", "warn"});
+  EXPECT_EQ(gone.exit_code, 2) << explain(gone);
+  EXPECT_THAT(gone.err, HasSubstr("scontrol show node")) << gone.err;
+}

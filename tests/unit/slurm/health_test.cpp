@@ -1,0 +1,123 @@
+// slurm/node and slurm/health, the pure parts: scontrol's node record, what to do with a node,
+// the drain reason. The real cluster is in tests/integration/slurm_live_test.cpp.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "slurm/health.hpp"
+#include "slurm/node.hpp"
+
+using dltune::settings::Finding;
+using dltune::slurm::decide;
+using dltune::slurm::drain_reason;
+using dltune::slurm::drained_by_dltune;
+using dltune::slurm::HealthAction;
+using dltune::slurm::NodeState;
+using dltune::slurm::parse_show_node;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+namespace {
+
+// As Slurm 22.05's `scontrol -o show node vm` printed it on this VM (with a drain added).
+const char* kDrained =
+    "NodeName=vm Arch=x86_64 CoresPerSocket=1  CPUAlloc=0 CPUEfctv=2 CPUTot=2 CPULoad=0.89 "
+    "AvailableFeatures=(null) ActiveFeatures=(null) Gres=(null) NodeAddr=vm NodeHostName=vm "
+    "Version=22.05.8 OS=Linux 6.18.44-fc-v1045 #1 SMP PREEMPT_DYNAMIC @0  RealMemory=23081 "
+    "AllocMem=0 FreeMem=20678 Sockets=2 Boards=1 State=IDLE+DRAIN ThreadsPerCore=1 TmpDisk=0 "
+    "Weight=1 Owner=N/A MCS_label=N/A Partitions=debug  BootTime=2026-12-01T14:11:33 "
+    "SlurmdStartTime=2026-12-02T03:46:51 LastBusyTime=2026-12-02T03:46:51 "
+    "CfgTRES=cpu=2,mem=23081M,billing=2 AllocTRES= CapWatts=n/a CurrentWatts=0 AveWatts=0 "
+    "ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s "
+    "Reason=dltune: shm.size: /dev/shm is 64 MiB, expected at least 1 GiB "
+    "[root@2026-12-02T03:46:59]\n";
+
+NodeState node(const std::string& state, const std::string& reason = {}) {
+  NodeState n;
+  n.name = "vm";
+  n.state = state;
+  n.base = state.substr(0, state.find('+'));
+  if (state.find("+DRAIN") != std::string::npos) n.flags.push_back("DRAIN");
+  n.reason = reason;
+  return n;
+}
+
+Finding finding(const std::string& id, const std::string& summary) {
+  Finding f;
+  f.id = id;
+  f.summary = summary;
+  return f;
+}
+
+}  // namespace
+
+TEST(SlurmNode, TheOneLineRecordGivesStateFlagsAndAReasonWithSpaces) {
+  const auto n = parse_show_node(kDrained);
+  ASSERT_TRUE(n) << n.error().message();
+  EXPECT_EQ(n->name, "vm");
+  EXPECT_EQ(n->host_name, "vm");
+  EXPECT_EQ(n->base, "IDLE");
+  EXPECT_THAT(n->flags, ElementsAre("DRAIN"));
+  EXPECT_TRUE(n->drain());
+  EXPECT_FALSE(n->down());
+  EXPECT_EQ(n->reason, "dltune: shm.size: /dev/shm is 64 MiB, expected at least 1 GiB");
+  EXPECT_EQ(n->reason_by, "root");
+  EXPECT_EQ(n->reason_at, "2026-12-02T03:46:59");
+  EXPECT_TRUE(drained_by_dltune(*n));
+}
+
+TEST(SlurmNode, NoReasonSeveralFlagsAndRecordsThatAreNotNodes) {
+  const auto n = parse_show_node(
+      "NodeName=gpu01 NodeHostName=gpu01.cluster State=MIXED+DRAIN+NOT_RESPONDING Weight=1");
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->host_name, "gpu01.cluster");
+  EXPECT_THAT(n->flags, ElementsAre("DRAIN", "NOT_RESPONDING"));
+  EXPECT_TRUE(n->drain());
+  EXPECT_TRUE(n->down());
+  EXPECT_EQ(n->reason, "");
+  EXPECT_FALSE(drained_by_dltune(*n));
+  // An admin's reason that merely mentions dltune is not dltune's.
+  auto admin = parse_show_node("NodeName=a State=IDLE+DRAIN Reason=check dltune: later [bob@t]");
+  ASSERT_TRUE(admin);
+  EXPECT_EQ(admin->reason, "check dltune: later");
+  EXPECT_FALSE(drained_by_dltune(*admin));
+  // The NodeName key is matched whole, not inside another key.
+  EXPECT_FALSE(parse_show_node("Node nosuch not found"));
+  EXPECT_FALSE(parse_show_node("XNodeName=a State=IDLE"));
+  EXPECT_FALSE(parse_show_node("NodeName=a"));
+  EXPECT_FALSE(parse_show_node(""));
+  EXPECT_THAT(parse_show_node("garbage").error().message(), HasSubstr("scontrol -o show node"));
+}
+
+TEST(SlurmHealth, OnlyWhatDltuneDrainedIsEverResumedOrReworded) {
+  const std::string ours = "dltune: shm.size: /dev/shm is 64 MiB, expected at least 1 GiB";
+  EXPECT_EQ(decide(node("IDLE"), true, ""), HealthAction::kNone);
+  EXPECT_EQ(decide(node("IDLE"), false, ours), HealthAction::kDrain);
+  EXPECT_EQ(decide(node("ALLOCATED"), false, ours), HealthAction::kDrain);
+  EXPECT_EQ(decide(node("IDLE+DRAIN", ours), false, ours), HealthAction::kNone);
+  EXPECT_EQ(decide(node("IDLE+DRAIN", ours), false, "dltune: other"), HealthAction::kUpdateReason);
+  EXPECT_EQ(decide(node("MIXED+DRAIN", ours), true, ""), HealthAction::kResume);
+  // An admin's drain: left alone, healthy or not.
+  EXPECT_EQ(decide(node("IDLE+DRAIN", "bad DIMM"), true, ""), HealthAction::kKeepAdminDrain);
+  EXPECT_EQ(decide(node("IDLE+DRAIN", "bad DIMM"), false, ours), HealthAction::kKeepAdminDrain);
+  EXPECT_EQ(decide(node("IDLE+DRAIN"), true, ""), HealthAction::kKeepAdminDrain);
+}
+
+TEST(SlurmHealth, TheReasonLeadsWithTheFirstFindingAndNamesTheOthersWithinTheLimit) {
+  EXPECT_EQ(drain_reason({}), "");
+  EXPECT_EQ(drain_reason({finding("shm.size", "/dev/shm is 64 MiB, expected at least 1 GiB")}),
+            "dltune: shm.size: /dev/shm is 64 MiB, expected at least 1 GiB");
+  // A summary that starts with its id is not given the id twice.
+  const std::vector<Finding> three = {finding("vm.swappiness", "vm.swappiness is 60, expected 10"),
+                                      finding("gpu.ecc", "x"), finding("limits.nofile", "y")};
+  EXPECT_EQ(drain_reason(three),
+            "dltune: vm.swappiness is 60, expected 10; +2: gpu.ecc, limits.nofile");
+  // Too many ids for the limit: as many as fit, the rest counted.
+  std::vector<Finding> many = {finding("a", "first")};
+  for (int i = 0; i < 40; ++i) many.push_back(finding("setting.number" + std::to_string(i), "s"));
+  const auto r = drain_reason(many, 100);
+  EXPECT_LE(r.size(), 100u) << r;
+  EXPECT_THAT(r, HasSubstr("dltune: a: first; +40: setting.number0, ")) << r;
+  EXPECT_THAT(r, HasSubstr(" more")) << r;
+  // A first summary longer than the limit is cut.
+  EXPECT_LE(drain_reason({finding("x", std::string(500, 'z'))}, 80).size(), 80u);
+}
