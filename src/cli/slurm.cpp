@@ -1,4 +1,6 @@
-// `dltune slurm health`: the node health check Slurm runs (slurm/health.hpp).
+// `dltune slurm health|task-prolog`: the node health check and the TaskProlog Slurm runs
+// (slurm/health.hpp, slurm/task_prolog.hpp).
+#include <sched.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -16,6 +18,7 @@
 #include "core/text.hpp"
 #include "options/options.hpp"
 #include "slurm/health.hpp"
+#include "slurm/task_prolog.hpp"
 
 namespace dltune::cli {
 
@@ -85,11 +88,16 @@ class SlurmCommand : public Command {
                           "(default 30s); scontrol gets 10s a call");
     health_->add_flag("--json", json_, "Print JSON (schema \"dltune.slurm-health/1\")");
     health_->fallthrough();
+    task_prolog_ = sub_->add_subcommand(
+        "task-prolog",
+        "Print the export lines that give a task dltune's defaults (Slurm's TaskProlog)");
+    task_prolog_->fallthrough();
   }
 
   bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
+    if (task_prolog_->parsed()) return task_prolog();
     request_.drain_on = *settings::severity_from(drain_on_);
     const Watchdog watchdog(
         std::chrono::nanoseconds(timeout_ns_),
@@ -113,8 +121,22 @@ class SlurmCommand : public Command {
   }
 
  private:
+  // Always exit 0 with what could be decided: a TaskProlog that fails would stop the user's task.
+  static int task_prolog() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    const int task_cpus = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+    const host::Root root;
+    const auto r = slurm::task_prolog(root, own_environment(), task_cpus,
+                                      online > 0 ? static_cast<int>(online) : task_cpus);
+    fmt::print("{}", slurm::render(r));
+    return kExitOk;
+  }
+
   CLI::App* sub_ = nullptr;
   CLI::App* health_ = nullptr;
+  CLI::App* task_prolog_ = nullptr;
   slurm::HealthRequest request_;
   std::string drain_on_ = "critical";
   std::int64_t timeout_ns_ = 30'000'000'000;

@@ -217,6 +217,47 @@ Result<std::uint64_t> parse_memory(std::string_view text, std::uint64_t total, b
   return bytes;
 }
 
+Result<EnvironmentPlan> plan_environment(const host::Root& root, const EnvironmentRequest& r,
+                                         std::map<std::string, std::string>& env) {
+  EnvironmentPlan out;
+  // Thread counts (docs/measurements.md): torch sizes its intra-op pool from the machine, not from
+  // the CPUs the job may use, so a job bound to fewer CPUs oversubscribes them; and the pool
+  // competes with busy DataLoader workers (2 threads with 2 busy workers on 2 CPUs cost 23 % in
+  // those measurements, about 40 % in bench/run-run-bench). So: threads = the job's CPUs per rank
+  // minus its workers, set when the job is bound (fewer CPUs than the machine) or when the ranks
+  // or workers are known; otherwise torch's own default stands.
+  const int ranks = std::max(1, r.ranks.value_or(1));
+  const int workers = std::max(0, r.workers.value_or(0));
+  const bool bound = r.cpus < r.machine_cpus;
+  const bool size_threads = bound || r.ranks || r.workers;
+  const int threads = std::max(1, r.cpus / ranks - workers);
+  for (const char* var : {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}) {
+    if (const auto it = env.find(var); it != env.end()) {
+      out.notes.push_back(fmt::format("threads: kept your {}={}", var, it->second));
+      continue;
+    }
+    if (!size_threads) continue;
+    env[var] = std::to_string(threads);
+    out.notes.push_back(fmt::format("threads: {}={} ({} CPU(s){}{})", var, threads, r.cpus,
+                                    ranks > 1 ? fmt::format(" / {} ranks", ranks) : "",
+                                    workers > 0 ? fmt::format(" - {} workers", workers) : ""));
+  }
+  if (!size_threads && !env.count("OMP_NUM_THREADS"))
+    out.notes.push_back(
+        "threads: left to torch (the job may use the whole machine); --workers N (DataLoader "
+        "workers per rank) sizes them to the CPUs the workers leave");
+  // The allocator.
+  JobPlan scratch;
+  scratch.env = std::move(env);
+  scratch.allocator = r.allocator;
+  auto done = plan_allocator(root, r.allocator, r.allocator_asked, scratch);
+  env = std::move(scratch.env);
+  if (!done) return tl::unexpected(done.error());
+  out.allocator = scratch.allocator;
+  out.notes.insert(out.notes.end(), scratch.notes.begin(), scratch.notes.end());
+  return out;
+}
+
 Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& facts,
                          const RunOptions& o, std::map<std::string, std::string> environment,
                          const settings::Profile* profile, const std::string& unique) {
@@ -367,36 +408,21 @@ Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& fac
       : plan.limits.cpu_quota_cpus
           ? std::max(1, static_cast<int>(std::ceil(*plan.limits.cpu_quota_cpus - 1e-9)))
           : static_cast<int>(machine.size());
-  const int ranks = std::max(1, o.nproc.value_or(1));
-  const int workers = std::max(0, o.workers.value_or(0));
-  const bool bound = job_cpus < static_cast<int>(machine.size());
-  const bool size_threads = bound || o.nproc || o.workers;
-  const int threads = std::max(1, job_cpus / ranks - workers);
-  for (const char* var : {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}) {
-    if (const auto it = plan.env.find(var); it != plan.env.end()) {
-      plan.notes.push_back(fmt::format("threads: kept your {}={}", var, it->second));
-      continue;
-    }
-    if (!size_threads) continue;
-    plan.env[var] = std::to_string(threads);
-    plan.notes.push_back(fmt::format("threads: {}={} ({} CPU(s){}{})", var, threads, job_cpus,
-                                     ranks > 1 ? fmt::format(" / {} ranks", ranks) : "",
-                                     workers > 0 ? fmt::format(" - {} workers", workers) : ""));
-  }
-  if (!size_threads && !plan.env.count("OMP_NUM_THREADS"))
-    plan.notes.push_back(
-        "threads: left to torch (the job may use the whole machine); --workers N (DataLoader "
-        "workers per rank) sizes them to the CPUs the workers leave");
-  // The allocator.
-  Allocator allocator = kDefaultAllocator;
+  EnvironmentRequest er;
+  er.cpus = job_cpus;
+  er.machine_cpus = static_cast<int>(machine.size());
+  er.ranks = o.nproc;
+  er.workers = o.workers;
   if (o.allocator) {
     auto a = parse_allocator(*o.allocator);
     if (!a) return tl::unexpected(a.error());
-    allocator = *a;
+    er.allocator = *a;
+    er.allocator_asked = true;
   }
-  plan.allocator = allocator;
-  if (auto a = plan_allocator(root, allocator, o.allocator.has_value(), plan); !a)
-    return tl::unexpected(a.error());
+  auto env_plan = plan_environment(root, er, plan.env);
+  if (!env_plan) return tl::unexpected(env_plan.error());
+  plan.allocator = env_plan->allocator;
+  plan.notes.insert(plan.notes.end(), env_plan->notes.begin(), env_plan->notes.end());
   // --env last: what the user says wins over what dltune would set.
   for (const auto& kv : o.env) {
     const auto eq = kv.find('=');

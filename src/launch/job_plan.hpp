@@ -56,6 +56,26 @@ struct JobPlan {
   std::vector<std::string> argv;
 };
 
+// What sizes a job's (or one Slurm task's) environment: thread counts and the allocator.
+struct EnvironmentRequest {
+  int cpus = 1;                // the CPUs the job may use (its binding, or its quota rounded up)
+  int machine_cpus = 1;        // the host's
+  std::optional<int> ranks;    // ranks sharing those CPUs (--nproc)
+  std::optional<int> workers;  // DataLoader workers per rank
+  Allocator allocator = kDefaultAllocator;
+  bool allocator_asked = false;  // chosen by the user, not dltune's default
+};
+struct EnvironmentPlan {
+  Allocator allocator = kDefaultAllocator;  // kDefault when the user's own settings were kept
+  std::vector<std::string> notes;           // what was set and why, what was kept
+};
+// Adds OMP_NUM_THREADS/MKL_NUM_THREADS (the CPUs per rank less the workers, when the job is bound
+// or its ranks or workers are known) and the allocator's variables to `env`, never replacing a
+// variable `env` has (the user's). Error: an allocator whose library is not installed.
+[[nodiscard]] Result<EnvironmentPlan> plan_environment(const host::Root& root,
+                                                       const EnvironmentRequest& request,
+                                                       std::map<std::string, std::string>& env);
+
 // `environment` is the job's starting environment (dltune's own); `profile` (may be null) gives
 // limits.nofile and limits.memlock; `unique` makes the default name unique ("run-<unique>").
 [[nodiscard]] Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& facts,

@@ -8,6 +8,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -213,4 +214,59 @@ TEST_F(SlurmLive, BadInputOrAControllerThatDoesNotAnswerChangesNothing) {
   const auto gone = health({"--drain-on", "warn"});
   EXPECT_EQ(gone.exit_code, 2) << explain(gone);
   EXPECT_THAT(gone.err, HasSubstr("scontrol show node")) << gone.err;
+}
+
+// The example's TaskProlog gives every task of a real PyTorch job (DataLoader with workers)
+// dltune's defaults, sized to the task's own CPUs, and keeps what the user set.
+TEST_F(SlurmLive, TheTaskPrologGivesEachTaskTheDefaultsAndKeepsTheUsers) {
+  ASSERT_TRUE(start());
+  const std::string job = std::string(DLTUNE_SOURCE_DIR) + "/tests/jobs/slurm_task_env.py";
+  // srun --export: exactly these variables (and Slurm's own) reach the tasks, whatever this
+  // process's environment holds.
+  const auto tasks = [&](const std::string& cpus_per_task, const std::string& ntasks,
+                         const std::string& exports) {
+    const auto r = cluster_->slurm({"srun", "-n", ntasks, "-c", cpus_per_task,
+                                    "--export=PATH,HOME" + exports, "/usr/bin/python3", job},
+                                   180);
+    EXPECT_EQ(r.exit_code, 0) << explain(r) << cluster_->logs();
+    std::vector<json> out;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);)
+      if (!line.empty() && line[0] == '{') out.push_back(json::parse(line));
+    EXPECT_EQ(out.size(), static_cast<std::size_t>(std::stoi(ntasks))) << r.out;
+    return out;
+  };
+
+  // Two tasks of one CPU each, bound by task/affinity: one thread each, the tuned allocator; the
+  // user's MKL_NUM_THREADS kept.
+  for (const auto& t : tasks("1", "2", ",MKL_NUM_THREADS=3")) {
+    EXPECT_EQ(t["cpus"].size(), 1u) << t;
+    EXPECT_EQ(t["env"]["OMP_NUM_THREADS"], "1") << t;
+    EXPECT_EQ(t["env"]["MKL_NUM_THREADS"], "3") << t;  // (torch then sizes its pool by MKL's)
+    EXPECT_EQ(t["env"]["MALLOC_MMAP_THRESHOLD_"], "33554432") << t;
+    EXPECT_EQ(t["env"]["MALLOC_TRIM_THRESHOLD_"], "1073741824") << t;
+    EXPECT_GT(t["steps"], 0) << t;
+  }
+  // The user's own OMP_NUM_THREADS and allocator settings are never replaced.
+  for (const auto& t : tasks("1", "1", ",OMP_NUM_THREADS=2,MALLOC_TOP_PAD_=0")) {
+    EXPECT_EQ(t["env"]["OMP_NUM_THREADS"], "2") << t;
+    EXPECT_EQ(t["env"]["MALLOC_TOP_PAD_"], "0") << t;
+    EXPECT_TRUE(t["env"]["MALLOC_MMAP_THRESHOLD_"].is_null()) << t;
+  }
+  // The job opts out: nothing of dltune's.
+  for (const auto& t : tasks("1", "1", ",DLTUNE_TASK_PROLOG=off")) {
+    EXPECT_TRUE(t["env"]["OMP_NUM_THREADS"].is_null()) << t;
+    EXPECT_TRUE(t["env"]["MALLOC_MMAP_THRESHOLD_"].is_null()) << t;
+  }
+  // A task with the whole machine's CPUs and its DataLoader workers named: threads = CPUs -
+  // workers.
+  const int machine = static_cast<int>(std::thread::hardware_concurrency());
+  if (machine >= 2) {
+    for (const auto& t : tasks(std::to_string(machine), "1", ",DLTUNE_WORKERS=1")) {
+      EXPECT_EQ(t["cpus"].size(), static_cast<std::size_t>(machine)) << t;
+      EXPECT_EQ(t["env"]["OMP_NUM_THREADS"], std::to_string(machine - 1)) << t;
+      EXPECT_EQ(t["torch_threads"], machine - 1) << t;
+      EXPECT_EQ(t["workers"], 1) << t;
+    }
+  }
 }

@@ -187,6 +187,15 @@ class SlurmCluster {
     return true;
   }
 
+  // A program the example names: a script of deploy/slurm (copied), else one dltune builds (the
+  // build's, beside its dltune).
+  std::string program(const std::string& installed_path) {
+    namespace fs = std::filesystem;
+    const std::string name = fs::path(installed_path).filename();
+    if (fs::exists(std::string(DLTUNE_SOURCE_DIR) + "/deploy/slurm/" + name))
+      return copy_program(installed_path);
+    return (fs::path(options_.dltune).parent_path() / name).string();
+  }
   // A copy of a deploy/slurm program with /usr/bin/dltune replaced by this build's, and
   // SLURM_CONF set for this cluster (slurmd gives its programs no SLURM_CONF).
   std::string copy_program(const std::string& installed_path) {
@@ -245,7 +254,7 @@ class SlurmCluster {
       if (auto it = options_.example_values.find(key); it != options_.example_values.end())
         value = it->second;
       else if (!value.empty() && value[0] == '/')
-        value = copy_program(value);
+        value = program(value);
       c << key << "=" << value << "\n";
     }
     for (const auto& l : options_.extra_lines) c << l << "\n";

@@ -1,0 +1,79 @@
+#include "slurm/task_prolog.hpp"
+
+#include <fmt/format.h>
+
+#include "core/text.hpp"
+#include "launch/job_plan.hpp"
+
+namespace dltune::slurm {
+
+namespace {
+
+std::string value_of(const std::map<std::string, std::string>& env, const std::string& key) {
+  const auto it = env.find(key);
+  return it == env.end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+TaskPrologResult task_prolog(const host::Root& root, const std::map<std::string, std::string>& env,
+                             int task_cpus, int machine_cpus) {
+  TaskPrologResult out;
+  const std::string off = text::to_lower(value_of(env, "DLTUNE_TASK_PROLOG"));
+  if (off == "off" || off == "0" || off == "no" || off == "false") {
+    out.opted_out = true;
+    out.notes.push_back("DLTUNE_TASK_PROLOG=" + value_of(env, "DLTUNE_TASK_PROLOG") +
+                        ": nothing set for this job");
+    return out;
+  }
+  launch::EnvironmentRequest request;
+  request.cpus = std::max(1, task_cpus);
+  request.machine_cpus = std::max(request.cpus, machine_cpus);
+  if (const auto w = value_of(env, "DLTUNE_WORKERS"); !w.empty()) {
+    const auto n = text::to_uint(w);
+    if (n && *n <= 1024)
+      request.workers = static_cast<int>(*n);
+    else
+      out.notes.push_back("DLTUNE_WORKERS=" + w + " ignored: expected a number of workers");
+  }
+  if (const auto a = value_of(env, "DLTUNE_ALLOCATOR"); !a.empty()) {
+    if (auto parsed = launch::parse_allocator(a)) {
+      request.allocator = *parsed;
+      request.allocator_asked = true;
+    } else {
+      out.notes.push_back("DLTUNE_ALLOCATOR=" + a +
+                          " ignored: expected glibc-tuned, tcmalloc, jemalloc or default");
+    }
+  }
+  auto planned = env;
+  auto plan = launch::plan_environment(root, request, planned);
+  if (!plan) {
+    // An allocator asked for but not installed: the task runs with the rest of the defaults.
+    out.notes.push_back(plan.error().message() + "; the allocator is left as it is");
+    request.allocator = launch::Allocator::kDefault;
+    planned = env;
+    plan = launch::plan_environment(root, request, planned);
+    if (!plan) return out;
+  }
+  for (const auto& [k, v] : planned)
+    if (!env.count(k)) out.exports.emplace_back(k, v);
+  for (auto n : plan->notes) {
+    // run's options in the notes, as a task says them.
+    if (n.starts_with("threads: left to torch"))
+      n = "threads: left to torch (the task may use the whole machine); DLTUNE_WORKERS=N "
+          "(DataLoader workers per task) sizes them";
+    if (const auto at = n.find("--allocator default"); at != std::string::npos)
+      n.replace(at, 19, "DLTUNE_ALLOCATOR=default");
+    out.notes.push_back(n);
+  }
+  return out;
+}
+
+std::string render(const TaskPrologResult& r) {
+  std::string out;
+  for (const auto& [k, v] : r.exports) out += fmt::format("export {}={}\n", k, v);
+  for (const auto& n : r.notes) out += "# dltune: " + n + "\n";
+  return out;
+}
+
+}  // namespace dltune::slurm
