@@ -25,12 +25,20 @@ std::vector<Finding> shm_size(const AuditInput& in, const settings::ProfileEntry
                           f.severity == Severity::kOk || !want
                               ? ""
                               : ", expected at least " + text::human_bytes(*want));
+  // 8 GiB (room for several workers' image batches), or the profile's minimum when it asks for
+  // more, in whole GiB rounded up: a fix that does not meet the profile is no fix.
+  constexpr std::uint64_t kGiB = 1ULL << 30;
+  const std::uint64_t gib =
+      std::max<std::uint64_t>(8, want ? *want / kGiB + (*want % kGiB != 0) : 8);
   if (f.severity != Severity::kOk) {
-    f.fix = Fix{"mount -o remount,size=8G /dev/shm  (and the same size= in /etc/fstab)", false};
+    f.fix = Fix{
+        fmt::format("mount -o remount,size={}G /dev/shm  (and the same size= in /etc/fstab)", gib),
+        false};
   }
   container_advice(in, f,
-                   "docker run --shm-size=8g (or --ipc=host; on Kubernetes an emptyDir "
-                   "with medium: Memory at /dev/shm)");
+                   fmt::format("docker run --shm-size={}g (or --ipc=host; on Kubernetes an "
+                               "emptyDir with medium: Memory at /dev/shm)",
+                               gib));
   return {f};
 }
 

@@ -130,10 +130,17 @@ TEST(ShmRule, DockerDefaultIsCriticalWithTheRuntimeFlag) {
   EXPECT_EQ(f[0].severity, Severity::kCritical);
   EXPECT_EQ(f[0].actual, "67108864");
   EXPECT_NE(f[0].summary.find("64 MiB"), std::string::npos);
-  EXPECT_NE(f[0].fix->command.find("--shm-size"), std::string::npos);
+  EXPECT_NE(f[0].fix->command.find("--shm-size=8g"), std::string::npos);
   // Half of 1 TiB of RAM on the GPU host: fine.
   Host g(fixture("gpu8-numa2-cgv2"));
   EXPECT_EQ(g.run(e)[0].severity, Severity::kOk);
+  // A profile that asks for more than 8 GiB gets a fix that meets it (rounded up to whole GiB).
+  auto big = entry("shm.size", Expected::Kind::kAtLeast, {"12884901889"});  // 12 GiB + 1
+  EXPECT_NE(h.run(big)[0].fix->command.find("--shm-size=13g"), std::string::npos);
+  const auto host_fix = g.run(entry("shm.size", Expected::Kind::kAtLeast, {"1099511627776000"}));
+  ASSERT_TRUE(host_fix[0].fix);
+  EXPECT_EQ(host_fix[0].fix->command,
+            "mount -o remount,size=1024000G /dev/shm  (and the same size= in /etc/fstab)");
 }
 
 TEST(LimitRule, SoftAndHardBothCount) {
