@@ -1,6 +1,5 @@
 // `dltune slurm health|task-prolog`: the node health check and the TaskProlog Slurm runs
 // (slurm/health.hpp, slurm/task_prolog.hpp).
-#include <sched.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -123,14 +122,8 @@ class SlurmCommand : public Command {
  private:
   // Always exit 0 with what could be decided: a TaskProlog that fails would stop the user's task.
   static int task_prolog() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    const int task_cpus = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-    const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
     const host::Root root;
-    const auto r = slurm::task_prolog(root, own_environment(), task_cpus,
-                                      online > 0 ? static_cast<int>(online) : task_cpus);
-    fmt::print("{}", slurm::render(r));
+    fmt::print("{}", slurm::render(slurm::task_prolog_here(root)));
     return kExitOk;
   }
 

@@ -1,9 +1,14 @@
 #include "slurm/task_prolog.hpp"
 
+#include <sched.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "core/text.hpp"
 #include "launch/job_plan.hpp"
+
+extern char** environ;
 
 namespace dltune::slurm {
 
@@ -67,6 +72,21 @@ TaskPrologResult task_prolog(const host::Root& root, const std::map<std::string,
     out.notes.push_back(n);
   }
   return out;
+}
+
+TaskPrologResult task_prolog_here(const host::Root& root) {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view kv = *e;
+    const auto eq = kv.find('=');
+    if (eq != std::string_view::npos)
+      env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int task_cpus = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return task_prolog(root, env, task_cpus, online > 0 ? static_cast<int>(online) : task_cpus);
 }
 
 std::string render(const TaskPrologResult& r) {

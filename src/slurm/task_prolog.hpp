@@ -31,6 +31,10 @@ struct TaskPrologResult {
                                            const std::map<std::string, std::string>& env,
                                            int task_cpus, int machine_cpus);
 
+// The same for this process as slurmstepd starts it: its environment (environ), the CPUs it
+// is bound to (sched_getaffinity) and the host's online CPUs.
+[[nodiscard]] TaskPrologResult task_prolog_here(const host::Root& root);
+
 // What slurmstepd reads: "export NAME=value" lines, then the notes as "# dltune: ..." lines
 // (slurmstepd ignores lines that are not export, unset or print).
 [[nodiscard]] std::string render(const TaskPrologResult& r);

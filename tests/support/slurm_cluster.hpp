@@ -183,7 +183,6 @@ class SlurmCluster {
              "--socket=" + m + "/sock", "--key-file=" + m + "/key", "--pid-file=" + m + "/pid",
              "--log-file=" + m + "/log", "--seed-file=" + m + "/seed", "--force"});
     if (r.exit_code != 0) return fail_with("munged: " + r.err);
-    munge_pid_file_ = m + "/pid";
     return true;
   }
 
@@ -308,7 +307,7 @@ class SlurmCluster {
   }
 
   Options options_;
-  std::string dir_, node_, error_, munge_pid_file_;
+  std::string dir_, node_, error_;
   std::set<std::string> cgroups_before_;
 };
 
