@@ -24,49 +24,25 @@ class BenchCommand : public Command {
  public:
   BenchCommand(CLI::App& app, GlobalOptions& global) : global_(global) {
     sub_ = options::add_command(app, "bench");
-    sub_->add_option("-a,--a", a_.profile,
-                     "Profile of side A: built-in name or file (default: the host as it is)")
-        ->type_name("PROFILE");
-    sub_->add_option("-b,--b", b_.profile,
-                     "Profile of side B: built-in name or file (default: the host as it is)")
-        ->type_name("PROFILE");
-    options::add_list(*sub_, "--only,--only-b", b_.only,
-                      "Only these settings of B's profile: one parameter at a time", "ID");
-    options::add_list(*sub_, "--only-a", a_.only, "Only these settings of A's profile", "ID");
-    sub_->add_option("--run", run_args_, "An option for `dltune run`, both sides (repeatable)")
-        ->type_name("ARG");
-    sub_->add_option("--run-a", a_.run_args, "An option for `dltune run`, side A only")
-        ->type_name("ARG");
-    sub_->add_option("--run-b", b_.run_args, "An option for `dltune run`, side B only")
-        ->type_name("ARG");
-    options::add_integer(*sub_, "-n,--runs", runs_, 3, 1000,
-                         "Counted runs per side (default 6: a confidence interval needs 3, a "
-                         "distribution-free one at 95% 6)");
-    options::add_integer(*sub_, "-w,--warmup", warmup_, 0, 100,
-                         "Rounds run first and not counted (default 1)");
-    options::add_choice(*sub_, "--order", order_, {"abba", "ab"},
-                        "abba (default): A B in odd rounds, B A in even ones, so that drift and "
-                        "the order of a round favour neither side; ab: A B every round");
-    sub_->add_option("--rate-regex", rate_regex_,
-                     "A regular expression whose first group is the job's rate per second")
-        ->type_name("RE");
-    options::add_number(*sub_, "--confidence", confidence_, 50, 99.9,
-                        "Confidence of the intervals, % (default 95)", "P");
-    sub_->add_option("-o,--out", out_,
-                     "Directory for the recordings, logs and bench.json (default "
-                     "./dltune-bench-DATE-TIME; must not exist or be empty)")
-        ->type_name("DIR");
-    options::add_duration(*sub_, "--interval", interval_ns_, 10'000'000, 3'600'000'000'000,
-                          "Sampling interval of the recordings (default 1s)");
-    options::add_list(*sub_, "--data", data_,
-                      "Paths that hold training data, for mount and read-ahead settings (as "
-                      "tune's --data)",
-                      "PATH");
-    sub_->add_option("--state-dir", state_dir_, "Where tune's journal is")->type_name("DIR");
-    sub_->add_option("--html", html_, "Also write the comparison as an HTML page")
-        ->type_name("FILE");
-    sub_->add_flag("--force", force_, "Replace an existing --html FILE");
-    sub_->add_flag("--json", json_, "Print JSON (dltune.bench/1) on stdout");
+    options::add_value(*sub_, "-a,--a", a_.profile);
+    options::add_value(*sub_, "-b,--b", b_.profile);
+    options::add_list(*sub_, "--only,--only-b", b_.only, "ID");
+    options::add_list(*sub_, "--only-a", a_.only, "ID");
+    options::add_value(*sub_, "--run", run_args_);
+    options::add_value(*sub_, "--run-a", a_.run_args);
+    options::add_value(*sub_, "--run-b", b_.run_args);
+    options::add_integer(*sub_, "-n,--runs", runs_, 3, 1000);
+    options::add_integer(*sub_, "-w,--warmup", warmup_, 0, 100);
+    options::add_choice(*sub_, "--order", order_, {"abba", "ab"});
+    options::add_value(*sub_, "--rate-regex", rate_regex_);
+    options::add_number(*sub_, "--confidence", confidence_, 50, 99.9, "P");
+    options::add_value(*sub_, "-o,--out", out_);
+    options::add_duration(*sub_, "--interval", interval_ns_, 10'000'000, 3'600'000'000'000);
+    options::add_list(*sub_, "--data", data_, "PATH");
+    options::add_value(*sub_, "--state-dir", state_dir_);
+    options::add_value(*sub_, "--html", html_);
+    options::add_flag(*sub_, "--force", force_);
+    options::add_flag(*sub_, "--json", json_);
     sub_->prefix_command();
     sub_->footer("COMMAND and its arguments come after --.");
   }

@@ -22,12 +22,9 @@ class CaptureCommand : public Command {
  public:
   explicit CaptureCommand(CLI::App& app) {
     sub_ = options::add_command(app, "capture");
-    sub_->add_option("-o,--output", output_,
-                     "The .tar.gz to write (whole or not at all; - for standard output)")
-        ->required()
-        ->type_name("FILE");
-    sub_->add_flag("--force", force_, "Replace an existing FILE");
-    sub_->add_flag("--json", json_, "Print what was packed as JSON (on stderr with -o -)");
+    options::add_value(*sub_, "-o,--output", output_)->required();
+    options::add_flag(*sub_, "--force", force_);
+    options::add_flag(*sub_, "--json", json_);
   }
   bool selected() const override { return sub_->parsed(); }
 

@@ -23,21 +23,14 @@ class CheckCommand : public Command {
  public:
   explicit CheckCommand(CLI::App& app) {
     sub_ = options::add_command(app, "check");
-    sub_->add_option("-p,--profile", profile_, "Profile name or TOML file (default: training)")
-        ->type_name("PROFILE");
-    options::add_list(*sub_, "--data", data_,
-                      "Paths that hold training data: their file systems are checked for noatime "
-                      "(default: / and /home)",
-                      "PATH");
-    options::add_list(*sub_, "--only", only_, "Check only these ids", "ID");
-    options::add_list(*sub_, "--skip", skip_, "Leave these ids out", "ID");
-    sub_->add_option("--root", root_, "Audit the host tree at DIR (a capture or a fixture)")
-        ->type_name("DIR");
-    sub_->add_flag("-v,--verbose", verbose_, "Show evidence and reasons for every finding");
-    options::add_choice(*sub_, "--color", color_, {"auto", "always", "never"},
-                        "Severities in colour: auto (default: on a terminal, unless NO_COLOR is "
-                        "set), always or never");
-    sub_->add_flag("--json", json_, "Print JSON (schema: docs/json.md, \"dltune.check/1\")");
+    options::add_value(*sub_, "-p,--profile", profile_);
+    options::add_list(*sub_, "--data", data_, "PATH");
+    options::add_list(*sub_, "--only", only_, "ID");
+    options::add_list(*sub_, "--skip", skip_, "ID");
+    options::add_value(*sub_, "--root", root_);
+    options::add_flag(*sub_, "-v,--verbose", verbose_);
+    options::add_choice(*sub_, "--color", color_, {"auto", "always", "never"});
+    options::add_flag(*sub_, "--json", json_);
   }
 
   bool selected() const override { return sub_->parsed(); }

@@ -35,6 +35,16 @@ void warn_about_unfinished_transactions() {
 
 }  // namespace
 
+std::vector<std::unique_ptr<Command>> make_commands(CLI::App& app, GlobalOptions& global) {
+  std::vector<std::unique_ptr<Command>> c;
+  for (auto make : {make_check_command, make_env_command, make_capture_command, make_tune_command,
+                    make_run_command, make_top_command, make_record_command, make_serve_command,
+                    make_report_command, make_profile_command, make_doctor_command,
+                    make_bench_command, make_compare_command, make_slurm_command})
+    c.push_back(make(app, global));
+  return c;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{
       "Makes a Linux host run PyTorch training well, and proves it. Every command reads the host\n"
@@ -61,21 +71,7 @@ int run(int argc, char** argv) {
 #endif
 
   GlobalOptions global;
-  std::vector<std::unique_ptr<Command>> commands;
-  commands.push_back(make_check_command(app, global));
-  commands.push_back(make_env_command(app, global));
-  commands.push_back(make_capture_command(app, global));
-  commands.push_back(make_tune_command(app, global));
-  commands.push_back(make_run_command(app, global));
-  commands.push_back(make_top_command(app, global));
-  commands.push_back(make_record_command(app, global));
-  commands.push_back(make_serve_command(app, global));
-  commands.push_back(make_report_command(app, global));
-  commands.push_back(make_profile_command(app, global));
-  commands.push_back(make_doctor_command(app, global));
-  commands.push_back(make_bench_command(app, global));
-  commands.push_back(make_compare_command(app, global));
-  commands.push_back(make_slurm_command(app, global));
+  const auto commands = make_commands(app, global);
 
   // Everything after the first "--" belongs to the job that `run`, `record`, `profile` or `bench`
   // starts.

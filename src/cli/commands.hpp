@@ -83,5 +83,8 @@ std::unique_ptr<Command> make_doctor_command(CLI::App& app, GlobalOptions& globa
 std::unique_ptr<Command> make_bench_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_compare_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_slurm_command(CLI::App& app, GlobalOptions& global);
+// Every command, added to `app` in the order `dltune --help` lists them.
+[[nodiscard]] std::vector<std::unique_ptr<Command>> make_commands(CLI::App& app,
+                                                                  GlobalOptions& global);
 
 }  // namespace dltune::cli

@@ -26,20 +26,15 @@ class CompareCommand : public Command {
  public:
   explicit CompareCommand(CLI::App& app) {
     sub_ = options::add_command(app, "compare");
-    sub_->add_option("paths", paths_,
-                     "A.db B.db (one run each side: a table, no verdict), or a directory "
-                     "`dltune bench --out` wrote")
-        ->type_name("PATH");
-    sub_->add_option("-a", a_, "A recording of side A (repeatable)")->type_name("FILE");
-    sub_->add_option("-b", b_, "A recording of side B (repeatable)")->type_name("FILE");
-    sub_->add_option("--label-a", label_a_, "What A was, for the output")->type_name("TEXT");
-    sub_->add_option("--label-b", label_b_, "What B was, for the output")->type_name("TEXT");
-    options::add_number(*sub_, "--confidence", confidence_, 50, 99.9,
-                        "Confidence of the intervals, % (default 95)", "P");
-    sub_->add_option("--html", html_, "Also write the comparison as an HTML page")
-        ->type_name("FILE");
-    sub_->add_flag("--force", force_, "Replace an existing --html FILE");
-    sub_->add_flag("--json", json_, "Print JSON (dltune.compare/1)");
+    options::add_value(*sub_, "paths", paths_);
+    options::add_value(*sub_, "-a", a_);
+    options::add_value(*sub_, "-b", b_);
+    options::add_value(*sub_, "--label-a", label_a_);
+    options::add_value(*sub_, "--label-b", label_b_);
+    options::add_number(*sub_, "--confidence", confidence_, 50, 99.9, "P");
+    options::add_value(*sub_, "--html", html_);
+    options::add_flag(*sub_, "--force", force_);
+    options::add_flag(*sub_, "--json", json_);
   }
 
   bool selected() const override { return sub_->parsed(); }

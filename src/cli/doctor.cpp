@@ -26,22 +26,12 @@ class DoctorCommand : public Command {
  public:
   explicit DoctorCommand(CLI::App& app) {
     sub_ = options::add_command(app, "doctor");
-    options::add_duration(*sub_, "--since", since_ns_, 1'000'000'000, 3650 * 86'400'000'000'000,
-                          "How far back (default 24h)");
-    sub_->add_flag("--boot", boot_, "Everything since boot that the ring buffer still holds");
-    sub_->add_flag("--follow", follow_,
-                   "After the report, print each new event as it comes (Ctrl-C stops; with "
-                   "--json one object per line)");
-    sub_->add_flag("--json", json_, "The events as JSON (schema dltune.doctor/1)");
-    sub_->add_option("--recording", recording_,
-                     "Also store the events within RECORDING's time span in it (document "
-                     "\"events\"): dltune report draws them as markers; the window reaches back "
-                     "to the recording's start")
-        ->type_name("RECORDING");
-    sub_->add_option("--root", root_dir_,
-                     "Read the host tree at DIR instead (a capture, a mounted disk): its journal, "
-                     "syslog files and /proc")
-        ->type_name("DIR");
+    options::add_duration(*sub_, "--since", since_ns_, 1'000'000'000, 3650 * 86'400'000'000'000);
+    options::add_flag(*sub_, "--boot", boot_);
+    options::add_flag(*sub_, "--follow", follow_);
+    options::add_flag(*sub_, "--json", json_);
+    options::add_value(*sub_, "--recording", recording_);
+    options::add_value(*sub_, "--root", root_dir_);
   }
 
   bool selected() const override { return sub_->parsed(); }

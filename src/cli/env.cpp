@@ -19,11 +19,8 @@ class EnvCommand : public Command {
  public:
   explicit EnvCommand(CLI::App& app) {
     sub_ = options::add_command(app, "env");
-    sub_->add_option("--root", root_,
-                     "Read the host tree at DIR (a capture unpacked by `tar xzf`, or a mounted "
-                     "disk) instead of this host")
-        ->type_name("DIR");
-    sub_->add_flag("--json", json_, "Print JSON (schema: docs/json.md, \"dltune.env/1\")");
+    options::add_value(*sub_, "--root", root_);
+    options::add_flag(*sub_, "--json", json_);
   }
 
   bool selected() const override { return sub_->parsed(); }

@@ -31,26 +31,16 @@ class ProfileCommand : public Command {
  public:
   ProfileCommand(CLI::App& app, GlobalOptions& global) : global_(global) {
     sub_ = options::add_command(app, "profile");
-    sub_->add_option("recording", recording_, "A recording to judge")->type_name("RECORDING");
-    options::add_integer(*sub_, "--pid", pid_, 1, options::kMaxPid,
-                         "The job's main process (its descendants come with it)", "PID");
-    options::add_duration(*sub_, "--duration", duration_ns_, kSecond, 86'400 * kSecond,
-                          "How long to sample --pid (default 30s)");
-    options::add_duration(*sub_, "--interval", interval_ns_, 50'000'000, 10 * kSecond,
-                          "Sampling interval (default 250ms: process states are sampled, so more "
-                          "samples give steadier shares)");
-    options::add_duration(*sub_, "--skip", skip_ns_, 0, 3'600 * kSecond,
-                          "Start-up to leave out from the start (default 5s for a launched or "
-                          "recorded job, 0 for --pid)");
-    sub_->add_option("--run", run_args_, "An option for `dltune run` (with -- COMMAND)")
-        ->type_name("ARG")
-        ->allow_extra_args(false);
-    sub_->add_option("--record", record_, "With -- COMMAND: keep the recording in FILE")
-        ->type_name("FILE");
-    sub_->add_flag("--save", save_,
-                   "Store the verdict in the recording (document \"profile\", shown by report)");
-    sub_->add_flag("--no-gpus", no_gpus_, "Do not read NVML");
-    sub_->add_flag("--json", json_, "The profile as JSON on stdout (schema dltune.profile/1)");
+    options::add_value(*sub_, "recording", recording_);
+    options::add_integer(*sub_, "--pid", pid_, 1, options::kMaxPid, "PID");
+    options::add_duration(*sub_, "--duration", duration_ns_, kSecond, 86'400 * kSecond);
+    options::add_duration(*sub_, "--interval", interval_ns_, 50'000'000, 10 * kSecond);
+    options::add_duration(*sub_, "--skip", skip_ns_, 0, 3'600 * kSecond);
+    options::add_value(*sub_, "--run", run_args_)->allow_extra_args(false);
+    options::add_value(*sub_, "--record", record_);
+    options::add_flag(*sub_, "--save", save_);
+    options::add_flag(*sub_, "--no-gpus", no_gpus_);
+    options::add_flag(*sub_, "--json", json_);
   }
 
   bool selected() const override { return sub_->parsed(); }

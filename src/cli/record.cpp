@@ -20,19 +20,15 @@ class RecordCommand : public Command {
  public:
   RecordCommand(CLI::App& app, GlobalOptions& global) : global_(global) {
     sub_ = options::add_command(app, "record");
-    sub_->add_option("-o,--output", output_, "The recording to write (refused if it exists)")
-        ->type_name("FILE");
-    sub_->add_flag("--force", force_, "Replace an existing FILE");
-    flags_.add_to(*sub_, "Sampling interval (default 1s)");
-    options::add_duration(*sub_, "--duration", duration_ns_, 10'000'000, 3650 * 86'400'000'000'000,
-                          "Stop after this long");
-    sub_->add_option("--replay", replay_, "Show a recording in the top view")->type_name("FILE");
-    options::add_duration(*sub_, "--at", at_ns_, 0, 3650 * 86'400'000'000'000,
-                          "With --replay: start at this offset from the recording's start");
-    sub_->add_flag("--once", once_, "With --replay: print the view at --at as text and exit");
-    options::add_choice(*sub_, "--sort", sort_, tui::sort_names(),
-                        "With --replay: the process list's order");
-    sub_->add_flag("-q,--quiet", quiet_, "No summary line at the end");
+    options::add_value(*sub_, "-o,--output", output_);
+    options::add_flag(*sub_, "--force", force_);
+    flags_.add_to(*sub_);
+    options::add_duration(*sub_, "--duration", duration_ns_, 10'000'000, 3650 * 86'400'000'000'000);
+    options::add_value(*sub_, "--replay", replay_);
+    options::add_duration(*sub_, "--at", at_ns_, 0, 3650 * 86'400'000'000'000);
+    options::add_flag(*sub_, "--once", once_);
+    options::add_choice(*sub_, "--sort", sort_, tui::sort_names());
+    options::add_flag(*sub_, "-q,--quiet", quiet_);
     sub_->prefix_command();
     sub_->footer("COMMAND and its arguments come after -- (or after the last option).");
   }

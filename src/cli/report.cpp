@@ -18,20 +18,13 @@ class ReportCommand : public Command {
  public:
   explicit ReportCommand(CLI::App& app) {
     sub_ = options::add_command(app, "report");
-    sub_->add_option("recording", recording_, "The recording (a SQLite file from dltune record)")
-        ->type_name("RECORDING")
-        ->required();
-    sub_->add_option("-o,--output", output_,
-                     "Where to write the report; - for standard output (refused if it exists)")
-        ->type_name("FILE")
-        ->required();
-    options::add_choice(*sub_, "--format", format_, {"html", "json"}, "html (default) or json");
-    sub_->add_option("--from", from_, "Start of the window (a time, +OFFSET or -AGO)")
-        ->type_name("TIME");
-    sub_->add_option("--to", to_, "End of the window (a time, +OFFSET or -AGO)")->type_name("TIME");
-    options::add_integer(*sub_, "--max-points", max_points_, 2, 100'000'000,
-                         "At most N points per series (html default 4000; json: all unless given)");
-    sub_->add_flag("--force", force_, "Replace an existing FILE");
+    options::add_value(*sub_, "recording", recording_)->required();
+    options::add_value(*sub_, "-o,--output", output_)->required();
+    options::add_choice(*sub_, "--format", format_, {"html", "json"});
+    options::add_value(*sub_, "--from", from_);
+    options::add_value(*sub_, "--to", to_);
+    options::add_integer(*sub_, "--max-points", max_points_, 2, 100'000'000);
+    options::add_flag(*sub_, "--force", force_);
   }
 
   bool selected() const override { return sub_->parsed(); }

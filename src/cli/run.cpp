@@ -27,60 +27,29 @@ class RunCommand : public Command {
  public:
   RunCommand(CLI::App& app, GlobalOptions& global) : global_(global) {
     sub_ = options::add_command(app, "run");
-    sub_->add_option("--cpu-quota", opts_.cpu_quota,
-                     "CPU time the job may use: a share of the machine (80%) or CPUs (2.5)")
-        ->type_name("Q");
-    sub_->add_option("--cpu-weight", opts_.cpu_weight,
-                     "The job's CPU weight against other groups, 1-10000 (default 100); a high "
-                     "weight protects it from co-located load")
-        ->type_name("W");
-    sub_->add_option("--memory", opts_.memory, "Memory limit: 64G, 512M, or 90% of RAM")
-        ->type_name("SIZE");
-    sub_->add_option("--memory-swap", opts_.memory_swap,
-                     "Swap the job may use on top of --memory (0: none)")
-        ->type_name("SIZE");
-    sub_->add_option("--cpus", opts_.cpus, "CPUs the job may run on, e.g. 0-7,16-23")
-        ->type_name("LIST");
-    sub_->add_option("--numa", opts_.numa,
-                     "auto (the NUMA node(s) of --gpus) or a node number: CPUs and memory")
-        ->type_name("auto|N");
-    sub_->add_option("--gpus", opts_.gpus, "GPU indices (nvidia-smi's): sets CUDA_VISIBLE_DEVICES")
-        ->type_name("LIST");
-    sub_->add_option("--io-weight", opts_.io_weight, "The job's I/O weight, 1-10000")
-        ->type_name("W");
-    sub_->add_option("--name", opts_.name, "The cgroup's name (default: unique run-...)")
-        ->type_name("NAME");
-    sub_->add_option("--env", opts_.env, "Set NAME=VALUE for the job (repeatable)")
-        ->type_name("NAME=VALUE");
-    options::add_integer(*sub_, "--nproc", opts_.nproc, 1, 4096,
-                         "Ranks that share the CPUs (thread counts per rank)");
-    options::add_integer(*sub_, "--workers", opts_.workers, 0, 1024,
-                         "DataLoader workers per rank: intra-op threads get the CPUs they leave");
-    sub_->add_option("--allocator", opts_.allocator,
-                     "glibc-tuned (default: measured x3.6 on a CPU DataLoader job), tcmalloc, "
-                     "jemalloc (with decay off), or default (the C library's own)")
-        ->type_name("A");
-    sub_->add_option("-p,--profile", profile_,
-                     "Profile whose limits.nofile/limits.memlock the job gets (default: training)")
-        ->type_name("PROFILE");
-    sub_->add_flag("--as-root", as_root_, "Keep root for the job even under sudo");
-    sub_->add_option("--rate-regex", rate_regex_,
-                     "A regular expression whose first group is the job's rate per second, "
-                     "matched on its output lines")
-        ->type_name("RE");
-    sub_->add_flag(
-        "--watch-stdout", watch_stdout_,
-        "Also read the job's stdout for progress (it is then a pipe, not your terminal)");
-    sub_->add_option("--json", json_path_, "Also write the summary as JSON to FILE (\"-\": stdout)")
-        ->type_name("FILE");
-    sub_->add_flag("-q,--quiet", quiet_, "No summary on stderr");
-    sub_->add_flag("--force", force_, "Replace an existing --json or --record FILE");
-    sub_->add_option("--record", record_,
-                     "Record the job (its processes, cgroup, the host, GPUs) into this SQLite "
-                     "file, as `dltune record` does (refused if it exists)")
-        ->type_name("FILE");
+    options::add_value(*sub_, "--cpu-quota", opts_.cpu_quota);
+    options::add_value(*sub_, "--cpu-weight", opts_.cpu_weight);
+    options::add_value(*sub_, "--memory", opts_.memory);
+    options::add_value(*sub_, "--memory-swap", opts_.memory_swap);
+    options::add_value(*sub_, "--cpus", opts_.cpus);
+    options::add_value(*sub_, "--numa", opts_.numa);
+    options::add_value(*sub_, "--gpus", opts_.gpus);
+    options::add_value(*sub_, "--io-weight", opts_.io_weight);
+    options::add_value(*sub_, "--name", opts_.name);
+    options::add_value(*sub_, "--env", opts_.env);
+    options::add_integer(*sub_, "--nproc", opts_.nproc, 1, 4096);
+    options::add_integer(*sub_, "--workers", opts_.workers, 0, 1024);
+    options::add_value(*sub_, "--allocator", opts_.allocator);
+    options::add_value(*sub_, "-p,--profile", profile_);
+    options::add_flag(*sub_, "--as-root", as_root_);
+    options::add_value(*sub_, "--rate-regex", rate_regex_);
+    options::add_flag(*sub_, "--watch-stdout", watch_stdout_);
+    options::add_value(*sub_, "--json", json_path_);
+    options::add_flag(*sub_, "-q,--quiet", quiet_);
+    options::add_flag(*sub_, "--force", force_);
+    options::add_value(*sub_, "--record", record_);
     options::add_duration(*sub_, "--record-interval", record_interval_ns_, 10'000'000,
-                          3'600'000'000'000, "Sampling interval of --record (default 1s)");
+                          3'600'000'000'000);
     sub_->prefix_command();
     sub_->footer("COMMAND and its arguments come after -- (or after the last option).");
   }

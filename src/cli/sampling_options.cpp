@@ -17,18 +17,11 @@
 
 namespace dltune::cli {
 
-void SamplingFlags::add_to(CLI::App& app, const char* interval_help) {
-  options::add_integer(app, "--pid", pid, 1, options::kMaxPid,
-                       "The job's main process: it and all its descendants (DataLoader workers "
-                       "marked), and its cgroup",
-                       "PID");
-  app.add_option("--cgroup", cgroup,
-                 "The processes of this cgroup and its counters (a path as in /proc/PID/cgroup, "
-                 "e.g. /dltune/run-1)")
-      ->type_name("PATH");
-  options::add_duration(app, "--interval", interval_ns, 10'000'000, 3'600'000'000'000,
-                        interval_help);
-  app.add_flag("--no-gpus", no_gpus, "Do not load NVML (GPUs are otherwise read every second)");
+void SamplingFlags::add_to(CLI::App& app) {
+  options::add_integer(app, "--pid", pid, 1, options::kMaxPid, "PID");
+  options::add_value(app, "--cgroup", cgroup);
+  options::add_duration(app, "--interval", interval_ns, 10'000'000, 3'600'000'000'000);
+  options::add_flag(app, "--no-gpus", no_gpus);
 }
 
 Result<monitor::Scope> SamplingFlags::scope(monitor::Scope::Kind otherwise) const {

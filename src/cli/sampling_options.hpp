@@ -21,7 +21,8 @@ struct SamplingFlags {
   std::int64_t interval_ns = 1'000'000'000;  // --interval, 10ms to 1h
   bool no_gpus = false;
 
-  void add_to(CLI::App& app, const char* interval_help);
+  // --pid, --cgroup, --interval and --no-gpus, with the command's own help for each.
+  void add_to(CLI::App& app);
   // The scope: --pid (tree), --cgroup, or `otherwise`. Refuses --pid with --cgroup, a PID that
   // is not running, a cgroup path that is not absolute.
   [[nodiscard]] Result<monitor::Scope> scope(monitor::Scope::Kind otherwise) const;

@@ -23,35 +23,20 @@ class ServeCommand : public Command {
  public:
   ServeCommand(CLI::App& app, GlobalOptions&) {
     sub_ = options::add_command(app, "serve");
-    sub_->add_option("--listen", listen_,
-                     "HOST:PORT to listen on (default 127.0.0.1:9464; :9464 is every address)")
-        ->type_name("HOST:PORT");
-    options::add_duration(*sub_, "--interval", choice_.interval_ns, 100'000'000, 3'600'000'000'000,
-                          "Sampling interval (default 5s)");
-    options::add_list(*sub_, "--cgroup", choice_.cgroups,
-                      "Also export these cgroups (paths as in /proc/PID/cgroup)", "PATH");
-    sub_->add_flag("--no-gpus", no_gpus_, "Do not load NVML");
+    options::add_value(*sub_, "--listen", listen_);
+    options::add_duration(*sub_, "--interval", choice_.interval_ns, 100'000'000, 3'600'000'000'000);
+    options::add_list(*sub_, "--cgroup", choice_.cgroups, "PATH");
+    options::add_flag(*sub_, "--no-gpus", no_gpus_);
     options::add_duration(*sub_, "--check-interval", choice_.check_interval_ns, 1'000'000'000,
-                          86'400'000'000'000, "How often the check runs (default 5m)");
-    sub_->add_flag("--no-check", choice_.no_check,
-                   "Do not run the check (no dltune_check_* metrics)");
-    sub_->add_option("-p,--profile", choice_.profile,
-                     "The check's profile, a name or a TOML file (default: training)")
-        ->type_name("PROFILE");
-    sub_->add_flag("--once", once_, "Print the metrics once on stdout and exit");
-    sub_->add_flag("--json", json_, "With --once: print JSON (docs/json.md, \"dltune.serve/1\")");
-    options::add_integer(*sub_, "--max-connections", max_connections_, 1, 256,
-                         "Connections served at once (default 8)");
-    sub_->add_option("--user", user_,
-                     "Started as root: the user serve becomes once it has bound its address "
-                     "(default: the sudo user, else nobody)")
-        ->type_name("NAME");
-    sub_->add_flag("--as-root", as_root_,
-                   "Started as root: keep root (serve needs none; not recommended)");
-    sub_->add_option("--root", root_dir_,
-                     "Read the host mounted at DIR (its proc/, sys/, etc/): a container's view "
-                     "of the host (deploy/kubernetes)")
-        ->type_name("DIR");
+                          86'400'000'000'000);
+    options::add_flag(*sub_, "--no-check", choice_.no_check);
+    options::add_value(*sub_, "-p,--profile", choice_.profile);
+    options::add_flag(*sub_, "--once", once_);
+    options::add_flag(*sub_, "--json", json_);
+    options::add_integer(*sub_, "--max-connections", max_connections_, 1, 256);
+    options::add_value(*sub_, "--user", user_);
+    options::add_flag(*sub_, "--as-root", as_root_);
+    options::add_value(*sub_, "--root", root_dir_);
   }
 
   bool selected() const override { return sub_->parsed(); }

@@ -67,25 +67,14 @@ class SlurmCommand : public Command {
     sub_->require_subcommand(1);
     health_ = sub_->add_subcommand(
         "health", "Judge this node; drain it when unhealthy, resume it when dltune drained it");
-    health_
-        ->add_option("--node", request_.node,
-                     "Slurm's name for this node (default: $SLURMD_NODENAME, else the "
-                     "host's short name)")
-        ->type_name("NAME");
-    health_
-        ->add_option("-p,--profile", request_.profile,
-                     "Profile name or TOML file (default: training)")
-        ->type_name("PROFILE");
-    options::add_choice(*health_, "--drain-on", drain_on_, {"warn", "critical"},
-                        "The least severe finding that drains the node (default: critical)");
-    options::add_list(*health_, "--only", request_.only, "Judge only these ids", "ID");
-    options::add_list(*health_, "--skip", request_.skip, "Leave these ids out", "ID");
-    health_->add_flag("-n,--dry-run", request_.dry_run,
-                      "Judge and say what would be done; change nothing");
-    options::add_duration(*health_, "--timeout", timeout_ns_, 100'000'000, 3'600'000'000'000,
-                          "Give up, changing nothing, when there is no verdict in this long "
-                          "(default 30s); scontrol gets 10s a call");
-    health_->add_flag("--json", json_, "Print JSON (schema \"dltune.slurm-health/1\")");
+    options::add_value(*health_, "--node", request_.node);
+    options::add_value(*health_, "-p,--profile", request_.profile);
+    options::add_choice(*health_, "--drain-on", drain_on_, {"warn", "critical"});
+    options::add_list(*health_, "--only", request_.only, "ID");
+    options::add_list(*health_, "--skip", request_.skip, "ID");
+    options::add_flag(*health_, "-n,--dry-run", request_.dry_run);
+    options::add_duration(*health_, "--timeout", timeout_ns_, 100'000'000, 3'600'000'000'000);
+    options::add_flag(*health_, "--json", json_);
     health_->fallthrough();
     task_prolog_ = sub_->add_subcommand(
         "task-prolog",

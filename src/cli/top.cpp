@@ -16,11 +16,9 @@ class TopCommand : public Command {
  public:
   TopCommand(CLI::App& app, GlobalOptions&) {
     sub_ = options::add_command(app, "top");
-    flags_.add_to(*sub_, "Refresh interval (default 1s)");
-    sub_->add_flag("--once", once_, "Print one view as text and exit");
-    options::add_choice(*sub_, "--sort", sort_, tui::sort_names(),
-                        "The process list's order (default: tree with --pid/--cgroup, cpu "
-                        "otherwise)");
+    flags_.add_to(*sub_);
+    options::add_flag(*sub_, "--once", once_);
+    options::add_choice(*sub_, "--sort", sort_, tui::sort_names());
   }
 
   bool selected() const override { return sub_->parsed(); }

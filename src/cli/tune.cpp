@@ -30,36 +30,23 @@ class TuneCommand : public Command {
     plan_ = sub_->add_subcommand("plan", "What would change, old -> new, and why; changes nothing");
     apply_ = sub_->add_subcommand("apply", "Apply the plan as one transaction");
     for (auto* s : {plan_, apply_}) {
-      s->add_option("-p,--profile", request_.profile, "Profile name or file (default: training)")
-          ->type_name("PROFILE");
-      options::add_list(*s, "--only", request_.only, "Only these settings: one at a time", "ID");
-      s->add_flag("--persist", request_.persist,
-                  "Also write the drop-in files (sysctl.d, limits.d, tmpfiles.d) and add noatime "
-                  "to the fstab entry, to survive a reboot");
-      options::add_list(*s, "--data", request_.data,
-                        "Paths that hold training data: mount.noatime and block.read_ahead_kb "
-                        "act on their file systems and disks (default: / and /home)",
-                        "PATH");
-      s->add_flag("--cgroups", request_.cgroups,
-                  "cgroup v1: also set memory.swappiness of the memory cgroups that exist "
-                  "(they keep their own value when vm.swappiness changes)");
+      options::add_value(*s, "-p,--profile", request_.profile);
+      options::add_list(*s, "--only", request_.only, "ID");
+      options::add_flag(*s, "--persist", request_.persist);
+      options::add_list(*s, "--data", request_.data, "PATH");
+      options::add_flag(*s, "--cgroups", request_.cgroups);
     }
-    apply_->add_flag("-y,--yes", yes_, "Do not ask (needed when stdin is not a terminal)");
+    options::add_flag(*apply_, "-y,--yes", yes_);
     rollback_ = sub_->add_subcommand("rollback", "Restore every value a transaction changed");
-    rollback_->add_option("tx", tx_,
-                          "Transaction id (default: the last applied one, or the one "
-                          "a crash left unfinished)");
+    options::add_value(*rollback_, "tx", tx_);
     status_ = sub_->add_subcommand("status", "Applied transactions, drift, unfinished ones");
     history_ = sub_->add_subcommand("history", "Every transaction with its changes");
     // Every subcommand's help lists the options it takes; before the subcommand they work too.
     for (auto* s : {sub_, plan_, apply_, rollback_, status_, history_}) {
-      s->add_option("--state-dir", state_dir_,
-                    "Where the journal and backups are (default /var/lib/dltune)")
-          ->type_name("DIR");
-      s->add_flag("--json", json_, "Print JSON");
+      options::add_value(*s, "--state-dir", state_dir_);
+      options::add_flag(*s, "--json", json_);
     }
-    for (auto* s : {sub_, plan_, apply_})
-      s->add_option("--root", root_, "Plan for the host tree at DIR (a capture)")->type_name("DIR");
+    for (auto* s : {sub_, plan_, apply_}) options::add_value(*s, "--root", root_);
     for (auto* s : {plan_, apply_, rollback_, status_, history_}) s->fallthrough();
   }
 

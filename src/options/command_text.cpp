@@ -15,6 +15,39 @@ std::string trimmed(std::string s) {
   return s;
 }
 
+// [options]: "--name" = "help" or "--name" = { value = "V", help = "help" }.
+Result<std::map<std::string, OptionText>> parse_options(const toml::node& node,
+                                                        std::string_view origin) {
+  const auto* table = node.as_table();
+  if (table == nullptr) return fail(fmt::format("{}: options is not a table", origin));
+  std::map<std::string, OptionText> out;
+  for (const auto& [key, entry] : *table) {
+    const std::string name(key.str());
+    const auto where = fmt::format("{}: options.\"{}\"", origin, name);
+    OptionText o;
+    if (const auto* s = entry.as_string()) {
+      o.help = trimmed(s->get());
+    } else if (const auto* t = entry.as_table()) {
+      for (const auto& [k, v] : *t) {
+        const auto* s = v.as_string();
+        if (s == nullptr) return fail(fmt::format("{}: {} is not a string", where, k.str()));
+        if (k.str() == "help")
+          o.help = trimmed(s->get());
+        else if (k.str() == "value")
+          o.value = s->get();
+        else
+          return fail(fmt::format("{}: unknown key {} (expected value, help)", where, k.str()));
+      }
+    } else {
+      return fail(fmt::format("{}: expected a string or {{ value = ..., help = ... }}", where));
+    }
+    if (o.help.empty()) return fail(fmt::format("{}: help is missing", where));
+    if (o.value && o.value->empty()) return fail(fmt::format("{}: value is empty", where));
+    out.emplace(name, std::move(o));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string CommandText::help() const {
@@ -36,6 +69,12 @@ Result<CommandText> parse_command_text(std::string_view toml_text, std::string_v
   CommandText out;
   for (const auto& [key, node] : t) {
     const std::string k(key.str());
+    if (k == "options") {
+      auto options = parse_options(node, origin);
+      if (!options) return tl::unexpected(options.error());
+      out.options = std::move(*options);
+      continue;
+    }
     const auto* s = node.as_string();
     if (s == nullptr) return fail(fmt::format("{}: {} is not a string", origin, k));
     std::string v = trimmed(s->get());
@@ -52,7 +91,7 @@ Result<CommandText> parse_command_text(std::string_view toml_text, std::string_v
     else
       return fail(
           fmt::format("{}: unknown key {} (expected summary, description, environment, "
-                      "examples, exit_status)",
+                      "examples, exit_status, [options])",
                       origin, k));
   }
   for (const auto& [k, v] : {std::pair<const char*, const std::string*>{"summary", &out.summary},

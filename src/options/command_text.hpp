@@ -8,6 +8,10 @@
 //   environment  optional: the variables it reads
 //   examples     optional: command lines, two spaces in, with any text that explains them
 //   exit_status  what each exit status means for this command
+//   [options]    each option's help, keyed by its long name ("--memory") or a positional's
+//                name ("recording"): a string, or { value = "SIZE", help = "..." } where the
+//                option takes a value whose placeholder --help shows
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,12 +25,18 @@ namespace dltune::options {
 // commands/*.toml, sorted by name.
 [[nodiscard]] const std::vector<EmbeddedFile>& embedded_commands();
 
+struct OptionText {
+  std::string help;
+  std::optional<std::string> value;  // the placeholder of the option's value ("SIZE")
+};
+
 struct CommandText {
   std::string summary;
   std::string description;
   std::optional<std::string> environment;
   std::optional<std::string> examples;
   std::string exit_status;
+  std::map<std::string, OptionText> options;
 
   // The full --help text: the description, then "Environment: ...", "Examples:" and last
   // "Exit status: ...", each a paragraph.

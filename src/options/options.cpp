@@ -27,22 +27,21 @@ std::map<const CLI::App*, std::string>& summaries() {
   return s;
 }
 
-// "-o,--output" is "--output" in messages: the long name where there is one.
-std::string display_name(const std::string& names) {
-  const auto parts = text::split(names, ',');
-  for (const auto& p : parts)
-    if (text::starts_with(p, "--")) return std::string(p);
-  return std::string(parts.front());
-}
-
 [[noreturn]] void refuse(const std::string& name, const std::string& value,
                          const std::string& why) {
-  throw CLI::ValidationError(fmt::format("{} {}: {}", display_name(name), value, why));
+  throw CLI::ValidationError(fmt::format("{} {}: {}", long_name(name), value, why));
+}
+
+// The help of option `name`, and the placeholder: the entry's value, else `type`.
+std::pair<std::string, std::string> help_and_type(const CLI::App& app, const std::string& name,
+                                                  const std::string& type) {
+  auto t = option_text(app, name);
+  return {std::move(t.help), t.value.value_or(type)};
 }
 
 CLI::Option* duration_option(CLI::App& app, const std::string& name, std::int64_t min_ns,
-                             std::int64_t max_ns, const std::string& help,
-                             std::function<void(std::int64_t)> set) {
+                             std::int64_t max_ns, std::function<void(std::int64_t)> set) {
+  const auto [help, type] = help_and_type(app, name, "DURATION");
   return app
       .add_option_function<std::string>(
           name,
@@ -53,12 +52,13 @@ CLI::Option* duration_option(CLI::App& app, const std::string& name, std::int64_
           },
           fmt::format("{} ({} to {})", help, text::format_duration_ns(min_ns),
                       text::format_duration_ns(max_ns)))
-      ->type_name("DURATION");
+      ->type_name(type);
 }
 
 CLI::Option* integer_option(CLI::App& app, const std::string& name, std::int64_t min,
-                            std::int64_t max, const std::string& help, const std::string& type,
+                            std::int64_t max, const std::string& placeholder,
                             std::function<void(std::int64_t)> set) {
+  const auto [help, type] = help_and_type(app, name, placeholder);
   // A process ID's range is the kernel's (PID_MAX_LIMIT), not worth a line of help.
   const std::string shown = type == "PID" ? help : fmt::format("{} ({} to {})", help, min, max);
   return app
@@ -167,7 +167,7 @@ std::string wording(const CLI::ParseError& e, const std::string& path) {
       return fmt::format("which command? (dltune {}--help lists them)",
                          path.empty() ? "" : path + " ");
     // "-o,--output is required" / "recording is required"
-    const auto name = display_name(what.substr(0, what.find(" is required")));
+    const auto name = long_name(what.substr(0, what.find(" is required")));
     if (name.starts_with("-")) return name + " is required";
     std::string upper = name;
     for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -201,24 +201,56 @@ CLI::App* add_command(CLI::App& parent, const std::string& name) {
   return add_command(parent, name, text->summary, text->help());
 }
 
+std::string command_of(const CLI::App& app) {
+  const CLI::App* a = &app;
+  while (a->get_parent() != nullptr && a->get_parent()->get_parent() != nullptr)
+    a = a->get_parent();
+  return a->get_name();
+}
+
+std::string long_name(const std::string& names) {
+  const auto parts = text::split(names, ',');
+  for (const auto& p : parts)
+    if (text::starts_with(p, "--")) return std::string(p);
+  return std::string(parts.front());
+}
+
+OptionText option_text(const CLI::App& app, const std::string& name) {
+  // Each file parsed once per process.
+  static std::map<std::string, CommandText> texts;
+  const auto command = command_of(app);
+  auto it = texts.find(command);
+  if (it == texts.end()) {
+    auto text = command_text(command);
+    if (!text) throw std::logic_error(text.error().message());
+    it = texts.emplace(command, std::move(*text)).first;
+  }
+  const auto key = long_name(name);
+  const auto o = it->second.options.find(key);
+  if (o == it->second.options.end())
+    throw std::logic_error(fmt::format("commands/{}.toml: [options] has no \"{}\"", command, key));
+  return o->second;
+}
+
 CLI::Option* add_duration(CLI::App& app, const std::string& name, std::int64_t& ns,
-                          std::int64_t min_ns, std::int64_t max_ns, const std::string& help) {
-  return duration_option(app, name, min_ns, max_ns, help, [&ns](std::int64_t v) { ns = v; });
+                          std::int64_t min_ns, std::int64_t max_ns) {
+  return duration_option(app, name, min_ns, max_ns, [&ns](std::int64_t v) { ns = v; });
 }
 
 CLI::Option* add_duration(CLI::App& app, const std::string& name, std::optional<std::int64_t>& ns,
-                          std::int64_t min_ns, std::int64_t max_ns, const std::string& help) {
-  return duration_option(app, name, min_ns, max_ns, help, [&ns](std::int64_t v) { ns = v; });
+                          std::int64_t min_ns, std::int64_t max_ns) {
+  return duration_option(app, name, min_ns, max_ns, [&ns](std::int64_t v) { ns = v; });
 }
 
 CLI::Option* add_integer_with(CLI::App& app, const std::string& name, std::int64_t min,
-                              std::int64_t max, const std::string& help, const std::string& type,
+                              std::int64_t max, const std::string& type,
                               std::function<void(std::int64_t)> set) {
-  return integer_option(app, name, min, max, help, type, std::move(set));
+  return integer_option(app, name, min, max, type, std::move(set));
 }
 
 CLI::Option* add_number(CLI::App& app, const std::string& name, double& value, double min,
-                        double max, const std::string& help, const std::string& type) {
+                        double max, const std::string& placeholder) {
+  const auto [help, type] = help_and_type(app, name, placeholder);
   return app
       .add_option_function<std::string>(
           name,
@@ -232,7 +264,8 @@ CLI::Option* add_number(CLI::App& app, const std::string& name, double& value, d
 }
 
 CLI::Option* add_choice(CLI::App& app, const std::string& name, std::string& value,
-                        const std::vector<std::string>& choices, const std::string& help) {
+                        const std::vector<std::string>& choices) {
+  const auto help = option_text(app, name).help;
   return app
       .add_option_function<std::string>(
           name,
@@ -250,7 +283,8 @@ CLI::Option* add_choice(CLI::App& app, const std::string& name, std::string& val
 }
 
 CLI::Option* add_list(CLI::App& app, const std::string& name, std::vector<std::string>& values,
-                      const std::string& help, const std::string& type) {
+                      const std::string& placeholder) {
+  const auto [help, type] = help_and_type(app, name, placeholder);
   // "... (default: / and /home)" becomes "... (default: / and /home; repeat it, or A,B)".
   const std::string shown = help.ends_with(")")
                                 ? help.substr(0, help.size() - 1) + "; repeat it, or A,B)"

@@ -9,12 +9,20 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "options/command_text.hpp"
+
 namespace dltune::options {
+
+// The command an app belongs to: itself, or for a subcommand ("tune plan") its top command.
+[[nodiscard]] std::string command_of(const CLI::App& app);
+// "-o,--output" is "--output": the long name where there is one, else the first.
+[[nodiscard]] std::string long_name(const std::string& names);
 
 // A command: `summary` is its line in `dltune --help`, `description` its own --help's text (which
 // ends with its exit statuses). Every command also takes --version.
@@ -24,43 +32,65 @@ CLI::App* add_command(CLI::App& parent, const std::string& name, const std::stri
 // is a build defect: std::logic_error naming the file.
 CLI::App* add_command(CLI::App& parent, const std::string& name);
 
-// A duration option stored in nanoseconds, refused outside [min_ns, max_ns]; `help` gets the
+// Every option's help, and the placeholder of its value, are its entry in the command's
+// commands/NAME.toml [options] (options/command_text.hpp), keyed by its long name ("--memory" of
+// "-m,--memory") or a positional's name: one text for --help, man pages and completions. An
+// option without an entry is a build defect: std::logic_error naming the file and the option
+// (a unit test builds every command). An entry's `value` replaces the placeholder given here.
+[[nodiscard]] OptionText option_text(const CLI::App& app, const std::string& name);
+
+// An option of any type CLI11 converts (a string, a list of strings), or a positional; its entry
+// must give the placeholder (`value`).
+template <class T>
+CLI::Option* add_value(CLI::App& app, const std::string& name, T& value) {
+  const auto text = option_text(app, name);
+  if (!text.value)
+    throw std::logic_error("commands/" + command_of(app) + ".toml: options.\"" + long_name(name) +
+                           "\" takes a value: it needs value = \"...\"");
+  return app.add_option(name, value, text.help)->type_name(*text.value);
+}
+// A flag (no value): bool, or a count.
+template <class T>
+CLI::Option* add_flag(CLI::App& app, const std::string& name, T& value) {
+  return app.add_flag(name, value, option_text(app, name).help);
+}
+
+// A duration option stored in nanoseconds, refused outside [min_ns, max_ns]; the help gets the
 // range appended. The optional form stays empty unless given.
 CLI::Option* add_duration(CLI::App& app, const std::string& name, std::int64_t& ns,
-                          std::int64_t min_ns, std::int64_t max_ns, const std::string& help);
+                          std::int64_t min_ns, std::int64_t max_ns);
 CLI::Option* add_duration(CLI::App& app, const std::string& name, std::optional<std::int64_t>& ns,
-                          std::int64_t min_ns, std::int64_t max_ns, const std::string& help);
+                          std::int64_t min_ns, std::int64_t max_ns);
 
 // A whole number within [min, max] ("N", "PID", ...: `type` names it in --help), handed to `set`.
 CLI::Option* add_integer_with(CLI::App& app, const std::string& name, std::int64_t min,
-                              std::int64_t max, const std::string& help, const std::string& type,
+                              std::int64_t max, const std::string& type,
                               std::function<void(std::int64_t)> set);
 template <class T>
 CLI::Option* add_integer(CLI::App& app, const std::string& name, T& value, std::int64_t min,
-                         std::int64_t max, const std::string& help, const std::string& type = "N") {
-  return add_integer_with(app, name, min, max, help, type,
+                         std::int64_t max, const std::string& type = "N") {
+  return add_integer_with(app, name, min, max, type,
                           [&value](std::int64_t v) { value = static_cast<T>(v); });
 }
 template <class T>
 CLI::Option* add_integer(CLI::App& app, const std::string& name, std::optional<T>& value,
-                         std::int64_t min, std::int64_t max, const std::string& help,
-                         const std::string& type = "N") {
-  return add_integer_with(app, name, min, max, help, type,
+                         std::int64_t min, std::int64_t max, const std::string& type = "N") {
+  return add_integer_with(app, name, min, max, type,
                           [&value](std::int64_t v) { value = static_cast<T>(v); });
 }
 // The largest process ID a Linux kernel hands out (PID_MAX_LIMIT, include/linux/threads.h).
 inline constexpr std::int64_t kMaxPid = 4'194'304;
 // A number (decimals allowed) within [min, max].
 CLI::Option* add_number(CLI::App& app, const std::string& name, double& value, double min,
-                        double max, const std::string& help, const std::string& type = "N");
+                        double max, const std::string& type = "N");
 
 // One of `choices` ("abba" or "ab"), named in --help and in the refusal.
 CLI::Option* add_choice(CLI::App& app, const std::string& name, std::string& value,
-                        const std::vector<std::string>& choices, const std::string& help);
+                        const std::vector<std::string>& choices);
 
 // A list: repeated (--only a --only b) or comma-separated (--only a,b), or both.
 CLI::Option* add_list(CLI::App& app, const std::string& name, std::vector<std::string>& values,
-                      const std::string& help, const std::string& type);
+                      const std::string& type);
 
 // The terminal's width in columns (stdout's, else $COLUMNS, else 100), within 60 to 120.
 [[nodiscard]] int terminal_width();

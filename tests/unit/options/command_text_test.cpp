@@ -45,7 +45,22 @@ TEST(CommandText, TheHelpIsDescriptionEnvironmentExamplesThenExitStatus) {
             "Examples:\n  dltune x --y\n\nExit status: 0 done, 2 bad input.");
 }
 
+TEST(CommandText, EachOptionHasItsHelpAndThePlaceholderOfItsValue) {
+  const auto t = parse_command_text(
+      "summary = \"s\"\ndescription = \"d\"\nexit_status = \"0\"\n[options]\n"
+      "\"--memory\" = { value = \"SIZE\", help = \"Memory limit\" }\n"
+      "\"--quiet\" = \"No summary\"\n",
+      "commands/x.toml");
+  ASSERT_TRUE(t) << t.error().message();
+  ASSERT_EQ(t->options.size(), 2u);
+  EXPECT_EQ(t->options.at("--memory").help, "Memory limit");
+  EXPECT_EQ(t->options.at("--memory").value, "SIZE");
+  EXPECT_EQ(t->options.at("--quiet").help, "No summary");
+  EXPECT_FALSE(t->options.at("--quiet").value);
+}
+
 TEST(CommandText, ABrokenFileNamesItselfAndWhatIsWrong) {
+  const std::string kValid = "summary = \"s\"\ndescription = \"d\"\nexit_status = \"0\"\n";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"summary = \"s\"\ndescription = \"d\"\n", "commands/x.toml: exit_status is missing"},
       {"summary = \"s\"\ndescription = \"d\"\nexit_status = \"0\"\nexmples = \"e\"\n",
@@ -55,6 +70,15 @@ TEST(CommandText, ABrokenFileNamesItselfAndWhatIsWrong) {
       {"summary = \"a\\nb\"\ndescription = \"d\"\nexit_status = \"0\"\n",
        "commands/x.toml: summary must be one line"},
       {"summary = \"s\"\ndescription = '''\nunterminated\n", "commands/x.toml:3:"},
+      {kValid + "options = 3\n", "commands/x.toml: options is not a table"},
+      {kValid + "[options]\n\"--x\" = 3\n",
+       "commands/x.toml: options.\"--x\": expected a string or { value = ..., help = ... }"},
+      {kValid + "[options]\n\"--x\" = { value = \"N\" }\n",
+       "commands/x.toml: options.\"--x\": help is missing"},
+      {kValid + "[options]\n\"--x\" = { help = \"h\", vale = \"N\" }\n",
+       "commands/x.toml: options.\"--x\": unknown key vale (expected value, help)"},
+      {kValid + "[options]\n\"--x\" = { help = \"h\", value = 1 }\n",
+       "commands/x.toml: options.\"--x\": value is not a string"},
   };
   for (const auto& [text, want] : cases) {
     const auto t = parse_command_text(text, "commands/x.toml");
