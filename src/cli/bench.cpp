@@ -89,12 +89,12 @@ class BenchCommand : public Command {
     auto command = job_command(sub_->remaining(), global_, "bench");
     if (!command) return tl::unexpected(command.error());
     if (command->empty()) return fail("expected the job's COMMAND after --");
-    if (auto found = launch::find_program(command->front(), own_environment()); !found)
+    if (auto found = launch::find_program(command->front(), process_environment()); !found)
       return tl::unexpected(found.error());
     bench::BenchRequest r;
     r.command = *command;
     if (!rate_regex_.empty()) {
-      auto rate = compile_rate_regex(rate_regex_);
+      auto rate = launch::compile_rate_regex(rate_regex_);
       if (!rate) return tl::unexpected(rate.error());
       r.rate_regex = std::move(*rate);
     }
@@ -150,7 +150,7 @@ class BenchCommand : public Command {
     }
     const auto doc = bench::to_json(request, result, *c);
     const auto written =
-        bench::write_bench_files(request.dir, doc, html_, force_, own_environment());
+        bench::write_bench_files(request.dir, doc, html_, force_, process_environment());
     if (!written) fmt::print(stderr, "dltune bench: {}\n", written.error().message());
     if (json_)
       fmt::print("{}\n", doc.dump(2));

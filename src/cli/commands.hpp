@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/environment.hpp"
 #include "core/error.hpp"
 #include "host/root.hpp"
 #include "inventory/host_facts.hpp"
@@ -45,8 +46,6 @@ class Command {
 [[nodiscard]] Result<std::vector<std::string>> job_command(std::vector<std::string> remaining,
                                                            const GlobalOptions& global,
                                                            const char* command_name);
-// This process's environment as a map (what a job inherits unless told otherwise).
-[[nodiscard]] std::map<std::string, std::string> own_environment();
 
 std::unique_ptr<Command> make_env_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_capture_command(CLI::App& app, GlobalOptions& global);
@@ -72,8 +71,6 @@ struct RunInvocation {
 // A terminal view's end as an exit status: 0, 2 for bad input (no terminal, an empty recording)
 // and 1 for a failure, said on stderr prefixed by `who`.
 [[nodiscard]] int top_exit_status(const tui::TopResult& result, const char* who);
-// --rate-regex: an ECMAScript expression with a group (the rate); the error names the option.
-[[nodiscard]] Result<std::regex> compile_rate_regex(const std::string& pattern);
 std::unique_ptr<Command> make_top_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_record_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_serve_command(CLI::App& app, GlobalOptions& global);

@@ -7,19 +7,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 
-extern char** environ;
-
 namespace dltune::cli {
-
-std::map<std::string, std::string> own_environment() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const std::string kv = *e;
-    const auto eq = kv.find('=');
-    if (eq != std::string::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  return env;
-}
 
 std::optional<host::Root> open_root(const char* command, const std::optional<std::string>& dir) {
   if (!dir) return host::Root();

@@ -58,7 +58,7 @@ class DoctorCommand : public Command {
     request.since_wall_ns = window.since_wall_ns;
     request.recording_path = recording_;
     request.recording_span = span;
-    request.environment = own_environment();
+    request.environment = process_environment();
     request.nvml_library = collect_options().nvml_library;
     if (::isatty(STDERR_FILENO) != 0)
       request.reading = [](const std::string& path) {

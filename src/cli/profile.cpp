@@ -2,8 +2,6 @@
 //   dltune profile --pid PID [--duration 30s]      a running job, sampled live
 //   dltune profile RECORDING                        a recording (record, run --record)
 //   dltune profile [--run ARG]... -- COMMAND...     launch through `dltune run`, then judge it
-#include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -19,6 +17,7 @@
 #include "diagnose/profile_job.hpp"
 #include "launch/spawn.hpp"
 #include "options/options.hpp"
+#include "store/recorded_run.hpp"
 #include "store/recording.hpp"
 
 namespace dltune::cli {
@@ -128,7 +127,7 @@ class ProfileCommand : public Command {
                                   text::format_duration_ns(interval_ns_ * 2)));
       request.duration_ns = *duration_ns_;
     }
-    raise_open_file_limit();
+    monitor::raise_open_file_limit();
     request.sampler = sampler_options({}, interval_ns_, !no_gpus_);
     request.on_start = [&] {
       if (!json_ || ::isatty(STDERR_FILENO))
@@ -143,44 +142,27 @@ class ProfileCommand : public Command {
   }
 
   int launched(const std::vector<std::string>& command) {
-    const auto environment = own_environment();
+    const auto environment = process_environment();
     if (auto found = launch::find_program(command.front(), environment); !found)
       return refuse(found.error().message());
     auto run = parse_run_options(run_args_, command);
     if (!run) return refuse(run.error().message());
     if (run->recording) return refuse("--run: profile records the job itself (--record FILE)");
     // Without --record FILE, the recording lives in a private directory that goes with it.
-    std::optional<local_file::TempDirectory> temp;
-    std::string path = record_;
-    if (path.empty()) {
-      auto made = local_file::TempDirectory::make("dltune-profile");
-      if (!made) return refuse(made.error().message());
-      temp.emplace(std::move(*made));
-      path = temp->path() + "/job.db";
-    } else if (auto target = local_file::output_target(path, false); !target) {
-      return refuse("--record: " + target.error().message());
-    } else if (*target == "-") {
-      return refuse("--record -: a recording is a SQLite file, not a stream");
-    }
+    auto place = store::RecordingPlace::make(record_, "dltune-profile");
+    if (!place) return refuse(place.error().message());
+    const auto& path = place->path();
     // The job run in this process as `dltune run --record` runs it: in its own cgroup, its
     // signals (a terminal's ^C) passed on; profile stays to judge what was recorded.
     run->recording =
         job_recording(path, false, interval_ns_, !no_gpus_, run->quiet, "dltune profile");
     // With --json, standard output holds the document alone: the job's goes to stderr.
     run->request.stdout_to_stderr = json_;
-    // SIGINT and SIGQUIT as a terminal's job expects them even when profile was started with
-    // them ignored (a non-interactive shell's background job): run passes them on to the job.
-    struct sigaction dfl {
-    }, old_int{}, old_quit{};
-    dfl.sa_handler = SIG_DFL;
-    ::sigaction(SIGINT, &dfl, &old_int);
-    ::sigaction(SIGQUIT, &dfl, &old_quit);
-    const int code = run_and_report(std::move(*run), "dltune profile");
-    ::sigaction(SIGINT, &old_int, nullptr);
-    ::sigaction(SIGQUIT, &old_quit, nullptr);
-
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0)  // run refused or could not set up: it said why
+    const int code = [&] {
+      const launch::DefaultInterruptSignals terminal_signals;
+      return run_and_report(std::move(*run), "dltune profile");
+    }();
+    if (::access(path.c_str(), F_OK) != 0)  // run refused or could not set up: it said why
       return code == kExitBadInput ? kExitBadInput : kExitFailure;
     std::vector<std::string> notes;
     if (code != 0) notes.push_back(fmt::format("the job exited with status {}", code));

@@ -52,7 +52,7 @@ class RecordCommand : public Command {
     if (!target) return refuse("-o: " + target.error().message());
     if (*target == "-") return refuse("-o -: a recording is a SQLite file, not a stream");
     output_ = *target;
-    const auto environment = own_environment();
+    const auto environment = process_environment();
     std::optional<launch::Credentials> as;
     if (!command.empty()) {
       if (auto found = launch::find_program(command.front(), environment); !found)
@@ -68,7 +68,7 @@ class RecordCommand : public Command {
     setup.interval_ns = flags_.interval_ns;
     setup.duration_ns = duration_ns_;
     setup.command = command;
-    setup.scope = command.empty() ? describe_scope(*scope) : "tree of " + command.front();
+    setup.scope = command.empty() ? monitor::describe(*scope) : "tree of " + command.front();
     setup.collect = collect_options();
     setup.notice = [](const std::string& n) { fmt::print(stderr, "dltune record: {}\n", n); };
     auto session = store::RecordSession::create(setup);
@@ -76,12 +76,12 @@ class RecordCommand : public Command {
     host::Root root;
     if (!command.empty()) return record_command(**session, root, command, environment, as);
 
-    raise_open_file_limit();
+    monitor::raise_open_file_limit();
     auto done = store::record_until_stopped(
         **session, root, flags_.sampler_options(*scope, flags_.interval_ns), quiet_, [&] {
           if (!quiet_)
             fmt::print(stderr, "dltune record: recording {} to {} every {}; ^C to stop\n",
-                       describe_scope(*scope), output_,
+                       monitor::describe(*scope), output_,
                        text::format_duration_ns(flags_.interval_ns));
         });
     if (!done) return refuse(done.error().message());

@@ -78,13 +78,13 @@ class RunCommand : public Command {
     auto profile = settings::load_profile(profile_, host::Root(), settings::validate_key);
     if (!profile) return fail("profile: " + profile.error().message());
     if (!rate_regex_.empty()) {
-      auto rate = compile_rate_regex(rate_regex_);
+      auto rate = launch::compile_rate_regex(rate_regex_);
       if (!rate) return tl::unexpected(rate.error());
       inv.request.rate_regex = std::move(*rate);
     }
     inv.request.options = opts_;
     inv.request.profile = std::move(*profile);
-    inv.request.environment = own_environment();
+    inv.request.environment = process_environment();
     inv.request.keep_root = as_root_;
     inv.request.watch_stdout = watch_stdout_;
     inv.request.unique = fmt::format("{}-{}", std::time(nullptr), ::getpid());
@@ -120,17 +120,6 @@ class RunCommand : public Command {
 
 std::unique_ptr<Command> make_run_command(CLI::App& app, GlobalOptions& global) {
   return std::make_unique<RunCommand>(app, global);
-}
-
-Result<std::regex> compile_rate_regex(const std::string& pattern) {
-  try {
-    std::regex rate(pattern, std::regex::ECMAScript);
-    if (rate.mark_count() < 1)
-      return fail("--rate-regex " + pattern + ": expected a group, e.g. '([0-9.]+) img/s'");
-    return rate;
-  } catch (const std::regex_error& e) {
-    return fail(fmt::format("--rate-regex {}: {}", pattern, e.what()));
-  }
 }
 
 Result<RunInvocation> parse_run_options(const std::vector<std::string>& options,

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "monitor/sampler.hpp"
+#include "monitor/scope.hpp"
 #include "store/recorded_run.hpp"
 
 namespace CLI {
@@ -41,13 +41,5 @@ struct SamplingFlags {
 [[nodiscard]] store::JobRecording job_recording(const std::string& path, bool force,
                                                 std::int64_t interval_ns, bool gpus, bool quiet,
                                                 const std::string& who);
-
-// Raises this process's soft RLIMIT_NOFILE to its hard limit, so that the process collector can
-// keep the files of every process open (its budget is half the soft limit; 1024 by default holds
-// ~250 processes). Only for commands that start no job: a job would inherit it.
-void raise_open_file_limit();
-
-// "host-name  pid 1234 (python3 train.py)", for titles.
-[[nodiscard]] std::string describe_scope(const monitor::Scope& scope);
 
 }  // namespace dltune::cli

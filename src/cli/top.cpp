@@ -29,11 +29,11 @@ class TopCommand : public Command {
     tui::TopSettings s;
     s.interval_ns = flags_.interval_ns;
     s.once = once_;
-    s.title = describe_scope(*scope);
+    s.title = monitor::describe(*scope);
     s.sort = scope->kind == monitor::Scope::Kind::kAll ? monitor::TopSort::kCpu
                                                        : monitor::TopSort::kTree;
     if (!sort_.empty()) s.sort = *tui::parse_sort(sort_);
-    raise_open_file_limit();
+    monitor::raise_open_file_limit();
     host::Root root;
     auto sampler = monitor::Sampler::open(root, flags_.sampler_options(*scope, flags_.interval_ns));
     if (!sampler) return refuse(sampler.error().message());

@@ -20,8 +20,6 @@ namespace dltune::cli {
 
 namespace {
 
-using inventory::Json;
-
 class TuneCommand : public Command {
  public:
   explicit TuneCommand(CLI::App& app) {
@@ -109,13 +107,7 @@ class TuneCommand : public Command {
     }
     auto result = tune::apply_plan(root_obj_, **journal, *plan, request_.command_line());
     if (!result) return say(result.error().message(), kExitFailure);
-    if (json_)
-      fmt::print("{}\n", Json{{"tx", result->tx}, {"changed", result->changed}}.dump(2));
-    else
-      fmt::print(
-          "transaction {}: {} change(s) applied and verified; undo with `dltune tune "
-          "rollback {}`\n",
-          result->tx, result->changed, result->tx);
+    fmt::print("{}\n", json_ ? tune::to_json(*result).dump(2) : tune::render_text(*result));
     return kExitOk;
   }
 
@@ -125,19 +117,8 @@ class TuneCommand : public Command {
     if (!r)
       return say("rollback: " + r.error().error.message(),
                  r.error().bad_input ? kExitBadInput : kExitFailure);
-    for (const auto& p : r->problems) say("rollback: " + p, 0);
-    if (!r->problems.empty())
-      say(fmt::format("rollback: transaction {} is not wholly rolled back; once the cause is "
-                      "fixed, run `dltune tune rollback` again (`dltune tune status` shows what "
-                      "is left)",
-                      r->tx),
-          0);
-    if (json_)
-      fmt::print("{}\n",
-                 Json{{"tx", r->tx}, {"restored", r->restored}, {"problems", r->problems}}.dump(2));
-    else
-      fmt::print("transaction {}: {} value(s) restored{}\n", r->tx, r->restored,
-                 r->problems.empty() ? "" : fmt::format(", {} could not be", r->problems.size()));
+    for (const auto& line : tune::problem_lines(*r)) say(line, 0);
+    fmt::print("{}\n", json_ ? tune::to_json(*r).dump(2) : tune::render_text(*r));
     return r->problems.empty() ? kExitOk : kExitFailure;
   }
 

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include "launch/cgroup.hpp"
 #include "launch/kernel_log.hpp"
 #include "launch/spawn.hpp"
@@ -75,6 +77,17 @@ tl::expected<RunSummary, RunFailure> run_job(const host::Root& root,
     summary.result.warnings.push_back("the cgroup could not be removed: " +
                                       removed.error().message());
   return summary;
+}
+
+Result<std::regex> compile_rate_regex(const std::string& pattern) {
+  try {
+    std::regex rate(pattern, std::regex::ECMAScript);
+    if (rate.mark_count() < 1)
+      return fail("--rate-regex " + pattern + ": expected a group, e.g. '([0-9.]+) img/s'");
+    return rate;
+  } catch (const std::regex_error& e) {
+    return fail(fmt::format("--rate-regex {}: {}", pattern, e.what()));
+  }
 }
 
 }  // namespace dltune::launch

@@ -34,6 +34,10 @@ struct RunRequest {
   bool stdout_to_stderr = false;  // SpawnRequest::stdout_to_stderr
 };
 
+// --rate-regex: an ECMAScript expression with a group (the job's rate); the error names the
+// option and the pattern.
+[[nodiscard]] Result<std::regex> compile_rate_regex(const std::string& pattern);
+
 // Where in its life the job is, for whoever watches it (a recording). Each is optional.
 struct JobHooks {
   // Planned, root checked, nothing created yet: an error refuses the run (nothing started).

@@ -269,4 +269,16 @@ Result<SpawnResult> spawn_and_wait(const SpawnRequest& request) {
   return result;
 }
 
+DefaultInterruptSignals::DefaultInterruptSignals() {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  ::sigaction(SIGINT, &dfl, &old_int_);
+  ::sigaction(SIGQUIT, &dfl, &old_quit_);
+}
+
+DefaultInterruptSignals::~DefaultInterruptSignals() {
+  ::sigaction(SIGINT, &old_int_, nullptr);
+  ::sigaction(SIGQUIT, &old_quit_, nullptr);
+}
+
 }  // namespace dltune::launch

@@ -2,6 +2,7 @@
 // Starting and supervising the job: fork, attach to the cgroup, CPU affinity, limits,
 // drop root to the invoking user, exec argv (never a shell); forward signals; wait; watch its
 // output for progress rates.
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -118,5 +119,21 @@ struct SpawnResult {
 // line; tqdm redraws with '\r'), or the first group of `custom` when given. Per second.
 [[nodiscard]] std::optional<double> parse_rate(std::string_view line,
                                                const std::optional<std::regex>& custom);
+
+// SIGINT and SIGQUIT with their default actions while this lives, as a terminal's job expects
+// them, even when this process was started with them ignored (a non-interactive shell's
+// background job): a job run in this process then gets them passed on. The old actions come
+// back at the end.
+class DefaultInterruptSignals {
+ public:
+  DefaultInterruptSignals();
+  ~DefaultInterruptSignals();
+  DefaultInterruptSignals(const DefaultInterruptSignals&) = delete;
+  DefaultInterruptSignals& operator=(const DefaultInterruptSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_quit_ {};
+};
 
 }  // namespace dltune::launch

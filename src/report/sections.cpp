@@ -25,7 +25,7 @@ class Builder {
 };
 
 std::string job_absent(const std::string& scope) {
-  // record writes "HOST  host" (cli/sampling_options.cpp describe_scope); "host" alone too.
+  // record writes "HOST  host" (monitor::describe); "host" alone too.
   std::string_view what = scope;
   if (const auto sep = what.find("  "); sep != std::string_view::npos) what = what.substr(sep + 2);
   if (what == "host" || what.empty())

@@ -5,10 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "core/environment.hpp"
 #include "core/text.hpp"
 #include "launch/job_plan.hpp"
-
-extern char** environ;
 
 namespace dltune::slurm {
 
@@ -75,13 +74,7 @@ TaskPrologResult task_prolog(const host::Root& root, const std::map<std::string,
 }
 
 TaskPrologResult task_prolog_here(const host::Root& root) {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string_view kv = *e;
-    const auto eq = kv.find('=');
-    if (eq != std::string_view::npos)
-      env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-  }
+  const auto env = process_environment();
   cpu_set_t set;
   CPU_ZERO(&set);
   const int task_cpus = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;

@@ -52,4 +52,20 @@ tl::expected<launch::RunSummary, launch::RunFailure> run_recorded(const host::Ro
   return summary;
 }
 
+Result<RecordingPlace> RecordingPlace::make(const std::string& file, const std::string& prefix) {
+  RecordingPlace place;
+  if (file.empty()) {
+    auto made = local_file::TempDirectory::make(prefix);
+    if (!made) return tl::unexpected(made.error());
+    place.temp_.emplace(std::move(*made));
+    place.path_ = place.temp_->path() + "/job.db";
+    return place;
+  }
+  auto target = local_file::output_target(file, false);
+  if (!target) return fail("--record: " + target.error().message());
+  if (*target == "-") return fail("--record -: a recording is a SQLite file, not a stream");
+  place.path_ = *target;
+  return place;
+}
+
 }  // namespace dltune::store

@@ -3,6 +3,10 @@
 // with the recording made once the run is planned, sampling the job's processes from its start
 // to its end, and the run's summary stored in it; when the job could not run, no recording is
 // left behind.
+#include <optional>
+#include <string>
+
+#include "core/local_file.hpp"
 #include "launch/run_job.hpp"
 #include "monitor/sampler.hpp"
 #include "store/record_session.hpp"
@@ -22,5 +26,21 @@ struct JobRecording {
 [[nodiscard]] tl::expected<launch::RunSummary, launch::RunFailure> run_recorded(
     const host::Root& root, const inventory::HostFacts& facts, launch::RunRequest request,
     const JobRecording& recording, const launch::JobHooks& hooks = {});
+
+// Where a job's recording goes when keeping it is the user's choice: `file` when given (an
+// output target: refused when it exists, when it is "-" or cannot be a regular file), else
+// job.db in a private directory made from `prefix` that goes with this object.
+class RecordingPlace {
+ public:
+  [[nodiscard]] static Result<RecordingPlace> make(const std::string& file,
+                                                   const std::string& prefix);
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] bool kept() const { return !temp_.has_value(); }
+
+ private:
+  RecordingPlace() = default;
+  std::optional<local_file::TempDirectory> temp_;
+  std::string path_;
+};
 
 }  // namespace dltune::store

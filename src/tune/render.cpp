@@ -196,4 +196,34 @@ std::int64_t rollback_target(Journal& journal) {
   return 0;
 }
 
+Json to_json(const ApplyResult& r) {
+  return Json{{"tx", r.tx}, {"changed", r.changed}};
+}
+
+std::string render_text(const ApplyResult& r) {
+  return fmt::format(
+      "transaction {}: {} change(s) applied and verified; undo with `dltune tune rollback {}`",
+      r.tx, r.changed, r.tx);
+}
+
+Json to_json(const RollbackResult& r) {
+  return Json{{"tx", r.tx}, {"restored", r.restored}, {"problems", r.problems}};
+}
+
+std::string render_text(const RollbackResult& r) {
+  return fmt::format("transaction {}: {} value(s) restored{}", r.tx, r.restored,
+                     r.problems.empty() ? "" : fmt::format(", {} could not be", r.problems.size()));
+}
+
+std::vector<std::string> problem_lines(const RollbackResult& r) {
+  std::vector<std::string> lines;
+  for (const auto& p : r.problems) lines.push_back("rollback: " + p);
+  if (!r.problems.empty())
+    lines.push_back(fmt::format(
+        "rollback: transaction {} is not wholly rolled back; once the cause is fixed, run "
+        "`dltune tune rollback` again (`dltune tune status` shows what is left)",
+        r.tx));
+  return lines;
+}
+
 }  // namespace dltune::tune

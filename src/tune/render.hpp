@@ -17,6 +17,16 @@ namespace dltune::tune {
 [[nodiscard]] std::string render_text(const Plan& plan);
 [[nodiscard]] inventory::Json to_json(const TxRecord& t);
 
+// What `tune apply` and `tune rollback` say at the end: JSON ({"tx", "changed"}; {"tx",
+// "restored", "problems"}) or a line of text, a rollback's with what to do when values could
+// not be restored.
+[[nodiscard]] inventory::Json to_json(const ApplyResult& r);
+[[nodiscard]] std::string render_text(const ApplyResult& r);
+[[nodiscard]] inventory::Json to_json(const RollbackResult& r);
+[[nodiscard]] std::string render_text(const RollbackResult& r);
+// For standard error: each value a rollback could not restore, then what to do about them.
+[[nodiscard]] std::vector<std::string> problem_lines(const RollbackResult& r);
+
 // What `tune status` shows: transactions a crash left unfinished, those that failed and were
 // not wholly rolled back, those applied, and values changed since a transaction wrote them.
 struct JournalStatus {

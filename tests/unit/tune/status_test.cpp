@@ -110,3 +110,27 @@ TEST_F(StatusTest, DriftAndAnUnfinishedTransactionAreNamedAndRollbackTakesTheCra
 
 }  // namespace
 }  // namespace dltune::tune
+
+namespace dltune::tune {
+namespace {
+
+TEST(TuneResultText, ApplyAndRollbackSayWhatWasDoneAndWhatIsLeft) {
+  const ApplyResult applied{7, 3};
+  EXPECT_EQ(render_text(applied),
+            "transaction 7: 3 change(s) applied and verified; undo with `dltune tune rollback 7`");
+  EXPECT_EQ(to_json(applied), (inventory::Json{{"tx", 7}, {"changed", 3}}));
+
+  RollbackResult whole{7, 3, {}};
+  EXPECT_EQ(render_text(whole), "transaction 7: 3 value(s) restored");
+  EXPECT_TRUE(problem_lines(whole).empty());
+  RollbackResult part{8, 1, {"vm.swappiness: /proc/sys/vm/swappiness: Permission denied"}};
+  EXPECT_EQ(render_text(part), "transaction 8: 1 value(s) restored, 1 could not be");
+  const auto lines = problem_lines(part);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], "rollback: vm.swappiness: /proc/sys/vm/swappiness: Permission denied");
+  EXPECT_NE(lines[1].find("transaction 8 is not wholly rolled back"), std::string::npos);
+  EXPECT_EQ(to_json(part)["problems"].size(), 1u);
+}
+
+}  // namespace
+}  // namespace dltune::tune

@@ -1,0 +1,76 @@
+#include "monitor/scope.hpp"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include <fmt/format.h>
+
+namespace dltune::monitor {
+
+Result<Scope> scope_for(const host::Root& root, pid_t pid, const std::string& cgroup,
+                        Scope::Kind otherwise) {
+  Scope s;
+  if (pid > 0 && !cgroup.empty())
+    return fail("give one of --pid and --cgroup, not both", "--pid/--cgroup");
+  if (pid > 0) {
+    if (::kill(pid, 0) != 0 && errno == ESRCH)
+      return fail("no such process", fmt::format("--pid {}", pid));
+    s.kind = Scope::Kind::kTree;
+    s.pid = pid;
+    return s;
+  }
+  if (!cgroup.empty()) {
+    if (cgroup[0] != '/' || cgroup.find("..") != std::string::npos)
+      return fail("expected an absolute cgroup path as /proc/PID/cgroup shows it (/dltune/run-1)",
+                  "--cgroup " + cgroup);
+    // Found now, before anything is written or shown.
+    if (auto c = CgroupCollector::open(root, cgroup); !c)
+      return fail("no such cgroup in any mounted hierarchy", "--cgroup " + cgroup);
+    s.kind = Scope::Kind::kCgroup;
+    s.cgroup = cgroup;
+    return s;
+  }
+  s.kind = otherwise;
+  return s;
+}
+
+std::string describe(const Scope& scope) {
+  char host[256] = "";
+  ::gethostname(host, sizeof host - 1);
+  const std::string hostname = host;
+  switch (scope.kind) {
+    case Scope::Kind::kTree:
+      return fmt::format("{}  pid {} and its tree", hostname, scope.pid);
+    case Scope::Kind::kCgroup:
+      return fmt::format("{}  cgroup {}", hostname, scope.cgroup);
+    case Scope::Kind::kAll:
+      return fmt::format("{}  all processes", hostname);
+    case Scope::Kind::kNone:
+      break;
+  }
+  return fmt::format("{}  host", hostname);
+}
+
+SamplerOptions sampler_options(const Scope& scope, std::int64_t interval_ns, bool gpus,
+                               const std::string& nvml_library) {
+  SamplerOptions o;
+  o.scope = scope;
+  o.gpus = gpus;
+  o.nvml_library = nvml_library;
+  o.gpu_interval_ns = std::max<std::int64_t>(interval_ns, 1'000'000'000);
+  return o;
+}
+
+void raise_open_file_limit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &r);
+  }
+}
+
+}  // namespace dltune::monitor
