@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/files.hpp"
 #include "bench/stop_signals.hpp"
 #include "core/text.hpp"
 #include "launch/summary.hpp"
@@ -274,6 +275,42 @@ nlohmann::json to_json(const BenchRequest& r, const BenchResult& result, const C
               {"transactions", result.transactions},
               {"used_pairs", std::min(c.used_a, c.used_b)},
               {"comparison", bench::to_json(c)}};
+}
+
+Result<void> plan_sides(
+    const host::Root& root, const inventory::HostFacts& facts, BenchRequest& request,
+    const std::function<Result<launch::RunRequest>(const std::vector<std::string>&)>& parse_run) {
+  if (!request.a.only.empty() && request.a.profile.empty())
+    return fail("--only-a needs a profile for A (-a PROFILE)");
+  if (!request.b.only.empty() && request.b.profile.empty())
+    return fail("--only needs a profile for B (-b PROFILE)");
+  for (const auto& d : request.data)
+    if (d.empty() || d.front() != '/')
+      return fail(fmt::format("--data {}: expected an absolute path", d));
+  for (auto* side : {&request.a, &request.b}) {
+    auto run = parse_run(side->run_args);
+    if (!run) return tl::unexpected(run.error());
+    side->run = std::move(*run);
+    if (auto planned = plan_side(root, facts, side == &request.a ? 'A' : 'B', *side, request.data);
+        !planned)
+      return planned;
+  }
+  if (auto same = same_sides(request.a, request.b)) return fail(*same);
+  return {};
+}
+
+Conclusion conclude(const BenchRequest& request, BenchResult& result, const std::string& html,
+                    bool force, const std::map<std::string, std::string>& environment) {
+  CompareOptions options;
+  options.label_a = request.a.label();
+  options.label_b = request.b.label();
+  options.confidence = request.confidence;
+  options.paired_by_round = true;
+  Conclusion c{compare_runs(std::move(result.runs), options), {}, {}};
+  if (!c.comparison) return c;
+  c.doc = to_json(request, result, *c.comparison);
+  c.written = write_bench_files(request.dir, c.doc, html, force, environment);
+  return c;
 }
 
 }  // namespace dltune::bench

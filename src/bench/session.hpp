@@ -4,6 +4,7 @@
 // its run and rolled back after it, each run recorded; what came of each run, for comparing.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <regex>
 #include <string>
@@ -59,6 +60,15 @@ struct BenchResult {
 // left pending), with what to do; nullopt when it is.
 [[nodiscard]] std::optional<std::string> unfinished(tune::Journal& journal);
 
+// Plans both sides from the host as it is (`a` and `b` with their profiles, --only and run
+// options; `data` tune's --data): each side's run options parsed by `parse_run` (run's own
+// grammar), its tune plan made. Refuses --only without a profile, a relative --data, run options
+// that record or write JSON (bench records every run itself) and sides that do not differ;
+// nothing is changed either way.
+[[nodiscard]] Result<void> plan_sides(
+    const host::Root& root, const inventory::HostFacts& facts, BenchRequest& request,
+    const std::function<Result<launch::RunRequest>(const std::vector<std::string>&)>& parse_run);
+
 // Runs the rounds, stopping early on a signal (stop_signals.hpp: a StopSignals must be alive) or
 // a failure; the host is as it was afterwards unless `failure` says otherwise.
 [[nodiscard]] BenchResult run_bench(const host::Root& root, tune::Journal& journal,
@@ -71,5 +81,16 @@ struct BenchResult {
 // bench.json (schema dltune.bench/1), around the comparison's own JSON.
 [[nodiscard]] nlohmann::json to_json(const BenchRequest& request, const BenchResult& result,
                                      const Comparison& c);
+
+// The end of a bench: the runs compared (an error when they cannot be), bench.json and, when
+// `html` is given, the comparison's page written.
+struct Conclusion {
+  Result<Comparison> comparison;
+  nlohmann::json doc;
+  Result<void> written;
+};
+[[nodiscard]] Conclusion conclude(const BenchRequest& request, BenchResult& result,
+                                  const std::string& html, bool force,
+                                  const std::map<std::string, std::string>& environment);
 
 }  // namespace dltune::bench

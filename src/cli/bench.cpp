@@ -22,7 +22,7 @@ namespace {
 
 class BenchCommand : public Command {
  public:
-  BenchCommand(CLI::App& app, GlobalOptions& global) : global_(global) {
+  BenchCommand(CLI::App& app, GlobalOptions& global) : Command("bench"), global_(global) {
     sub_ = options::add_command(app, "bench");
     options::add_value(*sub_, "-a,--a", a_.profile);
     options::add_value(*sub_, "-b,--b", b_.profile);
@@ -58,8 +58,7 @@ class BenchCommand : public Command {
           "job itself then runs as you); nothing was changed");
     auto journal = tune::Journal::open(state_dir_);
     if (!journal) {
-      fmt::print(stderr, "dltune bench: {}\n", journal.error().message());
-      return kExitFailure;
+      return failure(journal.error().message());
     }
     if (auto leftover = bench::unfinished(**journal)) return refuse(*leftover);
     auto dir = bench::make_directory(out_);
@@ -73,7 +72,7 @@ class BenchCommand : public Command {
       fmt::print(stderr, "{}\n", bench::progress_line(d));
     };
     auto result = bench::run_bench(host::Root(), **journal, *request, hooks);
-    if (result.failure) fmt::print(stderr, "dltune bench: {}\n", *result.failure);
+    if (result.failure) say(*result.failure);
     const int stopped = bench::stop_signal();
     if (stopped != 0)
       fmt::print(stderr,
@@ -98,38 +97,29 @@ class BenchCommand : public Command {
       if (!rate) return tl::unexpected(rate.error());
       r.rate_regex = std::move(*rate);
     }
-    if (!a_.only.empty() && a_.profile.empty())
-      return fail("--only-a needs a profile for A (-a PROFILE)");
-    if (!b_.only.empty() && b_.profile.empty())
-      return fail("--only needs a profile for B (-b PROFILE)");
-    for (const auto& d : data_)
-      if (d.empty() || d.front() != '/')
-        return fail(fmt::format("--data {}: expected an absolute path", d));
+    r.data = data_;
     if (!html_.empty())
       if (auto t = local_file::output_target(html_, force_); !t)
         return fail("--html: " + t.error().message());
-
-    host::Root root;
-    const auto facts = inventory::collect(root, collect_options());
-    for (auto* side : {&a_, &b_}) {
-      for (const auto& arg : run_args_) side->run_args.push_back(arg);
-      auto run = parse_run_options(side->run_args, r.command);
-      if (!run) return tl::unexpected(run.error());
-      if (run->recording || !run->json_path.empty())
-        return fail("--run: bench records every run itself; --record and --json are not for it");
-      side->run = std::move(run->request);
-      if (auto planned = bench::plan_side(root, facts, side == &a_ ? 'A' : 'B', *side, data_);
-          !planned)
-        return tl::unexpected(planned.error());
-    }
+    for (const auto& arg : run_args_)
+      for (auto* side : {&a_, &b_}) side->run_args.push_back(arg);
     r.a = a_;
     r.b = b_;
-    if (auto same = bench::same_sides(r.a, r.b)) return fail(*same);
+    host::Root root;
+    const auto facts = inventory::collect(root, collect_options());
+    auto planned = bench::plan_sides(root, facts, r, [&](const std::vector<std::string>& args) {
+      auto run = parse_run_options(args, r.command);
+      if (!run) return Result<launch::RunRequest>(tl::unexpected(run.error()));
+      if (run->recording || !run->json_path.empty())
+        return Result<launch::RunRequest>(
+            fail("--run: bench records every run itself; --record and --json are not for it"));
+      return Result<launch::RunRequest>(std::move(run->request));
+    });
+    if (!planned) return tl::unexpected(planned.error());
     r.runs = runs_;
     r.warmup = warmup_;
     r.abba = order_ == "abba";
     r.interval_ns = interval_ns_;
-    r.data = data_;
     r.confidence = confidence_ / 100;
     r.collect = collect_options();
     r.sampler = sampler_options({}, interval_ns_, true);
@@ -138,35 +128,22 @@ class BenchCommand : public Command {
 
   int finish(const bench::BenchRequest& request, bench::BenchResult& result) {
     const bool interrupted = bench::stop_signal() != 0;
-    bench::CompareOptions options;
-    options.label_a = request.a.label();
-    options.label_b = request.b.label();
-    options.confidence = request.confidence;
-    options.paired_by_round = true;
-    auto c = bench::compare_runs(std::move(result.runs), options);
-    if (!c) {
-      fmt::print(stderr, "dltune bench: {}\n", c.error().message());
+    auto end = bench::conclude(request, result, html_, force_, process_environment());
+    if (!end.comparison) {
+      say(end.comparison.error().message());
       return interrupted ? 130 : kExitFailure;
     }
-    const auto doc = bench::to_json(request, result, *c);
-    const auto written =
-        bench::write_bench_files(request.dir, doc, html_, force_, process_environment());
-    if (!written) fmt::print(stderr, "dltune bench: {}\n", written.error().message());
+    if (!end.written) say(end.written.error().message());
     if (json_)
-      fmt::print("{}\n", doc.dump(2));
+      fmt::print("{}\n", end.doc.dump(2));
     else
       fmt::print(
           "\n{}\nRecordings, logs and bench.json are in {}; `dltune compare {}` shows this "
           "again.\n",
-          bench::render_text(*c), request.dir, request.dir);
+          bench::render_text(*end.comparison), request.dir, request.dir);
     if (interrupted) return 130;
-    if (result.failure || !c->verdict || !written) return kExitFailure;
+    if (result.failure || !end.comparison->verdict || !end.written) return kExitFailure;
     return kExitOk;
-  }
-
-  static int refuse(const std::string& why) {
-    fmt::print(stderr, "dltune bench: {}\n", why);
-    return kExitBadInput;
   }
 
   GlobalOptions& global_;

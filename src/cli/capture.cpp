@@ -20,7 +20,7 @@ namespace {
 
 class CaptureCommand : public Command {
  public:
-  explicit CaptureCommand(CLI::App& app) {
+  explicit CaptureCommand(CLI::App& app) : Command("capture") {
     sub_ = options::add_command(app, "capture");
     options::add_value(*sub_, "-o,--output", output_)->required();
     options::add_flag(*sub_, "--force", force_);
@@ -40,8 +40,7 @@ class CaptureCommand : public Command {
     const auto extras = inventory::capture_extras(facts, root);
     auto stats = host::write_capture(root, *target, extras, force_);
     if (!stats) {
-      fmt::print(stderr, "dltune capture: {}\n", stats.error().message());
-      return kExitFailure;
+      return failure(stats.error().message());
     }
     // With -o - standard output holds the archive alone.
     FILE* out = *target == "-" ? stderr : stdout;

@@ -21,7 +21,7 @@ namespace {
 
 class CheckCommand : public Command {
  public:
-  explicit CheckCommand(CLI::App& app) {
+  explicit CheckCommand(CLI::App& app) : Command("check") {
     sub_ = options::add_command(app, "check");
     options::add_value(*sub_, "-p,--profile", profile_);
     options::add_list(*sub_, "--data", data_, "PATH");
@@ -47,8 +47,7 @@ class CheckCommand : public Command {
     const auto facts = inventory::collect(root, collect_options());
     auto report = audit::run_check(facts, root, *profile, {only_, skip_, data_, profile_});
     if (!report) {
-      fmt::print(stderr, "dltune check: {}\n", report.error().message());
-      return kExitBadInput;
+      return refuse(report.error().message());
     }
     if (json_) {
       fmt::print("{}\n", audit::to_json(*report, facts).dump(2));

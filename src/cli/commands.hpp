@@ -1,9 +1,7 @@
 #pragma once
 // Each command is a small object: CLI11 options bound to its fields, and execute().
-#include <map>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -28,9 +26,20 @@ struct GlobalOptions {
 
 class Command {
  public:
+  explicit Command(std::string name) : name_(std::move(name)) {}
   virtual ~Command() = default;
   [[nodiscard]] virtual bool selected() const = 0;
   virtual int execute() = 0;
+
+ protected:
+  // "dltune NAME: what" on stderr; refuse returns exit status 2 (bad input, nothing done),
+  // failure 1 (the command ran and failed).
+  void say(const std::string& what) const;
+  int refuse(const std::string& why) const;
+  int failure(const std::string& why) const;
+
+ private:
+  std::string name_;
 };
 
 // The host a command reads: this one without --root, else the tree at `dir` and nothing of the

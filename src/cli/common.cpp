@@ -9,6 +9,20 @@
 
 namespace dltune::cli {
 
+void Command::say(const std::string& what) const {
+  fmt::print(stderr, "dltune {}: {}\n", name_, what);
+}
+
+int Command::refuse(const std::string& why) const {
+  say(why);
+  return kExitBadInput;
+}
+
+int Command::failure(const std::string& why) const {
+  say(why);
+  return kExitFailure;
+}
+
 std::optional<host::Root> open_root(const char* command, const std::optional<std::string>& dir) {
   if (!dir) return host::Root();
   if (dir->empty()) {

@@ -24,7 +24,7 @@ bool is_directory(const std::string& path) {
 
 class CompareCommand : public Command {
  public:
-  explicit CompareCommand(CLI::App& app) {
+  explicit CompareCommand(CLI::App& app) : Command("compare") {
     sub_ = options::add_command(app, "compare");
     options::add_value(*sub_, "paths", paths_);
     options::add_value(*sub_, "-a", a_);
@@ -79,18 +79,12 @@ class CompareCommand : public Command {
       fmt::print("{}", bench::render_text(*c));
     if (!html_.empty())
       if (auto w = bench::write_compare_html(html_, doc, force_); !w) {
-        fmt::print(stderr, "dltune compare: {}\n", w.error().message());
-        return kExitFailure;
+        return failure(w.error().message());
       }
     return c->verdict ? kExitOk : kExitFailure;
   }
 
  private:
-  static int refuse(const std::string& why) {
-    fmt::print(stderr, "dltune compare: {}\n", why);
-    return kExitBadInput;
-  }
-
   CLI::App* sub_ = nullptr;
   std::vector<std::string> paths_, a_, b_;
   std::string label_a_, label_b_, html_;

@@ -24,7 +24,7 @@ namespace {
 
 class DoctorCommand : public Command {
  public:
-  explicit DoctorCommand(CLI::App& app) {
+  explicit DoctorCommand(CLI::App& app) : Command("doctor") {
     sub_ = options::add_command(app, "doctor");
     options::add_duration(*sub_, "--since", since_ns_, 1'000'000'000, 3650 * 86'400'000'000'000);
     options::add_flag(*sub_, "--boot", boot_);
@@ -49,8 +49,7 @@ class DoctorCommand : public Command {
     const auto window = diagnose::doctor_window(boot_, since_ns_, span, now_ns(CLOCK_REALTIME));
     const auto& xids = diagnose::builtin_xid_table();
     if (!xids) {
-      fmt::print(stderr, "dltune doctor: {}\n", xids.error().message());
-      return kExitFailure;
+      return failure(xids.error().message());
     }
     auto root = open_root("doctor", root_dir_);
     if (!root) return kExitBadInput;
@@ -101,11 +100,6 @@ class DoctorCommand : public Command {
       return kExitFailure;
     }
     return kExitOk;
-  }
-
-  static int refuse(const std::string& why) {
-    fmt::print(stderr, "dltune doctor: {}\n", why);
-    return kExitBadInput;
   }
 
   CLI::App* sub_ = nullptr;

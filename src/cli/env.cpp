@@ -17,7 +17,7 @@ namespace {
 
 class EnvCommand : public Command {
  public:
-  explicit EnvCommand(CLI::App& app) {
+  explicit EnvCommand(CLI::App& app) : Command("env") {
     sub_ = options::add_command(app, "env");
     options::add_value(*sub_, "--root", root_);
     options::add_flag(*sub_, "--json", json_);

@@ -12,13 +12,10 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/sampling_options.hpp"
-#include "core/local_file.hpp"
-#include "core/text.hpp"
 #include "diagnose/profile_job.hpp"
 #include "launch/spawn.hpp"
 #include "options/options.hpp"
 #include "store/recorded_run.hpp"
-#include "store/recording.hpp"
 
 namespace dltune::cli {
 
@@ -28,7 +25,7 @@ constexpr std::int64_t kSecond = 1'000'000'000;
 
 class ProfileCommand : public Command {
  public:
-  ProfileCommand(CLI::App& app, GlobalOptions& global) : global_(global) {
+  ProfileCommand(CLI::App& app, GlobalOptions& global) : Command("profile"), global_(global) {
     sub_ = options::add_command(app, "profile");
     options::add_value(*sub_, "recording", recording_);
     options::add_integer(*sub_, "--pid", pid_, 1, options::kMaxPid, "PID");
@@ -60,8 +57,7 @@ class ProfileCommand : public Command {
       return refuse("--interval is for --pid and -- COMMAND: a recording has its own");
     const auto& rules = diagnose::builtin_rules();
     if (!rules) {
-      fmt::print(stderr, "dltune profile: {}\n", rules.error().message());
-      return kExitFailure;
+      return failure(rules.error().message());
     }
     rules_ = &*rules;
     if (!recording_.empty()) return from_recording(recording_, recording_, save_);
@@ -70,14 +66,9 @@ class ProfileCommand : public Command {
   }
 
  private:
-  static int refuse(const std::string& why) {
-    fmt::print(stderr, "dltune profile: {}\n", why);
-    return kExitBadInput;
-  }
-
   // Exit status for a failure of the library: 2 for input it cannot judge, else 1.
-  static int failed(const diagnose::ProfileFailure& f) {
-    fmt::print(stderr, "dltune profile: {}\n", f.error.message());
+  int failed(const diagnose::ProfileFailure& f) const {
+    say(f.error.message());
     return f.bad_input ? kExitBadInput : kExitFailure;
   }
 
@@ -88,16 +79,9 @@ class ProfileCommand : public Command {
     request.source = std::move(source);
     request.notes = std::move(notes);
     request.extra = std::move(extra);
+    request.save_to = save_to;
     auto report = diagnose::judge_job(*rules_, windows, request);
     if (!report) return failed(report.error());
-    auto& notes_shown = report->parts.front().notes;
-    if (!save_to.empty()) {
-      if (auto ok = store::add_document(save_to, "profile", report->doc); !ok)
-        notes_shown.push_back("the verdict could not be saved in the recording: " +
-                              ok.error().message());
-      else if (!json_)
-        notes_shown.push_back("the verdict is saved in " + save_to + " (dltune report shows it)");
-    }
     if (json_)
       fmt::print("{}\n", report->doc.dump(2));
     else
@@ -120,13 +104,7 @@ class ProfileCommand : public Command {
     diagnose::LiveRequest request;
     request.pid = pid_;
     request.interval_ns = interval_ns_;
-    if (duration_ns_) {
-      if (*duration_ns_ < interval_ns_ * 2)
-        return refuse(fmt::format("--duration {}: too short (at least two intervals, {})",
-                                  text::format_duration_ns(*duration_ns_),
-                                  text::format_duration_ns(interval_ns_ * 2)));
-      request.duration_ns = *duration_ns_;
-    }
+    if (duration_ns_) request.duration_ns = *duration_ns_;
     monitor::raise_open_file_limit();
     request.sampler = sampler_options({}, interval_ns_, !no_gpus_);
     request.on_start = [&] {

@@ -18,7 +18,7 @@ namespace {
 
 class RecordCommand : public Command {
  public:
-  RecordCommand(CLI::App& app, GlobalOptions& global) : global_(global) {
+  RecordCommand(CLI::App& app, GlobalOptions& global) : Command("record"), global_(global) {
     sub_ = options::add_command(app, "record");
     options::add_value(*sub_, "-o,--output", output_);
     options::add_flag(*sub_, "--force", force_);
@@ -126,11 +126,6 @@ class RecordCommand : public Command {
                           (*recording)->info().scope);
     if (!sort_.empty()) s.sort = *tui::parse_sort(sort_);
     return top_exit_status(tui::top_replay(**recording, index, s), "dltune record --replay");
-  }
-
-  static int refuse(const std::string& why) {
-    fmt::print(stderr, "dltune record: {}\n", why);
-    return kExitBadInput;
   }
 
   GlobalOptions& global_;

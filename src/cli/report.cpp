@@ -16,7 +16,7 @@ namespace {
 
 class ReportCommand : public Command {
  public:
-  explicit ReportCommand(CLI::App& app) {
+  explicit ReportCommand(CLI::App& app) : Command("report") {
     sub_ = options::add_command(app, "report");
     options::add_value(*sub_, "recording", recording_)->required();
     options::add_value(*sub_, "-o,--output", output_)->required();
@@ -59,15 +59,6 @@ class ReportCommand : public Command {
   }
 
  private:
-  static int refuse(const std::string& why) {
-    fmt::print(stderr, "dltune report: {}\n", why);
-    return kExitBadInput;
-  }
-  static int failure(const std::string& why) {
-    fmt::print(stderr, "dltune report: {}\n", why);
-    return kExitFailure;
-  }
-
   CLI::App* sub_ = nullptr;
   std::string recording_, output_, format_ = "html", from_, to_;
   std::optional<std::size_t> max_points_;

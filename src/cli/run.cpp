@@ -25,7 +25,7 @@ namespace {
 
 class RunCommand : public Command {
  public:
-  RunCommand(CLI::App& app, GlobalOptions& global) : global_(global) {
+  RunCommand(CLI::App& app, GlobalOptions& global) : Command("run"), global_(global) {
     sub_ = options::add_command(app, "run");
     options::add_value(*sub_, "--cpu-quota", opts_.cpu_quota);
     options::add_value(*sub_, "--cpu-weight", opts_.cpu_weight);
@@ -101,11 +101,6 @@ class RunCommand : public Command {
   }
 
  private:
-  static int refuse(const std::string& why) {
-    fmt::print(stderr, "dltune run: {}\n", why);
-    return kExitBadInput;
-  }
-
   GlobalOptions& global_;
   CLI::App* sub_ = nullptr;
   launch::RunOptions opts_;

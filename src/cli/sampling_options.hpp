@@ -3,7 +3,6 @@
 #include <sys/types.h>
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "monitor/scope.hpp"
@@ -23,15 +22,13 @@ struct SamplingFlags {
 
   // --pid, --cgroup, --interval and --no-gpus, with the command's own help for each.
   void add_to(CLI::App& app);
-  // The scope: --pid (tree), --cgroup, or `otherwise`. Refuses --pid with --cgroup, a PID that
-  // is not running, a cgroup path that is not absolute.
+  // The scope: --pid, --cgroup or `otherwise`, checked (monitor::scope_for).
   [[nodiscard]] Result<monitor::Scope> scope(monitor::Scope::Kind otherwise) const;
   [[nodiscard]] monitor::SamplerOptions sampler_options(const monitor::Scope& scope,
                                                         std::int64_t interval_ns) const;
 };
 
-// How to sample `scope` every `interval_ns`: NVML (unless !gpus) through DLTUNE_NVML_LIBRARY when
-// set, at most once a second.
+// monitor::sampler_options with DLTUNE_NVML_LIBRARY.
 [[nodiscard]] monitor::SamplerOptions sampler_options(const monitor::Scope& scope,
                                                       std::int64_t interval_ns, bool gpus);
 

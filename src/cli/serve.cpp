@@ -21,7 +21,7 @@ namespace {
 
 class ServeCommand : public Command {
  public:
-  ServeCommand(CLI::App& app, GlobalOptions&) {
+  ServeCommand(CLI::App& app, GlobalOptions&) : Command("serve") {
     sub_ = options::add_command(app, "serve");
     options::add_value(*sub_, "--listen", listen_);
     options::add_duration(*sub_, "--interval", choice_.interval_ns, 100'000'000, 3'600'000'000'000);
@@ -64,13 +64,14 @@ class ServeCommand : public Command {
     return serve::exporter_options(root_, choice_);
   }
 
-  static void tell(const std::vector<std::string>& messages) {
-    for (const auto& m : messages) fmt::print(stderr, "dltune serve: {}\n", m);
+  void tell(const std::vector<std::string>& messages) const {
+    for (const auto& m : messages) say(m);
   }
 
   int once(serve::ExporterOptions options) {
-    auto exporter = serve::sample_once(root_, std::move(options), tell);
-    if (!exporter) return fail_with(exporter.error().message());
+    auto exporter =
+        serve::sample_once(root_, std::move(options), [this](const auto& m) { tell(m); });
+    if (!exporter) return failure(exporter.error().message());
     if (json_) {
       fmt::print("{}\n", (*exporter)->json().dump(2));
     } else {
@@ -91,26 +92,17 @@ class ServeCommand : public Command {
     auto who = serve::choose_identity(::geteuid(), user_, as_root_, sudo != nullptr ? sudo : "");
     if (!who) return refuse(who.error().message());
     request.become = who->become;
-    request.say = [](const std::string& what) {
-      fmt::print(stderr, "dltune serve: {}\n", what);
+    request.say = [this](const std::string& what) {
+      say(what);
       std::fflush(stderr);
     };
     if (who->warning) request.say(*who->warning);
-    request.tell = tell;
+    request.tell = [this](const std::vector<std::string>& m) { tell(m); };
     auto served = serve::serve_until_stopped(root_, std::move(options), request);
     if (!served)
       return served.error().bind ? refuse(served.error().error.message())
-                                 : fail_with(served.error().error.message());
+                                 : failure(served.error().error.message());
     return kExitOk;
-  }
-
-  static int refuse(const std::string& why) {
-    fmt::print(stderr, "dltune serve: {}\n", why);
-    return kExitBadInput;
-  }
-  static int fail_with(const std::string& why) {
-    fmt::print(stderr, "dltune serve: {}\n", why);
-    return kExitFailure;
   }
 
   CLI::App* sub_ = nullptr;

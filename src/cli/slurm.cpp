@@ -3,11 +3,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -15,6 +12,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "core/text.hpp"
+#include "core/watchdog.hpp"
 #include "options/options.hpp"
 #include "slurm/health.hpp"
 #include "slurm/task_prolog.hpp"
@@ -22,37 +20,6 @@
 namespace dltune::cli {
 
 namespace {
-
-// Ends the process with exit 2 when the work it guards takes longer than `limit`: a health check
-// that hangs (a stuck NVML call, a file system that does not answer) says so and changes nothing,
-// instead of holding slurmd's health check slot.
-class Watchdog {
- public:
-  Watchdog(std::chrono::nanoseconds limit, std::string message)
-      : thread_([this, limit, message = std::move(message)] {
-          std::unique_lock lock(mutex_);
-          if (cv_.wait_for(lock, limit, [this] { return done_; })) return;
-          std::fputs(message.c_str(), stderr);
-          std::fflush(stderr);
-          std::_Exit(kExitBadInput);
-        }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard lock(mutex_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  Watchdog(const Watchdog&) = delete;
-  Watchdog& operator=(const Watchdog&) = delete;
-
- private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
 
 std::string this_host() {
   char name[256] = {};
@@ -62,11 +29,10 @@ std::string this_host() {
 
 class SlurmCommand : public Command {
  public:
-  explicit SlurmCommand(CLI::App& app) {
+  explicit SlurmCommand(CLI::App& app) : Command("slurm") {
     sub_ = options::add_command(app, "slurm");
     sub_->require_subcommand(1);
-    health_ = sub_->add_subcommand(
-        "health", "Judge this node; drain it when unhealthy, resume it when dltune drained it");
+    health_ = options::add_subcommand(*sub_, "health");
     options::add_value(*health_, "--node", request_.node);
     options::add_value(*health_, "-p,--profile", request_.profile);
     options::add_choice(*health_, "--drain-on", drain_on_, {"warn", "critical"});
@@ -76,9 +42,7 @@ class SlurmCommand : public Command {
     options::add_duration(*health_, "--timeout", timeout_ns_, 100'000'000, 3'600'000'000'000);
     options::add_flag(*health_, "--json", json_);
     health_->fallthrough();
-    task_prolog_ = sub_->add_subcommand(
-        "task-prolog",
-        "Print the export lines that give a task dltune's defaults (Slurm's TaskProlog)");
+    task_prolog_ = options::add_subcommand(*sub_, "task-prolog");
     task_prolog_->fallthrough();
   }
 
@@ -90,7 +54,8 @@ class SlurmCommand : public Command {
     const Watchdog watchdog(
         std::chrono::nanoseconds(timeout_ns_),
         fmt::format("dltune slurm health: no verdict within {}: the node is left as it is\n",
-                    text::human_duration(static_cast<double>(timeout_ns_) / 1e9)));
+                    text::human_duration(static_cast<double>(timeout_ns_) / 1e9)),
+        kExitBadInput);
     const host::Root root;
     const char* slurmd_node = std::getenv("SLURMD_NODENAME");
     const slurm::HealthContext context{root, collect_options(), this_host(),

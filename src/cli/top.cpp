@@ -14,7 +14,7 @@ namespace {
 
 class TopCommand : public Command {
  public:
-  TopCommand(CLI::App& app, GlobalOptions&) {
+  TopCommand(CLI::App& app, GlobalOptions&) : Command("top") {
     sub_ = options::add_command(app, "top");
     flags_.add_to(*sub_);
     options::add_flag(*sub_, "--once", once_);
@@ -41,10 +41,6 @@ class TopCommand : public Command {
   }
 
  private:
-  static int refuse(const std::string& why) {
-    fmt::print(stderr, "dltune top: {}\n", why);
-    return kExitBadInput;
-  }
   CLI::App* sub_ = nullptr;
   SamplingFlags flags_;
   bool once_ = false;

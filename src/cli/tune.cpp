@@ -22,11 +22,11 @@ namespace {
 
 class TuneCommand : public Command {
  public:
-  explicit TuneCommand(CLI::App& app) {
+  explicit TuneCommand(CLI::App& app) : Command("tune") {
     sub_ = options::add_command(app, "tune");
     sub_->require_subcommand(1);
-    plan_ = sub_->add_subcommand("plan", "What would change, old -> new, and why; changes nothing");
-    apply_ = sub_->add_subcommand("apply", "Apply the plan as one transaction");
+    plan_ = options::add_subcommand(*sub_, "plan");
+    apply_ = options::add_subcommand(*sub_, "apply");
     for (auto* s : {plan_, apply_}) {
       options::add_value(*s, "-p,--profile", request_.profile);
       options::add_list(*s, "--only", request_.only, "ID");
@@ -35,10 +35,10 @@ class TuneCommand : public Command {
       options::add_flag(*s, "--cgroups", request_.cgroups);
     }
     options::add_flag(*apply_, "-y,--yes", yes_);
-    rollback_ = sub_->add_subcommand("rollback", "Restore every value a transaction changed");
+    rollback_ = options::add_subcommand(*sub_, "rollback");
     options::add_value(*rollback_, "tx", tx_);
-    status_ = sub_->add_subcommand("status", "Applied transactions, drift, unfinished ones");
-    history_ = sub_->add_subcommand("history", "Every transaction with its changes");
+    status_ = options::add_subcommand(*sub_, "status");
+    history_ = options::add_subcommand(*sub_, "history");
     // Every subcommand's help lists the options it takes; before the subcommand they work too.
     for (auto* s : {sub_, plan_, apply_, rollback_, status_, history_}) {
       options::add_value(*s, "--state-dir", state_dir_);
@@ -62,21 +62,17 @@ class TuneCommand : public Command {
   }
 
  private:
-  bool may_change() {
-    if (root_obj_.live() && ::geteuid() != 0) {
-      fmt::print(stderr,
-                 "dltune tune: changing this host needs root (run it with sudo); nothing "
-                 "was changed\n");
-      return false;
-    }
-    return true;
+  bool may_change() const {
+    if (!root_obj_.live() || ::geteuid() == 0) return true;
+    say("changing this host needs root (run it with sudo); nothing was changed");
+    return false;
   }
 
   int do_plan(bool apply) {
     request_.collect = collect_options();
     auto plan = tune::plan_for(root_obj_, request_);
     if (!plan) {
-      fmt::print(stderr, "dltune tune: {}; nothing was changed\n", plan.error().error.message());
+      say(plan.error().error.message() + "; nothing was changed");
       return plan.error().bad_input ? kExitBadInput : kExitFailure;
     }
     if (!apply) {
@@ -85,17 +81,16 @@ class TuneCommand : public Command {
     }
     if (!may_change()) return kExitBadInput;
     auto journal = tune::journal_for_apply(state_dir_);
-    if (!journal) return say(journal.error().message(), kExitFailure);
+    if (!journal) return failure(journal.error().message());
     if (plan->changes().empty()) {
       fmt::print("dltune tune: nothing to change: the host already meets {}\n", plan->profile);
       return kExitOk;
     }
     if (!yes_) {
       if (!::isatty(0))
-        return say(
+        return refuse(
             "apply: standard input is not a terminal: pass --yes to apply without asking; "
-            "nothing was changed",
-            kExitBadInput);
+            "nothing was changed");
       fmt::print("{}\nApply these changes? [y/N] ", tune::render_text(*plan));
       std::fflush(stdout);
       std::string answer;
@@ -106,7 +101,7 @@ class TuneCommand : public Command {
       }
     }
     auto result = tune::apply_plan(root_obj_, **journal, *plan, request_.command_line());
-    if (!result) return say(result.error().message(), kExitFailure);
+    if (!result) return failure(result.error().message());
     fmt::print("{}\n", json_ ? tune::to_json(*result).dump(2) : tune::render_text(*result));
     return kExitOk;
   }
@@ -114,17 +109,13 @@ class TuneCommand : public Command {
   int do_rollback() {
     if (!may_change()) return kExitBadInput;
     auto r = tune::rollback(root_obj_, state_dir_, tx_);
-    if (!r)
-      return say("rollback: " + r.error().error.message(),
-                 r.error().bad_input ? kExitBadInput : kExitFailure);
-    for (const auto& line : tune::problem_lines(*r)) say(line, 0);
+    if (!r) {
+      say("rollback: " + r.error().error.message());
+      return r.error().bad_input ? kExitBadInput : kExitFailure;
+    }
+    for (const auto& line : tune::problem_lines(*r)) say(line);
     fmt::print("{}\n", json_ ? tune::to_json(*r).dump(2) : tune::render_text(*r));
     return r->problems.empty() ? kExitOk : kExitFailure;
-  }
-
-  static int say(const std::string& what, int code) {
-    fmt::print(stderr, "dltune tune: {}\n", what);
-    return code;
   }
 
   // The journal to read; a missing state directory is said (an empty one reads as nothing
@@ -139,9 +130,9 @@ class TuneCommand : public Command {
 
   int do_status() {
     auto journal = read_journal();
-    if (!journal) return say(journal.error().message(), kExitFailure);
+    if (!journal) return failure(journal.error().message());
     auto status = tune::read_status(root_obj_, **journal);
-    if (!status) return say(status.error().message(), kExitFailure);
+    if (!status) return failure(status.error().message());
     fmt::print("{}", json_ ? tune::to_json(*status, state_dir_).dump(2) + "\n"
                            : tune::render_text(*status));
     return status->clean() ? kExitOk : kExitFailure;
@@ -149,9 +140,9 @@ class TuneCommand : public Command {
 
   int do_history() {
     auto journal = read_journal();
-    if (!journal) return say(journal.error().message(), kExitFailure);
+    if (!journal) return failure(journal.error().message());
     auto history = (*journal)->history();
-    if (!history) return say(history.error().message(), kExitFailure);
+    if (!history) return failure(history.error().message());
     fmt::print(
         "{}", json_ ? tune::history_json(*history).dump(2) + "\n" : tune::render_history(*history));
     return kExitOk;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/text.hpp"
 #include "diagnose/profile_text.hpp"
 #include "store/recording.hpp"
 
@@ -83,6 +84,13 @@ ProfileResult<ProfileReport> judge_job(const Rules& rules, const JobWindows& win
   }
   report.doc["notes"] = report.parts.front().notes;
   for (const auto& [k, v] : request.extra.items()) report.doc[k] = v;
+  if (!request.save_to.empty()) {
+    auto& notes = report.parts.front().notes;
+    if (auto ok = store::add_document(request.save_to, "profile", report.doc); !ok)
+      notes.push_back("the verdict could not be saved in the recording: " + ok.error().message());
+    else
+      notes.push_back("the verdict is saved in " + request.save_to + " (dltune report shows it)");
+  }
   return report;
 }
 
@@ -113,6 +121,10 @@ ProfileResult<RecordedJob> read_recorded_job(const std::string& path) {
 ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& request) {
   if (::kill(request.pid, 0) != 0 && errno == ESRCH)
     return failure(true, fmt::format("--pid {}: no such process", request.pid));
+  if (request.duration_ns < request.interval_ns * 2)
+    return failure(true, fmt::format("--duration {}: too short (at least two intervals, {})",
+                                     text::format_duration_ns(request.duration_ns),
+                                     text::format_duration_ns(request.interval_ns * 2)));
   auto options = request.sampler;
   options.scope = monitor::Scope{monitor::Scope::Kind::kTree, request.pid, {}};
   auto sampler = monitor::Sampler::open(root, options);

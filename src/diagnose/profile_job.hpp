@@ -45,6 +45,9 @@ struct JudgeRequest {
   std::string source;
   std::vector<std::string> notes;                   // the caller's, first in the leading verdict's
   nlohmann::json extra = nlohmann::json::object();  // merged into the report's doc
+  // A recording to store the verdict in (its document "profile", which report shows); whether
+  // it was stored is the leading verdict's last note.
+  std::string save_to;
 };
 
 // Errors: no job in the windows (bad input), fewer than two samples (failure).
@@ -73,6 +76,7 @@ struct LiveJob {
   std::vector<std::string> notes;
   double seconds = 0;  // how long it was sampled
 };
+// A duration shorter than two intervals is bad input, named as --duration.
 // Samples `pid` and its descendants every interval until the duration is over, the job ends
 // (its main process gone from two samples), or SIGINT, SIGTERM or SIGHUP comes (taken here,
 // synchronously: noted as "stopped early by a signal"). Errors: no such process, the sampler

@@ -75,6 +75,18 @@ Result<CommandText> parse_command_text(std::string_view toml_text, std::string_v
       out.options = std::move(*options);
       continue;
     }
+    if (k == "subcommands") {
+      const auto* table = node.as_table();
+      if (table == nullptr) return fail(fmt::format("{}: subcommands is not a table", origin));
+      for (const auto& [name, summary] : *table) {
+        const auto* text = summary.as_string();
+        if (text == nullptr || text->get().empty() || text->get().find('\n') != std::string::npos)
+          return fail(
+              fmt::format("{}: subcommands.{}: expected a one-line summary", origin, name.str()));
+        out.subcommands.emplace(std::string(name.str()), text->get());
+      }
+      continue;
+    }
     const auto* s = node.as_string();
     if (s == nullptr) return fail(fmt::format("{}: {} is not a string", origin, k));
     std::string v = trimmed(s->get());
@@ -91,7 +103,7 @@ Result<CommandText> parse_command_text(std::string_view toml_text, std::string_v
     else
       return fail(
           fmt::format("{}: unknown key {} (expected summary, description, environment, "
-                      "examples, exit_status, [options])",
+                      "examples, exit_status, [options], [subcommands])",
                       origin, k));
   }
   for (const auto& [k, v] : {std::pair<const char*, const std::string*>{"summary", &out.summary},

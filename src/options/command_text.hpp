@@ -11,6 +11,7 @@
 //   [options]    each option's help, keyed by its long name ("--memory") or a positional's
 //                name ("recording"): a string, or { value = "SIZE", help = "..." } where the
 //                option takes a value whose placeholder --help shows
+//   [subcommands] each subcommand's one-line summary ("plan" = "What would change ...")
 #include <map>
 #include <optional>
 #include <string>
@@ -37,6 +38,7 @@ struct CommandText {
   std::optional<std::string> examples;
   std::string exit_status;
   std::map<std::string, OptionText> options;
+  std::map<std::string, std::string> subcommands;
 
   // The full --help text: the description, then "Environment: ...", "Examples:" and last
   // "Exit status: ...", each a paragraph.

@@ -215,8 +215,10 @@ std::string long_name(const std::string& names) {
   return std::string(parts.front());
 }
 
-OptionText option_text(const CLI::App& app, const std::string& name) {
-  // Each file parsed once per process.
+namespace {
+
+// The text of the command `app` belongs to, each file parsed once per process.
+const CommandText& text_of(const CLI::App& app) {
   static std::map<std::string, CommandText> texts;
   const auto command = command_of(app);
   auto it = texts.find(command);
@@ -225,11 +227,28 @@ OptionText option_text(const CLI::App& app, const std::string& name) {
     if (!text) throw std::logic_error(text.error().message());
     it = texts.emplace(command, std::move(*text)).first;
   }
+  return it->second;
+}
+
+}  // namespace
+
+OptionText option_text(const CLI::App& app, const std::string& name) {
+  const auto& options = text_of(app).options;
   const auto key = long_name(name);
-  const auto o = it->second.options.find(key);
-  if (o == it->second.options.end())
-    throw std::logic_error(fmt::format("commands/{}.toml: [options] has no \"{}\"", command, key));
+  const auto o = options.find(key);
+  if (o == options.end())
+    throw std::logic_error(
+        fmt::format("commands/{}.toml: [options] has no \"{}\"", command_of(app), key));
   return o->second;
+}
+
+CLI::App* add_subcommand(CLI::App& parent, const std::string& name) {
+  const auto& subs = text_of(parent).subcommands;
+  const auto s = subs.find(name);
+  if (s == subs.end())
+    throw std::logic_error(
+        fmt::format("commands/{}.toml: [subcommands] has no {}", command_of(parent), name));
+  return parent.add_subcommand(name, s->second);
 }
 
 CLI::Option* add_duration(CLI::App& app, const std::string& name, std::int64_t& ns,

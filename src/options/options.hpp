@@ -32,6 +32,10 @@ CLI::App* add_command(CLI::App& parent, const std::string& name, const std::stri
 // is a build defect: std::logic_error naming the file.
 CLI::App* add_command(CLI::App& parent, const std::string& name);
 
+// A subcommand of `parent` ("tune plan") with its summary from the command's [subcommands]; one
+// without is a build defect (std::logic_error naming the file and the subcommand).
+CLI::App* add_subcommand(CLI::App& parent, const std::string& name);
+
 // Every option's help, and the placeholder of its value, are its entry in the command's
 // commands/NAME.toml [options] (options/command_text.hpp), keyed by its long name ("--memory" of
 // "-m,--memory") or a positional's name: one text for --help, man pages and completions. An

@@ -1,6 +1,7 @@
-// Every option's help is its command's commands/NAME.toml [options] entry: each option every
-// command declares has one (a missing one is a build defect, thrown while the command is made),
-// and no entry is left over from an option that went.
+// Every option's help is its command's commands/NAME.toml [options] entry, every subcommand's
+// summary its [subcommands] entry: each option and subcommand every command declares has one (a
+// missing one is a build defect, thrown while the command is made), and no entry is left over
+// from one that went.
 #include <set>
 #include <string>
 
@@ -51,6 +52,15 @@ TEST(OptionTexts, EveryOptionOfEveryCommandHasItsEntryAndEveryEntryAnOption) {
     for (const auto& [key, option] : text->options) filed.insert(key);
     EXPECT_EQ(declared, filed) << "commands/" << name << ".toml [options] against the options "
                                << name << " declares";
+    std::set<std::string> subcommands, summarised;
+    for (const auto* s : command->get_subcommands([](const CLI::App*) { return true; })) {
+      subcommands.insert(s->get_name());
+      EXPECT_EQ(s->get_description(), text->subcommands.count(s->get_name()) != 0
+                                          ? text->subcommands.at(s->get_name())
+                                          : std::string("(none)"));
+    }
+    for (const auto& [sub, summary] : text->subcommands) summarised.insert(sub);
+    EXPECT_EQ(subcommands, summarised) << "commands/" << name << ".toml [subcommands]";
   }
 }
 
@@ -64,6 +74,12 @@ TEST(OptionTexts, AnOptionWithoutAnEntryIsABuildDefectNamingTheFileAndTheOption)
   } catch (const std::logic_error& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("commands/run.toml: [options] has no "
                                                "\"--no-such-option\""));
+  }
+  try {
+    dltune::options::add_subcommand(*run, "sideways");
+    FAIL() << "a subcommand without a summary was added";
+  } catch (const std::logic_error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("commands/run.toml: [subcommands] has no sideways"));
   }
   // A value-taking option's entry must give its placeholder: run's --quiet is a flag's.
   try {

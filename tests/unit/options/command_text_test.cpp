@@ -79,6 +79,10 @@ TEST(CommandText, ABrokenFileNamesItselfAndWhatIsWrong) {
        "commands/x.toml: options.\"--x\": unknown key vale (expected value, help)"},
       {kValid + "[options]\n\"--x\" = { help = \"h\", value = 1 }\n",
        "commands/x.toml: options.\"--x\": value is not a string"},
+      {kValid + "[subcommands]\nplan = 3\n",
+       "commands/x.toml: subcommands.plan: expected a one-line summary"},
+      {kValid + "[subcommands]\nplan = \"a\\nb\"\n",
+       "commands/x.toml: subcommands.plan: expected a one-line summary"},
   };
   for (const auto& [text, want] : cases) {
     const auto t = parse_command_text(text, "commands/x.toml");
