@@ -47,7 +47,7 @@ class RecordCommand : public Command {
     auto scope = flags_.scope(monitor::Scope::Kind::kNone);
     if (!scope) return refuse(scope.error().message());
     if (!command.empty() && scope->kind != monitor::Scope::Kind::kNone)
-      return refuse("give a COMMAND or --pid/--cgroup, not both");
+      return refuse("give a COMMAND or --pid/--cgroup/--slurm-job, not both");
     const auto target = local_file::output_target(output_, force_);
     if (!target) return refuse("-o: " + target.error().message());
     if (*target == "-") return refuse("-o -: a recording is a SQLite file, not a stream");

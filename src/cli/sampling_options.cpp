@@ -12,12 +12,19 @@ namespace dltune::cli {
 void SamplingFlags::add_to(CLI::App& app) {
   options::add_integer(app, "--pid", pid, 1, options::kMaxPid, "PID");
   options::add_value(app, "--cgroup", cgroup);
+  options::add_value(app, "--slurm-job", slurm_job);
   options::add_duration(app, "--interval", interval_ns, 10'000'000, 3'600'000'000'000);
   options::add_flag(app, "--no-gpus", no_gpus);
 }
 
 Result<monitor::Scope> SamplingFlags::scope(monitor::Scope::Kind otherwise) const {
-  return monitor::scope_for(host::Root(), pid, cgroup, otherwise);
+  const host::Root root;
+  if (slurm_job.empty()) return monitor::scope_for(root, pid, cgroup, otherwise);
+  if (pid > 0 || !cgroup.empty())
+    return fail("give one of --pid, --cgroup and --slurm-job", "--slurm-job");
+  auto group = monitor::slurm_job_cgroup(root, slurm_job);
+  if (!group) return tl::unexpected(group.error());
+  return monitor::scope_for(root, 0, *group, otherwise);
 }
 
 monitor::SamplerOptions SamplingFlags::sampler_options(const monitor::Scope& scope,

@@ -17,12 +17,15 @@ namespace dltune::cli {
 struct SamplingFlags {
   pid_t pid = 0;
   std::string cgroup;
+  std::string slurm_job;                     // --slurm-job: the job's cgroup on this node
   std::int64_t interval_ns = 1'000'000'000;  // --interval, 10ms to 1h
   bool no_gpus = false;
 
-  // --pid, --cgroup, --interval and --no-gpus, with the command's own help for each.
+  // --pid, --cgroup, --slurm-job, --interval and --no-gpus, with the command's own help for
+  // each.
   void add_to(CLI::App& app);
-  // The scope: --pid, --cgroup or `otherwise`, checked (monitor::scope_for).
+  // The scope: --pid, --cgroup, --slurm-job (its cgroup) or `otherwise`, checked
+  // (monitor::scope_for).
   [[nodiscard]] Result<monitor::Scope> scope(monitor::Scope::Kind otherwise) const;
   [[nodiscard]] monitor::SamplerOptions sampler_options(const monitor::Scope& scope,
                                                         std::int64_t interval_ns) const;

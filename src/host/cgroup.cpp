@@ -1,6 +1,7 @@
 #include "host/cgroup.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 #include "host/parse/proc.hpp"
@@ -97,6 +98,106 @@ Result<std::vector<std::string>> discover_job_groups(const Root& root, const Cgr
     if (*group) out.push_back("/dltune/" + name);
   }
   if (is_group) *is_group = std::move(seen);
+  return out;
+}
+
+namespace {
+
+// The names in `dir` that are directories (groups), sorted; none when `dir` is not there.
+std::vector<std::string> subgroups(const Root& root, const std::string& dir) {
+  std::vector<std::string> out;
+  auto names = root.list(dir);
+  if (!names || !*names) return out;
+  for (const auto& name : **names) {
+    // Control files (cgroup.procs, memory.max) have a dot; of the groups looked for, only
+    // slurm_NODE and NODE_slurmstepd.scope may.
+    if (name.find('.') != std::string::npos && name.rfind("slurm", 0) != 0 &&
+        !name.ends_with("slurmstepd.scope"))
+      continue;
+    auto info = root.stat(dir + "/" + name);
+    if (info && *info && (*info)->kind == Kind::kDirectory) out.push_back(name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// "job_42" -> "42"; empty for any other name.
+std::string number_after(const std::string& name, std::string_view prefix) {
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return {};
+  const auto rest = name.substr(prefix.size());
+  return std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; })
+             ? rest
+             : std::string();
+}
+
+// The uid that owns the first process found in `dir` or a group below it (v2 has no uid level).
+std::optional<unsigned> owner_below(const Root& root, const std::string& dir, int depth = 0) {
+  if (auto procs = root.lines(dir + "/cgroup.procs"); procs && *procs)
+    for (const auto& pid : **procs) {
+      auto status = root.lines("/proc/" + pid + "/status");
+      if (!status || !*status) continue;
+      for (const auto& line : **status)
+        if (line.rfind("Uid:", 0) == 0) {
+          unsigned uid = 0;
+          if (std::sscanf(line.c_str() + 4, "%u", &uid) == 1) return uid;
+        }
+    }
+  if (depth >= 4) return std::nullopt;
+  for (const auto& sub : subgroups(root, dir))
+    if (auto uid = owner_below(root, dir + "/" + sub, depth + 1)) return uid;
+  return std::nullopt;
+}
+
+void add_job(const Root& root, const std::string& mount, const std::string& path,
+             const std::string& id, std::optional<unsigned> uid, std::vector<SlurmJobGroup>& out) {
+  SlurmJobGroup job{path, id, uid, {}};
+  for (const auto& sub : subgroups(root, mount + path)) {
+    if (sub.rfind("step_", 0) == 0) job.steps.push_back(sub.substr(5));
+  }
+  if (!job.uid) job.uid = owner_below(root, mount + path);
+  out.push_back(std::move(job));
+}
+
+}  // namespace
+
+Result<std::vector<SlurmJobGroup>> discover_slurm_jobs(const Root& root,
+                                                       const CgroupLayout& layout) {
+  std::vector<SlurmJobGroup> out;
+  if (layout.version == "v2") {
+    if (!layout.unified) return out;
+    const std::string mount = *layout.unified;
+    // The scope systemd gives slurmstepd, or the same name at the top without systemd.
+    for (const std::string parent : {"", "/system.slice"})
+      for (const auto& scope : subgroups(root, mount + parent)) {
+        if (!scope.ends_with("slurmstepd.scope")) continue;
+        const std::string base = parent + "/" + scope;
+        for (const auto& name : subgroups(root, mount + base))
+          if (const auto id = number_after(name, "job_"); !id.empty())
+            add_job(root, mount, base + "/" + name, id, std::nullopt, out);
+      }
+  } else {
+    std::optional<std::string> mount;
+    for (const char* want : {"memory", "cpuset", "freezer", "cpuacct"})
+      for (const auto& [controller, m] : layout.v1)
+        if (!mount && controller == want) mount = m;
+    if (!mount) return out;
+    for (const auto& top : subgroups(root, *mount)) {
+      if (top != "slurm" && top.rfind("slurm_", 0) != 0) continue;
+      for (const auto& user : subgroups(root, *mount + "/" + top)) {
+        const auto uid = number_after(user, "uid_");
+        if (uid.empty()) continue;
+        const std::string base = "/" + top + "/" + user;
+        for (const auto& name : subgroups(root, *mount + base))
+          if (const auto id = number_after(name, "job_"); !id.empty())
+            add_job(root, *mount, base + "/" + name, id, static_cast<unsigned>(std::stoul(uid)),
+                    out);
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const SlurmJobGroup& a, const SlurmJobGroup& b) {
+    return a.job_id.size() != b.job_id.size() ? a.job_id.size() < b.job_id.size()
+                                              : a.job_id < b.job_id;
+  });
   return out;
 }
 

@@ -34,4 +34,24 @@ struct CgroupLayout {
 [[nodiscard]] Result<std::vector<std::string>> discover_job_groups(
     const Root& root, const CgroupLayout& layout, std::map<std::string, bool>* is_group = nullptr);
 
+// A Slurm job's group on this node, as Slurm's cgroup plugins make it (task/cgroup,
+// proctrack/cgroup; Slurm 22.05's cgroup.conf CgroupPlugin):
+//   v1  /slurm/uid_U/job_J (or /slurm_NODE/..., the root a build for several slurmds per host
+//       names after the node), in the memory, cpuset and freezer hierarchies (cpuacct too with
+//       JobAcctGatherType=jobacct_gather/cgroup); steps step_S below it (step_batch,
+//       step_extern, step_0), each task's group task_T below a step in some hierarchies;
+//   v2  /system.slice/slurmstepd.scope/job_J (NODE_slurmstepd.scope for several slurmds, or at
+//       the top without systemd), steps below it, the user's processes in step_S/user/task_T.
+// The processes are only in the leaves; a job's group holds none itself.
+struct SlurmJobGroup {
+  std::string path;                // as /proc/PID/cgroup names it: "/slurm/uid_1000/job_42"
+  std::string job_id;              // "42"
+  std::optional<unsigned> uid;     // v1: from uid_U; v2: the owner of a process in the job
+  std::vector<std::string> steps;  // "0", "batch", "extern": step_S's S, sorted
+};
+// Every Slurm job group on this host, sorted by job id (numerically); none (no Slurm, or no job)
+// is an empty list. Listed from the memory hierarchy on v1 (or cpuset, freezer, cpuacct).
+[[nodiscard]] Result<std::vector<SlurmJobGroup>> discover_slurm_jobs(const Root& root,
+                                                                     const CgroupLayout& layout);
+
 }  // namespace dltune::host

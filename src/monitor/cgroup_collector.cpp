@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,6 +67,46 @@ struct CgroupCollector::State {
   std::uint64_t ticks_per_second = 100;
   std::vector<std::string> notes;  // said once at the first collect
   bool noted = false;
+  // The processes of the groups below this one count as its own: a Slurm job's are all in its
+  // steps' and tasks' groups. Where they are listed, and which names there are groups.
+  std::optional<host::Root> root;
+  std::string procs_dir;
+  std::map<std::string, bool> is_group;
+
+  // Appends the PIDs listed in every group below `dir` (at most 6 levels down). The names'
+  // kinds are remembered for the next time; names gone are forgotten.
+  void descendant_pids(const std::string& dir, std::vector<pid_t>& out) {
+    if (!root || dir.empty()) return;
+    std::map<std::string, bool> seen;
+    walk(dir, out, seen, 0);
+    is_group = std::move(seen);
+  }
+  void walk(const std::string& dir, std::vector<pid_t>& out, std::map<std::string, bool>& seen,
+            int depth) {
+    auto names = root->list(dir);
+    if (!names || !*names) return;
+    for (const auto& name : **names) {
+      if (name.find('.') != std::string::npos && name.rfind("slurm", 0) != 0) continue;
+      const std::string sub = dir + "/" + name;
+      std::optional<bool> group;
+      if (const auto it = is_group.find(sub); it != is_group.end()) group = it->second;
+      if (!group) {
+        auto info = root->stat(sub);
+        if (!info || !*info) continue;
+        group = (*info)->kind == host::Kind::kDirectory;
+      }
+      seen.emplace(sub, *group);
+      if (!*group) continue;
+      if (auto r = root->read(sub + "/cgroup.procs"); r && *r) {
+        scan::Lines lines(**r);
+        std::string_view line;
+        std::uint64_t v = 0;
+        while (lines.next(line))
+          if (scan::to_u64(line, v) && v > 0) out.push_back(static_cast<pid_t>(v));
+      }
+      if (depth < 6) walk(sub, out, seen, depth + 1);
+    }
+  }
 
   Result<void> open(const host::Root& root, Id id, const std::string& path) {
     auto f = root.open(path);
@@ -110,6 +152,7 @@ Result<CgroupCollector> CgroupCollector::open(const host::Root& root, const std:
               {kMemStat, d + "/memory.stat"},       {kMemEvents, d + "/memory.events"},
               {kCpuPressure, d + "/cpu.pressure"},  {kMemPressure, d + "/memory.pressure"},
               {kIoPressure, d + "/io.pressure"},    {kProcs, d + "/cgroup.procs"}};
+    s.procs_dir = d;
   } else {
     auto mount = [&](const char* controller) -> std::optional<std::string> {
       for (const auto& [c, m] : layout->v1)
@@ -150,10 +193,12 @@ Result<CgroupCollector> CgroupCollector::open(const host::Root& root, const std:
     for (const auto* d : {&memory, &cpu, &cpuacct, &unified})
       if (!d->empty()) {
         want.emplace_back(kProcs, *d + "/cgroup.procs");
+        s.procs_dir = *d;
         break;
       }
   }
   if (!found) return fail("no such cgroup in any hierarchy:", group, ENOENT);
+  if (!s.procs_dir.empty()) s.root = root;
   for (const auto& [id, p] : want)
     if (auto ok = s.open(root, id, p); !ok) return tl::unexpected(ok.error());
   return c;
@@ -346,7 +391,11 @@ Result<void> CgroupCollector::collect(std::optional<Cgroup>& out, Notices& notic
       case kProcs: {
         std::uint64_t n = 0;
         for (const char ch : text) n += ch == '\n';
-        c.pids = n;
+        std::vector<pid_t> below;
+        s.descendant_pids(s.procs_dir, below);
+        std::sort(below.begin(), below.end());
+        c.pids =
+            n + static_cast<std::uint64_t>(std::unique(below.begin(), below.end()) - below.begin());
         break;
       }
       case kCount:
@@ -369,6 +418,7 @@ std::vector<pid_t> CgroupCollector::pids() const {
     std::uint64_t v = 0;
     if (scan::to_u64(line, v) && v > 0) out.push_back(static_cast<pid_t>(v));
   }
+  state_->descendant_pids(state_->procs_dir, out);
   // v1 lists are neither sorted nor free of repeats (cgroup-v1/cgroups.rst 1.4).
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -20,6 +20,14 @@ Model Model::from(const Sample& now, const Sample* previous, double dt_s) {
   model_system(now, previous, m.interval_s, m);
   model_cgroup(now, previous, m.interval_s, m);
   model_processes(now, previous, m.interval_s, m);
+  // A group without CPU accounting of its own: its processes' CPU, which are all sampled with
+  // it (a Slurm job's group on cgroup v1 is in no cpuacct hierarchy).
+  if (m.cgroup && !m.cgroup->cpu_pct && m.has_rates && now.cgroup && !now.cgroup->cpu_usage_us) {
+    double sum = 0;
+    for (const auto& p : m.processes) sum += p.cpu_pct;
+    m.cgroup->cpu_pct = sum;
+    m.cgroup->cpu_from_processes = true;
+  }
   model_gpus(now, previous, m.interval_s, m);
   return m;
 }

@@ -69,6 +69,9 @@ struct NetModel {
 struct CgroupModel {
   std::string path, version;
   std::optional<double> cpu_pct, user_pct, system_pct;  // of one CPU
+  // cpu_pct is the sum of the group's processes' (sampled with it): the group is in no CPU
+  // accounting hierarchy (a Slurm job's on cgroup v1).
+  bool cpu_from_processes = false;
   std::optional<double> throttled_pct;          // throttled time / interval (docs/measurements.md)
   std::optional<double> throttled_periods_pct;  // nr_throttled / nr_periods deltas
   std::optional<double> cpu_quota_cpus;

@@ -8,6 +8,9 @@
 #include <cerrno>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "host/cgroup.hpp"
 
 namespace dltune::monitor {
 
@@ -36,6 +39,25 @@ Result<Scope> scope_for(const host::Root& root, pid_t pid, const std::string& cg
   }
   s.kind = otherwise;
   return s;
+}
+
+Result<std::string> slurm_job_cgroup(const host::Root& root, const std::string& job_id) {
+  const auto named = "--slurm-job " + job_id;
+  if (job_id.empty() || job_id.size() > 18 ||
+      !std::all_of(job_id.begin(), job_id.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return fail("expected a job id (a whole number, as squeue shows it)", named);
+  auto layout = host::cgroup_layout(root);
+  if (!layout) return tl::unexpected(layout.error());
+  auto jobs = host::discover_slurm_jobs(root, *layout);
+  if (!jobs) return tl::unexpected(jobs.error());
+  std::vector<std::string> here;
+  for (const auto& j : *jobs) {
+    if (j.job_id == job_id) return j.path;
+    here.push_back(j.job_id);
+  }
+  if (here.empty()) return fail("no such job on this node: no Slurm job has a cgroup here", named);
+  return fail(fmt::format("no such job on this node (its Slurm jobs: {})", fmt::join(here, ", ")),
+              named);
 }
 
 std::string describe(const Scope& scope) {

@@ -18,6 +18,11 @@ namespace dltune::monitor {
 [[nodiscard]] Result<Scope> scope_for(const host::Root& root, pid_t pid, const std::string& cgroup,
                                       Scope::Kind otherwise);
 
+// The cgroup of Slurm job `job_id` on this node (host::discover_slurm_jobs): an error naming the
+// job and the jobs this node has when it is not one of them, or a job id that is not a number.
+[[nodiscard]] Result<std::string> slurm_job_cgroup(const host::Root& root,
+                                                   const std::string& job_id);
+
 // "HOST  pid 1234 and its tree", "HOST  cgroup /dltune/run-1", "HOST  all processes" or
 // "HOST  host", HOST this machine's name: a view's title and a recording's scope (report reads
 // the last form back).

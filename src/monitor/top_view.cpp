@@ -196,7 +196,8 @@ void gpu_lines(const Model& m, Lines& l, bool compact) {
 void cgroup_lines(const Model& m, Lines& l) {
   if (!m.cgroup) return;
   const auto& c = *m.cgroup;
-  std::string s = fmt::format("JOB  {} ({})  cpu {}", c.path, c.version, pct(c.cpu_pct));
+  std::string s = fmt::format("JOB  {} ({})  cpu {}{}", c.path, c.version, pct(c.cpu_pct),
+                              c.cpu_from_processes ? " (its processes')" : "");
   if (c.cpu_quota_cpus) s += fmt::format(" quota {:.2f}", *c.cpu_quota_cpus);
   s += fmt::format("  throttled {}", pct(c.throttled_pct));
   l.add(s, c.throttled_pct && *c.throttled_pct > 10 ? Style::kWarn : Style::kNormal);

@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -102,10 +103,18 @@ struct ExporterStats {
   double sample_duration_s = 0;
 };
 
+// A Slurm job's group: its job id and its user (the name, or the uid where this host has no
+// name for it), the labels its series carry besides cgroup.
+struct SlurmJobLabels {
+  std::string job_id, user;
+};
+using SlurmJobs = std::map<std::string, SlurmJobLabels>;  // by the group's path
+
 struct Snapshot {
   std::string_view version;                 // dltune's
   const monitor::Sample* sample = nullptr;  // null before the first sample
   std::span<const monitor::Cgroup> jobs;    // the job groups' counters
+  const SlurmJobs* slurm = nullptr;         // which of them are Slurm's jobs
   bool gpus = true;                         // NVML is read (not --no-gpus)
   const CheckState* check = nullptr;        // null: the check is off (--no-check)
   ExporterStats stats;
@@ -151,6 +160,6 @@ void for_each_stall(const monitor::Pressures& p, Emit&& emit) {
 // The parts of render (exposition_host.cpp, exposition_gpu.cpp, exposition_jobs.cpp).
 void render_host(const monitor::Sample& s, MetricSink& sink);
 void render_gpus(const monitor::Sample* s, bool gpus, MetricSink& sink);
-void render_jobs(std::span<const monitor::Cgroup> jobs, MetricSink& sink);
+void render_jobs(std::span<const monitor::Cgroup> jobs, const SlurmJobs* slurm, MetricSink& sink);
 
 }  // namespace dltune::serve

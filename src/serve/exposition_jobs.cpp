@@ -1,5 +1,6 @@
 // The job cgroups' families (monitor/cgroup_collector.cpp reads the files): every series has
-// the label cgroup, the group's path as /proc/PID/cgroup shows it. A value the kernel does not
+// the label cgroup, the group's path as /proc/PID/cgroup shows it, and a Slurm job's also
+// slurm_job_id and user. A value the kernel does not
 // give for the group (no limit, no memory.peak before Linux 5.19, no PSI on v1) is left out.
 #include "serve/exposition.hpp"
 
@@ -11,12 +12,35 @@ using monitor::Cgroup;
 constexpr auto kCounter = MetricType::kCounter;
 constexpr auto kGauge = MetricType::kGauge;
 
+// A Slurm job's series also say which job and whose, so that Prometheus can sum a job over
+// the nodes it ran on.
+// The labels of `group` when it is a Slurm job's (looked up for each series: a warm render
+// allocates nothing).
+const SlurmJobLabels* slurm_of(const SlurmJobs* slurm, const Cgroup& group) {
+  if (slurm == nullptr || slurm->empty()) return nullptr;
+  const auto it = slurm->find(group.path);
+  return it == slurm->end() ? nullptr : &it->second;
+}
+
+template <class V>
+void put(MetricSink& sink, const Cgroup& g, const SlurmJobLabels* s, V value) {
+  if (s == nullptr)
+    sink.sample({{"cgroup", g.path}}, value);
+  else
+    sink.sample({{"cgroup", g.path}, {"slurm_job_id", s->job_id}, {"user", s->user}}, value);
+}
+
+struct Jobs {
+  std::span<const Cgroup> groups;
+  const SlurmJobs* slurm;
+};
+
 template <class Get>
-void each(std::span<const Cgroup> jobs, MetricSink& sink, const char* name, MetricType type,
-          const char* help, Get get) {
+void each(const Jobs& jobs, MetricSink& sink, const char* name, MetricType type, const char* help,
+          Get get) {
   sink.family(name, type, help);
-  for (const auto& j : jobs)
-    if (const auto v = get(j)) sink.sample({{"cgroup", j.path}}, *v);
+  for (const auto& g : jobs.groups)
+    if (const auto v = get(g)) put(sink, g, slurm_of(jobs.slurm, g), *v);
 }
 
 std::optional<double> us_to_seconds(const std::optional<std::uint64_t>& us) {
@@ -26,77 +50,89 @@ std::optional<double> us_to_seconds(const std::optional<std::uint64_t>& us) {
 
 }  // namespace
 
-void render_jobs(std::span<const Cgroup> jobs, MetricSink& sink) {
-  each(jobs, sink, "dltune_job_cpu_seconds_total", kCounter,
+void render_jobs(std::span<const Cgroup> groups, const SlurmJobs* slurm, MetricSink& sink) {
+  const Jobs all{groups, slurm};
+  each(all, sink, "dltune_job_cpu_seconds_total", kCounter,
        "CPU time of the group's processes (v2 cpu.stat usage_usec, v1 cpuacct.usage)",
        [](const Cgroup& c) { return us_to_seconds(c.cpu_usage_us); });
-  each(jobs, sink, "dltune_job_cpu_user_seconds_total", kCounter,
+  each(all, sink, "dltune_job_cpu_user_seconds_total", kCounter,
        "User CPU time of the group's processes (v2 cpu.stat user_usec, v1 cpuacct.stat user)",
        [](const Cgroup& c) { return us_to_seconds(c.cpu_user_us); });
-  each(jobs, sink, "dltune_job_cpu_system_seconds_total", kCounter,
+  each(all, sink, "dltune_job_cpu_system_seconds_total", kCounter,
        "System CPU time of the group's processes (v2 cpu.stat system_usec, v1 cpuacct.stat "
        "system)",
        [](const Cgroup& c) { return us_to_seconds(c.cpu_system_us); });
-  each(jobs, sink, "dltune_job_cpu_quota_cpus", kGauge,
+  each(all, sink, "dltune_job_cpu_quota_cpus", kGauge,
        "The group's CPU limit in CPUs, quota over period (v2 cpu.max, v1 cpu.cfs_quota_us); "
        "absent when unlimited",
        [](const Cgroup& c) { return c.cpu_quota_cpus; });
-  each(jobs, sink, "dltune_job_cpu_periods_total", kCounter,
+  each(all, sink, "dltune_job_cpu_periods_total", kCounter,
        "CFS bandwidth periods in which the group ran (cpu.stat nr_periods)",
        [](const Cgroup& c) { return c.nr_periods; });
-  each(jobs, sink, "dltune_job_cpu_throttled_periods_total", kCounter,
+  each(all, sink, "dltune_job_cpu_throttled_periods_total", kCounter,
        "Periods in which the group used up its quota and was throttled (cpu.stat nr_throttled)",
        [](const Cgroup& c) { return c.nr_throttled; });
-  each(jobs, sink, "dltune_job_cpu_throttled_seconds_total", kCounter,
+  each(all, sink, "dltune_job_cpu_throttled_seconds_total", kCounter,
        "Time the group's threads were held back by its CPU quota (cpu.stat throttled_usec, v1 "
        "throttled_time)",
        [](const Cgroup& c) { return us_to_seconds(c.throttled_us); });
-  each(jobs, sink, "dltune_job_memory_bytes", kGauge,
+  each(all, sink, "dltune_job_memory_bytes", kGauge,
        "Memory charged to the group, page cache included (memory.current, v1 "
        "memory.usage_in_bytes)",
        [](const Cgroup& c) { return c.memory_bytes; });
-  each(jobs, sink, "dltune_job_memory_limit_bytes", kGauge,
+  each(all, sink, "dltune_job_memory_limit_bytes", kGauge,
        "The group's memory limit (memory.max, v1 memory.limit_in_bytes); absent when unlimited",
        [](const Cgroup& c) { return c.memory_limit_bytes; });
-  each(jobs, sink, "dltune_job_memory_peak_bytes", kGauge,
+  each(all, sink, "dltune_job_memory_peak_bytes", kGauge,
        "The most memory the group has used (memory.peak, v1 memory.max_usage_in_bytes)",
        [](const Cgroup& c) { return c.memory_peak_bytes; });
-  each(jobs, sink, "dltune_job_swap_bytes", kGauge,
+  each(all, sink, "dltune_job_swap_bytes", kGauge,
        "The group's memory in swap (memory.swap.current, v1 memory.stat swap)",
        [](const Cgroup& c) { return c.swap_bytes; });
-  each(jobs, sink, "dltune_job_memory_anon_bytes", kGauge,
+  each(all, sink, "dltune_job_memory_anon_bytes", kGauge,
        "The group's anonymous memory (memory.stat anon, v1 rss)",
        [](const Cgroup& c) { return c.anon_bytes; });
-  each(jobs, sink, "dltune_job_memory_file_bytes", kGauge,
+  each(all, sink, "dltune_job_memory_file_bytes", kGauge,
        "The group's page cache (memory.stat file, v1 cache)",
        [](const Cgroup& c) { return c.file_bytes; });
-  each(jobs, sink, "dltune_job_memory_limit_hits_total", kCounter,
+  each(all, sink, "dltune_job_memory_limit_hits_total", kCounter,
        "Times the group's memory reached its limit (memory.events max, v1 memory.failcnt)",
        [](const Cgroup& c) { return c.failcnt; });
-  each(jobs, sink, "dltune_job_oom_events_total", kCounter,
+  each(all, sink, "dltune_job_oom_events_total", kCounter,
        "Times the group's memory limit invoked the OOM killer (v2 memory.events oom; v1 has no "
        "such counter)",
        [](const Cgroup& c) { return c.events_oom; });
-  each(jobs, sink, "dltune_job_oom_kills_total", kCounter,
+  each(all, sink, "dltune_job_oom_kills_total", kCounter,
        "Processes of the group killed by the OOM killer (memory.events oom_kill, v1 "
        "memory.oom_control oom_kill)",
        [](const Cgroup& c) { return c.events_oom_kill; });
-  each(jobs, sink, "dltune_job_workingset_refault_file_total", kCounter,
+  each(all, sink, "dltune_job_workingset_refault_file_total", kCounter,
        "The group's page cache read again soon after eviction (memory.stat "
        "workingset_refault_file)",
        [](const Cgroup& c) { return c.workingset_refault_file; });
-  each(jobs, sink, "dltune_job_major_page_faults_total", kCounter,
+  each(all, sink, "dltune_job_major_page_faults_total", kCounter,
        "The group's page faults that needed I/O (memory.stat pgmajfault)",
        [](const Cgroup& c) { return c.pgmajfault; });
 
   sink.family("dltune_job_pressure_stall_seconds_total", kCounter,
               "Time in which some (kind=full: all) of the group's tasks were stalled on the "
               "resource (the group's cpu.pressure, memory.pressure, io.pressure, total=)");
-  for (const auto& j : jobs)
-    for_each_stall(j.pressure, [&](const char* resource, const char* kind, double seconds) {
-      sink.sample({{"cgroup", j.path}, {"resource", resource}, {"kind", kind}}, seconds);
+  for (const auto& g : groups) {
+    const auto* s = slurm_of(slurm, g);
+    for_each_stall(g.pressure, [&](const char* resource, const char* kind, double seconds) {
+      if (s == nullptr)
+        sink.sample({{"cgroup", g.path}, {"resource", resource}, {"kind", kind}}, seconds);
+      else
+        sink.sample({{"cgroup", g.path},
+                     {"slurm_job_id", s->job_id},
+                     {"user", s->user},
+                     {"resource", resource},
+                     {"kind", kind}},
+                    seconds);
     });
-  each(jobs, sink, "dltune_job_processes", kGauge, "Processes in the group now (cgroup.procs)",
+  }
+  each(all, sink, "dltune_job_processes", kGauge,
+       "Processes in the group and the groups below it now (cgroup.procs)",
        [](const Cgroup& c) { return c.pids; });
 }
 

@@ -1,6 +1,8 @@
 // Job cgroups for serve (job_groups.hpp).
 #include "serve/job_groups.hpp"
 
+#include <pwd.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -14,6 +16,19 @@ std::string trimmed(std::string path) {
 }
 
 }  // namespace
+
+std::string JobGroups::user_name(unsigned uid) {
+  if (const auto it = user_names_.find(uid); it != user_names_.end()) return it->second;
+  std::string name = std::to_string(uid);
+  if (root_.live()) {
+    std::vector<char> buf(16384);
+    passwd pw{};
+    passwd* found = nullptr;
+    if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr)
+      name = found->pw_name;
+  }
+  return user_names_.emplace(uid, std::move(name)).first->second;
+}
 
 JobGroups::JobGroups(const host::Root& root, std::vector<std::string> named, bool discover)
     : root_(root), discover_(discover) {
@@ -38,6 +53,16 @@ void JobGroups::collect(std::vector<monitor::Cgroup>& out, monitor::Notices& not
       else
         notices.once("serve-discover:" + found.error().message(),
                      "cannot list the job cgroups: " + found.error().message());
+      slurm_.clear();
+      if (auto jobs = host::discover_slurm_jobs(root_, *layout_); jobs) {
+        for (const auto& j : *jobs) {
+          wanted_.push_back(j.path);
+          slurm_[j.path] = {j.job_id, j.uid ? user_name(*j.uid) : std::string()};
+        }
+      } else {
+        notices.once("serve-slurm:" + jobs.error().message(),
+                     "cannot list Slurm's job cgroups: " + jobs.error().message());
+      }
     }
   }
   std::sort(wanted_.begin(), wanted_.end());

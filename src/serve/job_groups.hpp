@@ -1,6 +1,7 @@
 #pragma once
 // The job cgroups that `serve` exports: those that `dltune run` made (the groups below dltune's
-// parent group "dltune", found afresh at every sample) and those named with --cgroup.
+// parent group "dltune") and Slurm's jobs (host::discover_slurm_jobs, each with its job id and
+// user), both found afresh at every sample, and those named with --cgroup.
 #include <map>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "host/cgroup.hpp"
 #include "host/root.hpp"
 #include "monitor/sampler.hpp"
+#include "serve/exposition.hpp"
 
 namespace dltune::serve {
 
@@ -16,13 +18,18 @@ namespace dltune::serve {
 class JobGroups {
  public:
   // `named`: the --cgroup paths (kept, and retried, even while they do not exist);
-  // `discover`: also the groups below /dltune.
+  // `discover`: also the groups below /dltune and Slurm's jobs.
   JobGroups(const host::Root& root, std::vector<std::string> named, bool discover);
   // The counters of every group now, sorted by path. Groups that appeared are opened, groups
   // that went away are dropped; what fails is said once in `notices`.
   void collect(std::vector<monitor::Cgroup>& out, monitor::Notices& notices);
+  // Which of the groups of the last collect are Slurm's jobs, with their labels.
+  [[nodiscard]] const SlurmJobs& slurm_jobs() const { return slurm_; }
 
  private:
+  // The user's name on this host (the uid's number in a host tree, or when it has none).
+  std::string user_name(unsigned uid);
+
   const host::Root& root_;
   std::vector<std::string> named_;
   bool discover_ = true;
@@ -30,6 +37,8 @@ class JobGroups {
   std::map<std::string, monitor::CgroupCollector> open_;
   std::vector<std::string> wanted_;  // reused
   std::map<std::string, bool> is_group_;
+  SlurmJobs slurm_;
+  std::map<unsigned, std::string> user_names_;
   std::optional<monitor::Cgroup> one_;
 };
 

@@ -29,6 +29,8 @@
 
 #include "../unit/gpu/fake_nvml_config.hpp"
 #include "../unit/serve/exposition_parser.hpp"
+#include "support/process.hpp"
+#include "support/prometheus.hpp"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -38,95 +40,8 @@ extern char** environ;
 
 namespace {
 
-// A program in a process group of its own, its stderr in a pipe; the group is killed when the
-// guard goes.
-struct Process {
-  pid_t pid = -1;
-  int err = -1;
-  std::string err_text;
-
-  Process(const std::vector<std::string>& argv, const std::string& stdin_path = "/dev/null") {
-    int p[2];
-    if (::pipe2(p, O_CLOEXEC) != 0) return;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, stdin_path.c_str(), O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, p[1], 2);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attr, 0);
-    std::vector<char*> a;
-    for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-    a.push_back(nullptr);
-    if (::posix_spawn(&pid, a[0], &fa, &attr, a.data(), environ) != 0) pid = -1;
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    ::close(p[1]);
-    err = p[0];
-  }
-  ~Process() {
-    if (pid > 0) {
-      ::kill(-pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-    if (err >= 0) ::close(err);
-  }
-  // Reads stderr until `pattern` matches (its first group returned) or `timeout`.
-  std::optional<std::string> wait_for(const std::regex& pattern,
-                                      std::chrono::milliseconds timeout) {
-    const auto until = Clock::now() + timeout;
-    std::smatch m;
-    while (!std::regex_search(err_text, m, pattern)) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
-      if (left.count() <= 0) return std::nullopt;
-      pollfd pf{err, POLLIN, 0};
-      if (::poll(&pf, 1, static_cast<int>(left.count())) <= 0) continue;
-      char buf[4096];
-      const auto n = ::read(err, buf, sizeof buf);
-      if (n <= 0) return std::nullopt;
-      err_text.append(buf, static_cast<std::size_t>(n));
-    }
-    return m.size() > 1 ? m[1].str() : m[0].str();
-  }
-  // The rest of stderr, once the process has exited.
-  std::string rest_of_stderr() {
-    char buf[4096];
-    pollfd pf{err, POLLIN, 0};
-    while (::poll(&pf, 1, 0) > 0) {
-      const auto n = ::read(err, buf, sizeof buf);
-      if (n <= 0) break;
-      err_text.append(buf, static_cast<std::size_t>(n));
-    }
-    return err_text;
-  }
-  // Waits for the exit status, up to `timeout`; -1 if it did not exit.
-  int wait_exit(std::chrono::milliseconds timeout) {
-    const auto until = Clock::now() + timeout;
-    while (Clock::now() < until) {
-      int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
-        pid = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    return -1;
-  }
-};
-
-int free_port() {
-  const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(s);
-  return ntohs(a.sin_port);
-}
+using dltune::testing::free_port;
+using dltune::testing::Process;
 
 // A TCP connection to 127.0.0.1:port; non-blocking ones do not wait for the handshake.
 int connect_to(int port, bool nonblocking, std::chrono::seconds timeout = 5s) {
@@ -258,20 +173,9 @@ TEST_F(ServeLive, PrometheusPromtoolHostileClientsAndHealth) {
   const int port = std::stoi(*port_text);
 
   // Prometheus first: its first scrape takes the longest.
-  const int prom_port = free_port();
-  const auto prom_dir = dir_ / "prometheus";
-  fs::create_directories(prom_dir / "data");
-  std::ofstream(prom_dir / "prometheus.yml") << fmt::format(
-      "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-      "scrape_configs:\n  - job_name: dltune\n    static_configs:\n"
-      "      - targets: ['127.0.0.1:{}']\n",
-      port);
-  std::optional<Process> prometheus;
-  prometheus.emplace(std::vector<std::string>{
-      "/usr/bin/prometheus", "--config.file=" + (prom_dir / "prometheus.yml").string(),
-      "--storage.tsdb.path=" + (prom_dir / "data").string(),
-      fmt::format("--web.listen-address=127.0.0.1:{}", prom_port), "--log.level=warn"});
-  ASSERT_GT(prometheus->pid, 0);
+  std::optional<dltune::testing::PrometheusServer> prometheus;
+  prometheus.emplace(dir_ / "prometheus", port);
+  ASSERT_TRUE(prometheus->started());
 
   httplib::Client http("127.0.0.1", port);
   http.set_connection_timeout(5);
@@ -335,21 +239,9 @@ TEST_F(ServeLive, PrometheusPromtoolHostileClientsAndHealth) {
   EXPECT_EQ(e.all("dltune_check_findings").size(), 4u);
 
   // (b) Prometheus scraped serve: its query API has the same values.
-  httplib::Client prom("127.0.0.1", prom_port);
-  prom.set_read_timeout(5);
-  auto query = [&](const std::string& q) -> std::optional<std::string> {
-    auto r = prom.Get("/api/v1/query", httplib::Params{{"query", q}}, httplib::Headers{});
-    if (!r || r->status != 200) return std::nullopt;
-    const auto j = nlohmann::json::parse(r->body, nullptr, false);
-    if (j.is_discarded() || j["data"]["result"].empty()) return std::nullopt;
-    return j["data"]["result"][0]["value"][1].get<std::string>();
-  };
-  std::optional<std::string> mem;
-  const auto until = Clock::now() + 20s;
-  while (!(mem = query("dltune_memory_total_bytes")) && Clock::now() < until)
-    std::this_thread::sleep_for(250ms);
-  ASSERT_TRUE(mem) << "Prometheus has no dltune metric after 20 s\n"
-                   << prometheus->rest_of_stderr();
+  const auto mem = prometheus->wait_for("dltune_memory_total_bytes", 20s);
+  ASSERT_TRUE(mem) << "Prometheus has no dltune metric after 20 s\n" << prometheus->log();
+  auto query = [&](const std::string& q) { return prometheus->query(q); };
   EXPECT_EQ(*mem, std::to_string(mem_total_bytes()));
   EXPECT_EQ(query("dltune_cpus").value_or(""), std::to_string(::sysconf(_SC_NPROCESSORS_ONLN)));
   EXPECT_EQ(query("dltune_gpu_memory_total_bytes{gpu=\"0\"}").value_or(""), "85520809984");

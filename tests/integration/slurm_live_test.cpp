@@ -6,7 +6,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -14,6 +16,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/process.hpp"
+#include "support/prometheus.hpp"
 #include "support/run.hpp"
 #include "support/slurm_cluster.hpp"
 
@@ -269,4 +273,83 @@ TEST_F(SlurmLive, TheTaskPrologGivesEachTaskTheDefaultsAndKeepsTheUsers) {
       EXPECT_EQ(t["workers"], 1) << t;
     }
   }
+}
+
+namespace {
+
+// A batch job of the test's cluster that holds 64 MiB and sleeps: its id once it runs.
+std::string running_job(const SlurmCluster& cluster) {
+  const auto sub = cluster.slurm(
+      {"sbatch", "--parsable", "-c", "1", "--mem=300M", "-o", "/dev/null", "--chdir=/tmp", "--wrap",
+       "exec python3 -c 'import time; b = bytearray(64 << 20); time.sleep(600)'"});
+  EXPECT_EQ(sub.exit_code, 0) << explain(sub);
+  const std::string id = sub.out.substr(0, sub.out.find_first_of(";\n"));
+  for (int i = 0; i < 120; ++i) {
+    const auto q = cluster.slurm({"squeue", "-h", "-j", id, "-o", "%T"});
+    if (q.out.rfind("RUNNING", 0) == 0) return id;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  ADD_FAILURE() << "job " << id << " did not start\n" << cluster.logs();
+  return id;
+}
+
+}  // namespace
+
+TEST_F(SlurmLive, AJobIsFollowedByTopAndServedWithItsIdAndUserToPrometheus) {
+  using namespace std::chrono_literals;
+  if (::access(dltune::testing::PrometheusServer::kBinary, X_OK) != 0)
+    GTEST_SKIP() << dltune::testing::PrometheusServer::kBinary
+                 << " is missing (Debian's prometheus)";
+  ASSERT_TRUE(start());
+  const auto id = running_job(*cluster_);
+  ASSERT_FALSE(id.empty());
+
+  // top follows the job's processes on this node: they are in its steps' and tasks' groups.
+  RunResult top;
+  for (int i = 0; i < 40; ++i) {
+    top =
+        run({DLTUNE_BINARY, "top", "--slurm-job", id, "--once", "--no-gpus"}, {{"COLUMNS", "120"}});
+    if (top.exit_code == 0 && top.out.find("python3 -c") != std::string::npos) break;
+    std::this_thread::sleep_for(250ms);
+  }
+  EXPECT_EQ(top.exit_code, 0) << explain(top);
+  EXPECT_THAT(top.out, HasSubstr("python3 -c import tim")) << top.out;
+  EXPECT_THAT(top.out, HasSubstr("slurmstepd: [" + id + ".batch]")) << top.out;
+  EXPECT_THAT(top.out, HasSubstr("/job_" + id)) << "the title names the job's group";
+  // A job this node does not run: the jobs it does are named, nothing shown.
+  const auto missing = run({DLTUNE_BINARY, "top", "--slurm-job", "999999", "--once"});
+  EXPECT_EQ(missing.exit_code, 2) << explain(missing);
+  EXPECT_THAT(missing.err, HasSubstr("--slurm-job 999999"));
+  EXPECT_THAT(missing.err, HasSubstr("its Slurm jobs: " + id));
+  EXPECT_EQ(missing.out, "");
+
+  // serve finds the job by itself; Prometheus scrapes it and has the job's series by its id.
+  dltune::testing::Process serve({DLTUNE_BINARY, "serve", "--listen", "127.0.0.1:0", "--interval",
+                                  "500ms", "--no-check", "--no-gpus"});
+  ASSERT_GT(serve.pid, 0);
+  const auto port = serve.wait_for(std::regex("listening on 127\\.0\\.0\\.1:([0-9]+)"), 10s);
+  ASSERT_TRUE(port) << serve.err_text;
+  char dir[] = "/tmp/dltune-slurm-prom-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  {
+    dltune::testing::PrometheusServer prometheus(dir, std::stoi(*port));
+    ASSERT_TRUE(prometheus.started());
+    const auto memory =
+        prometheus.wait_for("dltune_job_memory_bytes{slurm_job_id=\"" + id + "\"}", 30s);
+    ASSERT_TRUE(memory) << "no series of job " << id << " in Prometheus after 30 s\n"
+                        << prometheus.log() << serve.rest_of_stderr();
+    EXPECT_GE(std::stod(*memory), 64.0 * 1024 * 1024) << "the job's bytearray";
+    const auto procs =
+        prometheus.query("dltune_job_processes{slurm_job_id=\"" + id + "\",user=\"root\"}");
+    ASSERT_TRUE(procs) << "the job's user is root here (sbatch as root)";
+    EXPECT_GE(std::stoi(*procs), 1);
+    // Summed by job, as over a job's nodes.
+    EXPECT_EQ(prometheus
+                  .query("sum by (slurm_job_id) (dltune_job_memory_limit_bytes{slurm_job_id=\"" +
+                         id + "\"})")
+                  .value_or(""),
+              std::to_string(300 * 1024 * 1024))
+        << "--mem=300M is the job's memory limit";
+  }
+  std::filesystem::remove_all(dir);
 }

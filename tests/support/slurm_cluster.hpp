@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/process.hpp"
 #include "support/run.hpp"
 
 namespace dltune::testing {
@@ -116,19 +117,6 @@ class SlurmCluster {
     ::gethostname(name, sizeof name - 1);
     std::string s = name;
     return s.substr(0, s.find('.'));
-  }
-  static int free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    int port = 0;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-      port = ntohs(a.sin_port);
-    ::close(fd);
-    return port;
   }
   // The job cgroups Slurm makes on cgroup v1 (/sys/fs/cgroup/CONTROLLER/slurm*), to remove the
   // ones this cluster made.

@@ -281,3 +281,47 @@ TEST(ModelCgroup, NoPreviousDtZeroAnotherGroupOrAResetGiveNoOrZeroRates) {
 
 }  // namespace
 }  // namespace dltune::monitor
+
+namespace dltune::monitor {
+namespace {
+
+TEST(ModelCgroup, AGroupWithoutCpuAccountingGetsItsProcessesCpu) {
+  // A Slurm job's group on v1: memory, no cpuacct; its two processes used 150% of a CPU.
+  auto sample = [](std::uint64_t ticks_a, std::uint64_t ticks_b) {
+    Sample s;
+    s.ticks_per_second = 100;
+    Cgroup c;
+    c.path = "/slurm/uid_0/job_3";
+    c.version = "v1";
+    c.memory_bytes = 1 << 20;
+    s.cgroup = c;
+    for (auto [pid, ticks] : {std::pair{10, ticks_a}, std::pair{11, ticks_b}}) {
+      Process p;
+      p.pid = pid;
+      p.start_ticks = 5;
+      p.utime = ticks;
+      s.processes.push_back(p);
+    }
+    return s;
+  };
+  const auto before = sample(100, 100), now = sample(300, 200);  // +2 s and +1 s over 2 s
+  auto m = Model::from(now, &before, 2.0);
+  ASSERT_TRUE(m.cgroup);
+  ASSERT_TRUE(m.cgroup->cpu_pct);
+  EXPECT_DOUBLE_EQ(*m.cgroup->cpu_pct, 150);
+  EXPECT_TRUE(m.cgroup->cpu_from_processes);
+  // A group with its own CPU time keeps it.
+  auto with = now;
+  auto was = before;
+  with.cgroup->cpu_usage_us = 3'000'000;
+  was.cgroup->cpu_usage_us = 1'000'000;
+  m = Model::from(with, &was, 2.0);
+  EXPECT_DOUBLE_EQ(*m.cgroup->cpu_pct, 100);
+  EXPECT_FALSE(m.cgroup->cpu_from_processes);
+  // No rates yet: nothing summed.
+  m = Model::from(now, nullptr, 0);
+  EXPECT_FALSE(m.cgroup->cpu_pct);
+}
+
+}  // namespace
+}  // namespace dltune::monitor

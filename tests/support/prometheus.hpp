@@ -1,0 +1,67 @@
+#pragma once
+// A real Prometheus server for a live test (Debian's prometheus): it scrapes one target every
+// second from a directory of the test's own, and its query API answers instant queries. Its
+// first scrape comes only after about 5.5 s (the scrape manager applies new targets on a 5 s
+// tick). Killed with its process group when it goes.
+#include <httplib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "support/process.hpp"
+
+namespace dltune::testing {
+
+class PrometheusServer {
+ public:
+  static constexpr const char* kBinary = "/usr/bin/prometheus";
+
+  PrometheusServer(const std::filesystem::path& dir, int target_port) : port_(free_port()) {
+    std::filesystem::create_directories(dir / "data");
+    std::ofstream(dir / "prometheus.yml") << fmt::format(
+        "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+        "scrape_configs:\n  - job_name: dltune\n    static_configs:\n"
+        "      - targets: ['127.0.0.1:{}']\n",
+        target_port);
+    process_.emplace(std::vector<std::string>{
+        kBinary, "--config.file=" + (dir / "prometheus.yml").string(),
+        "--storage.tsdb.path=" + (dir / "data").string(),
+        fmt::format("--web.listen-address=127.0.0.1:{}", port_), "--log.level=warn"});
+  }
+  [[nodiscard]] bool started() const { return process_ && process_->pid > 0; }
+
+  // The value of the first series an instant query returns; nullopt when none (yet).
+  std::optional<std::string> query(const std::string& q) {
+    httplib::Client prom("127.0.0.1", port_);
+    prom.set_read_timeout(5);
+    auto r = prom.Get("/api/v1/query", httplib::Params{{"query", q}}, httplib::Headers{});
+    if (!r || r->status != 200) return std::nullopt;
+    const auto j = nlohmann::json::parse(r->body, nullptr, false);
+    if (j.is_discarded() || j["data"]["result"].empty()) return std::nullopt;
+    return j["data"]["result"][0]["value"][1].get<std::string>();
+  }
+  // query() asked again every 250 ms until it has a value or `timeout` is over.
+  std::optional<std::string> wait_for(const std::string& q, std::chrono::seconds timeout) {
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    std::optional<std::string> v;
+    while (!(v = query(q)) && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    return v;
+  }
+  // What it said on stderr (its warnings), for a failure's message.
+  std::string log() { return process_ ? process_->rest_of_stderr() : std::string(); }
+  void stop() { process_.reset(); }
+
+ private:
+  int port_ = 0;
+  std::optional<Process> process_;
+};
+
+}  // namespace dltune::testing
