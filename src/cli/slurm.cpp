@@ -14,6 +14,7 @@
 #include "core/text.hpp"
 #include "core/watchdog.hpp"
 #include "options/options.hpp"
+#include "slurm/efficiency.hpp"
 #include "slurm/health.hpp"
 #include "slurm/task_prolog.hpp"
 
@@ -44,12 +45,18 @@ class SlurmCommand : public Command {
     health_->fallthrough();
     task_prolog_ = options::add_subcommand(*sub_, "task-prolog");
     task_prolog_->fallthrough();
+    efficiency_ = options::add_subcommand(*sub_, "efficiency");
+    options::add_value(*efficiency_, "job", efficiency_request_.job_id)->required();
+    options::add_duration(*efficiency_, "--duration", efficiency_request_.duration_ns,
+                          1'000'000'000, 600'000'000'000);
+    options::add_flag(*efficiency_, "--json", json_);
   }
 
   bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
     if (task_prolog_->parsed()) return task_prolog();
+    if (efficiency_->parsed()) return efficiency();
     request_.drain_on = *settings::severity_from(drain_on_);
     const Watchdog watchdog(
         std::chrono::nanoseconds(timeout_ns_),
@@ -81,9 +88,21 @@ class SlurmCommand : public Command {
     return kExitOk;
   }
 
+  int efficiency() const {
+    auto e = slurm::measure_efficiency(host::Root(), efficiency_request_);
+    if (!e) {
+      say("efficiency: " + e.error().error.message());
+      return e.error().bad_input ? kExitBadInput : kExitFailure;
+    }
+    fmt::print("{}", json_ ? slurm::to_json(*e).dump(2) + "\n" : slurm::render_text(*e));
+    return kExitOk;
+  }
+
   CLI::App* sub_ = nullptr;
   CLI::App* health_ = nullptr;
   CLI::App* task_prolog_ = nullptr;
+  CLI::App* efficiency_ = nullptr;
+  slurm::EfficiencyRequest efficiency_request_;
   slurm::HealthRequest request_;
   std::string drain_on_ = "critical";
   std::int64_t timeout_ns_ = 30'000'000'000;

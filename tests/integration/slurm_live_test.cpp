@@ -277,11 +277,14 @@ TEST_F(SlurmLive, TheTaskPrologGivesEachTaskTheDefaultsAndKeepsTheUsers) {
 
 namespace {
 
-// A batch job of the test's cluster that holds 64 MiB and sleeps: its id once it runs.
-std::string running_job(const SlurmCluster& cluster) {
-  const auto sub = cluster.slurm(
-      {"sbatch", "--parsable", "-c", "1", "--mem=300M", "-o", "/dev/null", "--chdir=/tmp", "--wrap",
-       "exec python3 -c 'import time; b = bytearray(64 << 20); time.sleep(600)'"});
+// A batch job of the test's cluster on `cpus` CPUs running `python` (by default: hold 64 MiB
+// and sleep): its id once it runs.
+std::string running_job(
+    const SlurmCluster& cluster, const std::string& cpus = "1",
+    const std::string& python = "import time; b = bytearray(64 << 20); time.sleep(600)") {
+  const auto sub =
+      cluster.slurm({"sbatch", "--parsable", "-c", cpus, "--mem=300M", "-o", "/dev/null",
+                     "--chdir=/tmp", "--wrap", "exec python3 -c '" + python + "'"});
   EXPECT_EQ(sub.exit_code, 0) << explain(sub);
   const std::string id = sub.out.substr(0, sub.out.find_first_of(";\n"));
   for (int i = 0; i < 120; ++i) {
@@ -352,4 +355,35 @@ TEST_F(SlurmLive, AJobIsFollowedByTopAndServedWithItsIdAndUserToPrometheus) {
         << "--mem=300M is the job's memory limit";
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST_F(SlurmLive, AJobThatAskedForTwoCpusAndUsesOneIsToldSoWithTheReason) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs for the job";
+  ASSERT_TRUE(start());
+  const auto id = running_job(*cluster_, "2", "while True: pass");
+  ASSERT_FALSE(id.empty());
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // past python's start
+  const auto r = run({DLTUNE_BINARY, "slurm", "efficiency", id, "--duration", "3s", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << explain(r);
+  const auto e = json::parse(r.out);
+  EXPECT_EQ(e["schema"], "dltune.slurm-efficiency/1");
+  EXPECT_EQ(e["cpus"], 2) << "its cpuset: -c 2";
+  EXPECT_GT(e["cpus_used"].get<double>(), 0.6) << e;
+  EXPECT_LT(e["cpus_used"].get<double>(), 1.3) << e;
+  EXPECT_FALSE(e["cpu_from_processes"].get<bool>()) << "its group is in cpuacct here";
+  ASSERT_FALSE(e["findings"].empty()) << e;
+  EXPECT_THAT(e["findings"][0].get<std::string>(), HasSubstr("asked for 2 CPUs and used"));
+  EXPECT_THAT(e["findings"][0].get<std::string>(), HasSubstr("one process does the work (python3"));
+  EXPECT_THAT(e["action"].get<std::string>(), HasSubstr("--cpus-per-task=1"));
+  EXPECT_EQ(e["memory_limit_bytes"], 300 * 1024 * 1024);
+  // The text says the same; bad input changes nothing and names the input.
+  const auto text = run({DLTUNE_BINARY, "slurm", "efficiency", id, "--duration", "1s"});
+  EXPECT_EQ(text.exit_code, 0) << explain(text);
+  EXPECT_THAT(text.out, HasSubstr("Action: ask for 1 CPU (--cpus-per-task=1)"));
+  for (const std::string bad : {"999999", "abc"}) {
+    const auto b = run({DLTUNE_BINARY, "slurm", "efficiency", bad, "--duration", "1s"});
+    EXPECT_EQ(b.exit_code, 2) << explain(b);
+    EXPECT_THAT(b.err, HasSubstr("--slurm-job " + bad));
+    EXPECT_EQ(b.out, "");
+  }
 }

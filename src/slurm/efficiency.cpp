@@ -1,0 +1,189 @@
+#include "slurm/efficiency.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/text.hpp"
+#include "host/cgroup.hpp"
+#include "monitor/model.hpp"
+#include "monitor/sampler.hpp"
+#include "monitor/scope.hpp"
+
+namespace dltune::slurm {
+
+namespace {
+
+constexpr std::uint64_t kGiB = 1ull << 30;
+
+tl::unexpected<EfficiencyFailure> failure(bool bad_input, Error e) {
+  return tl::unexpected(EfficiencyFailure{bad_input, std::move(e)});
+}
+
+// The CPUs the job was given on this node: its group's cpuset (v1 cpuset.cpus; v2
+// cpuset.cpus.effective); 0 when unknown.
+int allocated_cpus(const host::Root& root, const host::CgroupLayout& layout,
+                   const std::string& path) {
+  std::vector<std::string> files;
+  if (layout.version == "v2") {
+    if (layout.unified) files.push_back(*layout.unified + path + "/cpuset.cpus.effective");
+  } else {
+    for (const auto& [controller, mount] : layout.v1)
+      if (controller == "cpuset") files.push_back(mount + path + "/cpuset.cpus");
+  }
+  for (const auto& f : files)
+    if (auto text = root.read(f); text && *text)
+      if (auto cpus = text::parse_cpu_list(text::trim(**text)); cpus && !cpus->empty())
+        return static_cast<int>(cpus->size());
+  return 0;
+}
+
+}  // namespace
+
+Efficiency judge_efficiency(const JobUse& use) {
+  Efficiency e;
+  e.use = use;
+  if (use.cpus > 0) e.cpu_pct = use.cpus_used / use.cpus * 100;
+  if (use.memory_peak_bytes && use.memory_limit_bytes && *use.memory_limit_bytes > 0)
+    e.memory_pct = static_cast<double>(*use.memory_peak_bytes) /
+                   static_cast<double>(*use.memory_limit_bytes) * 100;
+  // OOM kills first: the job lost work.
+  if (use.oom_kills && *use.oom_kills > 0) {
+    const auto want = use.memory_peak_bytes.value_or(use.memory_limit_bytes.value_or(0));
+    e.findings.push_back(fmt::format(
+        "{} process(es) of the job were killed for memory (OOM kills in its group): its limit "
+        "is {}",
+        *use.oom_kills,
+        use.memory_limit_bytes ? text::human_bytes(*use.memory_limit_bytes) : "unknown"));
+    e.action = fmt::format("ask for more memory: --mem={}M or more (its peak was {})",
+                           (want + want / 2) >> 20, text::human_bytes(want));
+  }
+  // The CPUs it uses, rounded up past a tenth of noise: 0.97 is one CPU, 1.3 two.
+  const int enough = std::max(1, static_cast<int>(std::ceil(use.cpus_used - 0.1)));
+  if (e.cpu_pct && enough < use.cpus && *e.cpu_pct < 70) {
+    std::string why;
+    if (use.busiest_pid != 0 && use.busiest_cpus >= 0.8 && use.busiest_cpus >= use.cpus_used * 0.8)
+      why = fmt::format(
+          ": one process does the work ({} {}, pid {}, {:.2f} of a CPU{})", use.busiest_command,
+          use.busiest_threads > 1 ? "with its threads" : "on one thread", use.busiest_pid,
+          use.busiest_cpus,
+          use.busiest_threads > 1 ? fmt::format(", {} threads", use.busiest_threads) : "");
+    else if (use.cpus_used < 0.2)
+      why = ": it hardly runs (waiting on I/O, the network or another job step?)";
+    e.findings.push_back(fmt::format("asked for {} CPUs and used {:.1f} ({:.0f}%){}", use.cpus,
+                                     use.cpus_used, *e.cpu_pct, why));
+    if (e.action.empty())
+      e.action = fmt::format(
+          "ask for {} CPU{} (--cpus-per-task={}), or give the job work for the others: "
+          "DataLoader workers (num_workers) or intra-op threads (OMP_NUM_THREADS)",
+          enough, enough == 1 ? "" : "s", enough);
+  }
+  if (e.memory_pct && *e.memory_pct < 33 && *use.memory_limit_bytes >= kGiB &&
+      !(use.oom_kills && *use.oom_kills > 0)) {
+    const auto peak = *use.memory_peak_bytes;
+    e.findings.push_back(fmt::format("asked for {} of memory and used at most {} ({:.0f}%)",
+                                     text::human_bytes(*use.memory_limit_bytes),
+                                     text::human_bytes(peak), *e.memory_pct));
+    if (e.action.empty())
+      e.action = fmt::format("ask for less memory: --mem={}M (its peak and half again)",
+                             std::max<std::uint64_t>((peak + peak / 2) >> 20, 1));
+  }
+  return e;
+}
+
+tl::expected<Efficiency, EfficiencyFailure> measure_efficiency(const host::Root& root,
+                                                               const EfficiencyRequest& request) {
+  auto path = monitor::slurm_job_cgroup(root, request.job_id);
+  if (!path) return failure(true, path.error());
+  auto layout = host::cgroup_layout(root);
+  if (!layout) return failure(false, layout.error());
+  monitor::SamplerOptions options;
+  options.scope = {monitor::Scope::Kind::kCgroup, 0, *path};
+  options.gpus = false;
+  auto sampler = monitor::Sampler::open(root, options);
+  if (!sampler) return failure(false, sampler.error());
+  monitor::Sample before, after;
+  if (auto ok = (*sampler)->sample(before); !ok) return failure(false, ok.error());
+  std::this_thread::sleep_for(std::chrono::nanoseconds(request.duration_ns));
+  if (auto ok = (*sampler)->sample(after); !ok) return failure(false, ok.error());
+  if (!after.cgroup)
+    return failure(false,
+                   Error{"the job ended while it was measured", "--slurm-job " + request.job_id});
+  const auto m = monitor::Model::from(after, &before);
+  JobUse use;
+  use.job_id = request.job_id;
+  use.path = *path;
+  use.cpus = allocated_cpus(root, *layout, *path);
+  use.seconds = m.interval_s;
+  if (m.cgroup && m.cgroup->cpu_pct) use.cpus_used = *m.cgroup->cpu_pct / 100;
+  use.cpu_from_processes = m.cgroup && m.cgroup->cpu_from_processes;
+  use.memory_bytes = after.cgroup->memory_bytes;
+  use.memory_peak_bytes = after.cgroup->memory_peak_bytes;
+  use.memory_limit_bytes = after.cgroup->memory_limit_bytes;
+  use.oom_kills = after.cgroup->events_oom_kill;
+  use.processes = m.processes.size();
+  for (const auto& p : m.processes)
+    if (p.cpu_pct / 100 > use.busiest_cpus || use.busiest_pid == 0) {
+      use.busiest_cpus = p.cpu_pct / 100;
+      use.busiest_pid = p.pid;
+      use.busiest_command = p.comm;
+      use.busiest_threads = static_cast<int>(p.threads);
+    }
+  return judge_efficiency(use);
+}
+
+inventory::Json to_json(const Efficiency& e) {
+  const auto& u = e.use;
+  auto opt = [](const auto& v) { return v ? inventory::Json(*v) : inventory::Json(nullptr); };
+  inventory::Json busiest = nullptr;
+  if (u.busiest_pid != 0)
+    busiest = {{"pid", u.busiest_pid},
+               {"command", u.busiest_command},
+               {"cpus", u.busiest_cpus},
+               {"threads", u.busiest_threads}};
+  return {{"schema", "dltune.slurm-efficiency/1"},
+          {"job_id", u.job_id},
+          {"cgroup", u.path},
+          {"seconds", u.seconds},
+          {"cpus", u.cpus},
+          {"cpus_used", u.cpus_used},
+          {"cpu_from_processes", u.cpu_from_processes},
+          {"cpu_pct", opt(e.cpu_pct)},
+          {"memory_bytes", opt(u.memory_bytes)},
+          {"memory_peak_bytes", opt(u.memory_peak_bytes)},
+          {"memory_limit_bytes", opt(u.memory_limit_bytes)},
+          {"memory_pct", opt(e.memory_pct)},
+          {"oom_kills", opt(u.oom_kills)},
+          {"processes", u.processes},
+          {"busiest", busiest},
+          {"findings", e.findings},
+          {"action", e.action.empty() ? inventory::Json(nullptr) : inventory::Json(e.action)}};
+}
+
+std::string render_text(const Efficiency& e) {
+  const auto& u = e.use;
+  std::string out =
+      fmt::format("Slurm job {} on this node ({}), over {:.1f} s\n", u.job_id, u.path, u.seconds);
+  out +=
+      fmt::format("  CPU      {:.2f} of {} CPU(s){}{}\n", u.cpus_used, u.cpus,
+                  e.cpu_pct ? fmt::format(" ({:.0f}%)", *e.cpu_pct) : "",
+                  u.cpu_from_processes ? ", its processes' (no CPU accounting for its group)" : "");
+  out += fmt::format("  memory   peak {} of {}{}, now {}\n",
+                     u.memory_peak_bytes ? text::human_bytes(*u.memory_peak_bytes) : "unknown",
+                     u.memory_limit_bytes ? text::human_bytes(*u.memory_limit_bytes) : "no limit",
+                     e.memory_pct ? fmt::format(" ({:.0f}%)", *e.memory_pct) : "",
+                     u.memory_bytes ? text::human_bytes(*u.memory_bytes) : "unknown");
+  out += fmt::format("  OOM      {}\n",
+                     u.oom_kills ? fmt::format("{} kill(s)", *u.oom_kills) : "not counted here");
+  if (u.busiest_pid != 0)
+    out += fmt::format("  busiest  {} (pid {}): {:.2f} of a CPU, {} thread(s); {} process(es)\n",
+                       u.busiest_command, u.busiest_pid, u.busiest_cpus, u.busiest_threads,
+                       u.processes);
+  for (const auto& f : e.findings) out += "  ! " + f + "\n";
+  out += e.action.empty() ? "It uses what it was given.\n" : "Action: " + e.action + "\n";
+  return out;
+}
+
+}  // namespace dltune::slurm

@@ -1,0 +1,68 @@
+#pragma once
+// A Slurm job's efficiency on this node, as seff and Princeton's jobstats give it, with the
+// reason and the one action to take: the CPUs it uses against the CPUs it was given (its
+// cpuset), its memory peak against its limit (--mem), the OOM kills in its group, and what its
+// busiest process does. Read from the job's cgroup (host::discover_slurm_jobs) and its
+// processes over a short window; nothing is changed.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "host/root.hpp"
+#include "inventory/json.hpp"
+
+namespace dltune::slurm {
+
+struct EfficiencyRequest {
+  std::string job_id;
+  std::int64_t duration_ns = 5'000'000'000;  // the window the CPU use is measured over
+  std::int64_t interval_ns = 250'000'000;
+};
+
+// What was measured (the facts the judgement reads).
+struct JobUse {
+  std::string job_id, path;         // the job's group on this node
+  int cpus = 0;                     // allocated on this node: its cpuset
+  double cpus_used = 0;             // over the window
+  double seconds = 0;               // the window
+  bool cpu_from_processes = false;  // the group has no CPU accounting: its processes' sum
+  std::optional<std::uint64_t> memory_bytes, memory_peak_bytes, memory_limit_bytes;
+  std::optional<std::uint64_t> oom_kills;
+  std::uint64_t processes = 0;
+  // The process that used the most CPU over the window.
+  std::string busiest_command;
+  int busiest_pid = 0;
+  double busiest_cpus = 0;
+  int busiest_threads = 0;
+};
+
+struct Efficiency {
+  JobUse use;
+  std::optional<double> cpu_pct;      // cpus_used / cpus
+  std::optional<double> memory_pct;   // peak / limit
+  std::vector<std::string> findings;  // what is wrong, each with its reason
+  std::string action;                 // the one thing to do ("" when the job uses what it has)
+};
+
+// The judgement of `use` (pure): a job that uses under 70% of its CPUs and fewer whole CPUs
+// than it has, a peak under a third of a limit of a GiB or more, OOM kills; the action for
+// the worst (OOM kills, then CPUs, then memory).
+[[nodiscard]] Efficiency judge_efficiency(const JobUse& use);
+
+// Measures job `job_id` on this node over the request's window. Errors: the job id is not a
+// number or this node runs no such job (naming the ones it runs), bad input; the job ended
+// during the window, a failure.
+struct EfficiencyFailure {
+  bool bad_input = false;
+  Error error;
+};
+[[nodiscard]] tl::expected<Efficiency, EfficiencyFailure> measure_efficiency(
+    const host::Root& root, const EfficiencyRequest& request);
+
+// schema dltune.slurm-efficiency/1, and the text.
+[[nodiscard]] inventory::Json to_json(const Efficiency& e);
+[[nodiscard]] std::string render_text(const Efficiency& e);
+
+}  // namespace dltune::slurm
