@@ -130,6 +130,18 @@ class SlurmCluster {
           out.insert(g.path().string());
     return out;
   }
+  // Every process in the groups at and below `p`; true when there was one.
+  static bool kill_cgroup_tree(const std::filesystem::path& p) {
+    namespace fs = std::filesystem;
+    bool any = false;
+    std::ifstream procs(p / "cgroup.procs");
+    for (long pid = 0; procs >> pid;)
+      if (pid > 0 && ::kill(static_cast<pid_t>(pid), SIGKILL) == 0) any = true;
+    std::error_code ec;
+    for (const auto& sub : fs::directory_iterator(p, ec))
+      if (sub.is_directory() && kill_cgroup_tree(sub.path())) any = true;
+    return any;
+  }
   static void remove_cgroup_tree(const std::filesystem::path& p) {
     namespace fs = std::filesystem;
     std::error_code ec;
@@ -282,13 +294,24 @@ class SlurmCluster {
   void stop() {
     namespace fs = std::filesystem;
     if (dir_.empty()) return;
-    // Jobs first, so that slurmd removes their cgroups; then the daemons, by their pid files.
+    // Jobs first, waited for (scancel only asks), so that slurmstepd ends them and removes
+    // their cgroups; then the daemons, by their pid files. A job's slurmstepd outlives slurmd:
+    // whatever is still in this cluster's cgroups after that is killed, then the groups go.
     (void)run({"scancel", "--full", "--partition=debug"}, env(), 10);
+    for (int i = 0; i < 60; ++i) {
+      const auto q = run({"squeue", "-h", "-o", "%i"}, env(), 10);
+      if (q.exit_code != 0 || q.out.empty()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
     stop_pid(pid_in(dir_ + "/slurmd.pid"));
     stop_pid(pid_in(dir_ + "/slurmctld.pid"));
     stop_pid(pid_in(dir_ + "/munge/pid"));
-    for (const auto& g : slurm_cgroups())
-      if (!cgroups_before_.count(g)) remove_cgroup_tree(g);
+    for (const auto& g : slurm_cgroups()) {
+      if (cgroups_before_.count(g)) continue;
+      for (int i = 0; i < 50 && kill_cgroup_tree(g); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      remove_cgroup_tree(g);
+    }
     std::error_code ec;
     fs::remove_all(dir_, ec);
     dir_.clear();
