@@ -121,11 +121,15 @@ std::vector<std::string> subgroups(const Root& root, const std::string& dir) {
   return out;
 }
 
-// "job_42" -> "42"; empty for any other name.
+// "job_42" -> "42"; empty for any other name, and for a number past 32 bits (a uid and a
+// Slurm job id, federated ones too, are 32-bit).
 std::string number_after(const std::string& name, std::string_view prefix) {
-  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return {};
+  if (name.size() <= prefix.size() || name.size() > prefix.size() + 10 ||
+      name.compare(0, prefix.size(), prefix) != 0)
+    return {};
   const auto rest = name.substr(prefix.size());
-  return std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; })
+  return std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+                 std::stoull(rest) <= 0xFFFFFFFFull
              ? rest
              : std::string();
 }
@@ -189,7 +193,7 @@ Result<std::vector<SlurmJobGroup>> discover_slurm_jobs(const Root& root,
         const std::string base = "/" + top + "/" + user;
         for (const auto& name : subgroups(root, *mount + base))
           if (const auto id = number_after(name, "job_"); !id.empty())
-            add_job(root, *mount, base + "/" + name, id, static_cast<unsigned>(std::stoul(uid)),
+            add_job(root, *mount, base + "/" + name, id, static_cast<unsigned>(std::stoull(uid)),
                     out);
       }
     }

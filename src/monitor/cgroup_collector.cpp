@@ -67,8 +67,10 @@ struct CgroupCollector::State {
   std::uint64_t ticks_per_second = 100;
   std::vector<std::string> notes;  // said once at the first collect
   bool noted = false;
-  // The processes of the groups below this one count as its own: a Slurm job's are all in its
-  // steps' and tasks' groups. Where they are listed, and which names there are groups.
+  // A group that holds no process itself has those of the groups below it: a Slurm job's are
+  // all in its steps' and tasks' groups, a v2 parent's in its children (a group that holds
+  // processes keeps to its own, and a warm sample of it allocates nothing). Where they are
+  // listed, and which names there are groups.
   std::optional<host::Root> root;
   std::string procs_dir;
   std::map<std::string, bool> is_group;
@@ -86,7 +88,8 @@ struct CgroupCollector::State {
     auto names = root->list(dir);
     if (!names || !*names) return;
     for (const auto& name : **names) {
-      if (name.find('.') != std::string::npos && name.rfind("slurm", 0) != 0) continue;
+      // Control files and groups alike (a group may have a dot: systemd's session-1.scope):
+      // each name's kind is looked up once and remembered.
       const std::string sub = dir + "/" + name;
       std::optional<bool> group;
       if (const auto it = is_group.find(sub); it != is_group.end()) group = it->second;
@@ -391,11 +394,13 @@ Result<void> CgroupCollector::collect(std::optional<Cgroup>& out, Notices& notic
       case kProcs: {
         std::uint64_t n = 0;
         for (const char ch : text) n += ch == '\n';
-        std::vector<pid_t> below;
-        s.descendant_pids(s.procs_dir, below);
-        std::sort(below.begin(), below.end());
-        c.pids =
-            n + static_cast<std::uint64_t>(std::unique(below.begin(), below.end()) - below.begin());
+        if (n == 0) {  // a group that holds none itself: those of the groups below it
+          std::vector<pid_t> below;
+          s.descendant_pids(s.procs_dir, below);
+          std::sort(below.begin(), below.end());
+          n = static_cast<std::uint64_t>(std::unique(below.begin(), below.end()) - below.begin());
+        }
+        c.pids = n;
         break;
       }
       case kCount:
@@ -418,7 +423,7 @@ std::vector<pid_t> CgroupCollector::pids() const {
     std::uint64_t v = 0;
     if (scan::to_u64(line, v) && v > 0) out.push_back(static_cast<pid_t>(v));
   }
-  state_->descendant_pids(state_->procs_dir, out);
+  if (out.empty()) state_->descendant_pids(state_->procs_dir, out);
   // v1 lists are neither sorted nor free of repeats (cgroup-v1/cgroups.rst 1.4).
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

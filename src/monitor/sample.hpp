@@ -110,7 +110,9 @@ struct Cgroup {
   std::optional<std::uint64_t> pgmajfault;
   // Pressure of the group itself (v2, or the hybrid's unified group that `run` makes)
   Pressures pressure;
-  std::optional<std::uint64_t> pids;  // processes in the group and the groups below it now
+  // Processes in the group now; for a group that holds none itself (a Slurm job's), those in the
+  // groups below it.
+  std::optional<std::uint64_t> pids;
 };
 
 // What a process is to a training job (named from the tree and the command line).

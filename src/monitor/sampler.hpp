@@ -89,7 +89,8 @@ class CgroupCollector {
   CgroupCollector& operator=(CgroupCollector&&) noexcept;
   // The group removed since open: `out` is left empty, not an error.
   [[nodiscard]] Result<void> collect(std::optional<Cgroup>& out, Notices& notices);
-  // The PIDs in the group now (cgroup.procs), for Scope::kCgroup.
+  // The PIDs in the group now (cgroup.procs), for Scope::kCgroup; for a group that holds none
+  // itself (a Slurm job's), those of the groups below it.
   [[nodiscard]] std::vector<pid_t> pids() const;
 
  private:

@@ -55,6 +55,9 @@ TEST(SlurmJobs, FoundOnV1WithTheirIdUserAndStepsInJobOrder) {
   v1_job(t, "slurm_node7", 0, "9", {{"0", "200\n"}});
   t.write("sys/fs/cgroup/memory/slurm_node7/uid_1000/memory.usage_in_bytes", "1\n");
   t.mkdir("sys/fs/cgroup/memory/slurm_node7/uid_1000/not_a_job");
+  // Numbers past 32 bits are no uid or job id (and no crash).
+  t.mkdir("sys/fs/cgroup/memory/slurm_node7/uid_99999999999999999999999/job_1");
+  t.mkdir("sys/fs/cgroup/memory/slurm_node7/uid_1000/job_4294967296");
   t.mkdir("sys/fs/cgroup/memory/dltune/run-1");  // dltune's own: not Slurm's
   const auto layout = host::cgroup_layout(t.root());
   ASSERT_TRUE(layout) << layout.error().message();
@@ -136,6 +139,19 @@ TEST(SlurmJobs, AJobsProcessesAreThoseOfTheGroupsBelowIt) {
   fs::remove_all(t.dir() / "sys/fs/cgroup/memory/slurm/uid_1000/job_12/step_batch");
   t.write("sys/fs/cgroup/memory/slurm/uid_1000/job_12/step_1/task_0/cgroup.procs", "103\n");
   EXPECT_EQ(c->pids(), (std::vector<pid_t>{100, 103}));
+}
+
+TEST(SlurmJobs, AGroupsProcessesIncludeThoseOfChildrenWithADotInTheirName) {
+  // systemd's units are groups with dots (v2): user.slice/session-1.scope holds the processes.
+  TempTree t;
+  t.write("proc/self/mountinfo", kMountV2);
+  t.write("sys/fs/cgroup/user.slice/memory.current", "1\n");
+  t.write("sys/fs/cgroup/user.slice/cgroup.procs", "");
+  t.write("sys/fs/cgroup/user.slice/session-1.scope/cgroup.procs", "501\n502\n");
+  t.write("sys/fs/cgroup/user.slice/user@0.service/app.slice/cgroup.procs", "600\n");
+  auto c = monitor::CgroupCollector::open(t.root(), "/user.slice");
+  ASSERT_TRUE(c) << c.error().message();
+  EXPECT_EQ(c->pids(), (std::vector<pid_t>{501, 502, 600}));
 }
 
 TEST(SlurmJobs, ServeLabelsEachJobsSeriesWithItsIdAndUser) {
