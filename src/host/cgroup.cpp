@@ -103,23 +103,40 @@ Result<std::vector<std::string>> discover_job_groups(const Root& root, const Cgr
 
 namespace {
 
-// The names in `dir` that are directories (groups), sorted; none when `dir` is not there.
-std::vector<std::string> subgroups(const Root& root, const std::string& dir) {
-  std::vector<std::string> out;
-  auto names = root.list(dir);
-  if (!names || !*names) return out;
-  for (const auto& name : **names) {
-    // Control files (cgroup.procs, memory.max) have a dot; of the groups looked for, only
-    // slurm_NODE and NODE_slurmstepd.scope may.
-    if (name.find('.') != std::string::npos && name.rfind("slurm", 0) != 0 &&
-        !name.ends_with("slurmstepd.scope"))
-      continue;
-    auto info = root.stat(dir + "/" + name);
-    if (info && *info && (*info)->kind == Kind::kDirectory) out.push_back(name);
+// Lists groups, each name's kind (group or control file) looked up once: what `known` says
+// from the last discovery, else a stat. `seen` is what this discovery found, for the next.
+struct Groups {
+  const Root& root;
+  const std::map<std::string, bool>* known;
+  std::map<std::string, bool> seen;
+
+  // The names in `dir` that are directories (groups), sorted; none when `dir` is not there.
+  std::vector<std::string> below(const std::string& dir) {
+    std::vector<std::string> out;
+    auto names = root.list(dir);
+    if (!names || !*names) return out;
+    for (const auto& name : **names) {
+      // Control files (cgroup.procs, memory.max) have a dot; of the groups looked for, only
+      // slurm_NODE and NODE_slurmstepd.scope may.
+      if (name.find('.') != std::string::npos && name.rfind("slurm", 0) != 0 &&
+          !name.ends_with("slurmstepd.scope"))
+        continue;
+      const std::string path = dir + "/" + name;
+      std::optional<bool> group;
+      if (known != nullptr)
+        if (const auto it = known->find(path); it != known->end()) group = it->second;
+      if (!group) {
+        auto info = root.stat(path);
+        if (!info || !*info) continue;  // gone meanwhile: not remembered
+        group = (*info)->kind == Kind::kDirectory;
+      }
+      seen.emplace(path, *group);
+      if (*group) out.push_back(name);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
   }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+};
 
 // "job_42" -> "42"; empty for any other name, and for a number past 32 bits (a uid and a
 // Slurm job id, federated ones too, are 32-bit).
@@ -135,7 +152,8 @@ std::string number_after(const std::string& name, std::string_view prefix) {
 }
 
 // The uid that owns the first process found in `dir` or a group below it (v2 has no uid level).
-std::optional<unsigned> owner_below(const Root& root, const std::string& dir, int depth = 0) {
+std::optional<unsigned> owner_below(Groups& groups, const std::string& dir, int depth = 0) {
+  const Root& root = groups.root;
   if (auto procs = root.lines(dir + "/cgroup.procs"); procs && *procs)
     for (const auto& pid : **procs) {
       auto status = root.lines("/proc/" + pid + "/status");
@@ -147,37 +165,37 @@ std::optional<unsigned> owner_below(const Root& root, const std::string& dir, in
         }
     }
   if (depth >= 4) return std::nullopt;
-  for (const auto& sub : subgroups(root, dir))
-    if (auto uid = owner_below(root, dir + "/" + sub, depth + 1)) return uid;
+  for (const auto& sub : groups.below(dir))
+    if (auto uid = owner_below(groups, dir + "/" + sub, depth + 1)) return uid;
   return std::nullopt;
 }
 
-void add_job(const Root& root, const std::string& mount, const std::string& path,
+void add_job(Groups& groups, const std::string& mount, const std::string& path,
              const std::string& id, std::optional<unsigned> uid, std::vector<SlurmJobGroup>& out) {
   SlurmJobGroup job{path, id, uid, {}};
-  for (const auto& sub : subgroups(root, mount + path)) {
+  for (const auto& sub : groups.below(mount + path))
     if (sub.rfind("step_", 0) == 0) job.steps.push_back(sub.substr(5));
-  }
-  if (!job.uid) job.uid = owner_below(root, mount + path);
+  if (!job.uid) job.uid = owner_below(groups, mount + path);
   out.push_back(std::move(job));
 }
 
 }  // namespace
 
-Result<std::vector<SlurmJobGroup>> discover_slurm_jobs(const Root& root,
-                                                       const CgroupLayout& layout) {
+Result<std::vector<SlurmJobGroup>> discover_slurm_jobs(const Root& root, const CgroupLayout& layout,
+                                                       std::map<std::string, bool>* is_group) {
   std::vector<SlurmJobGroup> out;
+  Groups groups{root, is_group, {}};
   if (layout.version == "v2") {
     if (!layout.unified) return out;
     const std::string mount = *layout.unified;
     // The scope systemd gives slurmstepd, or the same name at the top without systemd.
     for (const std::string parent : {"", "/system.slice"})
-      for (const auto& scope : subgroups(root, mount + parent)) {
+      for (const auto& scope : groups.below(mount + parent)) {
         if (!scope.ends_with("slurmstepd.scope")) continue;
         const std::string base = parent + "/" + scope;
-        for (const auto& name : subgroups(root, mount + base))
+        for (const auto& name : groups.below(mount + base))
           if (const auto id = number_after(name, "job_"); !id.empty())
-            add_job(root, mount, base + "/" + name, id, std::nullopt, out);
+            add_job(groups, mount, base + "/" + name, id, std::nullopt, out);
       }
   } else {
     std::optional<std::string> mount;
@@ -185,19 +203,20 @@ Result<std::vector<SlurmJobGroup>> discover_slurm_jobs(const Root& root,
       for (const auto& [controller, m] : layout.v1)
         if (!mount && controller == want) mount = m;
     if (!mount) return out;
-    for (const auto& top : subgroups(root, *mount)) {
+    for (const auto& top : groups.below(*mount)) {
       if (top != "slurm" && top.rfind("slurm_", 0) != 0) continue;
-      for (const auto& user : subgroups(root, *mount + "/" + top)) {
+      for (const auto& user : groups.below(*mount + "/" + top)) {
         const auto uid = number_after(user, "uid_");
         if (uid.empty()) continue;
         const std::string base = "/" + top + "/" + user;
-        for (const auto& name : subgroups(root, *mount + base))
+        for (const auto& name : groups.below(*mount + base))
           if (const auto id = number_after(name, "job_"); !id.empty())
-            add_job(root, *mount, base + "/" + name, id, static_cast<unsigned>(std::stoull(uid)),
+            add_job(groups, *mount, base + "/" + name, id, static_cast<unsigned>(std::stoull(uid)),
                     out);
       }
     }
   }
+  if (is_group != nullptr) *is_group = std::move(groups.seen);
   std::sort(out.begin(), out.end(), [](const SlurmJobGroup& a, const SlurmJobGroup& b) {
     return a.job_id.size() != b.job_id.size() ? a.job_id.size() < b.job_id.size()
                                               : a.job_id < b.job_id;

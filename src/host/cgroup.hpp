@@ -51,7 +51,8 @@ struct SlurmJobGroup {
 };
 // Every Slurm job group on this host, sorted by job id (numerically); none (no Slurm, or no job)
 // is an empty list. Listed from the memory hierarchy on v1 (or cpuset, freezer, cpuacct).
-[[nodiscard]] Result<std::vector<SlurmJobGroup>> discover_slurm_jobs(const Root& root,
-                                                                     const CgroupLayout& layout);
+// `is_group`, when given, remembers the kinds of the names seen, as for discover_job_groups.
+[[nodiscard]] Result<std::vector<SlurmJobGroup>> discover_slurm_jobs(
+    const Root& root, const CgroupLayout& layout, std::map<std::string, bool>* is_group = nullptr);
 
 }  // namespace dltune::host

@@ -54,7 +54,7 @@ void JobGroups::collect(std::vector<monitor::Cgroup>& out, monitor::Notices& not
         notices.once("serve-discover:" + found.error().message(),
                      "cannot list the job cgroups: " + found.error().message());
       slurm_.clear();
-      if (auto jobs = host::discover_slurm_jobs(root_, *layout_); jobs) {
+      if (auto jobs = host::discover_slurm_jobs(root_, *layout_, &slurm_is_group_); jobs) {
         for (const auto& j : *jobs) {
           wanted_.push_back(j.path);
           slurm_[j.path] = {j.job_id, j.uid ? user_name(*j.uid) : std::string()};

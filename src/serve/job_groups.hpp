@@ -38,6 +38,7 @@ class JobGroups {
   std::vector<std::string> wanted_;  // reused
   std::map<std::string, bool> is_group_;
   SlurmJobs slurm_;
+  std::map<std::string, bool> slurm_is_group_;
   std::map<unsigned, std::string> user_names_;
   std::optional<monitor::Cgroup> one_;
 };
