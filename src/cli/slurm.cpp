@@ -1,10 +1,13 @@
-// `dltune slurm health|task-prolog`: the node health check and the TaskProlog Slurm runs
-// (slurm/health.hpp, slurm/task_prolog.hpp).
+// `dltune slurm health|task-prolog|efficiency|prolog|watch|epilog`: the node health check, the
+// TaskProlog, a job's efficiency, and the Prolog/Epilog pair that reports on every job
+// (slurm/health.hpp, slurm/task_prolog.hpp, slurm/efficiency.hpp, slurm/epilog.hpp).
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -15,12 +18,23 @@
 #include "core/watchdog.hpp"
 #include "options/options.hpp"
 #include "slurm/efficiency.hpp"
+#include "slurm/epilog.hpp"
 #include "slurm/health.hpp"
 #include "slurm/task_prolog.hpp"
 
 namespace dltune::cli {
 
 namespace {
+
+volatile sig_atomic_t g_stop = 0;
+void on_stop(int) {
+  g_stop = 1;
+}
+
+std::string env_or(const char* name, const std::string& fallback = {}) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : fallback;
+}
 
 std::string this_host() {
   char name[256] = {};
@@ -49,7 +63,23 @@ class SlurmCommand : public Command {
     options::add_value(*efficiency_, "job", efficiency_request_.job_id)->required();
     options::add_duration(*efficiency_, "--duration", efficiency_request_.duration_ns,
                           1'000'000'000, 600'000'000'000);
+    options::add_value(*efficiency_, "--report-dir", epilog_.report_dir);
     options::add_flag(*efficiency_, "--json", json_);
+    prolog_ = options::add_subcommand(*sub_, "prolog");
+    options::add_value(*prolog_, "--state-dir", watch_.state_dir);
+    options::add_duration(*prolog_, "--interval", watch_.interval_ns, 100'000'000, 60'000'000'000);
+    watch_cmd_ = options::add_subcommand(*sub_, "watch");
+    options::add_value(*watch_cmd_, "job", watch_.job_id)->required();
+    options::add_value(*watch_cmd_, "--state-dir", watch_.state_dir);
+    options::add_duration(*watch_cmd_, "--interval", watch_.interval_ns, 100'000'000,
+                          60'000'000'000);
+    options::add_duration(*watch_cmd_, "--linger", watch_.linger_ns, 1'000'000'000,
+                          86'400'000'000'000);
+    epilog_cmd_ = options::add_subcommand(*sub_, "epilog");
+    options::add_value(*epilog_cmd_, "--job", epilog_.job_id);
+    options::add_value(*epilog_cmd_, "--state-dir", epilog_.state_dir);
+    options::add_value(*epilog_cmd_, "--report-dir", epilog_.report_dir);
+    options::add_flag(*epilog_cmd_, "--json", json_);
   }
 
   bool selected() const override { return sub_->parsed(); }
@@ -57,6 +87,9 @@ class SlurmCommand : public Command {
   int execute() override {
     if (task_prolog_->parsed()) return task_prolog();
     if (efficiency_->parsed()) return efficiency();
+    if (prolog_->parsed()) return prolog();
+    if (watch_cmd_->parsed()) return watch();
+    if (epilog_cmd_->parsed()) return epilog();
     request_.drain_on = *settings::severity_from(drain_on_);
     const Watchdog watchdog(
         std::chrono::nanoseconds(timeout_ns_),
@@ -91,6 +124,19 @@ class SlurmCommand : public Command {
   int efficiency() const {
     auto e = slurm::measure_efficiency(host::Root(), efficiency_request_);
     if (!e) {
+      // A job that ended here has the Epilog's report instead.
+      if (e.error().bad_input && slurm::check_job_id(efficiency_request_.job_id)) {
+        if (auto done = slurm::finished_job_efficiency(epilog_.report_dir,
+                                                       efficiency_request_.job_id, json_)) {
+          fmt::print("{}", *done);
+          return kExitOk;
+        }
+        say(
+            fmt::format("efficiency: {}; and no report of it in {} (the Epilog writes one when "
+                        "a job ends)",
+                        e.error().error.message(), epilog_.report_dir));
+        return kExitBadInput;
+      }
       say("efficiency: " + e.error().error.message());
       return e.error().bad_input ? kExitBadInput : kExitFailure;
     }
@@ -98,10 +144,75 @@ class SlurmCommand : public Command {
     return kExitOk;
   }
 
+  // The Prolog: the job's watcher, started and left running; exit 0 unless it could not start
+  // (the deploy script exits 0 anyway: a failing Prolog drains the node).
+  int prolog() {
+    watch_.job_id = env_or("SLURM_JOB_ID");
+    if (auto ok = slurm::check_job_id(watch_.job_id); !ok) {
+      say("prolog: $SLURM_JOB_ID: " + ok.error().message() + " (slurmd sets it for its Prolog)");
+      return kExitBadInput;
+    }
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) {
+      say("prolog: cannot find this program (/proc/self/exe): " + ec.message());
+      return kExitFailure;
+    }
+    auto pid = slurm::start_detached({self.string(), "slurm", "watch", watch_.job_id, "--state-dir",
+                                      watch_.state_dir, "--interval",
+                                      text::format_duration_ns(watch_.interval_ns)});
+    if (!pid) {
+      say("prolog: " + pid.error().message());
+      return kExitFailure;
+    }
+    return kExitOk;
+  }
+
+  int watch() {
+    struct sigaction sa = {};
+    sa.sa_handler = on_stop;  // no SA_RESTART: the sleep between samples ends at once
+    for (int s : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(s, &sa, nullptr);
+    if (auto ok = slurm::watch_job(host::Root(), watch_, &g_stop); !ok) {
+      say("watch: " + ok.error().message());
+      return slurm::check_job_id(watch_.job_id) ? kExitFailure : kExitBadInput;
+    }
+    return kExitOk;
+  }
+
+  // The Epilog: the job's report, written to --report-dir (the deploy script exits 0 whatever
+  // this says: a failing Epilog drains the node).
+  int epilog() {
+    if (epilog_.job_id.empty()) epilog_.job_id = env_or("SLURM_JOB_ID");
+    if (auto ok = slurm::check_job_id(epilog_.job_id); !ok) {
+      say("epilog: " + ok.error().message() + " (--job, or $SLURM_JOB_ID as slurmd sets it)");
+      return kExitBadInput;
+    }
+    epilog_.user = env_or("SLURM_JOB_USER");
+    epilog_.node = env_or("SLURMD_NODENAME", this_host());
+    epilog_.exit_code = env_or("SLURM_JOB_EXIT_CODE2");
+    const auto& xids = diagnose::builtin_xid_table();
+    if (!xids) {
+      say("epilog: " + xids.error().message());
+      return kExitFailure;
+    }
+    auto report = slurm::run_epilog(host::Root(), epilog_, *xids);
+    if (!report) {
+      say("epilog: " + report.error().message());
+      return kExitFailure;
+    }
+    fmt::print("{}", json_ ? slurm::to_json(*report).dump(2) + "\n" : slurm::render_text(*report));
+    return kExitOk;
+  }
+
   CLI::App* sub_ = nullptr;
   CLI::App* health_ = nullptr;
   CLI::App* task_prolog_ = nullptr;
   CLI::App* efficiency_ = nullptr;
+  CLI::App* prolog_ = nullptr;
+  CLI::App* watch_cmd_ = nullptr;
+  CLI::App* epilog_cmd_ = nullptr;
+  slurm::WatchRequest watch_;
+  slurm::EpilogRequest epilog_;
   slurm::EfficiencyRequest efficiency_request_;
   slurm::HealthRequest request_;
   std::string drain_on_ = "critical";

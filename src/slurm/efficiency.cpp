@@ -51,7 +51,9 @@ Efficiency judge_efficiency(const JobUse& use) {
                    static_cast<double>(*use.memory_limit_bytes) * 100;
   // OOM kills first: the job lost work.
   if (use.oom_kills && *use.oom_kills > 0) {
-    const auto want = use.memory_peak_bytes.value_or(use.memory_limit_bytes.value_or(0));
+    // A group whose processes were killed for memory reached its limit, whatever peak was seen.
+    const auto want =
+        std::max(use.memory_peak_bytes.value_or(0), use.memory_limit_bytes.value_or(0));
     e.findings.push_back(fmt::format(
         "{} process(es) of the job were killed for memory (OOM kills in its group): its limit "
         "is {}",

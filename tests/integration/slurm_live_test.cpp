@@ -102,7 +102,8 @@ TEST_F(SlurmLive, SlurmdsHealthCheckDrainsOnACriticalFindingAndResumesOnlyWhatIt
   const ShmSize shm;
   // slurmd runs the example's program every 2 s here (300 in the example), judging /dev/shm
   // alone so that nothing else about this host can drain the node.
-  ASSERT_TRUE(start({{}, {}, {{"HealthCheckInterval", "2"}}, "--only shm.size"}));
+  ASSERT_TRUE(start(
+      {{}, {}, {{"HealthCheckInterval", "2"}}, {}, {{"dltune-healthcheck", "--only shm.size"}}}));
   const auto starts_with = [](const std::string& prefix) {
     return [prefix](const std::string& s) { return s.rfind(prefix, 0) == 0; };
   };
@@ -181,6 +182,7 @@ TEST_F(SlurmLive, BadInputOrAControllerThatDoesNotAnswerChangesNothing) {
   ASSERT_TRUE(start({{},
                      {"NodeName=elsewhere NodeHostName=elsewhere-host NodeAddr=127.0.0.2 "
                       "CPUs=1 RealMemory=100 State=UNKNOWN"},
+                     {},
                      {},
                      {}}));
   const auto unknown = health({"--node", "nosuch"});
@@ -386,4 +388,88 @@ TEST_F(SlurmLive, AJobThatAskedForTwoCpusAndUsesOneIsToldSoWithTheReason) {
     EXPECT_THAT(b.err, HasSubstr("--slurm-job " + bad));
     EXPECT_EQ(b.out, "");
   }
+}
+
+namespace {
+
+// Job `id`'s report once the Epilog has written it (null after `seconds`).
+json job_report(const SlurmCluster& cluster, const std::string& id, int seconds = 90) {
+  const std::string path = cluster.report_dir() + "/job-" + id + ".json";
+  for (int i = 0; i < seconds * 4; ++i) {
+    std::ifstream in(path);
+    if (in) {
+      std::stringstream s;
+      s << in.rdbuf();
+      auto j = json::parse(s.str(), nullptr, false);
+      if (!j.is_discarded()) return j;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return nullptr;
+}
+
+std::string submit(const SlurmCluster& cluster, const std::string& mem, const std::string& python) {
+  const auto sub =
+      cluster.slurm({"sbatch", "--parsable", "-c", "1", "--mem=" + mem, "-o", "/dev/null",
+                     "--chdir=/tmp", "--wrap", "exec python3 -c '" + python + "'"});
+  EXPECT_EQ(sub.exit_code, 0) << explain(sub);
+  return sub.out.substr(0, sub.out.find_first_of(";\n"));
+}
+
+}  // namespace
+
+TEST_F(SlurmLive, TheEpilogReportsEachJobWithItsPeakAndAnOomKillNamingItsVictim) {
+  ASSERT_TRUE(start());
+  // One job holds 150 MiB for 3 s and ends well; one asks for 100M and allocates 400 MiB.
+  const auto ok = submit(*cluster_, "300M", "import time; b = bytearray(150 << 20); time.sleep(3)");
+  const auto killed = submit(*cluster_, "100M", "b = bytearray(400 << 20)");
+  ASSERT_FALSE(ok.empty());
+  ASSERT_FALSE(killed.empty());
+
+  const auto good = job_report(*cluster_, ok);
+  ASSERT_FALSE(good.is_null()) << "no report of job " << ok << "\n" << cluster_->logs();
+  EXPECT_EQ(good["schema"], "dltune.slurm-job-report/1");
+  EXPECT_EQ(good["job_id"], ok);
+  EXPECT_EQ(good["user"], "root");
+  EXPECT_EQ(good["node"], cluster_->node());
+  ASSERT_FALSE(good["record"].is_null()) << good.dump(2);
+  EXPECT_GE(good["record"]["samples"].get<int>(), 2) << "the watcher sampled the running job";
+  EXPECT_TRUE(good["record"]["ended"].get<bool>()) << "the Epilog stopped its watcher";
+  const auto& e = good["efficiency"];
+  EXPECT_GE(e["memory_peak_bytes"].get<std::uint64_t>(), 150u << 20) << e.dump(2);
+  EXPECT_EQ(e["memory_limit_bytes"], 300 * 1024 * 1024);
+  EXPECT_EQ(e["cpus"], 1);
+  EXPECT_EQ(e["oom_kills"], 0);
+  EXPECT_TRUE(good["events"].empty()) << good.dump(2);
+
+  const auto bad = job_report(*cluster_, killed);
+  ASSERT_FALSE(bad.is_null()) << "no report of job " << killed << "\n" << cluster_->logs();
+  bool victim = false;
+  for (const auto& ev : bad["events"])
+    if (ev["kind"] == "oom_kill" && ev["fields"]["task"] == "python3" &&
+        ev["fields"]["cgroup"].get<std::string>().find("/job_" + killed + "/") != std::string::npos)
+      victim = true;
+  EXPECT_TRUE(victim) << "the kernel's kill of python3 in the job's cgroup\n" << bad.dump(2);
+  ASSERT_FALSE(bad["efficiency"].is_null()) << bad.dump(2);
+  EXPECT_GE(bad["efficiency"]["oom_kills"].get<int>(), 1);
+  EXPECT_THAT(bad["action"].get<std::string>(), HasSubstr("ask for more memory"));
+
+  // The watchers are gone with their state; efficiency reads a finished job's report back.
+  EXPECT_TRUE(std::filesystem::is_empty(cluster_->state_dir()));
+  const auto text =
+      run({DLTUNE_BINARY, "slurm", "efficiency", killed, "--report-dir", cluster_->report_dir()});
+  EXPECT_EQ(text.exit_code, 0) << explain(text);
+  EXPECT_THAT(text.out, HasSubstr("Slurm job " + killed + " on " + cluster_->node()));
+  EXPECT_THAT(text.out, HasSubstr("killed for memory: python3 (pid "));
+  EXPECT_THAT(text.out, HasSubstr("Action: ask for more memory: --mem=150M or more"))
+      << "half again its limit, which it reached";
+  const auto none =
+      run({DLTUNE_BINARY, "slurm", "efficiency", "999999", "--report-dir", cluster_->report_dir()});
+  EXPECT_EQ(none.exit_code, 2) << explain(none);
+  EXPECT_THAT(none.err, HasSubstr("no report of it in " + cluster_->report_dir()));
+  // By hand, a job id that is not one changes nothing.
+  const auto wrong = run(
+      {DLTUNE_BINARY, "slurm", "epilog", "--job", "../x", "--report-dir", cluster_->report_dir()});
+  EXPECT_EQ(wrong.exit_code, 2) << explain(wrong);
+  EXPECT_THAT(wrong.err, HasSubstr("not a Slurm job id"));
 }

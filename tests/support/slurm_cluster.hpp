@@ -40,6 +40,10 @@ class SlurmCluster {
     // Added to the dltune command line of the copied programs ("--only shm.size"): what a
     // test judges, so that the rest of the host's state cannot drain its node.
     std::string program_args;
+    // The same for one program only, by its file name ("dltune-epilog"); these replace
+    // program_args for it. The Prolog and Epilog always get the cluster's own directories
+    // (state_dir(), report_dir()) besides.
+    std::map<std::string, std::string> program_args_for;
   };
 
   // Why a cluster cannot start here (not root, Slurm not installed), or empty.
@@ -75,6 +79,9 @@ class SlurmCluster {
   [[nodiscard]] const std::string& node() const { return node_; }
   [[nodiscard]] const std::string& dir() const { return dir_; }
   [[nodiscard]] std::string conf() const { return dir_ + "/slurm.conf"; }
+  // Where this cluster's Prolog watchers keep their state and its Epilog writes job reports.
+  [[nodiscard]] std::string state_dir() const { return dir_ + "/dltune-run"; }
+  [[nodiscard]] std::string report_dir() const { return dir_ + "/dltune-jobs"; }
   [[nodiscard]] std::map<std::string, std::string> env() const { return {{"SLURM_CONF", conf()}}; }
 
   // A Slurm client command (scontrol, sinfo, srun, sbatch, ...) against this cluster.
@@ -203,11 +210,19 @@ class SlurmCluster {
     std::string text = slurp(std::string(DLTUNE_SOURCE_DIR) + "/deploy/slurm/" + name);
     for (std::size_t at; (at = text.find("/usr/bin/dltune")) != std::string::npos;)
       text.replace(at, 15, options_.dltune);
-    if (!options_.program_args.empty()) {
+    std::string args = options_.program_args;
+    if (auto it = options_.program_args_for.find(name); it != options_.program_args_for.end())
+      args = it->second;
+    if (name == "dltune-prolog") args += " --state-dir " + state_dir();
+    if (name == "dltune-epilog")
+      args += " --state-dir " + state_dir() + " --report-dir " + report_dir();
+    if (!args.empty()) {
       std::string lines, line;
       std::istringstream in(text);
       while (std::getline(in, line)) {
-        if (line.rfind("exec " + options_.dltune, 0) == 0) line += " " + options_.program_args;
+        if (line.rfind("exec " + options_.dltune, 0) == 0 ||
+            line.rfind(options_.dltune + " ", 0) == 0)
+          line += " " + args;
         lines += line + "\n";
       }
       text = lines;
@@ -306,6 +321,7 @@ class SlurmCluster {
     stop_pid(pid_in(dir_ + "/slurmd.pid"));
     stop_pid(pid_in(dir_ + "/slurmctld.pid"));
     stop_pid(pid_in(dir_ + "/munge/pid"));
+    kill_watchers();
     for (const auto& g : slurm_cgroups()) {
       if (cgroups_before_.count(g)) continue;
       for (int i = 0; i < 50 && kill_cgroup_tree(g); ++i)
@@ -315,6 +331,22 @@ class SlurmCluster {
     std::error_code ec;
     fs::remove_all(dir_, ec);
     dir_.clear();
+  }
+
+  // The Prolog's job watchers that no Epilog stopped (a job the cluster's stop cut short).
+  void kill_watchers() const {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    for (const auto& p : fs::directory_iterator("/proc", ec)) {
+      const std::string pid = p.path().filename();
+      if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::string cmdline = slurp(p.path() / "cmdline");
+      for (auto& c : cmdline)
+        if (c == '\0') c = ' ';
+      if (cmdline.find(" slurm watch ") != std::string::npos &&
+          cmdline.find(state_dir()) != std::string::npos)
+        ::kill(std::stoi(pid), SIGKILL);
+    }
   }
 
   Options options_;

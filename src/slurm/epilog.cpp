@@ -1,0 +1,262 @@
+#include "slurm/epilog.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/local_file.hpp"
+#include "core/text.hpp"
+#include "core/time_format.hpp"
+
+namespace dltune::slurm {
+
+namespace {
+
+// The kinds of event that are the node's, not one process's: whatever job ran then shares them.
+constexpr std::array<std::string_view, 9> kNodeKinds = {
+    "xid",         "gpu_lost",           "aer",      "pcie_link",   "hung_task",
+    "soft_lockup", "page_alloc_failure", "fs_error", "nvme_timeout"};
+
+// Whether a cgroup path is job `job_id`'s or below it: a component "job_J".
+bool in_job(const std::string& path, const std::string& job_id) {
+  const std::string part = "/job_" + job_id;
+  for (auto at = path.find(part); at != std::string::npos; at = path.find(part, at + 1)) {
+    const auto end = at + part.size();
+    if (end == path.size() || path[end] == '/') return true;
+  }
+  return false;
+}
+
+std::string field(const diagnose::LoggedEvent& e, const std::string& key) {
+  const auto it = e.event.fields.find(key);
+  return it == e.event.fields.end() ? std::string() : it->second;
+}
+
+std::int64_t wall_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// "python3 (pid 6123, 99.3 MiB anonymous)"
+std::string victim(const diagnose::LoggedEvent& e) {
+  std::string held;
+  if (const auto anon = field(e, "anon_rss"); !anon.empty()) {
+    if (auto kib = text::to_uint(anon.substr(0, anon.find_first_not_of("0123456789"))))
+      held = ", " + text::human_bytes(*kib * 1024) + " anonymous";
+  }
+  return fmt::format("{} (pid {}{})", field(e, "task"), field(e, "pid"), held);
+}
+
+}  // namespace
+
+std::vector<diagnose::LoggedEvent> job_events(const std::vector<diagnose::LoggedEvent>& events,
+                                              const std::string& job_id, bool node_events) {
+  std::vector<diagnose::LoggedEvent> out;
+  for (const auto& e : events) {
+    const auto& kind = e.event.kind;
+    if (kind == "oom_kill") {
+      if (in_job(field(e, "cgroup"), job_id) || in_job(field(e, "oom_memcg"), job_id))
+        out.push_back(e);
+    } else if (node_events &&
+               std::find(kNodeKinds.begin(), kNodeKinds.end(), kind) != kNodeKinds.end()) {
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
+JobReport build_report(const EpilogRequest& request, std::optional<JobRecord> record,
+                       const diagnose::DoctorReport& log, std::int64_t end_ns) {
+  JobReport r;
+  r.job_id = request.job_id;
+  r.user = request.user;
+  r.node = request.node;
+  r.exit_code = request.exit_code;
+  r.start_ns = log.since_wall_ns;
+  r.end_ns = end_ns;
+  r.events = job_events(log.events, request.job_id, log.since_wall_ns > 0);
+  r.notes = log.notes;
+  if (log.nothing_readable)
+    r.notes.push_back("no kernel log could be read (the Epilog runs as root: /dev/kmsg)");
+  if (log.since_wall_ns == 0)
+    r.notes.push_back(
+        "no watch of the job ran here (no Prolog?): its OOM kills are those the kernel log has "
+        "since boot, and the node's other events are left out");
+  std::vector<std::string> victims;
+  for (const auto& e : r.events)
+    if (e.event.kind == "oom_kill") victims.push_back(victim(e));
+  if (record) {
+    JobUse use = record->use();
+    // The kernel's count when the watcher missed kills (the group was gone before its sample).
+    use.oom_kills = std::max<std::uint64_t>(use.oom_kills.value_or(0), victims.size());
+    auto e = judge_efficiency(use);
+    if (!victims.empty())
+      e.findings.insert(e.findings.begin() + std::min<std::ptrdiff_t>(1, std::ssize(e.findings)),
+                        fmt::format("killed for memory: {}", fmt::join(victims, ", ")));
+    r.action = e.action;
+    r.efficiency = std::move(e);
+    r.record = std::move(record);
+  } else if (!victims.empty()) {
+    r.action =
+        fmt::format("ask for more memory (--mem): the kernel killed {}", fmt::join(victims, ", "));
+  }
+  if (r.action.empty())
+    for (const auto& e : r.events)
+      if (e.event.severity == diagnose::Severity::kCritical) {
+        r.action = e.event.action;
+        break;
+      }
+  return r;
+}
+
+std::string report_path(const std::string& report_dir, const std::string& job_id) {
+  return report_dir + "/job-" + job_id + ".json";
+}
+
+Result<JobReport> run_epilog(const host::Root& root, const EpilogRequest& request,
+                             const diagnose::XidTable& xids) {
+  if (auto ok = check_job_id(request.job_id); !ok) return tl::unexpected(ok.error());
+  auto record = stop_watch(request.state_dir, request.job_id);
+  std::optional<JobRecord> kept;
+  std::string record_note;
+  if (record) {
+    kept = std::move(*record);
+  } else {
+    record_note = record.error().message();
+  }
+  diagnose::DoctorRequest d;
+  // From the watch's start (the Prolog ran before the job's first step here), else since boot.
+  if (kept) d.since_wall_ns = kept->started_ns;
+  const auto log = diagnose::doctor(d, root, xids);
+  auto report = build_report(request, std::move(kept), log, wall_now_ns());
+  if (!record_note.empty()) report.notes.insert(report.notes.begin(), record_note);
+
+  std::error_code ec;
+  std::filesystem::create_directories(request.report_dir, ec);
+  if (ec) return fail("cannot make the report directory", request.report_dir, ec.value());
+  if (auto ok = local_file::write(
+          report_path(request.report_dir, request.job_id), true,
+          [&](std::ostream& out) { out << to_json(report).dump(2) << "\n"; }, "the job's report");
+      !ok)
+    return tl::unexpected(ok.error());
+  if (record) ::unlink(record_path(request.state_dir, request.job_id).c_str());
+  return report;
+}
+
+inventory::Json to_json(const JobReport& r) {
+  auto events = inventory::Json::array();
+  // doctor's own form of each event (nlohmann::json; the report keeps its keys' order).
+  for (const auto& e : r.events)
+    events.push_back(inventory::Json::parse(diagnose::event_json(e).dump()));
+  return {{"schema", "dltune.slurm-job-report/1"},
+          {"job_id", r.job_id},
+          {"user", r.user},
+          {"node", r.node},
+          {"exit_code", r.exit_code},
+          {"start_ns", r.start_ns},
+          {"end_ns", r.end_ns},
+          {"efficiency", r.efficiency ? to_json(*r.efficiency) : inventory::Json(nullptr)},
+          {"record", r.record ? to_json(*r.record) : inventory::Json(nullptr)},
+          {"events", events},
+          {"notes", r.notes},
+          {"action", r.action.empty() ? inventory::Json(nullptr) : inventory::Json(r.action)}};
+}
+
+std::string render_text(const JobReport& r) {
+  std::string out =
+      fmt::format("Slurm job {} on {} ({}), ended {}{}\n", r.job_id, r.node,
+                  r.user.empty() ? "user unknown" : "user " + r.user, text::local_time_ns(r.end_ns),
+                  r.exit_code.empty() ? "" : ", exit code " + r.exit_code);
+  if (r.efficiency) {
+    const auto& e = *r.efficiency;
+    const auto& u = e.use;
+    if (u.seconds > 0)
+      out += fmt::format("  CPU      {:.2f} of {} CPU(s){} over {:.0f} s{}\n", u.cpus_used, u.cpus,
+                         e.cpu_pct ? fmt::format(" ({:.0f}%)", *e.cpu_pct) : "", u.seconds,
+                         u.cpu_from_processes ? ", its processes'" : "");
+    else
+      out += "  CPU      not measured: the job ran here for less than the watch's interval\n";
+    out +=
+        fmt::format("  memory   peak {} of {}{}\n",
+                    u.memory_peak_bytes ? text::human_bytes(*u.memory_peak_bytes) : "not measured",
+                    u.memory_limit_bytes ? text::human_bytes(*u.memory_limit_bytes) : "no limit",
+                    e.memory_pct ? fmt::format(" ({:.0f}%)", *e.memory_pct) : "");
+    out += fmt::format("  OOM      {} kill(s)\n", u.oom_kills.value_or(0));
+    if (u.busiest_pid != 0)
+      out += fmt::format("  busiest  {} (pid {}): {:.2f} of a CPU, {} thread(s)\n",
+                         u.busiest_command, u.busiest_pid, u.busiest_cpus, u.busiest_threads);
+    for (const auto& f : e.findings) out += "  ! " + f + "\n";
+  }
+  for (const auto& ev : r.events)
+    out += fmt::format("  {} [{}] {}: {}\n", text::local_time_ns(ev.wall_ns),
+                       diagnose::severity_name(ev.event.severity), ev.event.kind,
+                       ev.event.explanation);
+  for (const auto& n : r.notes) out += "  note: " + n + "\n";
+  out += r.action.empty() ? "It used what it was given; nothing went wrong.\n"
+                          : "Action: " + r.action + "\n";
+  return out;
+}
+
+Result<std::string> finished_job_efficiency(const std::string& report_dir,
+                                            const std::string& job_id, bool json) {
+  if (auto ok = check_job_id(job_id); !ok) return tl::unexpected(ok.error());
+  const std::string path = report_path(report_dir, job_id);
+  std::ifstream in(path);
+  if (!in) return fail("no report of the job on this node (the Epilog writes it)", path, ENOENT);
+  std::stringstream s;
+  s << in.rdbuf();
+  auto j = inventory::Json::parse(s.str(), nullptr, false);
+  if (!j.is_object() || j.value("schema", "") != "dltune.slurm-job-report/1")
+    return fail("not a dltune.slurm-job-report/1 document", path);
+  if (json) return j.dump(2) + "\n";
+  // The text again, from the document: the record judged anew, the events as they were.
+  JobReport r;
+  try {
+    r.job_id = j.at("job_id").get<std::string>();
+    r.user = j.at("user").get<std::string>();
+    r.node = j.at("node").get<std::string>();
+    r.exit_code = j.at("exit_code").get<std::string>();
+    r.start_ns = j.at("start_ns").get<std::int64_t>();
+    r.end_ns = j.at("end_ns").get<std::int64_t>();
+    for (const auto& ev : j.at("events")) {
+      diagnose::LoggedEvent e;
+      e.wall_ns = ev.at("time_ns").get<std::int64_t>();
+      e.source = ev.at("source").get<std::string>();
+      e.event.kind = ev.at("kind").get<std::string>();
+      const auto sev = ev.at("severity").get<std::string>();
+      e.event.severity = sev == "critical"  ? diagnose::Severity::kCritical
+                         : sev == "warning" ? diagnose::Severity::kWarning
+                                            : diagnose::Severity::kInfo;
+      e.event.explanation = ev.at("explanation").get<std::string>();
+      e.event.action = ev.at("action").get<std::string>();
+      e.event.fields = ev.at("fields").get<std::map<std::string, std::string>>();
+      r.events.push_back(std::move(e));
+    }
+    r.notes = j.at("notes").get<std::vector<std::string>>();
+  } catch (const inventory::Json::exception& e) {
+    return fail(std::string("a job report with a bad field (") + e.what() + ")", path);
+  }
+  std::optional<JobRecord> record;
+  if (!j.at("record").is_null()) {
+    auto rec = record_from_json(j.at("record"), path);
+    if (!rec) return tl::unexpected(rec.error());
+    record = std::move(*rec);
+  }
+  diagnose::DoctorReport log;
+  log.since_wall_ns = r.start_ns;
+  log.events = r.events;
+  EpilogRequest request{r.job_id, r.user, r.node, r.exit_code};
+  auto rebuilt = build_report(request, std::move(record), log, r.end_ns);
+  rebuilt.notes = r.notes;
+  return render_text(rebuilt);
+}
+
+}  // namespace dltune::slurm

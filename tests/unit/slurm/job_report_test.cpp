@@ -1,0 +1,269 @@
+// A Slurm job's totals kept by its watcher (intervals of its group added up, across a group made
+// again between steps) and the Epilog's report from them and the kernel log: the job's own OOM
+// kills with their victims, the node's hardware events, never another job's kills.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "slurm/epilog.hpp"
+#include "slurm/job_watch.hpp"
+#include "support/temp_tree.hpp"
+
+using dltune::diagnose::LoggedEvent;
+using dltune::diagnose::Severity;
+using dltune::monitor::Model;
+using dltune::monitor::ProcessModel;
+using dltune::slurm::JobRecord;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+namespace {
+
+// One interval of a job group: `cpus_used` CPUs over `seconds`, memory now and its peak.
+Model interval(double seconds, double cpus_used, std::uint64_t memory, std::uint64_t peak,
+               std::int64_t wall_s) {
+  Model m;
+  m.wall_ns = wall_s * 1'000'000'000;
+  m.interval_s = seconds;
+  m.has_rates = seconds > 0;
+  m.cgroup.emplace();
+  m.cgroup->path = "/slurm_n1/uid_1000/job_42";
+  m.cgroup->cpu_pct = cpus_used * 100;
+  m.cgroup->memory_bytes = memory;
+  m.cgroup->memory_peak_bytes = peak;
+  m.cgroup->memory_limit_bytes = 4ull << 30;
+  ProcessModel busy;
+  busy.pid = 100;
+  busy.comm = "python3";
+  busy.threads = 1;
+  busy.has_rates = m.has_rates;
+  busy.cpu_pct = cpus_used * 100 * 0.9;
+  ProcessModel idle = busy;
+  idle.pid = 101;
+  idle.comm = "pt_data_worker";
+  idle.cpu_pct = cpus_used * 100 * 0.1;
+  m.processes = {busy, idle};
+  return m;
+}
+
+LoggedEvent oom(const std::string& task, const std::string& pid, const std::string& memcg) {
+  LoggedEvent e;
+  e.wall_ns = 1'000'000'000'000;
+  e.source = "/dev/kmsg";
+  e.event.kind = "oom_kill";
+  e.event.severity = Severity::kCritical;
+  e.event.explanation = "The kernel killed process " + pid;
+  e.event.action = "Raise the job's memory limit";
+  e.event.fields = {{"pid", pid},
+                    {"task", task},
+                    {"anon_rss", "101632kB"},
+                    {"cgroup", memcg},
+                    {"oom_memcg", memcg.substr(0, memcg.find("/step"))}};
+  return e;
+}
+
+LoggedEvent node_event(const std::string& kind) {
+  LoggedEvent e;
+  e.wall_ns = 1'000'000'000'000;
+  e.event.kind = kind;
+  e.event.severity = Severity::kCritical;
+  e.event.explanation = kind + " happened";
+  e.event.action = "look at the " + kind;
+  return e;
+}
+
+}  // namespace
+
+TEST(SlurmJobRecord, IntervalsAddUpAndThePeakIsTheHighestSeen) {
+  JobRecord r;
+  r.job_id = "42";
+  r.observe(interval(0, 0, 10u << 20, 10u << 20, 100), 0, 4, false);  // the first sample
+  r.observe(interval(2, 1.0, 300u << 20, 350u << 20, 102), 0, 4, false);
+  r.observe(interval(2, 3.0, 200u << 20, 350u << 20, 104), 0, 4, false);
+  EXPECT_EQ(r.samples, 3u);
+  EXPECT_DOUBLE_EQ(r.seconds, 4);
+  EXPECT_DOUBLE_EQ(r.cpu_seconds, 8);
+  EXPECT_EQ(*r.memory_peak_bytes, 350u << 20);
+  EXPECT_EQ(r.first_seen_ns, 100'000'000'000);
+  EXPECT_EQ(r.last_seen_ns, 104'000'000'000);
+  const auto u = r.use();
+  EXPECT_DOUBLE_EQ(u.cpus_used, 2);
+  EXPECT_EQ(u.cpus, 4);
+  EXPECT_EQ(u.busiest_command, "python3");
+  EXPECT_NEAR(u.busiest_cpus, 1.8, 1e-9);
+}
+
+TEST(SlurmJobRecord, AGroupMadeAgainKeepsTheTotalsAndItsOomKillsAddToTheOldOnes) {
+  JobRecord r;
+  r.observe(interval(1, 1, 1u << 20, 500u << 20, 1), 2, 2, false);
+  // Between two steps of an allocation Slurm removed the group and made it again: its counters
+  // and its peak start over.
+  r.observe(interval(0, 0, 1u << 20, 1u << 20, 5), 0, 2, true);
+  r.observe(interval(1, 1, 1u << 20, 20u << 20, 6), 1, 2, false);
+  EXPECT_EQ(r.oom_kills, 3u);
+  EXPECT_EQ(*r.memory_peak_bytes, 500u << 20);
+  EXPECT_DOUBLE_EQ(r.cpu_seconds, 2);
+}
+
+TEST(SlurmJobRecord, KeepsOnlyTheBusiestProcessesOfAJobThatStartsMany) {
+  JobRecord r;
+  for (int i = 0; i < 200; ++i) {
+    Model m = interval(1, 0.01 * (i + 1), 0, 0, i);
+    m.processes.resize(1);
+    m.processes[0].pid = 1000 + i;
+    r.observe(m, 0, 1, false);
+  }
+  EXPECT_EQ(r.processes.size(), JobRecord::kKeptProcesses);
+  EXPECT_EQ(r.busiest()->first, 1199);
+}
+
+TEST(SlurmJobRecord, JsonRoundTripsAndABadDocumentIsNamed) {
+  JobRecord r;
+  r.job_id = "42";
+  r.watcher_pid = 77;
+  r.started_ns = 5;
+  r.observe(interval(0, 0, 1u << 20, 2u << 20, 1), 1, 2, false);
+  r.observe(interval(2, 0.5, 1u << 20, 3u << 20, 3), 1, 2, false);
+  r.ended = true;
+  auto back = dltune::slurm::record_from_json(to_json(r), "job-42.json");
+  ASSERT_TRUE(back) << back.error().message();
+  EXPECT_EQ(to_json(*back), to_json(r));
+  auto bad = to_json(r);
+  bad["seconds"] = "two";
+  auto refused = dltune::slurm::record_from_json(bad, "job-42.json");
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message(), HasSubstr("job-42.json"));
+  EXPECT_FALSE(dltune::slurm::record_from_json({{"schema", "other/1"}}, "x"));
+}
+
+TEST(SlurmJobRecord, JobIdsAreDigitsOnly) {
+  EXPECT_TRUE(dltune::slurm::check_job_id("4711"));
+  for (const char* bad : {"", "47a", "../x", "-1", "123456789012345678901"})
+    EXPECT_FALSE(dltune::slurm::check_job_id(bad)) << bad;
+}
+
+TEST(SlurmJobReport, TheJobsOwnOomKillsAndTheNodesEventsButNotAnotherJobsKills) {
+  const std::vector<LoggedEvent> events = {
+      oom("python3", "6123", "/slurm_vm/uid_0/job_3/step_batch/task_0"),
+      oom("python3", "7000", "/slurm_vm/uid_0/job_33/step_0/task_0"),  // job 33, not 3
+      oom("java", "8000", "/user.slice"),
+      node_event("xid"),
+      node_event("segfault"),  // a process's, whose job is not known
+  };
+  const auto mine = dltune::slurm::job_events(events, "3", true);
+  ASSERT_EQ(mine.size(), 2u);
+  EXPECT_EQ(mine[0].event.fields.at("pid"), "6123");
+  EXPECT_EQ(mine[1].event.kind, "xid");
+  // No window known: the node's events could be anyone's; the job's kills name its cgroup.
+  const auto only_kills = dltune::slurm::job_events(events, "3", false);
+  ASSERT_EQ(only_kills.size(), 1u);
+  EXPECT_EQ(only_kills[0].event.fields.at("pid"), "6123");
+}
+
+TEST(SlurmJobReport, AnOomKillTheWatcherMissedIsCountedAndItsVictimNamedWithTheAction) {
+  JobRecord r;
+  r.job_id = "3";
+  r.observe(interval(0, 0, 90u << 20, 99u << 20, 1), 0, 1, false);
+  r.observe(interval(1, 0.9, 90u << 20, 99u << 20, 2), 0, 1, false);
+  dltune::diagnose::DoctorReport log;
+  log.since_wall_ns = 1;
+  log.events = {oom("python3", "6123", "/slurm_vm/uid_0/job_3/step_batch/task_0")};
+  const auto report =
+      dltune::slurm::build_report({"3", "alice", "n1", "0:9"}, r, log, 3'000'000'000);
+  ASSERT_TRUE(report.efficiency);
+  EXPECT_EQ(*report.efficiency->use.oom_kills, 1u);
+  const auto text = render_text(report);
+  EXPECT_THAT(text, HasSubstr("killed for memory: python3 (pid 6123, 99.2 MiB anonymous)"));
+  // It reached its limit (4 GiB here) whatever peak the watcher saw: half again that.
+  EXPECT_THAT(report.action, HasSubstr("ask for more memory: --mem=6144M or more"));
+  const auto j = to_json(report);
+  EXPECT_EQ(j["schema"], "dltune.slurm-job-report/1");
+  EXPECT_EQ(j["user"], "alice");
+  EXPECT_EQ(j["events"][0]["fields"]["task"], "python3");
+  EXPECT_EQ(j["efficiency"]["oom_kills"], 1);
+}
+
+TEST(SlurmJobReport, WithoutAWatchTheKillsAreStillNamedAndTheGapIsSaid) {
+  dltune::diagnose::DoctorReport log;  // since boot: no watch gave a window
+  log.events = {oom("python3", "6123", "/slurm_vm/uid_0/job_3/step_0/task_0"), node_event("xid")};
+  const auto report = dltune::slurm::build_report({"3", "", "n1", ""}, std::nullopt, log, 1);
+  EXPECT_FALSE(report.efficiency);
+  ASSERT_EQ(report.events.size(), 1u);
+  EXPECT_THAT(report.action, HasSubstr("python3 (pid 6123"));
+  EXPECT_THAT(render_text(report), HasSubstr("no watch of the job ran here"));
+}
+
+TEST(SlurmJobReport, AJobSeenOnceHasItsCpusNotJudged) {
+  JobRecord r;
+  r.job_id = "4";
+  r.observe(interval(0, 0, 1u << 20, 1u << 20, 1), 0, 8, false);  // one sample: no interval
+  dltune::diagnose::DoctorReport log;
+  log.since_wall_ns = 1;
+  const auto report = dltune::slurm::build_report({"4", "", "n1", ""}, r, log, 1);
+  ASSERT_TRUE(report.efficiency);
+  EXPECT_FALSE(report.efficiency->cpu_pct);
+  EXPECT_TRUE(report.efficiency->findings.empty()) << "not 'asked for 8 CPUs and used 0'";
+  EXPECT_THAT(render_text(report), HasSubstr("CPU      not measured"));
+}
+
+TEST(SlurmJobReport, AJobThatUsedWhatItHadSaysSo) {
+  JobRecord r;
+  r.job_id = "9";
+  r.observe(interval(0, 0, 1u << 30, 3ull << 30, 1), 0, 2, false);
+  r.observe(interval(10, 1.9, 1u << 30, 3ull << 30, 11), 0, 2, false);
+  dltune::diagnose::DoctorReport log;
+  log.since_wall_ns = 1;
+  const auto report = dltune::slurm::build_report({"9", "bob", "n1", "0:0"}, r, log, 1);
+  EXPECT_EQ(report.action, "");
+  EXPECT_THAT(render_text(report), HasSubstr("nothing went wrong"));
+}
+
+TEST(SlurmJobReport, AFinishedJobsReportIsReadBackAsEfficiency) {
+  dltune::testing::TempTree tree;
+  const std::string dir = (tree.dir() / "jobs").string();
+  std::filesystem::create_directories(dir);
+  JobRecord r;
+  r.job_id = "5";
+  r.observe(interval(0, 0, 1u << 20, 1u << 20, 1), 0, 2, false);
+  r.observe(interval(5, 1.0, 1u << 20, 1u << 20, 6), 0, 2, false);
+  dltune::diagnose::DoctorReport log;
+  log.since_wall_ns = 1;
+  log.events = {oom("python3", "61", "/slurm/uid_5/job_5/step_0/task_0")};
+  const auto report = dltune::slurm::build_report({"5", "eve", "n1", "0:0"}, r, log, 7);
+  std::ofstream(dltune::slurm::report_path(dir, "5")) << to_json(report).dump(2);
+
+  auto text = dltune::slurm::finished_job_efficiency(dir, "5", false);
+  ASSERT_TRUE(text) << text.error().message();
+  EXPECT_EQ(*text, render_text(report));
+  auto json = dltune::slurm::finished_job_efficiency(dir, "5", true);
+  ASSERT_TRUE(json);
+  EXPECT_THAT(*json, HasSubstr("\"schema\": \"dltune.slurm-job-report/1\""));
+
+  auto missing = dltune::slurm::finished_job_efficiency(dir, "6", false);
+  ASSERT_FALSE(missing);
+  EXPECT_THAT(missing.error().message(), HasSubstr("job-6.json"));
+  std::ofstream(dltune::slurm::report_path(dir, "8")) << "{\"schema\": \"dltune.doctor/1\"}";
+  auto other = dltune::slurm::finished_job_efficiency(dir, "8", false);
+  ASSERT_FALSE(other);
+  EXPECT_THAT(other.error().message(), HasSubstr("not a dltune.slurm-job-report/1"));
+  EXPECT_FALSE(dltune::slurm::finished_job_efficiency(dir, "../5", false));
+}
+
+TEST(SlurmJobWatch, StoppingAJobWithoutAWatcherReadsItsFileAndANonWatcherPidIsLeftAlone) {
+  dltune::testing::TempTree tree;
+  const std::string dir = (tree.dir() / "state").string();
+  std::filesystem::create_directories(dir);
+  EXPECT_FALSE(dltune::slurm::stop_watch(dir, "12"));  // none ran
+  JobRecord r;
+  r.job_id = "12";
+  r.watcher_pid = static_cast<int>(::getpid());  // this test: not "slurm watch 12"
+  std::ofstream(dltune::slurm::record_path(dir, "12")) << to_json(r).dump();
+  auto got = dltune::slurm::stop_watch(dir, "12", 100'000'000);
+  ASSERT_TRUE(got) << got.error().message();  // and this process got no SIGTERM
+  EXPECT_EQ(got->job_id, "12");
+  EXPECT_FALSE(got->ended);
+}
