@@ -14,6 +14,7 @@
 #include "cli/sampling_options.hpp"
 #include "diagnose/profile_job.hpp"
 #include "launch/spawn.hpp"
+#include "monitor/scope.hpp"
 #include "options/options.hpp"
 #include "store/recorded_run.hpp"
 
@@ -29,6 +30,7 @@ class ProfileCommand : public Command {
     sub_ = options::add_command(app, "profile");
     options::add_value(*sub_, "recording", recording_);
     options::add_integer(*sub_, "--pid", pid_, 1, options::kMaxPid, "PID");
+    options::add_value(*sub_, "--slurm-job", slurm_job_);
     options::add_duration(*sub_, "--duration", duration_ns_, kSecond, 86'400 * kSecond);
     options::add_duration(*sub_, "--interval", interval_ns_, 50'000'000, 10 * kSecond);
     options::add_duration(*sub_, "--skip", skip_ns_, 0, 3'600 * kSecond);
@@ -43,25 +45,28 @@ class ProfileCommand : public Command {
 
   int execute() override {
     const bool command = global_.after_dashdash.has_value();
-    const int ways = (pid_ != 0 ? 1 : 0) + (recording_.empty() ? 0 : 1) + (command ? 1 : 0);
+    const int ways = (pid_ != 0 ? 1 : 0) + (recording_.empty() ? 0 : 1) + (command ? 1 : 0) +
+                     (slurm_job_.empty() ? 0 : 1);
     if (ways != 1)
-      return refuse(ways == 0 ? "say what to profile: --pid PID, a RECORDING, or -- COMMAND"
-                              : "give one of --pid, RECORDING and -- COMMAND");
+      return refuse(ways == 0 ? "say what to profile: --pid PID, --slurm-job JOB, a RECORDING, "
+                                "or -- COMMAND"
+                              : "give one of --pid, --slurm-job, RECORDING and -- COMMAND");
     if (command && global_.after_dashdash->empty()) return refuse("no COMMAND after --");
     if (!run_args_.empty() && !command) return refuse("--run is for -- COMMAND");
     if (!record_.empty() && !command) return refuse("--record is for -- COMMAND");
-    if (duration_ns_ && pid_ == 0) return refuse("--duration is for --pid");
+    const bool live_job = pid_ != 0 || !slurm_job_.empty();
+    if (duration_ns_ && !live_job) return refuse("--duration is for --pid and --slurm-job");
     if (save_ && recording_.empty())
       return refuse("--save is for a RECORDING (with -- COMMAND, --record FILE keeps it)");
     if (sub_->count("--interval") > 0 && !recording_.empty())
-      return refuse("--interval is for --pid and -- COMMAND: a recording has its own");
+      return refuse("--interval is for --pid, --slurm-job and -- COMMAND: a recording has its own");
     const auto& rules = diagnose::builtin_rules();
     if (!rules) {
       return failure(rules.error().message());
     }
     rules_ = &*rules;
     if (!recording_.empty()) return from_recording(recording_, recording_, save_);
-    if (pid_ != 0) return live();
+    if (live_job) return live();
     return launched(*global_.after_dashdash);
   }
 
@@ -103,6 +108,14 @@ class ProfileCommand : public Command {
   int live() {
     diagnose::LiveRequest request;
     request.pid = pid_;
+    std::string what = fmt::format("pid {}", pid_);
+    if (!slurm_job_.empty()) {
+      // A Slurm job's processes on this node: those of its group (its steps' and tasks').
+      auto group = monitor::slurm_job_cgroup(host::Root(), slurm_job_);
+      if (!group) return refuse(group.error().message());
+      request.cgroup = *group;
+      what = fmt::format("Slurm job {} ({})", slurm_job_, *group);
+    }
     request.interval_ns = interval_ns_;
     if (duration_ns_) request.duration_ns = *duration_ns_;
     monitor::raise_open_file_limit();
@@ -110,12 +123,12 @@ class ProfileCommand : public Command {
     request.on_start = [&] {
       if (!json_ || ::isatty(STDERR_FILENO))
         fmt::print(stderr,
-                   "dltune profile: sampling pid {} every {} ms for {:.0f} s (Ctrl-C ends early)\n",
-                   pid_, interval_ns_ / 1'000'000, static_cast<double>(request.duration_ns) / 1e9);
+                   "dltune profile: sampling {} every {} ms for {:.0f} s (Ctrl-C ends early)\n",
+                   what, interval_ns_ / 1'000'000, static_cast<double>(request.duration_ns) / 1e9);
     };
     auto job = diagnose::sample_live(host::Root(), request);
     if (!job) return failed(job.error());
-    return judge(job->windows, 0, fmt::format("pid {}, sampled for {:.1f} s", pid_, job->seconds),
+    return judge(job->windows, 0, fmt::format("{}, sampled for {:.1f} s", what, job->seconds),
                  std::move(job->notes), nlohmann::json::object(), std::string());
   }
 
@@ -154,6 +167,7 @@ class ProfileCommand : public Command {
   CLI::App* sub_ = nullptr;
   std::string recording_;
   pid_t pid_ = 0;
+  std::string slurm_job_;
   std::vector<std::string> run_args_;
   std::string record_;
   bool save_ = false, no_gpus_ = false, json_ = false;

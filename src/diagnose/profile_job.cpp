@@ -119,14 +119,16 @@ ProfileResult<RecordedJob> read_recorded_job(const std::string& path) {
 }
 
 ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& request) {
-  if (::kill(request.pid, 0) != 0 && errno == ESRCH)
+  const bool group = !request.cgroup.empty();
+  if (!group && ::kill(request.pid, 0) != 0 && errno == ESRCH)
     return failure(true, fmt::format("--pid {}: no such process", request.pid));
   if (request.duration_ns < request.interval_ns * 2)
     return failure(true, fmt::format("--duration {}: too short (at least two intervals, {})",
                                      text::format_duration_ns(request.duration_ns),
                                      text::format_duration_ns(request.interval_ns * 2)));
   auto options = request.sampler;
-  options.scope = monitor::Scope{monitor::Scope::Kind::kTree, request.pid, {}};
+  options.scope = group ? monitor::Scope{monitor::Scope::Kind::kCgroup, 0, request.cgroup}
+                        : monitor::Scope{monitor::Scope::Kind::kTree, request.pid, {}};
   auto sampler = monitor::Sampler::open(root, options);
   if (!sampler) return tl::unexpected(ProfileFailure{true, sampler.error()});
   if (request.on_start) request.on_start();
@@ -146,9 +148,11 @@ ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& re
       return tl::unexpected(ProfileFailure{false, ok.error()});
     }
     // A zombie main process has ended: its parent just has not reaped it yet.
-    const bool has_main = std::any_of(s.processes.begin(), s.processes.end(), [](const auto& p) {
-      return p.role == monitor::Role::kMain && p.state != 'Z' && p.state != 'X';
-    });
+    const bool has_main =
+        (!group || s.cgroup) &&
+        std::any_of(s.processes.begin(), s.processes.end(), [](const auto& p) {
+          return p.role == monitor::Role::kMain && p.state != 'Z' && p.state != 'X';
+        });
     live.windows.add(std::move(s));
     for (auto& n : (*sampler)->take_notices()) live.notes.push_back(std::move(n));
     gone = has_main ? 0 : gone + 1;
@@ -174,7 +178,9 @@ ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& re
   if (interrupted) live.notes.push_back("stopped early by a signal: judged on what was seen");
   if (live.windows.job().job().main == 0)
     return failure(
-        false, fmt::format("--pid {}: the process ended before it could be sampled", request.pid));
+        false,
+        group ? fmt::format("the job's group {} has no process to judge", request.cgroup)
+              : fmt::format("--pid {}: the process ended before it could be sampled", request.pid));
   live.seconds = static_cast<double>(now_ns(CLOCK_MONOTONIC) - start) / 1e9;
   return live;
 }

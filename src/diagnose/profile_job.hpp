@@ -65,6 +65,9 @@ struct RecordedJob {
 
 struct LiveRequest {
   pid_t pid = 0;
+  // Instead of `pid`'s tree, every process of this cgroup (a Slurm job's: monitor::
+  // slurm_job_cgroup); the job has ended when the group is gone.
+  std::string cgroup;
   std::int64_t duration_ns = 30'000'000'000;
   std::int64_t interval_ns = 250'000'000;
   monitor::SamplerOptions sampler;  // its scope is `pid`'s tree
@@ -77,11 +80,11 @@ struct LiveJob {
   double seconds = 0;  // how long it was sampled
 };
 // A duration shorter than two intervals is bad input, named as --duration.
-// Samples `pid` and its descendants every interval until the duration is over, the job ends
-// (its main process gone from two samples), or SIGINT, SIGTERM or SIGHUP comes (taken here,
-// synchronously: noted as "stopped early by a signal"). Errors: no such process, the sampler
-// cannot open (bad input); a sample fails, the process ended before it could be sampled
-// (failure).
+// Samples `pid` and its descendants (or the request's cgroup) every interval until the duration
+// is over, the job ends (its main process gone from two samples, or its group gone), or SIGINT,
+// SIGTERM or SIGHUP comes (taken here, synchronously: noted as "stopped early by a signal").
+// Errors: no such process, the sampler cannot open (bad input); a sample fails, the process ended
+// before it could be sampled (failure).
 [[nodiscard]] ProfileResult<LiveJob> sample_live(const host::Root& root,
                                                  const LiveRequest& request);
 

@@ -39,8 +39,15 @@ void assign_roles(std::vector<Process>& procs, Scope::Kind kind, pid_t root) {
     for (const auto& p : procs)
       if (p.pid == root) main = &p;
   } else if (kind == Scope::Kind::kCgroup) {
-    for (const auto& p : procs)  // by pid: the first found is the lowest
-      if (!has_pid(procs, p.ppid)) {
+    // By pid: the first found is the lowest. In a Slurm job's group, slurmstepd (Slurm's own
+    // process, in the job's group) is never the job's: its children are the job's first.
+    const auto slurm = [&](pid_t pid) {
+      const auto it = std::lower_bound(procs.begin(), procs.end(), pid,
+                                       [](const Process& p, pid_t v) { return p.pid < v; });
+      return it != procs.end() && it->pid == pid && it->comm == "slurmstepd";
+    };
+    for (const auto& p : procs)
+      if (p.comm != "slurmstepd" && (!has_pid(procs, p.ppid) || slurm(p.ppid))) {
         main = &p;
         break;
       }

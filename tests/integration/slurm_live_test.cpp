@@ -359,7 +359,7 @@ TEST_F(SlurmLive, AJobIsFollowedByTopAndServedWithItsIdAndUserToPrometheus) {
   std::filesystem::remove_all(dir);
 }
 
-TEST_F(SlurmLive, AJobThatAskedForTwoCpusAndUsesOneIsToldSoWithTheReason) {
+TEST_F(SlurmLive, ARunningJobIsJudgedByEfficiencyAndProfileWithTheReason) {
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs for the job";
   ASSERT_TRUE(start());
   const auto id = running_job(*cluster_, "2", "while True: pass");
@@ -388,6 +388,42 @@ TEST_F(SlurmLive, AJobThatAskedForTwoCpusAndUsesOneIsToldSoWithTheReason) {
     EXPECT_THAT(b.err, HasSubstr("--slurm-job " + bad));
     EXPECT_EQ(b.out, "");
   }
+  (void)cluster_->slurm({"scancel", id});
+
+  // profile --slurm-job: the bottleneck of a real training job from its group's processes.
+  // A heavy model with cheap data (profile_live_test's compute-bound job), as a batch job on two
+  // CPUs: its processes are python and its DataLoader worker, below slurmstepd in its group.
+  const std::string job = std::string(DLTUNE_SOURCE_DIR) + "/tests/jobs/train_profile.py";
+  const auto sub = cluster_->slurm(
+      {"sbatch", "--parsable", "-c", "2", "--mem=2G", "-o", cluster_->dir() + "/job.out",
+       "--chdir=/tmp", "--wrap",
+       "exec /usr/bin/python3 " + job + " --workers 1 --channels 64 --layers 3 --seconds 90"});
+  ASSERT_EQ(sub.exit_code, 0) << explain(sub);
+  const std::string job_id = sub.out.substr(0, sub.out.find_first_of(";\n"));
+  // The training loop runs (once the first job has left its CPUs): its progress line counts
+  // steps.
+  bool steps = false;
+  for (int i = 0; i < 360 && !steps; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    std::ifstream out(cluster_->dir() + "/job.out");
+    std::stringstream progress;
+    progress << out.rdbuf();
+    steps = progress.str().find("it/s]") != std::string::npos;
+  }
+  ASSERT_TRUE(steps) << "the job did not start training\n" << cluster_->logs();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const auto p = run({DLTUNE_BINARY, "profile", "--slurm-job", job_id, "--duration", "10s",
+                      "--json", "--no-gpus"});
+  ASSERT_EQ(p.exit_code, 0) << explain(p);
+  const auto j = json::parse(p.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << explain(p);
+  EXPECT_EQ(j["result"].value("rule", ""), "compute-bound-cpu") << j.dump(2);
+  EXPECT_THAT(j.dump(), HasSubstr("Slurm job " + job_id)) << "the source names the job";
+  // A job this node does not run changes nothing and says which it runs.
+  const auto missing = run({DLTUNE_BINARY, "profile", "--slurm-job", "999999", "--duration", "2s"});
+  EXPECT_EQ(missing.exit_code, 2) << explain(missing);
+  EXPECT_THAT(missing.err, HasSubstr("999999"));
+  (void)cluster_->slurm({"scancel", job_id});
 }
 
 namespace {

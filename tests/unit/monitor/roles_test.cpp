@@ -52,3 +52,26 @@ TEST(Roles, AssignTreeCgroupAll) {
   assign_roles(ps, Scope::Kind::kAll, 0);
   for (const auto& p : ps) EXPECT_EQ(p.role, Role::kOther);
 }
+
+TEST(Roles, InASlurmJobsGroupSlurmstepdIsNeverTheMain) {
+  auto proc = [](pid_t pid, pid_t ppid, std::string comm, std::string cmd) {
+    Process p;
+    p.pid = pid;
+    p.ppid = ppid;
+    p.comm = std::move(comm);
+    p.cmdline = std::move(cmd);
+    return p;
+  };
+  // slurmstepd [7.batch] (parent slurmd, outside) runs the batch script, which exec'd python.
+  std::vector<Process> ps = {proc(50, 1, "slurmstepd", "slurmstepd: [7.batch]"),
+                             proc(60, 50, "python3", "python3 train.py"),
+                             proc(61, 60, "pt_data_worker", "python3 train.py")};
+  assign_roles(ps, Scope::Kind::kCgroup, 0);
+  EXPECT_EQ(ps[0].role, Role::kChild);
+  EXPECT_EQ(ps[1].role, Role::kMain);
+  EXPECT_EQ(ps[2].role, Role::kWorker);
+  // A group of slurmstepd alone (a job between its steps) has no main.
+  std::vector<Process> only = {proc(50, 1, "slurmstepd", "slurmstepd: [7.extern]")};
+  assign_roles(only, Scope::Kind::kCgroup, 0);
+  EXPECT_EQ(only[0].role, Role::kChild);
+}
