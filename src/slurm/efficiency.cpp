@@ -22,8 +22,8 @@ tl::unexpected<EfficiencyFailure> failure(bool bad_input, Error e) {
   return tl::unexpected(EfficiencyFailure{bad_input, std::move(e)});
 }
 
-// The CPUs the job was given on this node: its group's cpuset (v1 cpuset.cpus; v2
-// cpuset.cpus.effective); 0 when unknown.
+}  // namespace
+
 int allocated_cpus(const host::Root& root, const host::CgroupLayout& layout,
                    const std::string& path) {
   std::vector<std::string> files;
@@ -39,8 +39,6 @@ int allocated_cpus(const host::Root& root, const host::CgroupLayout& layout,
         return static_cast<int>(cpus->size());
   return 0;
 }
-
-}  // namespace
 
 Efficiency judge_efficiency(const JobUse& use) {
   Efficiency e;

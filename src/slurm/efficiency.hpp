@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "host/cgroup.hpp"
 #include "host/root.hpp"
 #include "inventory/json.hpp"
 
@@ -45,6 +46,11 @@ struct Efficiency {
   std::vector<std::string> findings;  // what is wrong, each with its reason
   std::string action;                 // the one thing to do ("" when the job uses what it has)
 };
+
+// The CPUs a job's group was given on this node: its cpuset (v1 cpuset.cpus, v2
+// cpuset.cpus.effective); 0 when unknown.
+[[nodiscard]] int allocated_cpus(const host::Root& root, const host::CgroupLayout& layout,
+                                 const std::string& path);
 
 // The judgement of `use` (pure): a job that uses under 70% of its CPUs and fewer whole CPUs
 // than it has, a peak under a third of a limit of a GiB or more, OOM kills; the action for

@@ -29,22 +29,6 @@ std::int64_t wall_now_ns() {
       .count();
 }
 
-// The CPUs in the group's cpuset (v1 cpuset.cpus, v2 cpuset.cpus.effective); 0 when unknown.
-int cpuset_size(const host::Root& root, const host::CgroupLayout& layout, const std::string& path) {
-  std::vector<std::string> files;
-  if (layout.version == "v2") {
-    if (layout.unified) files.push_back(*layout.unified + path + "/cpuset.cpus.effective");
-  } else {
-    for (const auto& [controller, mount] : layout.v1)
-      if (controller == "cpuset") files.push_back(mount + path + "/cpuset.cpus");
-  }
-  for (const auto& f : files)
-    if (auto text = root.read(f); text && *text)
-      if (auto cpus = text::parse_cpu_list(text::trim(**text)); cpus && !cpus->empty())
-        return static_cast<int>(cpus->size());
-  return 0;
-}
-
 // The job's group now, or nullopt when this node has none for it.
 std::optional<std::string> job_group(const host::Root& root, const host::CgroupLayout& layout,
                                      const std::string& job_id,
@@ -251,7 +235,7 @@ Result<void> watch_job(const host::Root& root, const WatchRequest& request,
           new_group = record.samples > 0;
           const auto m = monitor::Model::from(previous, nullptr);
           record.observe(m, previous.cgroup ? previous.cgroup->events_oom_kill : std::nullopt,
-                         cpuset_size(root, *layout, *path), new_group);
+                         allocated_cpus(root, *layout, *path), new_group);
           new_group = false;
         }
       }
@@ -260,8 +244,8 @@ Result<void> watch_job(const host::Root& root, const WatchRequest& request,
       absent_since = wall_now_ns();
     } else {
       const auto m = monitor::Model::from(now, &previous);
-      record.observe(m, now.cgroup->events_oom_kill, cpuset_size(root, *layout, now.cgroup->path),
-                     false);
+      record.observe(m, now.cgroup->events_oom_kill,
+                     allocated_cpus(root, *layout, now.cgroup->path), false);
       std::swap(previous, now);
     }
     if (auto ok = write_record(file, record); !ok) return ok;

@@ -5,6 +5,19 @@
 
 using namespace dltune::monitor;
 
+namespace {
+
+Process proc(pid_t pid, pid_t ppid, std::string comm, std::string cmd) {
+  Process p;
+  p.pid = pid;
+  p.ppid = ppid;
+  p.comm = std::move(comm);
+  p.cmdline = std::move(cmd);
+  return p;
+}
+
+}  // namespace
+
 TEST(Roles, DescendantRole) {
   const std::string_view main = "python train.py --epochs 3";
   EXPECT_EQ(descendant_role("pt_data_worker", "python train.py", "x"), Role::kWorker);
@@ -24,14 +37,6 @@ TEST(Roles, DescendantRole) {
 }
 
 TEST(Roles, AssignTreeCgroupAll) {
-  auto proc = [](pid_t pid, pid_t ppid, std::string comm, std::string cmd) {
-    Process p;
-    p.pid = pid;
-    p.ppid = ppid;
-    p.comm = std::move(comm);
-    p.cmdline = std::move(cmd);
-    return p;
-  };
   std::vector<Process> ps = {proc(100, 1, "python", "python t.py"),
                              proc(101, 100, "pt_data_worker", "python t.py"),
                              proc(102, 100, "python", "python t.py"),
@@ -54,14 +59,6 @@ TEST(Roles, AssignTreeCgroupAll) {
 }
 
 TEST(Roles, InASlurmJobsGroupSlurmstepdIsNeverTheMain) {
-  auto proc = [](pid_t pid, pid_t ppid, std::string comm, std::string cmd) {
-    Process p;
-    p.pid = pid;
-    p.ppid = ppid;
-    p.comm = std::move(comm);
-    p.cmdline = std::move(cmd);
-    return p;
-  };
   // slurmstepd [7.batch] (parent slurmd, outside) runs the batch script, which exec'd python.
   std::vector<Process> ps = {proc(50, 1, "slurmstepd", "slurmstepd: [7.batch]"),
                              proc(60, 50, "python3", "python3 train.py"),
