@@ -79,6 +79,7 @@ class SlurmCommand : public Command {
     options::add_value(*epilog_cmd_, "--job", epilog_.job_id);
     options::add_value(*epilog_cmd_, "--state-dir", epilog_.state_dir);
     options::add_value(*epilog_cmd_, "--report-dir", epilog_.report_dir);
+    options::add_value(*epilog_cmd_, "--textfile", epilog_.textfile);
     options::add_flag(*epilog_cmd_, "--json", json_);
   }
 

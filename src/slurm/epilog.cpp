@@ -14,6 +14,7 @@
 #include "core/local_file.hpp"
 #include "core/text.hpp"
 #include "core/time_format.hpp"
+#include "serve/exposition.hpp"
 
 namespace dltune::slurm {
 
@@ -148,6 +149,9 @@ Result<JobReport> run_epilog(const host::Root& root, const EpilogRequest& reques
       !ok)
     return tl::unexpected(ok.error());
   if (record) ::unlink(record_path(request.state_dir, request.job_id).c_str());
+  if (!request.textfile.empty())
+    if (auto ok = write_textfile(request.report_dir, request.textfile); !ok)
+      return tl::unexpected(ok.error());
   return report;
 }
 
@@ -203,6 +207,104 @@ std::string render_text(const JobReport& r) {
   out += r.action.empty() ? "It used what it was given; nothing went wrong.\n"
                           : "Action: " + r.action + "\n";
   return out;
+}
+
+std::string job_metrics(const std::vector<inventory::Json>& reports) {
+  struct Family {
+    const char* name;
+    const char* help;
+    const char* type;
+  };
+  static constexpr Family kFamilies[] = {
+      {"dltune_slurm_job_end_time_seconds", "When the job's Epilog ran on this node, Unix time",
+       "gauge"},
+      {"dltune_slurm_job_cpus", "CPUs the job was given on this node (its cpuset)", "gauge"},
+      {"dltune_slurm_job_cpus_used", "CPUs the job used on this node, on average over its run",
+       "gauge"},
+      {"dltune_slurm_job_memory_peak_bytes", "The job's memory peak on this node", "gauge"},
+      {"dltune_slurm_job_memory_limit_bytes", "The job's memory limit on this node (--mem)",
+       "gauge"},
+      {"dltune_slurm_job_oom_kills", "Processes of the job the OOM killer killed on this node",
+       "gauge"},
+      {"dltune_slurm_job_node_events",
+       "Hardware and kernel events on this node during the job (Xid, hung tasks, PCIe, ...)",
+       "gauge"},
+  };
+  auto value = [](const inventory::Json& r, std::size_t family) -> std::optional<double> {
+    const auto& e = r.contains("efficiency") ? r["efficiency"] : inventory::Json();
+    auto number = [&](const char* key) -> std::optional<double> {
+      if (!e.is_object() || !e.contains(key) || !e[key].is_number()) return std::nullopt;
+      return e[key].get<double>();
+    };
+    switch (family) {
+      case 0:
+        return r.value("end_ns", std::int64_t{0}) / 1e9;
+      case 1:
+        return e.is_object() && e.value("seconds", 0.0) > 0 ? number("cpus") : std::nullopt;
+      case 2:
+        return e.is_object() && e.value("seconds", 0.0) > 0 ? number("cpus_used") : std::nullopt;
+      case 3:
+        return number("memory_peak_bytes");
+      case 4:
+        return number("memory_limit_bytes");
+      case 5: {
+        double kills = 0;
+        for (const auto& ev : r.value("events", inventory::Json::array()))
+          if (ev.value("kind", "") == "oom_kill") kills += 1;
+        return std::max(kills, number("oom_kills").value_or(0));
+      }
+      default: {
+        double n = 0;
+        for (const auto& ev : r.value("events", inventory::Json::array()))
+          if (ev.value("kind", "") != "oom_kill") n += 1;
+        return n;
+      }
+    }
+  };
+  std::string out;
+  for (std::size_t f = 0; f < std::size(kFamilies); ++f) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", kFamilies[f].name, kFamilies[f].help,
+                       kFamilies[f].name, kFamilies[f].type);
+    for (const auto& r : reports) {
+      if (!r.is_object() || r.value("schema", "") != "dltune.slurm-job-report/1") continue;
+      const auto v = value(r, f);
+      if (!v) continue;
+      out += kFamilies[f].name;
+      out += "{slurm_job_id=\"";
+      serve::append_escaped_label(out, r.value("job_id", ""));
+      out += "\",user=\"";
+      serve::append_escaped_label(out, r.value("user", ""));
+      out += fmt::format("\"}} {}\n", *v);
+    }
+  }
+  return out;
+}
+
+Result<void> write_textfile(const std::string& report_dir, const std::string& textfile,
+                            std::size_t keep) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<fs::file_time_type, fs::path>> files;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(report_dir, ec)) {
+    const auto name = entry.path().filename().string();
+    if (!name.starts_with("job-") || !name.ends_with(".json")) continue;
+    std::error_code time_ec;
+    const auto when = entry.last_write_time(time_ec);
+    if (!time_ec) files.emplace_back(when, entry.path());
+  }
+  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a > b; });
+  if (files.size() > keep) files.resize(keep);
+  std::vector<inventory::Json> reports;
+  for (const auto& [when, path] : files) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    auto j = inventory::Json::parse(s.str(), nullptr, false);
+    if (!j.is_discarded()) reports.push_back(std::move(j));
+  }
+  const auto text = job_metrics(reports);
+  return local_file::write(
+      textfile, true, [&](std::ostream& out) { out << text; }, "the metrics file");
 }
 
 Result<std::string> finished_job_efficiency(const std::string& report_dir,

@@ -27,7 +27,12 @@ struct EpilogRequest {
   std::string exit_code;  // SLURM_JOB_EXIT_CODE2 ("0:125": the job's exit status and signal)
   std::string state_dir = "/run/dltune/slurm";
   std::string report_dir = "/var/lib/dltune/slurm/jobs";
+  // When set: node_exporter's textfile collector file (NAME.prom) rewritten with the metrics of
+  // the last kTextfileJobs reports in report_dir (job_metrics).
+  std::string textfile = {};
 };
+
+inline constexpr std::size_t kTextfileJobs = 50;
 
 struct JobReport {
   std::string job_id, user, node, exit_code;
@@ -65,6 +70,17 @@ struct JobReport {
 // schema dltune.slurm-job-report/1, and the text.
 [[nodiscard]] inventory::Json to_json(const JobReport& r);
 [[nodiscard]] std::string render_text(const JobReport& r);
+
+// The metrics of job reports (dltune.slurm-job-report/1 documents), in Prometheus's text format,
+// one sample per job and family, labelled slurm_job_id and user: dltune_slurm_job_end_time_seconds,
+// _cpus, _cpus_used, _memory_peak_bytes, _memory_limit_bytes, _oom_kills, _node_events. A value
+// the report lacks is left out; a document that is not a report is skipped.
+[[nodiscard]] std::string job_metrics(const std::vector<inventory::Json>& reports);
+// Rewrites `textfile` (atomically) with job_metrics of the newest `keep` reports in
+// `report_dir` (by modification time). Errors: the file cannot be written.
+[[nodiscard]] Result<void> write_textfile(const std::string& report_dir,
+                                          const std::string& textfile,
+                                          std::size_t keep = kTextfileJobs);
 
 // A finished job's report as `slurm efficiency J` prints it, from the file the Epilog wrote:
 // the text, or with `json` the document as it is. Errors: no report for the job in

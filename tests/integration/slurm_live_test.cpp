@@ -490,6 +490,18 @@ TEST_F(SlurmLive, TheEpilogReportsEachJobWithItsPeakAndAnOomKillNamingItsVictim)
   EXPECT_GE(bad["efficiency"]["oom_kills"].get<int>(), 1);
   EXPECT_THAT(bad["action"].get<std::string>(), HasSubstr("ask for more memory"));
 
+  // Both jobs' numbers as metrics for node_exporter's textfile collector, in a form promtool
+  // takes.
+  const auto prom = run({"cat", cluster_->textfile()}).out;
+  EXPECT_THAT(prom, HasSubstr("dltune_slurm_job_oom_kills{slurm_job_id=\"" + killed +
+                              "\",user=\"root\"} 1"));
+  EXPECT_THAT(prom, HasSubstr("dltune_slurm_job_memory_limit_bytes{slurm_job_id=\"" + ok +
+                              "\",user=\"root\"} 314572800"));
+  if (::access("/usr/bin/promtool", X_OK) == 0) {
+    const auto check = run({"sh", "-c", "promtool check metrics < " + cluster_->textfile()});
+    EXPECT_EQ(check.exit_code, 0) << explain(check) << prom;
+  }
+
   // The watchers are gone with their state; efficiency reads a finished job's report back.
   EXPECT_TRUE(std::filesystem::is_empty(cluster_->state_dir()));
   const auto text =

@@ -42,7 +42,7 @@ class SlurmCluster {
     std::string program_args;
     // The same for one program only, by its file name ("dltune-epilog"); these replace
     // program_args for it. The Prolog and Epilog always get the cluster's own directories
-    // (state_dir(), report_dir()) besides.
+    // (state_dir(), report_dir(), textfile()) besides.
     std::map<std::string, std::string> program_args_for;
   };
 
@@ -82,6 +82,7 @@ class SlurmCluster {
   // Where this cluster's Prolog watchers keep their state and its Epilog writes job reports.
   [[nodiscard]] std::string state_dir() const { return dir_ + "/dltune-run"; }
   [[nodiscard]] std::string report_dir() const { return dir_ + "/dltune-jobs"; }
+  [[nodiscard]] std::string textfile() const { return dir_ + "/dltune-jobs.prom"; }
   [[nodiscard]] std::map<std::string, std::string> env() const { return {{"SLURM_CONF", conf()}}; }
 
   // A Slurm client command (scontrol, sinfo, srun, sbatch, ...) against this cluster.
@@ -215,7 +216,8 @@ class SlurmCluster {
       args = it->second;
     if (name == "dltune-prolog") args += " --state-dir " + state_dir();
     if (name == "dltune-epilog")
-      args += " --state-dir " + state_dir() + " --report-dir " + report_dir();
+      args += " --state-dir " + state_dir() + " --report-dir " + report_dir() + " --textfile " +
+              textfile();
     if (!args.empty()) {
       std::string lines, line;
       std::istringstream in(text);

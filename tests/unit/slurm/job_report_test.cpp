@@ -267,3 +267,32 @@ TEST(SlurmJobWatch, StoppingAJobWithoutAWatcherReadsItsFileAndANonWatcherPidIsLe
   EXPECT_EQ(got->job_id, "12");
   EXPECT_FALSE(got->ended);
 }
+
+TEST(SlurmJobReport, ReportsAreMetricsOneSamplePerJobAndWhatIsNotMeasuredIsLeftOut) {
+  JobRecord r;
+  r.job_id = "5";
+  r.observe(interval(0, 0, 1u << 20, 1u << 20, 1), 0, 2, false);
+  r.observe(interval(5, 1.0, 1u << 20, 64u << 20, 6), 0, 2, false);
+  dltune::diagnose::DoctorReport log;
+  log.since_wall_ns = 1;
+  log.events = {oom("python3", "61", "/slurm/uid_5/job_5/step_0/task_0"), node_event("xid")};
+  const auto killed = dltune::slurm::build_report({"5", "eve", "n1", "0:9"}, r, log, 7'000'000'000);
+  JobRecord once;  // seen for less than an interval: no CPU figures
+  once.job_id = "6";
+  once.observe(interval(0, 0, 1u << 20, 1u << 20, 1), 0, 2, false);
+  const auto brief =
+      dltune::slurm::build_report({"6", "o\"dd", "n1", "0:0"}, once, {}, 8'000'000'000);
+  const auto text = dltune::slurm::job_metrics(
+      {to_json(killed), to_json(brief), {{"schema", "dltune.doctor/1"}}});
+  EXPECT_THAT(text, HasSubstr("# TYPE dltune_slurm_job_cpus_used gauge\n"));
+  EXPECT_THAT(text, HasSubstr("dltune_slurm_job_cpus_used{slurm_job_id=\"5\",user=\"eve\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("dltune_slurm_job_oom_kills{slurm_job_id=\"5\",user=\"eve\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("dltune_slurm_job_node_events{slurm_job_id=\"5\",user=\"eve\"} 1\n"));
+  EXPECT_THAT(text,
+              HasSubstr("dltune_slurm_job_end_time_seconds{slurm_job_id=\"5\",user=\"eve\"} 7\n"));
+  EXPECT_THAT(text,
+              HasSubstr("dltune_slurm_job_oom_kills{slurm_job_id=\"6\",user=\"o\\\"dd\"} 0\n"))
+      << "the label value escaped";
+  EXPECT_THAT(text, Not(HasSubstr("dltune_slurm_job_cpus{slurm_job_id=\"6\"")));
+  EXPECT_THAT(text, Not(HasSubstr("dltune.doctor")));
+}
