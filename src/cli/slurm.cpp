@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -153,16 +152,7 @@ class SlurmCommand : public Command {
       say("prolog: $SLURM_JOB_ID: " + ok.error().message() + " (slurmd sets it for its Prolog)");
       return kExitBadInput;
     }
-    std::error_code ec;
-    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (ec) {
-      say("prolog: cannot find this program (/proc/self/exe): " + ec.message());
-      return kExitFailure;
-    }
-    auto pid = slurm::start_detached({self.string(), "slurm", "watch", watch_.job_id, "--state-dir",
-                                      watch_.state_dir, "--interval",
-                                      text::format_duration_ns(watch_.interval_ns)});
-    if (!pid) {
+    if (auto pid = slurm::start_watch(watch_); !pid) {
       say("prolog: " + pid.error().message());
       return kExitFailure;
     }

@@ -280,8 +280,10 @@ Result<int> start_detached(const std::vector<std::string>& argv) {
     }
     const int null = ::open("/dev/null", O_RDWR);
     for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
-    for (int fd = 3; fd < 1024; ++fd)
-      if (fd != report[1]) ::close(fd);
+    // Every descriptor slurmd left open (the report pipe closes on exec).
+    if (::close_range(3, ~0U, 0) != 0)
+      for (int fd = 3; fd < 1024; ++fd)
+        if (fd != report[1]) ::close(fd);
     ::execv(args[0], args.data());
     ::_exit(127);
   }
@@ -293,6 +295,16 @@ Result<int> start_detached(const std::vector<std::string>& argv) {
   ::waitpid(first, &status, 0);
   if (n != sizeof second || second <= 0) return fail("cannot fork", argv.front());
   return static_cast<int>(second);
+}
+
+Result<int> start_watch(const WatchRequest& request) {
+  if (auto ok = check_job_id(request.job_id); !ok) return tl::unexpected(ok.error());
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return fail("cannot find this program", "/proc/self/exe", ec.value());
+  return start_detached({self.string(), "slurm", "watch", request.job_id, "--state-dir",
+                         request.state_dir, "--interval",
+                         text::format_duration_ns(request.interval_ns)});
 }
 
 Result<JobRecord> stop_watch(const std::string& state_dir, const std::string& job_id,

@@ -91,6 +91,10 @@ struct WatchRequest {
 // once, without waiting for it. The child's pid, or an error when it could not fork.
 [[nodiscard]] Result<int> start_detached(const std::vector<std::string>& argv);
 
+// The Prolog's call: `start_detached` of this program (/proc/self/exe) as `slurm watch J
+// --state-dir D --interval I`. Errors: a job id that is not one, no /proc/self/exe, no fork.
+[[nodiscard]] Result<int> start_watch(const WatchRequest& request);
+
 // Stops job `job_id`'s watcher (SIGTERM to the pid its state file names, when that process is a
 // watcher of this job) and waits up to `wait_ns` for its last write; then reads the record.
 // Errors: no state file (no watcher ran for the job here), a file that does not parse.
