@@ -19,7 +19,7 @@ run: deps
 # tests one at a time (some change this host's settings for a moment and others read them, and
 # the profile tests need a quiet host); then each fuzz target for CI_FUZZ_SECONDS on its seed
 # corpus. `make test-release`: the same tests on the release build.
-CI_FUZZ_SECONDS ?= 10
+CI_FUZZ_SECONDS ?= 5
 test: deps
 	./tools/check-layering
 	cmake --preset asan >/dev/null
