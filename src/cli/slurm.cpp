@@ -178,6 +178,16 @@ class SlurmCommand : public Command {
       say("epilog: " + ok.error().message() + " (--job, or $SLURM_JOB_ID as slurmd sets it)");
       return kExitBadInput;
     }
+    // By hand, a job that still runs here is refused: its report would end its watch early.
+    // Under slurmd (SLURM_SCRIPT_CONTEXT=epilog_slurmd) the job has ended, whatever is left.
+    if (env_or("SLURM_SCRIPT_CONTEXT") != "epilog_slurmd")
+      if (const auto group = slurm::running_job_group(host::Root(), epilog_.job_id)) {
+        say(
+            fmt::format("epilog: job {} still runs on this node ({}): the Epilog reports a job "
+                        "that has ended; `dltune slurm efficiency {}` measures a running one",
+                        epilog_.job_id, *group, epilog_.job_id));
+        return kExitBadInput;
+      }
     epilog_.user = env_or("SLURM_JOB_USER");
     epilog_.node = env_or("SLURMD_NODENAME", this_host());
     epilog_.exit_code = env_or("SLURM_JOB_EXIT_CODE2");

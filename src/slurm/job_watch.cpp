@@ -297,6 +297,13 @@ Result<int> start_detached(const std::vector<std::string>& argv) {
   return static_cast<int>(second);
 }
 
+std::optional<std::string> running_job_group(const host::Root& root, const std::string& job_id) {
+  auto layout = host::cgroup_layout(root);
+  if (!layout) return std::nullopt;
+  std::map<std::string, bool> kinds;
+  return job_group(root, *layout, job_id, kinds);
+}
+
 Result<int> start_watch(const WatchRequest& request) {
   if (auto ok = check_job_id(request.job_id); !ok) return tl::unexpected(ok.error());
   std::error_code ec;

@@ -91,6 +91,10 @@ struct WatchRequest {
 // once, without waiting for it. The child's pid, or an error when it could not fork.
 [[nodiscard]] Result<int> start_detached(const std::vector<std::string>& argv);
 
+// The job's group on this node when it has one (the job runs here), else nullopt.
+[[nodiscard]] std::optional<std::string> running_job_group(const host::Root& root,
+                                                           const std::string& job_id);
+
 // The Prolog's call: `start_detached` of this program (/proc/self/exe) as `slurm watch J
 // --state-dir D --interval I`. Errors: a job id that is not one, no /proc/self/exe, no fork.
 [[nodiscard]] Result<int> start_watch(const WatchRequest& request);

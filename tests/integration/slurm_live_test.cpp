@@ -388,6 +388,12 @@ TEST_F(SlurmLive, ARunningJobIsJudgedByEfficiencyAndProfileWithTheReason) {
     EXPECT_THAT(b.err, HasSubstr("--slurm-job " + bad));
     EXPECT_EQ(b.out, "");
   }
+  // The Epilog by hand on a job that still runs here is refused, its watch left running.
+  const auto early = run({DLTUNE_BINARY, "slurm", "epilog", "--job", id, "--state-dir",
+                          cluster_->state_dir(), "--report-dir", cluster_->report_dir()});
+  EXPECT_EQ(early.exit_code, 2) << explain(early);
+  EXPECT_THAT(early.err, HasSubstr("still runs on this node"));
+  EXPECT_FALSE(std::filesystem::exists(cluster_->report_dir() + "/job-" + id + ".json"));
   (void)cluster_->slurm({"scancel", id});
 
   // profile --slurm-job: the bottleneck of a real training job from its group's processes.
