@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/clock.hpp"
 #include "core/local_file.hpp"
 #include "core/text.hpp"
 #include "core/time_format.hpp"
@@ -38,12 +39,6 @@ bool in_job(const std::string& path, const std::string& job_id) {
 std::string field(const diagnose::LoggedEvent& e, const std::string& key) {
   const auto it = e.event.fields.find(key);
   return it == e.event.fields.end() ? std::string() : it->second;
-}
-
-std::int64_t wall_now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 // "python3 (pid 6123, 99.3 MiB anonymous)"
@@ -137,7 +132,7 @@ Result<JobReport> run_epilog(const host::Root& root, const EpilogRequest& reques
   // From the watch's start (the Prolog ran before the job's first step here), else since boot.
   if (kept) d.since_wall_ns = kept->started_ns;
   const auto log = diagnose::doctor(d, root, xids);
-  auto report = build_report(request, std::move(kept), log, wall_now_ns());
+  auto report = build_report(request, std::move(kept), log, now_ns(CLOCK_REALTIME));
   if (!record_note.empty()) report.notes.insert(report.notes.begin(), record_note);
 
   std::error_code ec;

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/clock.hpp"
 #include "core/local_file.hpp"
 #include "core/text.hpp"
 #include "host/cgroup.hpp"
@@ -22,12 +23,6 @@
 namespace dltune::slurm {
 
 namespace {
-
-std::int64_t wall_now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // The job's group now, or nullopt when this node has none for it.
 std::optional<std::string> job_group(const host::Root& root, const host::CgroupLayout& layout,
@@ -216,13 +211,12 @@ Result<void> watch_job(const host::Root& root, const WatchRequest& request,
   JobRecord record;
   record.job_id = request.job_id;
   record.watcher_pid = static_cast<int>(::getpid());
-  record.started_ns = wall_now_ns();
+  record.started_ns = now_ns(CLOCK_REALTIME);
   if (auto ok = write_record(file, record); !ok) return ok;
 
   std::map<std::string, bool> kinds;
   std::unique_ptr<monitor::Sampler> sampler;
   monitor::Sample previous, now;
-  bool new_group = false;
   std::int64_t absent_since = record.started_ns;
   while (stop == nullptr || *stop == 0) {
     if (!sampler) {
@@ -232,16 +226,16 @@ Result<void> watch_job(const host::Root& root, const WatchRequest& request,
         options.gpus = false;
         if (auto s = monitor::Sampler::open(root, options); s && (*s)->sample(previous)) {
           sampler = std::move(*s);
-          new_group = record.samples > 0;
-          const auto m = monitor::Model::from(previous, nullptr);
-          record.observe(m, previous.cgroup ? previous.cgroup->events_oom_kill : std::nullopt,
-                         allocated_cpus(root, *layout, *path), new_group);
-          new_group = false;
+          // A group found again after samples of an earlier one was made anew: its counters
+          // start over.
+          record.observe(monitor::Model::from(previous, nullptr),
+                         previous.cgroup ? previous.cgroup->events_oom_kill : std::nullopt,
+                         allocated_cpus(root, *layout, *path), record.samples > 0);
         }
       }
     } else if (auto ok = sampler->sample(now); !ok || !now.cgroup) {
       sampler.reset();  // the group is gone (the job's last step ended), or unreadable
-      absent_since = wall_now_ns();
+      absent_since = now_ns(CLOCK_REALTIME);
     } else {
       const auto m = monitor::Model::from(now, &previous);
       record.observe(m, now.cgroup->events_oom_kill,
@@ -249,7 +243,7 @@ Result<void> watch_job(const host::Root& root, const WatchRequest& request,
       std::swap(previous, now);
     }
     if (auto ok = write_record(file, record); !ok) return ok;
-    if (!sampler && wall_now_ns() - absent_since > request.linger_ns) break;
+    if (!sampler && now_ns(CLOCK_REALTIME) - absent_since > request.linger_ns) break;
     sleep_ns(request.interval_ns);
   }
   record.ended = true;
