@@ -179,6 +179,14 @@ void add_job(Groups& groups, const std::string& mount, const std::string& path,
   out.push_back(std::move(job));
 }
 
+bool is_plain(std::string_view name) {
+  return !name.empty() && name.size() <= 255 && name != "." && name != ".." &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '.' || c == '-';
+         });
+}
+
 }  // namespace
 
 Result<std::vector<SlurmJobGroup>> discover_slurm_jobs(const Root& root, const CgroupLayout& layout,
@@ -222,6 +230,35 @@ Result<std::vector<SlurmJobGroup>> discover_slurm_jobs(const Root& root, const C
                                               : a.job_id < b.job_id;
   });
   return out;
+}
+
+std::optional<SlurmStepPath> slurm_step_of(std::string_view cgroup_path) {
+  if (!cgroup_path.starts_with('/')) return std::nullopt;
+  std::vector<std::string> c;
+  for (std::size_t at = 1; at <= cgroup_path.size();) {
+    const auto slash = std::min(cgroup_path.find('/', at), cgroup_path.size());
+    c.emplace_back(cgroup_path.substr(at, slash - at));
+    at = slash + 1;
+  }
+  if (c.size() == 1 && c[0].empty()) return std::nullopt;  // "/"
+  if (!std::all_of(c.begin(), c.end(), [](const std::string& n) { return is_plain(n); }))
+    return std::nullopt;
+  for (std::size_t j = 1; j + 1 < c.size(); ++j) {
+    const auto id = number_after(c[j], "job_");
+    if (id.empty() || c[j + 1].size() <= 5 || c[j + 1].rfind("step_", 0) != 0) continue;
+    // Slurm's own root above the job: slurm, slurm_NODE (v1), ...slurmstepd.scope (v2).
+    const bool slurms = std::any_of(
+        c.begin(), c.begin() + static_cast<std::ptrdiff_t>(j), [](const std::string& n) {
+          return n == "slurm" || n.rfind("slurm_", 0) == 0 || n.ends_with("slurmstepd.scope");
+        });
+    if (!slurms) return std::nullopt;
+    SlurmStepPath out{id, c[j + 1].substr(5), "", ""};
+    for (std::size_t i = 0; i <= j + 1; ++i) out.step_group += "/" + c[i];
+    for (std::size_t i = j + 2; i < c.size(); ++i)
+      out.below += (out.below.empty() ? "" : "/") + c[i];
+    return out;
+  }
+  return std::nullopt;
 }
 
 }  // namespace dltune::host

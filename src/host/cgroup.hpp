@@ -49,6 +49,18 @@ struct SlurmJobGroup {
   std::optional<unsigned> uid;     // v1: from uid_U; v2: the owner of a process in the job
   std::vector<std::string> steps;  // "0", "batch", "extern": step_S's S, sorted
 };
+// The Slurm step a cgroup path (as /proc/PID/cgroup names it) lies in, by the names above:
+// "/slurm_vm/uid_0/job_5/step_0/task_0" is job 5's step 0, "task_0" below it. Empty for any
+// other path: no job_J/step_S pair, or nothing Slurm's ("slurm", "slurm_NODE",
+// "...slurmstepd.scope") above the job, or a name that is not a plain cgroup name.
+struct SlurmStepPath {
+  std::string job_id;      // "5"
+  std::string step;        // "0", "batch", "extern"
+  std::string step_group;  // the path through step_S: "/slurm_vm/uid_0/job_5/step_0"
+  std::string below;       // the rest: "task_0" (v1), "user/task_0" (v2), "" at the step itself
+};
+[[nodiscard]] std::optional<SlurmStepPath> slurm_step_of(std::string_view cgroup_path);
+
 // Every Slurm job group on this host, sorted by job id (numerically); none (no Slurm, or no job)
 // is an empty list. Listed from the memory hierarchy on v1 (or cpuset, freezer, cpuacct).
 // `is_group`, when given, remembers the kinds of the names seen, as for discover_job_groups.

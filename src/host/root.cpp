@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "core/text.hpp"
+#include "host/cgroup.hpp"
 
 namespace dltune::host {
 
@@ -487,18 +488,42 @@ bool is_plain_name(std::string_view name) {
          });
 }
 
+// A Slurm step's group that dltune's parent may go inside (`run` in a Slurm job): on v1 the
+// step's own or a task's ("task_3"), which may hold processes and groups both; in a cgroup2
+// mount the step's "user", whose children hold the tasks (a v2 group with processes cannot have
+// children with controllers: cgroup-v2.rst "No Internal Process Constraint").
+bool is_slurm_nest(std::string_view cgroup_path, bool unified) {
+  const auto step = slurm_step_of(cgroup_path);
+  if (!step) return false;
+  if (unified) return step->below == "user";
+  if (step->below.empty()) return true;
+  const std::string_view b = step->below;
+  return b.starts_with("task_") && b.size() > 5 &&
+         std::all_of(b.begin() + 5, b.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The components of a path below /sys/fs/cgroup/, and where a group's own path starts in them
+// (after a v1 hierarchy's or a hybrid host's cgroup2 mount point).
+std::size_t group_start(const std::vector<std::string_view>& c) {
+  return c[0] != "dltune" && is_hierarchy_name(c[0]) ? 1 : 0;
+}
+
 }  // namespace
 
 bool Root::is_dltune_cgroup(std::string_view path) {
   if (!check_path(path) || !path.starts_with(kCgroupFs)) return false;
   const auto c = text::split(path.substr(kCgroupFs.size()), '/');
-  // v2: dltune[/NAME]; v1 and hybrid: HIERARCHY/dltune[/NAME].
-  std::size_t at = 0;
-  if (c[0] != "dltune") {
-    if (!is_hierarchy_name(c[0])) return false;
-    at = 1;
+  // v2: [NEST/]dltune[/NAME]; v1 and hybrid: HIERARCHY/[NEST/]dltune[/NAME], where NEST is a
+  // Slurm step's group (is_slurm_nest) or nothing.
+  const std::size_t start = group_start(c);
+  std::size_t at = start;
+  while (at < c.size() && c[at] != "dltune") ++at;
+  if (at == c.size()) return false;
+  if (at > start) {
+    std::string nest;
+    for (std::size_t i = start; i < at; ++i) nest += "/" + std::string(c[i]);
+    if (!is_slurm_nest(nest, start == 0 || c[0] == "unified")) return false;
   }
-  if (c.size() <= at || c[at] != "dltune") return false;
   if (c.size() == at + 1) return true;
   return c.size() == at + 2 && is_plain_name(c[at + 1]);
 }
@@ -506,8 +531,22 @@ bool Root::is_dltune_cgroup(std::string_view path) {
 bool Root::is_writable_cgroup_file(std::string_view path) {
   if (!check_path(path)) return false;
   // The v2 root's controllers for its children (Documentation/admin-guide/cgroup-v2.rst,
-  // "Enabling and Disabling"): dltune enables cpu, memory, cpuset and io there for its parent.
+  // "Enabling and Disabling"): dltune enables cpu, memory, cpuset and io there for its parent;
+  // inside a Slurm job, in the v2 step's "user" group that holds its parent.
+  constexpr std::string_view kSubtree = "/cgroup.subtree_control";
   if (path == "/sys/fs/cgroup/cgroup.subtree_control") return true;
+  if (path.starts_with(kCgroupFs) && path.ends_with(kSubtree)) {
+    const auto dir =
+        path.substr(kCgroupFs.size(), path.size() - kCgroupFs.size() - kSubtree.size());
+    const auto c = text::split(dir, '/');
+    if (group_start(c) == 0 || c[0] == "unified") {
+      const std::string group = c[0] == "unified"
+                                    ? std::string(dir.substr(std::string_view("unified").size()))
+                                    : "/" + std::string(dir);
+      const auto step = slurm_step_of(group);
+      if (step && step->below == "user") return true;
+    }
+  }
   const auto slash = path.rfind('/');
   return is_plain_name(path.substr(slash + 1)) && is_dltune_cgroup(path.substr(0, slash));
 }

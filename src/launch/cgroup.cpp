@@ -25,26 +25,27 @@ constexpr auto kRemovePoll = std::chrono::milliseconds(10);
 
 }  // namespace
 
-Result<std::unique_ptr<JobCgroup>> create_job_cgroup(const host::Root& root,
-                                                     const CgroupLayout& layout,
-                                                     const std::string& name,
-                                                     const CgroupLimits& limits,
-                                                     const CgroupWriter& write) {
+Result<std::unique_ptr<JobCgroup>> create_job_cgroup(
+    const host::Root& root, const CgroupLayout& layout, const std::string& name,
+    const CgroupLimits& limits, const CgroupWriter& write, const CgroupPlace& place) {
   if (auto ok = host::check_cgroup_name(name); !ok) return tl::unexpected(ok.error());
   const detail::Writes writes(write);
-  if (layout.version == "v2") return detail::create_v2(root, layout, name, limits, writes);
-  if (layout.version == "v1") return detail::create_v1(root, layout, name, limits, writes);
+  if (layout.version == "v2") return detail::create_v2(root, layout, name, limits, writes, place);
+  if (layout.version == "v1") return detail::create_v1(root, layout, name, limits, writes, place);
   return fail("unknown cgroup version", "'" + layout.version + "'");
 }
 
 Result<std::unique_ptr<JobCgroup>> create_job_cgroup(const host::Root& root,
                                                      const CgroupLayout& layout,
                                                      const std::string& name,
-                                                     const CgroupLimits& limits) {
-  return create_job_cgroup(root, layout, name, limits,
-                           [&root](const std::string& path, const std::string& value) {
-                             return root.write_virtual(path, value);
-                           });
+                                                     const CgroupLimits& limits,
+                                                     const CgroupPlace& place) {
+  return create_job_cgroup(
+      root, layout, name, limits,
+      [&root](const std::string& path, const std::string& value) {
+        return root.write_virtual(path, value);
+      },
+      place);
 }
 
 namespace detail {
@@ -156,11 +157,20 @@ Result<void> JobCgroupBase::make_group(const std::string& dir) {
   return {};
 }
 
-Result<void> JobCgroupBase::make_parent(const std::string& dir) const {
+Result<void> JobCgroupBase::make_parent(const std::string& dir, bool remove_with_job) {
+  // Whoever made it, the last job to leave a parent inside another manager's group removes it.
+  if (remove_with_job &&
+      std::find(own_parents_.begin(), own_parents_.end(), dir) == own_parents_.end())
+    own_parents_.push_back(dir);
   if (root_.exists(dir)) return {};
   auto ok = root_.make_directory(dir);
   if (!ok && ok.error().errno_ != EEXIST) return ok;  // another job made it meanwhile: fine
   return {};
+}
+
+std::string base_of(const CgroupPlace& place, const std::string& mount) {
+  const auto it = place.nest.find(mount);
+  return it == place.nest.end() ? mount : it->second;
 }
 
 Result<void> JobCgroupBase::remove() {
@@ -209,6 +219,8 @@ Result<void> JobCgroupBase::remove() {
     }
   }
   if (first_error) return tl::unexpected(*first_error);
+  // A parent inside another manager's group goes too, unless another job is in it (EBUSY).
+  for (const auto& parent : own_parents_) (void)root_.remove_directory(parent);
   removed_ = true;
   return {};
 }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -69,25 +70,35 @@ class JobCgroup {
   [[nodiscard]] virtual std::vector<std::string> notes() const { return {}; }
 };
 
+// Where the job's groups go. By default in dltune's parent group right below each hierarchy's
+// mount point (<mount>/dltune/<name>), a parent that stays for the next job. `nest` names, per
+// mount point (a v1 hierarchy's or the cgroup2 mount), another group to put the parent inside:
+// a Slurm step's (launch/slurm_step.hpp). There the parent ("<group>/dltune") goes with the job
+// when no other job is in it, since Slurm removes the step's groups when the step ends, which a
+// group left inside would stop.
+struct CgroupPlace {
+  std::map<std::string, std::string> nest;  // mount point -> the host directory of the group
+};
+
 // Creates the job's groups named `name` (a single path component: [A-Za-z0-9_.-]+) under
-// dltune's parent group ("dltune" in each hierarchy), writes `limits`, and reads each back:
+// dltune's parent group ("dltune" in each hierarchy, or in the group `place` names there),
+// writes `limits`, and reads each back:
 // a value the kernel did not take is an error naming the file, the value written and the value
 // read (nothing is left behind on error). A group of that name that exists already is an error.
 [[nodiscard]] Result<std::unique_ptr<JobCgroup>> create_job_cgroup(const host::Root& root,
                                                                    const CgroupLayout& layout,
                                                                    const std::string& name,
-                                                                   const CgroupLimits& limits);
+                                                                   const CgroupLimits& limits,
+                                                                   const CgroupPlace& place = {});
 
 // The write of one control file, returning what the file reads back afterwards. The default is
 // Root::write_virtual. The kernel rounds, clamps and normalises what it is given; a fixture tree
 // has no kernel, so tests stand in for it here (to see a value the "kernel" did not take).
 using CgroupWriter =
     std::function<Result<std::string>(const std::string& path, const std::string& value)>;
-[[nodiscard]] Result<std::unique_ptr<JobCgroup>> create_job_cgroup(const host::Root& root,
-                                                                   const CgroupLayout& layout,
-                                                                   const std::string& name,
-                                                                   const CgroupLimits& limits,
-                                                                   const CgroupWriter& write);
+[[nodiscard]] Result<std::unique_ptr<JobCgroup>> create_job_cgroup(
+    const host::Root& root, const CgroupLayout& layout, const std::string& name,
+    const CgroupLimits& limits, const CgroupWriter& write, const CgroupPlace& place = {});
 
 // For the child between fork and exec: writes the calling process's PID into each of
 // `procs_files` (on the live host), with open/write/close only (async-signal-safe). Returns 0,

@@ -67,8 +67,9 @@ class JobCgroupBase : public JobCgroup {
 
   // mkdir, remembered for removal (so that a failure later removes it).
   [[nodiscard]] Result<void> make_group(const std::string& dir);
-  // The shared parent ("dltune") of a hierarchy: created when absent, never removed.
-  [[nodiscard]] Result<void> make_parent(const std::string& dir) const;
+  // The shared parent ("dltune") of a hierarchy: created when absent. With `remove_with_job`
+  // (inside another manager's group) remove() removes it too, unless another job is in it.
+  [[nodiscard]] Result<void> make_parent(const std::string& dir, bool remove_with_job = false);
 
  protected:
   host::Root root_;                // a copy: the group outlives the caller's Root
@@ -76,6 +77,7 @@ class JobCgroupBase : public JobCgroup {
   std::vector<std::string> procs_;
   std::optional<std::string> pressure_;
   std::vector<std::string> notes_;
+  std::vector<std::string> own_parents_;  // make_parent(.., true)'s
   bool removed_ = false;
 };
 
@@ -83,16 +85,16 @@ class JobCgroupBase : public JobCgroup {
 [[nodiscard]] Result<void> check_absent(const host::Root& root,
                                         const std::vector<std::string>& dirs);
 
-[[nodiscard]] Result<std::unique_ptr<JobCgroup>> create_v1(const host::Root& root,
-                                                           const CgroupLayout& layout,
-                                                           const std::string& name,
-                                                           const CgroupLimits& limits,
-                                                           const Writes& writes);
-[[nodiscard]] Result<std::unique_ptr<JobCgroup>> create_v2(const host::Root& root,
-                                                           const CgroupLayout& layout,
-                                                           const std::string& name,
-                                                           const CgroupLimits& limits,
-                                                           const Writes& writes);
+// The group dltune's parent goes in for the hierarchy mounted at `mount`: the one `place` nests
+// it in, or the mount point itself.
+[[nodiscard]] std::string base_of(const CgroupPlace& place, const std::string& mount);
+
+[[nodiscard]] Result<std::unique_ptr<JobCgroup>> create_v1(
+    const host::Root& root, const CgroupLayout& layout, const std::string& name,
+    const CgroupLimits& limits, const Writes& writes, const CgroupPlace& place);
+[[nodiscard]] Result<std::unique_ptr<JobCgroup>> create_v2(
+    const host::Root& root, const CgroupLayout& layout, const std::string& name,
+    const CgroupLimits& limits, const Writes& writes, const CgroupPlace& place);
 
 // The CFS period dltune uses, 100 ms (Documentation/scheduler/sched-bwc.rst: the default).
 inline constexpr std::uint64_t kCfsPeriodUs = 100000;

@@ -177,15 +177,16 @@ class V1JobCgroup final : public JobCgroupBase {
 };
 
 // A cpuset parent needs CPUs and nodes before any child can have them (cpusets.rst 1.4: a
-// child's are a subset of its parent's): the root's, when the parent has none yet.
+// child's are a subset of its parent's): those of the group above it (the root, or the Slurm
+// step's), when the parent has none yet.
 Result<void> fill_cpuset_parent(const host::Root& root, const Writes& writes,
-                                const std::string& mount) {
+                                const std::string& base) {
   for (const char* file : {"/cpuset.cpus", "/cpuset.mems"}) {
-    const std::string mine = mount + "/dltune" + file;
+    const std::string mine = base + "/dltune" + file;
     if (!read_text(root, mine).value_or("").empty()) continue;
-    const auto all = read_text(root, mount + file);
+    const auto all = read_text(root, base + file);
     if (!all || all->empty())
-      return fail("cannot read the CPUs or nodes of the cpuset root:", mount + file);
+      return fail("cannot read the CPUs or nodes of the cpuset group above dltune's:", base + file);
     if (auto ok = writes.checked(mine, *all, Expect::kList); !ok) return ok;
   }
   return {};
@@ -195,7 +196,7 @@ Result<void> fill_cpuset_parent(const host::Root& root, const Writes& writes,
 
 Result<std::unique_ptr<JobCgroup>> create_v1(const host::Root& root, const CgroupLayout& layout,
                                              const std::string& name, const CgroupLimits& limits,
-                                             const Writes& writes) {
+                                             const Writes& writes, const CgroupPlace& place) {
   if (auto ok = check_limits(limits); !ok) return tl::unexpected(ok.error());
   if (limits.memory_swap_bytes && !limits.memory_bytes)
     return fail(
@@ -236,29 +237,32 @@ Result<std::unique_ptr<JobCgroup>> create_v1(const host::Root& root, const Cgrou
       cg->add_note(fmt::format("the {} controller is not mounted: no {}", n.controller, n.loses));
       continue;
     }
-    cg->dir_of[n.controller] = it->second + "/dltune/" + name;
+    cg->dir_of[n.controller] = base_of(place, it->second) + "/dltune/" + name;
     if (std::find(mounts.begin(), mounts.end(), it->second) == mounts.end())
       mounts.push_back(it->second);
   }
   std::vector<std::string> dirs;
-  for (const auto& m : mounts) dirs.push_back(m + "/dltune/" + name);
-  if (layout.unified) dirs.push_back(*layout.unified + "/dltune/" + name);
+  for (const auto& m : mounts) dirs.push_back(base_of(place, m) + "/dltune/" + name);
+  if (layout.unified) dirs.push_back(base_of(place, *layout.unified) + "/dltune/" + name);
   if (auto ok = check_absent(root, dirs); !ok) return tl::unexpected(ok.error());
 
   auto set_up = [&]() -> Result<void> {
     for (const auto& m : mounts) {
-      if (auto ok = cg->make_parent(m + "/dltune"); !ok) return ok;
+      const std::string base = base_of(place, m);
+      if (auto ok = cg->make_parent(base + "/dltune", base != m); !ok) return ok;
       if (mount_of.count("cpuset") && mount_of["cpuset"] == m && cg->dir_of.count("cpuset"))
-        if (auto ok = fill_cpuset_parent(root, writes, m); !ok) return ok;
-      if (auto ok = cg->make_group(m + "/dltune/" + name); !ok) return ok;
+        if (auto ok = fill_cpuset_parent(root, writes, base); !ok) return ok;
+      if (auto ok = cg->make_group(base + "/dltune/" + name); !ok) return ok;
     }
     if (auto ok = cg->write_limits(writes); !ok) return ok;
-    for (const auto& m : mounts) cg->add_procs(m + "/dltune/" + name + "/cgroup.procs");
+    for (const auto& m : mounts)
+      cg->add_procs(base_of(place, m) + "/dltune/" + name + "/cgroup.procs");
     if (layout.unified) {
       // Per-job pressure only (docs/measurements.md): without it the job still runs, so a failure
       // here is a note, not an error.
-      const std::string u = *layout.unified + "/dltune/" + name;
-      auto ok = cg->make_parent(*layout.unified + "/dltune");
+      const std::string ubase = base_of(place, *layout.unified);
+      const std::string u = ubase + "/dltune/" + name;
+      auto ok = cg->make_parent(ubase + "/dltune", ubase != *layout.unified);
       if (ok) ok = cg->make_group(u);
       if (!ok) {
         cg->add_note("no per-job pressure: " + ok.error().message());

@@ -1,6 +1,6 @@
 // The job's group in the unified hierarchy (Documentation/admin-guide/cgroup-v2.rst):
-// <mount>/dltune/<name>, with cpu, memory, cpuset and io enabled for it in the root's and the
-// parent's cgroup.subtree_control.
+// <mount>/dltune/<name> (or <a Slurm step's group>/dltune/<name>), with cpu, memory, cpuset and io
+// enabled for it in the cgroup.subtree_control of the group above dltune's and of dltune's.
 #include <cmath>
 #include <set>
 
@@ -92,10 +92,11 @@ class V2JobCgroup final : public JobCgroupBase {
     return s;
   }
 
-  Result<void> set_up(const std::string& base, const std::vector<std::string>& controllers,
-                      const Writes& writes) {
+  // `nested`: `base` is another manager's group (a Slurm step's), not the mount point.
+  Result<void> set_up(const std::string& base, bool nested,
+                      const std::vector<std::string>& controllers, const Writes& writes) {
     const std::string parent = base + "/dltune";
-    if (auto ok = make_parent(parent); !ok) return ok;
+    if (auto ok = make_parent(parent, nested); !ok) return ok;
     if (auto ok = enable(root_, writes, base, controllers); !ok) return ok;
     if (auto ok = enable(root_, writes, parent, controllers); !ok) return ok;
     if (auto ok = make_group(dir_); !ok) return ok;
@@ -152,12 +153,12 @@ class V2JobCgroup final : public JobCgroupBase {
 
 Result<std::unique_ptr<JobCgroup>> create_v2(const host::Root& root, const CgroupLayout& layout,
                                              const std::string& name, const CgroupLimits& limits,
-                                             const Writes& writes) {
+                                             const Writes& writes, const CgroupPlace& place) {
   if (!layout.unified) return fail("cgroup v2 without a cgroup2 mount in the layout");
   if (auto ok = check_limits(limits); !ok) return tl::unexpected(ok.error());
   if (limits.io_weight && (*limits.io_weight < 1 || *limits.io_weight > 10000))
     return fail("an io.weight must be 1 to 10000, not", std::to_string(*limits.io_weight));
-  const std::string base = *layout.unified;
+  const std::string base = base_of(place, *layout.unified);
   const std::string dir = base + "/dltune/" + name;
   if (auto ok = check_absent(root, {dir}); !ok) return tl::unexpected(ok.error());
 
@@ -199,7 +200,7 @@ Result<std::unique_ptr<JobCgroup>> create_v2(const host::Root& root, const Cgrou
                                offered_file, n.loses));
     }
   }
-  if (auto ok = cg->set_up(base, controllers, writes); !ok) {
+  if (auto ok = cg->set_up(base, base != *layout.unified, controllers, writes); !ok) {
     (void)cg->remove();
     return tl::unexpected(ok.error());
   }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/text.hpp"
+#include "host/cgroup.hpp"
 
 namespace dltune::launch {
 
@@ -133,6 +134,16 @@ Result<void> plan_allocator(const host::Root& root, Allocator a, bool asked,
     case Allocator::kDefault:
       break;
   }
+  return {};
+}
+
+// The Slurm job this process runs in: $SLURM_JOB_ID, or (under sudo, which drops Slurm's
+// variables) the job of its cpuset's group, which task/cgroup makes.
+std::string slurm_job_of(const host::Root& root, const std::map<std::string, std::string>& env) {
+  if (const auto it = env.find("SLURM_JOB_ID"); it != env.end() && !it->second.empty())
+    return it->second;
+  if (auto cpuset = root.read("/proc/self/cpuset", 4096); cpuset && *cpuset)
+    if (const auto step = host::slurm_step_of(text::trim(**cpuset))) return step->job_id;
   return {};
 }
 
@@ -269,6 +280,15 @@ Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& fac
   const std::vector<int> machine = facts.cpu.allowed ? *facts.cpu.allowed : facts.cpu.online;
   if (machine.empty())
     return fail("cannot tell which CPUs this host has:", "/sys/devices/system/cpu/online");
+  // Inside a Slurm job the machine is the allocation on this node: this process's cpuset is the
+  // step's (task/cgroup), and its GPUs are in SLURM_STEP_GPUS (docs/slurm.md).
+  const std::string slurm_job = slurm_job_of(root, plan.env);
+  const bool in_slurm = !slurm_job.empty();
+  if (in_slurm)
+    plan.notes.push_back(fmt::format(
+        "CPUs: Slurm job {}'s on this node, {} ({} of the host's {}): --cpus, --cpu-quota N% and "
+        "the thread counts are of these",
+        slurm_job, text::format_cpu_list(machine), machine.size(), facts.cpu.online.size()));
   const auto mem_total = facts.memory.total_bytes.value_or(0);
   // Limits.
   if (o.cpu_quota) {
@@ -324,6 +344,30 @@ Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& fac
     plan.notes.push_back(fmt::format("GPUs: CUDA_VISIBLE_DEVICES={} (CUDA_DEVICE_ORDER={})",
                                      plan.env["CUDA_VISIBLE_DEVICES"],
                                      plan.env["CUDA_DEVICE_ORDER"]));
+  } else if (in_slurm && o.numa && *o.numa == "auto") {
+    // The step's GPUs, as Slurm's gres numbers them on the node (its CUDA_VISIBLE_DEVICES stays
+    // as Slurm set it): --numa auto binds to their node.
+    for (const char* var : {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS"}) {
+      const auto it = plan.env.find(var);
+      if (it == plan.env.end() || it->second.empty()) continue;
+      const auto slots = gpu_slots(facts);
+      const auto ids = text::parse_cpu_list(it->second);
+      const bool known = ids && !ids->empty() && std::all_of(ids->begin(), ids->end(), [&](int i) {
+                           return i >= 0 && static_cast<std::size_t>(i) < slots.size();
+                         });
+      if (!known) {
+        plan.notes.push_back(fmt::format(
+            "GPUs: {}={} names GPUs this host does not list ({} NVIDIA GPU(s)): --numa auto "
+            "without them",
+            var, it->second, slots.size()));
+        break;
+      }
+      plan.gpus = *ids;
+      for (int i : *ids) gpu_nodes.push_back(slots[static_cast<std::size_t>(i)].numa_node);
+      plan.notes.push_back(fmt::format(
+          "GPUs: the Slurm job's, {}={} (CUDA_VISIBLE_DEVICES as Slurm set it)", var, it->second));
+      break;
+    }
   }
   // CPUs and NUMA nodes.
   std::optional<std::vector<int>> cpus;
@@ -405,7 +449,10 @@ Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& fac
           : static_cast<int>(machine.size());
   EnvironmentRequest er;
   er.cpus = job_cpus;
-  er.machine_cpus = static_cast<int>(machine.size());
+  // In a Slurm allocation torch would still size its pool from the whole host: the threads are
+  // sized to the allocation (as the TaskProlog does).
+  er.machine_cpus =
+      static_cast<int>(in_slurm && facts.cpu.allowed ? facts.cpu.online.size() : machine.size());
   er.ranks = o.nproc;
   er.workers = o.workers;
   if (o.allocator) {

@@ -6,6 +6,7 @@
 
 #include "launch/cgroup.hpp"
 #include "launch/kernel_log.hpp"
+#include "launch/slurm_step.hpp"
 #include "launch/spawn.hpp"
 
 namespace dltune::launch {
@@ -40,9 +41,14 @@ tl::expected<RunSummary, RunFailure> run_job(const host::Root& root,
     if (auto ok = hooks.planned(*plan); !ok) return failure(Stage::kRefused, ok.error());
   auto layout = host::cgroup_layout(root);
   if (!layout) return failure(Stage::kSetUp, layout.error());
-  auto cg = create_job_cgroup(root, *layout, plan->name, plan->limits);
+  // Inside a Slurm step the job's groups go inside the step's (docs/slurm.md).
+  auto step = find_slurm_step(root, *layout);
+  if (!step) return failure(Stage::kSetUp, step.error());
+  auto cg = create_job_cgroup(root, *layout, plan->name, plan->limits,
+                              *step ? (*step)->place : CgroupPlace{});
   if (!cg) return failure(Stage::kSetUp, cg.error());
   RunSummary summary;
+  summary.slurm = *step;
   summary.cgroup_version = layout->version;
   summary.cgroup_dirs = (*cg)->directories();
   if (auto back = (*cg)->read_back()) summary.verified = *back;

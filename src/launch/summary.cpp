@@ -56,6 +56,13 @@ Json to_json(const RunSummary& s) {
   put(st, "memory_limit_hits", s.stats.memory_limit_hits);
   cg["stats"] = std::move(st);
   j["cgroup"] = std::move(cg);
+  if (s.slurm) {
+    Json nested = Json::array();
+    for (const auto& [mount, group] : s.slurm->place.nest) nested.push_back(group);
+    j["slurm"] = Json{{"job_id", s.slurm->job_id}, {"step", s.slurm->step}, {"inside", nested}};
+  } else {
+    j["slurm"] = nullptr;
+  }
   Json victims = Json::array();
   for (const auto& v : s.oom_victims) {
     Json x{{"pid", v.pid}, {"task", v.task}, {"constraint", v.constraint}};
@@ -133,6 +140,10 @@ std::string render_text(const RunSummary& s) {
   line("cgroup",
        fmt::format("{} {}{}", s.cgroup_version, s.cgroup_dirs.empty() ? "" : s.cgroup_dirs.front(),
                    lim.empty() ? "" : " (" + text::join(lim, ", ") + ")"));
+  if (s.slurm)
+    line("slurm", fmt::format("job {} step {}: the job's groups are inside the step's ({} "
+                              "hierarchies), under its limits and counted in its use",
+                              s.slurm->job_id, s.slurm->step, s.slurm->place.nest.size()));
   if (s.plan.cpus)
     line("cpus", text::format_cpu_list(*s.plan.cpus) +
                      (s.plan.numa_nodes.empty()

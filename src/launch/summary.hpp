@@ -10,6 +10,7 @@
 #include "inventory/json.hpp"
 #include "launch/cgroup.hpp"
 #include "launch/job_plan.hpp"
+#include "launch/slurm_step.hpp"
 #include "launch/spawn.hpp"
 
 namespace dltune::launch {
@@ -23,6 +24,7 @@ struct RunSummary {
   SpawnResult result;
   CgroupStats stats;
   std::vector<host::parse::OomKill> oom_victims;  // from the kernel log, when it was readable
+  std::optional<SlurmStep> slurm;  // the Slurm step the job's groups were made inside
 };
 
 [[nodiscard]] inventory::Json to_json(const RunSummary& s);

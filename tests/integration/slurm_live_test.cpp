@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -526,4 +527,77 @@ TEST_F(SlurmLive, TheEpilogReportsEachJobWithItsPeakAndAnOomKillNamingItsVictim)
       {DLTUNE_BINARY, "slurm", "epilog", "--job", "../x", "--report-dir", cluster_->report_dir()});
   EXPECT_EQ(wrong.exit_code, 2) << explain(wrong);
   EXPECT_THAT(wrong.err, HasSubstr("not a Slurm job id"));
+}
+
+// `srun dltune run --memory 100M -- ...` in a step of 1 GiB: the job's groups are made inside the
+// task's (the job itself sees them in /proc/self/cgroup), its 100 MiB binds (the kernel kills it
+// there, not at the step's 1 GiB), the CPU quota is a share of the allocation, and when the step
+// ends nothing of dltune's is left in it, so that Slurm removes the job's groups.
+TEST_F(SlurmLive, RunInsideAJobNestsInTheStepsGroupAndItsLimitBinds) {
+  ASSERT_TRUE(start());
+  // One CPU of the host's (all of them on a host of one).
+  const int host_cpus = static_cast<int>(std::thread::hardware_concurrency());
+  const int cpus = 1;
+  const std::string python =
+      "import sys; sys.stdout.write(open('/proc/self/cgroup').read()); sys.stdout.flush(); "
+      "b = bytearray(300 << 20)";
+  // --json -: the summary alone on standard output, the job's own on standard error.
+  const auto r = cluster_->slurm(
+      {"srun", "-n1", "-c", std::to_string(cpus), "--mem=1G", DLTUNE_BINARY, "run", "--json", "-",
+       "--memory", "100M", "--cpu-quota", "50%", "--", "/usr/bin/python3", "-c", python},
+      180);
+  ASSERT_NE(r.out.find('{'), std::string::npos) << explain(r) << cluster_->logs();
+  const auto j = json::parse(r.out.substr(r.out.find('{')), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << explain(r);
+  ASSERT_TRUE(j["slurm"].is_object()) << j.dump(2);
+  const std::string id = j["slurm"]["job_id"];
+  EXPECT_EQ(j["slurm"]["step"], "0");
+  const std::string name = j["name"];
+  const std::string inside = "/job_" + id + "/step_0/task_0/dltune/" + name;
+  // The job ran in the groups inside the task's: the memory one among them.
+  EXPECT_THAT(r.err, ::testing::ContainsRegex(":memory:/slurm[^\n]*" + inside + "\n"))
+      << "the job's own /proc/self/cgroup\n"
+      << explain(r);
+  bool memory_dir = false;
+  for (const auto& d : j["cgroup"]["directories"])
+    if (d.get<std::string>().starts_with("/sys/fs/cgroup/memory/slurm") &&
+        d.get<std::string>().ends_with(inside))
+      memory_dir = true;
+  EXPECT_TRUE(memory_dir) << j["cgroup"].dump(2);
+  // The limit binds: killed at 100 MiB inside a step allowed 1 GiB.
+  EXPECT_EQ(j["cgroup"]["verified"]["memory_bytes"], 100 * 1024 * 1024);
+  EXPECT_GE(j["cgroup"]["stats"]["oom_kills"].get<int>(), 1) << j.dump(2);
+  EXPECT_LE(j["cgroup"]["stats"]["memory_peak_bytes"].get<std::uint64_t>(), 101u << 20);
+  bool victim = false;
+  for (const auto& v : j["oom_victims"])
+    if (v["task"] == "python3") victim = true;
+  EXPECT_TRUE(victim) << j["oom_victims"].dump();
+  // Half of the allocation's CPUs, not of the host's.
+  EXPECT_DOUBLE_EQ(j["cgroup"]["verified"]["cpu_quota_cpus"].get<double>(), cpus / 2.0);
+  bool noted = false;
+  const std::string note = fmt::format("Slurm job {}'s on this node, ", id);
+  for (const auto& n : j["notes"])
+    if (n.get<std::string>().find(note) != std::string::npos &&
+        n.get<std::string>().find(fmt::format("(1 of the host's {})", host_cpus)) !=
+            std::string::npos)
+      noted = true;
+  EXPECT_TRUE(noted) << j["notes"].dump(2);
+  // Nothing of dltune's is left in the step, so Slurm removes the job's groups at its end.
+  std::set<std::string> left;
+  for (int i = 0; i < 40; ++i) {
+    left.clear();
+    for (const auto& g : SlurmCluster::cgroup_roots()) {
+      std::error_code ec;
+      for (const auto& e : std::filesystem::recursive_directory_iterator(g, ec)) {
+        const auto p = e.path().string();
+        if (e.is_directory() && p.find("/job_" + id) != std::string::npos) left.insert(p);
+      }
+    }
+    if (left.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  EXPECT_TRUE(left.empty()) << "job " << id
+                            << "'s groups are still there: " << ::testing::PrintToString(left)
+                            << "\n"
+                            << cluster_->logs();
 }

@@ -84,6 +84,8 @@ class SlurmCluster {
   [[nodiscard]] std::string report_dir() const { return dir_ + "/dltune-jobs"; }
   [[nodiscard]] std::string textfile() const { return dir_ + "/dltune-jobs.prom"; }
   [[nodiscard]] std::map<std::string, std::string> env() const { return {{"SLURM_CONF", conf()}}; }
+  // The roots of the job cgroups Slurm makes on cgroup v1 (/sys/fs/cgroup/CONTROLLER/slurm*).
+  static std::set<std::string> cgroup_roots() { return slurm_cgroups(); }
 
   // A Slurm client command (scontrol, sinfo, srun, sbatch, ...) against this cluster.
   RunResult slurm(std::vector<std::string> argv, int timeout_seconds = 60) const {

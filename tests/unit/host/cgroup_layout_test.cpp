@@ -123,3 +123,32 @@ TEST(CgroupName, OnlyPlainNamesOfAtMost64Characters) {
                                                          "job\n", "ä", "$x", std::string(65, 'a')})
     EXPECT_FALSE(check_cgroup_name(bad)) << bad;
 }
+
+// The Slurm step of a process's group, as Slurm 22.05's cgroup plugins name them on v1 (this VM's
+// job groups: /slurm_vm/uid_0/job_3/step_batch/task_0) and v2; any other path is none.
+TEST(SlurmStepOf, TheJobStepAndWhatIsBelowFromSlurmsNames) {
+  using dltune::host::slurm_step_of;
+  const auto v1 = slurm_step_of("/slurm_vm/uid_0/job_3/step_batch/task_0");
+  ASSERT_TRUE(v1);
+  EXPECT_EQ(v1->job_id, "3");
+  EXPECT_EQ(v1->step, "batch");
+  EXPECT_EQ(v1->step_group, "/slurm_vm/uid_0/job_3/step_batch");
+  EXPECT_EQ(v1->below, "task_0");
+  const auto v2 = slurm_step_of("/system.slice/node1_slurmstepd.scope/job_4711/step_0/user/task_2");
+  ASSERT_TRUE(v2);
+  EXPECT_EQ(v2->job_id, "4711");
+  EXPECT_EQ(v2->step, "0");
+  EXPECT_EQ(v2->step_group, "/system.slice/node1_slurmstepd.scope/job_4711/step_0");
+  EXPECT_EQ(v2->below, "user/task_2");
+  const auto at_step = slurm_step_of("/slurm/uid_1000/job_9/step_extern");
+  ASSERT_TRUE(at_step);
+  EXPECT_EQ(at_step->step, "extern");
+  EXPECT_EQ(at_step->below, "");
+  for (const char* none :
+       {"/", "", "slurm/uid_0/job_3/step_0", "/slurm/uid_0/job_3",  // no step
+        "/user.slice/job_3/step_0",                                 // nothing of Slurm's above
+        "/job_3/step_0/task_0", "/slurm/uid_0/job_x/step_0", "/slurm/uid_0/job_99999999999/step_0",
+        "/slurm/uid_0/job_3/step_", "/slurm/uid_0/job_3/step_0/../../x",
+        "/slurm/uid_0/job_3/step_0/a b", "/process_api/6d41582f3bbe8396e2af50c9329a72bb"})
+    EXPECT_FALSE(slurm_step_of(none)) << none;
+}

@@ -301,6 +301,42 @@ TEST(RootWrites, OnlyDltuneJobCgroupsAreWritable) {
     EXPECT_FALSE(Root::is_writable_setting(p)) << p;
 }
 
+// Inside a Slurm step (`dltune run` in a job) dltune's parent may be in the step's group: the
+// step's own, a v1 task's or a v2 step's "user"; nowhere else in Slurm's tree, and nowhere in a
+// tree that is not Slurm's.
+TEST(RootWrites, DltuneGroupsInsideASlurmStepOnly) {
+  for (const char* p : {"/sys/fs/cgroup/memory/slurm_vm/uid_0/job_5/step_0/task_0/dltune",
+                        "/sys/fs/cgroup/memory/slurm_vm/uid_0/job_5/step_0/task_0/dltune/run-1",
+                        "/sys/fs/cgroup/cpuset/slurm/uid_1000/job_5/step_batch/dltune/x",
+                        "/sys/fs/cgroup/system.slice/slurmstepd.scope/job_5/step_0/user/dltune/x",
+                        "/sys/fs/cgroup/unified/slurm/uid_0/job_5/step_0/user/dltune/x"})
+    EXPECT_TRUE(Root::is_dltune_cgroup(p)) << p;
+  for (const char* p :
+       {"/sys/fs/cgroup/memory/slurm_vm/uid_0/job_5/dltune/x",  // the job's, not a step's
+        "/sys/fs/cgroup/memory/slurm_vm/uid_0/job_5/step_0/task_0/other/dltune/x",
+        "/sys/fs/cgroup/memory/slurm_vm/uid_0/job_5/step_0/task_0/dltune/x/y",
+        "/sys/fs/cgroup/memory/other/uid_0/job_5/step_0/task_0/dltune/x",  // not Slurm's
+        "/sys/fs/cgroup/system.slice/slurmstepd.scope/job_5/step_0/user/task_0/dltune/x",
+        "/sys/fs/cgroup/memory/slurm/uid_0/job_5/step_0/task_0/../../../../dltune/x",
+        "/sys/fs/cgroup/devices/slurm/uid_0/job_5/step_0/task_0/dltune/x",
+        "/sys/fs/cgroup/unified/slurm/uid_0/job_5/step_0/task_1/dltune/x",  // v2: beside tasks
+        "/sys/fs/cgroup/memory/slurm/uid_0/job_5/step_0/user/dltune/x"})
+    EXPECT_FALSE(Root::is_dltune_cgroup(p)) << p;
+  for (const char* p :
+       {"/sys/fs/cgroup/system.slice/slurmstepd.scope/job_5/step_0/user/cgroup.subtree_control",
+        "/sys/fs/cgroup/memory/slurm/uid_0/job_5/step_0/task_0/dltune/x/memory.limit_in_bytes",
+        "/sys/fs/cgroup/cpuset/slurm/uid_0/job_5/step_0/task_0/dltune/cpuset.cpus"})
+    EXPECT_TRUE(Root::is_writable_setting(p)) << p;
+  for (const char* p :
+       {"/sys/fs/cgroup/system.slice/slurmstepd.scope/job_5/step_0/cgroup.subtree_control",
+        "/sys/fs/cgroup/system.slice/slurmstepd.scope/job_5/step_0/user/task_0/"
+        "cgroup.subtree_control",
+        "/sys/fs/cgroup/system.slice/slurmstepd.scope/job_5/step_0/user/memory.max",
+        "/sys/fs/cgroup/memory/slurm/uid_0/job_5/step_0/task_0/memory.limit_in_bytes",
+        "/sys/fs/cgroup/memory/slurm/uid_0/job_5/step_0/task_0/cgroup.subtree_control"})
+    EXPECT_FALSE(Root::is_writable_setting(p)) << p;
+}
+
 TEST_F(TreeTest, CgroupDirectoriesOfDltuneJobsOnly) {
   write("sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
   write("sys/fs/cgroup/memory/cgroup.procs", "1\n");

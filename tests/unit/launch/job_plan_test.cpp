@@ -1,5 +1,7 @@
 // What `dltune run` decides before it creates anything: limits, placement near the GPUs, the
 // job's environment; and the bad options it refuses.
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "audit/rules.hpp"
@@ -246,4 +248,70 @@ TEST(JobPlan, ACommandThatDoesNotExistIsRefusedOnTheLiveHost) {
   EXPECT_TRUE(live.plan(o, {{"PATH", "/usr/bin:/bin"}}));
   o.command = {"/nonexistent/train"};
   EXPECT_NE(error_of(live.plan(o)).find("/nonexistent/train"), std::string::npos);
+}
+
+// Inside a Slurm job the machine is the allocation: this process's cpuset (the step's) for
+// --cpu-quota N% and the thread counts, the job's GPUs (SLURM_STEP_GPUS) for --numa auto.
+TEST(JobPlan, InsideASlurmJobTheAllocationIsTheMachine) {
+  dltune::testing::TempTree t;
+  const std::filesystem::path from = std::string(DLTUNE_FIXTURES) + "/roots/gpu8-numa2-cgv2";
+  std::filesystem::copy(from, t.dir(),
+                        std::filesystem::copy_options::recursive |
+                            std::filesystem::copy_options::copy_symlinks |
+                            std::filesystem::copy_options::overwrite_existing);
+  const std::string task = "/system.slice/slurmstepd.scope/job_7/step_0/user/task_0";
+  t.write("proc/self/cpuset", task + "\n");
+  t.write("sys/fs/cgroup" + task + "/cpuset.cpus.effective", "8-11\n");  // on node 1
+  t.write("sys/fs/cgroup" + task + "/cpuset.mems.effective", "1\n");
+  Host h(t.root());
+  ASSERT_TRUE(h.facts.cpu.allowed);
+  const std::map<std::string, std::string> slurm = {
+      {"SLURM_JOB_ID", "7"}, {"SLURM_STEP_GPUS", "4,5"}, {"CUDA_VISIBLE_DEVICES", "0,1"}};
+  RunOptions o;
+  o.numa = "auto";
+  const auto p = h.plan(o, slurm);
+  ASSERT_TRUE(p) << error_of(p);
+  EXPECT_EQ(p->gpus, (std::vector<int>{4, 5}));
+  EXPECT_EQ(p->numa_nodes, std::vector<int>{1});
+  EXPECT_EQ(p->limits.cpus, "8-11") << "the node's CPUs that the allocation has";
+  EXPECT_EQ(p->env.at("CUDA_VISIBLE_DEVICES"), "0,1") << "as Slurm set it";
+  EXPECT_EQ(p->env.at("OMP_NUM_THREADS"), "4");
+  const auto has = [&](const std::string& what) {
+    return std::any_of(p->notes.begin(), p->notes.end(),
+                       [&](const std::string& n) { return n.find(what) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("Slurm job 7's on this node, 8-11 (4 of the host's 32)"))
+      << ::testing::PrintToString(p->notes);
+  EXPECT_TRUE(has("SLURM_STEP_GPUS=4,5")) << ::testing::PrintToString(p->notes);
+  // A share of the machine is of the allocation's 4 CPUs; unbound, the threads still fit them.
+  RunOptions q;
+  q.cpu_quota = "50%";
+  const auto quota = h.plan(q, slurm);
+  ASSERT_TRUE(quota) << error_of(quota);
+  EXPECT_DOUBLE_EQ(*quota->limits.cpu_quota_cpus, 2.0);
+  const auto plain = h.plan(RunOptions{}, slurm);
+  EXPECT_EQ(plain->env.at("OMP_NUM_THREADS"), "4") << "torch would size its pool from 32";
+  EXPECT_FALSE(plain->limits.cpus);
+  // --cpus outside the allocation is refused; GPUs the host does not have are a note.
+  RunOptions outside;
+  outside.cpus = "0-1";
+  EXPECT_NE(error_of(h.plan(outside, slurm)).find("--cpus"), std::string::npos);
+  auto odd = slurm;
+  odd["SLURM_STEP_GPUS"] = "12";
+  const auto none = h.plan(o, odd);
+  ASSERT_TRUE(none) << error_of(none);
+  EXPECT_TRUE(none->gpus.empty());
+  EXPECT_FALSE(none->limits.mems);
+  // Under sudo (no SLURM_* variables) the job is the one of the cpuset's group.
+  const auto sudo = h.plan(RunOptions{});
+  ASSERT_TRUE(sudo);
+  EXPECT_EQ(sudo->env.at("OMP_NUM_THREADS"), "4");
+  // Outside Slurm a cpuset narrower than the host leaves the threads to torch, as before.
+  t.write("proc/self/cpuset", "/user.slice\n");
+  t.write("sys/fs/cgroup/user.slice/cpuset.cpus.effective", "8-11\n");
+  Host other(t.root());
+  ASSERT_TRUE(other.facts.cpu.allowed);
+  const auto bare = other.plan(RunOptions{});
+  ASSERT_TRUE(bare);
+  EXPECT_EQ(bare->env.count("OMP_NUM_THREADS"), 0u);
 }
