@@ -103,10 +103,11 @@ struct ExporterStats {
   double sample_duration_s = 0;
 };
 
-// A Slurm job's group: its job id and its user (the name, or the uid where this host has no
-// name for it), the labels its series carry besides cgroup.
+// A Slurm job's group, or one of its steps' groups: its job id, its user (the name, or the uid
+// where this host has no name for it) and the step ("0", "batch", "extern"; empty for the job's
+// own group), the labels its series carry besides cgroup.
 struct SlurmJobLabels {
-  std::string job_id, user;
+  std::string job_id, user, step;
 };
 using SlurmJobs = std::map<std::string, SlurmJobLabels>;  // by the group's path
 

@@ -1,6 +1,6 @@
 // The job cgroups' families (monitor/cgroup_collector.cpp reads the files): every series has
-// the label cgroup, the group's path as /proc/PID/cgroup shows it, and a Slurm job's also
-// slurm_job_id and user. A value the kernel does not
+// the label cgroup, the group's path as /proc/PID/cgroup shows it, a Slurm job's also
+// slurm_job_id and user, and a Slurm step's those and step. A value the kernel does not
 // give for the group (no limit, no memory.peak before Linux 5.19, no PSI on v1) is left out.
 #include "serve/exposition.hpp"
 
@@ -26,8 +26,12 @@ template <class V>
 void put(MetricSink& sink, const Cgroup& g, const SlurmJobLabels* s, V value) {
   if (s == nullptr)
     sink.sample({{"cgroup", g.path}}, value);
-  else
+  else if (s->step.empty())
     sink.sample({{"cgroup", g.path}, {"slurm_job_id", s->job_id}, {"user", s->user}}, value);
+  else
+    sink.sample(
+        {{"cgroup", g.path}, {"slurm_job_id", s->job_id}, {"user", s->user}, {"step", s->step}},
+        value);
 }
 
 struct Jobs {
@@ -122,10 +126,18 @@ void render_jobs(std::span<const Cgroup> groups, const SlurmJobs* slurm, MetricS
     for_each_stall(g.pressure, [&](const char* resource, const char* kind, double seconds) {
       if (s == nullptr)
         sink.sample({{"cgroup", g.path}, {"resource", resource}, {"kind", kind}}, seconds);
+      else if (s->step.empty())
+        sink.sample({{"cgroup", g.path},
+                     {"slurm_job_id", s->job_id},
+                     {"user", s->user},
+                     {"resource", resource},
+                     {"kind", kind}},
+                    seconds);
       else
         sink.sample({{"cgroup", g.path},
                      {"slurm_job_id", s->job_id},
                      {"user", s->user},
+                     {"step", s->step},
                      {"resource", resource},
                      {"kind", kind}},
                     seconds);

@@ -55,9 +55,17 @@ void JobGroups::collect(std::vector<monitor::Cgroup>& out, monitor::Notices& not
                      "cannot list the job cgroups: " + found.error().message());
       slurm_.clear();
       if (auto jobs = host::discover_slurm_jobs(root_, *layout_, &slurm_is_group_); jobs) {
+        // Each job's own group (all its steps together) and each step's, which carries the
+        // step label: a job's series are those without one.
         for (const auto& j : *jobs) {
+          const std::string user = j.uid ? user_name(*j.uid) : std::string();
           wanted_.push_back(j.path);
-          slurm_[j.path] = {j.job_id, j.uid ? user_name(*j.uid) : std::string()};
+          slurm_[j.path] = {j.job_id, user, {}};
+          for (const auto& step : j.steps) {
+            std::string path = j.path + "/step_" + step;
+            wanted_.push_back(path);
+            slurm_[std::move(path)] = {j.job_id, user, step};
+          }
         }
       } else {
         notices.once("serve-slurm:" + jobs.error().message(),

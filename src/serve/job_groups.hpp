@@ -1,7 +1,7 @@
 #pragma once
 // The job cgroups that `serve` exports: those that `dltune run` made (the groups below dltune's
-// parent group "dltune") and Slurm's jobs (host::discover_slurm_jobs, each with its job id and
-// user), both found afresh at every sample, and those named with --cgroup.
+// parent group "dltune") and Slurm's jobs and their steps (host::discover_slurm_jobs, each with
+// its job id, user and step), both found afresh at every sample, and those named with --cgroup.
 #include <map>
 #include <string>
 #include <vector>

@@ -349,13 +349,18 @@ TEST_F(SlurmLive, AJobIsFollowedByTopAndServedWithItsIdAndUserToPrometheus) {
         prometheus.query("dltune_job_processes{slurm_job_id=\"" + id + "\",user=\"root\"}");
     ASSERT_TRUE(procs) << "the job's user is root here (sbatch as root)";
     EXPECT_GE(std::stoi(*procs), 1);
-    // Summed by job, as over a job's nodes.
+    // Summed by job, as over a job's nodes: the job's own series are those without a step.
     EXPECT_EQ(prometheus
                   .query("sum by (slurm_job_id) (dltune_job_memory_limit_bytes{slurm_job_id=\"" +
-                         id + "\"})")
+                         id + "\",step=\"\"})")
                   .value_or(""),
               std::to_string(300 * 1024 * 1024))
         << "--mem=300M is the job's memory limit";
+    // Its batch step has series of its own, labelled with the step, holding the job's process.
+    const auto step = prometheus.query("dltune_job_memory_bytes{slurm_job_id=\"" + id +
+                                       "\",step=\"batch\",user=\"root\"}");
+    ASSERT_TRUE(step) << "no series of the job's batch step";
+    EXPECT_GE(std::stod(*step), 64.0 * 1024 * 1024) << "the bytearray is the batch step's";
   }
   std::filesystem::remove_all(dir);
 }

@@ -161,6 +161,39 @@ TEST_F(Deploy, PromtoolAcceptsTheConfigAndTheRules) {
   EXPECT_NE(rules.out.find("SUCCESS: 7 rules found"), std::string::npos) << rules.out;
 }
 
+// promtool test rules: an OOM kill in a Slurm job's step is one alert, for the job (its step's
+// series counts the same kill), and one in a job of `dltune run` is one for its group.
+TEST_F(Deploy, AnOomKillIsOneAlertPerJobNotOnePerStep) {
+  if (!have("promtool")) GTEST_SKIP() << "promtool (Debian's prometheus package) is not installed";
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("dltune_rules_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string job = R"(cgroup="/slurm/uid_0/job_5",slurm_job_id="5",user="root")";
+  std::ofstream(dir / "oom-test.yml")
+      << "rule_files:\n  - " << (kDeploy / "prometheus/dltune-alerts.yml").string() << "\n"
+      << "evaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:\n"
+      << "      - series: 'dltune_job_oom_kills_total{instance=\"n1\"," << job << "}'\n"
+      << "        values: '0 0 1 1 1'\n"
+      << "      - series: 'dltune_job_oom_kills_total{instance=\"n1\","
+      << R"(cgroup="/slurm/uid_0/job_5/step_0",slurm_job_id="5",user="root",step="0"}')"
+      << "\n"
+      << "        values: '0 0 1 1 1'\n"
+      << "      - series: 'dltune_job_oom_kills_total{instance=\"n1\",cgroup=\"/dltune/run-1\"}'\n"
+      << "        values: '0 0 0 1 1'\n"
+      << "    alert_rule_test:\n      - eval_time: 4m\n        alertname: DltuneJobOomKilled\n"
+      << "        exp_alerts:\n"
+      << "          - exp_labels: {severity: warning, instance: n1, cgroup: /slurm/uid_0/job_5, "
+         "slurm_job_id: \"5\", user: root}\n"
+      << "            exp_annotations: {summary: \"n1: a process of Slurm job 5 (root) was "
+         "OOM-killed\"}\n"
+      << "          - exp_labels: {severity: warning, instance: n1, cgroup: /dltune/run-1}\n"
+      << "            exp_annotations: {summary: \"n1: a process of job /dltune/run-1 was "
+         "OOM-killed\"}\n";
+  const auto r = run({"promtool", "test", "rules", (dir / "oom-test.yml").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  fs::remove_all(dir);
+}
+
 TEST(DeployUnit, SystemdAnalyzeVerifiesTheUnit) {
   if (!have("systemd-analyze")) GTEST_SKIP() << "systemd-analyze (package systemd) is missing";
   // The unit names /usr/local/bin/dltune; verify needs the program to exist, so the copy names

@@ -165,7 +165,8 @@ TEST(SlurmJobs, ServeLabelsEachJobsSeriesWithItsIdAndUser) {
   std::vector<monitor::Cgroup> out;
   monitor::Notices notices;
   groups.collect(out, notices);
-  ASSERT_EQ(out.size(), 2u) << ::testing::PrintToString(notices.take());
+  ASSERT_EQ(out.size(), 3u) << "the job, its step, dltune's own; "
+                            << ::testing::PrintToString(notices.take());
   std::string text;
   TextSink sink(text);
   render_jobs(out, &groups.slurm_jobs(), sink);
@@ -180,9 +181,49 @@ TEST(SlurmJobs, ServeLabelsEachJobsSeriesWithItsIdAndUser) {
   const auto* own = e.find("dltune_job_memory_bytes", {{"cgroup", "/dltune/run-1"}});
   ASSERT_NE(own, nullptr) << text;
   EXPECT_EQ(own->labels.count("slurm_job_id"), 0u) << "dltune's own jobs carry no Slurm labels";
+  EXPECT_EQ(slurm->labels.count("step"), 0u) << "the job's own group: all its steps";
   const auto procs = e.all("dltune_job_processes", {{"slurm_job_id", "12"}});
-  ASSERT_EQ(procs.size(), 1u);
-  EXPECT_EQ(procs[0]->value_text, "1") << "the task's process, two groups down";
+  ASSERT_EQ(procs.size(), 2u) << text;
+  for (const auto* p : procs) EXPECT_EQ(p->value_text, "1") << "the task's process, below";
+  // The step's own series, labelled with it.
+  const auto* step = e.find("dltune_job_processes", {{"cgroup", "/slurm/uid_4000000/job_12/step_0"},
+                                                     {"slurm_job_id", "12"},
+                                                     {"user", "4000000"},
+                                                     {"step", "0"}});
+  ASSERT_NE(step, nullptr) << text;
+  EXPECT_EQ(step->value_text, "1");
+}
+
+// A job with a batch step and an srun step: one series set for the job and one per step; a step
+// that ends is dropped at the next sample, one that starts is found.
+TEST(SlurmJobs, ServeFollowsEachStepOfAJob) {
+  TempTree t;
+  t.write("proc/self/mountinfo", kMountV1);
+  v1_job(t, "slurm", 1000, "12", {{"batch", "101\n"}, {"0", "102\n103\n"}});
+  const auto root = t.root();
+  JobGroups groups(root, {}, true);
+  std::vector<monitor::Cgroup> out;
+  monitor::Notices notices;
+  const auto steps_of = [&] {
+    groups.collect(out, notices);
+    std::string text;
+    TextSink sink(text);
+    render_jobs(out, &groups.slurm_jobs(), sink);
+    const auto e = testing::parse_exposition(text);
+    std::map<std::string, std::string> procs;  // step -> processes
+    for (const auto* p : e.all("dltune_job_processes", {{"slurm_job_id", "12"}}))
+      procs[p->labels.count("step") ? p->labels.at("step") : "(job)"] = p->value_text;
+    return procs;
+  };
+  EXPECT_EQ(steps_of(),
+            (std::map<std::string, std::string>{{"(job)", "3"}, {"0", "2"}, {"batch", "1"}}));
+  fs::remove_all(t.dir() / "sys/fs/cgroup/memory/slurm/uid_1000/job_12/step_0");
+  fs::remove_all(t.dir() / "sys/fs/cgroup/cpuset/slurm/uid_1000/job_12/step_0");
+  fs::remove_all(t.dir() / "sys/fs/cgroup/freezer/slurm/uid_1000/job_12/step_0");
+  t.write("sys/fs/cgroup/memory/slurm/uid_1000/job_12/step_1/cgroup.procs", "");
+  t.write("sys/fs/cgroup/memory/slurm/uid_1000/job_12/step_1/task_0/cgroup.procs", "104\n");
+  EXPECT_EQ(steps_of(),
+            (std::map<std::string, std::string>{{"(job)", "2"}, {"1", "1"}, {"batch", "1"}}));
 }
 
 }  // namespace
