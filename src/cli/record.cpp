@@ -73,6 +73,9 @@ class RecordCommand : public Command {
     setup.notice = [](const std::string& n) { fmt::print(stderr, "dltune record: {}\n", n); };
     auto session = store::RecordSession::create(setup);
     if (!session) return refuse(session.error().message());
+    // Which Slurm job this is, for `dltune slurm efficiency JOB --recording FILE`.
+    if (!flags_.slurm_job.empty())
+      (*session)->add_document("slurm", {{"job_id", flags_.slurm_job}, {"cgroup", scope->cgroup}});
     host::Root root;
     if (!command.empty()) return record_command(**session, root, command, environment, as);
 

@@ -19,6 +19,7 @@
 #include "slurm/efficiency.hpp"
 #include "slurm/epilog.hpp"
 #include "slurm/health.hpp"
+#include "slurm/recorded_verdict.hpp"
 #include "slurm/task_prolog.hpp"
 
 namespace dltune::cli {
@@ -63,6 +64,7 @@ class SlurmCommand : public Command {
     options::add_duration(*efficiency_, "--duration", efficiency_request_.duration_ns,
                           1'000'000'000, 600'000'000'000);
     options::add_value(*efficiency_, "--report-dir", epilog_.report_dir);
+    options::add_value(*efficiency_, "--recording", recording_);
     options::add_flag(*efficiency_, "--json", json_);
     prolog_ = options::add_subcommand(*sub_, "prolog");
     options::add_value(*prolog_, "--state-dir", watch_.state_dir);
@@ -122,13 +124,34 @@ class SlurmCommand : public Command {
   }
 
   int efficiency() const {
+    // The verdict of a recording kept of the job: checked first, so that a wrong file is said
+    // before the job is measured.
+    std::optional<slurm::RecordedVerdict> verdict;
+    if (!recording_.empty()) {
+      if (auto ok = slurm::check_job_id(efficiency_request_.job_id); !ok) {
+        say("efficiency: " + ok.error().message());
+        return kExitBadInput;
+      }
+      auto v = slurm::recorded_verdict(recording_, efficiency_request_.job_id);
+      if (!v) {
+        say("efficiency: " + v.error().message());
+        return kExitBadInput;
+      }
+      verdict = std::move(*v);
+    }
     auto e = slurm::measure_efficiency(host::Root(), efficiency_request_);
     if (!e) {
       // A job that ended here has the Epilog's report instead.
       if (e.error().bad_input && slurm::check_job_id(efficiency_request_.job_id)) {
         if (auto done = slurm::finished_job_efficiency(epilog_.report_dir,
                                                        efficiency_request_.job_id, json_)) {
-          fmt::print("{}", *done);
+          if (verdict && json_) {
+            auto doc = inventory::Json::parse(*done);
+            doc["bottleneck"] = slurm::to_json(*verdict);
+            fmt::print("{}\n", doc.dump(2));
+          } else {
+            fmt::print("{}{}", *done, verdict ? slurm::render_text(*verdict) : "");
+          }
           return kExitOk;
         }
         say(
@@ -140,7 +163,13 @@ class SlurmCommand : public Command {
       say("efficiency: " + e.error().error.message());
       return e.error().bad_input ? kExitBadInput : kExitFailure;
     }
-    fmt::print("{}", json_ ? slurm::to_json(*e).dump(2) + "\n" : slurm::render_text(*e));
+    if (json_) {
+      auto doc = slurm::to_json(*e);
+      if (verdict) doc["bottleneck"] = slurm::to_json(*verdict);
+      fmt::print("{}\n", doc.dump(2));
+    } else {
+      fmt::print("{}{}", slurm::render_text(*e), verdict ? slurm::render_text(*verdict) : "");
+    }
     return kExitOk;
   }
 
@@ -217,6 +246,7 @@ class SlurmCommand : public Command {
   slurm::EfficiencyRequest efficiency_request_;
   slurm::HealthRequest request_;
   std::string drain_on_ = "critical";
+  std::string recording_;  // efficiency --recording
   std::int64_t timeout_ns_ = 30'000'000'000;
   bool json_ = false;
 };

@@ -424,6 +424,11 @@ TEST_F(SlurmLive, ARunningJobIsJudgedByEfficiencyAndProfileWithTheReason) {
   }
   ASSERT_TRUE(steps) << "the job did not start training\n" << cluster_->logs();
   std::this_thread::sleep_for(std::chrono::seconds(2));
+  // Meanwhile a recording of the job is kept, for its efficiency's reason below.
+  const std::string recording = cluster_->dir() + "/job.db";
+  dltune::testing::Process record({DLTUNE_BINARY, "record", "--slurm-job", job_id, "-o", recording,
+                                   "--duration", "10s", "--interval", "250ms", "--no-gpus",
+                                   "--quiet"});
   const auto p = run({DLTUNE_BINARY, "profile", "--slurm-job", job_id, "--duration", "10s",
                       "--json", "--no-gpus"});
   ASSERT_EQ(p.exit_code, 0) << explain(p);
@@ -431,6 +436,30 @@ TEST_F(SlurmLive, ARunningJobIsJudgedByEfficiencyAndProfileWithTheReason) {
   ASSERT_TRUE(j.is_object()) << explain(p);
   EXPECT_EQ(j["result"].value("rule", ""), "compute-bound-cpu") << j.dump(2);
   EXPECT_THAT(j.dump(), HasSubstr("Slurm job " + job_id)) << "the source names the job";
+  ASSERT_EQ(record.wait_exit(std::chrono::seconds(30)), 0) << record.rest_of_stderr();
+  // efficiency --recording: the numbers, and why from the recording's verdict.
+  const auto why = run({DLTUNE_BINARY, "slurm", "efficiency", job_id, "--duration", "2s",
+                        "--recording", recording, "--json"});
+  ASSERT_EQ(why.exit_code, 0) << explain(why);
+  const auto w = json::parse(why.out, nullptr, false);
+  ASSERT_TRUE(w.is_object()) << explain(why);
+  EXPECT_EQ(w["bottleneck"]["rule"], "compute-bound-cpu") << w.dump(2);
+  EXPECT_EQ(w["bottleneck"]["verdict"], j["result"]["verdict"]) << w.dump(2);
+  EXPECT_EQ(w["bottleneck"]["recording"], recording);
+  EXPECT_GE(w["bottleneck"]["samples"].get<int>(), 10) << w.dump(2);
+  const auto why_text = run(
+      {DLTUNE_BINARY, "slurm", "efficiency", job_id, "--duration", "1s", "--recording", recording});
+  EXPECT_EQ(why_text.exit_code, 0) << explain(why_text);
+  EXPECT_THAT(why_text.out, HasSubstr("Bottleneck ("));
+  EXPECT_THAT(why_text.out, HasSubstr("of recording " + recording +
+                                      "): " + j["result"]["verdict"].get<std::string>()));
+  // Another job's recording is refused, naming whose it is; nothing is measured.
+  const auto other =
+      run({DLTUNE_BINARY, "slurm", "efficiency", id, "--duration", "1s", "--recording", recording});
+  EXPECT_EQ(other.exit_code, 2) << explain(other);
+  EXPECT_THAT(other.err, HasSubstr("not a recording of Slurm job " + id));
+  EXPECT_THAT(other.err, HasSubstr("it is job " + job_id + "'s"));
+  EXPECT_EQ(other.out, "");
   // A job this node does not run changes nothing and says which it runs.
   const auto missing = run({DLTUNE_BINARY, "profile", "--slurm-job", "999999", "--duration", "2s"});
   EXPECT_EQ(missing.exit_code, 2) << explain(missing);
