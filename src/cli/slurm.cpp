@@ -65,6 +65,7 @@ class SlurmCommand : public Command {
                           1'000'000'000, 600'000'000'000);
     options::add_value(*efficiency_, "--report-dir", epilog_.report_dir);
     options::add_value(*efficiency_, "--recording", recording_);
+    options::add_flag(*efficiency_, "--no-gpus", no_gpus_);
     options::add_flag(*efficiency_, "--json", json_);
     prolog_ = options::add_subcommand(*sub_, "prolog");
     options::add_value(*prolog_, "--state-dir", watch_.state_dir);
@@ -139,7 +140,10 @@ class SlurmCommand : public Command {
       }
       verdict = std::move(*v);
     }
-    auto e = slurm::measure_efficiency(host::Root(), efficiency_request_);
+    auto request = efficiency_request_;
+    request.gpus = !no_gpus_;
+    if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY")) request.nvml_library = lib;
+    auto e = slurm::measure_efficiency(host::Root(), request);
     if (!e) {
       // A job that ended here has the Epilog's report instead.
       if (e.error().bad_input && slurm::check_job_id(efficiency_request_.job_id)) {
@@ -247,6 +251,7 @@ class SlurmCommand : public Command {
   slurm::HealthRequest request_;
   std::string drain_on_ = "critical";
   std::string recording_;  // efficiency --recording
+  bool no_gpus_ = false;   // efficiency --no-gpus
   std::int64_t timeout_ns_ = 30'000'000'000;
   bool json_ = false;
 };

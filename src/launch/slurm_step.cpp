@@ -27,7 +27,11 @@ Result<std::optional<SlurmStep>> find_slurm_step(const host::Root& root,
     return {};
   };
   for (const auto& [controller, mount] : layout.v1) {
-    if (step.place.nest.count(mount)) continue;  // cpu and cpuacct in one hierarchy
+    // The controllers a job's groups use (cgroup_v1.cpp); cpu and cpuacct may be one hierarchy.
+    if (controller != "cpu" && controller != "cpuacct" && controller != "cpuset" &&
+        controller != "memory" && controller != "blkio")
+      continue;
+    if (step.place.nest.count(mount)) continue;
     const auto g = std::find_if(groups->begin(), groups->end(), [&](const auto& m) {
       return std::find(m.controllers.begin(), m.controllers.end(), controller) !=
              m.controllers.end();

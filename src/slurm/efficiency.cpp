@@ -17,6 +17,37 @@ namespace dltune::slurm {
 namespace {
 
 constexpr std::uint64_t kGiB = 1ull << 30;
+constexpr double kGpuBusyEnough = 50;  // % of the time a GPU's kernels ran (NVML's utilisation)
+
+// The GPUs the job's processes (`pids`, sorted) use in `sample`, added to `gpus`.
+void add_gpu_use(const monitor::Sample& sample, const std::vector<pid_t>& pids,
+                 std::vector<JobGpu>& gpus) {
+  for (const auto& reading : sample.gpus) {
+    std::uint64_t held = 0;
+    bool used = false;
+    for (const auto& p : reading.processes)
+      if (std::binary_search(pids.begin(), pids.end(), p.pid)) {
+        used = true;
+        held += p.used_memory_bytes.value_or(0);
+      }
+    if (!used) continue;
+    auto it = std::find_if(gpus.begin(), gpus.end(),
+                           [&](const JobGpu& g) { return g.index == reading.index; });
+    if (it == gpus.end()) {
+      gpus.push_back({reading.index, reading.name.value_or(""), std::nullopt, 0,
+                      reading.memory_total_bytes, 0});
+      it = gpus.end() - 1;
+    }
+    it->memory_bytes = std::max(it->memory_bytes, held);
+    if (reading.utilization_gpu_pct) {
+      // A running mean over the readings.
+      const double n = static_cast<double>(it->readings);
+      it->utilization_pct =
+          (it->utilization_pct.value_or(0) * n + *reading.utilization_gpu_pct) / (n + 1);
+      ++it->readings;
+    }
+  }
+}
 
 tl::unexpected<EfficiencyFailure> failure(bool bad_input, Error e) {
   return tl::unexpected(EfficiencyFailure{bad_input, std::move(e)});
@@ -60,6 +91,22 @@ Efficiency judge_efficiency(const JobUse& use) {
     e.action = fmt::format("ask for more memory: --mem={}M or more (its peak was {})",
                            (want + want / 2) >> 20, text::human_bytes(want));
   }
+  // GPUs left waiting: the costliest part of a GPU node (jobstats flags a GPU job by its GPU
+  // utilisation first). Under half busy, the job does not feed them.
+  std::vector<std::string> idle;
+  for (const auto& g : use.gpus)
+    if (g.utilization_pct && *g.utilization_pct < kGpuBusyEnough)
+      idle.push_back(fmt::format("GPU {} {:.0f}%", g.index, *g.utilization_pct));
+  if (!idle.empty()) {
+    e.findings.push_back(fmt::format(
+        "its GPUs were busy under half the time ({}): they wait for the job's input, CPU or I/O",
+        text::join(idle, ", ")));
+    if (e.action.empty())
+      e.action = fmt::format(
+          "find what the GPUs wait for: `dltune profile --slurm-job {}` names it (input "
+          "pipeline, CPU contention, storage) with the fix to try first",
+          use.job_id);
+  }
   // The CPUs it uses, rounded up past a tenth of noise: 0.97 is one CPU, 1.3 two.
   const int enough = std::max(1, static_cast<int>(std::ceil(use.cpus_used - 0.1)));
   if (e.cpu_pct && enough < use.cpus && *e.cpu_pct < 70) {
@@ -101,13 +148,29 @@ tl::expected<Efficiency, EfficiencyFailure> measure_efficiency(const host::Root&
   if (!layout) return failure(false, layout.error());
   monitor::SamplerOptions options;
   options.scope = {monitor::Scope::Kind::kCgroup, 0, *path};
-  options.gpus = false;
+  options.gpus = request.gpus;
+  options.nvml_library = request.nvml_library;
   auto sampler = monitor::Sampler::open(root, options);
   if (!sampler) return failure(false, sampler.error());
   monitor::Sample before, after;
   if (auto ok = (*sampler)->sample(before); !ok) return failure(false, ok.error());
-  std::this_thread::sleep_for(std::chrono::nanoseconds(request.duration_ns));
-  if (auto ok = (*sampler)->sample(after); !ok) return failure(false, ok.error());
+  // The CPU use is the window's (first and last sample); the GPUs' is read every interval, the
+  // job's processes on each as they are then.
+  std::vector<JobGpu> gpus;
+  std::vector<pid_t> pids;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(request.duration_ns);
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= end) break;
+    std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
+        end - now,
+        std::chrono::nanoseconds(std::max<std::int64_t>(request.interval_ns, 1'000'000))));
+    if (auto ok = (*sampler)->sample(after); !ok) return failure(false, ok.error());
+    if (!request.gpus) continue;
+    pids.clear();
+    for (const auto& p : after.processes) pids.push_back(p.pid);  // sorted by pid
+    add_gpu_use(after, pids, gpus);
+  }
   if (!after.cgroup)
     return failure(false,
                    Error{"the job ended while it was measured", "--slurm-job " + request.job_id});
@@ -131,6 +194,9 @@ tl::expected<Efficiency, EfficiencyFailure> measure_efficiency(const host::Root&
       use.busiest_command = p.comm;
       use.busiest_threads = static_cast<int>(p.threads);
     }
+  std::sort(gpus.begin(), gpus.end(),
+            [](const JobGpu& a, const JobGpu& b) { return a.index < b.index; });
+  use.gpus = std::move(gpus);
   return judge_efficiency(use);
 }
 
@@ -143,6 +209,13 @@ inventory::Json to_json(const Efficiency& e) {
                {"command", u.busiest_command},
                {"cpus", u.busiest_cpus},
                {"threads", u.busiest_threads}};
+  inventory::Json gpus = inventory::Json::array();
+  for (const auto& g : u.gpus)
+    gpus.push_back({{"index", g.index},
+                    {"name", g.name},
+                    {"utilization_pct", opt(g.utilization_pct)},
+                    {"memory_bytes", g.memory_bytes},
+                    {"memory_total_bytes", opt(g.memory_total_bytes)}});
   return {{"schema", "dltune.slurm-efficiency/1"},
           {"job_id", u.job_id},
           {"cgroup", u.path},
@@ -158,6 +231,7 @@ inventory::Json to_json(const Efficiency& e) {
           {"oom_kills", opt(u.oom_kills)},
           {"processes", u.processes},
           {"busiest", busiest},
+          {"gpus", gpus},
           {"findings", e.findings},
           {"action", e.action.empty() ? inventory::Json(nullptr) : inventory::Json(e.action)}};
 }
@@ -181,6 +255,13 @@ std::string render_text(const Efficiency& e) {
     out += fmt::format("  busiest  {} (pid {}): {:.2f} of a CPU, {} thread(s); {} process(es)\n",
                        u.busiest_command, u.busiest_pid, u.busiest_cpus, u.busiest_threads,
                        u.processes);
+  for (const auto& g : u.gpus)
+    out += fmt::format("  GPU {:<4} {}{}, {} of {} held by the job\n", g.index,
+                       g.name.empty() ? "" : g.name + ": ",
+                       g.utilization_pct ? fmt::format("{:.0f}% busy", *g.utilization_pct)
+                                         : std::string("busy unknown"),
+                       text::human_bytes(g.memory_bytes),
+                       g.memory_total_bytes ? text::human_bytes(*g.memory_total_bytes) : "?");
   for (const auto& f : e.findings) out += "  ! " + f + "\n";
   out += e.action.empty() ? "It uses what it was given.\n" : "Action: " + e.action + "\n";
   return out;

@@ -20,6 +20,18 @@ struct EfficiencyRequest {
   std::string job_id;
   std::int64_t duration_ns = 5'000'000'000;  // the window the CPU use is measured over
   std::int64_t interval_ns = 250'000'000;
+  bool gpus = true;          // read NVML for the GPUs the job's processes use
+  std::string nvml_library;  // DLTUNE_NVML_LIBRARY, or empty for the driver's own names
+};
+
+// A GPU the job's processes used over the window (NVML's compute processes).
+struct JobGpu {
+  unsigned index = 0;
+  std::string name;
+  std::optional<double> utilization_pct;  // the mean of NVML's readings over the window
+  std::uint64_t memory_bytes = 0;         // the most the job's processes held on it
+  std::optional<std::uint64_t> memory_total_bytes;
+  std::size_t readings = 0;
 };
 
 // What was measured (the facts the judgement reads).
@@ -37,6 +49,7 @@ struct JobUse {
   int busiest_pid = 0;
   double busiest_cpus = 0;
   int busiest_threads = 0;
+  std::vector<JobGpu> gpus;  // those its processes used; empty without GPUs or NVML
 };
 
 struct Efficiency {
@@ -52,9 +65,9 @@ struct Efficiency {
 [[nodiscard]] int allocated_cpus(const host::Root& root, const host::CgroupLayout& layout,
                                  const std::string& path);
 
-// The judgement of `use` (pure): a job that uses under 70% of its CPUs and fewer whole CPUs
-// than it has, a peak under a third of a limit of a GiB or more, OOM kills; the action for
-// the worst (OOM kills, then CPUs, then memory).
+// The judgement of `use` (pure): OOM kills, GPUs its processes used that were busy under half
+// the time, a job that uses under 70% of its CPUs and fewer whole CPUs than it has, a peak
+// under a third of a limit of a GiB or more; the action for the worst, in that order.
 [[nodiscard]] Efficiency judge_efficiency(const JobUse& use);
 
 // Measures job `job_id` on this node over the request's window. Errors: the job id is not a

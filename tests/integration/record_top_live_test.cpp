@@ -148,7 +148,9 @@ TEST_F(RecordLive, RecordsACommandItStartsUntilItExits) {
 }
 
 TEST_F(RecordLive, RecordsAPidUntilItEndsAndTheHostForADuration) {
-  Child sleeper({"/bin/sleep", "1"});
+  // Two seconds: the instrumented dltune takes most of one to start on a busy machine (a run
+  // with one second's sleep saw 2 samples).
+  Child sleeper({"/bin/sleep", "2"});
   const auto db = file("pid.db");
   const auto r = run({DLTUNE_BINARY, "record", "-o", db, "--interval", "100ms", "--no-gpus",
                       "--pid", std::to_string(sleeper.pid)},

@@ -384,6 +384,41 @@ TEST_F(SlurmLive, ARunningJobIsJudgedByEfficiencyAndProfileWithTheReason) {
   EXPECT_THAT(e["findings"][0].get<std::string>(), HasSubstr("one process does the work (python3"));
   EXPECT_THAT(e["action"].get<std::string>(), HasSubstr("--cpus-per-task=1"));
   EXPECT_EQ(e["memory_limit_bytes"], 300 * 1024 * 1024);
+  EXPECT_TRUE(e["gpus"].empty()) << "no GPU here";
+  // With GPUs (the fake libnvidia-ml, loaded as the driver's): the one the job's process uses,
+  // 12% busy, is the job's and leads the findings; the other is not the job's.
+  {
+    std::string pid;
+    for (const auto& g : SlurmCluster::cgroup_roots())
+      if (g.find("/memory/") != std::string::npos) {
+        std::error_code ec;
+        for (const auto& f : std::filesystem::recursive_directory_iterator(g, ec))
+          if (f.path().filename() == "cgroup.procs" &&
+              f.path().string().find("/job_" + id + "/step_batch/") != std::string::npos) {
+            std::ifstream in(f.path());
+            std::string first;
+            if (in >> first) pid = first;
+          }
+      }
+    ASSERT_FALSE(pid.empty()) << "no process in job " << id << "'s batch step";
+    const std::string config = cluster_->dir() + "/nvml.json";
+    std::ofstream(config)
+        << R"({"gpus": [{"name": "NVIDIA A100-SXM4-80GB", "memory_total_bytes": 85899345920,)"
+        << R"( "utilization": {"gpu": 12, "memory": 3}, "processes": [{"pid": )" << pid
+        << R"(, "used_memory_bytes": 2147483648}]}, {"name": "NVIDIA A100-SXM4-80GB",)"
+        << R"( "utilization": {"gpu": 99, "memory": 50},)"
+        << R"( "processes": [{"pid": 1, "used_memory_bytes": 1}]}]})";
+    const auto g = run({DLTUNE_BINARY, "slurm", "efficiency", id, "--duration", "2s", "--json"},
+                       {{"DLTUNE_NVML_LIBRARY", DLTUNE_FAKE_NVML}, {"FAKE_NVML_CONFIG", config}});
+    ASSERT_EQ(g.exit_code, 0) << explain(g);
+    const auto ge = json::parse(g.out);
+    ASSERT_EQ(ge["gpus"].size(), 1u) << ge.dump(2);
+    EXPECT_EQ(ge["gpus"][0]["index"], 0);
+    EXPECT_EQ(ge["gpus"][0]["utilization_pct"], 12.0);
+    EXPECT_EQ(ge["gpus"][0]["memory_bytes"], 2147483648u);
+    EXPECT_THAT(ge["findings"][0].get<std::string>(), HasSubstr("GPU 0 12%"));
+    EXPECT_THAT(ge["action"].get<std::string>(), HasSubstr("dltune profile --slurm-job " + id));
+  }
   // The text says the same; bad input changes nothing and names the input.
   const auto text = run({DLTUNE_BINARY, "slurm", "efficiency", id, "--duration", "1s"});
   EXPECT_EQ(text.exit_code, 0) << explain(text);

@@ -33,7 +33,7 @@ CgroupLayout v1_layout() {
   CgroupLayout l;
   l.version = "v1";
   l.unified = "/sys/fs/cgroup/unified";
-  for (const char* h : {"cpu", "cpuacct", "cpuset", "memory"})
+  for (const char* h : {"cpu", "cpuacct", "cpuset", "memory", "freezer"})
     l.v1.emplace_back(h, std::string("/sys/fs/cgroup/") + h);
   return l;
 }
@@ -77,7 +77,8 @@ TEST(SlurmStep, OnV1TheTasksOwnGroupInEachHierarchySlurmUses) {
       {"/sys/fs/cgroup/cpuacct", std::string("/sys/fs/cgroup/cpuacct") + kTask},
       {"/sys/fs/cgroup/cpuset", std::string("/sys/fs/cgroup/cpuset") + kTask},
       {"/sys/fs/cgroup/memory", std::string("/sys/fs/cgroup/memory") + kTask}};
-  EXPECT_EQ((*step)->place.nest, want) << "cpu and the cgroup2 mount are not Slurm's here";
+  EXPECT_EQ((*step)->place.nest, want)
+      << "cpu and the cgroup2 mount are not Slurm's here; freezer is none of a job's";
 }
 
 TEST(SlurmStep, OnV2BesideTheTaskInTheStepsUserGroup) {

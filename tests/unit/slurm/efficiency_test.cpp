@@ -77,3 +77,46 @@ TEST(SlurmEfficiency, OomKillsComeFirstThenCpusThenMemory) {
   EXPECT_THAT(e.findings[0], HasSubstr("asked for 8 GiB of memory and used at most 1 GiB"));
   EXPECT_THAT(e.action, HasSubstr("--mem=1536M"));
 }
+
+// GPUs its processes used: one busy under half the time is a finding, and its action comes
+// after OOM kills and before the CPUs (the GPUs are the node's costliest part).
+TEST(Efficiency, GpusLeftWaitingComeAfterOomKillsAndBeforeTheCpus) {
+  auto u = use(4, 1.0);
+  dltune::slurm::JobGpu idle;
+  idle.index = 0;
+  idle.name = "NVIDIA H100 80GB HBM3";
+  idle.utilization_pct = 23;
+  idle.memory_bytes = 10ull << 30;
+  idle.memory_total_bytes = 80ull << 30;
+  idle.readings = 20;
+  auto busy = idle;
+  busy.index = 1;
+  busy.utilization_pct = 91;
+  u.gpus = {idle, busy};
+  const auto e = judge_efficiency(u);
+  ASSERT_GE(e.findings.size(), 2u);
+  EXPECT_THAT(e.findings[0], HasSubstr("busy under half the time (GPU 0 23%)"));
+  EXPECT_THAT(e.findings[1], HasSubstr("asked for 4 CPUs"));
+  EXPECT_THAT(e.action, HasSubstr("dltune profile --slurm-job 7"));
+  const auto text = dltune::slurm::render_text(e);
+  EXPECT_THAT(
+      text,
+      HasSubstr("GPU 0    NVIDIA H100 80GB HBM3: 23% busy, 10 GiB of 80 GiB held by the job"));
+  EXPECT_THAT(text, HasSubstr("GPU 1    NVIDIA H100 80GB HBM3: 91% busy"));
+  const auto j = dltune::slurm::to_json(e);
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  EXPECT_EQ(j["gpus"][0]["utilization_pct"], 23.0);
+  EXPECT_EQ(j["gpus"][0]["memory_bytes"], 10ull << 30);
+  // Busy GPUs say nothing; an OOM kill still leads.
+  u.gpus = {busy};
+  EXPECT_THAT(judge_efficiency(u).action, HasSubstr("--cpus-per-task"));
+  u.gpus = {idle};
+  u.oom_kills = 1;
+  EXPECT_THAT(judge_efficiency(u).action, HasSubstr("ask for more memory"));
+  // No GPU reading (NVML without utilisation): no judgement of it.
+  u.oom_kills = 0;
+  idle.utilization_pct.reset();
+  u.gpus = {idle};
+  EXPECT_THAT(judge_efficiency(u).action, HasSubstr("--cpus-per-task"));
+  EXPECT_THAT(dltune::slurm::render_text(judge_efficiency(u)), HasSubstr("busy unknown"));
+}
