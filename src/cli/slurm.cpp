@@ -77,6 +77,7 @@ class SlurmCommand : public Command {
                           60'000'000'000);
     options::add_duration(*watch_cmd_, "--linger", watch_.linger_ns, 1'000'000'000,
                           86'400'000'000'000);
+    options::add_flag(*watch_cmd_, "--no-gpus", watch_no_gpus_);
     epilog_cmd_ = options::add_subcommand(*sub_, "epilog");
     options::add_value(*epilog_cmd_, "--job", epilog_.job_id);
     options::add_value(*epilog_cmd_, "--state-dir", epilog_.state_dir);
@@ -196,6 +197,8 @@ class SlurmCommand : public Command {
     struct sigaction sa = {};
     sa.sa_handler = on_stop;  // no SA_RESTART: the sleep between samples ends at once
     for (int s : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(s, &sa, nullptr);
+    watch_.gpus = !watch_no_gpus_;
+    if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY")) watch_.nvml_library = lib;
     if (auto ok = slurm::watch_job(host::Root(), watch_, &g_stop); !ok) {
       say("watch: " + ok.error().message());
       return slurm::check_job_id(watch_.job_id) ? kExitFailure : kExitBadInput;
@@ -252,6 +255,7 @@ class SlurmCommand : public Command {
   std::string drain_on_ = "critical";
   std::string recording_;  // efficiency --recording
   bool no_gpus_ = false;   // efficiency --no-gpus
+  bool watch_no_gpus_ = false;
   std::int64_t timeout_ns_ = 30'000'000'000;
   bool json_ = false;
 };

@@ -19,36 +19,6 @@ namespace {
 constexpr std::uint64_t kGiB = 1ull << 30;
 constexpr double kGpuBusyEnough = 50;  // % of the time a GPU's kernels ran (NVML's utilisation)
 
-// The GPUs the job's processes (`pids`, sorted) use in `sample`, added to `gpus`.
-void add_gpu_use(const monitor::Sample& sample, const std::vector<pid_t>& pids,
-                 std::vector<JobGpu>& gpus) {
-  for (const auto& reading : sample.gpus) {
-    std::uint64_t held = 0;
-    bool used = false;
-    for (const auto& p : reading.processes)
-      if (std::binary_search(pids.begin(), pids.end(), p.pid)) {
-        used = true;
-        held += p.used_memory_bytes.value_or(0);
-      }
-    if (!used) continue;
-    auto it = std::find_if(gpus.begin(), gpus.end(),
-                           [&](const JobGpu& g) { return g.index == reading.index; });
-    if (it == gpus.end()) {
-      gpus.push_back({reading.index, reading.name.value_or(""), std::nullopt, 0,
-                      reading.memory_total_bytes, 0});
-      it = gpus.end() - 1;
-    }
-    it->memory_bytes = std::max(it->memory_bytes, held);
-    if (reading.utilization_gpu_pct) {
-      // A running mean over the readings.
-      const double n = static_cast<double>(it->readings);
-      it->utilization_pct =
-          (it->utilization_pct.value_or(0) * n + *reading.utilization_gpu_pct) / (n + 1);
-      ++it->readings;
-    }
-  }
-}
-
 tl::unexpected<EfficiencyFailure> failure(bool bad_input, Error e) {
   return tl::unexpected(EfficiencyFailure{bad_input, std::move(e)});
 }
@@ -69,6 +39,42 @@ int allocated_cpus(const host::Root& root, const host::CgroupLayout& layout,
       if (auto cpus = text::parse_cpu_list(text::trim(**text)); cpus && !cpus->empty())
         return static_cast<int>(cpus->size());
   return 0;
+}
+
+void add_gpu_use(const monitor::Sample& sample, std::vector<JobGpu>& gpus) {
+  if (sample.gpus.empty()) return;
+  // sample.processes is sorted by pid.
+  const auto is_job = [&](pid_t pid) {
+    const auto it =
+        std::lower_bound(sample.processes.begin(), sample.processes.end(), pid,
+                         [](const monitor::Process& p, pid_t wanted) { return p.pid < wanted; });
+    return it != sample.processes.end() && it->pid == pid;
+  };
+  for (const auto& reading : sample.gpus) {
+    std::uint64_t held = 0;
+    bool used = false;
+    for (const auto& p : reading.processes)
+      if (is_job(p.pid)) {
+        used = true;
+        held += p.used_memory_bytes.value_or(0);
+      }
+    if (!used) continue;
+    auto it = std::find_if(gpus.begin(), gpus.end(),
+                           [&](const JobGpu& g) { return g.index == reading.index; });
+    if (it == gpus.end()) {
+      gpus.push_back({reading.index, reading.name.value_or(""), std::nullopt, 0,
+                      reading.memory_total_bytes, 0});
+      it = gpus.end() - 1;
+    }
+    it->memory_bytes = std::max(it->memory_bytes, held);
+    if (reading.utilization_gpu_pct) {
+      // A running mean over the readings.
+      const double n = static_cast<double>(it->readings);
+      it->utilization_pct =
+          (it->utilization_pct.value_or(0) * n + *reading.utilization_gpu_pct) / (n + 1);
+      ++it->readings;
+    }
+  }
 }
 
 Efficiency judge_efficiency(const JobUse& use) {
@@ -157,7 +163,6 @@ tl::expected<Efficiency, EfficiencyFailure> measure_efficiency(const host::Root&
   // The CPU use is the window's (first and last sample); the GPUs' is read every interval, the
   // job's processes on each as they are then.
   std::vector<JobGpu> gpus;
-  std::vector<pid_t> pids;
   const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(request.duration_ns);
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
@@ -166,10 +171,7 @@ tl::expected<Efficiency, EfficiencyFailure> measure_efficiency(const host::Root&
         end - now,
         std::chrono::nanoseconds(std::max<std::int64_t>(request.interval_ns, 1'000'000))));
     if (auto ok = (*sampler)->sample(after); !ok) return failure(false, ok.error());
-    if (!request.gpus) continue;
-    pids.clear();
-    for (const auto& p : after.processes) pids.push_back(p.pid);  // sorted by pid
-    add_gpu_use(after, pids, gpus);
+    add_gpu_use(after, gpus);
   }
   if (!after.cgroup)
     return failure(false,

@@ -13,6 +13,7 @@
 #include "host/cgroup.hpp"
 #include "host/root.hpp"
 #include "inventory/json.hpp"
+#include "monitor/sample.hpp"
 
 namespace dltune::slurm {
 
@@ -64,6 +65,11 @@ struct Efficiency {
 // cpuset.cpus.effective); 0 when unknown.
 [[nodiscard]] int allocated_cpus(const host::Root& root, const host::CgroupLayout& layout,
                                  const std::string& path);
+
+// Adds the GPUs the job's processes (those of `sample`, a sample of the job's group) use in
+// `sample` to `gpus`: the memory they hold (the most seen) and the GPU's utilisation (a mean over
+// the readings), by GPU index.
+void add_gpu_use(const monitor::Sample& sample, std::vector<JobGpu>& gpus);
 
 // The judgement of `use` (pure): OOM kills, GPUs its processes used that were busy under half
 // the time, a job that uses under 70% of its CPUs and fewer whole CPUs than it has, a peak

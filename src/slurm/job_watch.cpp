@@ -120,6 +120,7 @@ JobUse JobRecord::use() const {
     u.busiest_cpus = b->second.cpu_seconds / seconds;
     u.busiest_threads = static_cast<int>(b->second.threads);
   }
+  u.gpus = gpus;
   return u;
 }
 
@@ -131,6 +132,14 @@ inventory::Json to_json(const JobRecord& r) {
                          {"command", p.command},
                          {"cpu_seconds", p.cpu_seconds},
                          {"threads", p.threads}});
+  auto gpus = inventory::Json::array();
+  for (const auto& g : r.gpus)
+    gpus.push_back({{"index", g.index},
+                    {"name", g.name},
+                    {"utilization_pct", opt(g.utilization_pct)},
+                    {"readings", g.readings},
+                    {"memory_bytes", g.memory_bytes},
+                    {"memory_total_bytes", opt(g.memory_total_bytes)}});
   return {{"schema", "dltune.slurm-job-watch/1"},
           {"job_id", r.job_id},
           {"cgroup", r.path},
@@ -148,6 +157,7 @@ inventory::Json to_json(const JobRecord& r) {
           {"oom_kills", r.oom_kills},
           {"processes_peak", r.processes_peak},
           {"processes", processes},
+          {"gpus", gpus},
           {"ended", r.ended}};
 }
 
@@ -177,6 +187,19 @@ Result<JobRecord> record_from_json(const inventory::Json& j, const std::string& 
       r.processes[p.at("pid").get<int>()] = {p.at("command").get<std::string>(),
                                              p.at("cpu_seconds").get<double>(),
                                              p.at("threads").get<std::uint64_t>()};
+    // (A watcher from before GPUs were read wrote none.)
+    for (const auto& g : j.value("gpus", inventory::Json::array())) {
+      JobGpu x;
+      x.index = g.at("index").get<unsigned>();
+      x.name = g.at("name").get<std::string>();
+      if (!g.at("utilization_pct").is_null())
+        x.utilization_pct = g.at("utilization_pct").get<double>();
+      x.readings = g.at("readings").get<std::size_t>();
+      x.memory_bytes = g.at("memory_bytes").get<std::uint64_t>();
+      if (!g.at("memory_total_bytes").is_null())
+        x.memory_total_bytes = g.at("memory_total_bytes").get<std::uint64_t>();
+      r.gpus.push_back(std::move(x));
+    }
     r.ended = j.at("ended").get<bool>();
     return r;
   } catch (const inventory::Json::exception& e) {
@@ -223,7 +246,8 @@ Result<void> watch_job(const host::Root& root, const WatchRequest& request,
       if (auto path = job_group(root, *layout, request.job_id, kinds)) {
         monitor::SamplerOptions options;
         options.scope = {monitor::Scope::Kind::kCgroup, 0, *path};
-        options.gpus = false;
+        options.gpus = request.gpus;
+        options.nvml_library = request.nvml_library;
         if (auto s = monitor::Sampler::open(root, options); s && (*s)->sample(previous)) {
           sampler = std::move(*s);
           // A group found again after samples of an earlier one was made anew: its counters
@@ -240,6 +264,7 @@ Result<void> watch_job(const host::Root& root, const WatchRequest& request,
       const auto m = monitor::Model::from(now, &previous);
       record.observe(m, now.cgroup->events_oom_kill,
                      allocated_cpus(root, *layout, now.cgroup->path), false);
+      add_gpu_use(now, record.gpus);
       std::swap(previous, now);
     }
     if (auto ok = write_record(file, record); !ok) return ok;

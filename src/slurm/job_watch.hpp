@@ -42,6 +42,7 @@ struct JobRecord {
     std::uint64_t threads = 0;
   };
   std::map<int, Process> processes;  // by pid: the busiest few (at most kKeptProcesses)
+  std::vector<JobGpu> gpus;          // the GPUs its processes used (add_gpu_use)
   bool ended = false;                // the watch is over (the job's group gone, or stopped)
 
   static constexpr std::size_t kKeptProcesses = 64;
@@ -72,6 +73,8 @@ struct WatchRequest {
   // The watch ends by itself when the job's group has not been there for this long (a job that
   // never started here, or a cluster without the Epilog that stops it).
   std::int64_t linger_ns = 600'000'000'000;
+  bool gpus = true;          // read NVML for the GPUs the job's processes use
+  std::string nvml_library;  // DLTUNE_NVML_LIBRARY, or empty for the driver's own names
 };
 
 // STATE_DIR/job-J.json.

@@ -140,6 +140,56 @@ TEST(SlurmJobRecord, JsonRoundTripsAndABadDocumentIsNamed) {
   EXPECT_FALSE(dltune::slurm::record_from_json({{"schema", "other/1"}}, "x"));
 }
 
+// The GPUs the job's processes use, sample by sample: a GPU none of them is on is not the job's;
+// the utilisation is the mean of the readings, the memory the most held; kept in the state file
+// and judged in the report.
+TEST(SlurmJobRecord, TheGpusItsProcessesUseAreKeptAndJudged) {
+  dltune::monitor::Sample s;
+  for (pid_t pid : {100, 101}) {
+    dltune::monitor::Process p;
+    p.pid = pid;
+    s.processes.push_back(p);
+  }
+  dltune::monitor::Gpu mine, other;
+  mine.index = 1;
+  mine.name = "NVIDIA H100 80GB HBM3";
+  mine.memory_total_bytes = 80ull << 30;
+  mine.processes = {{100, 6ull << 30}, {101, 1ull << 30}, {999, 50ull << 30}};
+  other.index = 0;
+  other.utilization_gpu_pct = 100;
+  other.processes = {{999, 1}};
+  JobRecord r;
+  r.job_id = "42";
+  for (std::uint32_t pct : {10, 30, 20}) {
+    mine.utilization_gpu_pct = pct;
+    s.gpus = {other, mine};
+    dltune::slurm::add_gpu_use(s, r.gpus);
+  }
+  mine.processes = {{100, 2ull << 30}};  // less held later: the most stays
+  s.gpus = {mine};
+  dltune::slurm::add_gpu_use(s, r.gpus);
+  ASSERT_EQ(r.gpus.size(), 1u) << "GPU 0 holds none of the job's processes";
+  EXPECT_EQ(r.gpus[0].index, 1u);
+  EXPECT_EQ(r.gpus[0].memory_bytes, 7ull << 30) << "the job's two processes, not pid 999";
+  EXPECT_EQ(r.gpus[0].readings, 4u);
+  EXPECT_DOUBLE_EQ(*r.gpus[0].utilization_pct, 20.0);  // (10 + 30 + 20 + 20) / 4
+  r.observe(interval(0, 0, 1u << 20, 2u << 20, 1), 0, 2, false);
+  r.observe(interval(2, 1.9, 1u << 20, 3u << 20, 3), 0, 2, false);
+  auto back = dltune::slurm::record_from_json(to_json(r), "job-42.json");
+  ASSERT_TRUE(back) << back.error().message();
+  EXPECT_EQ(to_json(*back), to_json(r));
+  const auto e = dltune::slurm::judge_efficiency(back->use());
+  ASSERT_FALSE(e.findings.empty());
+  EXPECT_THAT(e.findings[0], HasSubstr("GPU 1 20%"));
+  EXPECT_THAT(e.action, HasSubstr("dltune profile --slurm-job 42"));
+  // A state file from before GPUs were kept reads as none.
+  auto old = to_json(r);
+  old.erase("gpus");
+  auto without = dltune::slurm::record_from_json(old, "job-42.json");
+  ASSERT_TRUE(without) << without.error().message();
+  EXPECT_TRUE(without->gpus.empty());
+}
+
 TEST(SlurmJobRecord, JobIdsAreDigitsOnly) {
   EXPECT_TRUE(dltune::slurm::check_job_id("4711"));
   for (const char* bad : {"", "47a", "../x", "-1", "123456789012345678901"})
