@@ -377,9 +377,13 @@ Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& fac
       return fail("--cpus: expected a CPU list such as 0-7,16-23, got", *o.cpus);
     for (int id : *c)
       if (std::find(machine.begin(), machine.end(), id) == machine.end())
-        return fail(
-            fmt::format("--cpus: this host's CPUs are {}; no CPU", text::format_cpu_list(machine)),
-            std::to_string(id));
+        return fail(fmt::format("--cpus: {} {}; no CPU",
+                                in_slurm ? "Slurm job " + slurm_job + "'s CPUs on this node are"
+                                : facts.cpu.allowed ? std::string("the CPUs this process may use "
+                                                                  "(its cpuset) are")
+                                                    : std::string("this host's CPUs are"),
+                                text::format_cpu_list(machine)),
+                    std::to_string(id));
     cpus = *c;
   }
   std::vector<int> nodes;

@@ -295,7 +295,11 @@ TEST(JobPlan, InsideASlurmJobTheAllocationIsTheMachine) {
   // --cpus outside the allocation is refused; GPUs the host does not have are a note.
   RunOptions outside;
   outside.cpus = "0-1";
-  EXPECT_NE(error_of(h.plan(outside, slurm)).find("--cpus"), std::string::npos);
+  EXPECT_NE(error_of(h.plan(outside, slurm))
+                .find("--cpus: Slurm job 7's CPUs on this node are "
+                      "8-11; no CPU 0"),
+            std::string::npos)
+      << error_of(h.plan(outside, slurm));
   auto odd = slurm;
   odd["SLURM_STEP_GPUS"] = "12";
   const auto none = h.plan(o, odd);
