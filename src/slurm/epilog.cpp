@@ -272,6 +272,40 @@ std::string job_metrics(const std::vector<inventory::Json>& reports) {
       out += fmt::format("\"}} {}\n", *v);
     }
   }
+  // Per GPU the job's processes used (its efficiency's `gpus`), labelled gpu (NVML's index).
+  struct GpuFamily {
+    const char* name;
+    const char* help;
+    const char* key;
+    double scale;
+  };
+  static constexpr GpuFamily kGpuFamilies[] = {
+      {"dltune_slurm_job_gpu_utilization_ratio",
+       "How busy a GPU the job used on this node was, on average over its run (NVML)",
+       "utilization_pct", 0.01},
+      {"dltune_slurm_job_gpu_memory_bytes",
+       "The most memory the job's processes held on a GPU on this node", "memory_bytes", 1},
+  };
+  for (const auto& f : kGpuFamilies) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", f.name, f.help, f.name);
+    for (const auto& r : reports) {
+      if (!r.is_object() || r.value("schema", "") != "dltune.slurm-job-report/1") continue;
+      const auto& e = r.contains("efficiency") ? r["efficiency"] : inventory::Json();
+      if (!e.is_object() || !e.contains("gpus") || !e["gpus"].is_array()) continue;
+      for (const auto& g : e["gpus"]) {
+        if (!g.is_object() || !g.contains(f.key) || !g[f.key].is_number() ||
+            !g.value("index", inventory::Json()).is_number_unsigned())
+          continue;
+        out += f.name;
+        out += "{slurm_job_id=\"";
+        serve::append_escaped_label(out, r.value("job_id", ""));
+        out += "\",user=\"";
+        serve::append_escaped_label(out, r.value("user", ""));
+        out += fmt::format("\",gpu=\"{}\"}} {}\n", g["index"].get<unsigned>(),
+                           g[f.key].get<double>() * f.scale);
+      }
+    }
+  }
   return out;
 }
 

@@ -345,4 +345,30 @@ TEST(SlurmJobReport, ReportsAreMetricsOneSamplePerJobAndWhatIsNotMeasuredIsLeftO
       << "the label value escaped";
   EXPECT_THAT(text, Not(HasSubstr("dltune_slurm_job_cpus{slurm_job_id=\"6\"")));
   EXPECT_THAT(text, Not(HasSubstr("dltune.doctor")));
+  // No GPU was used: the families are there, without samples.
+  EXPECT_THAT(text, HasSubstr("# TYPE dltune_slurm_job_gpu_utilization_ratio gauge\n"));
+  EXPECT_THAT(text, Not(HasSubstr("dltune_slurm_job_gpu_utilization_ratio{")));
+  // A job whose processes used GPU 3 (a mean of 25% busy, 4 GiB held) and GPU 0 (no utilisation
+  // reported): one sample per GPU and what was measured.
+  JobRecord g = r;
+  g.job_id = "7";
+  dltune::slurm::JobGpu three;
+  three.index = 3;
+  three.utilization_pct = 25;
+  three.readings = 4;
+  three.memory_bytes = 4ull << 30;
+  dltune::slurm::JobGpu zero;
+  zero.index = 0;
+  zero.memory_bytes = 1024;
+  g.gpus = {zero, three};
+  const auto gpu = dltune::slurm::build_report({"7", "eve", "n1", "0:0"}, g, {}, 9'000'000'000);
+  const auto gtext = dltune::slurm::job_metrics({to_json(gpu)});
+  EXPECT_THAT(gtext, HasSubstr("dltune_slurm_job_gpu_utilization_ratio{slurm_job_id=\"7\","
+                               "user=\"eve\",gpu=\"3\"} 0.25\n"));
+  EXPECT_THAT(gtext, HasSubstr("dltune_slurm_job_gpu_memory_bytes{slurm_job_id=\"7\","
+                               "user=\"eve\",gpu=\"3\"} 4294967296\n"));
+  EXPECT_THAT(gtext, HasSubstr("dltune_slurm_job_gpu_memory_bytes{slurm_job_id=\"7\","
+                               "user=\"eve\",gpu=\"0\"} 1024\n"));
+  EXPECT_THAT(gtext, Not(HasSubstr("gpu_utilization_ratio{slurm_job_id=\"7\",user=\"eve\","
+                                   "gpu=\"0\"}")));
 }
