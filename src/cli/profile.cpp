@@ -101,8 +101,8 @@ class ProfileCommand : public Command {
     if (!job) return failed(job.error());
     const std::string source =
         source_name.rfind("job ", 0) == 0 ? source_name : "recording " + source_name;
-    return judge(job->windows, job->launched ? 5 * kSecond : 0, source, std::move(notes),
-                 std::move(extra), save ? path : std::string());
+    return judge(job->windows, job->launched ? diagnose::kLaunchedSkipNs : 0, source,
+                 std::move(notes), std::move(extra), save ? path : std::string());
   }
 
   int live() {

@@ -60,6 +60,8 @@ struct RecordedJob {
   JobWindows windows;
   bool launched = false;  // the recording's job was started by dltune (run --record, record CMD)
 };
+// The start-up left out of a job dltune launched (imports, worker start-up), by default.
+inline constexpr std::int64_t kLaunchedSkipNs = 5'000'000'000;
 // Every sample of a recording. Errors: it cannot be opened (bad input) or read (failure).
 [[nodiscard]] ProfileResult<RecordedJob> read_recorded_job(const std::string& path);
 

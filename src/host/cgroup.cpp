@@ -62,12 +62,16 @@ Result<CgroupLayout> cgroup_layout(const Root& root) {
   return layout;
 }
 
+bool is_plain_cgroup_name(std::string_view name) {
+  return !name.empty() && name != "." && name != ".." &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '.' || c == '-';
+         });
+}
+
 Result<void> check_cgroup_name(const std::string& name) {
-  const bool chars_ok = std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '.' || c == '-';
-  });
-  if (name.empty() || !chars_ok || name == "." || name == ".." || name.size() > 64)
+  if (!is_plain_cgroup_name(name) || name.size() > 64)
     return fail("a cgroup name is 1 to 64 of A-Z a-z 0-9 _ . - (and not '.' or '..'), not",
                 "'" + name + "'");
   return {};
@@ -179,14 +183,6 @@ void add_job(Groups& groups, const std::string& mount, const std::string& path,
   out.push_back(std::move(job));
 }
 
-bool is_plain(std::string_view name) {
-  return !name.empty() && name.size() <= 255 && name != "." && name != ".." &&
-         std::all_of(name.begin(), name.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_' || c == '.' || c == '-';
-         });
-}
-
 }  // namespace
 
 Result<std::vector<SlurmJobGroup>> discover_slurm_jobs(const Root& root, const CgroupLayout& layout,
@@ -241,7 +237,9 @@ std::optional<SlurmStepPath> slurm_step_of(std::string_view cgroup_path) {
     at = slash + 1;
   }
   if (c.size() == 1 && c[0].empty()) return std::nullopt;  // "/"
-  if (!std::all_of(c.begin(), c.end(), [](const std::string& n) { return is_plain(n); }))
+  if (!std::all_of(c.begin(), c.end(), [](const std::string& n) {
+        return n.size() <= 255 && is_plain_cgroup_name(n);  // NAME_MAX
+      }))
     return std::nullopt;
   for (std::size_t j = 1; j + 1 < c.size(); ++j) {
     const auto id = number_after(c[j], "job_");

@@ -21,6 +21,9 @@ struct CgroupLayout {
 };
 [[nodiscard]] Result<CgroupLayout> cgroup_layout(const Root& root);
 
+// Whether `name` is one plain cgroup path component: [A-Za-z0-9_.-]+, not "." or "..".
+[[nodiscard]] bool is_plain_cgroup_name(std::string_view name);
+
 // Whether `name` can name a job's group: [A-Za-z0-9_.-]+, not "." or "..", at most 64 chars.
 [[nodiscard]] Result<void> check_cgroup_name(const std::string& name);
 

@@ -479,15 +479,6 @@ bool is_hierarchy_name(std::string_view name) {
   return true;
 }
 
-// A group file's or group's name: what the kernel's control files and our job names look like.
-bool is_plain_name(std::string_view name) {
-  return !name.empty() && name != "." && name != ".." &&
-         std::all_of(name.begin(), name.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_' || c == '.' || c == '-';
-         });
-}
-
 // A Slurm step's group that dltune's parent may go inside (`run` in a Slurm job): on v1 the
 // step's own or a task's ("task_3"), which may hold processes and groups both; in a cgroup2
 // mount the step's "user", whose children hold the tasks (a v2 group with processes cannot have
@@ -525,7 +516,7 @@ bool Root::is_dltune_cgroup(std::string_view path) {
     if (!is_slurm_nest(nest, start == 0 || c[0] == "unified")) return false;
   }
   if (c.size() == at + 1) return true;
-  return c.size() == at + 2 && is_plain_name(c[at + 1]);
+  return c.size() == at + 2 && is_plain_cgroup_name(c[at + 1]);
 }
 
 bool Root::is_writable_cgroup_file(std::string_view path) {
@@ -548,7 +539,7 @@ bool Root::is_writable_cgroup_file(std::string_view path) {
     }
   }
   const auto slash = path.rfind('/');
-  return is_plain_name(path.substr(slash + 1)) && is_dltune_cgroup(path.substr(0, slash));
+  return is_plain_cgroup_name(path.substr(slash + 1)) && is_dltune_cgroup(path.substr(0, slash));
 }
 
 Result<std::string> Root::resolve_parent(std::string_view path) const {

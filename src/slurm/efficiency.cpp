@@ -160,16 +160,17 @@ tl::expected<Efficiency, EfficiencyFailure> measure_efficiency(const host::Root&
   if (!sampler) return failure(false, sampler.error());
   monitor::Sample before, after;
   if (auto ok = (*sampler)->sample(before); !ok) return failure(false, ok.error());
-  // The CPU use is the window's (first and last sample); the GPUs' is read every interval, the
-  // job's processes on each as they are then.
+  // The CPU use is the window's (first and last sample); the GPUs' is read as often as NVML is
+  // (the sampler's GPU interval), the job's processes on each as they are then. Without GPUs one
+  // sample at the window's end is all there is to read.
   std::vector<JobGpu> gpus;
+  const std::chrono::nanoseconds step(
+      request.gpus ? std::max(request.interval_ns, options.gpu_interval_ns) : request.duration_ns);
   const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(request.duration_ns);
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= end) break;
-    std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
-        end - now,
-        std::chrono::nanoseconds(std::max<std::int64_t>(request.interval_ns, 1'000'000))));
+    std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(end - now, step));
     if (auto ok = (*sampler)->sample(after); !ok) return failure(false, ok.error());
     add_gpu_use(after, gpus);
   }
@@ -202,6 +203,15 @@ tl::expected<Efficiency, EfficiencyFailure> measure_efficiency(const host::Root&
   return judge_efficiency(use);
 }
 
+inventory::Json to_json(const JobGpu& g) {
+  auto opt = [](const auto& v) { return v ? inventory::Json(*v) : inventory::Json(nullptr); };
+  return {{"index", g.index},
+          {"name", g.name},
+          {"utilization_pct", opt(g.utilization_pct)},
+          {"memory_bytes", g.memory_bytes},
+          {"memory_total_bytes", opt(g.memory_total_bytes)}};
+}
+
 inventory::Json to_json(const Efficiency& e) {
   const auto& u = e.use;
   auto opt = [](const auto& v) { return v ? inventory::Json(*v) : inventory::Json(nullptr); };
@@ -212,12 +222,7 @@ inventory::Json to_json(const Efficiency& e) {
                {"cpus", u.busiest_cpus},
                {"threads", u.busiest_threads}};
   inventory::Json gpus = inventory::Json::array();
-  for (const auto& g : u.gpus)
-    gpus.push_back({{"index", g.index},
-                    {"name", g.name},
-                    {"utilization_pct", opt(g.utilization_pct)},
-                    {"memory_bytes", g.memory_bytes},
-                    {"memory_total_bytes", opt(g.memory_total_bytes)}});
+  for (const auto& g : u.gpus) gpus.push_back(to_json(g));
   return {{"schema", "dltune.slurm-efficiency/1"},
           {"job_id", u.job_id},
           {"cgroup", u.path},

@@ -71,6 +71,9 @@ struct Efficiency {
 // the readings), by GPU index.
 void add_gpu_use(const monitor::Sample& sample, std::vector<JobGpu>& gpus);
 
+// `index`, `name`, `utilization_pct`, `memory_bytes`, `memory_total_bytes` (docs/json.md).
+[[nodiscard]] inventory::Json to_json(const JobGpu& g);
+
 // The judgement of `use` (pure): OOM kills, GPUs its processes used that were busy under half
 // the time, a job that uses under 70% of its CPUs and fewer whole CPUs than it has, a peak
 // under a third of a limit of a GiB or more; the action for the worst, in that order.

@@ -204,6 +204,20 @@ std::string render_text(const JobReport& r) {
   return out;
 }
 
+namespace {
+
+// `name{slurm_job_id="J",user="U"` of report `r`, its label values escaped; the caller closes it.
+void job_series(std::string& out, const char* name, const inventory::Json& r) {
+  out += name;
+  out += "{slurm_job_id=\"";
+  serve::append_escaped_label(out, r.value("job_id", ""));
+  out += "\",user=\"";
+  serve::append_escaped_label(out, r.value("user", ""));
+  out += '"';
+}
+
+}  // namespace
+
 std::string job_metrics(const std::vector<inventory::Json>& reports) {
   struct Family {
     const char* name;
@@ -264,12 +278,8 @@ std::string job_metrics(const std::vector<inventory::Json>& reports) {
       if (!r.is_object() || r.value("schema", "") != "dltune.slurm-job-report/1") continue;
       const auto v = value(r, f);
       if (!v) continue;
-      out += kFamilies[f].name;
-      out += "{slurm_job_id=\"";
-      serve::append_escaped_label(out, r.value("job_id", ""));
-      out += "\",user=\"";
-      serve::append_escaped_label(out, r.value("user", ""));
-      out += fmt::format("\"}} {}\n", *v);
+      job_series(out, kFamilies[f].name, r);
+      out += fmt::format("}} {}\n", *v);
     }
   }
   // Per GPU the job's processes used (its efficiency's `gpus`), labelled gpu (NVML's index).
@@ -296,12 +306,8 @@ std::string job_metrics(const std::vector<inventory::Json>& reports) {
         if (!g.is_object() || !g.contains(f.key) || !g[f.key].is_number() ||
             !g.value("index", inventory::Json()).is_number_unsigned())
           continue;
-        out += f.name;
-        out += "{slurm_job_id=\"";
-        serve::append_escaped_label(out, r.value("job_id", ""));
-        out += "\",user=\"";
-        serve::append_escaped_label(out, r.value("user", ""));
-        out += fmt::format("\",gpu=\"{}\"}} {}\n", g["index"].get<unsigned>(),
+        job_series(out, f.name, r);
+        out += fmt::format(",gpu=\"{}\"}} {}\n", g["index"].get<unsigned>(),
                            g[f.key].get<double>() * f.scale);
       }
     }

@@ -133,13 +133,11 @@ inventory::Json to_json(const JobRecord& r) {
                          {"cpu_seconds", p.cpu_seconds},
                          {"threads", p.threads}});
   auto gpus = inventory::Json::array();
-  for (const auto& g : r.gpus)
-    gpus.push_back({{"index", g.index},
-                    {"name", g.name},
-                    {"utilization_pct", opt(g.utilization_pct)},
-                    {"readings", g.readings},
-                    {"memory_bytes", g.memory_bytes},
-                    {"memory_total_bytes", opt(g.memory_total_bytes)}});
+  for (const auto& g : r.gpus) {
+    auto x = to_json(g);
+    x["readings"] = g.readings;  // to go on with the mean
+    gpus.push_back(std::move(x));
+  }
   return {{"schema", "dltune.slurm-job-watch/1"},
           {"job_id", r.job_id},
           {"cgroup", r.path},

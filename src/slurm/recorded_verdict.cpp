@@ -44,7 +44,7 @@ Result<RecordedVerdict> recorded_verdict(const std::string& path, const std::str
   if (!rules) return tl::unexpected(rules.error());
   diagnose::JudgeRequest request;
   // As `dltune profile RECORDING` judges it: a job dltune started has its start-up left out.
-  request.skip_ns = job->launched ? 5'000'000'000 : 0;
+  request.skip_ns = job->launched ? diagnose::kLaunchedSkipNs : 0;
   request.source = "recording " + path;
   auto report = diagnose::judge_job(*rules, job->windows, request);
   if (!report || report->parts.empty())
