@@ -32,9 +32,9 @@ Result<std::optional<SlurmStep>> find_slurm_step(const host::Root& root,
         controller != "memory" && controller != "blkio")
       continue;
     if (step.place.nest.count(mount)) continue;
+    const std::string& wanted = controller;  // (a structured binding, not captured by clang 14)
     const auto g = std::find_if(groups->begin(), groups->end(), [&](const auto& m) {
-      return std::find(m.controllers.begin(), m.controllers.end(), controller) !=
-             m.controllers.end();
+      return std::find(m.controllers.begin(), m.controllers.end(), wanted) != m.controllers.end();
     });
     if (g == groups->end()) continue;
     const auto at = host::slurm_step_of(g->path);

@@ -136,10 +136,11 @@ Result<ReportData> extract(const store::Recording& rec, const Window& window) {
   // The sample before the window gives the window's first sample its rates.
   std::optional<Sample> previous;
   const std::size_t begin = first > 0 ? first - 1 : 0;
+  const std::size_t window_first = first;  // (a structured binding, not captured by clang 14)
   auto r = rec.for_each(begin, last, [&](std::size_t i, Sample&& s) -> Result<void> {
-    if (i >= first) {
+    if (i >= window_first) {
       data.time_ms.push_back(to_ms(s.wall_ns));
-      x.add(i - first, s, previous ? &*previous : nullptr);
+      x.add(i - window_first, s, previous ? &*previous : nullptr);
     }
     previous = std::move(s);
     return {};

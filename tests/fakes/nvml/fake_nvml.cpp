@@ -30,9 +30,9 @@ constexpr int kSuccess = 0;
 constexpr int kUninitialized = 1;
 constexpr int kInvalidArgument = 2;
 constexpr int kNotSupported = 3;
-constexpr int kNotFound = 6;
+[[maybe_unused]] constexpr int kNotFound = 6;  // (not in the old library's build)
 constexpr int kInsufficientSize = 7;
-constexpr int kArgumentVersionMismatch = 25;
+[[maybe_unused]] constexpr int kArgumentVersionMismatch = 25;
 constexpr int kUnknown = 999;
 
 struct Gpu {
