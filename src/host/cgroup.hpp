@@ -51,6 +51,10 @@ struct SlurmJobGroup {
   std::string job_id;              // "42"
   std::optional<unsigned> uid;     // v1: from uid_U; v2: the owner of a process in the job
   std::vector<std::string> steps;  // "0", "batch", "extern": step_S's S, sorted
+  // The group's directory's inode where it was listed: Slurm removes a job's group when its
+  // last step ends and makes it again for the next, so a group found again with another inode
+  // is a new one (its counters start over); 0 when it could not be read.
+  std::uint64_t inode = 0;
 };
 // The Slurm step a cgroup path (as /proc/PID/cgroup names it) lies in, by the names above:
 // "/slurm_vm/uid_0/job_5/step_0/task_0" is job 5's step 0, "task_0" below it. Empty for any

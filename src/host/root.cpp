@@ -291,6 +291,7 @@ Result<std::optional<FileInfo>> Root::stat(std::string_view path) const {
                                     : Kind::kOther;
   info.size = static_cast<std::uint64_t>(st.st_size);
   info.mode = st.st_mode & 07777;
+  info.inode = static_cast<std::uint64_t>(st.st_ino);
   if (info.kind == Kind::kDirectory)
     note(Access{Access::Type::kDirectory, **real, {}, 0});
   else if (info.kind == Kind::kFile)

@@ -24,7 +24,8 @@ enum class Kind { kFile, kDirectory, kSymlink, kOther };
 struct FileInfo {
   Kind kind = Kind::kOther;  // after following links
   std::uint64_t size = 0;
-  std::uint32_t mode = 0;  // permission bits
+  std::uint32_t mode = 0;   // permission bits
+  std::uint64_t inode = 0;  // st_ino: a directory removed and made again has another
 };
 
 // What a recording Root saw: enough to rebuild the tree that the reads depended on.

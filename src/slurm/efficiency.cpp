@@ -41,7 +41,37 @@ int allocated_cpus(const host::Root& root, const host::CgroupLayout& layout,
   return 0;
 }
 
-void add_gpu_use(const monitor::Sample& sample, std::vector<JobGpu>& gpus) {
+std::vector<unsigned> slurm_gpus_of(const host::Root& root, const std::vector<pid_t>& pids,
+                                    std::vector<pid_t>& tried, std::size_t max_processes) {
+  std::vector<unsigned> out;
+  std::size_t read = 0;
+  for (const pid_t pid : pids) {
+    if (read >= max_processes) break;
+    if (std::find(tried.begin(), tried.end(), pid) != tried.end()) continue;
+    tried.push_back(pid);
+    ++read;
+    auto text = root.read("/proc/" + std::to_string(pid) + "/environ", 1 << 20);
+    if (!text || !*text) continue;
+    std::string_view env = **text;
+    while (!env.empty()) {
+      const auto end = std::min(env.find('\0'), env.size());
+      const auto entry = env.substr(0, end);
+      env.remove_prefix(std::min(end + 1, env.size()));
+      for (std::string_view name : {"SLURM_JOB_GPUS=", "SLURM_STEP_GPUS="}) {
+        if (!entry.starts_with(name)) continue;
+        // "0,1" (gres/gpu's list; a range as a cpu list's, should a version write one).
+        if (auto ids = text::parse_cpu_list(entry.substr(name.size())))
+          for (const int id : *ids) out.push_back(static_cast<unsigned>(id));
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+void add_gpu_use(const monitor::Sample& sample, std::vector<JobGpu>& gpus,
+                 const std::vector<unsigned>& allocated) {
   if (sample.gpus.empty()) return;
   // sample.processes is sorted by pid.
   const auto is_job = [&](pid_t pid) {
@@ -58,14 +88,18 @@ void add_gpu_use(const monitor::Sample& sample, std::vector<JobGpu>& gpus) {
         used = true;
         held += p.used_memory_bytes.value_or(0);
       }
-    if (!used) continue;
+    const bool given =
+        std::find(allocated.begin(), allocated.end(), reading.index) != allocated.end();
+    if (!used && !given) continue;
     auto it = std::find_if(gpus.begin(), gpus.end(),
                            [&](const JobGpu& g) { return g.index == reading.index; });
     if (it == gpus.end()) {
       gpus.push_back({reading.index, reading.name.value_or(""), std::nullopt, 0,
-                      reading.memory_total_bytes, 0});
+                      reading.memory_total_bytes, 0, false, false});
       it = gpus.end() - 1;
     }
+    it->allocated = it->allocated || given;
+    it->used = it->used || used;
     it->memory_bytes = std::max(it->memory_bytes, held);
     if (reading.utilization_gpu_pct) {
       // A running mean over the readings.
@@ -97,11 +131,36 @@ Efficiency judge_efficiency(const JobUse& use) {
     e.action = fmt::format("ask for more memory: --mem={}M or more (its peak was {})",
                            (want + want / 2) >> 20, text::human_bytes(want));
   }
+  // GPUs given and never touched: the costliest waste of a GPU node, held from other jobs for
+  // the whole run (jobstats' first GPU check too).
+  std::vector<std::string> unused;
+  std::size_t given = 0, used = 0;
+  for (const auto& g : use.gpus) {
+    given += g.allocated ? 1 : 0;
+    used += g.used ? 1 : 0;
+    if (g.allocated && !g.used) unused.push_back(std::to_string(g.index));
+  }
+  if (!unused.empty()) {
+    e.findings.push_back(fmt::format(
+        "Slurm gave the job {} GPU(s) and none of its processes used {} {} ({} of {} unused)",
+        given, unused.size() == 1 ? "GPU" : "GPUs", text::join(unused, ", "), unused.size(),
+        given));
+    if (e.action.empty())
+      e.action = used == 0
+                     ? std::string(
+                           "ask for no GPUs (drop --gres=gpu / --gpus), or find why the job does "
+                           "not use them: torch.cuda.is_available() in the job, the CUDA build of "
+                           "torch, CUDA_VISIBLE_DEVICES")
+                     : fmt::format(
+                           "ask for {0} GPU{1} (--gres=gpu:{0}), or run one rank per GPU "
+                           "(torchrun --nproc-per-node={2}) so that each is used",
+                           used, used == 1 ? "" : "s", given);
+  }
   // GPUs left waiting: the costliest part of a GPU node (jobstats flags a GPU job by its GPU
   // utilisation first). Under half busy, the job does not feed them.
   std::vector<std::string> idle;
   for (const auto& g : use.gpus)
-    if (g.utilization_pct && *g.utilization_pct < kGpuBusyEnough)
+    if (g.used && g.utilization_pct && *g.utilization_pct < kGpuBusyEnough)
       idle.push_back(fmt::format("GPU {} {:.0f}%", g.index, *g.utilization_pct));
   if (!idle.empty()) {
     e.findings.push_back(fmt::format(
@@ -164,6 +223,14 @@ tl::expected<Efficiency, EfficiencyFailure> measure_efficiency(const host::Root&
   // (the sampler's GPU interval), the job's processes on each as they are then. Without GPUs one
   // sample at the window's end is all there is to read.
   std::vector<JobGpu> gpus;
+  std::vector<unsigned> allocated;
+  std::vector<pid_t> tried;
+  auto pids_of = [](const monitor::Sample& s) {
+    std::vector<pid_t> pids;
+    for (const auto& p : s.processes) pids.push_back(p.pid);
+    return pids;
+  };
+  if (request.gpus) allocated = slurm_gpus_of(root, pids_of(before), tried);
   const std::chrono::nanoseconds step(
       request.gpus ? std::max(request.interval_ns, options.gpu_interval_ns) : request.duration_ns);
   const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(request.duration_ns);
@@ -172,7 +239,8 @@ tl::expected<Efficiency, EfficiencyFailure> measure_efficiency(const host::Root&
     if (now >= end) break;
     std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(end - now, step));
     if (auto ok = (*sampler)->sample(after); !ok) return failure(false, ok.error());
-    add_gpu_use(after, gpus);
+    if (request.gpus && allocated.empty()) allocated = slurm_gpus_of(root, pids_of(after), tried);
+    add_gpu_use(after, gpus, allocated);
   }
   if (!after.cgroup)
     return failure(false,
@@ -209,7 +277,9 @@ inventory::Json to_json(const JobGpu& g) {
           {"name", g.name},
           {"utilization_pct", opt(g.utilization_pct)},
           {"memory_bytes", g.memory_bytes},
-          {"memory_total_bytes", opt(g.memory_total_bytes)}};
+          {"memory_total_bytes", opt(g.memory_total_bytes)},
+          {"allocated", g.allocated},
+          {"used", g.used}};
 }
 
 inventory::Json to_json(const Efficiency& e) {
@@ -263,12 +333,15 @@ std::string render_text(const Efficiency& e) {
                        u.busiest_command, u.busiest_pid, u.busiest_cpus, u.busiest_threads,
                        u.processes);
   for (const auto& g : u.gpus)
-    out += fmt::format("  GPU {:<4} {}{}, {} of {} held by the job\n", g.index,
-                       g.name.empty() ? "" : g.name + ": ",
-                       g.utilization_pct ? fmt::format("{:.0f}% busy", *g.utilization_pct)
-                                         : std::string("busy unknown"),
-                       text::human_bytes(g.memory_bytes),
-                       g.memory_total_bytes ? text::human_bytes(*g.memory_total_bytes) : "?");
+    out += g.used
+               ? fmt::format("  GPU {:<4} {}{}, {} of {} held by the job\n", g.index,
+                             g.name.empty() ? "" : g.name + ": ",
+                             g.utilization_pct ? fmt::format("{:.0f}% busy", *g.utilization_pct)
+                                               : std::string("busy unknown"),
+                             text::human_bytes(g.memory_bytes),
+                             g.memory_total_bytes ? text::human_bytes(*g.memory_total_bytes) : "?")
+               : fmt::format("  GPU {:<4} {}given by Slurm, not used by the job\n", g.index,
+                             g.name.empty() ? "" : g.name + ": ");
   for (const auto& f : e.findings) out += "  ! " + f + "\n";
   out += e.action.empty() ? "It uses what it was given.\n" : "Action: " + e.action + "\n";
   return out;

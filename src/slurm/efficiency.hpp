@@ -25,7 +25,8 @@ struct EfficiencyRequest {
   std::string nvml_library;  // DLTUNE_NVML_LIBRARY, or empty for the driver's own names
 };
 
-// A GPU the job's processes used over the window (NVML's compute processes).
+// A GPU the job's processes used over the window (NVML's compute processes), or one Slurm gave
+// the job that none of them used.
 struct JobGpu {
   unsigned index = 0;
   std::string name;
@@ -33,6 +34,8 @@ struct JobGpu {
   std::uint64_t memory_bytes = 0;         // the most the job's processes held on it
   std::optional<std::uint64_t> memory_total_bytes;
   std::size_t readings = 0;
+  bool allocated = false;  // Slurm gave it to the job (slurm_gpus_of)
+  bool used = true;        // a process of the job held it (false: only given)
 };
 
 // What was measured (the facts the judgement reads).
@@ -66,17 +69,31 @@ struct Efficiency {
 [[nodiscard]] int allocated_cpus(const host::Root& root, const host::CgroupLayout& layout,
                                  const std::string& path);
 
+// The GPUs Slurm gave the job on this node, as its processes' environment says
+// (SLURM_JOB_GPUS in the batch step's, SLURM_STEP_GPUS in each srun step's: gres/gpu's global
+// indexes, which are NVML's where gres.conf names /dev/nvidiaN by its minor number, as
+// AutoDetect=nvml does), read from /proc/PID/environ of at most `max_processes` of `pids` not in
+// `tried` (each added to it). Sorted; empty for a job without GPUs or whose environment cannot
+// be read (not root).
+[[nodiscard]] std::vector<unsigned> slurm_gpus_of(const host::Root& root,
+                                                  const std::vector<pid_t>& pids,
+                                                  std::vector<pid_t>& tried,
+                                                  std::size_t max_processes = 16);
+
 // Adds the GPUs the job's processes (those of `sample`, a sample of the job's group) use in
 // `sample` to `gpus`: the memory they hold (the most seen) and the GPU's utilisation (a mean over
-// the readings), by GPU index.
-void add_gpu_use(const monitor::Sample& sample, std::vector<JobGpu>& gpus);
+// the readings), by GPU index; and each GPU in `allocated` (Slurm's) whether they use it or not.
+void add_gpu_use(const monitor::Sample& sample, std::vector<JobGpu>& gpus,
+                 const std::vector<unsigned>& allocated = {});
 
-// `index`, `name`, `utilization_pct`, `memory_bytes`, `memory_total_bytes` (docs/json.md).
+// `index`, `name`, `utilization_pct`, `memory_bytes`, `memory_total_bytes`, `allocated`, `used`
+// (docs/json.md).
 [[nodiscard]] inventory::Json to_json(const JobGpu& g);
 
-// The judgement of `use` (pure): OOM kills, GPUs its processes used that were busy under half
-// the time, a job that uses under 70% of its CPUs and fewer whole CPUs than it has, a peak
-// under a third of a limit of a GiB or more; the action for the worst, in that order.
+// The judgement of `use` (pure): OOM kills, GPUs Slurm gave the job that none of its processes
+// used, GPUs its processes used that were busy under half the time, a job that uses under 70% of
+// its CPUs and fewer whole CPUs than it has, a peak under a third of a limit of a GiB or more; the
+// action for the worst, in that order.
 [[nodiscard]] Efficiency judge_efficiency(const JobUse& use);
 
 // Measures job `job_id` on this node over the request's window. Errors: the job id is not a

@@ -282,7 +282,8 @@ std::string job_metrics(const std::vector<inventory::Json>& reports) {
       out += fmt::format("}} {}\n", *v);
     }
   }
-  // Per GPU the job's processes used (its efficiency's `gpus`), labelled gpu (NVML's index).
+  // Per GPU the job's processes used or Slurm gave it (its efficiency's `gpus`), labelled gpu
+  // (NVML's index): a GPU given and unused is one at 0 bytes.
   struct GpuFamily {
     const char* name;
     const char* help;

@@ -25,13 +25,14 @@ namespace dltune::slurm {
 namespace {
 
 // The job's group now, or nullopt when this node has none for it.
-std::optional<std::string> job_group(const host::Root& root, const host::CgroupLayout& layout,
-                                     const std::string& job_id,
-                                     std::map<std::string, bool>& kinds) {
+std::optional<host::SlurmJobGroup> job_group(const host::Root& root,
+                                             const host::CgroupLayout& layout,
+                                             const std::string& job_id,
+                                             std::map<std::string, bool>& kinds) {
   auto jobs = host::discover_slurm_jobs(root, layout, &kinds);
   if (!jobs) return std::nullopt;
   for (const auto& j : *jobs)
-    if (j.job_id == job_id) return j.path;
+    if (j.job_id == job_id) return j;
   return std::nullopt;
 }
 
@@ -193,6 +194,9 @@ Result<JobRecord> record_from_json(const inventory::Json& j, const std::string& 
       if (!g.at("utilization_pct").is_null())
         x.utilization_pct = g.at("utilization_pct").get<double>();
       x.readings = g.at("readings").get<std::size_t>();
+      // (A watcher from before Slurm's GPUs were read kept only those used.)
+      x.allocated = g.value("allocated", false);
+      x.used = g.value("used", true);
       x.memory_bytes = g.at("memory_bytes").get<std::uint64_t>();
       if (!g.at("memory_total_bytes").is_null())
         x.memory_total_bytes = g.at("memory_total_bytes").get<std::uint64_t>();
@@ -239,20 +243,30 @@ Result<void> watch_job(const host::Root& root, const WatchRequest& request,
   std::unique_ptr<monitor::Sampler> sampler;
   monitor::Sample previous, now;
   std::int64_t absent_since = record.started_ns;
+  std::uint64_t inode = 0;  // of the group last sampled
+  // The GPUs Slurm gave the job here, from its processes' environment: looked for in each
+  // process once, until found (in the first few hundred: a job without GPUs on a GPU node that
+  // starts thousands of processes is not read for ever).
+  std::vector<unsigned> allocated;
+  std::vector<pid_t> tried;
   while (stop == nullptr || *stop == 0) {
     if (!sampler) {
-      if (auto path = job_group(root, *layout, request.job_id, kinds)) {
+      if (auto group = job_group(root, *layout, request.job_id, kinds)) {
         monitor::SamplerOptions options;
-        options.scope = {monitor::Scope::Kind::kCgroup, 0, *path};
+        options.scope = {monitor::Scope::Kind::kCgroup, 0, group->path};
         options.gpus = request.gpus;
         options.nvml_library = request.nvml_library;
         if (auto s = monitor::Sampler::open(root, options); s && (*s)->sample(previous)) {
           sampler = std::move(*s);
-          // A group found again after samples of an earlier one was made anew: its counters
-          // start over.
+          // A group found again after samples of an earlier one is a new one (its counters
+          // start over) when it was made again; the same group again (a sample that failed for
+          // a moment) goes on from where it was, or its OOM kills would be counted twice.
+          const bool made_again =
+              record.samples > 0 && (group->inode == 0 || group->inode != inode);
+          inode = group->inode;
           record.observe(monitor::Model::from(previous, nullptr),
                          previous.cgroup ? previous.cgroup->events_oom_kill : std::nullopt,
-                         allocated_cpus(root, *layout, *path), record.samples > 0);
+                         allocated_cpus(root, *layout, group->path), made_again);
         }
       }
     } else if (auto ok = sampler->sample(now); !ok || !now.cgroup) {
@@ -262,7 +276,12 @@ Result<void> watch_job(const host::Root& root, const WatchRequest& request,
       const auto m = monitor::Model::from(now, &previous);
       record.observe(m, now.cgroup->events_oom_kill,
                      allocated_cpus(root, *layout, now.cgroup->path), false);
-      add_gpu_use(now, record.gpus);
+      if (request.gpus && allocated.empty() && !now.gpus.empty() && tried.size() < 256) {
+        std::vector<pid_t> pids;
+        for (const auto& p : now.processes) pids.push_back(p.pid);
+        allocated = slurm_gpus_of(root, pids, tried);
+      }
+      add_gpu_use(now, record.gpus, allocated);
       std::swap(previous, now);
     }
     if (auto ok = write_record(file, record); !ok) return ok;
@@ -318,7 +337,8 @@ std::optional<std::string> running_job_group(const host::Root& root, const std::
   auto layout = host::cgroup_layout(root);
   if (!layout) return std::nullopt;
   std::map<std::string, bool> kinds;
-  return job_group(root, *layout, job_id, kinds);
+  if (auto group = job_group(root, *layout, job_id, kinds)) return group->path;
+  return std::nullopt;
 }
 
 Result<int> start_watch(const WatchRequest& request) {

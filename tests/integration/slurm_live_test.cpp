@@ -27,6 +27,7 @@ using dltune::testing::RunResult;
 using dltune::testing::SlurmCluster;
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 namespace {
@@ -284,10 +285,13 @@ namespace {
 // and sleep): its id once it runs.
 std::string running_job(
     const SlurmCluster& cluster, const std::string& cpus = "1",
-    const std::string& python = "import time; b = bytearray(64 << 20); time.sleep(600)") {
-  const auto sub =
-      cluster.slurm({"sbatch", "--parsable", "-c", cpus, "--mem=300M", "-o", "/dev/null",
-                     "--chdir=/tmp", "--wrap", "exec python3 -c '" + python + "'"});
+    const std::string& python = "import time; b = bytearray(64 << 20); time.sleep(600)",
+    const std::vector<std::string>& more = {}) {
+  std::vector<std::string> argv = {"sbatch",     "--parsable", "-c",        cpus,
+                                   "--mem=300M", "-o",         "/dev/null", "--chdir=/tmp"};
+  argv.insert(argv.end(), more.begin(), more.end());
+  argv.insert(argv.end(), {"--wrap", "exec python3 -c '" + python + "'"});
+  const auto sub = cluster.slurm(argv);
   EXPECT_EQ(sub.exit_code, 0) << explain(sub);
   const std::string id = sub.out.substr(0, sub.out.find_first_of(";\n"));
   for (int i = 0; i < 120; ++i) {
@@ -367,8 +371,12 @@ TEST_F(SlurmLive, AJobIsFollowedByTopAndServedWithItsIdAndUserToPrometheus) {
 
 TEST_F(SlurmLive, ARunningJobIsJudgedByEfficiencyAndProfileWithTheReason) {
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs for the job";
-  ASSERT_TRUE(start());
-  const auto id = running_job(*cluster_, "2", "while True: pass");
+  // The node has two GPUs in Slurm's gres (device files of the test's own) and the job is given
+  // both.
+  SlurmCluster::Options options;
+  options.gpus = 2;
+  ASSERT_TRUE(start(options));
+  const auto id = running_job(*cluster_, "2", "while True: pass", {"--gres=gpu:2"});
   ASSERT_FALSE(id.empty());
   std::this_thread::sleep_for(std::chrono::seconds(1));  // past python's start
   const auto r = run({DLTUNE_BINARY, "slurm", "efficiency", id, "--duration", "3s", "--json"});
@@ -386,7 +394,8 @@ TEST_F(SlurmLive, ARunningJobIsJudgedByEfficiencyAndProfileWithTheReason) {
   EXPECT_EQ(e["memory_limit_bytes"], 300 * 1024 * 1024);
   EXPECT_TRUE(e["gpus"].empty()) << "no GPU here";
   // With GPUs (the fake libnvidia-ml, loaded as the driver's): the one the job's process uses,
-  // 12% busy, is the job's and leads the findings; the other is not the job's.
+  // 12% busy, is the job's; the other, busy with another process, was given to the job by Slurm
+  // (its SLURM_JOB_GPUS) and the job never used it: that leads the findings.
   {
     std::string pid;
     for (const auto& g : SlurmCluster::cgroup_roots())
@@ -412,12 +421,22 @@ TEST_F(SlurmLive, ARunningJobIsJudgedByEfficiencyAndProfileWithTheReason) {
                        {{"DLTUNE_NVML_LIBRARY", DLTUNE_FAKE_NVML}, {"FAKE_NVML_CONFIG", config}});
     ASSERT_EQ(g.exit_code, 0) << explain(g);
     const auto ge = json::parse(g.out);
-    ASSERT_EQ(ge["gpus"].size(), 1u) << ge.dump(2);
+    ASSERT_EQ(ge["gpus"].size(), 2u) << ge.dump(2);
     EXPECT_EQ(ge["gpus"][0]["index"], 0);
     EXPECT_EQ(ge["gpus"][0]["utilization_pct"], 12.0);
     EXPECT_EQ(ge["gpus"][0]["memory_bytes"], 2147483648u);
-    EXPECT_THAT(ge["findings"][0].get<std::string>(), HasSubstr("GPU 0 12%"));
-    EXPECT_THAT(ge["action"].get<std::string>(), HasSubstr("dltune profile --slurm-job " + id));
+    EXPECT_EQ(ge["gpus"][0]["allocated"], true);
+    EXPECT_EQ(ge["gpus"][0]["used"], true);
+    EXPECT_EQ(ge["gpus"][1]["index"], 1);
+    EXPECT_EQ(ge["gpus"][1]["allocated"], true) << "Slurm gave it";
+    EXPECT_EQ(ge["gpus"][1]["used"], false) << "pid 1 is not the job's";
+    EXPECT_EQ(ge["gpus"][1]["memory_bytes"], 0u);
+    ASSERT_GE(ge["findings"].size(), 2u) << ge.dump(2);
+    EXPECT_THAT(ge["findings"][0].get<std::string>(),
+                HasSubstr("Slurm gave the job 2 GPU(s) and none of its processes used GPU 1"));
+    EXPECT_THAT(ge["findings"][1].get<std::string>(), HasSubstr("GPU 0 12%"));
+    EXPECT_THAT(ge["findings"][1].get<std::string>(), Not(HasSubstr("GPU 1 ")));
+    EXPECT_THAT(ge["action"].get<std::string>(), HasSubstr("--gres=gpu:1"));
   }
   // The text says the same; bad input changes nothing and names the input.
   const auto text = run({DLTUNE_BINARY, "slurm", "efficiency", id, "--duration", "1s"});

@@ -10,9 +10,12 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -44,6 +47,10 @@ class SlurmCluster {
     // program_args for it. The Prolog and Epilog always get the cluster's own directories
     // (state_dir(), report_dir(), textfile()) besides.
     std::map<std::string, std::string> program_args_for;
+    // gres/gpu devices the node has (Gres=gpu:N): character devices of the test's own,
+    // DIR/dev/nvidiaI with NVIDIA's major 195 and minor I, named one per line in gres.conf.
+    // No device is ever opened: a job given them has SLURM_JOB_GPUS as on a GPU node.
+    int gpus = 0;
   };
 
   // Why a cluster cannot start here (not root, Slurm not installed), or empty.
@@ -260,7 +267,9 @@ class SlurmCluster {
       << "ProctrackType=proctrack/cgroup\nTaskPlugin=task/cgroup,task/affinity\n"
       << "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\n"
       << "ReturnToService=2\nMpiDefault=none\nJobAcctGatherType=jobacct_gather/cgroup\n"
-      << "NodeName=" << node_ << " CPUs=" << cpus << " RealMemory=" << (mem_kib / 1024 - 1024)
+      << (options_.gpus > 0 ? "GresTypes=gpu\n" : "") << "NodeName=" << node_ << " CPUs=" << cpus
+      << " RealMemory=" << (mem_kib / 1024 - 1024)
+      << (options_.gpus > 0 ? " Gres=gpu:" + std::to_string(options_.gpus) : "")
       << " State=UNKNOWN\n"
       << "PartitionName=debug Nodes=" << node_ << " Default=YES MaxTime=INFINITE State=UP\n";
     // deploy/slurm/slurm.conf.example, as an admin adds it: its programs copied here.
@@ -277,6 +286,17 @@ class SlurmCluster {
     }
     for (const auto& l : options_.extra_lines) c << l << "\n";
     put(conf(), c.str());
+    if (options_.gpus > 0) {
+      fs::create_directory(dir_ + "/dev");
+      std::string gres;
+      for (int i = 0; i < options_.gpus; ++i) {
+        const std::string dev = dir_ + "/dev/nvidia" + std::to_string(i);
+        if (::mknod(dev.c_str(), S_IFCHR | 0600, ::makedev(195, static_cast<unsigned>(i))) != 0)
+          return fail_with("mknod " + dev + ": " + std::strerror(errno));
+        gres += "NodeName=" + node_ + " Name=gpu File=" + dev + "\n";
+      }
+      put(dir_ + "/gres.conf", gres);
+    }
     put(dir_ + "/cgroup.conf",
         "CgroupPlugin=cgroup/v1\nCgroupMountpoint=/sys/fs/cgroup\nConstrainCores=yes\n"
         "ConstrainRAMSpace=yes\nConstrainSwapSpace=yes\n");

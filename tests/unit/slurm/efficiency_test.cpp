@@ -6,6 +6,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "monitor/sample.hpp"
+#include "support/temp_tree.hpp"
+
 using dltune::slurm::JobUse;
 using dltune::slurm::judge_efficiency;
 using ::testing::HasSubstr;
@@ -119,4 +122,88 @@ TEST(Efficiency, GpusLeftWaitingComeAfterOomKillsAndBeforeTheCpus) {
   u.gpus = {idle};
   EXPECT_THAT(judge_efficiency(u).action, HasSubstr("--cpus-per-task"));
   EXPECT_THAT(dltune::slurm::render_text(judge_efficiency(u)), HasSubstr("busy unknown"));
+}
+
+// GPUs Slurm gave the job that none of its processes used: the finding after OOM kills and
+// before the GPUs left waiting (an unused one is not also "busy under half the time"), with the
+// number to ask for; none used at all asks for none.
+TEST(Efficiency, GpusGivenAndNeverUsedAreNamedWithTheNumberToAskFor) {
+  auto u = use(2, 1.9);
+  dltune::slurm::JobGpu used;
+  used.index = 0;
+  used.utilization_pct = 30;
+  used.memory_bytes = 4ull << 30;
+  used.allocated = true;
+  auto unused = used;
+  unused.index = 3;
+  unused.utilization_pct = 0;
+  unused.memory_bytes = 0;
+  unused.used = false;
+  u.gpus = {used, unused};
+  auto e = judge_efficiency(u);
+  ASSERT_EQ(e.findings.size(), 2u) << ::testing::PrintToString(e.findings);
+  EXPECT_THAT(
+      e.findings[0],
+      HasSubstr("Slurm gave the job 2 GPU(s) and none of its processes used GPU 3 (1 of 2"));
+  EXPECT_THAT(e.findings[1], HasSubstr("busy under half the time (GPU 0 30%)"));
+  EXPECT_THAT(e.action, HasSubstr("ask for 1 GPU (--gres=gpu:1)"));
+  EXPECT_THAT(e.action, HasSubstr("--nproc-per-node=2"));
+  EXPECT_THAT(dltune::slurm::render_text(e),
+              HasSubstr("GPU 3    given by Slurm, not used by the job"));
+  const auto j = dltune::slurm::to_json(e);
+  EXPECT_EQ(j["gpus"][1]["allocated"], true);
+  EXPECT_EQ(j["gpus"][1]["used"], false);
+  // None of them used: ask for none, or find why the job cannot see them.
+  used.used = false;
+  used.memory_bytes = 0;
+  u.gpus = {used, unused};
+  e = judge_efficiency(u);
+  ASSERT_EQ(e.findings.size(), 1u) << ::testing::PrintToString(e.findings);
+  EXPECT_THAT(e.findings[0], HasSubstr("used GPUs 0, 3 (2 of 2 unused)"));
+  EXPECT_THAT(e.action, HasSubstr("ask for no GPUs"));
+  // An OOM kill still comes first.
+  u.oom_kills = 2;
+  EXPECT_THAT(judge_efficiency(u).action, HasSubstr("ask for more memory"));
+}
+
+// Slurm's GPUs from the job's processes' environment (SLURM_JOB_GPUS in the batch step,
+// SLURM_STEP_GPUS in an srun step), each process read once; a list that does not parse is none.
+TEST(Efficiency, TheGpusSlurmGaveAreReadFromTheJobsProcessesEnvironment) {
+  dltune::testing::TempTree t;
+  using namespace std::string_literals;
+  t.write("proc/100/environ", "PATH=/usr/bin\0SLURM_JOB_GPUS=0,2\0HOME=/root\0"s);
+  t.write("proc/101/environ", "SLURM_STEP_GPUS=2,5\0CUDA_VISIBLE_DEVICES=0,1\0"s);
+  t.write("proc/102/environ", "SLURM_JOB_GPUS=x\0"s);
+  std::vector<pid_t> tried;
+  const auto root = t.root();
+  EXPECT_EQ(dltune::slurm::slurm_gpus_of(root, {100, 101, 102, 103}, tried),
+            (std::vector<unsigned>{0, 2, 5}));
+  EXPECT_EQ(tried, (std::vector<pid_t>{100, 101, 102, 103}));
+  EXPECT_TRUE(dltune::slurm::slurm_gpus_of(root, {100, 101}, tried).empty()) << "read once";
+  std::vector<pid_t> few;
+  EXPECT_EQ(dltune::slurm::slurm_gpus_of(root, {102, 101, 100}, few, 2),
+            (std::vector<unsigned>{2, 5}))
+      << "at most 2 processes read";
+  // add_gpu_use: a GPU given and not used is kept with the GPU's own utilisation.
+  dltune::monitor::Sample s;
+  dltune::monitor::Process p;
+  p.pid = 100;
+  s.processes = {p};
+  dltune::monitor::Gpu g0, g2, g7;
+  g0.index = 0;
+  g0.utilization_gpu_pct = 40;
+  g0.processes = {{100, 1ull << 30}};
+  g2.index = 2;
+  g2.utilization_gpu_pct = 0;
+  g7.index = 7;
+  g7.processes = {{999, 1}};
+  s.gpus = {g0, g2, g7};
+  std::vector<dltune::slurm::JobGpu> gpus;
+  dltune::slurm::add_gpu_use(s, gpus, {0, 2});
+  ASSERT_EQ(gpus.size(), 2u);
+  EXPECT_TRUE(gpus[0].allocated && gpus[0].used);
+  EXPECT_EQ(gpus[0].memory_bytes, 1ull << 30);
+  EXPECT_TRUE(gpus[1].allocated);
+  EXPECT_FALSE(gpus[1].used);
+  EXPECT_DOUBLE_EQ(gpus[1].utilization_pct.value_or(-1), 0.0);
 }

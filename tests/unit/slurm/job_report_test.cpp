@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -371,4 +373,70 @@ TEST(SlurmJobReport, ReportsAreMetricsOneSamplePerJobAndWhatIsNotMeasuredIsLeftO
                                "user=\"eve\",gpu=\"0\"} 1024\n"));
   EXPECT_THAT(gtext, Not(HasSubstr("gpu_utilization_ratio{slurm_job_id=\"7\",user=\"eve\","
                                    "gpu=\"0\"}")));
+}
+
+// The watcher over a fixture v1 tree: a job's group that could not be sampled for a moment and
+// is found again is the same group (its OOM kill is counted once); one that Slurm made again
+// (its directory is another) counts from 0, added to the old group's kills.
+TEST(SlurmJobWatch, AGroupFoundAgainIsTheSameUnlessItWasMadeAgain) {
+  namespace fs = std::filesystem;
+  dltune::testing::TempTree t;
+  t.write("proc/self/mountinfo",
+          "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n");
+  const std::string uid = "sys/fs/cgroup/memory/slurm/uid_1000";
+  auto make_job = [&](const std::string& name) {
+    t.write(uid + "/" + name + "/memory.usage_in_bytes", "1048576\n");
+    t.write(uid + "/" + name + "/memory.limit_in_bytes", "2097152\n");
+    t.write(uid + "/" + name + "/memory.oom_control",
+            "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n");
+    t.write(uid + "/" + name + "/cgroup.procs", "");
+    t.write(uid + "/" + name + "/step_0/task_0/cgroup.procs", "");
+  };
+  make_job("job_5");
+  const std::string state = (t.dir() / "state").string();
+  dltune::slurm::WatchRequest request;
+  request.job_id = "5";
+  request.state_dir = state;
+  request.interval_ns = 5'000'000;
+  request.gpus = false;
+  volatile sig_atomic_t stop = 0;
+  const auto root = t.root();
+  dltune::Result<void> watched;
+  std::thread watcher([&] { watched = dltune::slurm::watch_job(root, request, &stop); });
+  // The record once it has `n` samples more than `after` (the file is rewritten every interval).
+  auto record_after = [&](std::uint64_t after, std::uint64_t n) {
+    JobRecord r;
+    for (int i = 0; i < 2000; ++i) {
+      std::ifstream in(dltune::slurm::record_path(state, "5"));
+      std::stringstream s;
+      s << in.rdbuf();
+      auto j = dltune::inventory::Json::parse(s.str(), nullptr, false);
+      if (auto got = dltune::slurm::record_from_json(j, "state"); got && got->samples >= after + n)
+        return *got;
+      ::usleep(2000);
+    }
+    ADD_FAILURE() << "the watcher took no sample";
+    return r;
+  };
+  auto r = record_after(0, 2);
+  EXPECT_EQ(r.oom_kills, 1u);
+  // A sample that fails for a moment (a control file that does not parse), then reads again:
+  // the same directory, the same group.
+  t.write(uid + "/job_5/memory.usage_in_bytes", "not a number\n");
+  ::usleep(50'000);
+  t.write(uid + "/job_5/memory.usage_in_bytes", "1048576\n");
+  r = record_after(r.samples, 3);
+  EXPECT_EQ(r.oom_kills, 1u) << "the same group's kill counted again";
+  // Made again (another directory, with its own kill) while the old one could not be read:
+  // the kills add up.
+  t.write(uid + "/job_5/memory.usage_in_bytes", "not a number\n");
+  ::usleep(50'000);
+  make_job("job_5.new");
+  fs::remove_all(t.dir() / uid / "job_5");
+  fs::rename(t.dir() / uid / "job_5.new", t.dir() / uid / "job_5");
+  r = record_after(r.samples, 3);
+  EXPECT_EQ(r.oom_kills, 2u);
+  stop = 1;
+  watcher.join();
+  ASSERT_TRUE(watched) << watched.error().message();
 }
