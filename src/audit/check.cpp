@@ -79,6 +79,34 @@ int exit_code(const CheckReport& r) {
   return 0;
 }
 
+std::vector<Finding> failing(const CheckReport& r, settings::Severity at_least) {
+  std::vector<Finding> out;
+  for (const auto& f : r.findings)
+    if (f.applicable && f.severity >= at_least) out.push_back(f);
+  return out;
+}
+
+std::string short_reason(const std::vector<Finding>& failing, std::string_view prefix,
+                         std::size_t max) {
+  if (failing.empty()) return {};
+  // The first finding's summary, led by its id unless it starts with it already.
+  const auto& first = failing.front();
+  std::string head = std::string(prefix) +
+                     (first.summary.rfind(first.id + " ", 0) == 0 ? "" : first.id + ": ") +
+                     first.summary;
+  if (head.size() > max) head = head.substr(0, max > 3 ? max - 3 : 0) + "...";
+  const std::size_t others = failing.size() - 1;
+  // The other ids, as many as fit; the rest counted.
+  for (std::size_t named = others; others > 0; --named) {
+    std::string out = fmt::format("{}; +{}: ", head, others);
+    for (std::size_t i = 1; i <= named; ++i) out += (i == 1 ? "" : ", ") + failing[i].id;
+    if (named < others) out += fmt::format("{}{} more", named == 0 ? "" : ", ", others - named);
+    if (out.size() <= max) return out;
+    if (named == 0) break;
+  }
+  return head;
+}
+
 inventory::Json to_json(const CheckReport& r, const inventory::HostFacts& facts) {
   inventory::Json j;
   j["schema"] = "dltune.check/1";

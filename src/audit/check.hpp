@@ -1,6 +1,7 @@
 #pragma once
 // The audit: every entry of a profile judged against a host's facts (docs/architecture.md `check`).
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "audit/finding.hpp"
@@ -34,6 +35,17 @@ struct CheckReport {
 
 // 0 nothing above info, 1 warnings, 2 a critical finding.
 [[nodiscard]] int exit_code(const CheckReport& r);
+
+// The applicable findings at or above `at_least`, in profile order: what a node's health
+// judgement counts (Slurm's health check, node-problem-detector's plugin).
+[[nodiscard]] std::vector<Finding> failing(const CheckReport& r, settings::Severity at_least);
+
+// One line for a scheduler: `prefix`, the first finding's id and summary, then the others' ids,
+// at most `max` characters ("dltune: shm.size: /dev/shm is 64 MiB, expected at least 1 GiB; +2:
+// gpu.ecc, limits.nofile"; ids that do not fit are counted: "+5: gpu.ecc, 4 more"). Empty for no
+// finding.
+[[nodiscard]] std::string short_reason(const std::vector<Finding>& failing, std::string_view prefix,
+                                       std::size_t max);
 
 [[nodiscard]] inventory::Json to_json(const CheckReport& r, const inventory::HostFacts& facts);
 // How the text report looks: every finding's evidence and reason (`verbose`), the width to wrap

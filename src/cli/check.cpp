@@ -31,23 +31,39 @@ class CheckCommand : public Command {
     options::add_flag(*sub_, "-v,--verbose", verbose_);
     options::add_choice(*sub_, "--color", color_, {"auto", "always", "never"});
     options::add_flag(*sub_, "--json", json_);
+    options::add_flag(*sub_, "--npd", npd_);
+    options::add_choice(*sub_, "--fail-on", fail_on_, {"critical", "warn"});
+    sub_->get_option("--json")->excludes("--npd");
   }
 
   bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
     const auto opened = open_root("check", root_);
-    if (!opened) return kExitBadInput;
+    if (!opened) return unknown("cannot read the host (--root)");
     const host::Root& root = *opened;
     auto profile = settings::load_profile(profile_, root, settings::validate_key);
     if (!profile) {
       fmt::print(stderr, "dltune check: profile: {}\n", profile.error().message());
-      return kExitBadInput;
+      return unknown("profile: " + profile.error().message());
     }
     const auto facts = inventory::collect(root, collect_options());
     auto report = audit::run_check(facts, root, *profile, {only_, skip_, data_, profile_});
     if (!report) {
+      (void)unknown(report.error().message());
       return refuse(report.error().message());
+    }
+    if (npd_) {
+      // node-problem-detector's custom plugin protocol: exit 0 OK, 1 a problem, 2 unknown, and
+      // one line of message on stdout (deploy/kubernetes/node-problem-detector/).
+      const auto severity = *settings::severity_from(fail_on_);
+      const auto failing = audit::failing(*report, severity);
+      if (failing.empty()) {
+        fmt::print("dltune: no finding at or above {} (profile {})\n", fail_on_, report->profile);
+        return 0;
+      }
+      fmt::print("{}\n", audit::short_reason(failing, "dltune: ", kNpdMessageMax));
+      return 1;
     }
     if (json_) {
       fmt::print("{}\n", audit::to_json(*report, facts).dump(2));
@@ -70,7 +86,20 @@ class CheckCommand : public Command {
   std::optional<std::string> root_;
   bool verbose_ = false;
   bool json_ = false;
+  bool npd_ = false;
+  std::string fail_on_ = "critical";
   std::string color_ = "auto";
+
+  // node-problem-detector keeps at most its plugin's max_output_length characters of the
+  // message (deploy/kubernetes/node-problem-detector/dltune-plugin.json says 200).
+  static constexpr std::size_t kNpdMessageMax = 200;
+
+  // With --npd, why the host could not be judged goes to stdout too (the plugin's message);
+  // the exit status is 2 (NPD's "unknown") either way.
+  int unknown(const std::string& why) const {
+    if (npd_) fmt::print("dltune: cannot judge the host: {}\n", why);
+    return kExitBadInput;
+  }
 };
 
 }  // namespace

@@ -39,23 +39,7 @@ HealthAction decide(const NodeState& node, bool healthy, const std::string& reas
 }
 
 std::string drain_reason(const std::vector<settings::Finding>& failing, std::size_t max) {
-  if (failing.empty()) return {};
-  // The first finding's summary, led by its id unless it starts with it already.
-  const auto& first = failing.front();
-  std::string head = std::string(kReasonPrefix) +
-                     (first.summary.rfind(first.id + " ", 0) == 0 ? "" : first.id + ": ") +
-                     first.summary;
-  if (head.size() > max) head = head.substr(0, max - 3) + "...";
-  const std::size_t others = failing.size() - 1;
-  // The other ids, as many as fit; the rest counted.
-  for (std::size_t named = others; named + 1 > 0 && others > 0; --named) {
-    std::string out = fmt::format("{}; +{}: ", head, others);
-    for (std::size_t i = 1; i <= named; ++i) out += (i == 1 ? "" : ", ") + failing[i].id;
-    if (named < others) out += fmt::format("{}{} more", named == 0 ? "" : ", ", others - named);
-    if (out.size() <= max) return out;
-    if (named == 0) break;
-  }
-  return head;
+  return audit::short_reason(failing, kReasonPrefix, max);
 }
 
 Result<HealthReport> health_check(const HealthRequest& request, const HealthContext& context) {
@@ -86,8 +70,7 @@ Result<HealthReport> health_check(const HealthRequest& request, const HealthCont
   auto check = audit::run_check(facts, context.root, *profile,
                                 {request.only, request.skip, {}, request.profile});
   if (!check) return tl::unexpected(check.error());
-  for (const auto& f : check->findings)
-    if (f.applicable && f.severity >= request.drain_on) report.failing.push_back(f);
+  report.failing = audit::failing(*check, request.drain_on);
   report.reason = drain_reason(report.failing);
   report.action = decide(report.before, report.healthy(), report.reason);
 

@@ -3,6 +3,7 @@
 // systemd-analyze). deploy/README.md, "What is checked", lists them.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -69,6 +70,10 @@ TEST_F(Deploy, TheDaemonSetReadsTheHostReadOnlyAndTakesNoGpu) {
   ASSERT_TRUE(ds && svc && sa);
   const auto& pod = (*ds)["spec"]["template"]["spec"];
   EXPECT_EQ(pod["hostPID"], true);
+  // The host's network namespace (its NICs and net.* sysctls, not the pod's), bound to the
+  // node's own address from the downward API.
+  EXPECT_EQ(pod["hostNetwork"], true);
+  EXPECT_EQ(pod["dnsPolicy"], "ClusterFirstWithHostNet");
   EXPECT_EQ(pod["serviceAccountName"], (*sa)["metadata"]["name"]);
   // The selector picks the template's own pods, and the Service the same ones.
   const auto& pod_labels = (*ds)["spec"]["template"]["metadata"]["labels"];
@@ -97,8 +102,14 @@ TEST_F(Deploy, TheDaemonSetReadsTheHostReadOnlyAndTakesNoGpu) {
 
   // The NVIDIA device plugin's convention for monitoring: every GPU, no GPU resource taken.
   std::map<std::string, std::string> env;
-  for (const auto& e : c["env"]) env[e["name"]] = e["value"];
+  for (const auto& e : c["env"])
+    if (e.contains("value")) env[e["name"]] = e["value"];
   EXPECT_EQ(env["NVIDIA_VISIBLE_DEVICES"], "all");
+  bool node_ip = false;
+  for (const auto& e : c["env"])
+    node_ip = node_ip || (e["name"] == "NODE_IP" &&
+                          e["valueFrom"]["fieldRef"]["fieldPath"] == "status.hostIP");
+  EXPECT_TRUE(node_ip) << c["env"].dump();
   EXPECT_EQ(env["NVIDIA_DRIVER_CAPABILITIES"], "utility");
   for (const char* kind : {"requests", "limits"})
     EXPECT_FALSE(c["resources"][kind].contains("nvidia.com/gpu")) << kind;
@@ -116,14 +127,18 @@ TEST_F(Deploy, TheDaemonSetReadsTheHostReadOnlyAndTakesNoGpu) {
   ASSERT_EQ((*svc)["spec"]["ports"].size(), 1u);
   EXPECT_EQ((*svc)["spec"]["ports"][0]["targetPort"], port_name);
   EXPECT_EQ((*svc)["spec"]["ports"][0]["port"], port);
-  EXPECT_NE(std::find(args.begin(), args.end(), "--listen=0.0.0.0:" + std::to_string(port)),
+  EXPECT_NE(std::find(args.begin(), args.end(), "--listen=$(NODE_IP):" + std::to_string(port)),
             args.end());
   // Everything in one namespace.
   for (const auto& d : docs) EXPECT_EQ(d["metadata"]["namespace"], "monitoring");
 
   // serve accepts these arguments: the same words, on this host's root, once.
   std::vector<std::string> argv{DLTUNE_BINARY};
-  for (const auto& a : args) argv.push_back(a == "--root=/host" ? "--root=/" : a);
+  // (Kubernetes expands $(NODE_IP); here, loopback.)
+  for (const auto& a : args)
+    argv.push_back(a == "--root=/host"                      ? "--root=/"
+                   : a.rfind("--listen=$(NODE_IP)", 0) == 0 ? "--listen=127.0.0.1" + a.substr(19)
+                                                            : a);
   for (const char* extra : {"--once", "--no-gpus", "--no-check"}) argv.push_back(extra);
   const auto r = run(argv, {}, 60);
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -158,7 +173,20 @@ TEST_F(Deploy, PromtoolAcceptsTheConfigAndTheRules) {
   const auto rules =
       run({"promtool", "check", "rules", (kDeploy / "prometheus/dltune-alerts.yml").string()});
   EXPECT_EQ(rules.exit_code, 0) << rules.out << rules.err;
-  EXPECT_NE(rules.out.find("SUCCESS: 7 rules found"), std::string::npos) << rules.out;
+  EXPECT_NE(rules.out.find("SUCCESS: 14 rules found"), std::string::npos) << rules.out;
+}
+
+// promtool test rules of the fleet rules and the exporter's liveness on series written for each
+// case (tests/unit/deploy/fleet_rules_test.yml): the straggler node of a GPU job and of a CPU job,
+// the healthy fleet and an idle job with none, a node whose finding its pool does not share, a
+// serve that stops answering (up == 0, where the stale alert cannot fire), no target at all.
+TEST_F(Deploy, TheFleetRulesFindTheStragglerTheDriftedNodeAndADeadExporter) {
+  if (!have("promtool")) GTEST_SKIP() << "promtool (Debian's prometheus package) is not installed";
+  const auto r =
+      run({"promtool", "test", "rules",
+           (fs::path(DLTUNE_SOURCE_DIR) / "tests/unit/deploy/fleet_rules_test.yml").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("SUCCESS"), std::string::npos) << r.out;
 }
 
 // promtool test rules: an OOM kill in a Slurm job's step is one alert, for the job (its step's
@@ -192,6 +220,59 @@ TEST_F(Deploy, AnOomKillIsOneAlertPerJobNotOnePerStep) {
   const auto r = run({"promtool", "test", "rules", (dir / "oom-test.yml").string()});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   fs::remove_all(dir);
+}
+
+// node-problem-detector's custom plugin: the rule's command is `dltune check --npd` (exit 0 OK,
+// 1 a problem, 2 unknown, one line of message), run here as NPD would run it, its `--root /host`
+// pointed at fixture trees: the 8-GPU tree has critical findings (a problem whose message names
+// them and fits the plugin's max_output_length), this VM's tree only warnings (OK at critical, a
+// problem at --fail-on warn), a tree that is none is unknown with the reason on stdout.
+TEST(DeployUnit, TheNodeProblemDetectorPluginRunsCheckWithItsProtocol) {
+  const auto config =
+      json::parse(slurp(kDeploy / "kubernetes/node-problem-detector/dltune-plugin.json"));
+  EXPECT_EQ(config["plugin"], "custom");
+  const std::size_t max_output = config["pluginConfig"]["max_output_length"].get<std::size_t>();
+  ASSERT_EQ(config["rules"].size(), 1u);
+  const auto& rule = config["rules"][0];
+  EXPECT_EQ(rule["type"], "permanent");
+  EXPECT_EQ(rule["condition"], config["conditions"][0]["type"]) << "the rule sets the condition";
+  EXPECT_EQ(rule["path"], "/usr/bin/dltune");
+  // The rule's command with its --root (and, when given, its --fail-on) value replaced.
+  auto command = [&](const std::string& root, const std::string& fail_on = "") {
+    std::vector<std::string> argv = {DLTUNE_BINARY};
+    std::string previous;
+    for (const auto& a : rule["args"]) {
+      const std::string arg = a.get<std::string>();
+      argv.push_back(previous == "--root"                          ? root
+                     : previous == "--fail-on" && !fail_on.empty() ? fail_on
+                                                                   : arg);
+      previous = arg;
+    }
+    return run(argv);
+  };
+  const std::string fixtures = DLTUNE_FIXTURES;
+  const auto gpu = command(fixtures + "/roots/gpu8-numa2-cgv2");
+  EXPECT_EQ(gpu.exit_code, 1) << gpu.out << gpu.err;
+  EXPECT_EQ(gpu.out.rfind("dltune: ", 0), 0u) << gpu.out;
+  EXPECT_EQ(std::count(gpu.out.begin(), gpu.out.end(), '\n'), 1) << "one line: " << gpu.out;
+  EXPECT_LE(gpu.out.size() - 1, max_output) << gpu.out;
+  EXPECT_NE(gpu.out.find("; +"), std::string::npos) << "the other critical ids: " << gpu.out;
+  const auto vm = command(fixtures + "/roots/this-vm");
+  EXPECT_EQ(vm.exit_code, 0) << vm.out << vm.err;
+  EXPECT_EQ(vm.out, "dltune: no finding at or above critical (profile training)\n");
+  const auto strict = command(fixtures + "/roots/this-vm", "warn");
+  EXPECT_EQ(strict.exit_code, 1) << strict.out << strict.err;
+  const fs::path empty =
+      fs::path(::testing::TempDir()) / ("dltune_npd_" + std::to_string(::getpid()));
+  fs::create_directories(empty);
+  const auto unknown = command(empty.string());
+  fs::remove_all(empty);
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.out << unknown.err;
+  EXPECT_EQ(unknown.out.rfind("dltune: cannot judge the host: ", 0), 0u) << unknown.out;
+  // --npd and --json are one output each.
+  const auto both =
+      run({DLTUNE_BINARY, "check", "--npd", "--json", "--root", fixtures + "/roots/this-vm"});
+  EXPECT_EQ(both.exit_code, 2) << both.out << both.err;
 }
 
 TEST(DeployUnit, SystemdAnalyzeVerifiesTheUnit) {
