@@ -164,6 +164,43 @@ struct Parser {
       return bad("the last [[rule.action]] must have no `when`: some action always applies");
     return r;
   }
+
+  Result<Lever> lever(const toml::table& t, std::size_t index) {
+    where = fmt::format("[[lever]] #{}", index + 1);
+    static const std::set<std::string> kKeys = {"id",  "title",    "when", "after",
+                                                "why", "measured", "bench"};
+    for (const auto& [k, v] : t)
+      if (kKeys.count(std::string(k.str())) == 0)
+        return bad(fmt::format("unknown key '{}' (id, title, when, after, why, measured, bench)",
+                               k.str()));
+    Lever l;
+    auto id = text(t, "id", true);
+    if (!id) return tl::unexpected(id.error());
+    l.id = *id;
+    where = "[[lever]] " + l.id;
+    for (auto [key, field] : {std::pair{"title", &l.title}, std::pair{"why", &l.why},
+                              std::pair{"measured", &l.measured}, std::pair{"bench", &l.bench}}) {
+      auto s = text(t, key, true);
+      if (!s) return tl::unexpected(s.error());
+      *field = *s;
+    }
+    auto w = conditions(t, "when");
+    if (!w) return tl::unexpected(w.error());
+    l.when = std::move(*w);
+    if (l.when.empty()) return bad("no `when` conditions");
+    if (const auto* after = t.get("after")) {
+      const auto* arr = after->as_array();
+      if (arr == nullptr) return bad("after: expected a list of verdicts or rule ids");
+      for (const auto& e : *arr) {
+        const auto v = e.value<std::string>();
+        if (!v) return bad("after: expected a list of verdicts or rule ids");
+        l.after.push_back(*v);
+      }
+    }
+    if (auto p = placeholders(l.why, "why"); !p) return tl::unexpected(p.error());
+    if (auto p = placeholders(l.bench, "bench"); !p) return tl::unexpected(p.error());
+    return l;
+  }
 };
 
 // ---- evaluation --------------------------------------------------------------------------------
@@ -254,7 +291,7 @@ Result<Rules> parse_rules(std::string_view toml_text, std::string_view name) {
   Rules out;
   for (const auto& [k, v] : doc) {
     const std::string key(k.str());
-    if (key == "rule") continue;
+    if (key == "rule" || key == "lever") continue;
     if (key == "min_samples") {
       const auto* n = v.as_integer();  // not value<>: a float is converted unchecked (toml++)
       if (n == nullptr || n->get() < 1)
@@ -270,7 +307,7 @@ Result<Rules> parse_rules(std::string_view toml_text, std::string_view name) {
       out.high = *hi;
       out.medium = *me;
     } else {
-      return fail(fmt::format("unknown key '{}' (min_samples, confidence, rule)", key),
+      return fail(fmt::format("unknown key '{}' (min_samples, confidence, rule, lever)", key),
                   std::string(name));
     }
   }
@@ -285,6 +322,24 @@ Result<Rules> parse_rules(std::string_view toml_text, std::string_view name) {
     if (!ids.insert(r->id).second)
       return fail(fmt::format("[[rule]] {}: the id is used twice", r->id), std::string(name));
     out.rules.push_back(std::move(*r));
+  }
+  if (const auto* levers = doc.get("lever")) {
+    if (!levers->is_array_of_tables())
+      return fail("lever: expected [[lever]] tables", std::string(name));
+    const auto& la = *levers->as_array();
+    for (std::size_t i = 0; i < la.size(); ++i) {
+      auto l = parser.lever(*la.get(i)->as_table(), i);
+      if (!l) return tl::unexpected(l.error());
+      if (!ids.insert(l->id).second)
+        return fail(fmt::format("[[lever]] {}: the id is used twice", l->id), std::string(name));
+      for (const auto& a : l->after)
+        if (std::none_of(out.rules.begin(), out.rules.end(),
+                         [&](const Rule& r) { return r.id == a || r.verdict == a; }) &&
+            a != "inconclusive" && a != "mixed")
+          return fail(fmt::format("[[lever]] {}: after: '{}' is no rule id or verdict", l->id, a),
+                      std::string(name));
+      out.levers.push_back(std::move(*l));
+    }
   }
   return out;
 }
@@ -418,7 +473,9 @@ std::string expand(std::string_view text, const SignalValues& values) {
   return out;
 }
 
-Profile analyze(const Rules& rules, const Window& w, std::size_t first) {
+namespace {
+
+Profile judge(const Rules& rules, const Window& w, std::size_t first) {
   Profile p;
   first = std::min(first, w.samples.size());
   p.skipped = first;
@@ -574,6 +631,31 @@ Profile analyze(const Rules& rules, const Window& w, std::size_t first) {
   return p;
 }
 
+}  // namespace
+
+Profile analyze(const Rules& rules, const Window& w, std::size_t first) {
+  Profile p = judge(rules, w, first);
+  first = std::min(first, w.samples.size());
+  Evaluator ev(w, first, p);
+  for (const auto& l : rules.levers) {
+    if (std::find(l.after.begin(), l.after.end(), p.verdict.rule) != l.after.end() ||
+        std::find(l.after.begin(), l.after.end(), p.verdict.verdict) != l.after.end())
+      continue;
+    AlsoTry a{l.id, l.title, expand(l.why, p.values), l.measured, expand(l.bench, p.values), {}};
+    bool all = true;
+    for (const auto& c : l.when) {
+      const auto k = ev.check(c);
+      if (!k.holds) {
+        all = false;
+        break;
+      }
+      a.evidence.push_back(ev.evidence(c, k, false));
+    }
+    if (all) p.also_try.push_back(std::move(a));
+  }
+  return p;
+}
+
 nlohmann::json to_json(const Profile& p) {
   using nlohmann::json;
   const auto verdict_json = [](const Verdict& v) {
@@ -604,6 +686,18 @@ nlohmann::json to_json(const Profile& p) {
   json also = json::array();
   for (const auto& v : p.also) also.push_back(verdict_json(v));
   out["also"] = also;
+  json also_try = json::array();
+  for (const auto& a : p.also_try) {
+    json ev = json::array();
+    for (const auto& e : a.evidence) ev.push_back(e.text);
+    also_try.push_back({{"lever", a.lever},
+                        {"title", a.title},
+                        {"why", a.why},
+                        {"measured", a.measured},
+                        {"bench", a.bench},
+                        {"evidence", ev}});
+  }
+  out["also_try"] = also_try;
   json near = json::array();
   for (const auto& m : p.near_misses)
     near.push_back({{"rule", m.rule},

@@ -56,8 +56,23 @@ struct Rule {
   std::string disambiguate;     // what would settle it when the rule nearly matched
 };
 
+// A secondary lever: what the signals show beside the verdict, weaker than any rule needs, with
+// the effect such a change had where it was measured and the `dltune bench` command that proves
+// it on this job. Said as "also try", never as the verdict (which stays as strict as it is).
+struct Lever {
+  std::string id;                  // "allocator": unique
+  std::string title;               // "A tuned allocator"
+  std::vector<Condition> when;     // all must hold on the window's values
+  std::vector<std::string> after;  // verdicts or rule ids after which it is not said (the
+                                   // verdict already says it)
+  std::string why;                 // placeholders allowed
+  std::string measured;            // the effect measured, and where
+  std::string bench;               // the A/B command (placeholders allowed)
+};
+
 struct Rules {
   std::vector<Rule> rules;
+  std::vector<Lever> levers;
   std::size_t min_samples = 8;  // fewer steady samples than this: confidence at most low
   double high = 0.75, medium = 0.5;
 };
@@ -148,9 +163,15 @@ struct NearMiss {
   std::string disambiguate;
 };
 
+struct AlsoTry {
+  std::string lever, title, why, measured, bench;
+  std::vector<Evidence> evidence;
+};
+
 struct Profile {
   Verdict verdict;  // verdict "inconclusive" or "mixed" when so
   std::vector<Verdict> also;
+  std::vector<AlsoTry> also_try;  // the levers whose conditions held (Rules::levers)
   std::vector<NearMiss> near_misses;
   std::size_t samples = 0, skipped = 0;   // steady samples used, start-up samples left out
   std::int64_t start_ns = 0, end_ns = 0;  // of the steady window (wall)

@@ -86,6 +86,14 @@ std::string render_text(const Profile& p, const JobSeen& job, const std::string&
     for (const auto& a : p.also)
       out += fmt::format("  {} (confidence {}): {}\n", a.title, a.confidence, a.summary);
   }
+  if (!p.also_try.empty()) {
+    out += "\nAlso try (weaker signals than a verdict needs; prove it with the bench line)\n";
+    for (const auto& a : p.also_try) {
+      out += fmt::format("  {}: {}\n", a.title, a.why);
+      out += fmt::format("    measured: {}\n", a.measured);
+      out += fmt::format("    -> {}\n", a.bench);
+    }
+  }
   if (!p.near_misses.empty() && (v.verdict == "inconclusive" || v.verdict == "mixed")) {
     out += "\nNearest rules\n";
     for (const auto& m : p.near_misses) {

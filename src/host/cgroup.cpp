@@ -122,8 +122,9 @@ struct Groups {
     for (const auto& name : **names) {
       // Control files (cgroup.procs, memory.max) have a dot; of the groups looked for, only
       // slurm_NODE and NODE_slurmstepd.scope may.
+      // Kubernetes' systemd driver names its slices kubepods*.slice.
       if (name.find('.') != std::string::npos && name.rfind("slurm", 0) != 0 &&
-          !name.ends_with("slurmstepd.scope"))
+          !name.ends_with("slurmstepd.scope") && name.rfind("kubepods", 0) != 0)
         continue;
       const std::string path = dir + "/" + name;
       std::optional<bool> group;
@@ -226,6 +227,70 @@ Result<std::vector<SlurmJobGroup>> discover_slurm_jobs(const Root& root, const C
     return a.job_id.size() != b.job_id.size() ? a.job_id.size() < b.job_id.size()
                                               : a.job_id < b.job_id;
   });
+  return out;
+}
+
+namespace {
+
+// A pod's UID from its group's name: "pod<UID>" (cgroupfs driver) or
+// "kubepods[-QOS]-pod<UID with '_' for '-'>.slice" (systemd driver); empty for any other name.
+// A UID is hex digits and dashes (a mirror pod's is its config's hash, without dashes).
+std::string pod_uid_of(const std::string& name, const std::string& qos) {
+  std::string uid;
+  if (name.rfind("pod", 0) == 0) {
+    uid = name.substr(3);
+  } else {
+    const std::string prefix = "kubepods-" + (qos.empty() ? "" : qos + "-") + "pod";
+    if (name.rfind(prefix, 0) != 0 || !name.ends_with(".slice")) return {};
+    uid = name.substr(prefix.size(), name.size() - prefix.size() - 6);
+    std::replace(uid.begin(), uid.end(), '_', '-');
+  }
+  if (uid.empty() || uid.size() > 64 || !std::all_of(uid.begin(), uid.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
+               c == '-';
+      }))
+    return {};
+  return uid;
+}
+
+}  // namespace
+
+Result<std::vector<PodGroup>> discover_pod_groups(const Root& root, const CgroupLayout& layout,
+                                                  std::map<std::string, bool>* is_group) {
+  std::vector<PodGroup> out;
+  Groups groups{root, is_group, {}};
+  std::optional<std::string> mount = layout.unified;
+  if (layout.version != "v2") {
+    mount.reset();
+    for (const char* want : {"memory", "cpu", "cpuacct", "cpuset"})
+      for (const auto& [controller, m] : layout.v1)
+        if (!mount && controller == want) mount = m;
+  }
+  if (!mount) return out;
+  // Guaranteed pods sit in the root group itself, Burstable and BestEffort pods in theirs.
+  for (const auto& [top, slices] :
+       {std::pair<std::string, bool>{"kubepods", false}, {"kubepods.slice", true}}) {
+    const std::string base = "/" + top;
+    const bool systemd = slices;  // (a structured binding, not captured by clang 14)
+    const auto below = groups.below(*mount + base);
+    if (below.empty()) continue;
+    auto add = [&](const std::string& dir, const std::string& qos, const std::string& name) {
+      if (const auto uid = pod_uid_of(name, systemd ? qos : ""); !uid.empty())
+        out.push_back({dir + "/" + name, uid, qos.empty() ? "guaranteed" : qos});
+    };
+    for (const auto& name : below) {
+      for (const std::string qos : {"burstable", "besteffort"}) {
+        const std::string qos_group = systemd ? "kubepods-" + qos + ".slice" : qos;
+        if (name != qos_group) continue;
+        for (const auto& pod : groups.below(*mount + base + "/" + name))
+          add(base + "/" + name, qos, pod);
+      }
+      add(base, "", name);
+    }
+  }
+  if (is_group != nullptr) *is_group = std::move(groups.seen);
+  std::sort(out.begin(), out.end(),
+            [](const PodGroup& a, const PodGroup& b) { return a.path < b.path; });
   return out;
 }
 

@@ -74,4 +74,21 @@ struct SlurmStepPath {
 [[nodiscard]] Result<std::vector<SlurmJobGroup>> discover_slurm_jobs(
     const Root& root, const CgroupLayout& layout, std::map<std::string, bool>* is_group = nullptr);
 
+// A Kubernetes pod's group on this node, as the kubelet makes it (its cgroup manager,
+// pkg/kubelet/cm): with the cgroupfs driver /kubepods/pod<UID> (Guaranteed),
+// /kubepods/burstable/pod<UID>, /kubepods/besteffort/pod<UID>; with the systemd driver
+// /kubepods.slice/kubepods-pod<UID>.slice and /kubepods.slice/kubepods-QOS.slice/
+// kubepods-QOS-pod<UID>.slice, the UID's dashes written as '_'. Its containers' groups are below
+// it.
+struct PodGroup {
+  std::string path;  // as /proc/PID/cgroup names it
+  std::string uid;   // the pod's metadata.uid, with its dashes
+  std::string qos;   // "guaranteed", "burstable", "besteffort"
+};
+// Every pod group on this host, sorted by path; none (not a Kubernetes node) is an empty list.
+// Listed from the unified mount on v2, the memory hierarchy on v1 (or cpu, cpuacct, cpuset).
+// `is_group` as for discover_job_groups.
+[[nodiscard]] Result<std::vector<PodGroup>> discover_pod_groups(
+    const Root& root, const CgroupLayout& layout, std::map<std::string, bool>* is_group = nullptr);
+
 }  // namespace dltune::host

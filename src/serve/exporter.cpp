@@ -55,6 +55,7 @@ Snapshot Exporter::snapshot() const {
   s.sample = has_sample_ ? &sample_ : nullptr;
   s.jobs = job_samples_;
   s.slurm = &jobs_.slurm_jobs();
+  s.pods = &jobs_.pods();
   s.gpus = options_.gpus;
   s.check = options_.profile ? check_seen_.get() : nullptr;
   s.stats.samples = samples_;

@@ -163,7 +163,7 @@ void render(const Snapshot& s, MetricSink& sink) {
   sink.sample({{"version", s.version}}, std::uint64_t{1});
   if (s.sample) render_host(*s.sample, sink);
   render_gpus(s.sample, s.gpus, sink);
-  render_jobs(s.jobs, s.slurm, sink);
+  render_jobs(s.jobs, s.slurm, sink, s.pods);
   if (s.check) render_check(*s.check, sink);
   if (s.sample) {
     sink.family("dltune_sample_timestamp_seconds", MetricType::kGauge,

@@ -110,12 +110,15 @@ struct SlurmJobLabels {
   std::string job_id, user, step;
 };
 using SlurmJobs = std::map<std::string, SlurmJobLabels>;  // by the group's path
+// Kubernetes pods' groups: the pod's UID by the group's path (label pod_uid).
+using PodUids = std::map<std::string, std::string>;
 
 struct Snapshot {
   std::string_view version;                 // dltune's
   const monitor::Sample* sample = nullptr;  // null before the first sample
   std::span<const monitor::Cgroup> jobs;    // the job groups' counters
   const SlurmJobs* slurm = nullptr;         // which of them are Slurm's jobs
+  const PodUids* pods = nullptr;            // which of them are Kubernetes pods
   bool gpus = true;                         // NVML is read (not --no-gpus)
   const CheckState* check = nullptr;        // null: the check is off (--no-check)
   ExporterStats stats;
@@ -161,6 +164,7 @@ void for_each_stall(const monitor::Pressures& p, Emit&& emit) {
 // The parts of render (exposition_host.cpp, exposition_gpu.cpp, exposition_jobs.cpp).
 void render_host(const monitor::Sample& s, MetricSink& sink);
 void render_gpus(const monitor::Sample* s, bool gpus, MetricSink& sink);
-void render_jobs(std::span<const monitor::Cgroup> jobs, const SlurmJobs* slurm, MetricSink& sink);
+void render_jobs(std::span<const monitor::Cgroup> jobs, const SlurmJobs* slurm, MetricSink& sink,
+                 const PodUids* pods = nullptr);
 
 }  // namespace dltune::serve

@@ -1,7 +1,8 @@
 // The job cgroups' families (monitor/cgroup_collector.cpp reads the files): every series has
 // the label cgroup, the group's path as /proc/PID/cgroup shows it, a Slurm job's also
-// slurm_job_id and user, and a Slurm step's those and step. A value the kernel does not
-// give for the group (no limit, no memory.peak before Linux 5.19, no PSI on v1) is left out.
+// slurm_job_id and user, a Slurm step's those and step, a Kubernetes pod's pod_uid. A value the
+// kernel does not give for the group (no limit, no memory.peak before Linux 5.19, no PSI on v1) is
+// left out.
 #include "serve/exposition.hpp"
 
 namespace dltune::serve {
@@ -22,9 +23,25 @@ const SlurmJobLabels* slurm_of(const SlurmJobs* slurm, const Cgroup& group) {
   return it == slurm->end() ? nullptr : &it->second;
 }
 
+// A pod's UID when `group` is a Kubernetes pod's, else null.
+const std::string* pod_of(const PodUids* pods, const Cgroup& group) {
+  if (pods == nullptr || pods->empty()) return nullptr;
+  const auto it = pods->find(group.path);
+  return it == pods->end() ? nullptr : &it->second;
+}
+
+// Whose group it is: a Slurm job's (or step's), a pod's, or neither.
+struct Owner {
+  const SlurmJobLabels* slurm = nullptr;
+  const std::string* pod_uid = nullptr;
+};
+
 template <class V>
-void put(MetricSink& sink, const Cgroup& g, const SlurmJobLabels* s, V value) {
-  if (s == nullptr)
+void put(MetricSink& sink, const Cgroup& g, const Owner& o, V value) {
+  const SlurmJobLabels* s = o.slurm;
+  if (s == nullptr && o.pod_uid != nullptr)
+    sink.sample({{"cgroup", g.path}, {"pod_uid", *o.pod_uid}}, value);
+  else if (s == nullptr)
     sink.sample({{"cgroup", g.path}}, value);
   else if (s->step.empty())
     sink.sample({{"cgroup", g.path}, {"slurm_job_id", s->job_id}, {"user", s->user}}, value);
@@ -37,6 +54,8 @@ void put(MetricSink& sink, const Cgroup& g, const SlurmJobLabels* s, V value) {
 struct Jobs {
   std::span<const Cgroup> groups;
   const SlurmJobs* slurm;
+  const PodUids* pods;
+  [[nodiscard]] Owner owner(const Cgroup& g) const { return {slurm_of(slurm, g), pod_of(pods, g)}; }
 };
 
 template <class Get>
@@ -44,7 +63,7 @@ void each(const Jobs& jobs, MetricSink& sink, const char* name, MetricType type,
           Get get) {
   sink.family(name, type, help);
   for (const auto& g : jobs.groups)
-    if (const auto v = get(g)) put(sink, g, slurm_of(jobs.slurm, g), *v);
+    if (const auto v = get(g)) put(sink, g, jobs.owner(g), *v);
 }
 
 std::optional<double> us_to_seconds(const std::optional<std::uint64_t>& us) {
@@ -54,8 +73,9 @@ std::optional<double> us_to_seconds(const std::optional<std::uint64_t>& us) {
 
 }  // namespace
 
-void render_jobs(std::span<const Cgroup> groups, const SlurmJobs* slurm, MetricSink& sink) {
-  const Jobs all{groups, slurm};
+void render_jobs(std::span<const Cgroup> groups, const SlurmJobs* slurm, MetricSink& sink,
+                 const PodUids* pods) {
+  const Jobs all{groups, slurm, pods};
   each(all, sink, "dltune_job_cpu_seconds_total", kCounter,
        "CPU time of the group's processes (v2 cpu.stat usage_usec, v1 cpuacct.usage)",
        [](const Cgroup& c) { return us_to_seconds(c.cpu_usage_us); });
@@ -123,8 +143,12 @@ void render_jobs(std::span<const Cgroup> groups, const SlurmJobs* slurm, MetricS
               "resource (the group's cpu.pressure, memory.pressure, io.pressure, total=)");
   for (const auto& g : groups) {
     const auto* s = slurm_of(slurm, g);
+    const auto* pod = pod_of(pods, g);
     for_each_stall(g.pressure, [&](const char* resource, const char* kind, double seconds) {
-      if (s == nullptr)
+      if (s == nullptr && pod != nullptr)
+        sink.sample({{"cgroup", g.path}, {"pod_uid", *pod}, {"resource", resource}, {"kind", kind}},
+                    seconds);
+      else if (s == nullptr)
         sink.sample({{"cgroup", g.path}, {"resource", resource}, {"kind", kind}}, seconds);
       else if (s->step.empty())
         sink.sample({{"cgroup", g.path},

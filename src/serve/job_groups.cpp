@@ -71,6 +71,16 @@ void JobGroups::collect(std::vector<monitor::Cgroup>& out, monitor::Notices& not
         notices.once("serve-slurm:" + jobs.error().message(),
                      "cannot list Slurm's job cgroups: " + jobs.error().message());
       }
+      pods_.clear();
+      if (auto pods = host::discover_pod_groups(root_, *layout_, &pods_is_group_); pods) {
+        for (const auto& p : *pods) {
+          wanted_.push_back(p.path);
+          pods_[p.path] = p.uid;
+        }
+      } else {
+        notices.once("serve-pods:" + pods.error().message(),
+                     "cannot list Kubernetes' pod cgroups: " + pods.error().message());
+      }
     }
   }
   std::sort(wanted_.begin(), wanted_.end());

@@ -1,7 +1,9 @@
 #pragma once
 // The job cgroups that `serve` exports: those that `dltune run` made (the groups below dltune's
-// parent group "dltune") and Slurm's jobs and their steps (host::discover_slurm_jobs, each with
-// its job id, user and step), both found afresh at every sample, and those named with --cgroup.
+// parent group "dltune"), Slurm's jobs and their steps (host::discover_slurm_jobs, each with
+// its job id, user and step) and Kubernetes' pods (host::discover_pod_groups, each with its
+// UID; one group per pod, not per container: the series stay bounded by the node's pods), all
+// found afresh at every sample, and those named with --cgroup.
 #include <map>
 #include <string>
 #include <vector>
@@ -25,6 +27,8 @@ class JobGroups {
   void collect(std::vector<monitor::Cgroup>& out, monitor::Notices& notices);
   // Which of the groups of the last collect are Slurm's jobs, with their labels.
   [[nodiscard]] const SlurmJobs& slurm_jobs() const { return slurm_; }
+  // Which of them are Kubernetes pods, with their UIDs.
+  [[nodiscard]] const PodUids& pods() const { return pods_; }
 
  private:
   // The user's name on this host (the uid's number in a host tree, or when it has none).
@@ -39,6 +43,8 @@ class JobGroups {
   std::map<std::string, bool> is_group_;
   SlurmJobs slurm_;
   std::map<std::string, bool> slurm_is_group_;
+  PodUids pods_;
+  std::map<std::string, bool> pods_is_group_;
   std::map<unsigned, std::string> user_names_;
   std::optional<monitor::Cgroup> one_;
 };

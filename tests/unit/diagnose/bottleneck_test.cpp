@@ -359,3 +359,82 @@ TEST(BottleneckWindow, JsonHasWhatReportShowsAndEverySignal) {
   EXPECT_TRUE(j["signals"]["gpu.util"].is_null());  // absent, not 0
   EXPECT_EQ(j["window"]["samples"], 40);
 }
+
+// Secondary levers: signals weaker than any rule needs beside the verdict, said as "also try"
+// with the measured effect and the bench command; not after a verdict that already says it.
+TEST(BottleneckLevers, AModerateLeverIsAlsoTryAndTheVerdictStaysStrict) {
+  auto names = [](const Profile& p) {
+    std::vector<std::string> out;
+    for (const auto& a : p.also_try) out.push_back(a.lever);
+    return out;
+  };
+  // A compute-bound job whose main thread spends 12% of its CPU in the kernel on 8,000 faults/s:
+  // not churn by the verdict's rule, but the allocator is worth a bench.
+  auto p = judge(window(host({{"main.system_share", 12}, {"main.minor_faults", 8000}})));
+  EXPECT_EQ(p.verdict.rule, "compute-bound-cpu");
+  ASSERT_EQ(names(p), std::vector<std::string>{"allocator"});
+  EXPECT_NE(p.also_try[0].why.find("12%"), std::string::npos) << p.also_try[0].why;
+  EXPECT_NE(p.also_try[0].measured.find("x1.36"), std::string::npos);
+  EXPECT_NE(p.also_try[0].bench.find("--run-b=--allocator=glibc-tuned"), std::string::npos);
+  EXPECT_EQ(p.also_try[0].evidence.size(), 3u);
+  // Churn strong enough for the verdict: the verdict says it, the lever does not repeat it.
+  p = judge(window(host({{"main.system_share", 30}, {"main.minor_faults", 30000}})));
+  EXPECT_EQ(p.verdict.rule, "allocation-churn");
+  EXPECT_TRUE(names(p).empty()) << ::testing::PrintToString(names(p));
+  // A few percent of run-queue wait under an outside load: the CPU weight.
+  p = judge(window(host({{"host.other_cpu", 25}, {"main.run_queue", 5}})));
+  EXPECT_EQ(p.verdict.rule, "compute-bound-cpu");
+  EXPECT_EQ(names(p), std::vector<std::string>{"cpu-weight"});
+  p = judge(window(host({{"main.run_queue", 24}, {"host.other_cpu", 90}})));
+  EXPECT_EQ(p.verdict.verdict, "cpu-contention");
+  EXPECT_TRUE(names(p).empty());
+  // A worker near saturation and the main process waiting now and then, a CPU idle.
+  p = judge(window(host({{"workers.count", 1},
+                         {"workers.cpu", 90},
+                         {"main.sleeping", 0.2},
+                         {"main.on_cpu", 75},
+                         {"host.idle_cpus", 0.9}})));
+  EXPECT_NE(p.verdict.verdict, "input-bound");
+  ASSERT_EQ(names(p), std::vector<std::string>{"more-workers"});
+  EXPECT_NE(p.also_try[0].bench.find("NUM_WORKERS=1 --run-b=--env=NUM_WORKERS=2"),
+            std::string::npos)
+      << p.also_try[0].bench;
+  // The text and the JSON say it.
+  const auto text = render_text(p, JobSeen{}, "pid 1", {});
+  EXPECT_NE(text.find("Also try"), std::string::npos) << text;
+  EXPECT_NE(text.find("Another DataLoader worker"), std::string::npos) << text;
+  const auto j = to_json(p);
+  ASSERT_EQ(j["also_try"].size(), 1u);
+  EXPECT_EQ(j["also_try"][0]["lever"], "more-workers");
+  EXPECT_FALSE(j["also_try"][0]["evidence"].empty());
+  // The quiet host: none.
+  EXPECT_TRUE(judge(window(host({}))).also_try.empty());
+}
+
+TEST(BottleneckLevers, BadLeversAreErrorsThatNameTheLeverAndTheKey) {
+  const std::string rule =
+      "[[rule]]\nid = \"a\"\nverdict = \"v\"\ntitle = \"T\"\nsummary = \"S\"\n"
+      "require = [ { signal = \"main.cpu\", min = 1 } ]\n[[rule.action]]\ntext = \"t\"\n";
+  const std::string lever =
+      "[[lever]]\nid = \"l\"\ntitle = \"T\"\nwhy = \"W\"\nmeasured = \"M\"\n"
+      "bench = \"B\"\nwhen = [ { signal = \"main.cpu\", min = 1 } ]\n";
+  const auto err = [&](const std::string& text) {
+    auto r = parse_rules(text, "x.toml");
+    return r ? std::string("(parsed)") : r.error().message();
+  };
+  EXPECT_EQ(err(rule + lever), "(parsed)");
+  EXPECT_NE(err(rule + lever + "colour = 1\n").find("unknown key 'colour'"), std::string::npos);
+  EXPECT_NE(err(rule + lever + "after = [\"nope\"]\n").find("'nope' is no rule id or verdict"),
+            std::string::npos);
+  EXPECT_EQ(err(rule + lever + "after = [\"v\", \"a\"]\n"), "(parsed)");
+  EXPECT_NE(
+      err(rule + "[[lever]]\nid = \"l\"\ntitle = \"T\"\nwhy = \"{main.nope}\"\n"
+                 "measured = \"M\"\nbench = \"B\"\nwhen = [ { signal = \"main.cpu\", min = 1 } ]\n")
+          .find("[[lever]] l"),
+      std::string::npos);
+  EXPECT_NE(err(rule + "[[lever]]\nid = \"l\"\ntitle = \"T\"\nwhy = \"W\"\nmeasured = \"M\"\n"
+                       "bench = \"B\"\n")
+                .find("no `when`"),
+            std::string::npos);
+  EXPECT_NE(err(rule + lever + lever).find("the id is used twice"), std::string::npos);
+}
