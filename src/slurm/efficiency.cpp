@@ -128,8 +128,11 @@ Efficiency judge_efficiency(const JobUse& use) {
         "is {}",
         *use.oom_kills,
         use.memory_limit_bytes ? text::human_bytes(*use.memory_limit_bytes) : "unknown"));
-    e.action = fmt::format("ask for more memory: --mem={}M or more (its peak was {})",
-                           (want + want / 2) >> 20, text::human_bytes(want));
+    e.action = want > 0 ? fmt::format("ask for more memory: --mem={}M or more (its peak was {})",
+                                      (want + want / 2) >> 20, text::human_bytes(want))
+                        : std::string(
+                              "ask for more memory (--mem): neither its peak nor its "
+                              "limit was measured");
   }
   // GPUs given and never touched: the costliest waste of a GPU node, held from other jobs for
   // the whole run (jobstats' first GPU check too).

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -51,6 +52,40 @@ std::string victim(const diagnose::LoggedEvent& e) {
   return fmt::format("{} (pid {}{})", field(e, "task"), field(e, "pid"), held);
 }
 
+// The memory cgroup's usage and limit when the kernel killed for memory, from its report's
+// "memory: usage 102400kB, limit 102400kB, failcnt 0" line (mm/memcontrol.c's
+// mem_cgroup_print_oom_meminfo): the largest of each over `events`' kills. A job that dies before
+// its watcher's first sample has no other record of either.
+struct OomMemory {
+  std::optional<std::uint64_t> usage, limit;
+};
+
+OomMemory oom_memory(const std::vector<diagnose::LoggedEvent>& events) {
+  OomMemory out;
+  const auto kib_after = [](std::string_view line, std::string_view key) {
+    std::optional<std::uint64_t> v;
+    const auto at = line.find(key);
+    if (at == std::string_view::npos) return v;
+    const auto rest = line.substr(at + key.size());
+    const auto digits = rest.substr(0, rest.find_first_not_of("0123456789"));
+    if (digits.empty() || !rest.substr(digits.size()).starts_with("kB")) return v;
+    if (auto n = text::to_uint(digits); n && *n < (std::uint64_t{1} << 53)) v = *n * 1024;
+    return v;
+  };
+  const auto keep = [](std::optional<std::uint64_t>& into, std::optional<std::uint64_t> v) {
+    if (v) into = std::max(into.value_or(0), *v);
+  };
+  for (const auto& e : events) {
+    if (e.event.kind != "oom_kill") continue;
+    const auto line = field(e, "memory");
+    keep(out.usage, kib_after(line, "usage "));
+    // The kernel writes a limit of "no limit" as a huge page count: not a limit a job asked for.
+    if (auto limit = kib_after(line, "limit "); limit && *limit < (std::uint64_t{1} << 50))
+      keep(out.limit, limit);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<diagnose::LoggedEvent> job_events(const std::vector<diagnose::LoggedEvent>& events,
@@ -93,6 +128,10 @@ JobReport build_report(const EpilogRequest& request, std::optional<JobRecord> re
     JobUse use = record->use();
     // The kernel's count when the watcher missed kills (the group was gone before its sample).
     use.oom_kills = std::max<std::uint64_t>(use.oom_kills.value_or(0), victims.size());
+    // The kernel's figures when the job died before the watcher measured them.
+    const auto oom = oom_memory(r.events);
+    if (!use.memory_limit_bytes) use.memory_limit_bytes = oom.limit;
+    if (oom.usage) use.memory_peak_bytes = std::max(use.memory_peak_bytes.value_or(0), *oom.usage);
     auto e = judge_efficiency(use);
     if (!victims.empty())
       e.findings.insert(e.findings.begin() + std::min<std::ptrdiff_t>(1, std::ssize(e.findings)),
@@ -101,8 +140,15 @@ JobReport build_report(const EpilogRequest& request, std::optional<JobRecord> re
     r.efficiency = std::move(e);
     r.record = std::move(record);
   } else if (!victims.empty()) {
-    r.action =
-        fmt::format("ask for more memory (--mem): the kernel killed {}", fmt::join(victims, ", "));
+    const auto oom = oom_memory(r.events);
+    const auto want = std::max(oom.usage.value_or(0), oom.limit.value_or(0));
+    r.action = want > 0
+                   ? fmt::format(
+                         "ask for more memory: --mem={}M or more (the kernel killed {} "
+                         "at {})",
+                         (want + want / 2) >> 20, fmt::join(victims, ", "), text::human_bytes(want))
+                   : fmt::format("ask for more memory (--mem): the kernel killed {}",
+                                 fmt::join(victims, ", "));
   }
   if (r.action.empty())
     for (const auto& e : r.events)

@@ -290,7 +290,9 @@ std::string running_job(
   std::vector<std::string> argv = {"sbatch",     "--parsable", "-c",        cpus,
                                    "--mem=300M", "-o",         "/dev/null", "--chdir=/tmp"};
   argv.insert(argv.end(), more.begin(), more.end());
-  argv.insert(argv.end(), {"--wrap", "exec python3 -c '" + python + "'"});
+  // Debian's interpreter by its path: a python3 found on PATH may be a shell shim (pyenv's) that
+  // top would catch before it execs the interpreter.
+  argv.insert(argv.end(), {"--wrap", "exec /usr/bin/python3 -c '" + python + "'"});
   const auto sub = cluster.slurm(argv);
   EXPECT_EQ(sub.exit_code, 0) << explain(sub);
   const std::string id = sub.out.substr(0, sub.out.find_first_of(";\n"));
@@ -319,7 +321,7 @@ TEST_F(SlurmLive, AJobIsFollowedByTopAndServedWithItsIdAndUserToPrometheus) {
   for (int i = 0; i < 40; ++i) {
     top =
         run({DLTUNE_BINARY, "top", "--slurm-job", id, "--once", "--no-gpus"}, {{"COLUMNS", "120"}});
-    if (top.exit_code == 0 && top.out.find("python3 -c") != std::string::npos) break;
+    if (top.exit_code == 0 && top.out.find("python3 -c import tim") != std::string::npos) break;
     std::this_thread::sleep_for(250ms);
   }
   EXPECT_EQ(top.exit_code, 0) << explain(top);
@@ -542,7 +544,7 @@ json job_report(const SlurmCluster& cluster, const std::string& id, int seconds 
 std::string submit(const SlurmCluster& cluster, const std::string& mem, const std::string& python) {
   const auto sub =
       cluster.slurm({"sbatch", "--parsable", "-c", "1", "--mem=" + mem, "-o", "/dev/null",
-                     "--chdir=/tmp", "--wrap", "exec python3 -c '" + python + "'"});
+                     "--chdir=/tmp", "--wrap", "exec /usr/bin/python3 -c '" + python + "'"});
   EXPECT_EQ(sub.exit_code, 0) << explain(sub);
   return sub.out.substr(0, sub.out.find_first_of(";\n"));
 }

@@ -239,6 +239,37 @@ TEST(SlurmJobReport, AnOomKillTheWatcherMissedIsCountedAndItsVictimNamedWithTheA
   EXPECT_EQ(j["efficiency"]["oom_kills"], 1);
 }
 
+TEST(SlurmJobReport, AJobKilledBeforeItsFirstSampleTakesItsLimitAndPeakFromTheKernel) {
+  JobRecord r;  // the watch started, the job died before it saw the group
+  r.job_id = "3";
+  dltune::diagnose::DoctorReport log;
+  log.since_wall_ns = 1;
+  auto kill = oom("python3", "6123", "/slurm_vm/uid_0/job_3/step_batch/task_0");
+  kill.event.fields["memory"] = "usage 102400kB, limit 102400kB, failcnt 0";
+  log.events = {kill};
+  const auto report = dltune::slurm::build_report({"3", "alice", "n1", "0:125"}, r, log, 1);
+  ASSERT_TRUE(report.efficiency);
+  EXPECT_EQ(report.efficiency->use.memory_limit_bytes, 100u << 20);
+  EXPECT_EQ(report.efficiency->use.memory_peak_bytes, 100u << 20);
+  EXPECT_THAT(report.action, HasSubstr("ask for more memory: --mem=150M or more"));
+  // Without the kernel's figures either: no number made up.
+  log.events = {oom("python3", "6123", "/slurm_vm/uid_0/job_3/step_batch/task_0")};
+  const auto bare = dltune::slurm::build_report({"3", "alice", "n1", "0:125"}, r, log, 1);
+  EXPECT_THAT(bare.action, HasSubstr("neither its peak nor its limit was measured"));
+  EXPECT_THAT(bare.action, Not(HasSubstr("--mem=0M")));
+  // No watch at all: the kernel's limit still gives the number; a limit of none is not one.
+  auto unlimited = kill;
+  unlimited.event.fields["memory"] = "usage 524288kB, limit 9007199254740988kB, failcnt 0";
+  dltune::diagnose::DoctorReport since_boot;
+  since_boot.events = {kill};
+  EXPECT_THAT(dltune::slurm::build_report({"3", "", "n1", ""}, std::nullopt, since_boot, 1).action,
+              HasSubstr("--mem=150M or more (the kernel killed python3 (pid 6123"));
+  since_boot.events = {unlimited};
+  EXPECT_THAT(dltune::slurm::build_report({"3", "", "n1", ""}, std::nullopt, since_boot, 1).action,
+              HasSubstr("--mem=768M or more"))
+      << "its usage, not the kernel's 'no limit'";
+}
+
 TEST(SlurmJobReport, WithoutAWatchTheKillsAreStillNamedAndTheGapIsSaid) {
   dltune::diagnose::DoctorReport log;  // since boot: no watch gave a window
   log.events = {oom("python3", "6123", "/slurm_vm/uid_0/job_3/step_0/task_0"), node_event("xid")};
