@@ -517,7 +517,11 @@ bool Root::is_dltune_cgroup(std::string_view path) {
     if (!is_slurm_nest(nest, start == 0 || c[0] == "unified")) return false;
   }
   if (c.size() == at + 1) return true;
-  return c.size() == at + 2 && is_plain_cgroup_name(c[at + 1]);
+  if (c.size() == at + 2) return is_plain_cgroup_name(c[at + 1]);
+  // A rank's group inside its job's (`run --nproc N`): "rank-N", nothing else and no deeper.
+  const auto rank = c.size() == at + 3 ? c[at + 2] : std::string_view();
+  return is_plain_cgroup_name(c[at + 1]) && rank.starts_with("rank-") && rank.size() > 5 &&
+         rank.size() <= 10 && rank.find_first_not_of("0123456789", 5) == std::string_view::npos;
 }
 
 bool Root::is_writable_cgroup_file(std::string_view path) {

@@ -168,6 +168,21 @@ Result<void> JobCgroupBase::make_parent(const std::string& dir, bool remove_with
   return {};
 }
 
+CgroupWriter JobCgroupBase::writer_or_root(const CgroupWriter& write) const {
+  if (write) return write;
+  return [root = root_](const std::string& path, const std::string& value) {
+    return root.write_virtual(path, value);
+  };
+}
+
+Result<void> check_child(const std::string& name, const CgroupLimits& limits) {
+  if (auto ok = host::check_cgroup_name(name); !ok) return tl::unexpected(ok.error());
+  if (limits.cpu_quota_cpus || limits.cpu_weight || limits.memory_bytes ||
+      limits.memory_swap_bytes || limits.io_weight)
+    return fail("a part of a job gets CPUs and NUMA nodes of its own, no other limit:", name);
+  return check_limits(limits);
+}
+
 std::string base_of(const CgroupPlace& place, const std::string& mount) {
   const auto it = place.nest.find(mount);
   return it == place.nest.end() ? mount : it->second;

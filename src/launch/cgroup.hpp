@@ -47,6 +47,12 @@ struct CgroupStats {
   std::optional<std::uint64_t> memory_limit_hits;  // memory.failcnt / memory.events max
 };
 
+// The write of one control file, returning what the file reads back afterwards. The default is
+// Root::write_virtual. The kernel rounds, clamps and normalises what it is given; a fixture tree
+// has no kernel, so tests stand in for it here (to see a value the "kernel" did not take).
+using CgroupWriter =
+    std::function<Result<std::string>(const std::string& path, const std::string& value)>;
+
 class JobCgroup {
  public:
   virtual ~JobCgroup() = default;
@@ -68,6 +74,14 @@ class JobCgroup {
   // What could not be set up without failing the job: a controller that is not mounted or not
   // available, so that the summary lacks its statistics ("no cpuacct hierarchy: no CPU time").
   [[nodiscard]] virtual std::vector<std::string> notes() const { return {}; }
+  // A group inside this one, in each of its hierarchies, for one part of the job (a rank of
+  // `run --nproc N`, named "rank-N"): its own CPUs and NUMA nodes (`limits.cpus`, `.mems`; the
+  // other limits are the job's, which bind it from above), its own statistics and procs files.
+  // Written through `write` (a fixture tree's stand-in for the kernel; empty: Root's). Call it
+  // before any process is in this group (v2 enables controllers for the children here), and
+  // remove the children before this group.
+  [[nodiscard]] virtual Result<std::unique_ptr<JobCgroup>> create_child(
+      const std::string& name, const CgroupLimits& limits, const CgroupWriter& write) = 0;
 };
 
 // Where the job's groups go. By default in dltune's parent group right below each hierarchy's
@@ -91,11 +105,6 @@ struct CgroupPlace {
                                                                    const CgroupLimits& limits,
                                                                    const CgroupPlace& place = {});
 
-// The write of one control file, returning what the file reads back afterwards. The default is
-// Root::write_virtual. The kernel rounds, clamps and normalises what it is given; a fixture tree
-// has no kernel, so tests stand in for it here (to see a value the "kernel" did not take).
-using CgroupWriter =
-    std::function<Result<std::string>(const std::string& path, const std::string& value)>;
 [[nodiscard]] Result<std::unique_ptr<JobCgroup>> create_job_cgroup(
     const host::Root& root, const CgroupLayout& layout, const std::string& name,
     const CgroupLimits& limits, const CgroupWriter& write, const CgroupPlace& place = {});

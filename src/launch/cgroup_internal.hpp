@@ -64,6 +64,8 @@ class JobCgroupBase : public JobCgroup {
   void add_note(std::string note) { notes_.push_back(std::move(note)); }
   void add_procs(std::string file) { procs_.push_back(std::move(file)); }
   void set_pressure(std::string dir) { pressure_ = std::move(dir); }
+  // Root's own writer when `write` is empty (create_child).
+  [[nodiscard]] CgroupWriter writer_or_root(const CgroupWriter& write) const;
 
   // mkdir, remembered for removal (so that a failure later removes it).
   [[nodiscard]] Result<void> make_group(const std::string& dir);
@@ -80,6 +82,9 @@ class JobCgroupBase : public JobCgroup {
   std::vector<std::string> own_parents_;  // make_parent(.., true)'s
   bool removed_ = false;
 };
+
+// The checks of a child group's name and limits (create_child): a plain name, CPUs and nodes only.
+[[nodiscard]] Result<void> check_child(const std::string& name, const CgroupLimits& limits);
 
 // Fails when a group of that name exists in any of `dirs`.
 [[nodiscard]] Result<void> check_absent(const host::Root& root,

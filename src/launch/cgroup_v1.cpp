@@ -87,6 +87,48 @@ class V1JobCgroup final : public JobCgroupBase {
     return s;
   }
 
+  [[nodiscard]] Result<std::unique_ptr<JobCgroup>> create_child(
+      const std::string& name, const CgroupLimits& limits, const CgroupWriter& write) override {
+    if (auto ok = check_child(name, limits); !ok) return tl::unexpected(ok.error());
+    const Writes writes(writer_or_root(write));
+    auto child = std::make_unique<V1JobCgroup>(root_, limits);
+    for (const auto& [controller, d] : dir_of) child->dir_of[controller] = d + "/" + name;
+    auto set_up = [&]() -> Result<void> {
+      // memory.rst 6: without use_hierarchy (kernels before 5.11 could have it off) the job's
+      // limit would not bind its children.
+      if (const auto mem = dir("memory")) {
+        const std::string file = *mem + "/memory.use_hierarchy";
+        if (read_text(root_, file).value_or("1") == "0")
+          if (auto ok = writes.checked(file, "1", Expect::kSame); !ok) return ok;
+      }
+      std::vector<std::string> procs;
+      for (const auto& p : procs_) {
+        const std::string d = p.substr(0, p.rfind('/'));
+        if (unified_dir && d == *unified_dir) continue;
+        if (auto ok = child->make_group(d + "/" + name); !ok) return ok;
+        procs.push_back(d + "/" + name + "/cgroup.procs");
+      }
+      if (auto ok = child->write_limits(writes); !ok) return ok;
+      for (auto& p : procs) child->add_procs(std::move(p));
+      if (unified_dir) {
+        const std::string u = *unified_dir + "/" + name;
+        if (auto ok = child->make_group(u); !ok) {
+          child->add_note("no pressure of its own: " + ok.error().message());
+        } else {
+          child->unified_dir = u;
+          child->add_procs(u + "/cgroup.procs");
+          if (root_.exists(u + "/cpu.pressure")) child->set_pressure(u);
+        }
+      }
+      return {};
+    };
+    if (auto ok = set_up(); !ok) {
+      (void)child->remove();
+      return tl::unexpected(ok.error());
+    }
+    return std::unique_ptr<JobCgroup>(std::move(child));
+  }
+
   Result<void> write_limits(const Writes& writes) {
     const auto& l = asked_;
     if (const auto cpu = dir("cpu")) {

@@ -92,6 +92,43 @@ class V2JobCgroup final : public JobCgroupBase {
     return s;
   }
 
+  [[nodiscard]] Result<std::unique_ptr<JobCgroup>> create_child(
+      const std::string& name, const CgroupLimits& limits, const CgroupWriter& write) override {
+    if (auto ok = check_child(name, limits); !ok) return tl::unexpected(ok.error());
+    const Writes writes(writer_or_root(write));
+    // The controllers this group has, for its children too: their own CPUs (cpuset) and their
+    // own CPU time and memory (cpu, memory). The group holds no process yet ("no internal
+    // processes", cgroup-v2.rst).
+    const auto offered = controller_words(read_text(root_, dir_ + "/cgroup.controllers"));
+    std::vector<std::string> controllers;
+    for (const char* c : {"cpuset", "cpu", "memory"})
+      if (offered.count(c)) controllers.emplace_back(c);
+    if ((limits.cpus || limits.mems) && !offered.count("cpuset"))
+      return fail("CPUs of its own for " + name + " need the cpuset controller, not in",
+                  dir_ + "/cgroup.controllers");
+    auto child = std::make_unique<V2JobCgroup>(root_, dir_ + "/" + name, limits);
+    auto set_up = [&]() -> Result<void> {
+      if (auto ok = enable(root_, writes, dir_, controllers); !ok) return ok;
+      if (auto ok = child->make_group(child->dir_); !ok) return ok;
+      if (limits.cpus)
+        if (auto ok = writes.checked(child->dir_ + "/cpuset.cpus", *limits.cpus, Expect::kList);
+            !ok)
+          return ok;
+      if (limits.mems)
+        if (auto ok = writes.checked(child->dir_ + "/cpuset.mems", *limits.mems, Expect::kList);
+            !ok)
+          return ok;
+      child->add_procs(child->dir_ + "/cgroup.procs");
+      if (root_.exists(child->dir_ + "/cpu.pressure")) child->set_pressure(child->dir_);
+      return {};
+    };
+    if (auto ok = set_up(); !ok) {
+      (void)child->remove();
+      return tl::unexpected(ok.error());
+    }
+    return std::unique_ptr<JobCgroup>(std::move(child));
+  }
+
   // `nested`: `base` is another manager's group (a Slurm step's), not the mount point.
   Result<void> set_up(const std::string& base, bool nested,
                       const std::vector<std::string>& controllers, const Writes& writes) {

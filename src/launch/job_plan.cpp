@@ -1,5 +1,7 @@
 #include "launch/job_plan.hpp"
 
+#include "launch/rank_plan.hpp"
+
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -436,6 +438,20 @@ Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& fac
   } else if (!nodes.empty()) {
     plan.numa_nodes = nodes;
   }
+  // --nproc N with a command that is not a launcher of its own: dltune starts the N ranks, each in
+  // a group of its own inside the job's, so the job is bound to its CPUs (all it may use, unless
+  // narrowed) and each rank to its share of them.
+  const bool launches_ranks = o.nproc && !is_launcher(plan.argv);
+  if (launches_ranks) {
+    for (const char* var : {"RANK", "LOCAL_RANK", "WORLD_SIZE"})
+      if (const auto it = plan.env.find(var); it != plan.env.end())
+        return fail(fmt::format("--nproc {}: {}={} is set already (is this a rank of another "
+                                "launcher?): dltune would start ranks of a rank; unset it, or run "
+                                "without --nproc",
+                                *o.nproc, var, it->second),
+                    var);
+    if (!cpus) cpus = machine;
+  }
   if (cpus) {
     plan.cpus = cpus;
     plan.limits.cpus = text::format_cpu_list(*cpus);
@@ -465,16 +481,52 @@ Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& fac
     er.allocator = *a;
     er.allocator_asked = true;
   }
+  const bool threads_set_by_user = plan.env.count("OMP_NUM_THREADS") > 0;
   auto env_plan = plan_environment(root, er, plan.env);
   if (!env_plan) return tl::unexpected(env_plan.error());
   plan.allocator = env_plan->allocator;
   plan.notes.insert(plan.notes.end(), env_plan->notes.begin(), env_plan->notes.end());
   // --env last: what the user says wins over what dltune would set.
+  bool threads_in_env_option = false;
   for (const auto& kv : o.env) {
     const auto eq = kv.find('=');
     if (eq == std::string::npos || !valid_env_key(std::string_view(kv).substr(0, eq)))
       return fail("--env: expected NAME=VALUE, got", kv);
     plan.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    threads_in_env_option = threads_in_env_option || kv.substr(0, eq) == "OMP_NUM_THREADS";
+  }
+  if (launches_ranks) {
+    RankRequest rr;
+    rr.ranks = *o.nproc;
+    rr.cpus = *cpus;
+    std::sort(rr.cpus.begin(), rr.cpus.end());
+    for (const auto& node : numa)
+      for (int c : node.cpus) rr.node_of_cpu[c] = node.id;
+    rr.gpus = plan.gpus;
+    rr.gpu_nodes = gpu_nodes;
+    rr.workers = o.workers;
+    rr.set_threads = !threads_set_by_user && !threads_in_env_option;
+    auto layout = plan_ranks(rr);
+    if (!layout) return tl::unexpected(layout.error());
+    plan.ranks = std::move(layout->ranks);
+    // torchrun --standalone's rendezvous: this host; MASTER_PORT is a free port, chosen when the
+    // ranks start (run_job).
+    if (!plan.env.count("MASTER_ADDR")) plan.env["MASTER_ADDR"] = "127.0.0.1";
+    std::vector<std::string> each;
+    for (const auto& r : plan.ranks)
+      each.push_back(fmt::format(
+          "{}: CPUs {}{}{}", r.rank, text::format_cpu_list(r.cpus),
+          r.gpu ? fmt::format(", GPU {}", *r.gpu) : "",
+          r.env.count("OMP_NUM_THREADS") ? ", " + r.env.at("OMP_NUM_THREADS") + " thread(s)" : ""));
+    plan.notes.push_back(fmt::format(
+        "ranks: {} started by dltune (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR/PORT as "
+        "torchrun sets them), each in a group of its own; {}",
+        plan.ranks.size(), text::join(each, "; ")));
+    plan.notes.insert(plan.notes.end(), layout->notes.begin(), layout->notes.end());
+  } else if (o.nproc) {
+    plan.notes.push_back(
+        fmt::format("ranks: {} starts them: --nproc {} only sizes each one's threads",
+                    plan.argv.front(), *o.nproc));
   }
   // Resource limits from the profile (limits.nofile, limits.memlock), raised, never lowered.
   if (profile != nullptr) {

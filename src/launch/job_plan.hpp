@@ -12,6 +12,7 @@
 #include "host/root.hpp"
 #include "inventory/host_facts.hpp"
 #include "launch/cgroup.hpp"
+#include "launch/rank_plan.hpp"
 #include "launch/spawn.hpp"
 #include "settings/profile.hpp"
 
@@ -54,6 +55,9 @@ struct JobPlan {
   std::vector<ResourceLimit> rlimits;
   Allocator allocator = kDefaultAllocator;
   std::vector<std::string> argv;
+  // `--nproc N` with a command that is not a launcher: the ranks dltune starts (rank_plan.hpp);
+  // empty: one process, the command.
+  std::vector<RankPlan> ranks;
 };
 
 // What sizes a job's (or one Slurm task's) environment: thread counts and the allocator.

@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <memory>
+
+#include <fmt/format.h>
 
 #include "core/text.hpp"
 #include "launch/child.hpp"
@@ -148,7 +151,20 @@ Result<std::string> find_program(const std::string& name,
   return fail("cannot run", "'" + name + "'", err);
 }
 
-Result<SpawnResult> spawn_and_wait(const SpawnRequest& request) {
+namespace {
+
+// A child forked and past exec: its process, the read ends of its output pipes and the limits it
+// could not raise.
+struct Started {
+  std::unique_ptr<Job> job;
+  Fd err;
+  std::optional<Fd> out;
+  std::vector<std::string> warnings;
+};
+
+// Forks `request`'s child and waits until it has exec'd (or failed before: the error, nothing
+// left running). The forwarded signals must be blocked already.
+Result<Started> start_child(const SpawnRequest& request, bool privileged) {
   if (request.argv.empty() || request.argv[0].empty()) return fail("no command to run");
 
   ChildPlan plan;
@@ -206,67 +222,141 @@ Result<SpawnResult> spawn_and_wait(const SpawnRequest& request) {
   plan.err_fd = err_pipe->second.get();
   plan.out_fd = out_pipe ? out_pipe->second.get() : -1;
 
-  // Blocked before fork so that no signal is lost between fork and the supervision loop.
-  auto signals = ForwardedSignals::block();
-  if (!signals) return tl::unexpected(signals.error());
-
-  const bool privileged = has_cap_sys_resource();
-  const auto started = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid < 0) return fail("cannot start", "'" + request.argv[0] + "'", errno);
   if (pid == 0) detail::run_child(plan);
 
-  Job job(pid);  // kills and reaps the child on every early return
+  Started started;
+  started.job = std::make_unique<Job>(pid);  // kills and reaps the child on every early return
   status->second.reset();
   err_pipe->second.reset();
   if (out_pipe) out_pipe->second.reset();
 
   auto records = read_status(status->first.get());
   if (!records) return tl::unexpected(records.error());
-  SpawnResult result;
-  result.pid = pid;
   for (const auto& r : *records) {
     if (r.kind == StatusRecord::kFailure) {
-      job.reap();  // the child _exits right after writing this
+      started.job->reap();  // the child _exits right after writing this
       return tl::unexpected(start_error(request, r));
     }
     if (r.index >= 0 && static_cast<std::size_t>(r.index) < request.limits.size())
-      result.warnings.push_back(
+      started.warnings.push_back(
           limit_warning(request.limits[static_cast<std::size_t>(r.index)], r.hard, privileged));
   }
+  started.err = std::move(err_pipe->first);
+  if (out_pipe) started.out = std::move(out_pipe->first);
+  return started;
+}
 
-  if (request.on_start) request.on_start(pid);
-  ProgressMeter meter(request.rate_regex);
-  Supervision s{job, **signals, meter};
-  s.add_stream(std::move(err_pipe->first), request.output_fd.value_or(STDERR_FILENO));
-  if (out_pipe)
+// Where a job's output goes: the request's descriptor, else dltune's stderr and stdout.
+void add_streams(Supervision& s, Started& started, const SpawnRequest& request, bool metered) {
+  s.add_stream(std::move(started.err), request.output_fd.value_or(STDERR_FILENO), metered);
+  if (started.out)
     s.add_stream(
-        std::move(out_pipe->first),
-        request.output_fd.value_or(request.stdout_to_stderr ? STDERR_FILENO : STDOUT_FILENO));
-  auto end = s.run();
-  if (!end) return tl::unexpected(end.error());
+        std::move(*started.out),
+        request.output_fd.value_or(request.stdout_to_stderr ? STDERR_FILENO : STDOUT_FILENO),
+        metered);
+}
 
-  result.wall = std::chrono::steady_clock::now() - started;
-  const int st = end->status;
+double seconds_of(const timeval& t) {
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+}
+
+// The end of one job as SpawnResult has it.
+void fill_end(SpawnResult& result, const Ended& end) {
+  const int st = end.status;
   if (WIFSIGNALED(st)) {
     result.signal = WTERMSIG(st);
     result.exit_code = 128 + WTERMSIG(st);
   } else {
     result.exit_code = WEXITSTATUS(st);
   }
-  const auto seconds = [](const timeval& t) {
-    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
-  };
   // wait4's usage is the job's own plus that of every child it waited for (the kernel fills it
   // as RUSAGE_BOTH of the reaped process: kernel/exit.c wait_task_zombie).
-  result.user_seconds = seconds(end->usage.ru_utime);
-  result.system_seconds = seconds(end->usage.ru_stime);
-  result.max_rss_bytes = static_cast<std::uint64_t>(end->usage.ru_maxrss) * 1024;
+  result.user_seconds = seconds_of(end.usage.ru_utime);
+  result.system_seconds = seconds_of(end.usage.ru_stime);
+  result.max_rss_bytes = static_cast<std::uint64_t>(end.usage.ru_maxrss) * 1024;
+}
+
+}  // namespace
+
+Result<SpawnResult> spawn_and_wait(const SpawnRequest& request) {
+  if (request.argv.empty() || request.argv[0].empty()) return fail("no command to run");
+  // Blocked before fork so that no signal is lost between fork and the supervision loop.
+  auto signals = ForwardedSignals::block();
+  if (!signals) return tl::unexpected(signals.error());
+  const auto begun = std::chrono::steady_clock::now();
+  auto started = start_child(request, has_cap_sys_resource());
+  if (!started) return tl::unexpected(started.error());
+  SpawnResult result;
+  result.pid = started->job->pid();
+  result.warnings = std::move(started->warnings);
+
+  if (request.on_start) request.on_start(result.pid);
+  ProgressMeter meter(request.rate_regex);
+  Supervision s{*started->job, **signals, meter};
+  add_streams(s, *started, request, true);
+  auto end = s.run();
+  if (!end) return tl::unexpected(end.error());
+
+  result.wall = std::chrono::steady_clock::now() - begun;
+  fill_end(result, *end);
   meter.finish();
   result.progress = meter.progress();
   result.forwarded_signals = end->forwarded;
   result.received_signals = (*signals)->received();
   return result;
+}
+
+Result<GroupResult> spawn_group_and_wait(const std::vector<SpawnRequest>& requests,
+                                         const GroupOptions& options) {
+  if (requests.empty()) return fail("no command to run");
+  for (const auto& r : requests)
+    if (r.argv.empty() || r.argv[0].empty()) return fail("no command to run");
+  auto signals = ForwardedSignals::block();
+  if (!signals) return tl::unexpected(signals.error());
+  const bool privileged = has_cap_sys_resource();
+  const auto begun = std::chrono::steady_clock::now();
+  // All or none: a rank that cannot start takes down those started before it (~Job).
+  std::vector<Started> started;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    auto one = start_child(requests[i], privileged);
+    if (!one) {
+      auto e = one.error();
+      if (requests.size() > 1) e.input = fmt::format("{} (rank {})", e.input, i);
+      return tl::unexpected(e);
+    }
+    started.push_back(std::move(*one));
+  }
+  GroupResult out;
+  std::vector<pid_t> pids;
+  for (const auto& s : started) pids.push_back(s.job->pid());
+  if (options.on_start) options.on_start(pids);
+  ProgressMeter meter(requests.front().rate_regex);
+  std::vector<Job*> jobs;
+  for (auto& s : started) jobs.push_back(s.job.get());
+  Supervision s{jobs, **signals, meter};
+  for (std::size_t i = 0; i < started.size(); ++i)
+    add_streams(s, started[i], requests[i], i == options.metered);
+  s.stop_others_on_failure(options.grace);
+  auto end = s.run_all();
+  if (!end) return tl::unexpected(end.error());
+  meter.finish();
+  out.wall = std::chrono::steady_clock::now() - begun;
+  out.first_failure = end->first_failure;
+  out.forwarded_signals = end->forwarded;
+  out.received_signals = (*signals)->received();
+  for (std::size_t i = 0; i < started.size(); ++i) {
+    GroupMember m;
+    m.result.pid = pids[i];
+    m.result.warnings = std::move(started[i].warnings);
+    m.result.wall = std::chrono::duration<double>(end->seconds[i]);
+    fill_end(m.result, end->ends[i]);
+    if (i == options.metered) m.result.progress = meter.progress();
+    m.stopped = end->stopped[i];
+    out.members.push_back(std::move(m));
+  }
+  return out;
 }
 
 DefaultInterruptSignals::DefaultInterruptSignals() {

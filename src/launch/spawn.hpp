@@ -108,6 +108,33 @@ struct SpawnResult {
 // ^C after the job ended) are discarded so that the caller can report and clean up.
 [[nodiscard]] Result<SpawnResult> spawn_and_wait(const SpawnRequest& request);
 
+// A group of jobs started together and supervised as one (the ranks of `run --nproc N`).
+struct GroupOptions {
+  // When one fails (exits non-zero or by a signal) while others run: SIGTERM to the others, then
+  // SIGKILL after this long (torchrun's agent stops a failed group the same way).
+  std::chrono::milliseconds grace{5000};
+  std::size_t metered = 0;  // whose output is read for progress rates (rank 0 prints them)
+  // Called once all have exec'd, with their PIDs in order (as SpawnRequest::on_start).
+  std::function<void(const std::vector<pid_t>&)> on_start;
+};
+struct GroupMember {
+  SpawnResult result;    // its own end (wall: from the start to its exit)
+  bool stopped = false;  // it ended after dltune stopped the group
+};
+struct GroupResult {
+  std::vector<GroupMember> members;          // in the order of the requests
+  std::optional<std::size_t> first_failure;  // the one that failed first, which stopped the rest
+  std::chrono::duration<double> wall{};
+  std::vector<int> forwarded_signals;  // as SpawnResult's, passed on to every member running
+  std::vector<int> received_signals;
+};
+// Starts every request (each child sets itself up as spawn_and_wait's does; one that cannot start
+// stops those started before it: an error naming it, nothing left running), forwards signals to
+// all, copies their output through, and waits for all of them. The same rules as spawn_and_wait
+// for the calling thread; the requests' on_start are not called (options.on_start is).
+[[nodiscard]] Result<GroupResult> spawn_group_and_wait(const std::vector<SpawnRequest>& requests,
+                                                       const GroupOptions& options = {});
+
 // Where `name` (argv[0]) is found in the PATH of `environment` (execvp(3)'s search: a name with
 // a '/' is taken as it is; PATH unset means "/bin:/usr/bin"), for an early "command not found"
 // before anything is created: "cannot run 'trian.py': No such file or directory". The child

@@ -78,9 +78,9 @@ Json to_json(const RunSummary& s) {
   put(j, "user", s.user);
   j["allocator"] = allocator_name(s.plan.allocator);
   Json env = Json::object();
-  for (const char* k : {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
-                        "CUDA_DEVICE_ORDER", "LD_PRELOAD", "MALLOC_CONF", "MALLOC_MMAP_THRESHOLD_",
-                        "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_"})
+  for (const char* k : {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "MASTER_ADDR", "MASTER_PORT",
+                        "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "LD_PRELOAD", "MALLOC_CONF",
+                        "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_"})
     if (const auto it = s.plan.env.find(k); it != s.plan.env.end()) env[k] = it->second;
   j["environment"] = std::move(env);
   Json progress = Json::object();
@@ -91,6 +91,29 @@ Json to_json(const RunSummary& s) {
     put(progress, "median_rate", r.progress.median_rate);
   }
   j["progress"] = std::move(progress);
+  Json ranks = Json::array();
+  for (const auto& rank : s.ranks) {
+    Json x{{"rank", rank.rank},
+           {"pid", rank.result.pid},
+           {"cpus", text::format_cpu_list(rank.cpus)},
+           {"numa_nodes", rank.numa_nodes},
+           {"exit_code", rank.result.exit_code},
+           {"stopped", rank.stopped},
+           {"wall_seconds", rank.result.wall.count()},
+           {"user_seconds", rank.result.user_seconds},
+           {"system_seconds", rank.result.system_seconds},
+           {"max_rss_bytes", rank.result.max_rss_bytes},
+           {"cgroup", rank.cgroup_dir}};
+    put(x, "gpu", rank.gpu);
+    put(x, "signal", rank.result.signal);
+    put(x, "cpu_seconds", rank.stats.cpu_seconds);
+    put(x, "memory_peak_bytes", rank.stats.memory_peak_bytes);
+    put(x, "oom_kills", rank.stats.oom_kills);
+    ranks.push_back(std::move(x));
+  }
+  j["ranks"] = std::move(ranks);
+  put(j, "failed_rank", s.failed_rank);
+  if (!s.master_port.empty()) j["master_port"] = s.master_port;
   j["notes"] = s.plan.notes;
   j["warnings"] = r.warnings;
   return j;
@@ -150,6 +173,30 @@ std::string render_text(const RunSummary& s) {
                           ? ""
                           : ", NUMA node(s) " + text::format_cpu_list(s.plan.numa_nodes)));
   if (s.user) line("user", *s.user);
+  if (!s.ranks.empty())
+    line("ranks", fmt::format("{} started by dltune, meeting at {}:{}{}", s.ranks.size(),
+                              s.plan.env.count("MASTER_ADDR") ? s.plan.env.at("MASTER_ADDR") : "?",
+                              s.master_port,
+                              s.failed_rank ? fmt::format("; rank {} failed first and dltune "
+                                                          "stopped the others",
+                                                          *s.failed_rank)
+                                            : ""));
+  for (const auto& rank : s.ranks) {
+    std::string what = fmt::format(
+        "CPUs {}{}{}: {}{}, {:.2f} s, {:.2f} s CPU", text::format_cpu_list(rank.cpus),
+        rank.numa_nodes.empty() ? "" : " (node " + text::format_cpu_list(rank.numa_nodes) + ")",
+        rank.gpu ? fmt::format(", GPU {}", *rank.gpu) : "", exit_text(rank.result),
+        s.failed_rank == rank.rank ? " (failed first)"
+        : rank.stopped             ? " (stopped by dltune)"
+                                   : "",
+        rank.result.wall.count(),
+        rank.stats.cpu_seconds.value_or(rank.result.user_seconds + rank.result.system_seconds));
+    if (rank.stats.memory_peak_bytes)
+      what += ", " + text::human_bytes(*rank.stats.memory_peak_bytes) + " peak";
+    if (rank.stats.oom_kills.value_or(0) > 0)
+      what += fmt::format(", {} OOM kill(s)", *rank.stats.oom_kills);
+    line(fmt::format("rank {}", rank.rank).c_str(), what);
+  }
   if (r.progress.samples > 0 && r.progress.median_rate)
     line("progress",
          fmt::format("{:.3g} {} median, {:.3g} last ({} readings)", *r.progress.median_rate,

@@ -15,6 +15,17 @@
 
 namespace dltune::launch {
 
+// One rank of `run --nproc N` (rank_plan.hpp): where it ran and how it ended.
+struct RankSummary {
+  int rank = 0;
+  std::vector<int> cpus, numa_nodes;
+  std::optional<int> gpu;
+  SpawnResult result;    // its own exit, times and progress (wall: from the start to its exit)
+  bool stopped = false;  // ended after dltune stopped the ranks, when another one failed
+  CgroupStats stats;     // its own group's
+  std::string cgroup_dir;
+};
+
 struct RunSummary {
   JobPlan plan;
   std::optional<CgroupLimits> verified;  // the limits as the kernel reported them
@@ -25,6 +36,11 @@ struct RunSummary {
   CgroupStats stats;
   std::vector<host::parse::OomKill> oom_victims;  // from the kernel log, when it was readable
   std::optional<SlurmStep> slurm;  // the Slurm step the job's groups were made inside
+  // The ranks dltune started (`--nproc N`), in rank order; `result` is then the job's: the exit of
+  // the rank that failed first (0 when none did), the sum of their CPU times, rank 0's progress.
+  std::vector<RankSummary> ranks;
+  std::optional<int> failed_rank;  // the one that failed first and stopped the others
+  std::string master_port;         // the MASTER_PORT the ranks met on
 };
 
 [[nodiscard]] inventory::Json to_json(const RunSummary& s);

@@ -8,8 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 
 namespace dltune::launch {
 namespace {
@@ -123,7 +125,7 @@ std::vector<int> ForwardedSignals::received() {
   return received_;
 }
 
-std::vector<int> ForwardedSignals::forward_to(pid_t job) {
+std::vector<int> ForwardedSignals::forward_to(const std::vector<pid_t>& jobs) {
   std::vector<int> passed;
   signalfd_siginfo info{};
   while (::read(fd_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
@@ -131,17 +133,22 @@ std::vector<int> ForwardedSignals::forward_to(pid_t job) {
     note(sig);
     if (sig == SIGPIPE) continue;
     if (info.ssi_code == SI_KERNEL) continue;
-    if (static_cast<pid_t>(info.ssi_pid) == job) continue;
-    if (::kill(job, sig) == 0) passed.push_back(sig);
+    if (std::find(jobs.begin(), jobs.end(), static_cast<pid_t>(info.ssi_pid)) != jobs.end())
+      continue;
+    bool any = false;
+    for (const pid_t job : jobs) any = ::kill(job, sig) == 0 || any;
+    if (any) passed.push_back(sig);
   }
   return passed;
 }
 
-void Supervision::add_stream(Fd from, int to) {
-  streams_.push_back(Stream{std::move(from), to, true});
+void Supervision::add_stream(Fd from, int to, bool metered) {
+  std::optional<std::size_t> channel;
+  if (metered) channel = metered_++;
+  streams_.push_back(Stream{std::move(from), to, true, channel});
 }
 
-bool Supervision::pump(Stream& stream, std::size_t channel) {
+bool Supervision::pump(Stream& stream) {
   char buffer[65536];
   const auto n = ::read(stream.from.get(), buffer, sizeof buffer);
   if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
@@ -149,16 +156,16 @@ bool Supervision::pump(Stream& stream, std::size_t channel) {
   const auto size = static_cast<std::size_t>(n);
   // Copied before it is scanned, and unchanged: a tqdm bar redraws in place with '\r'.
   if (stream.passing) stream.passing = write_all(stream.to, buffer, size);
-  meter_.feed(std::string_view(buffer, size), channel);
+  if (stream.channel) meter_.feed(std::string_view(buffer, size), *stream.channel);
   return true;
 }
 
-void Supervision::drain(Stream& stream, std::size_t channel) {
+void Supervision::drain(Stream& stream) {
   if (stream.from.get() < 0) return;
   // Only what is in the pipe now: a process the job left behind may hold the pipe open.
   const int flags = ::fcntl(stream.from.get(), F_GETFL);
   if (flags >= 0) ::fcntl(stream.from.get(), F_SETFL, flags | O_NONBLOCK);
-  for (int i = 0; i < 64 && pump(stream, channel); ++i) {
+  for (int i = 0; i < 64 && pump(stream); ++i) {
     int available = 0;
     if (::ioctl(stream.from.get(), FIONREAD, &available) == 0 && available == 0) break;
   }
@@ -166,34 +173,88 @@ void Supervision::drain(Stream& stream, std::size_t channel) {
 }
 
 Result<Ended> Supervision::run() {
-  // A pidfd becomes readable when the job exits (pidfd_open(2), Linux 5.3); without one the
+  auto all = run_all();
+  if (!all) return tl::unexpected(all.error());
+  auto end = std::move(all->ends.front());
+  end.forwarded = std::move(all->forwarded);
+  return end;
+}
+
+Result<GroupEnd> Supervision::run_all() {
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
+  const std::size_t n = jobs_.size();
+  // A pidfd becomes readable when its job exits (pidfd_open(2), Linux 5.3); without one the
   // loop looks every 50 ms.
-  Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, job_.pid(), 0)));
-  std::vector<int> forwarded;
-  for (;;) {
+  std::vector<Fd> pidfds;
+  bool polling = false;
+  for (const auto* job : jobs_) {
+    pidfds.emplace_back(static_cast<int>(::syscall(SYS_pidfd_open, job->pid(), 0)));
+    polling = polling || pidfds.back().get() < 0;
+  }
+  GroupEnd out;
+  out.ends.resize(n);
+  out.seconds.resize(n, 0);
+  out.stopped.resize(n, false);
+  std::vector<bool> ended(n, false);
+  std::size_t left = n;
+  std::optional<Clock::time_point> kill_at;  // SIGKILL to those still running then
+  bool stopping = false;
+  const auto running = [&] {
+    std::vector<pid_t> pids;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!ended[i]) pids.push_back(jobs_[i]->pid());
+    return pids;
+  };
+  while (left > 0) {
     std::vector<pollfd> fds;
     fds.push_back({signals_.fd(), POLLIN, 0});
-    fds.push_back({pidfd.get(), POLLIN, 0});
+    for (std::size_t i = 0; i < n; ++i) fds.push_back({ended[i] ? -1 : pidfds[i].get(), POLLIN, 0});
     for (const auto& s : streams_) fds.push_back({s.from.get(), POLLIN, 0});
-    const int rc = ::poll(fds.data(), fds.size(), pidfd.get() < 0 ? 50 : -1);
+    int timeout = polling ? 50 : -1;
+    if (kill_at) {
+      const auto ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(*kill_at - Clock::now());
+      timeout = static_cast<int>(std::clamp<std::int64_t>(ms.count() + 1, 0, 60'000));
+    }
+    const int rc = ::poll(fds.data(), fds.size(), timeout);
     if (rc < 0 && errno != EINTR) return fail("cannot watch the job", "", errno);
     if (rc > 0 && fds[0].revents != 0) {
-      const auto passed = signals_.forward_to(job_.pid());
-      forwarded.insert(forwarded.end(), passed.begin(), passed.end());
+      const auto passed = signals_.forward_to(running());
+      out.forwarded.insert(out.forwarded.end(), passed.begin(), passed.end());
     }
     for (std::size_t i = 0; rc > 0 && i < streams_.size(); ++i) {
-      if (fds[i + 2].revents == 0 || streams_[i].from.get() < 0) continue;
-      if (!pump(streams_[i], i)) streams_[i].from.reset();
+      if (fds[i + 1 + n].revents == 0 || streams_[i].from.get() < 0) continue;
+      if (!pump(streams_[i])) streams_[i].from.reset();
     }
-    if (pidfd.get() >= 0 && (rc <= 0 || fds[1].revents == 0)) continue;
-    auto end = job_.try_wait();
-    if (!end) return tl::unexpected(end.error());
-    if (!*end) continue;
-    // Signals still pending are not passed on: the pid may already belong to someone else.
-    for (std::size_t i = 0; i < streams_.size(); ++i) drain(streams_[i], i);
-    (*end)->forwarded = std::move(forwarded);
-    return std::move(**end);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (ended[i]) continue;
+      if (pidfds[i].get() >= 0 && (rc <= 0 || fds[i + 1].revents == 0)) continue;
+      auto end = jobs_[i]->try_wait();
+      if (!end) return tl::unexpected(end.error());
+      if (!*end) continue;
+      ended[i] = true;
+      --left;
+      out.ends[i] = std::move(**end);
+      out.seconds[i] = std::chrono::duration<double>(Clock::now() - started).count();
+      out.stopped[i] = stopping;
+      const int st = out.ends[i].status;
+      const bool failed = WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0);
+      if (failed && !out.first_failure && !stopping) out.first_failure = i;
+      if (failed && grace_ && !stopping && left > 0) {
+        stopping = true;
+        for (const pid_t pid : running()) ::kill(pid, SIGTERM);
+        kill_at = Clock::now() + *grace_;
+      }
+    }
+    if (kill_at && Clock::now() >= *kill_at) {
+      for (const pid_t pid : running()) ::kill(pid, SIGKILL);
+      kill_at.reset();
+    }
   }
+  // Signals still pending are not passed on: the pids may already belong to someone else.
+  for (auto& s : streams_) drain(s);
+  return out;
 }
 
 }  // namespace dltune::launch

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -66,10 +67,10 @@ class ForwardedSignals {
   ForwardedSignals& operator=(const ForwardedSignals&) = delete;
   ~ForwardedSignals();
   [[nodiscard]] int fd() const { return fd_.get(); }
-  // Passes pending signals on to `job`, returns those passed. Not passed: those the kernel
-  // generated (a terminal's ^C, ^\ or hang-up: the job is in dltune's process group and got
-  // them as well; sudo(8) does the same) and those the job sent itself.
-  std::vector<int> forward_to(pid_t job);
+  // Passes pending signals on to each of `jobs`, returns those passed. Not passed: those the
+  // kernel generated (a terminal's ^C, ^\ or hang-up: the jobs are in dltune's process group and
+  // got them as well; sudo(8) does the same) and those one of the jobs sent.
+  std::vector<int> forward_to(const std::vector<pid_t>& jobs);
   // Reads what is still pending without passing it on; afterwards, every signal received
   // (passed on or not) since block(), in order.
   [[nodiscard]] std::vector<int> received();
@@ -83,28 +84,48 @@ class ForwardedSignals {
   std::optional<struct sigaction> old_sigchld_;
 };
 
+// How a group of jobs (the ranks of `run --nproc N`) ended.
+struct GroupEnd {
+  std::vector<Ended> ends;                   // per job, in the order given
+  std::vector<double> seconds;               // each one's life from the start of run_all()
+  std::vector<bool> stopped;                 // ended after dltune stopped it (SIGTERM, SIGKILL)
+  std::optional<std::size_t> first_failure;  // the first to exit non-zero or by a signal
+  std::vector<int> forwarded;                // the signals passed on (to every job running)
+};
+
 class Supervision {
  public:
+  Supervision(std::vector<Job*> jobs, ForwardedSignals& signals, ProgressMeter& meter)
+      : jobs_(std::move(jobs)), signals_(signals), meter_(meter) {}
   Supervision(Job& job, ForwardedSignals& signals, ProgressMeter& meter)
-      : job_(job), signals_(signals), meter_(meter) {}
-  // The job's output arriving on `from`, copied to dltune's descriptor `to`.
-  void add_stream(Fd from, int to);
-  // Until the job exits; then what is left in the pipes is copied too.
+      : Supervision(std::vector<Job*>{&job}, signals, meter) {}
+  // The job's output arriving on `from`, copied to dltune's descriptor `to`; `metered`: read for
+  // progress rates too (channel: the order of the metered streams).
+  void add_stream(Fd from, int to, bool metered = true);
+  // When a job fails (exits non-zero or is killed by a signal) while others run, as torchrun's
+  // agent does: SIGTERM to the others, SIGKILL to those left after `grace`.
+  void stop_others_on_failure(std::chrono::milliseconds grace) { grace_ = grace; }
+  // Until the (one) job exits; then what is left in the pipes is copied too.
   [[nodiscard]] Result<Ended> run();
+  // Until every job has exited.
+  [[nodiscard]] Result<GroupEnd> run_all();
 
  private:
   struct Stream {
     Fd from;
     int to = -1;
     bool passing = true;  // false once `to` refused (EPIPE): the rest is read and dropped
+    std::optional<std::size_t> channel;  // the meter's, when metered
   };
-  bool pump(Stream& stream, std::size_t channel);  // false at end of file
-  void drain(Stream& stream, std::size_t channel);
+  bool pump(Stream& stream);  // false at end of file
+  void drain(Stream& stream);
 
-  Job& job_;
+  std::vector<Job*> jobs_;
   ForwardedSignals& signals_;
   ProgressMeter& meter_;
   std::vector<Stream> streams_;
+  std::size_t metered_ = 0;
+  std::optional<std::chrono::milliseconds> grace_;
 };
 
 }  // namespace dltune::launch

@@ -271,13 +271,16 @@ TEST(RootWrites, OnlyDltuneJobCgroupsAreWritable) {
   for (const char* p :
        {"/sys/fs/cgroup/dltune", "/sys/fs/cgroup/dltune/job-1", "/sys/fs/cgroup/memory/dltune",
         "/sys/fs/cgroup/memory/dltune/x", "/sys/fs/cgroup/cpu,cpuacct/dltune/x",
-        "/sys/fs/cgroup/unified/dltune/x", "/sys/fs/cgroup/cpuset/dltune/a.b_c"})
+        "/sys/fs/cgroup/unified/dltune/x", "/sys/fs/cgroup/cpuset/dltune/a.b_c",
+        "/sys/fs/cgroup/dltune/job-1/rank-0", "/sys/fs/cgroup/cpuset/dltune/x/rank-15"})
     EXPECT_TRUE(Root::is_dltune_cgroup(p)) << p;
   for (const char* p :
        {"/sys/fs/cgroup", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/unified",
         "/sys/fs/cgroup/memory/other/x", "/sys/fs/cgroup/memory/other/dltune/x",
         "/sys/fs/cgroup/user.slice/dltune/x", "/sys/fs/cgroup/dltune/x/y",
         "/sys/fs/cgroup/memory/dltune/x/y", "/sys/fs/cgroup/dltune/dltune/x",
+        "/sys/fs/cgroup/dltune/x/rank-", "/sys/fs/cgroup/dltune/x/rank-1a",
+        "/sys/fs/cgroup/dltune/x/rank-0/rank-1", "/sys/fs/cgroup/dltune/rank-0/..",
         "/sys/fs/cgroup/memory/dltune/..", "/sys/fs/cgroup/memory/dltune/../../../../etc",
         "/sys/fs/cgroup/dltune/", "/sys/fs/cgroup/devices/dltune/x", "/sys/fs/cgroupx/dltune",
         "/sys/kernel/dltune/x", "/tmp/dltune/x"})
@@ -287,7 +290,8 @@ TEST(RootWrites, OnlyDltuneJobCgroupsAreWritable) {
         "/sys/fs/cgroup/dltune/job/cpu.max", "/sys/fs/cgroup/dltune/job/cgroup.procs",
         "/sys/fs/cgroup/memory/dltune/job/memory.limit_in_bytes",
         "/sys/fs/cgroup/cpuset/dltune/cpuset.cpus",
-        "/sys/fs/cgroup/unified/dltune/job/cgroup.kill"})
+        "/sys/fs/cgroup/unified/dltune/job/cgroup.kill",
+        "/sys/fs/cgroup/cpuset/dltune/job/rank-1/cpuset.cpus"})
     EXPECT_TRUE(Root::is_writable_setting(p)) << p;
   for (const char* p :
        {"/sys/fs/cgroup/cgroup.procs", "/sys/fs/cgroup/memory/memory.limit_in_bytes",
