@@ -51,9 +51,15 @@ bool is_launcher(const std::vector<std::string>& argv) {
                                                    "torch.distributed.launch"};
   if (kLaunchers.count(base_name(argv[0]))) return true;
   // python -m torch.distributed.run ..., python3.11 -m accelerate.commands.launch ...
+  // The interpreter's own options come before the script or module (python(1)); -W and -X take
+  // a value.
   if (base_name(argv[0]).starts_with("python"))
-    for (std::size_t i = 1; i + 1 < argv.size(); ++i) {
-      if (argv[i] != "-m") continue;
+    for (std::size_t i = 1; i < argv.size() && argv[i].starts_with('-'); ++i) {
+      if (argv[i] == "-W" || argv[i] == "-X") {
+        ++i;
+        continue;
+      }
+      if (argv[i] != "-m" || i + 1 == argv.size()) continue;
       const auto& module = argv[i + 1];
       return module == "torch.distributed.run" || module == "torch.distributed.launch" ||
              module.starts_with("accelerate.commands.launch") ||

@@ -112,7 +112,7 @@ Json to_json(const RunSummary& s) {
     ranks.push_back(std::move(x));
   }
   j["ranks"] = std::move(ranks);
-  put(j, "failed_rank", s.failed_rank);
+  j["failed_rank"] = s.failed_rank ? Json(*s.failed_rank) : Json(nullptr);
   if (!s.master_port.empty()) j["master_port"] = s.master_port;
   j["notes"] = s.plan.notes;
   j["warnings"] = r.warnings;

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -235,4 +236,73 @@ TEST_F(RunLive, NotRootIsRefusedWithWhatIsNeeded) {
                       "run", "--name", name_, "--", "/bin/true"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("needs root"), std::string::npos) << r.err;
+}
+
+// `run --nproc 2`: dltune starts two ranks of a real DistributedDataParallel job (gloo), which
+// meet through the environment it gives them and train; each in a group of its own inside the
+// job's, on its own CPUs, with thread counts sized to them, as the invoking user.
+TEST_F(RunLive, TwoDdpRanksTrainEachInItsOwnGroupOnItsOwnCpus) {
+  const std::string ddp = std::string(DLTUNE_SOURCE_DIR) + "/tests/jobs/ddp_train.py";
+  const auto r = dltune_run({"--nproc", "2"},
+                            {"/usr/bin/python3", ddp, "--steps", "20", "--report", dir_.string()},
+                            {{"SUDO_UID", "65534"}, {"SUDO_GID", "65534"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("trained 20 steps on 2 ranks"), std::string::npos) << r.out;
+  const auto s = summary();
+  ASSERT_EQ(s["ranks"].size(), 2u) << s.dump(2);
+  EXPECT_TRUE(s["failed_rank"].is_null());
+  const auto port = s["master_port"].get<std::string>();
+  std::set<int> all;
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto j = json::parse(slurp(dir_ / ("rank-" + std::to_string(rank) + ".json")));
+    EXPECT_EQ(j["rank"], rank);
+    EXPECT_EQ(j["world"], 2);
+    EXPECT_EQ(j["local_rank"], rank);
+    EXPECT_EQ(j["local_world_size"], 2);
+    EXPECT_EQ(j["master_addr"], "127.0.0.1");
+    EXPECT_EQ(j["master_port"], port);
+    EXPECT_EQ(j["steps"], 20);
+    // Its own group, inside the job's, in every hierarchy it is in.
+    const std::string group = "/dltune/" + name_ + "/rank-" + std::to_string(rank);
+    bool in_group = false;
+    for (const auto& line : j["cgroup"])
+      in_group = in_group || line.get<std::string>().ends_with(":" + group);
+    EXPECT_TRUE(in_group) << j["cgroup"].dump();
+    // Its CPUs are its own share, and its threads are sized to them.
+    const auto& mine = s["ranks"][static_cast<std::size_t>(rank)];
+    EXPECT_EQ(mine["rank"], rank);
+    EXPECT_EQ(mine["exit_code"], 0);
+    EXPECT_FALSE(mine["stopped"].get<bool>());
+    EXPECT_GT(mine.value("cpu_seconds", 0.0), 0.0) << mine.dump(2);
+    std::vector<int> cpus = j["cpus"];
+    for (int c : cpus) EXPECT_TRUE(all.insert(c).second) << "CPU " << c << " is another rank's";
+    EXPECT_EQ(j["torch_threads"], static_cast<int>(cpus.size()));
+    EXPECT_EQ(j["omp"], std::to_string(cpus.size()));
+  }
+  if (std::thread::hardware_concurrency() >= 2) EXPECT_EQ(all.size(), 2u);
+  EXPECT_EQ(s["user"], "nobody");
+  EXPECT_NE(r.err.find("rank 1 "), std::string::npos) << r.err;
+}
+
+// A rank that dies stops the others (they would wait in the all-reduce for ever), and the summary
+// says which rank failed and which were stopped; dltune exits with the failed rank's status.
+TEST_F(RunLive, ARankThatFailsStopsTheOthersAndIsNamed) {
+  const std::string ddp = std::string(DLTUNE_SOURCE_DIR) + "/tests/jobs/ddp_train.py";
+  const auto r = dltune_run({"--nproc", "2"}, {"/usr/bin/python3", ddp, "--steps", "100000",
+                                               "--fail-rank", "1", "--fail-after", "3"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const auto s = summary();
+  EXPECT_EQ(s["failed_rank"], 1) << s.dump(2);
+  EXPECT_EQ(s["exit_code"], 3);
+  EXPECT_EQ(s["ranks"][1]["exit_code"], 3);
+  EXPECT_FALSE(s["ranks"][1]["stopped"].get<bool>());
+  EXPECT_TRUE(s["ranks"][0]["stopped"].get<bool>()) << s.dump(2);
+  EXPECT_NE(r.err.find("rank 1 failed first and dltune stopped the others"), std::string::npos)
+      << r.err;
+  // A launcher of its own is started once: --nproc only sizes its threads (whether Debian's
+  // torchrun then starts or not).
+  (void)dltune_run({"--nproc", "2"}, {"/usr/bin/python3", "-m", "torch.distributed.run", "--help"});
+  const auto launcher = summary();
+  EXPECT_TRUE(launcher["ranks"].empty()) << launcher.dump(2);
+  EXPECT_NE(launcher["notes"].dump().find("only sizes each one's threads"), std::string::npos);
 }

@@ -243,3 +243,42 @@ TEST_F(CgroupV1, SwapNeedsAMemoryLimit) {
   EXPECT_FALSE(create_job_cgroup(root, layout_, "job", l));
   expect_gone("job");
 }
+
+// A rank's group inside the job's (`run --nproc N`): in every hierarchy the job has, its own CPUs
+// and nodes in its cpuset, its own procs files and pressure; removed before the job's.
+TEST_F(CgroupV1, ARanksGroupIsInsideTheJobsInEveryHierarchyWithItsOwnCpus) {
+  CgroupLimits l;
+  l.memory_bytes = 100 << 20;
+  l.cpus = "0-1";
+  auto root = tree_.root();
+  auto job = create_job_cgroup(root, layout_, "job", l);
+  ASSERT_TRUE(job) << job.error().message();
+  CgroupLimits own;
+  own.cpus = "1";
+  auto rank = (*job)->create_child("rank-1", own, {});
+  ASSERT_TRUE(rank) << rank.error().message();
+  EXPECT_EQ(file("cpuset/dltune/job/rank-1/cpuset.cpus"), "1\n");
+  EXPECT_EQ(file("cpuset/dltune/job/rank-1/cpuset.mems"), "0\n") << "its job's nodes";
+  EXPECT_EQ(file("memory/dltune/job/rank-1/memory.limit_in_bytes"), "")
+      << "the job's limit binds it from above";
+  std::vector<std::string> procs;
+  for (const auto& p : (*job)->procs_files())
+    procs.push_back(p.substr(0, p.rfind('/')) + "/rank-1/cgroup.procs");
+  EXPECT_EQ((*rank)->procs_files(), procs);
+  EXPECT_EQ((*rank)->pressure_dir(), "/sys/fs/cgroup/unified/dltune/job/rank-1");
+  auto back = (*rank)->read_back();
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->cpus, "1");
+  // Only CPUs and nodes of its own; a name that is not one is refused, nothing made.
+  CgroupLimits more = own;
+  more.memory_bytes = 1 << 20;
+  EXPECT_FALSE((*job)->create_child("rank-2", more, {}));
+  EXPECT_FALSE((*job)->create_child("../x", own, {}));
+  EXPECT_FALSE(there("memory/dltune/job/rank-2"));
+  ASSERT_TRUE((*rank)->remove());
+  EXPECT_FALSE(there("cpuset/dltune/job/rank-1"));
+  EXPECT_FALSE(there("unified/dltune/job/rank-1"));
+  EXPECT_TRUE(there("cpuset/dltune/job"));
+  ASSERT_TRUE((*job)->remove());
+  expect_gone("job");
+}

@@ -230,3 +230,36 @@ TEST_F(CgroupV2, BadNamesAndLimitsAreRefusedBeforeAnythingIsCreated) {
   }
   EXPECT_FALSE(there("dltune"));
 }
+
+// A rank's group inside the job's: cpuset, cpu and memory enabled for the job's children (the job
+// holds no process yet), its own CPUs and nodes.
+TEST_F(CgroupV2, ARanksGroupGetsItsOwnCpusWithTheControllersEnabledInTheJobsGroup) {
+  CgroupLimits l;
+  l.cpus = "0-15";
+  l.mems = "0-1";
+  auto root = tree_.root();
+  auto job = create_job_cgroup(root, layout_, "train1", l);
+  ASSERT_TRUE(job) << job.error().message();
+  // The job's group offers what its parent enabled (the kernel lists it; the tree copies it).
+  tree_.write(std::string(kCg) + "/dltune/train1/cgroup.controllers", "cpuset cpu io memory\n");
+  tree_.write(std::string(kCg) + "/dltune/train1/cgroup.subtree_control", "");
+  CgroupLimits own;
+  own.cpus = "8-15";
+  own.mems = "1";
+  auto rank = (*job)->create_child("rank-1", own, {});
+  ASSERT_TRUE(rank) << rank.error().message();
+  EXPECT_EQ(file("dltune/train1/cgroup.subtree_control"), "+cpuset +cpu +memory\n");
+  EXPECT_EQ(file("dltune/train1/rank-1/cpuset.cpus"), "8-15\n");
+  EXPECT_EQ(file("dltune/train1/rank-1/cpuset.mems"), "1\n");
+  EXPECT_EQ((*rank)->procs_files(),
+            std::vector<std::string>{"/sys/fs/cgroup/dltune/train1/rank-1/cgroup.procs"});
+  // Without cpuset offered, CPUs of its own cannot be had: named, nothing made.
+  tree_.write(std::string(kCg) + "/dltune/train1/cgroup.controllers", "cpu memory\n");
+  const auto no = (*job)->create_child("rank-2", own, {});
+  ASSERT_FALSE(no);
+  EXPECT_NE(no.error().message().find("cpuset"), std::string::npos) << no.error().message();
+  EXPECT_FALSE(there("dltune/train1/rank-2"));
+  ASSERT_TRUE((*rank)->remove());
+  ASSERT_TRUE((*job)->remove());
+  EXPECT_FALSE(there("dltune/train1"));
+}

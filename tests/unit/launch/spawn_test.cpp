@@ -408,3 +408,66 @@ TEST(Spawn, TheJobStartsWithDefaultSignalsEvenWhenDltuneBlocksThem) {
 
 }  // namespace
 }  // namespace dltune::launch
+
+namespace dltune::launch {
+namespace {
+
+// The ranks of `run --nproc N`: all started, each one's end, the output of each passed through.
+TEST(SpawnGroup, EveryMemberRunsToItsEndAndItsOwnExitIsKept) {
+  Scratch s;
+  std::vector<SpawnRequest> ranks;
+  for (int r = 0; r < 3; ++r)
+    ranks.push_back(shell("echo $RANK > \"$1\"; exit 0", {s.file("rank-" + std::to_string(r))}));
+  for (int r = 0; r < 3; ++r) ranks[static_cast<std::size_t>(r)].env["RANK"] = std::to_string(r);
+  std::vector<pid_t> seen;
+  GroupOptions o;
+  o.on_start = [&](const std::vector<pid_t>& pids) { seen = pids; };
+  const auto g = spawn_group_and_wait(ranks, o);
+  ASSERT_TRUE(g) << g.error().message();
+  ASSERT_EQ(g->members.size(), 3u);
+  EXPECT_FALSE(g->first_failure);
+  for (std::size_t r = 0; r < 3; ++r) {
+    EXPECT_EQ(g->members[r].result.exit_code, 0);
+    EXPECT_FALSE(g->members[r].stopped);
+    EXPECT_EQ(g->members[r].result.pid, seen[r]);
+    EXPECT_EQ(slurp_file(s.file("rank-" + std::to_string(r))), std::to_string(r) + "\n");
+  }
+  expect_no_children();
+}
+
+// One fails while the others would run for long: they are stopped (SIGTERM), and one that
+// ignores SIGTERM is killed after the grace; the first failure is named.
+TEST(SpawnGroup, AMemberThatFailsStopsTheOthers) {
+  std::vector<SpawnRequest> ranks = {shell("sleep 60"), shell("sleep 0.2; exit 7"),
+                                     shell("trap '' TERM; while :; do sleep 0.05; done")};
+  GroupOptions o;
+  o.grace = std::chrono::milliseconds(300);
+  const auto g = spawn_group_and_wait(ranks, o);
+  ASSERT_TRUE(g) << g.error().message();
+  EXPECT_EQ(g->first_failure, 1u);
+  EXPECT_EQ(g->members[1].result.exit_code, 7);
+  EXPECT_FALSE(g->members[1].stopped);
+  EXPECT_EQ(g->members[0].result.signal, SIGTERM);
+  EXPECT_TRUE(g->members[0].stopped);
+  EXPECT_EQ(g->members[2].result.signal, SIGKILL) << "it ignored SIGTERM";
+  EXPECT_TRUE(g->members[2].stopped);
+  expect_no_children();
+}
+
+// A member that cannot start takes down those started before it: an error naming it.
+TEST(SpawnGroup, AMemberThatCannotStartStopsTheGroupBeforeItRuns) {
+  Scratch s;
+  std::vector<SpawnRequest> ranks = {shell("sleep 0.5; touch \"$1\"", {s.file("ran")}),
+                                     shell("true")};
+  ranks[1].argv = {"no-such-program-dltune"};
+  const auto g = spawn_group_and_wait(ranks);
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.error().message().find("no-such-program-dltune' (exec) (rank 1)"), std::string::npos)
+      << g.error().message();
+  expect_no_children();
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  EXPECT_FALSE(fs::exists(s.file("ran"))) << "rank 0 was killed, not left running";
+}
+
+}  // namespace
+}  // namespace dltune::launch
