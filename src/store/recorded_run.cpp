@@ -12,7 +12,9 @@ tl::expected<launch::RunSummary, launch::RunFailure> run_recorded(const host::Ro
   std::unique_ptr<RecordSession> session;
   const auto command = request.options.command;
   launch::JobHooks own;
+  bool ranks = false;
   own.planned = [&](const launch::JobPlan& plan) -> Result<void> {
+    ranks = !plan.ranks.empty();
     RecordSetup setup = recording.setup;
     if (setup.scope.empty()) setup.scope = "run " + plan.name;
     if (setup.command.empty()) setup.command = command;
@@ -27,6 +29,14 @@ tl::expected<launch::RunSummary, launch::RunFailure> run_recorded(const host::Ro
     options.scope = monitor::Scope{};
     options.scope.kind = monitor::Scope::Kind::kTree;
     options.scope.pid = pid;
+    // The ranks of `run --nproc N` are dltune's children, not rank 0's: the job is its group,
+    // the one above rank 0's ("/dltune/NAME/rank-0"), whose processes are its ranks'.
+    if (ranks)
+      if (auto group = monitor::CgroupCollector::group_of(root, pid);
+          group && group->ends_with("/rank-0")) {
+        options.scope.kind = monitor::Scope::Kind::kCgroup;
+        options.scope.cgroup = group->substr(0, group->size() - std::string_view("/rank-0").size());
+      }
     if (auto ok = session->start(root, options); !ok && recording.setup.notice)
       recording.setup.notice("the recording could not sample the job: " + ok.error().message());
     if (hooks.started) hooks.started(pid);

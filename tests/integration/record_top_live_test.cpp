@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -73,6 +74,40 @@ std::unique_ptr<dltune::store::Recording> open_recording(const std::string& path
 }
 
 }  // namespace
+
+// `run --nproc 2 --record`: the recording follows the job's group, so both ranks are in it (they
+// are dltune's children, not rank 0's), with the job's own CPU time.
+TEST_F(RecordLive, RunOfRanksRecordsEveryRank) {
+  if (::geteuid() != 0) GTEST_SKIP() << "run creates cgroups: needs root";
+  const auto db = file("ranks.db");
+  const std::string name = fmt::format("test-record-ranks-{}", ::getpid());
+  const auto r =
+      run({DLTUNE_BINARY, "run", "--name", name, "--nproc", "2", "--record", db,
+           "--record-interval", "200ms", "-q", "--", "/usr/bin/python3",
+           std::string(DLTUNE_SOURCE_DIR) + "/tests/jobs/ddp_train.py", "--seconds", "3"},
+          {}, 300);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rec = open_recording(db);
+  ASSERT_TRUE(rec);
+  std::size_t most_ranks = 0;
+  bool saw_cgroup_cpu = false;
+  for (std::size_t i = 0; i < rec->size(); ++i) {
+    auto s = rec->at(i);
+    ASSERT_TRUE(s) << s.error().message();
+    std::set<pid_t> ranks;
+    for (const auto& p : s->processes)
+      if (p.cmdline.find("ddp_train.py") != std::string::npos) ranks.insert(p.pid);
+    most_ranks = std::max(most_ranks, ranks.size());
+    if (s->cgroup && s->cgroup->path.ends_with("/dltune/" + name) &&
+        s->cgroup->cpu_usage_us.value_or(0) > 0)
+      saw_cgroup_cpu = true;
+  }
+  EXPECT_EQ(most_ranks, 2u) << "both ranks, in the job's group";
+  EXPECT_TRUE(saw_cgroup_cpu) << "the job's group (above the ranks'), with its CPU time";
+  auto summary = rec->document("summary");
+  ASSERT_TRUE(summary && summary->has_value());
+  EXPECT_EQ((**summary)["ranks"].size(), 2u);
+}
 
 TEST_F(RecordLive, RunRecordsAPyTorchJobWithItsWorkersAndItsCgroup) {
   if (::geteuid() != 0) GTEST_SKIP() << "run creates cgroups: needs root";
