@@ -386,7 +386,13 @@ bool is_rank_launcher(std::string_view cmdline) {
   for (std::string_view launcher :
        {"torchrun", "torch.distributed.run", "torch.distributed.launch"})
     if (cmdline.find(launcher) != std::string_view::npos) return true;
-  return false;
+  // `dltune run --nproc N -- COMMAND` starts the ranks itself (launch/rank_plan.hpp).
+  const auto first = cmdline.substr(0, cmdline.find(' '));
+  const auto name = first.substr(first.rfind('/') + 1);
+  const auto dashdash = cmdline.find(" -- ");
+  const auto options = cmdline.substr(0, dashdash);
+  return name == "dltune" && options.find(" run ") != std::string_view::npos &&
+         options.find(" --nproc") != std::string_view::npos;
 }
 
 std::vector<pid_t> ranks_of(const monitor::Sample& s) {
@@ -394,9 +400,23 @@ std::vector<pid_t> ranks_of(const monitor::Sample& s) {
   const monitor::Process* main = nullptr;
   for (const auto& p : s.processes)
     if (p.role == monitor::Role::kMain) main = &p;
-  if (main == nullptr || !is_rank_launcher(main->cmdline)) return out;
+  if (main == nullptr) return out;
+  if (is_rank_launcher(main->cmdline)) {
+    for (const auto& p : s.processes)
+      if (p.ppid == main->pid && p.state != 'Z') out.push_back(p.pid);
+    return out;
+  }
+  // A job's group whose launcher is outside it (`dltune run --nproc N` records the job's group;
+  // srun -n N in a Slurm job's): processes of the main one's command line whose parents are not
+  // in the group (or are Slurm's slurmstepd) are ranks, when there are several.
+  const auto outside = [&](pid_t ppid) {
+    const auto it = std::lower_bound(s.processes.begin(), s.processes.end(), ppid,
+                                     [](const monitor::Process& p, pid_t v) { return p.pid < v; });
+    return it == s.processes.end() || it->pid != ppid || it->comm == "slurmstepd";
+  };
   for (const auto& p : s.processes)
-    if (p.ppid == main->pid && p.state != 'Z') out.push_back(p.pid);
+    if (p.state != 'Z' && p.cmdline == main->cmdline && outside(p.ppid)) out.push_back(p.pid);
+  if (out.size() < 2) out.clear();
   return out;
 }
 

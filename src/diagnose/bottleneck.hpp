@@ -112,7 +112,9 @@ class WindowBuilder {
 // A launcher whose children are the ranks of one distributed job, each a training process with
 // its own DataLoader workers: torchrun, `python -m torch.distributed.run` or `.launch`.
 [[nodiscard]] bool is_rank_launcher(std::string_view cmdline);
-// The ranks in `s`: the main process's children when the main process is a launcher, else none.
+// The ranks in `s`: the main process's children when the main process is a launcher (`dltune run
+// --nproc` too); in a group whose launcher is outside it, the processes with the main process's
+// command line whose parents are outside (at least two); else none.
 [[nodiscard]] std::vector<pid_t> ranks_of(const monitor::Sample& s);
 // `s` as seen from `rank`: `rank` the main process, its descendants named by
 // monitor::descendant_role against the rank's command line, the launcher and the other ranks

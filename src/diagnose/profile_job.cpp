@@ -43,7 +43,146 @@ JobVerdict judge_one(const Rules& rules, const WindowBuilder& b, std::int64_t sk
   return v;
 }
 
+std::optional<double> value(const JobVerdict& v, Signal s) {
+  return v.profile.values[static_cast<std::size_t>(s)];
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// "the 2nd of 4"
+std::string ordinal(std::size_t i, std::size_t n) {
+  const auto k = i + 1;
+  const char* suffix = (k % 100 >= 11 && k % 100 <= 13) ? "th"
+                       : k % 10 == 1                    ? "st"
+                       : k % 10 == 2                    ? "nd"
+                       : k % 10 == 3                    ? "rd"
+                                                        : "th";
+  return fmt::format("the {}{} of {}", k, suffix, n);
+}
+
 }  // namespace
+
+RankComparison compare_ranks(const std::vector<JobVerdict>& ranks) {
+  RankComparison out;
+  out.doc = nullptr;
+  const std::size_t n = ranks.size();
+  if (n < 2) return out;
+  // Thresholds (measured on this project's 2-rank gloo job, tests/jobs/ddp_train.py): a rank
+  // with 4x the others' work had its main thread on a CPU 99% of the time, the waiting rank's
+  // 2.5% (asleep in 96% of the samples); equal ranks were at 76% and 78%.
+  constexpr double kBusy = 40, kFactor = 2, kGap = 25, kOthersAsleep = 0.5;
+  const auto compare = [&](Signal signal, const char* what) -> std::optional<std::size_t> {
+    std::vector<double> all;
+    for (const auto& r : ranks) {
+      const auto v = value(r, signal);
+      if (!v) return std::nullopt;
+      all.push_back(*v);
+    }
+    const auto top =
+        static_cast<std::size_t>(std::max_element(all.begin(), all.end()) - all.begin());
+    std::vector<double> others;
+    for (std::size_t i = 0; i < n; ++i)
+      if (i != top) others.push_back(all[i]);
+    const double m = median(others);
+    std::vector<std::string> each;
+    for (std::size_t i = 0; i < n; ++i)
+      each.push_back(fmt::format("pid {} {:.0f}%", ranks[i].job.main, all[i]));
+    out.text = fmt::format("{}: {}", what, text::join(each, ", "));
+    if (all[top] >= kBusy && all[top] >= kFactor * m && all[top] - m >= kGap) return top;
+    return std::nullopt;
+  };
+  std::vector<double> asleep;
+  for (const auto& r : ranks) asleep.push_back(value(r, Signal::kMainSleeping).value_or(0));
+  bool by_gpu = false;
+  auto top = compare(Signal::kMainOnCpu, "main thread on a CPU");
+  const std::string cpu_text = out.text;
+  if (!top) {
+    // A rank whose own GPU is the slow one: its main thread waits for its GPU while the others
+    // wait in the collective, so the CPU does not tell them apart; the GPUs' utilisation does.
+    out.text.clear();
+    top = compare(Signal::kGpuUtil, "GPU utilisation");
+    by_gpu = top.has_value();
+    out.text = cpu_text + (out.text.empty() ? "" : "; " + out.text);
+  }
+  if (!top) {
+    out.text = "no rank holds the others back (" + out.text + ")";
+    return out;
+  }
+  std::vector<double> others_asleep;
+  for (std::size_t i = 0; i < n; ++i)
+    if (i != *top) others_asleep.push_back(asleep[i]);
+  if (!by_gpu && median(others_asleep) < kOthersAsleep) {
+    out.text = "no rank holds the others back: one is busier, but the others do not wait (" +
+               out.text + ")";
+    return out;
+  }
+  out.straggler = top;
+  const auto& s = ranks[*top];
+  const auto others_of = [&](Signal signal) {
+    std::vector<double> v;
+    for (std::size_t i = 0; i < n; ++i)
+      if (i != *top)
+        if (auto x = value(ranks[i], signal)) v.push_back(*x);
+    return median(v);
+  };
+  const double run_queue = value(s, Signal::kMainRunQueue).value_or(0);
+  const double others_run_queue = others_of(Signal::kMainRunQueue);
+  const double workers = value(s, Signal::kWorkersCpu).value_or(0);
+  const double worker_count = value(s, Signal::kWorkersCount).value_or(0);
+  if (by_gpu) {
+    out.cause = "its GPU is the slowest of the job's (busier than the others' for the same step)";
+    out.action =
+        "look at that GPU's clocks and throttle reasons (dltune check; nvidia-smi -q -d "
+        "PERFORMANCE): a throttled, power-capped or slower GPU sets the pace of every rank";
+  } else if (run_queue >= 10 && run_queue >= 2 * others_run_queue) {
+    out.cause = fmt::format(
+        "it waits for a CPU {:.0f}% of the time (the others {:.0f}%): its CPUs are shared with "
+        "another rank or an outside load",
+        run_queue, others_run_queue);
+    out.action =
+        "give each rank CPUs of its own: dltune run --nproc N (with --gpus and --numa auto, those "
+        "nearest each rank's GPU), or move the other load off its CPUs";
+  } else if (worker_count >= 1 && workers >= 80) {
+    out.cause = fmt::format(
+        "its {:.0f} DataLoader worker(s) are saturated ({:.0f}% of a CPU each): it waits for "
+        "its batches",
+        worker_count, workers);
+    out.action = "more DataLoader workers for every rank, or lighter preprocessing";
+  } else {
+    out.cause =
+        "no outside cause in the signals (no run-queue wait, no saturated workers): it does more "
+        "work per step than the others";
+    out.action =
+        "even out the work per rank (uneven shards or sequence lengths), or move work only this "
+        "rank does (logging, evaluation, checkpoints on rank 0) out of the step";
+  }
+  const std::string who = fmt::format("pid {} ({} ranks by start)", s.job.main, ordinal(*top, n));
+  const std::string waiting =
+      by_gpu ? std::string()
+             : fmt::format(
+                   "; the others' main threads asleep in {:.0f}% of the samples (waiting "
+                   "for it in the collective)",
+                   median(others_asleep) * 100);
+  out.text = fmt::format("the straggler is rank {}: {}{}", who, out.text, waiting);
+  out.doc = {{"pid", s.job.main},
+             {"index", *top},
+             {"by", by_gpu ? "gpu" : "cpu"},
+             {"main_on_cpu_pct", value(s, Signal::kMainOnCpu).value_or(0)},
+             {"others_main_on_cpu_pct", others_of(Signal::kMainOnCpu)},
+             {"others_asleep_share", median(others_asleep)},
+             {"run_queue_pct", run_queue},
+             {"others_run_queue_pct", others_run_queue},
+             {"evidence", out.text},
+             {"cause", out.cause},
+             {"action", out.action}};
+  if (auto g = value(s, Signal::kGpuUtil)) out.doc["gpu_util_pct"] = *g;
+  return out;
+}
 
 ProfileResult<ProfileReport> judge_job(const Rules& rules, const JobWindows& windows,
                                        const JudgeRequest& request) {
@@ -75,12 +214,24 @@ ProfileResult<ProfileReport> judge_job(const Rules& rules, const JobWindows& win
       all.push_back(std::move(doc));
     }
     lead.notes.insert(lead.notes.begin(), request.notes.begin(), request.notes.end());
-    lead.notes.insert(lead.notes.begin(),
-                      fmt::format("pid {} is a launcher ({}) with {} ranks: each rank is judged "
-                                  "on its own; this is the first",
-                                  b.job().main, b.job().comm, report.parts.size()));
+    // The ranks are the main process's children (a launcher), or its siblings when the launcher
+    // is outside the job's group (`dltune run --nproc`, srun).
+    const bool launcher = windows.ranks().count(b.job().main) == 0;
+    lead.notes.insert(
+        lead.notes.begin(),
+        launcher ? fmt::format("pid {} is a launcher ({}) with {} ranks: each rank is judged on "
+                               "its own; this is the first",
+                               b.job().main, b.job().comm, report.parts.size())
+                 : fmt::format("the job has {} ranks (started by a launcher outside its group): "
+                               "each rank is judged on its own; this is the first",
+                               report.parts.size()));
+    report.ranks = compare_ranks(report.parts);
     report.doc["ranks"] = std::move(all);
-    report.doc["launcher"] = {{"pid", b.job().main}, {"cmdline", b.job().cmdline}};
+    report.doc["launcher"] =
+        launcher ? nlohmann::json{{"pid", b.job().main}, {"cmdline", b.job().cmdline}}
+                 : nlohmann::json(nullptr);
+    report.doc["straggler"] = report.ranks->doc;
+    report.doc["ranks_compared"] = report.ranks->text;
   }
   report.doc["notes"] = report.parts.front().notes;
   for (const auto& [k, v] : request.extra.items()) report.doc[k] = v;
@@ -96,6 +247,13 @@ ProfileResult<ProfileReport> judge_job(const Rules& rules, const JobWindows& win
 
 std::string render_text(const ProfileReport& report) {
   std::string out;
+  if (report.ranks) {
+    const auto& r = *report.ranks;
+    if (r.straggler)
+      out += fmt::format("STRAGGLER: {}\n  cause: {}\n  action: {}\n\n", r.text, r.cause, r.action);
+    else
+      out += fmt::format("Ranks: {}\n\n", r.text);
+  }
   for (std::size_t i = 0; i < report.parts.size(); ++i) {
     const auto& p = report.parts[i];
     if (i > 0) out += "\n";

@@ -34,9 +34,24 @@ struct JobVerdict {
   nlohmann::json doc;              // to_json(profile) with "source" and "job"
 };
 
+// Which rank holds a synchronous job back: in a synchronous job (DDP's all-reduce) the ranks wait
+// for each other, so the one that computes while the others wait sets the pace of all.
+struct RankComparison {
+  std::optional<std::size_t> straggler;  // an index of the parts
+  std::string text;                      // what was found, with the evidence
+  std::string cause, action;             // for a straggler
+  nlohmann::json doc;                    // "straggler" in the report: null or an object
+};
+// Compares the ranks' windows (at least two): the main thread's time on a CPU, and where every
+// rank has one, its GPU's utilisation. Named only when one rank is far busier than the others
+// and they sleep (wait) meanwhile; with the cause its signals show (its run-queue wait, its
+// workers, its GPU) and the action.
+[[nodiscard]] RankComparison compare_ranks(const std::vector<JobVerdict>& ranks);
+
 struct ProfileReport {
   // The job's verdict, or one per rank (the first leads and also carries the job's notes).
   std::vector<JobVerdict> parts;
+  std::optional<RankComparison> ranks;  // when there are ranks
   nlohmann::json doc;  // the leading verdict, with "notes", "ranks" and "launcher" when ranked
 };
 

@@ -337,6 +337,18 @@ TEST(BenchLive, ABenchKilledWithItsProfileAppliedIsNamedByTheNextOne) {
   // The orphaned run (its own process group) ends with its job; wait for it not to linger.
   for (int i = 0; i < 100 && run({"pgrep", "-f", kCpuJob}).exit_code == 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // The killed bench could not remove its run's groups (run-TIME-PID-N): the test does, so that
+  // the host is left as it was.
+  const std::string mine = "-" + std::to_string(pid) + "-";
+  for (const auto& h : fs::directory_iterator("/sys/fs/cgroup")) {
+    const auto parent = h.path() / "dltune";
+    std::error_code ec;
+    if (!fs::is_directory(parent, ec)) continue;
+    for (const auto& g : fs::directory_iterator(parent, ec))
+      if (g.is_directory() && g.path().filename().string().starts_with("run-") &&
+          g.path().filename().string().find(mine) != std::string::npos)
+        ::rmdir(g.path().c_str());
+  }
 }
 
 TEST(BenchLive, AFailedRunIsReportedAndLeftOutWithItsPartner) {

@@ -440,3 +440,39 @@ TEST(ProfileLive, RanksUnderALauncherAreJudgedEachOnItsOwn) {
   EXPECT_NE(j["launcher"]["cmdline"].get<std::string>().find("torchrun"), std::string::npos);
   EXPECT_NE(j["notes"].dump().find("launcher"), std::string::npos);
 }
+
+// A real 2-rank DDP job (gloo) started by `dltune run --nproc 2`: the rank given four times the
+// others' work per step, without saying so, is named the straggler, with the other rank asleep
+// in the all-reduce as the evidence; with equal ranks none is named.
+TEST(ProfileLive, TheStragglerRankOfADdpJobIsNamedAndEqualRanksNameNone) {
+  NEED_ROOT();
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs: one per rank";
+  const std::string ddp = std::string(DLTUNE_SOURCE_DIR) + "/tests/jobs/ddp_train.py";
+  const auto profile = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {DLTUNE_BINARY, "profile", "--json", "--run=--nproc=2",
+                                     "--",          kPython,   ddp,      "--seconds",
+                                     "12"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run(argv, {}, 180);
+  };
+  const auto slow = profile({"--extra-work", "1:3"});
+  const auto j = profile_of(slow);
+  ASSERT_TRUE(j.is_object()) << explain(slow);
+  ASSERT_EQ(j["ranks"].size(), 2u) << j.dump(2);
+  EXPECT_TRUE(j["launcher"].is_null()) << "the ranks' launcher (dltune run) is outside the group";
+  ASSERT_TRUE(j["straggler"].is_object()) << j["ranks_compared"] << "\n" << j.dump(2);
+  // Rank 1 is the second started: the higher pid of the two.
+  const int p0 = j["ranks"][0]["job"]["pid"], p1 = j["ranks"][1]["job"]["pid"];
+  EXPECT_EQ(j["straggler"]["pid"], std::max(p0, p1)) << j["straggler"].dump(2);
+  EXPECT_GT(j["straggler"]["others_asleep_share"].get<double>(), 0.5);
+  EXPECT_NE(j["straggler"]["cause"].get<std::string>().find("more work per step"),
+            std::string::npos);
+
+  const auto even = profile({});
+  const auto e = profile_of(even);
+  ASSERT_TRUE(e.is_object()) << explain(even);
+  ASSERT_EQ(e["ranks"].size(), 2u) << e.dump(2);
+  EXPECT_TRUE(e["straggler"].is_null()) << e["ranks_compared"];
+  EXPECT_NE(e["ranks_compared"].get<std::string>().find("no rank holds the others back"),
+            std::string::npos);
+}

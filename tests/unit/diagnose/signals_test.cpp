@@ -217,3 +217,30 @@ TEST(ProfileRanks, ALaunchersChildrenAreRanksEachWithItsOwnWorkers) {
   EXPECT_EQ(jw.ranks().at(300).window().samples.size(), 1u);
   EXPECT_EQ(jw.job().job().main, 100);
 }
+
+// `dltune run --nproc N` is a launcher; in a job's group whose launcher is outside it (run's
+// recording, srun), the top-level processes with the main one's command line are the ranks.
+TEST(ProfileRanks, DltuneRunsRanksAndSiblingsInAGroupAreRanks) {
+  EXPECT_TRUE(is_rank_launcher("/usr/bin/dltune run --nproc 2 -- python3 train.py"));
+  EXPECT_TRUE(is_rank_launcher("dltune run --cpus 0-3 --nproc=4 -- python3 train.py"));
+  EXPECT_FALSE(is_rank_launcher("dltune run -- python3 train.py --nproc 2"));
+  EXPECT_FALSE(is_rank_launcher("dltune top --nproc"));
+  const auto p = [](pid_t pid, pid_t ppid, Role role, const char* cmdline) {
+    Process x = proc(pid, role, 'R', 0, 0, 0);
+    x.ppid = ppid;
+    x.cmdline = cmdline;
+    return x;
+  };
+  // The group's processes: two ranks (their parent, dltune, is not in the group), each with a
+  // worker; the sampler named the first rank main and the second a "worker" of it.
+  const auto s = sample(
+      10 * kSecond, 0,
+      {p(200, 50, Role::kMain, "python3 train.py"), p(201, 200, Role::kWorker, "python3 train.py"),
+       p(300, 50, Role::kWorker, "python3 train.py"),
+       p(301, 300, Role::kWorker, "python3 train.py")});
+  EXPECT_EQ(ranks_of(s), (std::vector<pid_t>{200, 300}));
+  // One process of that command line at the top: a job of one process, not ranks.
+  auto one = s;
+  one.processes[2].ppid = 200;
+  EXPECT_TRUE(ranks_of(one).empty());
+}

@@ -1,0 +1,84 @@
+// Which rank holds a synchronous job back (diagnose/profile_job.hpp compare_ranks): the one busy
+// while the others sleep in the collective, with the cause its signals show; none when the ranks
+// keep pace, or when the others do not wait.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "diagnose/profile_job.hpp"
+
+using namespace dltune::diagnose;
+using ::testing::HasSubstr;
+
+namespace {
+
+JobVerdict rank(pid_t pid, std::map<Signal, double> values) {
+  JobVerdict v;
+  v.job.main = pid;
+  for (const auto& [s, x] : values) v.profile.values[static_cast<std::size_t>(s)] = x;
+  return v;
+}
+
+}  // namespace
+
+TEST(RankComparison, TheBusyRankWhileTheOthersSleepIsTheStragglerWithItsCause) {
+  // Measured on tests/jobs/ddp_train.py --extra-work 1:3: 99% against 2.5%, the other asleep.
+  const std::vector<JobVerdict> ranks = {
+      rank(
+          10,
+          {{Signal::kMainOnCpu, 2.5}, {Signal::kMainSleeping, 0.96}, {Signal::kMainRunQueue, 0.1}}),
+      rank(11,
+           {{Signal::kMainOnCpu, 99}, {Signal::kMainSleeping, 0}, {Signal::kMainRunQueue, 0.3}}),
+      rank(12,
+           {{Signal::kMainOnCpu, 4}, {Signal::kMainSleeping, 0.9}, {Signal::kMainRunQueue, 0.2}})};
+  const auto c = compare_ranks(ranks);
+  ASSERT_EQ(c.straggler, 1u);
+  EXPECT_THAT(c.text, HasSubstr("the straggler is rank pid 11 (the 2nd of 3 ranks by start)"));
+  EXPECT_THAT(c.text, HasSubstr("pid 10 2%, pid 11 99%, pid 12 4%"));
+  EXPECT_THAT(c.cause, HasSubstr("more work per step than the others"));
+  EXPECT_EQ(c.doc["pid"], 11);
+  EXPECT_EQ(c.doc["by"], "cpu");
+  // Its CPU shared with another load: the run-queue wait says so, and the action binds ranks
+  // apart.
+  auto crowded = ranks;
+  crowded[1].profile.values[static_cast<std::size_t>(Signal::kMainRunQueue)] = 35;
+  const auto shared = compare_ranks(crowded);
+  ASSERT_EQ(shared.straggler, 1u);
+  EXPECT_THAT(shared.cause, HasSubstr("waits for a CPU 35% of the time"));
+  EXPECT_THAT(shared.action, HasSubstr("dltune run --nproc N"));
+  // Its workers saturated.
+  auto starved = ranks;
+  starved[1].profile.values[static_cast<std::size_t>(Signal::kWorkersCount)] = 2;
+  starved[1].profile.values[static_cast<std::size_t>(Signal::kWorkersCpu)] = 97;
+  EXPECT_THAT(compare_ranks(starved).cause, HasSubstr("2 DataLoader worker(s) are saturated"));
+}
+
+TEST(RankComparison, RanksThatKeepPaceOrDoNotWaitNameNone) {
+  // Measured on equal ranks: 77% and 79%.
+  const auto even =
+      compare_ranks({rank(10, {{Signal::kMainOnCpu, 77}, {Signal::kMainSleeping, 0.6}}),
+                     rank(11, {{Signal::kMainOnCpu, 79}, {Signal::kMainSleeping, 0.35}})});
+  EXPECT_FALSE(even.straggler);
+  EXPECT_TRUE(even.doc.is_null());
+  EXPECT_THAT(even.text, HasSubstr("no rank holds the others back"));
+  // One busier, but the others do not sleep (an asynchronous job, or independent processes).
+  const auto apart =
+      compare_ranks({rank(10, {{Signal::kMainOnCpu, 95}, {Signal::kMainSleeping, 0}}),
+                     rank(11, {{Signal::kMainOnCpu, 20}, {Signal::kMainSleeping, 0.1}})});
+  EXPECT_FALSE(apart.straggler);
+  EXPECT_THAT(apart.text, HasSubstr("the others do not wait"));
+  // One rank: nothing to compare.
+  EXPECT_FALSE(compare_ranks({rank(10, {{Signal::kMainOnCpu, 95}})}).straggler);
+}
+
+TEST(RankComparison, ARankOnTheSlowGpuIsFoundByItsGpusUtilisation) {
+  // Every main thread waits (on its GPU or in the collective): the CPU does not tell them apart.
+  const auto c = compare_ranks({rank(10, {{Signal::kMainOnCpu, 20}, {Signal::kGpuUtil, 35}}),
+                                rank(11, {{Signal::kMainOnCpu, 22}, {Signal::kGpuUtil, 98}}),
+                                rank(12, {{Signal::kMainOnCpu, 21}, {Signal::kGpuUtil, 33}}),
+                                rank(13, {{Signal::kMainOnCpu, 19}, {Signal::kGpuUtil, 36}})});
+  ASSERT_EQ(c.straggler, 1u);
+  EXPECT_EQ(c.doc["by"], "gpu");
+  EXPECT_THAT(c.cause, HasSubstr("its GPU is the slowest"));
+  EXPECT_THAT(c.action, HasSubstr("throttle reasons"));
+  EXPECT_DOUBLE_EQ(c.doc["gpu_util_pct"].get<double>(), 98);
+}
