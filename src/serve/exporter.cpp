@@ -1,6 +1,8 @@
 // The exporter's threads and its published exposition (exporter.hpp).
 #include "serve/exporter.hpp"
 
+#include "core/text.hpp"
+
 #include <time.h>
 
 #include <chrono>
@@ -25,6 +27,10 @@ Exporter::~Exporter() {
 
 Result<std::unique_ptr<Exporter>> Exporter::open(const host::Root& root, ExporterOptions options) {
   std::unique_ptr<Exporter> e(new Exporter(root, std::move(options)));
+  // The node's name as dcgm-exporter labels its series (Hostname): with the DaemonSet on the
+  // host's network (deploy/kubernetes) it is the node's, as in a tree given with --root.
+  if (auto name = root.read("/proc/sys/kernel/hostname"); name && *name)
+    e->hostname_ = std::string(text::trim(**name));
   monitor::SamplerOptions so;
   so.scope.kind = monitor::Scope::Kind::kNone;  // the host and the GPUs; jobs are JobGroups'
   so.gpus = e->options_.gpus;
@@ -52,6 +58,7 @@ std::vector<std::string> Exporter::take_messages() {
 Snapshot Exporter::snapshot() const {
   Snapshot s;
   s.version = DLTUNE_VERSION;
+  s.hostname = hostname_;
   s.sample = has_sample_ ? &sample_ : nullptr;
   s.jobs = job_samples_;
   s.slurm = &jobs_.slurm_jobs();

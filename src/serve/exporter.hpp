@@ -87,6 +87,7 @@ class Exporter {
   const ExporterOptions options_;
   std::unique_ptr<monitor::Sampler> sampler_;
   JobGroups jobs_;
+  std::string hostname_;  // the host's (/proc/sys/kernel/hostname): dcgm-exporter's Hostname
 
   // The sampling side's own (one thread, or the caller of sample()).
   monitor::Sample sample_;

@@ -159,10 +159,12 @@ void render_check(const CheckState& c, MetricSink& sink) {
 }  // namespace
 
 void render(const Snapshot& s, MetricSink& sink) {
-  sink.family("dltune_build_info", MetricType::kGauge, "1, labelled with the version of dltune");
-  sink.sample({{"version", s.version}}, std::uint64_t{1});
+  sink.family("dltune_build_info", MetricType::kGauge,
+              "1, labelled with the version of dltune and the host's name (Hostname, as "
+              "dcgm-exporter has it: join the host's series on instance to get it)");
+  sink.sample({{"version", s.version}, {"Hostname", s.hostname}}, std::uint64_t{1});
   if (s.sample) render_host(*s.sample, sink);
-  render_gpus(s.sample, s.gpus, sink);
+  render_gpus(s.sample, s.gpus, s.hostname, sink);
   render_jobs(s.jobs, s.slurm, sink, s.pods);
   if (s.check) render_check(*s.check, sink);
   if (s.sample) {

@@ -115,6 +115,7 @@ using PodUids = std::map<std::string, std::string>;
 
 struct Snapshot {
   std::string_view version;                 // dltune's
+  std::string_view hostname;                // the host's: the Hostname label (dcgm-exporter's)
   const monitor::Sample* sample = nullptr;  // null before the first sample
   std::span<const monitor::Cgroup> jobs;    // the job groups' counters
   const SlurmJobs* slurm = nullptr;         // which of them are Slurm's jobs
@@ -163,7 +164,7 @@ void for_each_stall(const monitor::Pressures& p, Emit&& emit) {
 
 // The parts of render (exposition_host.cpp, exposition_gpu.cpp, exposition_jobs.cpp).
 void render_host(const monitor::Sample& s, MetricSink& sink);
-void render_gpus(const monitor::Sample* s, bool gpus, MetricSink& sink);
+void render_gpus(const monitor::Sample* s, bool gpus, std::string_view hostname, MetricSink& sink);
 void render_jobs(std::span<const monitor::Cgroup> jobs, const SlurmJobs* slurm, MetricSink& sink,
                  const PodUids* pods = nullptr);
 

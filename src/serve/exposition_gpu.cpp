@@ -1,5 +1,7 @@
 // The GPUs' families, from NVML as the Sample holds it (monitor/gpu_collector.cpp). Every GPU
-// series has the labels gpu (NVML's index) and uuid; a value NVML did not give is left out.
+// series has the labels gpu (NVML's index) and uuid, and those dcgm-exporter's series have for
+// joins (UUID, modelName, Hostname: dcgm-exporter's pkg/dcgmexporter label names); a value NVML
+// did not give is left out.
 #include <fmt/format.h>
 
 #include "serve/exposition.hpp"
@@ -12,27 +14,37 @@ using monitor::Gpu;
 constexpr auto kCounter = MetricType::kCounter;
 constexpr auto kGauge = MetricType::kGauge;
 
-// The two labels of every GPU series, formatted once per GPU and render.
+// The labels of every GPU series, formatted once per GPU and render.
 struct GpuLabels {
-  explicit GpuLabels(const Gpu& g) : index_(g.index), gpu(g) {}
+  GpuLabels(const Gpu& g, std::string_view host) : index_(g.index), gpu(g), hostname(host) {}
   [[nodiscard]] std::string_view index() const { return {index_.data(), index_.size()}; }
   [[nodiscard]] std::string_view uuid() const {
     return gpu.uuid ? std::string_view(*gpu.uuid) : std::string_view();
   }
+  [[nodiscard]] std::string_view model() const {
+    return gpu.name ? std::string_view(*gpu.name) : std::string_view();
+  }
   fmt::format_int index_;
   const Gpu& gpu;
+  std::string_view hostname;
 };
+
+// dltune's own (gpu, uuid), then dcgm-exporter's (UUID, modelName, Hostname).
+#define DLTUNE_GPU_LABELS(l)                                                                      \
+  {"gpu", (l).index()}, {"uuid", (l).uuid()}, {"UUID", (l).uuid()}, {"modelName", (l).model()}, { \
+    "Hostname", (l).hostname                                                                      \
+  }
 
 // One family over every GPU that has the value: `get` returns an optional.
 template <class Get>
-void each(std::span<const Gpu> gpus, MetricSink& sink, const char* name, MetricType type,
-          const char* help, Get get) {
+void each(std::span<const Gpu> gpus, std::string_view hostname, MetricSink& sink, const char* name,
+          MetricType type, const char* help, Get get) {
   sink.family(name, type, help);
   for (const auto& g : gpus) {
     const auto v = get(g);
     if (!v) continue;
-    const GpuLabels l(g);
-    sink.sample({{"gpu", l.index()}, {"uuid", l.uuid()}}, *v);
+    const GpuLabels l(g, hostname);
+    sink.sample({DLTUNE_GPU_LABELS(l)}, *v);
   }
 }
 
@@ -60,7 +72,8 @@ std::optional<std::uint64_t> kib_to_bytes(const std::optional<std::uint32_t>& ki
 
 }  // namespace
 
-void render_gpus(const monitor::Sample* s, bool gpus_on, MetricSink& sink) {
+void render_gpus(const monitor::Sample* s, bool gpus_on, std::string_view hostname,
+                 MetricSink& sink) {
   const std::span<const Gpu> gpus =
       s != nullptr && gpus_on ? std::span<const Gpu>(s->gpus) : std::span<const Gpu>();
   // NVML answered when it listed a GPU and named it (the collector leaves a GPU it could not get
@@ -75,46 +88,45 @@ void render_gpus(const monitor::Sample* s, bool gpus_on, MetricSink& sink) {
   sink.family("dltune_gpu_info", kGauge,
               "1 for each GPU, labelled with its NVML name and PCI bus id");
   for (const auto& g : gpus) {
-    const GpuLabels l(g);
+    const GpuLabels l(g, hostname);
     sink.sample(
-        {{"gpu", l.index()},
-         {"uuid", l.uuid()},
-         {"name", g.name ? std::string_view(*g.name) : std::string_view()},
+        {DLTUNE_GPU_LABELS(l),
+         {"name", l.model()},
          {"pci_bus_id", g.pci_bus_id ? std::string_view(*g.pci_bus_id) : std::string_view()}},
         std::uint64_t{1});
   }
-  each(gpus, sink, "dltune_gpu_utilization_ratio", kGauge,
+  each(gpus, hostname, sink, "dltune_gpu_utilization_ratio", kGauge,
        "Share of NVML's last sample period in which a kernel ran on the GPU "
        "(nvmlDeviceGetUtilizationRates gpu)",
        [](const Gpu& g) { return ratio(g.utilization_gpu_pct); });
-  each(gpus, sink, "dltune_gpu_memory_utilization_ratio", kGauge,
+  each(gpus, hostname, sink, "dltune_gpu_memory_utilization_ratio", kGauge,
        "Share of NVML's last sample period in which device memory was read or written "
        "(nvmlDeviceGetUtilizationRates memory)",
        [](const Gpu& g) { return ratio(g.utilization_memory_pct); });
-  each(gpus, sink, "dltune_gpu_memory_used_bytes", kGauge,
+  each(gpus, hostname, sink, "dltune_gpu_memory_used_bytes", kGauge,
        "Device memory allocated (nvmlDeviceGetMemoryInfo used)",
        [](const Gpu& g) { return g.memory_used_bytes; });
-  each(gpus, sink, "dltune_gpu_memory_total_bytes", kGauge,
+  each(gpus, hostname, sink, "dltune_gpu_memory_total_bytes", kGauge,
        "Device memory (nvmlDeviceGetMemoryInfo total)",
        [](const Gpu& g) { return g.memory_total_bytes; });
-  each(gpus, sink, "dltune_gpu_power_watts", kGauge, "Power draw (nvmlDeviceGetPowerUsage)",
-       [](const Gpu& g) { return g.power_watts; });
-  each(gpus, sink, "dltune_gpu_energy_joules_total", kCounter,
+  each(gpus, hostname, sink, "dltune_gpu_power_watts", kGauge,
+       "Power draw (nvmlDeviceGetPowerUsage)", [](const Gpu& g) { return g.power_watts; });
+  each(gpus, hostname, sink, "dltune_gpu_energy_joules_total", kCounter,
        "Energy used since the driver was loaded (nvmlDeviceGetTotalEnergyConsumption)",
        [](const Gpu& g) -> std::optional<double> {
          if (!g.energy_mj) return std::nullopt;
          return static_cast<double>(*g.energy_mj) / 1e3;
        });
-  each(gpus, sink, "dltune_gpu_temperature_celsius", kGauge,
+  each(gpus, hostname, sink, "dltune_gpu_temperature_celsius", kGauge,
        "GPU die temperature (nvmlDeviceGetTemperature NVML_TEMPERATURE_GPU)",
        [](const Gpu& g) { return widen(g.temperature_celsius); });
-  each(gpus, sink, "dltune_gpu_sm_clock_hertz", kGauge,
+  each(gpus, hostname, sink, "dltune_gpu_sm_clock_hertz", kGauge,
        "SM clock now (nvmlDeviceGetClockInfo NVML_CLOCK_SM)",
        [](const Gpu& g) { return mhz_to_hz(g.sm_clock_mhz); });
-  each(gpus, sink, "dltune_gpu_memory_clock_hertz", kGauge,
+  each(gpus, hostname, sink, "dltune_gpu_memory_clock_hertz", kGauge,
        "Memory clock now (nvmlDeviceGetClockInfo NVML_CLOCK_MEM)",
        [](const Gpu& g) { return mhz_to_hz(g.memory_clock_mhz); });
-  each(gpus, sink, "dltune_gpu_clock_event_reasons", kGauge,
+  each(gpus, hostname, sink, "dltune_gpu_clock_event_reasons", kGauge,
        "Why the clocks are below their maximum, NVML's bit mask "
        "(nvmlDeviceGetCurrentClocksEventReasons)",
        [](const Gpu& g) { return g.clock_event_reasons; });
@@ -124,30 +136,30 @@ void render_gpus(const monitor::Sample* s, bool gpus_on, MetricSink& sink) {
               "nvmlDeviceGetCurrentClocksEventReasons, nvml.h nvmlClocksEventReason*)");
   for (const auto& g : gpus) {
     if (!g.clock_event_reasons) continue;
-    const GpuLabels l(g);
+    const GpuLabels l(g, hostname);
     for (const auto& r : kThrottleReasons)
-      sink.sample({{"gpu", l.index()}, {"uuid", l.uuid()}, {"reason", r.label}},
+      sink.sample({DLTUNE_GPU_LABELS(l), {"reason", r.label}},
                   std::uint64_t{(*g.clock_event_reasons & r.bit) != 0 ? 1u : 0u});
   }
-  each(gpus, sink, "dltune_gpu_pcie_transmit_bytes_per_second", kGauge,
+  each(gpus, hostname, sink, "dltune_gpu_pcie_transmit_bytes_per_second", kGauge,
        "PCIe bytes sent by the GPU per second over NVML's 20 ms window "
        "(nvmlDeviceGetPcieThroughput TX, KB/s times 1024)",
        [](const Gpu& g) { return kib_to_bytes(g.pcie_tx_kib_s); });
-  each(gpus, sink, "dltune_gpu_pcie_receive_bytes_per_second", kGauge,
+  each(gpus, hostname, sink, "dltune_gpu_pcie_receive_bytes_per_second", kGauge,
        "PCIe bytes received by the GPU per second over NVML's 20 ms window "
        "(nvmlDeviceGetPcieThroughput RX, KB/s times 1024)",
        [](const Gpu& g) { return kib_to_bytes(g.pcie_rx_kib_s); });
-  each(gpus, sink, "dltune_gpu_pcie_replays_total", kCounter,
+  each(gpus, hostname, sink, "dltune_gpu_pcie_replays_total", kCounter,
        "PCIe link-level retransmissions since the driver was loaded "
        "(nvmlDeviceGetPcieReplayCounter)",
        [](const Gpu& g) { return g.pcie_replay_count; });
-  each(gpus, sink, "dltune_gpu_xid_errors_total", kCounter,
+  each(gpus, hostname, sink, "dltune_gpu_xid_errors_total", kCounter,
        "Xid errors reported by the driver since serve started (NVML critical Xid events)",
        [](const Gpu& g) { return g.xid_errors; });
-  each(gpus, sink, "dltune_gpu_last_xid", kGauge,
+  each(gpus, hostname, sink, "dltune_gpu_last_xid", kGauge,
        "The code of the last Xid error since serve started (`dltune doctor` explains it)",
        [](const Gpu& g) { return widen(g.last_xid); });
-  each(gpus, sink, "dltune_gpu_compute_processes", kGauge,
+  each(gpus, hostname, sink, "dltune_gpu_compute_processes", kGauge,
        "Compute processes on the GPU now (nvmlDeviceGetComputeRunningProcesses)",
        [](const Gpu& g) -> std::optional<std::uint64_t> {
          // sampled_at_ns: the GPU was read; its process list is then what NVML said.
@@ -155,5 +167,7 @@ void render_gpus(const monitor::Sample* s, bool gpus_on, MetricSink& sink) {
          return static_cast<std::uint64_t>(g.processes.size());
        });
 }
+
+#undef DLTUNE_GPU_LABELS
 
 }  // namespace dltune::serve

@@ -31,7 +31,9 @@ TEST(ServeCli, OncePrintsTheHostItsGpusAndTheCheck) {
   const auto e = dltune::serve::testing::parse_exposition(r.out);
   ASSERT_TRUE(e.errors.empty()) << ::testing::PrintToString(e.errors) << r.out;
   EXPECT_EQ(e.find("dltune_nvml_up")->value_text, "1");
-  const std::map<std::string, std::string> g0 = {{"gpu", "0"}, {"uuid", config["gpus"][0]["uuid"]}};
+  using dltune::serve::testing::gpu_labels;
+  const auto host = dltune::serve::testing::this_hostname();
+  const auto g0 = gpu_labels(0, config["gpus"][0]["uuid"], config["gpus"][0]["name"], host);
   for (const auto* name : {"dltune_gpu_memory_total_bytes", "dltune_gpu_utilization_ratio",
                            "dltune_gpu_power_watts", "dltune_gpu_pcie_replays_total"})
     ASSERT_TRUE(e.find(name, g0)) << name << "\n" << r.out;
@@ -42,13 +44,12 @@ TEST(ServeCli, OncePrintsTheHostItsGpusAndTheCheck) {
   // Registered for Xid events: a count (events are drained at NVML's next reading, a second
   // later: the live test sees them), and no last Xid before one came.
   ASSERT_TRUE(e.find("dltune_gpu_xid_errors_total", g0));
-  EXPECT_FALSE(
-      e.find("dltune_gpu_xid_errors_total", {{"gpu", "1"}, {"uuid", config["gpus"][1]["uuid"]}}))
+  EXPECT_FALSE(e.find("dltune_gpu_xid_errors_total",
+                      gpu_labels(1, config["gpus"][1]["uuid"], config["gpus"][1]["name"], host)))
       << "a GPU that refuses event registration has no count";
-  EXPECT_EQ(e.find("dltune_gpu_throttled",
-                   {{"gpu", "0"}, {"uuid", g0.at("uuid")}, {"reason", "gpu_idle"}})
-                ->value_text,
-            "1");
+  auto idle = g0;
+  idle["reason"] = "gpu_idle";
+  EXPECT_EQ(e.find("dltune_gpu_throttled", idle)->value_text, "1");
   EXPECT_EQ(e.all("dltune_gpu_info").size(), 2u);
   EXPECT_EQ(e.find("dltune_samples_total")->value_text, "2");
   EXPECT_EQ(e.find("dltune_scrapes_total")->value_text, "0");

@@ -9,6 +9,7 @@
 //   - values are finite numbers (no NaN, no Inf), written as a whole number or a decimal;
 //   - no series twice; no family without samples.
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -197,6 +198,30 @@ inline Exposition parse_exposition(std::string_view text) {
     if (!samples_of[f]) error(0, "a family without samples: " + f);
   }
   return e;
+}
+
+// The labels of GPU `index`'s series: dltune's (gpu, uuid) and dcgm-exporter's (UUID, modelName,
+// Hostname).
+inline std::map<std::string, std::string> gpu_labels(int index, const std::string& uuid,
+                                                     const std::string& model,
+                                                     const std::string& hostname) {
+  return {{"gpu", std::to_string(index)},
+          {"uuid", uuid},
+          {"UUID", uuid},
+          {"modelName", model},
+          {"Hostname", hostname}};
+}
+
+// This host's name as serve reads it (/proc/sys/kernel/hostname, without the newline).
+inline std::string this_hostname() {
+  std::string name;
+  if (FILE* f = std::fopen("/proc/sys/kernel/hostname", "r")) {
+    char buf[256] = {};
+    if (std::fgets(buf, sizeof buf, f)) name = buf;
+    std::fclose(f);
+  }
+  while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+  return name;
 }
 
 }  // namespace dltune::serve::testing

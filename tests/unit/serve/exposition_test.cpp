@@ -80,7 +80,7 @@ TEST(Exposition, HostCountersInBaseUnits) {
   expect_line(text, R"(dltune_disk_io_in_progress{device="vda"} 2)");
   expect_line(text, R"(dltune_network_receive_bytes_total{device="eth0"} 67578305)");
   expect_line(text, R"(dltune_network_transmit_drop_total{device="eth0"} 4)");
-  expect_line(text, R"(dltune_build_info{version="0.1.0"} 1)");
+  expect_line(text, R"(dltune_build_info{version="0.1.0",Hostname="gpu-node-07"} 1)");
   expect_line(text, "dltune_sample_timestamp_seconds 1700000000.5");
   expect_line(text, "dltune_sample_duration_seconds 0.0125");
   expect_line(text, "dltune_samples_total 3");
@@ -98,8 +98,13 @@ TEST(Exposition, GpuValuesAndLabels) {
   const auto text = render_text(f.snapshot());
   const auto e = parse_exposition(text);
   ASSERT_TRUE(e.errors.empty()) << ::testing::PrintToString(e.errors);
+  // dltune's labels and those dcgm-exporter users join on (UUID, modelName, Hostname).
   const std::map<std::string, std::string> g0 = {
-      {"gpu", "0"}, {"uuid", "GPU-8c7d1f00-aaaa-bbbb-cccc-000000000000"}};
+      {"gpu", "0"},
+      {"uuid", "GPU-8c7d1f00-aaaa-bbbb-cccc-000000000000"},
+      {"UUID", "GPU-8c7d1f00-aaaa-bbbb-cccc-000000000000"},
+      {"modelName", testing::kHostileName},
+      {"Hostname", "gpu-node-07"}};
   auto value = [&](const char* name) -> std::string {
     const auto* s = e.find(name, g0);
     return s ? s->value_text : "(none)";

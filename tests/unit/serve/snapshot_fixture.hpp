@@ -17,6 +17,7 @@ struct Fixture {
   Snapshot snapshot(bool gpus = true, bool with_check = true) const {
     Snapshot s;
     s.version = "0.1.0";
+    s.hostname = "gpu-node-07";
     s.sample = &sample;
     s.jobs = jobs;
     s.gpus = gpus;
