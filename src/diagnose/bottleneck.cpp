@@ -453,7 +453,19 @@ monitor::Sample rerooted(const monitor::Sample& s, pid_t rank) {
 
 void JobWindows::add(monitor::Sample&& s) {
   for (pid_t r : ranks_of(s)) ranks_.try_emplace(r);
-  for (auto& [pid, b] : ranks_) b.add(rerooted(s, pid));
+  for (auto& [rank, b] : ranks_) {
+    const pid_t pid = rank;  // clang 14 cannot capture a structured binding
+    auto mine = rerooted(s, pid);
+    // A rank that ended: its window is the time it lived, not the others' time after it.
+    if (mine.processes.empty() ||
+        std::none_of(mine.processes.begin(), mine.processes.end(), [&](const monitor::Process& p) {
+          return p.pid == pid && p.state != 'Z' && p.state != 'X';
+        })) {
+      b.end();
+      continue;
+    }
+    b.add(std::move(mine));
+  }
   job_.add(std::move(s));
 }
 

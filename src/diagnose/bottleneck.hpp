@@ -100,6 +100,8 @@ struct JobSeen {
 class WindowBuilder {
  public:
   void add(monitor::Sample&& s);
+  // The job (a rank) is gone: later samples are not its own (its window ends here).
+  void end() { job_.main_gone = job_.main != 0; }
   [[nodiscard]] const Window& window() const { return w_; }
   [[nodiscard]] const JobSeen& job() const { return job_; }
 

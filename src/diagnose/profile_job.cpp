@@ -197,13 +197,25 @@ ProfileResult<ProfileReport> judge_job(const Rules& rules, const JobWindows& win
   ProfileReport report;
   // Under torchrun each rank is a training job of its own, with its own workers: each is
   // judged alone, the first rank's verdict leads (what report shows), all are listed.
-  for (const auto& [pid, rb] : windows.ranks())
-    if (rb.job().main != 0 && rb.window().samples.size() >= 2)
-      report.parts.push_back(judge_one(rules, rb, request.skip_ns,
-                                       fmt::format("{}, rank pid {}", request.source, pid), {}));
+  for (const auto& [pid, rb] : windows.ranks()) {
+    if (rb.job().main == 0 || rb.window().samples.size() < 2) continue;
+    std::vector<std::string> notes;
+    if (rb.job().main_gone) {
+      const auto& w = rb.window().wall_ns;
+      notes.push_back(fmt::format(
+          "rank pid {} ended during the profile: its verdict covers the {:.0f} s it lived", pid,
+          static_cast<double>(w.back() - w.front()) / 1e9));
+    }
+    report.parts.push_back(judge_one(rules, rb, request.skip_ns,
+                                     fmt::format("{}, rank pid {}", request.source, pid),
+                                     std::move(notes)));
+  }
   if (report.parts.empty()) {
     report.parts.push_back(judge_one(rules, b, request.skip_ns, request.source, request.notes));
     report.doc = report.parts.front().doc;
+    report.doc["straggler"] = nullptr;
+    report.doc["ranks_compared"] =
+        "one rank: not a distributed job (no launcher with ranks, no sibling ranks in its group)";
   } else {
     auto& lead = report.parts.front();
     report.doc = lead.doc;

@@ -243,4 +243,19 @@ TEST(ProfileRanks, DltuneRunsRanksAndSiblingsInAGroupAreRanks) {
   auto one = s;
   one.processes[2].ppid = 200;
   EXPECT_TRUE(ranks_of(one).empty());
+  // A rank that ends: its window stops there (the samples after it are not its own).
+  JobWindows jw;
+  for (int i = 0; i < 4; ++i) {
+    auto x = s;
+    x.monotonic_ns += i * kSecond;
+    x.system.total.idle += static_cast<std::uint64_t>(i) * 200;
+    if (i >= 2)  // rank 300 and its worker are gone
+      x.processes.erase(x.processes.begin() + 2, x.processes.end());
+    jw.add(std::move(x));
+  }
+  ASSERT_EQ(jw.ranks().size(), 2u);
+  EXPECT_FALSE(jw.ranks().at(200).job().main_gone);
+  EXPECT_EQ(jw.ranks().at(200).window().samples.size(), 3u);
+  EXPECT_TRUE(jw.ranks().at(300).job().main_gone);
+  EXPECT_EQ(jw.ranks().at(300).window().samples.size(), 1u) << "the one interval it lived";
 }
