@@ -383,16 +383,7 @@ void WindowBuilder::add(monitor::Sample&& s) {
 }
 
 bool is_rank_launcher(std::string_view cmdline) {
-  for (std::string_view launcher :
-       {"torchrun", "torch.distributed.run", "torch.distributed.launch"})
-    if (cmdline.find(launcher) != std::string_view::npos) return true;
-  // `dltune run --nproc N -- COMMAND` starts the ranks itself (launch/rank_plan.hpp).
-  const auto first = cmdline.substr(0, cmdline.find(' '));
-  const auto name = first.substr(first.rfind('/') + 1);
-  const auto dashdash = cmdline.find(" -- ");
-  const auto options = cmdline.substr(0, dashdash);
-  return name == "dltune" && options.find(" run ") != std::string_view::npos &&
-         options.find(" --nproc") != std::string_view::npos;
+  return monitor::is_rank_launcher(cmdline);
 }
 
 std::vector<pid_t> ranks_of(const monitor::Sample& s) {

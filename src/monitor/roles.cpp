@@ -33,6 +33,17 @@ Role descendant_role(std::string_view comm, std::string_view cmdline,
   return Role::kChild;
 }
 
+bool is_rank_launcher(std::string_view cmdline) {
+  for (std::string_view launcher :
+       {"torchrun", "torch.distributed.run", "torch.distributed.launch"})
+    if (contains(cmdline, launcher)) return true;
+  // `dltune run --nproc N -- COMMAND` starts the ranks itself (launch/rank_plan.hpp).
+  const auto first = cmdline.substr(0, cmdline.find(' '));
+  const auto name = first.substr(first.rfind('/') + 1);
+  const auto options = cmdline.substr(0, cmdline.find(" -- "));
+  return name == "dltune" && contains(options, " run ") && contains(options, " --nproc");
+}
+
 void assign_roles(std::vector<Process>& procs, Scope::Kind kind, pid_t root) {
   const Process* main = nullptr;
   if (kind == Scope::Kind::kTree) {
@@ -54,14 +65,35 @@ void assign_roles(std::vector<Process>& procs, Scope::Kind kind, pid_t root) {
   }
   const bool job = kind == Scope::Kind::kTree || kind == Scope::Kind::kCgroup;
   const std::string_view main_cmdline = main != nullptr ? std::string_view(main->cmdline) : "";
+  const pid_t main_pid = main != nullptr ? main->pid : 0;
+  const bool launcher = main != nullptr && is_rank_launcher(main_cmdline);
   for (auto& p : procs) {
     if (!job)
       p.role = Role::kOther;
-    else if (&p == main)
+    else if (p.pid == main_pid)
       p.role = Role::kMain;
+    else if (launcher && p.ppid == main_pid)
+      p.role = Role::kRank;  // torchrun's or dltune run's ranks
     else
       p.role = descendant_role(p.comm, p.cmdline, main_cmdline);
   }
+  if (!job || main == nullptr) return;
+  // A rank's own descendants are named against the rank's command line (its DataLoader
+  // workers), not the launcher's.
+  if (launcher)
+    for (auto& p : procs) {
+      if (p.role == Role::kMain || p.role == Role::kRank) continue;
+      const auto parent = std::lower_bound(procs.begin(), procs.end(), p.ppid,
+                                           [](const Process& x, pid_t v) { return x.pid < v; });
+      if (parent != procs.end() && parent->pid == p.ppid && parent->role == Role::kRank)
+        p.role = descendant_role(p.comm, p.cmdline, parent->cmdline);
+    }
+  // In a group whose launcher is outside it (dltune run --nproc's group, srun's tasks): the main
+  // process's siblings of its command line are ranks too, when they started from outside.
+  if (kind == Scope::Kind::kCgroup)
+    for (auto& p : procs)
+      if (p.pid != main_pid && p.cmdline == main_cmdline && !has_pid(procs, p.ppid))
+        p.role = Role::kRank;
 }
 
 }  // namespace dltune::monitor

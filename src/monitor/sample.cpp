@@ -11,6 +11,8 @@ const char* role_name(Role r) {
       return "worker";
     case Role::kChild:
       return "child";
+    case Role::kRank:
+      return "rank";
     case Role::kOther:
       break;
   }

@@ -121,9 +121,11 @@ enum class Role : std::uint8_t {
   kMain = 1,    // the job's root process (the one launched, or the --pid)
   kWorker = 2,  // a DataLoader worker: a child named pt_data_worker, or a fork of the main
                 // process (same command line), or a multiprocessing spawn/forkserver child
-  kChild = 3,   // any other descendant (a shell, a compiler, torchrun's rank)
+  kChild = 3,   // any other descendant (a shell, a compiler)
+  kRank = 4,    // a rank of a distributed job: a launcher's child (torchrun, dltune run --nproc),
+                // or in a job's group, a sibling of the main process started from outside it
 };
-[[nodiscard]] const char* role_name(Role r);  // "other", "main", "worker", "child"
+[[nodiscard]] const char* role_name(Role r);  // "other", "main", "worker", "child", "rank"
 
 // One process, from /proc/PID/{stat,schedstat,io,status}. CPU times in clock ticks.
 struct Process {

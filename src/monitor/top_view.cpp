@@ -328,7 +328,8 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options) {
     if (io)
       rates += fmt::format(
           " {:>7}", p.has_rates && p.read_bytes_s ? compact_bytes(io_of(p)) : std::string("-"));
-    const Style style = p.role == monitor::Role::kMain     ? Style::kMain
+    const Style style = p.role == monitor::Role::kMain || p.role == monitor::Role::kRank
+                            ? Style::kMain
                         : p.role == monitor::Role::kWorker ? Style::kWorker
                                                            : Style::kNormal;
     l.add(fmt::format("{:>7} {:<6} {} {} {:>4} {}{}", p.pid,

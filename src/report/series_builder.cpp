@@ -236,7 +236,8 @@ class Extractor {
     int with_rates[4] = {0, 0, 0, 0}, count[4] = {0, 0, 0, 0};
     std::set<pid_t> mains;
     for (const auto& p : m.processes) {
-      const auto r = static_cast<std::size_t>(p.role);
+      // A rank's main process counts as the job's main work (its ranks' together).
+      const auto r = static_cast<std::size_t>(p.role == Role::kRank ? Role::kMain : p.role);
       if (r >= 4 || p.role == Role::kOther) continue;
       ++count[r];
       rss[r] += static_cast<double>(p.rss_bytes);

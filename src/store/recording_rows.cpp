@@ -53,7 +53,7 @@ Pressures read_pressures(Columns& c) {
 }
 
 // process_info.role, as text so that sqlite3 shows it: role_name()'s names.
-constexpr Role kRoles[] = {Role::kOther, Role::kMain, Role::kWorker, Role::kChild};
+constexpr Role kRoles[] = {Role::kOther, Role::kMain, Role::kWorker, Role::kChild, Role::kRank};
 
 std::string_view role_text(Role role) {
   return monitor::role_name(role);

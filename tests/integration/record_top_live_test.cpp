@@ -90,19 +90,22 @@ TEST_F(RecordLive, RunOfRanksRecordsEveryRank) {
   auto rec = open_recording(db);
   ASSERT_TRUE(rec);
   std::size_t most_ranks = 0;
-  bool saw_cgroup_cpu = false;
+  bool saw_cgroup_cpu = false, saw_rank_role = false;
   for (std::size_t i = 0; i < rec->size(); ++i) {
     auto s = rec->at(i);
     ASSERT_TRUE(s) << s.error().message();
     std::set<pid_t> ranks;
-    for (const auto& p : s->processes)
+    for (const auto& p : s->processes) {
       if (p.cmdline.find("ddp_train.py") != std::string::npos) ranks.insert(p.pid);
+      saw_rank_role = saw_rank_role || p.role == Role::kRank;
+    }
     most_ranks = std::max(most_ranks, ranks.size());
     if (s->cgroup && s->cgroup->path.ends_with("/dltune/" + name) &&
         s->cgroup->cpu_usage_us.value_or(0) > 0)
       saw_cgroup_cpu = true;
   }
   EXPECT_EQ(most_ranks, 2u) << "both ranks, in the job's group";
+  EXPECT_TRUE(saw_rank_role) << "the second rank is a rank, not a worker of the first";
   EXPECT_TRUE(saw_cgroup_cpu) << "the job's group (above the ranks'), with its CPU time";
   auto summary = rec->document("summary");
   ASSERT_TRUE(summary && summary->has_value());

@@ -72,3 +72,32 @@ TEST(Roles, InASlurmJobsGroupSlurmstepdIsNeverTheMain) {
   assign_roles(only, Scope::Kind::kCgroup, 0);
   EXPECT_EQ(only[0].role, Role::kChild);
 }
+
+// A launcher's children are ranks, each with its own workers; in a group started from outside,
+// the main process's siblings of its command line are ranks too.
+TEST(Roles, RanksOfALauncherAndSiblingRanksInAGroup) {
+  std::vector<Process> tree = {
+      proc(100, 1, "dltune", "/usr/bin/dltune run --nproc 2 -- python t.py"),
+      proc(200, 100, "python", "python t.py"),
+      proc(201, 200, "pt_data_worker", "python t.py"),
+      proc(300, 100, "python", "python t.py"),
+      proc(301, 300, "python", "python t.py"),
+      proc(302, 300, "gcc", "gcc -c x.c")};
+  assign_roles(tree, Scope::Kind::kTree, 100);
+  const std::vector<Role> want = {Role::kMain, Role::kRank,   Role::kWorker,
+                                  Role::kRank, Role::kWorker, Role::kChild};
+  for (std::size_t i = 0; i < tree.size(); ++i) EXPECT_EQ(tree[i].role, want[i]) << tree[i].pid;
+  EXPECT_STREQ(role_name(Role::kRank), "rank");
+  // Not a launcher: its children are what they were.
+  auto plain = tree;
+  plain[0].cmdline = "/usr/bin/dltune run -- python t.py --nproc 2";
+  assign_roles(plain, Scope::Kind::kTree, 100);
+  EXPECT_EQ(plain[1].role, Role::kChild);
+  // The job's group: the ranks' parent (dltune) is outside it.
+  std::vector<Process> group(tree.begin() + 1, tree.end());
+  assign_roles(group, Scope::Kind::kCgroup, 0);
+  EXPECT_EQ(group[0].role, Role::kMain);
+  EXPECT_EQ(group[1].role, Role::kWorker);
+  EXPECT_EQ(group[2].role, Role::kRank);
+  EXPECT_EQ(group[3].role, Role::kWorker);
+}
