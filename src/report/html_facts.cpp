@@ -207,6 +207,44 @@ void findings(Page& p, const ReportData& d) {
   p.raw("</section>\n");
 }
 
+// A distributed job's ranks (profile's `ranks`), one row each with its verdict and its main
+// thread's time on a CPU, the straggler marked with its cause and action (`straggler`).
+void ranks(Page& p, const json& j) {
+  const json* all = at(j, {"ranks"});
+  if (all == nullptr || !all->is_array() || all->empty()) return;
+  const json* straggler = at(j, {"straggler"});
+  const auto straggler_pid = straggler != nullptr && straggler->is_object() &&
+                                     straggler->contains("pid") && (*straggler)["pid"].is_number()
+                                 ? (*straggler)["pid"].get<std::int64_t>()
+                                 : std::int64_t{-1};
+  p.raw("<h3>Ranks</h3>\n");
+  if (const auto compared = text_at(j, {"ranks_compared"}); !compared.empty())
+    p.raw("<p>").text(compared).raw("</p>\n");
+  p.raw(
+      "<table class=\"ranks\"><tr><th>rank pid</th><th>verdict</th><th>main thread on a CPU</th>"
+      "<th></th></tr>\n");
+  for (const auto& r : *all) {
+    const json* pid = at(r, {"job", "pid"});
+    const auto pid_value = pid != nullptr && pid->is_number() ? pid->get<std::int64_t>() : -1;
+    const bool marked = pid_value >= 0 && pid_value == straggler_pid;
+    const json* on_cpu = at(r, {"signals", "main.on_cpu", "value"});
+    p.raw(marked ? "<tr class=\"straggler\"><td>" : "<tr><td>")
+        .text(pid_value >= 0 ? std::to_string(pid_value) : std::string("?"))
+        .raw("</td><td>")
+        .text(text_at(r, {"verdict"}))
+        .raw("</td><td>")
+        .text(on_cpu != nullptr && on_cpu->is_number()
+                  ? fmt::format("{:.0f}%", on_cpu->get<double>())
+                  : std::string("-"))
+        .raw("</td><td>")
+        .text(marked ? "straggler: " + text_at(*straggler, {"cause"}) +
+                           " Action: " + text_at(*straggler, {"action"})
+                     : std::string())
+        .raw("</td></tr>\n");
+  }
+  p.raw("</table>\n");
+}
+
 // The profile document is shown generically: its verdict, summary and evidence when it has
 // them (dltune profile defines them), else the JSON as it is.
 void profile(Page& p, const ReportData& d) {
@@ -238,6 +276,7 @@ void profile(Page& p, const ReportData& d) {
     }
     p.raw("</ul>\n");
   }
+  ranks(p, j);
   p.raw("</section>\n");
 }
 

@@ -228,6 +228,35 @@ TEST(ReportHtml, ShowsTheFactsFindingsVerdictAndOneCanvasPerChart) {
   EXPECT_EQ(count(page, "<canvas"), 14u);  // every section of the known samples: see series test
 }
 
+// A distributed job's saved profile: its ranks in a table, the straggler's row marked with its
+// cause and action.
+TEST(ReportHtml, TheRanksOfASavedProfileWithTheStragglerMarked) {
+  TempDir dir;
+  const nlohmann::json rank0 = {{"verdict", "Compute-bound"},
+                                {"job", {{"pid", 4100}}},
+                                {"signals", {{"main.on_cpu", {{"value", 2.5}}}}}};
+  const nlohmann::json rank1 = {{"verdict", "Compute-bound " + kHostile},
+                                {"job", {{"pid", 4101}}},
+                                {"signals", {{"main.on_cpu", {{"value", 99.4}}}}}};
+  const nlohmann::json profile = {
+      {"verdict", "Compute-bound"},
+      {"ranks", nlohmann::json::array({rank0, rank1})},
+      {"ranks_compared", "the straggler is rank pid 4101"},
+      {"straggler",
+       {{"pid", 4101}, {"cause", "it does more work per step"}, {"action", "even out the work"}}}};
+  write_recording(dir.file("run.db"), 5, {}, {}, {{"profile", profile}});
+  std::ostringstream out;
+  write_html(extract_file(dir.file("run.db")), out, {});
+  const auto page = out.str();
+  EXPECT_THAT(page, HasSubstr("<h3>Ranks</h3>"));
+  EXPECT_THAT(page, HasSubstr("the straggler is rank pid 4101"));
+  EXPECT_EQ(count(page, "<tr class=\"straggler\">"), 1u);
+  EXPECT_THAT(page, HasSubstr("<tr class=\"straggler\"><td>4101</td>"));
+  EXPECT_THAT(page, HasSubstr("straggler: it does more work per step Action: even out the work"));
+  EXPECT_NE(page.find("<td>2%</td>"), std::string::npos) << "2.5% of rank 4100";
+  EXPECT_THAT(page, Not(HasSubstr("<script>alert(1)")));
+}
+
 TEST(ReportHtml, TheInlinedScriptsCannotEndTheirElement) {
   for (auto text : {chartjs_source(), page_script()}) {
     std::string lower(text);
