@@ -198,7 +198,10 @@ Result<GroupEnd> Supervision::run_all() {
   out.stopped.resize(n, false);
   std::vector<bool> ended(n, false);
   std::size_t left = n;
-  std::optional<Clock::time_point> kill_at;  // SIGKILL to those still running then
+  // SIGKILL to those still running at kill_at (a plain time point and a flag: g++ 12 warns of a
+  // maybe-uninitialized std::optional<time_point> here).
+  bool kill_pending = false;
+  Clock::time_point kill_at{};
   bool stopping = false;
   const auto running = [&] {
     std::vector<pid_t> pids;
@@ -212,9 +215,8 @@ Result<GroupEnd> Supervision::run_all() {
     for (std::size_t i = 0; i < n; ++i) fds.push_back({ended[i] ? -1 : pidfds[i].get(), POLLIN, 0});
     for (const auto& s : streams_) fds.push_back({s.from.get(), POLLIN, 0});
     int timeout = polling ? 50 : -1;
-    if (kill_at) {
-      const auto ms =
-          std::chrono::duration_cast<std::chrono::milliseconds>(*kill_at - Clock::now());
+    if (kill_pending) {
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(kill_at - Clock::now());
       timeout = static_cast<int>(std::clamp<std::int64_t>(ms.count() + 1, 0, 60'000));
     }
     const int rc = ::poll(fds.data(), fds.size(), timeout);
@@ -245,11 +247,12 @@ Result<GroupEnd> Supervision::run_all() {
         stopping = true;
         for (const pid_t pid : running()) ::kill(pid, SIGTERM);
         kill_at = Clock::now() + *grace_;
+        kill_pending = true;
       }
     }
-    if (kill_at && Clock::now() >= *kill_at) {
+    if (kill_pending && Clock::now() >= kill_at) {
       for (const pid_t pid : running()) ::kill(pid, SIGKILL);
-      kill_at.reset();
+      kill_pending = false;
     }
   }
   // Signals still pending are not passed on: the pids may already belong to someone else.
