@@ -110,7 +110,9 @@ RankComparison compare_ranks(const std::vector<JobVerdict>& ranks) {
     out.text = cpu_text + (out.text.empty() ? "" : "; " + out.text);
   }
   if (!top) {
-    out.text = "no rank holds the others back (" + out.text + ")";
+    out.text = out.text.empty() ? "no rank named: the ranks' main threads' time on a CPU was not "
+                                  "measured for every rank"
+                                : "no rank holds the others back (" + out.text + ")";
     return out;
   }
   std::vector<double> others_asleep;

@@ -66,6 +66,10 @@ TEST(RankComparison, RanksThatKeepPaceOrDoNotWaitNameNone) {
                      rank(11, {{Signal::kMainOnCpu, 20}, {Signal::kMainSleeping, 0.1}})});
   EXPECT_FALSE(apart.straggler);
   EXPECT_THAT(apart.text, HasSubstr("the others do not wait"));
+  // A rank without the signal (no schedstat): nothing is claimed.
+  const auto unknown = compare_ranks({rank(10, {{Signal::kMainOnCpu, 95}}), rank(11, {})});
+  EXPECT_FALSE(unknown.straggler);
+  EXPECT_THAT(unknown.text, HasSubstr("not measured for every rank"));
   // One rank: nothing to compare.
   EXPECT_FALSE(compare_ranks({rank(10, {{Signal::kMainOnCpu, 95}})}).straggler);
 }
