@@ -448,8 +448,7 @@ void JobWindows::add(monitor::Sample&& s) {
     const pid_t pid = rank;  // clang 14 cannot capture a structured binding
     auto mine = rerooted(s, pid);
     // A rank that ended: its window is the time it lived, not the others' time after it.
-    if (mine.processes.empty() ||
-        std::none_of(mine.processes.begin(), mine.processes.end(), [&](const monitor::Process& p) {
+    if (std::none_of(mine.processes.begin(), mine.processes.end(), [&](const monitor::Process& p) {
           return p.pid == pid && p.state != 'Z' && p.state != 'X';
         })) {
       b.end();

@@ -68,19 +68,24 @@ std::string ordinal(std::size_t i, std::size_t n) {
 }  // namespace
 
 RankComparison compare_ranks(const std::vector<JobVerdict>& ranks) {
-  RankComparison out;
-  out.doc = nullptr;
+  RankComparison out;  // doc: null until a straggler is named
   const std::size_t n = ranks.size();
   if (n < 2) return out;
   // Thresholds (measured on this project's 2-rank gloo job, tests/jobs/ddp_train.py): a rank
   // with 4x the others' work had its main thread on a CPU 99% of the time, the waiting rank's
   // 2.5% (asleep in 96% of the samples); equal ranks were at 76% and 78%.
   constexpr double kBusy = 40, kFactor = 2, kGap = 25, kOthersAsleep = 0.5;
-  const auto compare = [&](Signal signal, const char* what) -> std::optional<std::size_t> {
+  // The rank far above the others on `signal`, and the values ("what: pid P V%, ..."); nothing
+  // when a rank lacks it.
+  struct Found {
+    std::optional<std::size_t> top;
+    std::string text;
+  };
+  const auto compare = [&](Signal signal, const char* what) -> Found {
     std::vector<double> all;
     for (const auto& r : ranks) {
       const auto v = value(r, signal);
-      if (!v) return std::nullopt;
+      if (!v) return {};
       all.push_back(*v);
     }
     const auto top =
@@ -92,22 +97,23 @@ RankComparison compare_ranks(const std::vector<JobVerdict>& ranks) {
     std::vector<std::string> each;
     for (std::size_t i = 0; i < n; ++i)
       each.push_back(fmt::format("pid {} {:.0f}%", ranks[i].job.main, all[i]));
-    out.text = fmt::format("{}: {}", what, text::join(each, ", "));
-    if (all[top] >= kBusy && all[top] >= kFactor * m && all[top] - m >= kGap) return top;
-    return std::nullopt;
+    Found found{std::nullopt, fmt::format("{}: {}", what, text::join(each, ", "))};
+    if (all[top] >= kBusy && all[top] >= kFactor * m && all[top] - m >= kGap) found.top = top;
+    return found;
   };
   std::vector<double> asleep;
   for (const auto& r : ranks) asleep.push_back(value(r, Signal::kMainSleeping).value_or(0));
+  const auto cpu = compare(Signal::kMainOnCpu, "main thread on a CPU");
+  auto top = cpu.top;
+  out.text = cpu.text;
   bool by_gpu = false;
-  auto top = compare(Signal::kMainOnCpu, "main thread on a CPU");
-  const std::string cpu_text = out.text;
   if (!top) {
     // A rank whose own GPU is the slow one: its main thread waits for its GPU while the others
     // wait in the collective, so the CPU does not tell them apart; the GPUs' utilisation does.
-    out.text.clear();
-    top = compare(Signal::kGpuUtil, "GPU utilisation");
+    const auto gpu = compare(Signal::kGpuUtil, "GPU utilisation");
+    top = gpu.top;
     by_gpu = top.has_value();
-    out.text = cpu_text + (out.text.empty() ? "" : "; " + out.text);
+    if (!gpu.text.empty()) out.text += "; " + gpu.text;
   }
   if (!top) {
     out.text = out.text.empty() ? "no rank named: the ranks' main threads' time on a CPU was not "

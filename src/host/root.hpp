@@ -131,8 +131,8 @@ class Root {
   // point in /sys/fs/cgroup: /sys/fs/cgroup/dltune/NAME (v2), /sys/fs/cgroup/memory/dltune/NAME,
   // /sys/fs/cgroup/cpu,cpuacct/dltune/NAME (v1), /sys/fs/cgroup/unified/dltune/NAME (a hybrid
   // host's cgroup2 mount). is_dltune_cgroup: `path` is such a "dltune" group, a group right
-  // below it, or a rank's group "rank-N" in one of those (`run --nproc N`). Those groups' files are writable settings (is_writable_setting), as is the v2
-  // root's cgroup.subtree_control.
+  // below it, or a rank's group "rank-N" in one of those (`run --nproc N`). Those groups' files are
+  // writable settings (is_writable_setting), as is the v2 root's cgroup.subtree_control.
   [[nodiscard]] static bool is_dltune_cgroup(std::string_view path);
   [[nodiscard]] static bool is_writable_cgroup_file(std::string_view path);
   // mkdir / rmdir of such a group; EEXIST, ENOENT, EBUSY are in the error. A tree has no

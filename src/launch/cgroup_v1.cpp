@@ -112,13 +112,7 @@ class V1JobCgroup final : public JobCgroupBase {
       for (auto& p : procs) child->add_procs(std::move(p));
       if (unified_dir) {
         const std::string u = *unified_dir + "/" + name;
-        if (auto ok = child->make_group(u); !ok) {
-          child->add_note("no pressure of its own: " + ok.error().message());
-        } else {
-          child->unified_dir = u;
-          child->add_procs(u + "/cgroup.procs");
-          if (root_.exists(u + "/cpu.pressure")) child->set_pressure(u);
-        }
+        child->add_pressure_group(u, child->make_group(u));
       }
       return {};
     };
@@ -127,6 +121,18 @@ class V1JobCgroup final : public JobCgroupBase {
       return tl::unexpected(ok.error());
     }
     return std::unique_ptr<JobCgroup>(std::move(child));
+  }
+
+  // The group `dir` in a hybrid host's cgroup2 mount, for the pressure files of its own
+  // (docs/measurements.md): without it the job still runs, so a failure (`made`) is a note.
+  void add_pressure_group(const std::string& dir, const Result<void>& made) {
+    if (!made) {
+      add_note("no per-job pressure: " + made.error().message());
+      return;
+    }
+    unified_dir = dir;
+    add_procs(dir + "/cgroup.procs");
+    if (root_.exists(dir + "/cpu.pressure")) set_pressure(dir);
   }
 
   Result<void> write_limits(const Writes& writes) {
@@ -300,19 +306,11 @@ Result<std::unique_ptr<JobCgroup>> create_v1(const host::Root& root, const Cgrou
     for (const auto& m : mounts)
       cg->add_procs(base_of(place, m) + "/dltune/" + name + "/cgroup.procs");
     if (layout.unified) {
-      // Per-job pressure only (docs/measurements.md): without it the job still runs, so a failure
-      // here is a note, not an error.
       const std::string ubase = base_of(place, *layout.unified);
       const std::string u = ubase + "/dltune/" + name;
       auto ok = cg->make_parent(ubase + "/dltune", ubase != *layout.unified);
       if (ok) ok = cg->make_group(u);
-      if (!ok) {
-        cg->add_note("no per-job pressure: " + ok.error().message());
-      } else {
-        cg->unified_dir = u;
-        cg->add_procs(u + "/cgroup.procs");
-        if (root.exists(u + "/cpu.pressure")) cg->set_pressure(u);
-      }
+      cg->add_pressure_group(u, ok);
     }
     return {};
   };

@@ -165,8 +165,6 @@ struct Started {
 // Forks `request`'s child and waits until it has exec'd (or failed before: the error, nothing
 // left running). The forwarded signals must be blocked already.
 Result<Started> start_child(const SpawnRequest& request, bool privileged) {
-  if (request.argv.empty() || request.argv[0].empty()) return fail("no command to run");
-
   ChildPlan plan;
   plan.programs = candidates(request.argv[0], path_of(request.env));
   for (const auto& a : request.argv) plan.argv.push_back(const_cast<char*>(a.c_str()));
@@ -281,30 +279,16 @@ void fill_end(SpawnResult& result, const Ended& end) {
 }  // namespace
 
 Result<SpawnResult> spawn_and_wait(const SpawnRequest& request) {
-  if (request.argv.empty() || request.argv[0].empty()) return fail("no command to run");
-  // Blocked before fork so that no signal is lost between fork and the supervision loop.
-  auto signals = ForwardedSignals::block();
-  if (!signals) return tl::unexpected(signals.error());
-  const auto begun = std::chrono::steady_clock::now();
-  auto started = start_child(request, has_cap_sys_resource());
-  if (!started) return tl::unexpected(started.error());
-  SpawnResult result;
-  result.pid = started->job->pid();
-  result.warnings = std::move(started->warnings);
-
-  if (request.on_start) request.on_start(result.pid);
-  ProgressMeter meter(request.rate_regex);
-  Supervision s{*started->job, **signals, meter};
-  add_streams(s, *started, request, true);
-  auto end = s.run();
-  if (!end) return tl::unexpected(end.error());
-
-  result.wall = std::chrono::steady_clock::now() - begun;
-  fill_end(result, *end);
-  meter.finish();
-  result.progress = meter.progress();
-  result.forwarded_signals = end->forwarded;
-  result.received_signals = (*signals)->received();
+  // A group of one: the same start, supervision and end.
+  GroupOptions options;
+  if (request.on_start)
+    options.on_start = [&](const std::vector<pid_t>& pids) { request.on_start(pids.front()); };
+  auto group = spawn_group_and_wait({request}, options);
+  if (!group) return tl::unexpected(group.error());
+  SpawnResult result = std::move(group->members.front().result);
+  result.wall = group->wall;  // from before the fork, as a caller times the job
+  result.forwarded_signals = std::move(group->forwarded_signals);
+  result.received_signals = std::move(group->received_signals);
   return result;
 }
 

@@ -172,14 +172,6 @@ void Supervision::drain(Stream& stream) {
   stream.from.reset();
 }
 
-Result<Ended> Supervision::run() {
-  auto all = run_all();
-  if (!all) return tl::unexpected(all.error());
-  auto end = std::move(all->ends.front());
-  end.forwarded = std::move(all->forwarded);
-  return end;
-}
-
 Result<GroupEnd> Supervision::run_all() {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();

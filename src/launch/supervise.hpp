@@ -35,7 +35,6 @@ class Fd {
 struct Ended {
   int status = 0;  // as waitpid reports it
   rusage usage{};
-  std::vector<int> forwarded;
 };
 
 // The started child. Unless it has been waited for, the destructor kills it (SIGKILL) and reaps
@@ -97,17 +96,13 @@ class Supervision {
  public:
   Supervision(std::vector<Job*> jobs, ForwardedSignals& signals, ProgressMeter& meter)
       : jobs_(std::move(jobs)), signals_(signals), meter_(meter) {}
-  Supervision(Job& job, ForwardedSignals& signals, ProgressMeter& meter)
-      : Supervision(std::vector<Job*>{&job}, signals, meter) {}
   // The job's output arriving on `from`, copied to dltune's descriptor `to`; `metered`: read for
   // progress rates too (channel: the order of the metered streams).
   void add_stream(Fd from, int to, bool metered = true);
   // When a job fails (exits non-zero or is killed by a signal) while others run, as torchrun's
   // agent does: SIGTERM to the others, SIGKILL to those left after `grace`.
   void stop_others_on_failure(std::chrono::milliseconds grace) { grace_ = grace; }
-  // Until the (one) job exits; then what is left in the pipes is copied too.
-  [[nodiscard]] Result<Ended> run();
-  // Until every job has exited.
+  // Until every job has exited; then what is left in the pipes is copied too.
   [[nodiscard]] Result<GroupEnd> run_all();
 
  private:

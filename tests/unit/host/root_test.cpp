@@ -274,23 +274,32 @@ TEST(RootWrites, OnlyDltuneJobCgroupsAreWritable) {
         "/sys/fs/cgroup/unified/dltune/x", "/sys/fs/cgroup/cpuset/dltune/a.b_c",
         "/sys/fs/cgroup/dltune/job-1/rank-0", "/sys/fs/cgroup/cpuset/dltune/x/rank-15"})
     EXPECT_TRUE(Root::is_dltune_cgroup(p)) << p;
-  for (const char* p :
-       {"/sys/fs/cgroup", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/unified",
-        "/sys/fs/cgroup/memory/other/x", "/sys/fs/cgroup/memory/other/dltune/x",
-        "/sys/fs/cgroup/user.slice/dltune/x", "/sys/fs/cgroup/dltune/x/y",
-        "/sys/fs/cgroup/memory/dltune/x/y", "/sys/fs/cgroup/dltune/dltune/x",
-        "/sys/fs/cgroup/dltune/x/rank-", "/sys/fs/cgroup/dltune/x/rank-1a",
-        "/sys/fs/cgroup/dltune/x/rank-0/rank-1", "/sys/fs/cgroup/dltune/rank-0/..",
-        "/sys/fs/cgroup/memory/dltune/..", "/sys/fs/cgroup/memory/dltune/../../../../etc",
-        "/sys/fs/cgroup/dltune/", "/sys/fs/cgroup/devices/dltune/x", "/sys/fs/cgroupx/dltune",
-        "/sys/kernel/dltune/x", "/tmp/dltune/x"})
+  for (const char* p : {"/sys/fs/cgroup",
+                        "/sys/fs/cgroup/memory",
+                        "/sys/fs/cgroup/unified",
+                        "/sys/fs/cgroup/memory/other/x",
+                        "/sys/fs/cgroup/memory/other/dltune/x",
+                        "/sys/fs/cgroup/user.slice/dltune/x",
+                        "/sys/fs/cgroup/dltune/x/y",
+                        "/sys/fs/cgroup/memory/dltune/x/y",
+                        "/sys/fs/cgroup/dltune/dltune/x",
+                        "/sys/fs/cgroup/dltune/x/rank-",
+                        "/sys/fs/cgroup/dltune/x/rank-1a",
+                        "/sys/fs/cgroup/dltune/x/rank-0/rank-1",
+                        "/sys/fs/cgroup/dltune/rank-0/..",
+                        "/sys/fs/cgroup/memory/dltune/..",
+                        "/sys/fs/cgroup/memory/dltune/../../../../etc",
+                        "/sys/fs/cgroup/dltune/",
+                        "/sys/fs/cgroup/devices/dltune/x",
+                        "/sys/fs/cgroupx/dltune",
+                        "/sys/kernel/dltune/x",
+                        "/tmp/dltune/x"})
     EXPECT_FALSE(Root::is_dltune_cgroup(p)) << p;
   for (const char* p :
        {"/sys/fs/cgroup/cgroup.subtree_control", "/sys/fs/cgroup/dltune/cgroup.subtree_control",
         "/sys/fs/cgroup/dltune/job/cpu.max", "/sys/fs/cgroup/dltune/job/cgroup.procs",
         "/sys/fs/cgroup/memory/dltune/job/memory.limit_in_bytes",
-        "/sys/fs/cgroup/cpuset/dltune/cpuset.cpus",
-        "/sys/fs/cgroup/unified/dltune/job/cgroup.kill",
+        "/sys/fs/cgroup/cpuset/dltune/cpuset.cpus", "/sys/fs/cgroup/unified/dltune/job/cgroup.kill",
         "/sys/fs/cgroup/cpuset/dltune/job/rank-1/cpuset.cpus"})
     EXPECT_TRUE(Root::is_writable_setting(p)) << p;
   for (const char* p :
