@@ -366,6 +366,7 @@ void WindowBuilder::add(monitor::Sample&& s) {
       job_.comm = main->comm;
       job_.cmdline = main->cmdline;
     }
+    if (!job_.rank) job_.rank = main->rank;
     ++job_.samples_with_main;
     job_.max_workers = std::max(job_.max_workers, workers);
     job_.max_children = std::max(job_.max_children, children);

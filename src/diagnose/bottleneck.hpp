@@ -92,6 +92,7 @@ struct Window {
 struct JobSeen {
   pid_t main = 0;  // 0: no process of the sample had the main role
   std::string comm, cmdline;
+  std::optional<int> rank;  // RANK in the main process's environment (a rank of a distributed job)
   std::size_t max_workers = 0, max_children = 0, samples_with_main = 0;
   bool main_gone = false;  // the main process was seen, then no longer (the job ended)
 };

@@ -11,6 +11,7 @@
 #include "core/clock.hpp"
 #include "core/text.hpp"
 #include "diagnose/profile_text.hpp"
+#include "monitor/rank_pace.hpp"
 #include "store/recording.hpp"
 
 namespace dltune::diagnose {
@@ -33,6 +34,7 @@ JobVerdict judge_one(const Rules& rules, const WindowBuilder& b, std::int64_t sk
   v.doc = to_json(v.profile);
   v.doc["source"] = source;
   v.doc["job"] = {{"pid", b.job().main},
+                  {"rank", b.job().rank ? nlohmann::json(*b.job().rank) : nlohmann::json(nullptr)},
                   {"comm", b.job().comm},
                   {"cmdline", b.job().cmdline},
                   {"workers", b.job().max_workers},
@@ -47,11 +49,12 @@ std::optional<double> value(const JobVerdict& v, Signal s) {
   return v.profile.values[static_cast<std::size_t>(s)];
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+using monitor::median;
+
+// "rank 3 (pid 1234)" when its environment said its rank, else "rank pid 1234".
+std::string rank_name(const JobSeen& job) {
+  return job.rank ? fmt::format("rank {} (pid {})", *job.rank, job.main)
+                  : fmt::format("rank pid {}", job.main);
 }
 
 // "the 2nd of 4"
@@ -71,10 +74,7 @@ RankComparison compare_ranks(const std::vector<JobVerdict>& ranks) {
   RankComparison out;  // doc: null until a straggler is named
   const std::size_t n = ranks.size();
   if (n < 2) return out;
-  // Thresholds (measured on this project's 2-rank gloo job, tests/jobs/ddp_train.py): a rank
-  // with 4x the others' work had its main thread on a CPU 99% of the time, the waiting rank's
-  // 2.5% (asleep in 96% of the samples); equal ranks were at 76% and 78%.
-  constexpr double kBusy = 40, kFactor = 2, kGap = 25, kOthersAsleep = 0.5;
+  // The thresholds are monitor/rank_pace.hpp's, shared with top's live mark.
   // The rank far above the others on `signal`, and the values ("what: pid P V%, ..."); nothing
   // when a rank lacks it.
   struct Found {
@@ -88,17 +88,12 @@ RankComparison compare_ranks(const std::vector<JobVerdict>& ranks) {
       if (!v) return {};
       all.push_back(*v);
     }
-    const auto top =
-        static_cast<std::size_t>(std::max_element(all.begin(), all.end()) - all.begin());
-    std::vector<double> others;
-    for (std::size_t i = 0; i < n; ++i)
-      if (i != top) others.push_back(all[i]);
-    const double m = median(others);
     std::vector<std::string> each;
     for (std::size_t i = 0; i < n; ++i)
-      each.push_back(fmt::format("pid {} {:.0f}%", ranks[i].job.main, all[i]));
+      each.push_back(ranks[i].job.rank ? fmt::format("rank {} {:.0f}%", *ranks[i].job.rank, all[i])
+                                       : fmt::format("pid {} {:.0f}%", ranks[i].job.main, all[i]));
     Found found{std::nullopt, fmt::format("{}: {}", what, text::join(each, ", "))};
-    if (all[top] >= kBusy && all[top] >= kFactor * m && all[top] - m >= kGap) found.top = top;
+    if (const auto far = monitor::far_above(all)) found.top = far->index;
     return found;
   };
   std::vector<double> asleep;
@@ -124,7 +119,7 @@ RankComparison compare_ranks(const std::vector<JobVerdict>& ranks) {
   std::vector<double> others_asleep;
   for (std::size_t i = 0; i < n; ++i)
     if (i != *top) others_asleep.push_back(asleep[i]);
-  if (!by_gpu && median(others_asleep) < kOthersAsleep) {
+  if (!by_gpu && median(others_asleep) < monitor::kStragglerOthersAsleep) {
     out.text = "no rank holds the others back: one is busier, but the others do not wait (" +
                out.text + ")";
     return out;
@@ -169,15 +164,18 @@ RankComparison compare_ranks(const std::vector<JobVerdict>& ranks) {
         "even out the work per rank (uneven shards or sequence lengths), or move work only this "
         "rank does (logging, evaluation, checkpoints on rank 0) out of the step";
   }
-  const std::string who = fmt::format("pid {} ({} ranks by start)", s.job.main, ordinal(*top, n));
+  const std::string who =
+      s.job.rank ? rank_name(s.job)
+                 : fmt::format("{} ({} ranks by start)", rank_name(s.job), ordinal(*top, n));
   const std::string waiting =
       by_gpu ? std::string()
              : fmt::format(
                    "; the others' main threads asleep in {:.0f}% of the samples (waiting "
                    "for it in the collective)",
                    median(others_asleep) * 100);
-  out.text = fmt::format("the straggler is rank {}: {}{}", who, out.text, waiting);
+  out.text = fmt::format("the straggler is {}: {}{}", who, out.text, waiting);
   out.doc = {{"pid", s.job.main},
+             {"rank", s.job.rank ? nlohmann::json(*s.job.rank) : nlohmann::json(nullptr)},
              {"index", *top},
              {"by", by_gpu ? "gpu" : "cpu"},
              {"main_on_cpu_pct", value(s, Signal::kMainOnCpu).value_or(0)},
@@ -205,19 +203,26 @@ ProfileResult<ProfileReport> judge_job(const Rules& rules, const JobWindows& win
   ProfileReport report;
   // Under torchrun each rank is a training job of its own, with its own workers: each is
   // judged alone, the first rank's verdict leads (what report shows), all are listed.
-  for (const auto& [pid, rb] : windows.ranks()) {
+  for (const auto& entry : windows.ranks()) {
+    const auto& rb = entry.second;
     if (rb.job().main == 0 || rb.window().samples.size() < 2) continue;
     std::vector<std::string> notes;
     if (rb.job().main_gone) {
       const auto& w = rb.window().wall_ns;
-      notes.push_back(fmt::format(
-          "rank pid {} ended during the profile: its verdict covers the {:.0f} s it lived", pid,
-          static_cast<double>(w.back() - w.front()) / 1e9));
+      notes.push_back(
+          fmt::format("{} ended during the profile: its verdict covers the {:.0f} s it lived",
+                      rank_name(rb.job()), static_cast<double>(w.back() - w.front()) / 1e9));
     }
     report.parts.push_back(judge_one(rules, rb, request.skip_ns,
-                                     fmt::format("{}, rank pid {}", request.source, pid),
+                                     fmt::format("{}, {}", request.source, rank_name(rb.job())),
                                      std::move(notes)));
   }
+  // In rank order when every rank said its rank (rank 0 leads), else in pid order (start order).
+  if (std::all_of(report.parts.begin(), report.parts.end(),
+                  [](const JobVerdict& v) { return v.job.rank.has_value(); }))
+    std::stable_sort(
+        report.parts.begin(), report.parts.end(),
+        [](const JobVerdict& a, const JobVerdict& b) { return *a.job.rank < *b.job.rank; });
   if (report.parts.empty()) {
     report.parts.push_back(judge_one(rules, b, request.skip_ns, request.source, request.notes));
     report.doc = report.parts.front().doc;

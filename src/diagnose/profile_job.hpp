@@ -29,7 +29,7 @@ using ProfileResult = tl::expected<T, ProfileFailure>;
 struct JobVerdict {
   Profile profile;
   JobSeen job;
-  std::string source;              // "recording run.db", "recording run.db, rank pid 1234"
+  std::string source;              // "recording run.db", "recording run.db, rank 1 (pid 1234)"
   std::vector<std::string> notes;  // what limits it (profile_notes and the caller's)
   nlohmann::json doc;              // to_json(profile) with "source" and "job"
 };

@@ -87,6 +87,7 @@ struct ProcessModel {
   pid_t pid = 0, ppid = 0;
   std::string comm, cmdline;
   Role role = Role::kOther;
+  std::optional<int> rank;  // RANK of a main process or a rank (Process::rank)
   char state = '?';
   std::uint64_t threads = 0, rss_bytes = 0;
   int processor = -1;

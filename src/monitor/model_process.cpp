@@ -56,6 +56,7 @@ void model_processes(const Sample& now, const Sample* previous, double dt_s, Mod
     m.comm = p.comm;
     m.cmdline = p.cmdline;
     m.role = p.role;
+    m.rank = p.rank;
     m.state = p.state;
     m.threads = p.threads;
     m.rss_bytes = p.rss_bytes;

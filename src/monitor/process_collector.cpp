@@ -4,13 +4,16 @@
 // Cost is the point. Each process's files are kept open and pread each sample (host::OpenFile);
 // the lists of /proc and /proc/PID/task come from Root::list_pids into reused vectors; parsing
 // is on views of one reused buffer; the output's elements and strings are reused. cmdline is
-// read once per process (again only when its name changes: an exec).
+// read once per process (again only when its name changes: an exec), environ (for RANK) once per
+// main process or rank.
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 
+#include "core/text.hpp"
 #include "host/parse/process.hpp"
 #include "monitor/roles.hpp"
 #include "monitor/sampler.hpp"
@@ -21,6 +24,9 @@ namespace {
 
 using host::parse::cmdline_text;
 using host::parse::kCmdlineMax;
+// The environment read for RANK: Linux caps argv and envp together at a quarter of the stack
+// limit; 64 KiB holds a training job's environment (a few KiB) many times over.
+constexpr std::size_t kEnvironMax = 64 * 1024;
 using host::parse::parse_proc_io;
 using host::parse::parse_proc_schedstat;
 using host::parse::parse_proc_stat;
@@ -83,7 +89,9 @@ struct Tracked {
   host::OpenFile stat, schedstat, status, io;
   std::string comm, cmdline;
   bool cmdline_read = false;
-  bool io_denied = false;  // another user's process: not tried again
+  std::optional<int> rank;
+  bool environ_read = false;  // for a main process or a rank only: RANK
+  bool io_denied = false;     // another user's process: not tried again
 };
 
 // /proc/PID/task/TID/children of one thread of a tree member (kTree).
@@ -302,13 +310,14 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
     close(t.io);
     t.comm.clear();
     t.cmdline.clear();
-    t.cmdline_read = t.io_denied = false;
+    t.cmdline_read = t.io_denied = t.environ_read = false;
+    t.rank.reset();
   }
   t.known = true;
   t.start_ticks = st->start_ticks;
   if (t.comm != st->comm) {  // new, or it exec'd: the command line changed too
     t.comm.assign(st->comm);
-    t.cmdline_read = false;
+    t.cmdline_read = t.environ_read = false;  // an exec has a new environment too
   }
   p.pid = t.pid;
   p.ppid = st->ppid;
@@ -447,6 +456,25 @@ Result<void> ProcessCollector::collect(std::vector<Process>& out, Notices& notic
   s.next.clear();
   out.resize(n);
   assign_roles(out, s.scope.kind, s.scope.pid);
+  // A rank's number, from the environment its launcher gave it: read once per process, only for
+  // the few that are a job's main process or its ranks (an environment is kilobytes).
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& p = out[i];
+    auto& t = s.tracked[i];
+    if (p.role != Role::kMain && p.role != Role::kRank) {
+      p.rank.reset();
+      continue;
+    }
+    if (!t.environ_read) {
+      t.environ_read = true;
+      t.rank.reset();
+      if (auto raw = s.root.read(s.path.of(t.pid, "environ"), kEnvironMax); raw && *raw)
+        if (auto v = host::parse::environ_value(**raw, "RANK"))
+          if (auto r = text::to_int(*v); r && *r >= 0 && *r <= std::numeric_limits<int>::max())
+            t.rank = static_cast<int>(*r);
+    }
+    p.rank = t.rank;
+  }
   return {};
 }
 

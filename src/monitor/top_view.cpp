@@ -49,6 +49,17 @@ std::string compact_bytes(double bytes) {
 
 namespace {
 
+// The ROLE column (6 wide): "main", "worker", a rank as "rank3" ("r1234" past rank 99), "" for
+// other processes.
+std::string role_text(const ProcessModel& p) {
+  if (p.role == Role::kOther) return "";
+  if ((p.role == Role::kRank || p.role == Role::kMain) && p.rank) {
+    auto t = fmt::format("rank{}", *p.rank);
+    return t.size() <= 6 ? t : fmt::format("r{}", *p.rank);
+  }
+  return role_name(p.role);
+}
+
 std::string rate(double per_second) {
   if (per_second >= 10000) return compact_bytes(per_second).append("/s");
   return per_second >= 10 ? fmt::format("{:.0f}/s", per_second)
@@ -297,6 +308,11 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options) {
   device_lines(model, l);
   gpu_lines(model, l, limited && options.height < 40);
   cgroup_lines(model, l);
+  if (options.straggler) {
+    const std::string wrapped = text::wrap("! " + options.straggler->text, 2,
+                                           static_cast<std::size_t>(std::max(40, options.width)));
+    for (const auto line : text::lines(wrapped)) l.add(std::string(line), Style::kWarn);
+  }
 
   const bool io = reads_io(model);
   l.add(fmt::format("{:>7} {:<6} S {:>6} {:>5} {:>5} {:>6} {:>7} {}{:>4} {}", "PID", "ROLE", "CPU%",
@@ -328,13 +344,15 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options) {
     if (io)
       rates += fmt::format(
           " {:>7}", p.has_rates && p.read_bytes_s ? compact_bytes(io_of(p)) : std::string("-"));
-    const Style style = p.role == monitor::Role::kMain || p.role == monitor::Role::kRank
+    const bool straggler = options.straggler && options.straggler->pid == p.pid;
+    const Style style = straggler ? Style::kWarn
+                        : p.role == monitor::Role::kMain || p.role == monitor::Role::kRank
                             ? Style::kMain
                         : p.role == monitor::Role::kWorker ? Style::kWorker
                                                            : Style::kNormal;
-    l.add(fmt::format("{:>7} {:<6} {} {} {:>4} {}{}", p.pid,
-                      p.role == monitor::Role::kOther ? "" : monitor::role_name(p.role), p.state,
-                      rates, p.threads, std::string(static_cast<std::size_t>(d) * 2, ' '), cmd),
+    l.add(fmt::format("{:>7} {:<6} {} {} {:>4} {}{}{}", p.pid, role_text(p), p.state, rates,
+                      p.threads, std::string(static_cast<std::size_t>(d) * 2, ' '),
+                      straggler ? "STRAGGLER " : "", cmd),
           style);
   }
   if (procs.size() > room && room > 0) {

@@ -3,13 +3,15 @@
 // terminal view (tui/screen), `top --once` (plain text) and `record --replay`.
 //
 // Layout, top to bottom: a title; CPUs (a bar per CPU, as many per row as fit); memory and swap;
-// pressure; disks; network; GPUs; the job's cgroup; then the processes, as many as the height
+// pressure; disks; network; GPUs; the job's cgroup; the straggler rank, when one is named; then
+// the processes (a rank's ROLE is "rank" and its RANK, as "rank3"), as many as the height
 // leaves. It fits 80x24 and uses the rest of a larger terminal (wider bars, more processes).
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "monitor/model.hpp"
+#include "monitor/rank_pace.hpp"
 
 namespace dltune::monitor {
 
@@ -31,6 +33,9 @@ struct TopOptions {
   std::string title;                 // "dltune top  host  pid 1234"
   std::string status;                // the bottom line: keys, or "replay 12/3600"
   std::vector<std::string> notices;  // sources switched off, shown under the title
+  // The rank that holds a distributed job back (RankWatch over the last seconds): its row is
+  // marked and its evidence shown above the processes.
+  std::optional<Straggler> straggler;
 };
 
 [[nodiscard]] std::vector<TopLine> top_view(const monitor::Model& model, const TopOptions& options);

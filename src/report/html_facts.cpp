@@ -221,14 +221,19 @@ void ranks(Page& p, const json& j) {
   if (const auto compared = text_at(j, {"ranks_compared"}); !compared.empty())
     p.raw("<p>").text(compared).raw("</p>\n");
   p.raw(
-      "<table class=\"ranks\"><tr><th>rank pid</th><th>verdict</th><th>main thread on a CPU</th>"
-      "<th></th></tr>\n");
+      "<table class=\"ranks\"><tr><th>rank</th><th>pid</th><th>verdict</th><th>main thread on a "
+      "CPU</th><th></th></tr>\n");
   for (const auto& r : *all) {
     const json* pid = at(r, {"job", "pid"});
     const auto pid_value = pid != nullptr && pid->is_number() ? pid->get<std::int64_t>() : -1;
     const bool marked = pid_value >= 0 && pid_value == straggler_pid;
     const json* on_cpu = at(r, {"signals", "main.on_cpu", "value"});
+    const json* rank = at(r, {"job", "rank"});
     p.raw(marked ? "<tr class=\"straggler\"><td>" : "<tr><td>")
+        .text(rank != nullptr && rank->is_number_integer()
+                  ? std::to_string(rank->get<std::int64_t>())
+                  : std::string("-"))
+        .raw("</td><td>")
         .text(pid_value >= 0 ? std::to_string(pid_value) : std::string("?"))
         .raw("</td><td>")
         .text(text_at(r, {"verdict"}))

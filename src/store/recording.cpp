@@ -63,16 +63,17 @@ Result<void> check_header(const std::string& path) {
 
 // `where` and `order` select one sample's rows (`= ?1`, by pid) or a range's (`BETWEEN ?1 AND ?2`,
 // by sample and pid). `present`: the columns the file's process table has.
+// `rank`: the file's process_info has the rank column (added after schema 1).
 std::string process_select(std::string_view where, std::string_view order,
-                           const std::set<std::string>& present) {
+                           const std::set<std::string>& present, bool rank) {
   // The process_info row in force at the sample: the latest one written at or before it.
   return fmt::format(
-      "SELECT {}, i.ppid, i.comm, i.cmdline, i.role FROM process p JOIN process_info i"
+      "SELECT {}, i.ppid, i.comm, i.cmdline, i.role, {} FROM process p JOIN process_info i"
       " ON i.pid = p.pid AND i.start_ticks = p.start_ticks AND i.first_sample ="
       " (SELECT max(first_sample) FROM process_info WHERE pid = p.pid AND"
       " start_ticks = p.start_ticks AND first_sample <= p.sample_id)"
       " WHERE p.sample_id {} ORDER BY {}",
-      sql::table("process").column_names("p", &present), where, order);
+      sql::table("process").column_names("p", &present), rank ? "i.rank" : "NULL", where, order);
 }
 
 // A table's rows for samples ?1 to ?2, in sample order and, within a sample, in the Sample's.
@@ -83,7 +84,7 @@ std::string range_select(std::string_view name, const std::set<std::string>& pre
   const auto& t = sql::table(name);
   if (name == "process")
     return fmt::format(
-        "SELECT {}, 0, '', '', '' FROM process WHERE sample_id BETWEEN ?1 AND ?2 ORDER BY "
+        "SELECT {}, 0, '', '', '', NULL FROM process WHERE sample_id BETWEEN ?1 AND ?2 ORDER BY "
         "sample_id, pid",
         t.column_names("", &present));
   if (name == "sample")
@@ -95,14 +96,14 @@ std::string range_select(std::string_view name, const std::set<std::string>& pre
 
 // Every process_info row in the shape of process_select's rows (first_sample in the first
 // column, the counters NULL), so that read_process reads its text.
-std::string process_info_select() {
+std::string process_info_select(bool rank) {
   const auto& t = sql::table("process");
   std::string columns = "first_sample, pid, start_ticks, ''";
   for (std::size_t i = 4; i < t.columns.size(); ++i) columns += ", NULL";
   return fmt::format(
-      "SELECT {}, ppid, comm, cmdline, role FROM process_info ORDER BY pid, start_ticks, "
+      "SELECT {}, ppid, comm, cmdline, role, {} FROM process_info ORDER BY pid, start_ticks, "
       "first_sample",
-      columns);
+      columns, rank ? "rank" : "NULL");
 }
 
 }  // namespace
@@ -143,7 +144,8 @@ struct Recording::State {
         {&disk, select("disk")},
         {&net, select("net")},
         {&cgroup, select("cgroup")},
-        {&process, process_select("= ?1", "p.pid", present["process"])},
+        {&process, process_select("= ?1", "p.pid", present["process"],
+                                  present["process_info"].contains("rank"))},
         {&gpu, select("gpu")},
         {&gpu_process, select("gpu_process")},
         {&document, "SELECT json FROM document WHERE key = ?1"}};
@@ -318,7 +320,8 @@ Result<void> Recording::for_each(std::size_t begin, std::size_t end,
   std::map<std::pair<pid_t, std::uint64_t>, std::vector<std::pair<std::int64_t, monitor::Process>>>
       infos;
   {
-    auto st = s.db.prepare(process_info_select().c_str(), "cannot read the recording");
+    auto st = s.db.prepare(process_info_select(s.present["process_info"].contains("rank")).c_str(),
+                           "cannot read the recording");
     if (!st) return tl::unexpected(st.error());
     for (;;) {
       auto row = st->step();
@@ -363,6 +366,7 @@ Result<void> Recording::for_each(std::size_t begin, std::size_t end,
         p.comm = text->comm;
         p.cmdline = text->cmdline;
         p.role = text->role;
+        p.rank = text->rank;
         m.processes.push_back(std::move(p));
       });
     if (r) r = gpu.rows(id, [&](Columns& c) { m.gpus.push_back(sql::read_gpu(c)); });

@@ -238,6 +238,7 @@ Process read_process(Columns& c) {
   p.comm = c.t();
   p.cmdline = c.t();
   p.role = role_from(c.t());
+  p.rank = c.ou<int>();
   return p;
 }
 
@@ -249,6 +250,7 @@ void bind_process_info(Binder& b, std::int64_t id, const Process& p) {
   b.t(p.comm);
   b.t(p.cmdline);
   b.t(role_text(p.role));
+  b.ou(p.rank);
 }
 
 void bind_gpu(Binder& b, std::int64_t id, const Gpu& g) {

@@ -129,7 +129,10 @@ std::vector<Table> make_tables() {
   t.push_back(Table{"process_info",
                     {"pid INTEGER NOT NULL", "start_ticks INTEGER NOT NULL",
                      "first_sample INTEGER NOT NULL", "ppid INTEGER NOT NULL", "comm TEXT NOT NULL",
-                     "cmdline TEXT NOT NULL", "role TEXT NOT NULL"},
+                     "cmdline TEXT NOT NULL", "role TEXT NOT NULL",
+                     // Added after schema 1 was first written (nullable, at the end: no new
+                     // version): RANK from the process's environment (a rank of a distributed job).
+                     "rank INTEGER"},
                     "pid, start_ticks, first_sample",
                     "pid",
                     true});

@@ -32,6 +32,7 @@ struct Identity {
   pid_t ppid;
   monitor::Role role;
   std::string comm, cmdline;
+  std::optional<int> rank;
   bool operator==(const Identity&) const = default;
 };
 
@@ -154,7 +155,7 @@ Result<void> RecordingWriter::State::write(std::int64_t id, const monitor::Sampl
   for (const auto& p : s.processes) {
     if (auto r = row(process, [&](Binder& b) { sql::bind_process(b, id, p); }); !r) return r;
     const auto key = std::make_pair(p.pid, p.start_ticks);
-    Identity ident{p.ppid, p.role, p.comm, p.cmdline};
+    Identity ident{p.ppid, p.role, p.comm, p.cmdline, p.rank};
     auto it = written.find(key);
     if (it == written.end() || !(it->second == ident)) {
       auto r = row(process_info, [&](Binder& b) { sql::bind_process_info(b, id, p); });

@@ -35,8 +35,10 @@ int plain_width() {
 }
 
 void print_plain(const monitor::Model& model, const TopSettings& s,
-                 const std::vector<std::string>& notices, const std::string& status) {
+                 const std::vector<std::string>& notices, const std::string& status,
+                 std::optional<monitor::Straggler> straggler = std::nullopt) {
   monitor::TopOptions o;
+  o.straggler = std::move(straggler);
   o.width = plain_width();
   o.height = 0;
   o.sort = s.sort;
@@ -117,13 +119,15 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
   auto sort = settings.sort;
   bool paused = false;
   auto model = monitor::Model::from(previous, nullptr);
+  monitor::RankWatch ranks;  // the straggler of a distributed job, over the last 10 s
   const auto draw = [&] {
     monitor::TopOptions o{screen->width(),
                           screen->height(),
                           sort,
                           settings.title,
                           paused ? "PAUSED  " + keys_live(model) : keys_live(model),
-                          notices};
+                          notices,
+                          ranks.straggler()};
     screen->draw(painted(monitor::top_view(model, o)));
   };
   draw();
@@ -146,6 +150,7 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
         }
         for (auto& n : sampler.take_notices()) notices.push_back(std::move(n));
         model = monitor::Model::from(current, &previous);
+        ranks.add(model);
         std::swap(previous, current);
       }
     } else if (key == kKeyNone) {
@@ -175,11 +180,28 @@ TopResult top_replay(const store::Recording& recording, std::size_t index,
   if (!model) {
     return failed(false, model.error());
   }
+  // The straggler at `i`: the ranks over the window that ends there, as the live view saw them.
+  const auto interval_ns = std::max<std::int64_t>(recording.info().interval_ns, 1'000'000);
+  const std::size_t span =
+      static_cast<std::size_t>(std::min<std::int64_t>(600, 10'000'000'000 / interval_ns + 1));
+  const auto straggler_at = [&](std::size_t i) -> Result<std::optional<monitor::Straggler>> {
+    monitor::RankWatch watch;
+    for (std::size_t k = i >= span ? i - span : 0; k <= i; ++k) {
+      auto m = model_at(k);
+      if (!m) return tl::unexpected(m.error());
+      watch.add(*m);
+    }
+    return watch.straggler();
+  };
+  auto straggler = straggler_at(index);
+  if (!straggler) {
+    return failed(false, straggler.error());
+  }
   const auto status = [&](std::size_t i, const std::string& keys) {
     return fmt::format("replay {}/{}  {}", i + 1, n, keys);
   };
   if (settings.once) {
-    print_plain(*model, settings, {}, status(index, ""));
+    print_plain(*model, settings, {}, status(index, ""), *straggler);
     return {};
   }
   std::string why;
@@ -194,7 +216,8 @@ TopResult top_replay(const store::Recording& recording, std::size_t index,
                           sort,
                           settings.title,
                           status(index, keys_replay(*model)),
-                          {}};
+                          {},
+                          *straggler};
     screen->draw(painted(monitor::top_view(*model, o)));
     const int key = screen->read_key(1000);
     if (key == kKeyQuit || key == 'q' || key == 'Q') break;
@@ -210,7 +233,13 @@ TopResult top_replay(const store::Recording& recording, std::size_t index,
         screen.reset();
         return failed(false, m.error());
       }
+      auto found = straggler_at(next);
+      if (!found) {
+        screen.reset();
+        return failed(false, found.error());
+      }
       model = std::move(m);
+      straggler = std::move(found);
       index = next;
     }
   }

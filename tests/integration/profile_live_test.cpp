@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -461,9 +462,15 @@ TEST(ProfileLive, TheStragglerRankOfADdpJobIsNamedAndEqualRanksNameNone) {
   ASSERT_EQ(j["ranks"].size(), 2u) << j.dump(2);
   EXPECT_TRUE(j["launcher"].is_null()) << "the ranks' launcher (dltune run) is outside the group";
   ASSERT_TRUE(j["straggler"].is_object()) << j["ranks_compared"] << "\n" << j.dump(2);
-  // Rank 1 is the second started: the higher pid of the two.
-  const int p0 = j["ranks"][0]["job"]["pid"], p1 = j["ranks"][1]["job"]["pid"];
-  EXPECT_EQ(j["straggler"]["pid"], std::max(p0, p1)) << j["straggler"].dump(2);
+  // Named by the RANK in its environment, the ranks listed in rank order.
+  EXPECT_EQ(j["ranks"][0]["job"]["rank"], 0) << j["ranks"][0]["job"].dump(2);
+  EXPECT_EQ(j["ranks"][1]["job"]["rank"], 1) << j["ranks"][1]["job"].dump(2);
+  EXPECT_EQ(j["straggler"]["rank"], 1) << j["straggler"].dump(2);
+  EXPECT_EQ(j["straggler"]["pid"], j["ranks"][1]["job"]["pid"]) << j["straggler"].dump(2);
+  EXPECT_NE(j["ranks_compared"].get<std::string>().find(
+                fmt::format("the straggler is rank 1 (pid {})", j["straggler"]["pid"].get<int>())),
+            std::string::npos)
+      << j["ranks_compared"];
   EXPECT_GT(j["straggler"]["others_asleep_share"].get<double>(), 0.5);
   EXPECT_NE(j["straggler"]["cause"].get<std::string>().find("more work per step"),
             std::string::npos);

@@ -128,4 +128,16 @@ void cmdline_text(std::string_view raw, std::string& out) {
     if (c == '\0') c = ' ';
 }
 
+std::optional<std::string_view> environ_value(std::string_view raw, std::string_view name) {
+  while (!raw.empty()) {
+    const auto end = raw.find('\0');
+    const std::string_view entry = raw.substr(0, end);
+    if (entry.size() > name.size() && entry.starts_with(name) && entry[name.size()] == '=')
+      return entry.substr(name.size() + 1);
+    if (end == std::string_view::npos) break;
+    raw.remove_prefix(end + 1);
+  }
+  return std::nullopt;
+}
+
 }  // namespace dltune::host::parse

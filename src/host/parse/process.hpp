@@ -55,4 +55,10 @@ struct ProcIo {
 inline constexpr std::size_t kCmdlineMax = 256;
 void cmdline_text(std::string_view raw, std::string& out);
 
+// /proc/PID/environ: the environment the process was exec'd with, NAME=VALUE entries each ending
+// in a NUL (proc(5)). The value of `name`, or nothing when it is not there; the first entry of
+// that name when there are several (getenv's choice).
+[[nodiscard]] std::optional<std::string_view> environ_value(std::string_view raw,
+                                                            std::string_view name);
+
 }  // namespace dltune::host::parse

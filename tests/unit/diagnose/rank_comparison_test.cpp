@@ -52,6 +52,27 @@ TEST(RankComparison, TheBusyRankWhileTheOthersSleepIsTheStragglerWithItsCause) {
   EXPECT_THAT(compare_ranks(starved).cause, HasSubstr("2 DataLoader worker(s) are saturated"));
 }
 
+// With RANK read from each rank's environment the straggler is named by it, as the job's own logs
+// and torchrun's errors name ranks; the start order is no longer needed.
+TEST(RankComparison, RanksThatSaidTheirRankAreNamedByIt) {
+  auto a = rank(10, {{Signal::kMainOnCpu, 3}, {Signal::kMainSleeping, 0.95}});
+  auto b = rank(11, {{Signal::kMainOnCpu, 98}, {Signal::kMainSleeping, 0}});
+  a.job.rank = 1;
+  b.job.rank = 0;
+  const auto c = compare_ranks({a, b});
+  ASSERT_EQ(c.straggler, 1u);
+  EXPECT_THAT(c.text, HasSubstr("the straggler is rank 0 (pid 11): main thread on a CPU: rank 1 "
+                                "3%, rank 0 98%"));
+  EXPECT_THAT(c.text, ::testing::Not(HasSubstr("by start")));
+  EXPECT_EQ(c.doc["rank"], 0);
+  EXPECT_EQ(c.doc["pid"], 11);
+  // Unknown: null in the document.
+  EXPECT_TRUE(compare_ranks({rank(10, {{Signal::kMainOnCpu, 3}, {Signal::kMainSleeping, 0.95}}),
+                             rank(11, {{Signal::kMainOnCpu, 98}})})
+                  .doc["rank"]
+                  .is_null());
+}
+
 TEST(RankComparison, RanksThatKeepPaceOrDoNotWaitNameNone) {
   // Measured on equal ranks: 77% and 79%.
   const auto even =

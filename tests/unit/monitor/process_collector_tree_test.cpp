@@ -106,3 +106,41 @@ TEST(ProcessCollectorTree, NoScopeNoProcesses) {
   ASSERT_TRUE(c.collect(out, notices));
   EXPECT_TRUE(out.empty());
 }
+
+// Under a launcher each rank's number comes from the RANK its launcher put in its environment:
+// read for the ranks (and the main process), not for their workers; a process without it, or
+// with a value that is not a rank, has none; an exec reads the new environment.
+TEST(ProcessCollectorTree, RanksCarryTheRankOfTheirEnvironment) {
+  using namespace std::string_literals;
+  TempTree t;
+  add(t, 200, "dltune", 1, 500, "dltune\0run\0--nproc\0003\0--\0python\0train.py\0"s);
+  add(t, 201, "python", 200, 510, "python\0train.py\0"s);
+  add(t, 202, "python", 200, 520, "python\0train.py\0"s);
+  add(t, 203, "python", 200, 530, "python\0train.py\0"s);
+  add(t, 204, "pt_data_worker", 202, 600, "python\0train.py\0"s);
+  t.write("proc/201/environ", "PATH=/usr/bin\0LOCAL_RANK=0\0RANK=2\0"s)
+      .write("proc/202/environ", "RANK=0\0WORLD_SIZE=3\0"s)
+      .write("proc/203/environ", "RANK=-1\0"s)  // not a rank
+      .write("proc/204/environ", "RANK=0\0"s);  // a worker inherits it: not read
+  ProcessCollector c(t.root(), Scope{Scope::Kind::kTree, 200, {}});
+  Notices notices;
+  std::vector<Process> out;
+  ASSERT_TRUE(c.collect(out, notices));
+  ASSERT_EQ(out.size(), 5u);
+  EXPECT_EQ(out[0].role, Role::kMain);
+  EXPECT_FALSE(out[0].rank);  // no environ file
+  EXPECT_EQ(out[1].role, Role::kRank);
+  EXPECT_EQ(out[1].rank, 2);
+  EXPECT_EQ(out[2].rank, 0);
+  EXPECT_FALSE(out[3].rank);
+  EXPECT_EQ(out[4].role, Role::kWorker);
+  EXPECT_FALSE(out[4].rank);
+  // Read once: a changed file is not read again for the same process ...
+  t.write("proc/201/environ", "RANK=5\0"s);
+  ASSERT_TRUE(c.collect(out, notices));
+  EXPECT_EQ(out[1].rank, 2);
+  // ... but an exec (a new name) has a new environment.
+  t.write("proc/201/stat", stat_line(201, "python3.11", 200, 510));
+  ASSERT_TRUE(c.collect(out, notices));
+  EXPECT_EQ(out[1].rank, 5);
+}

@@ -233,15 +233,15 @@ TEST(ReportHtml, ShowsTheFactsFindingsVerdictAndOneCanvasPerChart) {
 TEST(ReportHtml, TheRanksOfASavedProfileWithTheStragglerMarked) {
   TempDir dir;
   const nlohmann::json rank0 = {{"verdict", "Compute-bound"},
-                                {"job", {{"pid", 4100}}},
+                                {"job", {{"pid", 4100}, {"rank", 0}}},
                                 {"signals", {{"main.on_cpu", {{"value", 2.5}}}}}};
   const nlohmann::json rank1 = {{"verdict", "Compute-bound " + kHostile},
-                                {"job", {{"pid", 4101}}},
+                                {"job", {{"pid", 4101}, {"rank", 1}}},
                                 {"signals", {{"main.on_cpu", {{"value", 99.4}}}}}};
   const nlohmann::json profile = {
       {"verdict", "Compute-bound"},
       {"ranks", nlohmann::json::array({rank0, rank1})},
-      {"ranks_compared", "the straggler is rank pid 4101"},
+      {"ranks_compared", "the straggler is rank 1 (pid 4101)"},
       {"straggler",
        {{"pid", 4101}, {"cause", "it does more work per step"}, {"action", "even out the work"}}}};
   write_recording(dir.file("run.db"), 5, {}, {}, {{"profile", profile}});
@@ -249,9 +249,10 @@ TEST(ReportHtml, TheRanksOfASavedProfileWithTheStragglerMarked) {
   write_html(extract_file(dir.file("run.db")), out, {});
   const auto page = out.str();
   EXPECT_THAT(page, HasSubstr("<h3>Ranks</h3>"));
-  EXPECT_THAT(page, HasSubstr("the straggler is rank pid 4101"));
+  EXPECT_THAT(page, HasSubstr("the straggler is rank 1 (pid 4101)"));
   EXPECT_EQ(count(page, "<tr class=\"straggler\">"), 1u);
-  EXPECT_THAT(page, HasSubstr("<tr class=\"straggler\"><td>4101</td>"));
+  EXPECT_THAT(page, HasSubstr("<tr class=\"straggler\"><td>1</td><td>4101</td>"));
+  EXPECT_THAT(page, HasSubstr("<tr><td>0</td><td>4100</td>"));
   EXPECT_THAT(page, HasSubstr("straggler: it does more work per step Action: even out the work"));
   EXPECT_NE(page.find("<td>2%</td>"), std::string::npos) << "2.5% of rank 4100";
   EXPECT_THAT(page, Not(HasSubstr("<script>alert(1)")));

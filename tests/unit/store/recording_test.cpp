@@ -255,8 +255,8 @@ TEST_F(RecordingTest, AnHourAtOneHertzOfATwentyProcessJob) {
 namespace dltune::store {
 namespace {
 
-// A recording made before the gpu table gained its last three columns and the sample table its
-// observer_cpu_us (same schema 1, nullable columns added at the end) still opens: the missing
+// A recording made before the gpu table gained its last three columns, the sample table its
+// observer_cpu_us and process_info its rank (same schema 1, nullable columns added at the end) still opens: the missing
 // columns read as empty, the rest as written.
 TEST_F(RecordingTest, ARecordingWithoutTheLaterColumnsOpens) {
   const auto sample = fill_all(1);
@@ -276,6 +276,9 @@ TEST_F(RecordingTest, ARecordingWithoutTheLaterColumnsOpens) {
   ASSERT_EQ(
       sqlite3_exec(db, "ALTER TABLE sample DROP COLUMN observer_cpu_us", nullptr, nullptr, nullptr),
       SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(db, "ALTER TABLE process_info DROP COLUMN rank", nullptr, nullptr, nullptr),
+      SQLITE_OK);
   sqlite3_close(db);
   auto r = Recording::open(path_);
   ASSERT_TRUE(r) << r.error().message();
@@ -284,6 +287,10 @@ TEST_F(RecordingTest, ARecordingWithoutTheLaterColumnsOpens) {
   auto expected = sample;
   ASSERT_TRUE(expected.observer_cpu_us.has_value());
   expected.observer_cpu_us.reset();
+  for (auto& p : expected.processes) {
+    ASSERT_TRUE(p.rank.has_value());
+    p.rank.reset();
+  }
   for (auto& g : expected.gpus) {
     g.pcie_replay_count.reset();
     g.xid_errors.reset();

@@ -77,6 +77,7 @@ void same_process(const Process& a, const Process& b, const std::string& where) 
   SAME(comm);
   SAME(cmdline);
   SAME(role);
+  SAME(rank);
   SAME(state);
   SAME(start_ticks);
   SAME(utime);

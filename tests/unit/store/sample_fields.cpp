@@ -71,6 +71,7 @@ Process full_process(pid_t pid, Counter& c) {
   p.comm = c.s("comm");
   p.cmdline = c.s("python train.py --seed ");
   p.role = Role::kWorker;
+  p.rank = static_cast<int>(pid % 7);  // per process, as RANK is (not per sample)
   p.state = 'D';
   p.start_ticks = c();
   for (auto* v : {&p.utime, &p.stime, &p.minflt, &p.majflt, &p.threads, &p.rss_bytes}) *v = c();

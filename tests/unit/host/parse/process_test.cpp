@@ -145,3 +145,16 @@ TEST(CmdlineText, JoinsTrimsAndCaps) {
   cmdline_text(long_arg, out);
   EXPECT_EQ(out.size(), kCmdlineMax);
 }
+
+TEST(EnvironValue, FindsTheNamedEntryOnlyWhole) {
+  using namespace std::string_view_literals;
+  const auto env = "LOCAL_RANK=1\0RANKS=9\0RANK=3\0WORLD_SIZE=4\0RANK=7\0"sv;
+  EXPECT_EQ(environ_value(env, "RANK"), "3");  // not LOCAL_RANK's nor RANKS', the first RANK
+  EXPECT_EQ(environ_value(env, "LOCAL_RANK"), "1");
+  EXPECT_EQ(environ_value(env, "WORLD_SIZE"), "4");
+  EXPECT_FALSE(environ_value(env, "MASTER_PORT"));
+  EXPECT_EQ(environ_value("EMPTY=\0"sv, "EMPTY"), "");
+  EXPECT_EQ(environ_value("LAST=x"sv, "LAST"), "x");  // no closing NUL (cut at a read's limit)
+  EXPECT_FALSE(environ_value(""sv, "RANK"));
+  EXPECT_FALSE(environ_value("RANK\0"sv, "RANK"));  // no '='
+}

@@ -1,0 +1,79 @@
+#pragma once
+// Which rank of a synchronous distributed job holds the others back. In DDP every rank waits for
+// the slowest in the all-reduce, so the straggler is the rank whose main thread is on a CPU far
+// more than the others' while theirs sleep. The thresholds are shared by `profile` (over its
+// window, diagnose/profile_job.hpp compare_ranks) and `top` (over its last seconds, RankWatch).
+//
+// Measured on this project's 2-rank gloo job (tests/jobs/ddp_train.py): a rank with 4x the
+// others' work had its main thread on a CPU 99% of the time, the waiting rank's 2.5% (asleep in
+// 96% of the samples); equal ranks were at 76% and 78%.
+#include <sys/types.h>
+
+#include <cstddef>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "monitor/model.hpp"
+
+namespace dltune::monitor {
+
+inline constexpr double kStragglerBusyPct = 40;        // its main thread on a CPU at least this
+inline constexpr double kStragglerFactor = 2;          // and this many times the others' median
+inline constexpr double kStragglerGapPts = 25;         // and this many points above it
+inline constexpr double kStragglerOthersAsleep = 0.5;  // the others asleep in this share
+
+[[nodiscard]] double median(std::vector<double> v);  // 0 for none
+
+// The index of the value far above the others by the thresholds above (at least two values),
+// with the others' median; nothing when none is.
+struct FarAbove {
+  std::size_t index = 0;
+  double others_median = 0;
+};
+[[nodiscard]] std::optional<FarAbove> far_above(const std::vector<double>& values);
+
+// "rank 3 (pid 1234)", or "pid 1234" without its RANK.
+[[nodiscard]] std::string rank_label(pid_t pid, std::optional<int> rank);
+
+// The straggler of a live view over its last `window_s` seconds of models (top, record --replay).
+struct Straggler {
+  pid_t pid = 0;
+  std::optional<int> rank;
+  double on_cpu_pct = 0, others_on_cpu_pct = 0, others_asleep = 0;
+  std::string text;  // "rank 1 (pid 4101) holds the job back: ..."
+};
+
+class RankWatch {
+ public:
+  explicit RankWatch(double window_s = 10) : window_s_(window_s) {}
+  // One interval (a model with rates): its ranks' main threads. A model without rates (the
+  // first) or without two ranks adds nothing but may end the window (ranks gone).
+  void add(const Model& m);
+  // Over the window: every rank of the latest model seen in at least 3 intervals spanning at
+  // least 3 s, each with its main thread's time on a CPU.
+  [[nodiscard]] std::optional<Straggler> straggler() const;
+  void clear() { intervals_.clear(); }
+
+ private:
+  struct Seen {
+    std::optional<int> rank;
+    std::optional<double> on_cpu_pct;
+    bool asleep = false;
+  };
+  struct Interval {
+    std::int64_t wall_ns = 0;
+    double seconds = 0;
+    std::map<pid_t, Seen> ranks;
+  };
+  double window_s_;
+  std::deque<Interval> intervals_;
+};
+
+// The ranks of a model: the processes whose role is rank, and the main process too when it is
+// not their launcher (in a job's group the main process is one of the ranks).
+[[nodiscard]] std::vector<const ProcessModel*> ranks_in(const Model& m);
+
+}  // namespace dltune::monitor
