@@ -11,12 +11,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <thread>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "core/text.hpp"
 #include "store/recording.hpp"
 #include "support/host_values.hpp"
 #include "support/run.hpp"
@@ -81,24 +83,33 @@ TEST_F(RecordLive, RunOfRanksRecordsEveryRank) {
   if (::geteuid() != 0) GTEST_SKIP() << "run creates cgroups: needs root";
   const auto db = file("ranks.db");
   const std::string name = fmt::format("test-record-ranks-{}", ::getpid());
-  const auto r =
-      run({DLTUNE_BINARY, "run", "--name", name, "--nproc", "2", "--record", db,
-           "--record-interval", "200ms", "-q", "--", "/usr/bin/python3",
-           std::string(DLTUNE_SOURCE_DIR) + "/tests/jobs/ddp_train.py", "--seconds", "3"},
-          {}, 300);
+  const auto r = run({DLTUNE_BINARY, "run", "--name", name, "--nproc", "2", "--record", db,
+                      "--record-interval", "200ms", "-q", "--", "/usr/bin/python3",
+                      std::string(DLTUNE_SOURCE_DIR) + "/tests/jobs/ddp_train.py", "--seconds", "8",
+                      "--extra-work", "1:3"},
+                     {}, 300);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto rec = open_recording(db);
   ASSERT_TRUE(rec);
   std::size_t most_ranks = 0;
   bool saw_cgroup_cpu = false, saw_rank_role = false;
+  std::set<int> rank_numbers;
+  std::optional<std::int64_t> last_with_both;  // ns from the recording's start
+  pid_t rank1 = 0;
   for (std::size_t i = 0; i < rec->size(); ++i) {
     auto s = rec->at(i);
     ASSERT_TRUE(s) << s.error().message();
     std::set<pid_t> ranks;
     for (const auto& p : s->processes) {
-      if (p.cmdline.find("ddp_train.py") != std::string::npos) ranks.insert(p.pid);
+      if (p.cmdline.find("ddp_train.py") != std::string::npos &&
+          (p.role == Role::kRank || p.role == Role::kMain)) {
+        ranks.insert(p.pid);
+        if (p.rank) rank_numbers.insert(*p.rank);
+        if (p.rank == 1) rank1 = p.pid;
+      }
       saw_rank_role = saw_rank_role || p.role == Role::kRank;
     }
+    if (ranks.size() == 2) last_with_both = s->wall_ns - rec->info().started_wall_ns;
     most_ranks = std::max(most_ranks, ranks.size());
     if (s->cgroup && s->cgroup->path.ends_with("/dltune/" + name) &&
         s->cgroup->cpu_usage_us.value_or(0) > 0)
@@ -110,6 +121,22 @@ TEST_F(RecordLive, RunOfRanksRecordsEveryRank) {
   auto summary = rec->document("summary");
   ASSERT_TRUE(summary && summary->has_value());
   EXPECT_EQ((**summary)["ranks"].size(), 2u);
+  // Each rank recorded with the RANK of its environment.
+  EXPECT_EQ(rank_numbers, (std::set<int>{0, 1}));
+  ASSERT_NE(rank1, 0);
+  // The replay at the ranks' last sample marks rank 1, given three times the work, as top did.
+  ASSERT_TRUE(last_with_both);
+  const auto replay = run({DLTUNE_BINARY, "record", "--replay", db, "--once", "--at",
+                           fmt::format("{}ms", *last_with_both / 1'000'000), "--sort", "tree"},
+                          {{"COLUMNS", "200"}});
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  EXPECT_NE(replay.out.find(fmt::format("! straggler: rank 1 (pid {}) holds the job back", rank1)),
+            std::string::npos)
+      << replay.out;
+  std::string marked;
+  for (const auto& line : dltune::text::lines(replay.out))
+    if (line.find("STRAGGLER") != std::string_view::npos) marked = std::string(line);
+  EXPECT_NE(marked.find(fmt::format("{} rank1", rank1)), std::string::npos) << replay.out;
 }
 
 TEST_F(RecordLive, RunRecordsAPyTorchJobWithItsWorkersAndItsCgroup) {
