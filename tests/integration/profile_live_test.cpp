@@ -483,3 +483,26 @@ TEST(ProfileLive, TheStragglerRankOfADdpJobIsNamedAndEqualRanksNameNone) {
   EXPECT_NE(e["ranks_compared"].get<std::string>().find("no rank holds the others back"),
             std::string::npos);
 }
+
+// A real 2-rank DDP job whose samples cost more to prepare than the step: each rank, judged on
+// its own with its own DataLoader worker, is input-bound; both wait for their batches alike, so
+// no rank is named the straggler.
+TEST(ProfileLive, EachRankOfAnInputBoundDdpJobIsInputBound) {
+  NEED_ROOT();
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs: one per rank";
+  const std::string ddp = std::string(DLTUNE_SOURCE_DIR) + "/tests/jobs/ddp_train.py";
+  const auto r = run({DLTUNE_BINARY, "profile", "--json", "--run=--nproc=2", "--", kPython, ddp,
+                      "--seconds", "12", "--workers", "1", "--decode", "300"},
+                     {}, 180);
+  const auto j = profile_of(r);
+  ASSERT_TRUE(j.is_object()) << explain(r);
+  ASSERT_EQ(j["ranks"].size(), 2u) << j.dump(2);
+  for (int i = 0; i < 2; ++i) {
+    const auto& rank = j["ranks"][i];
+    EXPECT_EQ(rank["job"]["rank"], i) << rank["job"].dump(2);
+    EXPECT_EQ(rank["job"]["workers"], 1) << rank["job"].dump(2);
+    EXPECT_EQ(rank["result"]["verdict"], "input-bound") << rank.dump(2);
+  }
+  EXPECT_EQ(verdict_of(j), "input-bound") << explain(r);
+  EXPECT_TRUE(j["straggler"].is_null()) << j["ranks_compared"];
+}

@@ -6,12 +6,14 @@ synthetic data through a DataLoader with a DistributedSampler, and writes one JS
 to --report DIR/rank-N.json: where it ran (affinity, cgroup, thread counts, environment) and the
 steps it made.
 
-  ddp_train.py [--steps N] [--seconds S] [--workers W] [--fail-rank R --fail-after K]
+  ddp_train.py [--steps N] [--seconds S] [--workers W] [--decode N] [--fail-rank R --fail-after K]
                [--extra-work R:F] [--report DIR]
 
 --fail-rank R makes rank R exit with status 3 after K steps (the others then wait in the
 all-reduce, as ranks of a real job do when one dies). --extra-work R:F gives rank R F times the
-work of the others per step, without saying so: a straggler.
+work of the others per step, without saying so: a straggler. --decode N gives each sample N passes
+of elementwise "decoding" work in the DataLoader (with --workers W, in the workers): an input-bound
+job when it costs more than the step.
 """
 import argparse
 import json
@@ -27,8 +29,8 @@ from torch.utils.data.distributed import DistributedSampler
 
 
 class Synthetic(Dataset):
-    def __init__(self, n, dim):
-        self.n, self.dim = n, dim
+    def __init__(self, n, dim, decode=0):
+        self.n, self.dim, self.decode = n, dim, decode
 
     def __len__(self):
         return self.n
@@ -36,7 +38,10 @@ class Synthetic(Dataset):
     def __getitem__(self, i):
         g = torch.Generator().manual_seed(i)
         x = torch.randn(self.dim, generator=g)
-        return x, (x.sum() > 0).long()
+        y = (x.sum() > 0).long()
+        for _ in range(self.decode):
+            x = (x * 1.0001).clamp(-4, 4)
+        return x, y
 
 
 def main():
@@ -45,6 +50,7 @@ def main():
     p.add_argument("--seconds", type=float, default=0)
     p.add_argument("--workers", type=int, default=0)
     p.add_argument("--dim", type=int, default=256)
+    p.add_argument("--decode", type=int, default=0)
     p.add_argument("--fail-rank", type=int, default=-1)
     p.add_argument("--fail-after", type=int, default=3)
     p.add_argument("--extra-work", default="")
@@ -61,7 +67,7 @@ def main():
     model = DistributedDataParallel(
         torch.nn.Sequential(torch.nn.Linear(a.dim, 512), torch.nn.ReLU(), torch.nn.Linear(512, 2)))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    data = Synthetic(1 << 20, a.dim)
+    data = Synthetic(1 << 20, a.dim, a.decode)
     loader = DataLoader(data, batch_size=64, sampler=DistributedSampler(data, world, rank),
                         num_workers=a.workers)
     side = torch.randn(512, 512)
