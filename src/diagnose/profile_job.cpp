@@ -81,7 +81,7 @@ RankComparison compare_ranks(const std::vector<JobVerdict>& ranks) {
     std::optional<std::size_t> top;
     std::string text;
   };
-  const auto compare = [&](Signal signal, const char* what) -> Found {
+  const auto compare = [&](Signal signal, const char* what, bool wait = false) -> Found {
     std::vector<double> all;
     for (const auto& r : ranks) {
       const auto v = value(r, signal);
@@ -93,7 +93,8 @@ RankComparison compare_ranks(const std::vector<JobVerdict>& ranks) {
       each.push_back(ranks[i].job.rank ? fmt::format("rank {} {:.0f}%", *ranks[i].job.rank, all[i])
                                        : fmt::format("pid {} {:.0f}%", ranks[i].job.main, all[i]));
     Found found{std::nullopt, fmt::format("{}: {}", what, text::join(each, ", "))};
-    if (const auto far = monitor::far_above(all)) found.top = far->index;
+    if (const auto far = wait ? monitor::far_above_in_wait(all) : monitor::far_above(all))
+      found.top = far->index;
     return found;
   };
   std::vector<double> asleep;
@@ -101,7 +102,16 @@ RankComparison compare_ranks(const std::vector<JobVerdict>& ranks) {
   const auto cpu = compare(Signal::kMainOnCpu, "main thread on a CPU");
   auto top = cpu.top;
   out.text = cpu.text;
-  bool by_gpu = false;
+  bool by_gpu = false, by_wait = false;
+  if (!top) {
+    // A rank slowed by a CPU it shares (an outside load, or another rank on its CPUs): it does
+    // the same work as the others, stretched, so its time on a CPU is like theirs; its wait for
+    // a CPU is not.
+    const auto wait = compare(Signal::kMainRunQueue, "main thread waiting for a CPU", true);
+    top = wait.top;
+    by_wait = top.has_value();
+    if (!wait.text.empty()) out.text += "; " + wait.text;
+  }
   if (!top) {
     // A rank whose own GPU is the slow one: its main thread waits for its GPU while the others
     // wait in the collective, so the CPU does not tell them apart; the GPUs' utilisation does.
@@ -177,7 +187,9 @@ RankComparison compare_ranks(const std::vector<JobVerdict>& ranks) {
   out.doc = {{"pid", s.job.main},
              {"rank", s.job.rank ? nlohmann::json(*s.job.rank) : nlohmann::json(nullptr)},
              {"index", *top},
-             {"by", by_gpu ? "gpu" : "cpu"},
+             {"by", by_gpu    ? "gpu"
+                    : by_wait ? "run_queue"
+                              : "cpu"},
              {"main_on_cpu_pct", value(s, Signal::kMainOnCpu).value_or(0)},
              {"others_main_on_cpu_pct", others_of(Signal::kMainOnCpu)},
              {"others_asleep_share", median(others_asleep)},

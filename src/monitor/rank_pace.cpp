@@ -16,7 +16,8 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-std::optional<FarAbove> far_above(const std::vector<double>& values) {
+std::optional<FarAbove> far_above(const std::vector<double>& values, double least, double factor,
+                                  double gap) {
   if (values.size() < 2) return std::nullopt;
   const auto top =
       static_cast<std::size_t>(std::max_element(values.begin(), values.end()) - values.begin());
@@ -25,9 +26,12 @@ std::optional<FarAbove> far_above(const std::vector<double>& values) {
     if (i != top) others.push_back(values[i]);
   const double m = median(std::move(others));
   const double v = values[top];
-  if (v >= kStragglerBusyPct && v >= kStragglerFactor * m && v - m >= kStragglerGapPts)
-    return FarAbove{top, m};
+  if (v >= least && v >= factor * m && v - m >= gap) return FarAbove{top, m};
   return std::nullopt;
+}
+
+std::optional<FarAbove> far_above_in_wait(const std::vector<double>& run_queue) {
+  return far_above(run_queue, kStragglerWaitPct, kStragglerFactor, kStragglerWaitGapPts);
 }
 
 std::string rank_label(pid_t pid, std::optional<int> rank) {
@@ -59,7 +63,7 @@ void RankWatch::add(const Model& m) {
   in.seconds = m.interval_s;
   for (const auto* p : ranks) {
     if (!p->has_rates) continue;
-    in.ranks[p->pid] = Seen{p->rank, p->on_cpu_pct, p->state == 'S'};
+    in.ranks[p->pid] = Seen{p->rank, p->on_cpu_pct, p->run_queue_pct, p->state == 'S'};
   }
   intervals_.push_back(std::move(in));
   // Keep the intervals that end within window_s of this one.
@@ -72,7 +76,7 @@ std::optional<Straggler> RankWatch::straggler() const {
   if (intervals_.empty()) return std::nullopt;
   struct Sum {
     std::optional<int> rank;
-    double seconds = 0, on_cpu = 0;  // on_cpu: pct x seconds
+    double seconds = 0, on_cpu = 0, run_queue = 0;  // pct x seconds
     std::size_t intervals = 0, asleep = 0;
     bool measured = true;
   };
@@ -87,20 +91,25 @@ std::optional<Straggler> RankWatch::straggler() const {
       ++s.intervals;
       s.seconds += in.seconds;
       if (seen.asleep) ++s.asleep;
-      if (seen.on_cpu_pct)
+      if (seen.on_cpu_pct && seen.run_queue_pct) {
         s.on_cpu += *seen.on_cpu_pct * in.seconds;
-      else
+        s.run_queue += *seen.run_queue_pct * in.seconds;
+      } else {
         s.measured = false;
+      }
     }
   std::vector<pid_t> pids;
-  std::vector<double> on_cpu, asleep;
+  std::vector<double> on_cpu, run_queue, asleep;
   for (const auto& [pid, s] : sums) {
     if (!s.measured || s.intervals < 3 || s.seconds < 3) return std::nullopt;
     pids.push_back(pid);
     on_cpu.push_back(s.on_cpu / s.seconds);
+    run_queue.push_back(s.run_queue / s.seconds);
     asleep.push_back(static_cast<double>(s.asleep) / static_cast<double>(s.intervals));
   }
-  const auto top = far_above(on_cpu);
+  auto top = far_above(on_cpu);
+  const bool by_wait = !top;
+  if (!top) top = far_above_in_wait(run_queue);
   if (!top) return std::nullopt;
   std::vector<double> others_asleep;
   for (std::size_t i = 0; i < pids.size(); ++i)
@@ -111,14 +120,33 @@ std::optional<Straggler> RankWatch::straggler() const {
   out.pid = pids[top->index];
   out.rank = sums.at(out.pid).rank;
   out.on_cpu_pct = on_cpu[top->index];
-  out.others_on_cpu_pct = top->others_median;
+  out.run_queue_pct = run_queue[top->index];
+  std::vector<double> others_on_cpu, others_run_queue;
+  for (std::size_t i = 0; i < pids.size(); ++i)
+    if (i != top->index) {
+      others_on_cpu.push_back(on_cpu[i]);
+      others_run_queue.push_back(run_queue[i]);
+    }
+  out.others_on_cpu_pct = median(std::move(others_on_cpu));
+  out.others_run_queue_pct = median(std::move(others_run_queue));
   out.others_asleep = waiting;
-  out.text = fmt::format(
-      "straggler: {} holds the job back: its main thread on a CPU {:.0f}% of the last {:.0f} s, "
-      "the other ranks' {:.0f}% and asleep {:.0f}% of the time (waiting for it in the "
-      "collective); dltune profile says why",
-      rank_label(out.pid, out.rank), out.on_cpu_pct, std::min(window_s_, sums.at(out.pid).seconds),
-      out.others_on_cpu_pct, waiting * 100);
+  out.by_wait = by_wait;
+  const double seconds = std::min(window_s_, sums.at(out.pid).seconds);
+  out.text =
+      by_wait
+          ? fmt::format(
+                "straggler: {} holds the job back: its main thread waits for a CPU {:.0f}% of "
+                "the last {:.0f} s (the other ranks' {:.0f}%), a CPU shared with another load, "
+                "while the others are asleep {:.0f}% of the time (waiting for it in the "
+                "collective); dltune profile says why",
+                rank_label(out.pid, out.rank), out.run_queue_pct, seconds, out.others_run_queue_pct,
+                waiting * 100)
+          : fmt::format(
+                "straggler: {} holds the job back: its main thread on a CPU {:.0f}% of the last "
+                "{:.0f} s, the other ranks' {:.0f}% and asleep {:.0f}% of the time (waiting for "
+                "it in the collective); dltune profile says why",
+                rank_label(out.pid, out.rank), out.on_cpu_pct, seconds, out.others_on_cpu_pct,
+                waiting * 100);
   return out;
 }
 

@@ -24,16 +24,28 @@ inline constexpr double kStragglerBusyPct = 40;        // its main thread on a C
 inline constexpr double kStragglerFactor = 2;          // and this many times the others' median
 inline constexpr double kStragglerGapPts = 25;         // and this many points above it
 inline constexpr double kStragglerOthersAsleep = 0.5;  // the others asleep in this share
+// Or, its time on a CPU like the others' (a CPU shared with another load stretches its work),
+// its main thread waiting for a CPU at least this, twice the others' and this many points above
+// (measured with busy loops pinned to one rank's CPU: 44% against 1.5%, the other rank asleep in
+// 58% to 79% of the samples).
+inline constexpr double kStragglerWaitPct = 20;
+inline constexpr double kStragglerWaitGapPts = 15;
 
 [[nodiscard]] double median(std::vector<double> v);  // 0 for none
 
-// The index of the value far above the others by the thresholds above (at least two values),
-// with the others' median; nothing when none is.
+// The index of the value far above the others (at least two values): at least `least`,
+// `factor` times the others' median and `gap` above it; with the others' median. Nothing when
+// none is. By default the thresholds on the time on a CPU.
 struct FarAbove {
   std::size_t index = 0;
   double others_median = 0;
 };
-[[nodiscard]] std::optional<FarAbove> far_above(const std::vector<double>& values);
+[[nodiscard]] std::optional<FarAbove> far_above(const std::vector<double>& values,
+                                                double least = kStragglerBusyPct,
+                                                double factor = kStragglerFactor,
+                                                double gap = kStragglerGapPts);
+// The same on the main threads' wait for a CPU (kStragglerWaitPct, kStragglerWaitGapPts).
+[[nodiscard]] std::optional<FarAbove> far_above_in_wait(const std::vector<double>& run_queue);
 
 // "rank 3 (pid 1234)", or "pid 1234" without its RANK.
 [[nodiscard]] std::string rank_label(pid_t pid, std::optional<int> rank);
@@ -43,7 +55,9 @@ struct Straggler {
   pid_t pid = 0;
   std::optional<int> rank;
   double on_cpu_pct = 0, others_on_cpu_pct = 0, others_asleep = 0;
-  std::string text;  // "rank 1 (pid 4101) holds the job back: ..."
+  double run_queue_pct = 0, others_run_queue_pct = 0;
+  bool by_wait = false;  // named by its wait for a CPU (a shared CPU), not its time on one
+  std::string text;      // "rank 1 (pid 4101) holds the job back: ..."
 };
 
 class RankWatch {
@@ -53,14 +67,15 @@ class RankWatch {
   // first) or without two ranks adds nothing but may end the window (ranks gone).
   void add(const Model& m);
   // Over the window: every rank of the latest model seen in at least 3 intervals spanning at
-  // least 3 s, each with its main thread's time on a CPU.
+  // least 3 s, each with its main thread's time on a CPU and waiting for one. The rank far above
+  // the others on its time on a CPU, or else on its wait for one, while the others sleep.
   [[nodiscard]] std::optional<Straggler> straggler() const;
   void clear() { intervals_.clear(); }
 
  private:
   struct Seen {
     std::optional<int> rank;
-    std::optional<double> on_cpu_pct;
+    std::optional<double> on_cpu_pct, run_queue_pct;
     bool asleep = false;
   };
   struct Interval {

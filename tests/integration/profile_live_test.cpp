@@ -6,6 +6,7 @@
 // pressure) and a memory limit smaller than the dataset (page cache pushed out). The verdict is
 // asserted, never a timing. Every cgroup, swap file and data file the tests make is removed.
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/swap.h>
@@ -505,4 +506,67 @@ TEST(ProfileLive, EachRankOfAnInputBoundDdpJobIsInputBound) {
   }
   EXPECT_EQ(verdict_of(j), "input-bound") << explain(r);
   EXPECT_TRUE(j["straggler"].is_null()) << j["ranks_compared"];
+}
+
+namespace {
+
+// Busy loops pinned to `cpus`, `per_cpu` on each, outside any job: killed and reaped when it
+// goes (also on a failed assertion).
+class PinnedLoad {
+ public:
+  PinnedLoad(const std::vector<int>& cpus, int per_cpu) {
+    for (const int cpu : cpus)
+      for (int i = 0; i < per_cpu; ++i) {
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+          cpu_set_t set;
+          CPU_ZERO(&set);
+          CPU_SET(cpu, &set);
+          ::sched_setaffinity(0, sizeof set, &set);
+          for (volatile unsigned long n = 0;; n = n + 1) {
+          }
+        }
+        if (pid > 0) pids_.push_back(pid);
+      }
+  }
+  ~PinnedLoad() {
+    for (const pid_t pid : pids_) ::kill(pid, SIGKILL);
+    for (const pid_t pid : pids_) ::waitpid(pid, nullptr, 0);
+  }
+  PinnedLoad(const PinnedLoad&) = delete;
+  PinnedLoad& operator=(const PinnedLoad&) = delete;
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+}  // namespace
+
+// A real 2-rank DDP job with equal work per rank, and an outside load pinned to rank 1's CPUs
+// (dltune run --nproc 2 gives rank 1 the second half of the CPUs, in node order): rank 1 computes
+// as much as rank 0, stretched, so their time on a CPU is alike; its wait for a CPU names it, with
+// the shared CPU as the cause and CPUs of its own as the action.
+TEST(ProfileLive, ARankWhoseCpuAnOutsideLoadSharesIsTheStraggler) {
+  NEED_ROOT();
+  cpu_set_t mine;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof mine, &mine), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &mine)) cpus.push_back(c);
+  if (cpus.size() < 2) GTEST_SKIP() << "needs 2 CPUs: one per rank";
+  const std::vector<int> rank1(cpus.begin() + static_cast<std::ptrdiff_t>(cpus.size() / 2),
+                               cpus.end());
+  PinnedLoad load(rank1, 3);
+  const std::string ddp = std::string(DLTUNE_SOURCE_DIR) + "/tests/jobs/ddp_train.py";
+  const auto r = run({DLTUNE_BINARY, "profile", "--json", "--run=--nproc=2", "--", kPython, ddp,
+                      "--seconds", "12"},
+                     {}, 180);
+  const auto j = profile_of(r);
+  ASSERT_TRUE(j.is_object()) << explain(r);
+  ASSERT_EQ(j["ranks"].size(), 2u) << j.dump(2);
+  ASSERT_TRUE(j["straggler"].is_object()) << j["ranks_compared"];
+  EXPECT_EQ(j["straggler"]["rank"], 1) << j["ranks_compared"];
+  EXPECT_NE(j["straggler"]["cause"].get<std::string>().find("waits for a CPU"), std::string::npos)
+      << j["straggler"].dump(2);
+  EXPECT_NE(j["straggler"]["action"].get<std::string>().find("CPUs of its own"), std::string::npos);
 }

@@ -73,6 +73,23 @@ TEST(RankComparison, RanksThatSaidTheirRankAreNamedByIt) {
                   .is_null());
 }
 
+// Measured with two busy loops pinned to rank 1's CPU (ddp_train.py, equal work): the ranks'
+// time on a CPU alike, rank 1's wait for one not.
+TEST(RankComparison, ARankOnASharedCpuIsFoundByItsWaitForOne) {
+  auto a = rank(
+      10, {{Signal::kMainOnCpu, 38}, {Signal::kMainSleeping, 0.575}, {Signal::kMainRunQueue, 1.6}});
+  auto b = rank(
+      11, {{Signal::kMainOnCpu, 36}, {Signal::kMainSleeping, 0.24}, {Signal::kMainRunQueue, 44.4}});
+  a.job.rank = 0;
+  b.job.rank = 1;
+  const auto c = compare_ranks({a, b});
+  ASSERT_EQ(c.straggler, 1u) << c.text;
+  EXPECT_EQ(c.doc["by"], "run_queue");
+  EXPECT_THAT(c.text, HasSubstr("main thread waiting for a CPU: rank 0 2%, rank 1 44%"));
+  EXPECT_THAT(c.cause, HasSubstr("waits for a CPU 44% of the time (the others 2%)"));
+  EXPECT_THAT(c.action, HasSubstr("CPUs of its own"));
+}
+
 TEST(RankComparison, RanksThatKeepPaceOrDoNotWaitNameNone) {
   // Measured on equal ranks: 77% and 79%.
   const auto even =

@@ -28,6 +28,7 @@ ProcessModel proc(pid_t pid, pid_t ppid, Role role, std::string cmd) {
 struct RankState {
   double on_cpu;
   char state;
+  double run_queue = 1;
 };
 
 // A launcher (dltune run --nproc 2) with two ranks and a worker of rank 1, at second `t`.
@@ -39,9 +40,11 @@ Model ranks_model(int t, RankState r0, RankState r1, bool with_ranks = true) {
   m.processes.push_back(proc(100, 1, Role::kMain, "dltune run --nproc 2 -- python3 ddp_train.py"));
   auto a = proc(101, 100, Role::kRank, "python3 ddp_train.py");
   a.on_cpu_pct = r0.on_cpu;
+  a.run_queue_pct = r0.run_queue;
   a.state = r0.state;
   auto b = proc(102, 100, Role::kRank, "python3 ddp_train.py");
   b.on_cpu_pct = r1.on_cpu;
+  b.run_queue_pct = r1.run_queue;
   b.state = r1.state;
   if (with_ranks) {
     a.rank = 0;
@@ -64,6 +67,10 @@ TEST(RankPace, FarAboveNeedsEveryThreshold) {
   EXPECT_FALSE(far_above({30, 60, 31}));  // twice, but not 25 points above
   EXPECT_FALSE(far_above({99}));
   EXPECT_DOUBLE_EQ(median({}), 0);
+  // Waiting for a CPU: a lower bar (20%, twice, 15 points).
+  EXPECT_EQ(far_above_in_wait({1.5, 24})->index, 1u);
+  EXPECT_FALSE(far_above_in_wait({1.5, 15}));
+  EXPECT_FALSE(far_above_in_wait({12, 26}));
 }
 
 TEST(RankPace, TheBusyRankWhileTheOtherSleepsIsMarkedAfterThreeSeconds) {
@@ -138,6 +145,28 @@ TEST(RankPace, NoMarkWhenTheOthersDoNotWaitOrTheRanksAreUnmeasuredOrGone) {
   for (int t = 0; t < 5; ++t) anonymous.add(ranks_model(t, {3, 'S'}, {99, 'R'}, false));
   ASSERT_TRUE(anonymous.straggler());
   EXPECT_THAT(anonymous.straggler()->text, HasSubstr("pid 102 holds the job back"));
+}
+
+// A rank whose CPU an outside load shares computes as much as the others, stretched: its time on
+// a CPU is like theirs, its wait for one is not (measured: 36% on a CPU and 44% waiting against
+// 38% and 2%, the other asleep 57%, with two busy loops pinned to its CPU).
+TEST(RankPace, ARankWaitingForItsSharedCpuIsMarkedByItsWait) {
+  RankWatch watch;
+  for (int t = 0; t < 5; ++t) watch.add(ranks_model(t, {38, 'S', 2}, {36, 'R', 44}));
+  const auto s = watch.straggler();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->rank, 1);
+  EXPECT_TRUE(s->by_wait);
+  EXPECT_NEAR(s->run_queue_pct, 44, 0.01);
+  EXPECT_THAT(s->text, HasSubstr("waits for a CPU 44% of the last"));
+  // Waiting alike (both on one CPU, say): none.
+  RankWatch alike;
+  for (int t = 0; t < 5; ++t) alike.add(ranks_model(t, {38, 'S', 40}, {36, 'R', 44}));
+  EXPECT_FALSE(alike.straggler());
+  // Waiting, but the other does not wait for it (not asleep): none.
+  alike.clear();
+  for (int t = 0; t < 5; ++t) alike.add(ranks_model(t, {38, 'R', 2}, {36, 'R', 44}));
+  EXPECT_FALSE(alike.straggler());
 }
 
 // In a job's group (dltune run --nproc's, a Slurm step's) the main process is one of the ranks.
