@@ -147,11 +147,29 @@ RankComparison compare_ranks(const std::vector<JobVerdict>& ranks) {
   const double others_run_queue = others_of(Signal::kMainRunQueue);
   const double workers = value(s, Signal::kWorkersCpu).value_or(0);
   const double worker_count = value(s, Signal::kWorkersCount).value_or(0);
-  if (by_gpu) {
-    out.cause = "its GPU is the slowest of the job's (busier than the others' for the same step)";
+  const auto clock = value(s, Signal::kGpuSmClock);
+  const double others_clock = others_of(Signal::kGpuSmClock);
+  const double slowdown = value(s, Signal::kGpuSlowdown).value_or(0);
+  const double others_slowdown = others_of(Signal::kGpuSlowdown);
+  if (by_gpu && ((clock && others_clock > 0 && *clock <= 0.9 * others_clock) ||
+                 (slowdown >= 0.3 && others_slowdown < 0.1))) {
+    // A GPU held below its clocks does less per second: the same step keeps it busier.
+    out.cause = fmt::format(
+        "its GPU is slowed: SM clock {} against the others' {:.0f} MHz, held back by its power "
+        "cap or temperature in {:.0f}% of the samples (the others' {:.0f}%)",
+        clock ? fmt::format("{:.0f} MHz", *clock) : std::string("unknown"), others_clock,
+        slowdown * 100, others_slowdown * 100);
+    out.action =
+        "cool or re-seat that GPU, or lift its power cap (dltune check names the reason; "
+        "nvidia-smi -q -d PERFORMANCE,POWER,TEMPERATURE): every rank runs at its pace";
+  } else if (by_gpu) {
+    out.cause =
+        "its GPU is the slowest of the job's (busier than the others' for the same step, at the "
+        "same clocks)";
     out.action =
         "look at that GPU's clocks and throttle reasons (dltune check; nvidia-smi -q -d "
-        "PERFORMANCE): a throttled, power-capped or slower GPU sets the pace of every rank";
+        "PERFORMANCE): a throttled, power-capped or slower GPU sets the pace of every rank; a GPU "
+        "of another model in the job does too";
   } else if (run_queue >= 10 && run_queue >= 2 * others_run_queue) {
     out.cause = fmt::format(
         "it waits for a CPU {:.0f}% of the time (the others {:.0f}%): its CPUs are shared with "
@@ -199,6 +217,11 @@ RankComparison compare_ranks(const std::vector<JobVerdict>& ranks) {
              {"cause", out.cause},
              {"action", out.action}};
   if (auto g = value(s, Signal::kGpuUtil)) out.doc["gpu_util_pct"] = *g;
+  if (clock) {
+    out.doc["gpu_sm_clock_mhz"] = *clock;
+    out.doc["others_gpu_sm_clock_mhz"] = others_clock;
+  }
+  if (auto g = value(s, Signal::kGpuSlowdown)) out.doc["gpu_slowdown_share"] = *g;
   return out;
 }
 

@@ -13,6 +13,11 @@ namespace {
 
 using monitor::Role;
 
+// The clock event reasons that slow a GPU below what it would run at (NVML "Clocks Event
+// Reasons", gpu/nvml_types.hpp): SwPowerCap, HwSlowdown, SwThermalSlowdown, HwThermalSlowdown,
+// HwPowerBrakeSlowdown. Not GpuIdle, the applications or display clock settings, or SyncBoost.
+constexpr std::uint64_t kSlowdownReasons = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
+
 constexpr std::array<SignalInfo, kSignalCount> kTable = {{
     {Signal::kMainOnCpu, "main.on_cpu", "%", "main thread on a CPU", Aggregate::kMean},
     {Signal::kMainCpu, "main.cpu", "%", "main process CPU (all its threads)", Aggregate::kMean},
@@ -53,6 +58,9 @@ constexpr std::array<SignalInfo, kSignalCount> kTable = {{
      "the job's cgroup fully stalled on I/O (PSI full)", Aggregate::kMean},
     {Signal::kJobGpus, "job.gpus", "", "GPUs the job uses", Aggregate::kMax},
     {Signal::kGpuUtil, "gpu.util", "%", "utilisation of the job's GPUs", Aggregate::kMean},
+    {Signal::kGpuSmClock, "gpu.sm_clock", "MHz", "SM clock of the job's GPUs", Aggregate::kMean},
+    {Signal::kGpuSlowdown, "gpu.slowdown", "share",
+     "a job's GPU slowed by its power cap or temperature", Aggregate::kMean},
     {Signal::kHostCpus, "host.cpus", "", "CPUs", Aggregate::kMax},
     {Signal::kHostIdleCpus, "host.idle_cpus", "CPUs", "idle CPUs", Aggregate::kMean},
     {Signal::kHostOtherCpu, "host.other_cpu", "%", "CPU used outside the job", Aggregate::kMean},
@@ -200,8 +208,9 @@ SignalValues signals_of(const monitor::Model& m) {
   // GPUs: those with a process of the job; when no GPU lists processes (a container without the
   // host's PID namespace), every GPU, since the job's own cannot be told apart.
   {
-    double util = 0;
-    int used = 0, util_n = 0;
+    double util = 0, clock = 0;
+    int used = 0, util_n = 0, clock_n = 0;
+    std::optional<bool> slowed;
     bool any_processes = false;
     for (const auto& g : m.gpus) any_processes = any_processes || !g.processes.empty();
     for (const auto& g : m.gpus) {
@@ -213,9 +222,17 @@ SignalValues signals_of(const monitor::Model& m) {
         util += *g.utilization_gpu_pct;
         ++util_n;
       }
+      if (g.sm_clock_mhz) {
+        clock += *g.sm_clock_mhz;
+        ++clock_n;
+      }
+      if (g.clock_event_reasons)
+        slowed = slowed.value_or(false) || (*g.clock_event_reasons & kSlowdownReasons) != 0;
     }
     set(v, Signal::kJobGpus, static_cast<double>(used));
     if (util_n > 0) set(v, Signal::kGpuUtil, util / util_n);
+    if (clock_n > 0) set(v, Signal::kGpuSmClock, clock / clock_n);
+    if (slowed) set(v, Signal::kGpuSlowdown, share(*slowed));
   }
   const double cpus = m.cpus.empty() ? 1.0 : static_cast<double>(m.cpus.size());
   set(v, Signal::kHostCpus, cpus);

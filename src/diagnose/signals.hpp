@@ -48,6 +48,8 @@ enum class Signal : std::size_t {
   kJobPsiIoFull,       // job.psi_io_full
   kJobGpus,            // job.gpus: GPUs the job has processes on (0 on a CPU-only host)
   kGpuUtil,            // gpu.util: mean utilisation of the job's GPUs, %
+  kGpuSmClock,         // gpu.sm_clock: mean SM clock of the job's GPUs, MHz
+  kGpuSlowdown,        // gpu.slowdown: share of samples a job's GPU was slowed (power, thermal)
   kHostCpus,           // host.cpus
   kHostIdleCpus,       // host.idle_cpus: CPUs' worth of idle (and iowait) time
   kHostOtherCpu,       // host.other_cpu: % of a CPU used outside the sampled tree

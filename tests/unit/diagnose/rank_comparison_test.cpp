@@ -124,3 +124,26 @@ TEST(RankComparison, ARankOnTheSlowGpuIsFoundByItsGpusUtilisation) {
   EXPECT_THAT(c.action, HasSubstr("throttle reasons"));
   EXPECT_DOUBLE_EQ(c.doc["gpu_util_pct"].get<double>(), 98);
 }
+
+// The slow GPU's cause from its clocks: held below the others' by a power cap or its temperature.
+TEST(RankComparison, ASlowedGpuIsTheCauseWhenItsClocksSaySo) {
+  const auto gpu_rank = [](pid_t pid, double util, double clock, double slowdown) {
+    return rank(pid, {{Signal::kMainOnCpu, 20},
+                      {Signal::kGpuUtil, util},
+                      {Signal::kGpuSmClock, clock},
+                      {Signal::kGpuSlowdown, slowdown}});
+  };
+  const auto slowed = compare_ranks(
+      {gpu_rank(10, 40, 1980, 0), gpu_rank(11, 97, 1410, 0.8), gpu_rank(12, 38, 1980, 0)});
+  ASSERT_EQ(slowed.straggler, 1u);
+  EXPECT_THAT(slowed.cause, HasSubstr("SM clock 1410 MHz against the others' 1980 MHz"));
+  EXPECT_THAT(slowed.cause, HasSubstr("in 80% of the samples (the others' 0%)"));
+  EXPECT_THAT(slowed.action, HasSubstr("power cap"));
+  EXPECT_DOUBLE_EQ(slowed.doc["gpu_sm_clock_mhz"].get<double>(), 1410);
+  EXPECT_DOUBLE_EQ(slowed.doc["gpu_slowdown_share"].get<double>(), 0.8);
+  // Same clocks, no slowdown: busier for the same step (a slower GPU, more work), not throttled.
+  const auto same = compare_ranks(
+      {gpu_rank(10, 40, 1980, 0), gpu_rank(11, 97, 1975, 0), gpu_rank(12, 38, 1980, 0)});
+  ASSERT_EQ(same.straggler, 1u);
+  EXPECT_THAT(same.cause, HasSubstr("at the same clocks"));
+}

@@ -150,6 +150,34 @@ TEST(ProfileSignals, TheJobsGpusAreThoseWithItsProcesses) {
   EXPECT_NEAR(value(v, Signal::kGpuUtil), 50, 1e-6);
 }
 
+// Their clocks and whether one was slowed: a power cap or heat counts, an idle GPU does not.
+TEST(ProfileSignals, TheJobsGpusClocksAndSlowdown) {
+  const auto gpu = [](unsigned i, std::uint32_t clock, std::uint64_t reasons, pid_t pid) {
+    Gpu g;
+    g.index = i;
+    g.sm_clock_mhz = clock;
+    g.clock_event_reasons = reasons;
+    g.processes.push_back(GpuProcess{pid, std::nullopt});
+    return g;
+  };
+  auto before = sample(10 * kSecond, 0, {proc(100, Role::kMain, 'R', 0, 0, 0)});
+  auto now = sample(11 * kSecond, 100, {proc(100, Role::kMain, 'R', 100, 0, 0)});
+  // GPU 1 (another job's) is thermally slowed; the job's GPUs only idle (0x1).
+  now.gpus = {gpu(0, 1980, 0x1, 100), gpu(1, 900, 0x40, 555), gpu(2, 1960, 0, 100)};
+  auto v = signals_of(Model::from(now, &before));
+  EXPECT_NEAR(value(v, Signal::kGpuSmClock), 1970, 1e-6);
+  EXPECT_EQ(value(v, Signal::kGpuSlowdown), 0);
+  // Its own GPU 2 at its power cap (SwPowerCap, 0x4).
+  now.gpus[2] = gpu(2, 1410, 0x4, 100);
+  v = signals_of(Model::from(now, &before));
+  EXPECT_EQ(value(v, Signal::kGpuSlowdown), 1);
+  // No GPU: neither signal.
+  now.gpus.clear();
+  v = signals_of(Model::from(now, &before));
+  EXPECT_TRUE(absent(v, Signal::kGpuSmClock));
+  EXPECT_TRUE(absent(v, Signal::kGpuSlowdown));
+}
+
 TEST(ProfileSignals, TheWindowBuilderPairsSamplesAndSeesTheJobEnd) {
   WindowBuilder b;
   b.add(sample(10 * kSecond, 0,
