@@ -468,10 +468,16 @@ Result<void> ProcessCollector::collect(std::vector<Process>& out, Notices& notic
     if (!t.environ_read) {
       t.environ_read = true;
       t.rank.reset();
+      // torchrun's and dltune run's RANK first; then the task rank of the launchers that do not
+      // set it: srun (SLURM_PROCID), Open MPI's mpirun (OMPI_COMM_WORLD_RANK), MPICH/Hydra
+      // (PMI_RANK).
       if (auto raw = s.root.read(s.path.of(t.pid, "environ"), kEnvironMax); raw && *raw)
-        if (auto v = host::parse::environ_value(**raw, "RANK"))
-          if (auto r = text::to_int(*v); r && *r >= 0 && *r <= std::numeric_limits<int>::max())
-            t.rank = static_cast<int>(*r);
+        for (const char* name : {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
+          if (auto v = host::parse::environ_value(**raw, name)) {
+            if (auto r = text::to_int(*v); r && *r >= 0 && *r <= std::numeric_limits<int>::max())
+              t.rank = static_cast<int>(*r);
+            break;
+          }
     }
     p.rank = t.rank;
   }

@@ -134,8 +134,9 @@ struct Process {
   std::string cmdline;  // argv joined by spaces, at most 256 bytes; read once per process
   Role role = Role::kOther;
   // RANK in /proc/PID/environ (what torchrun and dltune run --nproc give each rank: its rank in
-  // the whole job): read once, for the main process and the ranks only; nothing when it is not
-  // set or the environment is not readable (another user's process, without root).
+  // the whole job), else SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK (srun's, mpirun's
+  // tasks): read once, for the main process and the ranks only; nothing when none is set or the
+  // environment is not readable (another user's process, without root).
   std::optional<int> rank;
   char state = '?';                    // of the main (Python) thread, tid == pid: R S D Z T t I X
   std::uint64_t start_ticks = 0;       // since boot; with pid, tells a reused pid from the old one

@@ -182,8 +182,9 @@ TopResult top_replay(const store::Recording& recording, std::size_t index,
   }
   // The straggler at `i`: the ranks over the window that ends there, as the live view saw them.
   const auto interval_ns = std::max<std::int64_t>(recording.info().interval_ns, 1'000'000);
+  // Models of the window before `i` (10 s; at most 120, each step's reading kept short).
   const std::size_t span =
-      static_cast<std::size_t>(std::min<std::int64_t>(600, 10'000'000'000 / interval_ns + 1));
+      static_cast<std::size_t>(std::min<std::int64_t>(120, 10'000'000'000 / interval_ns + 1));
   const auto straggler_at = [&](std::size_t i) -> Result<std::optional<monitor::Straggler>> {
     monitor::RankWatch watch;
     for (std::size_t k = i >= span ? i - span : 0; k <= i; ++k) {

@@ -120,8 +120,8 @@ TEST(ProcessCollectorTree, RanksCarryTheRankOfTheirEnvironment) {
   add(t, 204, "pt_data_worker", 202, 600, "python\0train.py\0"s);
   t.write("proc/201/environ", "PATH=/usr/bin\0LOCAL_RANK=0\0RANK=2\0"s)
       .write("proc/202/environ", "RANK=0\0WORLD_SIZE=3\0"s)
-      .write("proc/203/environ", "RANK=-1\0"s)  // not a rank
-      .write("proc/204/environ", "RANK=0\0"s);  // a worker inherits it: not read
+      .write("proc/203/environ", "RANK=-1\0SLURM_PROCID=4\0"s)  // RANK set, not a rank
+      .write("proc/204/environ", "RANK=0\0"s);                  // a worker inherits it: not read
   ProcessCollector c(t.root(), Scope{Scope::Kind::kTree, 200, {}});
   Notices notices;
   std::vector<Process> out;
@@ -135,6 +135,21 @@ TEST(ProcessCollectorTree, RanksCarryTheRankOfTheirEnvironment) {
   EXPECT_FALSE(out[3].rank);
   EXPECT_EQ(out[4].role, Role::kWorker);
   EXPECT_FALSE(out[4].rank);
+  // srun's and mpirun's tasks carry their rank under their own names.
+  {
+    TempTree u;
+    add(u, 300, "python", 1, 500, "python\0train.py\0"s);
+    add(u, 301, "python", 1, 510, "python\0train.py\0"s);
+    u.write("proc/300/environ", "SLURM_PROCID=1\0PMI_RANK=9\0"s)
+        .write("proc/301/environ", "OMPI_COMM_WORLD_RANK=2\0"s);
+    for (const pid_t pid : {300, 301}) {
+      ProcessCollector one(u.root(), Scope{Scope::Kind::kTree, pid, {}});
+      std::vector<Process> got;
+      ASSERT_TRUE(one.collect(got, notices));
+      ASSERT_EQ(got.size(), 1u);
+      EXPECT_EQ(got[0].rank, pid == 300 ? 1 : 2);
+    }
+  }
   // Read once: a changed file is not read again for the same process ...
   t.write("proc/201/environ", "RANK=5\0"s);
   ASSERT_TRUE(c.collect(out, notices));
