@@ -53,8 +53,7 @@ using monitor::median;
 
 // "rank 3 (pid 1234)" when its environment said its rank, else "rank pid 1234".
 std::string rank_name(const JobSeen& job) {
-  return job.rank ? fmt::format("rank {} (pid {})", *job.rank, job.main)
-                  : fmt::format("rank pid {}", job.main);
+  return job.rank ? monitor::rank_label(job.main, job.rank) : fmt::format("rank pid {}", job.main);
 }
 
 // "the 2nd of 4"

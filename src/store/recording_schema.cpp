@@ -126,16 +126,16 @@ std::vector<Table> make_tables() {
                     "sample_id, pid",
                     "pid",
                     true});
-  t.push_back(Table{"process_info",
-                    {"pid INTEGER NOT NULL", "start_ticks INTEGER NOT NULL",
-                     "first_sample INTEGER NOT NULL", "ppid INTEGER NOT NULL", "comm TEXT NOT NULL",
-                     "cmdline TEXT NOT NULL", "role TEXT NOT NULL",
-                     // Added after schema 1 was first written (nullable, at the end: no new
-                     // version): RANK from the process's environment (a rank of a distributed job).
-                     "rank INTEGER"},
-                    "pid, start_ticks, first_sample",
-                    "pid",
-                    true});
+  t.push_back(Table{
+      "process_info",
+      {"pid INTEGER NOT NULL", "start_ticks INTEGER NOT NULL", "first_sample INTEGER NOT NULL",
+       "ppid INTEGER NOT NULL", "comm TEXT NOT NULL", "cmdline TEXT NOT NULL", "role TEXT NOT NULL",
+       // Added after schema 1 was first written (nullable, at the end: no new
+       // version): RANK from the process's environment (a rank of a distributed job).
+       "rank INTEGER"},
+      "pid, start_ticks, first_sample",
+      "pid",
+      true});
   t.push_back(
       Table{"gpu",
             {"sample_id INTEGER NOT NULL", "gpu INTEGER NOT NULL", "uuid TEXT", "name TEXT",

@@ -508,40 +508,6 @@ TEST(ProfileLive, EachRankOfAnInputBoundDdpJobIsInputBound) {
   EXPECT_TRUE(j["straggler"].is_null()) << j["ranks_compared"];
 }
 
-namespace {
-
-// Busy loops pinned to `cpus`, `per_cpu` on each, outside any job: killed and reaped when it
-// goes (also on a failed assertion).
-class PinnedLoad {
- public:
-  PinnedLoad(const std::vector<int>& cpus, int per_cpu) {
-    for (const int cpu : cpus)
-      for (int i = 0; i < per_cpu; ++i) {
-        const pid_t pid = ::fork();
-        if (pid == 0) {
-          cpu_set_t set;
-          CPU_ZERO(&set);
-          CPU_SET(cpu, &set);
-          ::sched_setaffinity(0, sizeof set, &set);
-          for (volatile unsigned long n = 0;; n = n + 1) {
-          }
-        }
-        if (pid > 0) pids_.push_back(pid);
-      }
-  }
-  ~PinnedLoad() {
-    for (const pid_t pid : pids_) ::kill(pid, SIGKILL);
-    for (const pid_t pid : pids_) ::waitpid(pid, nullptr, 0);
-  }
-  PinnedLoad(const PinnedLoad&) = delete;
-  PinnedLoad& operator=(const PinnedLoad&) = delete;
-
- private:
-  std::vector<pid_t> pids_;
-};
-
-}  // namespace
-
 // A real 2-rank DDP job with equal work per rank, and an outside load pinned to rank 1's CPUs
 // (dltune run --nproc 2 gives rank 1 the second half of the CPUs, in node order): rank 1 computes
 // as much as rank 0, stretched, so their time on a CPU is alike; its wait for a CPU names it, with
@@ -556,7 +522,11 @@ TEST(ProfileLive, ARankWhoseCpuAnOutsideLoadSharesIsTheStraggler) {
   if (cpus.size() < 2) GTEST_SKIP() << "needs 2 CPUs: one per rank";
   const std::vector<int> rank1(cpus.begin() + static_cast<std::ptrdiff_t>(cpus.size() / 2),
                                cpus.end());
-  PinnedLoad load(rank1, 3);
+  std::string list;
+  for (const int c : rank1) list += (list.empty() ? "" : ",") + std::to_string(c);
+  // Three CPU hogs per CPU of rank 1, pinned there, outside the job.
+  Group load({"/usr/bin/stress-ng", "--cpu", std::to_string(3 * rank1.size()), "--taskset", list,
+              "--timeout", "120s", "--quiet"});
   const std::string ddp = std::string(DLTUNE_SOURCE_DIR) + "/tests/jobs/ddp_train.py";
   // 18 s: the waiting rank's share of samples asleep (0.6 to 0.9 in 12 s runs here) settles.
   const auto r = run({DLTUNE_BINARY, "profile", "--json", "--run=--nproc=2", "--", kPython, ddp,

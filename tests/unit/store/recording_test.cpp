@@ -256,8 +256,8 @@ namespace dltune::store {
 namespace {
 
 // A recording made before the gpu table gained its last three columns, the sample table its
-// observer_cpu_us and process_info its rank (same schema 1, nullable columns added at the end) still opens: the missing
-// columns read as empty, the rest as written.
+// observer_cpu_us and process_info its rank (same schema 1, nullable columns added at the end)
+// still opens: the missing columns read as empty, the rest as written.
 TEST_F(RecordingTest, ARecordingWithoutTheLaterColumnsOpens) {
   const auto sample = fill_all(1);
   ASSERT_FALSE(sample.gpus.empty());
