@@ -24,7 +24,8 @@ constexpr std::uint64_t kHwPowerBrakeSlowdown = 0x80;
 constexpr std::uint64_t kSlowdowns =
     kHwSlowdown | kSwThermalSlowdown | kHwThermalSlowdown | kHwPowerBrakeSlowdown;
 
-std::string opt_count(const std::optional<std::uint64_t>& v) {
+template <class T>
+std::string opt_count(const std::optional<T>& v) {
   return v ? std::to_string(*v) : "?";
 }
 
@@ -145,6 +146,110 @@ std::vector<Finding> gpu_driver_match(const AuditInput& in, const settings::Prof
   return {std::move(f)};
 }
 
+// ECC counts, row remapping and page retirement of one GPU with ECC on, judged together
+// (NVIDIA's "GPU Memory Error Management" in the GPU deployment guide: a pending remap or
+// retirement needs a GPU reset, a failed remap needs service; uncorrectable errors since the
+// driver loaded need the GPU drained and reset; an old uncorrectable error that a remap has
+// handled is history).
+static void judge_memory_health(const gpu::Device& d, const settings::ProfileEntry& e, Finding& f) {
+  const auto who = label(d);
+  const auto& c = d.ecc_errors;
+  const auto& rr = d.row_remap;
+  const auto& rp = d.retired_pages;
+  const std::string where = d.pci_bus_id.value_or(std::to_string(d.index));
+  if (rr)
+    f.evidence.push_back(
+        {"nvml", fmt::format("{}: remapped rows {} for corrected, {} for uncorrected errors; "
+                             "pending {}, failure {}",
+                             who, rr->corrected_rows, rr->uncorrected_rows,
+                             rr->pending ? "yes" : "no", rr->failure ? "yes" : "no")});
+  if (rp.multiple_single_bit || rp.double_bit)
+    f.evidence.push_back(
+        {"nvml", fmt::format("{}: retired pages {} for repeated corrected, {} for uncorrected "
+                             "errors; pending {}",
+                             who, opt_count(rp.multiple_single_bit), opt_count(rp.double_bit),
+                             rp.pending ? (*rp.pending ? "yes" : "no") : "?")});
+  const std::uint64_t vol = c.volatile_uncorrected.value_or(0);
+  const std::uint64_t agg = c.aggregate_uncorrected.value_or(0);
+  if (c.volatile_uncorrected || c.aggregate_uncorrected)
+    f.actual = fmt::format("uncorrectable: volatile {}, aggregate {}", vol, agg);
+  std::vector<std::string> critical, warning;
+  if (rr && rr->failure) critical.push_back("a row remap failed");
+  if (rr && rr->pending) critical.push_back("a row remap waits for a GPU reset");
+  if (rp.pending == true) critical.push_back("a page retirement waits for a GPU reset");
+  // An uncorrectable error since the driver loaded, or an old one that no remap took care of.
+  const bool handled = rr && !rr->pending && !rr->failure && rr->uncorrected_rows > 0;
+  if (vol > 0 || (agg > 0 && !handled))
+    critical.insert(critical.begin(),
+                    fmt::format("uncorrectable ECC errors (volatile {}, aggregate {})", vol, agg));
+  else if (agg > 0)
+    warning.push_back(fmt::format(
+        "{} uncorrectable ECC error{} in its life, handled by {} remapped row{}", agg,
+        agg == 1 ? "" : "s", rr->uncorrected_rows, rr->uncorrected_rows == 1 ? "" : "s"));
+  if (rr && rr->corrected_rows > 0)
+    warning.push_back(fmt::format("{} row{} remapped after repeated corrected errors",
+                                  rr->corrected_rows, rr->corrected_rows == 1 ? "" : "s"));
+  if (rp.multiple_single_bit.value_or(0) > 0)
+    warning.push_back(fmt::format("{} page{} retired after repeated corrected errors",
+                                  *rp.multiple_single_bit,
+                                  *rp.multiple_single_bit == 1 ? "" : "s"));
+  if (rp.double_bit.value_or(0) > 0 && rp.pending != true)
+    warning.push_back(fmt::format("{} page{} retired after uncorrectable errors", *rp.double_bit,
+                                  *rp.double_bit == 1 ? "" : "s"));
+  if (!critical.empty()) {
+    f.severity = not_met(e);
+    f.summary = fmt::format("{}: {}", who, fmt::join(critical, "; "));
+    if (rr && rr->failure) {
+      f.fix = Fix{fmt::format("nvidia-smi -q -d ROW_REMAPPER -i {}", where), false};
+      f.notes.push_back(
+          "A failed row remap means the GPU has no spare row left for a bad one: the bad memory "
+          "stays in use. Drain the node and have the GPU serviced (RMA).");
+    } else if ((rr && rr->pending) || rp.pending == true) {
+      f.fix = Fix{fmt::format("nvidia-smi -r -i {}", where), false};
+      f.notes.push_back(
+          "The remap (or retirement) takes effect at the next GPU reset: stop the jobs on this "
+          "GPU, reset it with nvidia-smi -r (or reboot), and check again. Until then the driver "
+          "keeps the bad memory out of new allocations only where it can.");
+    } else {
+      f.fix = Fix{fmt::format("nvidia-smi -q -d ECC,PAGE_RETIREMENT -i {}", where), false};
+    }
+    f.notes.push_back(
+        "Drain the node first (Slurm: scontrol update nodename=$(hostname -s) state=drain "
+        "reason=ecc; Kubernetes: kubectl drain), so that no job runs on a GPU that corrupts "
+        "memory. RMA the GPU if uncorrectable errors come back after a reset.");
+    f.notes.push_back(
+        "Volatile counts start again at each driver load; aggregate counts last across reboots. "
+        "On A100 and newer GPUs row remapping replaced page retirement: also read nvidia-smi -q "
+        "-d ROW_REMAPPER.");
+    if (!warning.empty()) f.notes.push_back(fmt::format("Also: {}.", fmt::join(warning, "; ")));
+    return;
+  }
+  if (!c.volatile_uncorrected && !c.aggregate_uncorrected && !rr && !rp.multiple_single_bit) {
+    f.severity = Severity::kInfo;
+    f.summary = fmt::format("{}: NVML did not report the ECC error counts", who);
+    return;
+  }
+  if (!warning.empty()) {
+    f.severity = std::min(Severity::kWarn, not_met(e));
+    f.summary = fmt::format("{}: {}", who, fmt::join(warning, "; "));
+    f.fix =
+        Fix{fmt::format("nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT -i {}", where), false};
+    f.notes.push_back(
+        "The GPU's memory has rows (or pages) that failed more than once: the driver replaced "
+        "them, and the GPU is usable. Watch the counts (dltune check in the node's health "
+        "check, Xid 63/64/92 in dltune doctor): when they keep growing, or a remap fails, have "
+        "it serviced.");
+    return;
+  }
+  f.summary = fmt::format("{}: no uncorrectable ECC errors", who);
+  if (rr) f.summary += ", no row remap pending";
+  if (c.aggregate_corrected.value_or(0) > 0)
+    f.notes.push_back(
+        fmt::format("{} corrected ECC error{} over the GPU's life: corrected "
+                    "errors are harmless unless they climb quickly.",
+                    *c.aggregate_corrected, *c.aggregate_corrected == 1 ? "" : "s"));
+}
+
 std::vector<Finding> gpu_ecc(const AuditInput& in, const settings::ProfileEntry& e) {
   const auto& g = in.facts.gpu;
   const std::string expected = "no uncorrectable ECC errors";
@@ -185,39 +290,7 @@ std::vector<Finding> gpu_ecc(const AuditInput& in, const settings::ProfileEntry&
                      "aggregate {}",
                      who, opt_count(c.volatile_uncorrected), opt_count(c.aggregate_uncorrected),
                      opt_count(c.volatile_corrected), opt_count(c.aggregate_corrected))});
-    if (!c.volatile_uncorrected && !c.aggregate_uncorrected) {
-      f.severity = Severity::kInfo;
-      f.summary = fmt::format("{}: NVML did not report the ECC error counts", who);
-      out.push_back(std::move(f));
-      continue;
-    }
-    const std::uint64_t vol = c.volatile_uncorrected.value_or(0);
-    const std::uint64_t agg = c.aggregate_uncorrected.value_or(0);
-    f.actual = fmt::format("uncorrectable: volatile {}, aggregate {}", vol, agg);
-    if (vol == 0 && agg == 0) {
-      f.summary = fmt::format("{}: no uncorrectable ECC errors", who);
-      if (c.aggregate_corrected.value_or(0) > 0)
-        f.notes.push_back(
-            fmt::format("{} corrected ECC error{} over the GPU's life: corrected "
-                        "errors are harmless unless they climb quickly.",
-                        *c.aggregate_corrected, *c.aggregate_corrected == 1 ? "" : "s"));
-      out.push_back(std::move(f));
-      continue;
-    }
-    f.severity = not_met(e);
-    f.summary =
-        fmt::format("{}: uncorrectable ECC errors (volatile {}, aggregate {})", who, vol, agg);
-    f.fix = Fix{fmt::format("nvidia-smi -q -d ECC,PAGE_RETIREMENT -i {}",
-                            d.pci_bus_id.value_or(std::to_string(d.index))),
-                false};
-    f.notes.push_back(
-        "Drain the node first (Slurm: scontrol update nodename=$(hostname -s) state=drain "
-        "reason=ecc; Kubernetes: kubectl drain), so that no job runs on a GPU that corrupts "
-        "memory. RMA the GPU if uncorrectable errors come back after a reset.");
-    f.notes.push_back(
-        "Volatile counts start again at each driver load; aggregate counts last across reboots. "
-        "On A100 and newer GPUs row remapping replaced page retirement: also read nvidia-smi -q "
-        "-d ROW_REMAPPER.");
+    judge_memory_health(d, e, f);
     out.push_back(std::move(f));
   }
   return out;

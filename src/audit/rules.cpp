@@ -20,6 +20,8 @@ const std::vector<Rule>& rules() {
       {"gpu.pcie_link", gpu_pcie_link},
       {"gpu.ecc", gpu_ecc},
       {"gpu.throttle", gpu_throttle},
+      {"gpu.power_limit", gpu_power_limit},
+      {"gpu.mig", gpu_mig},
   };
   return kRules;
 }

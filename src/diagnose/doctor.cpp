@@ -159,9 +159,14 @@ DoctorReport doctor(const DoctorRequest& request, const host::Root& root, const 
     std::vector<GpuName> names;
     for (const auto& d : gpus.devices) {
       if (!d.compute) continue;
-      GpuName n{d.address, d.nvml_index, std::nullopt};
+      GpuName n;
+      n.pci = d.address;
+      n.index = d.nvml_index;
       for (const auto& nd : gpus.nvml.devices)
-        if (d.nvml_index && nd.index == *d.nvml_index) n.uuid = nd.uuid;
+        if (d.nvml_index && nd.index == *d.nvml_index) {
+          n.uuid = nd.uuid;
+          describe_memory(nd, n);
+        }
       names.push_back(std::move(n));
     }
     name_gpus(events, names);

@@ -194,6 +194,48 @@ std::string lower(std::string s) {
 
 }  // namespace
 
+void describe_memory(const gpu::Device& d, GpuName& name) {
+  std::vector<std::string> parts;
+  const auto& c = d.ecc_errors;
+  if (c.volatile_uncorrected || c.aggregate_uncorrected)
+    parts.push_back(
+        fmt::format("uncorrectable ECC errors {} since the driver loaded ({} in its "
+                    "life)",
+                    c.volatile_uncorrected.value_or(0), c.aggregate_uncorrected.value_or(0)));
+  const std::string where = d.pci_bus_id.value_or(std::to_string(d.index));
+  if (const auto& rr = d.row_remap) {
+    parts.push_back(fmt::format("rows remapped {} for corrected, {} for uncorrected errors",
+                                rr->corrected_rows, rr->uncorrected_rows));
+    if (rr->failure) {
+      parts.push_back("a row remap FAILED");
+      name.memory_action =
+          "A row remap failed, so the bad memory stays in use: drain the node and have the GPU "
+          "serviced.";
+    } else if (rr->pending) {
+      parts.push_back("a remap waits for a GPU reset");
+      name.memory_action = fmt::format(
+          "Reset the GPU once its jobs have stopped (nvidia-smi -r -i {}) so that the pending "
+          "row remap takes effect.",
+          where);
+    } else {
+      parts.push_back("no remap pending");
+    }
+  } else if (const auto& p = d.retired_pages; p.multiple_single_bit || p.double_bit) {
+    parts.push_back(
+        fmt::format("pages retired {} for repeated corrected, {} for uncorrected "
+                    "errors",
+                    p.multiple_single_bit.value_or(0), p.double_bit.value_or(0)));
+    if (p.pending == true) {
+      parts.push_back("a retirement waits for a GPU reset");
+      name.memory_action = fmt::format(
+          "Reset the GPU once its jobs have stopped (nvidia-smi -r -i {}) so that the pending "
+          "page retirement takes effect.",
+          where);
+    }
+  }
+  if (!parts.empty()) name.memory_now = fmt::format("{}", fmt::join(parts, "; "));
+}
+
 bool names_pci(const std::vector<LoggedEvent>& events) {
   for (const auto& e : events)
     if (e.event.fields.count("pci") || e.event.fields.count("device")) return true;
@@ -226,6 +268,17 @@ bool name_gpus(std::vector<LoggedEvent>& events, const std::vector<GpuName>& gpu
         which += ", " + *g.uuid;
       }
       e.event.explanation += " This is " + which + ".";
+      // The memory Xids (NVIDIA XID Errors: 48 DBE, 63/64 remap or retirement recorded or
+      // failed, 92 high single-bit rate, 94/95 contained/uncontained ECC error) with the
+      // memory's state now, which says whether the reset they call for is still due.
+      static constexpr std::string_view kMemoryXids[] = {"48", "63", "64", "92", "94", "95"};
+      if (const auto x = f.find("xid"); x != f.end() && g.memory_now &&
+                                        std::find(std::begin(kMemoryXids), std::end(kMemoryXids),
+                                                  x->second) != std::end(kMemoryXids)) {
+        f["memory_now"] = *g.memory_now;
+        e.event.explanation += fmt::format(" Its memory now (NVML): {}.", *g.memory_now);
+        if (g.memory_action) e.event.action = *g.memory_action + " " + e.event.action;
+      }
       break;
     }
   }

@@ -16,6 +16,7 @@
 
 #include "core/error.hpp"
 #include "diagnose/kernel_events.hpp"
+#include "gpu/backend.hpp"
 #include "host/kmsg.hpp"
 #include "host/root.hpp"
 
@@ -101,7 +102,15 @@ struct GpuName {
   std::string pci;  // "0000:3b:00.0"
   std::optional<unsigned> index;
   std::optional<std::string> uuid;
+  // The state of its memory now (ECC counts, row remapping or page retirement, from NVML), and
+  // the action it calls for; said with the memory Xids (48, 63, 64, 92, 94, 95).
+  std::optional<std::string> memory_now;
+  std::optional<std::string> memory_action;
 };
+// The memory state of an NVML device as GpuName carries it: "uncorrectable ECC errors 2 since
+// the driver loaded (5 in its life); rows remapped 0 for corrected, 1 for uncorrected errors; a
+// remap waits for a GPU reset", and the action when one is due. Nothing when NVML said nothing.
+void describe_memory(const gpu::Device& d, GpuName& name);
 // Adds `gpu` (index) and `uuid` to the events whose PCI address or device is one of `gpus` (an
 // Xid's "0000:3b:00" names domain, bus and device, without the function), and says which GPU it
 // was in the explanation. Returns whether any event was about a GPU.

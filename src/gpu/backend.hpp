@@ -21,6 +21,31 @@ struct EccCounts {
   std::optional<std::uint64_t> aggregate_uncorrected;
 };
 
+// Row remapping (A100, H100 and newer): rows of HBM replaced by spare rows after ECC errors.
+struct RowRemap {
+  std::uint32_t corrected_rows = 0;    // remapped after correctable errors
+  std::uint32_t uncorrected_rows = 0;  // remapped after uncorrectable errors
+  bool pending = false;                // a remap waits for the next GPU reset
+  bool failure = false;                // a remap failed (no spare row left): service the GPU
+};
+
+// Page retirement (Kepler to Turing): pages taken out of use after ECC errors.
+struct RetiredPages {
+  std::optional<std::uint32_t> multiple_single_bit;  // after repeated corrected errors
+  std::optional<std::uint32_t> double_bit;           // after an uncorrectable error
+  std::optional<bool> pending;                       // retirement waits for the next reset
+};
+
+// A MIG device (a GPU instance with a compute instance) of a GPU in MIG mode.
+struct MigDevice {
+  unsigned index = 0;  // nvmlDeviceGetMigDeviceHandleByIndex's
+  std::optional<std::string> name;
+  std::optional<std::string> uuid;  // "MIG-..."
+  std::optional<std::uint64_t> memory_total_bytes;
+  std::optional<std::uint32_t> gpu_instance_id;
+  std::optional<std::uint32_t> compute_instance_id;
+};
+
 struct NvLink {
   unsigned link = 0;
   bool active = false;
@@ -38,10 +63,16 @@ struct Device {
   std::optional<bool> ecc_enabled;          // current mode
   std::optional<bool> ecc_pending_enabled;  // the mode after the next reboot
   EccCounts ecc_errors;                     // only read when ECC is on
+  std::optional<RowRemap> row_remap;
+  RetiredPages retired_pages;
   std::optional<std::uint32_t> sm_clock_mhz;
   std::optional<std::uint32_t> memory_clock_mhz;
   std::optional<std::uint32_t> max_sm_clock_mhz;
   std::optional<std::uint32_t> max_memory_clock_mhz;
+  std::optional<std::uint32_t> app_sm_clock_mhz;  // application clocks (the target under load)
+  std::optional<std::uint32_t> app_memory_clock_mhz;
+  std::optional<std::uint32_t> default_app_sm_clock_mhz;
+  std::optional<std::uint32_t> default_app_memory_clock_mhz;
   std::optional<std::uint64_t> clock_event_reasons;  // nvmlClocksEventReasons bits
   std::optional<std::uint32_t> pcie_generation;
   std::optional<std::uint32_t> pcie_width;
@@ -49,7 +80,14 @@ struct Device {
   std::optional<std::uint32_t> pcie_max_width;
   std::optional<std::uint32_t> temperature_celsius;
   std::optional<double> power_watts;
-  std::optional<double> power_limit_watts;
+  std::optional<double> power_limit_watts;             // enforced: the lowest of every limit
+  std::optional<double> power_management_limit_watts;  // the limit set (nvidia-smi -pl)
+  std::optional<double> power_default_limit_watts;     // the board's default
+  std::optional<double> power_min_limit_watts;         // the range a limit may be set in
+  std::optional<double> power_max_limit_watts;
+  std::optional<bool> mig_enabled;          // MIG mode now
+  std::optional<bool> mig_pending_enabled;  // after the next GPU reset
+  std::vector<MigDevice> mig_devices;
   std::vector<NvLink> nvlinks;      // the links that exist on this device
   std::vector<std::string> errors;  // "nvmlDeviceGetUUID: NVML_ERROR_GPU_IS_LOST (15): ..."
 };

@@ -1,5 +1,6 @@
 #include "gpu/nvml_backend.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
@@ -149,6 +150,94 @@ void read_ecc(const NvmlLibrary& lib, Calls& calls, nvml::Device h, Device& d) {
   d.ecc_errors.aggregate_uncorrected = read(nvml::kMemoryErrorUncorrected, nvml::kAggregateEcc);
 }
 
+constexpr std::uint32_t kMaxRows = 1u << 20;  // spare rows per GPU are in the hundreds
+constexpr std::uint32_t kMaxPages = 1u << 20;
+constexpr unsigned kMaxMigDevices = 64;  // 7 on an A100 or H100
+
+// Row remapping, or page retirement on older GPUs (a GPU supports one of the two). NOT_SUPPORTED
+// is the common answer (no ECC, consumer GPUs, MIG instances active) and is not an error.
+void read_memory_health(const NvmlLibrary& lib, Calls& calls, nvml::Device h, Device& d) {
+  if (const auto f = lib.fn<nvml::DeviceRemappedRowsFn>(Sym::kRemappedRows)) {
+    unsigned int corr = 0, unc = 0, pending = 0, failure = 0;
+    if (calls.ok(Sym::kRemappedRows, f(h, &corr, &unc, &pending, &failure)) && corr <= kMaxRows &&
+        unc <= kMaxRows && pending <= 1 && failure <= 1)
+      d.row_remap = RowRemap{corr, unc, pending == 1, failure == 1};
+  }
+  if (d.row_remap) return;
+  if (const auto f = lib.fn<nvml::DeviceRetiredPagesFn>(Sym::kRetiredPages)) {
+    auto pages = [&](int cause) -> std::optional<std::uint32_t> {
+      unsigned int count = 0;  // 0 asks for the count only
+      const Return rc = f(h, cause, &count, nullptr);
+      if (rc != nvml::kSuccess && rc != nvml::kErrorInsufficientSize) {
+        calls.ok(Sym::kRetiredPages, rc);
+        return std::nullopt;
+      }
+      return bounded<std::uint32_t>(count, 0, kMaxPages);
+    };
+    d.retired_pages.multiple_single_bit = pages(nvml::kPageRetirementMultipleSingleBit);
+    if (d.retired_pages.multiple_single_bit)
+      d.retired_pages.double_bit = pages(nvml::kPageRetirementDoubleBit);
+  }
+  if (d.retired_pages.multiple_single_bit)
+    if (const auto f = lib.fn<nvml::DeviceEnableFn>(Sym::kRetiredPagesPending)) {
+      int pending = -1;
+      if (calls.ok(Sym::kRetiredPagesPending, f(h, &pending)))
+        d.retired_pages.pending = enable_state(pending);
+    }
+}
+
+// MIG mode and, when it is on, its devices (a GPU instance with a compute instance each).
+void read_mig(const NvmlLibrary& lib, Calls& calls, nvml::Device h, Device& d) {
+  const auto mode = lib.fn<nvml::DeviceTwoUintFn>(Sym::kMigMode);
+  if (mode == nullptr) return;
+  unsigned int current = 2, pending = 2;
+  if (!calls.ok(Sym::kMigMode, mode(h, &current, &pending))) return;
+  d.mig_enabled = enable_state(static_cast<int>(current));
+  d.mig_pending_enabled = enable_state(static_cast<int>(pending));
+  const auto handle = lib.fn<nvml::DeviceMigHandleFn>(Sym::kMigDeviceHandle);
+  if (d.mig_enabled != true || handle == nullptr) return;
+  const unsigned max =
+      std::min(calls.device_uint(Sym::kMaxMigDeviceCount, h).value_or(0), kMaxMigDevices);
+  for (unsigned i = 0; i < max; ++i) {
+    nvml::Device m = nullptr;
+    const Return rc = handle(h, i, &m);
+    if (rc == nvml::kErrorNotFound || rc == nvml::kErrorInvalidArgument) continue;  // a hole
+    if (!calls.ok(Sym::kMigDeviceHandle, rc) || m == nullptr) break;
+    MigDevice md;
+    md.index = i;
+    md.name = calls.device_string(Sym::kName, m, nvml::kNameBufferSize);
+    md.uuid = calls.device_string(Sym::kUuid, m, nvml::kUuidBufferSize);
+    Device scratch;
+    read_memory(lib, calls, m, scratch);
+    md.memory_total_bytes = scratch.memory_total_bytes;
+    md.gpu_instance_id = calls.device_uint(Sym::kGpuInstanceId, m);
+    md.compute_instance_id = calls.device_uint(Sym::kComputeInstanceId, m);
+    d.mig_devices.push_back(std::move(md));
+  }
+}
+
+void read_power_and_clocks(const NvmlLibrary& lib, Calls& calls, nvml::Device h, Device& d) {
+  auto watts = [](std::optional<std::uint32_t> mw) -> std::optional<double> {
+    if (!mw || *mw > kMaxPowerMilliwatts) return std::nullopt;
+    return static_cast<double>(*mw) / 1000.0;  // milliwatts (NVML reference)
+  };
+  d.power_watts = watts(calls.device_uint(Sym::kPowerUsage, h));
+  d.power_limit_watts = watts(calls.device_uint(Sym::kPowerLimit, h));
+  d.power_management_limit_watts = watts(calls.device_uint(Sym::kPowerManagementLimit, h));
+  d.power_default_limit_watts = watts(calls.device_uint(Sym::kPowerDefaultLimit, h));
+  if (const auto f = lib.fn<nvml::DeviceTwoUintFn>(Sym::kPowerLimitConstraints)) {
+    unsigned int lo = 0, hi = 0;
+    if (calls.ok(Sym::kPowerLimitConstraints, f(h, &lo, &hi)) && lo <= hi) {
+      d.power_min_limit_watts = watts(lo);
+      d.power_max_limit_watts = watts(hi);
+    }
+  }
+  d.app_sm_clock_mhz = calls.clock(Sym::kApplicationsClock, h, nvml::kClockSm);
+  d.app_memory_clock_mhz = calls.clock(Sym::kApplicationsClock, h, nvml::kClockMem);
+  d.default_app_sm_clock_mhz = calls.clock(Sym::kDefaultApplicationsClock, h, nvml::kClockSm);
+  d.default_app_memory_clock_mhz = calls.clock(Sym::kDefaultApplicationsClock, h, nvml::kClockMem);
+}
+
 void read_nvlinks(const NvmlLibrary& lib, Calls& calls, nvml::Device h, Device& d) {
   const auto state = lib.fn<nvml::DeviceLinkStateFn>(Sym::kNvLinkState);
   if (state == nullptr) return;
@@ -217,13 +306,9 @@ Device read_device(const NvmlLibrary& lib, unsigned index, nvml::Device h) {
     if (calls.ok(Sym::kTemperature, f(h, nvml::kTemperatureGpu, &t)))
       d.temperature_celsius = bounded<std::uint32_t>(t, 0, kMaxTemperatureCelsius);
   }
-  auto watts = [&](Sym s) -> std::optional<double> {
-    const auto mw = calls.device_uint(s, h);  // milliwatts (NVML reference)
-    if (!mw || *mw > kMaxPowerMilliwatts) return std::nullopt;
-    return static_cast<double>(*mw) / 1000.0;
-  };
-  d.power_watts = watts(Sym::kPowerUsage);
-  d.power_limit_watts = watts(Sym::kPowerLimit);
+  read_power_and_clocks(lib, calls, h, d);
+  read_memory_health(lib, calls, h, d);
+  read_mig(lib, calls, h, d);
   read_nvlinks(lib, calls, h, d);
   return d;
 }

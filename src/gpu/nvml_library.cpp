@@ -87,6 +87,30 @@ constexpr SymbolSpec kTable[] = {
     {Sym::kRegisterEvents, {"nvmlDeviceRegisterEvents", nullptr, nullptr}, false},
     {Sym::kEventSetWait, {"nvmlEventSetWait_v2", "nvmlEventSetWait", nullptr}, false},
     {Sym::kEventSetFree, {"nvmlEventSetFree", nullptr, nullptr}, false},
+    // check's and env's (NVML API Reference, "Device Queries" and "Multi Instance GPU
+    // Management"): row remapping (Ampere and newer), retired pages (older GPUs), the power
+    // limits in mW, application clocks, MIG mode and its devices.
+    {Sym::kRemappedRows, {"nvmlDeviceGetRemappedRows", nullptr, nullptr}, false},
+    {Sym::kRetiredPages, {"nvmlDeviceGetRetiredPages", nullptr, nullptr}, false},
+    {Sym::kRetiredPagesPending,
+     {"nvmlDeviceGetRetiredPagesPendingStatus", nullptr, nullptr},
+     false},
+    {Sym::kPowerManagementLimit, {"nvmlDeviceGetPowerManagementLimit", nullptr, nullptr}, false},
+    {Sym::kPowerDefaultLimit,
+     {"nvmlDeviceGetPowerManagementDefaultLimit", nullptr, nullptr},
+     false},
+    {Sym::kPowerLimitConstraints,
+     {"nvmlDeviceGetPowerManagementLimitConstraints", nullptr, nullptr},
+     false},
+    {Sym::kApplicationsClock, {"nvmlDeviceGetApplicationsClock", nullptr, nullptr}, false},
+    {Sym::kDefaultApplicationsClock,
+     {"nvmlDeviceGetDefaultApplicationsClock", nullptr, nullptr},
+     false},
+    {Sym::kMigMode, {"nvmlDeviceGetMigMode", nullptr, nullptr}, false},
+    {Sym::kMaxMigDeviceCount, {"nvmlDeviceGetMaxMigDeviceCount", nullptr, nullptr}, false},
+    {Sym::kMigDeviceHandle, {"nvmlDeviceGetMigDeviceHandleByIndex", nullptr, nullptr}, false},
+    {Sym::kGpuInstanceId, {"nvmlDeviceGetGpuInstanceId", nullptr, nullptr}, false},
+    {Sym::kComputeInstanceId, {"nvmlDeviceGetComputeInstanceId", nullptr, nullptr}, false},
 };
 static_assert(std::size(kTable) == static_cast<std::size_t>(Sym::kCount));
 

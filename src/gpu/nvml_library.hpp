@@ -59,6 +59,20 @@ enum class Sym : std::size_t {
   kRegisterEvents,
   kEventSetWait,
   kEventSetFree,
+  // check's and env's: memory health, power limits, application clocks, MIG.
+  kRemappedRows,
+  kRetiredPages,
+  kRetiredPagesPending,
+  kPowerManagementLimit,
+  kPowerDefaultLimit,
+  kPowerLimitConstraints,
+  kApplicationsClock,
+  kDefaultApplicationsClock,
+  kMigMode,
+  kMaxMigDeviceCount,
+  kMigDeviceHandle,
+  kGpuInstanceId,
+  kComputeInstanceId,
   kCount,
 };
 

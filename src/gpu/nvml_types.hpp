@@ -203,4 +203,24 @@ using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned int);  // timeo
 using EventSetFreeFn = Return (*)(EventSet);
 using DeviceProcessesV1Fn = Return (*)(Device, unsigned int*, ProcessInfoV1*);
 
+// Memory health (NVML API Reference, "Device Queries"). nvmlDeviceGetRemappedRows (Ampere and
+// newer): rows remapped for corrected and for uncorrected errors, whether a remap waits for the
+// next reset, whether a remap ever failed. nvmlDeviceGetRetiredPages (Kepler to Turing; its
+// pageCount in/out: 0 in asks for the count, with NVML_ERROR_INSUFFICIENT_SIZE when there are
+// pages) per nvmlPageRetirementCause_t, and nvmlDeviceGetRetiredPagesPendingStatus
+// (nvmlEnableState_t).
+inline constexpr int kPageRetirementMultipleSingleBit = 0;
+inline constexpr int kPageRetirementDoubleBit = 1;
+using DeviceRemappedRowsFn = Return (*)(Device, unsigned int*, unsigned int*, unsigned int*,
+                                        unsigned int*);
+using DeviceRetiredPagesFn = Return (*)(Device, int, unsigned int*, unsigned long long*);
+// Power (milliwatts): nvmlDeviceGetPowerManagementLimit, ...DefaultLimit (DeviceUintFn) and
+// ...LimitConstraints (min, max).
+using DeviceTwoUintFn = Return (*)(Device, unsigned int*, unsigned int*);
+// nvmlDeviceGetMigMode(device, currentMode, pendingMode): NVML_DEVICE_MIG_DISABLE 0, _ENABLE 1.
+// nvmlDeviceGetMaxMigDeviceCount (DeviceUintFn); nvmlDeviceGetMigDeviceHandleByIndex gives
+// NVML_ERROR_NOT_FOUND for an index with no MIG device; nvmlDeviceGetGpuInstanceId and
+// nvmlDeviceGetComputeInstanceId on a MIG device's handle (DeviceUintFn).
+using DeviceMigHandleFn = Return (*)(Device, unsigned int, Device*);
+
 }  // namespace dltune::gpu::nvml

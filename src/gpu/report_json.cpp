@@ -122,12 +122,58 @@ Device device_from_json(const Json& j, std::string where, std::vector<std::strin
     er.get("aggregate_corrected", d.ecc_errors.aggregate_corrected);
     er.get("aggregate_uncorrected", d.ecc_errors.aggregate_uncorrected);
   }
+  if (const auto* rr = r.member("row_remap", false)) {
+    Reader rm(*rr, where + "row_remap.", issues);
+    std::optional<std::uint32_t> corr, unc;
+    std::optional<bool> pending, failure;
+    rm.get("corrected_rows", corr);
+    rm.get("uncorrected_rows", unc);
+    rm.get("pending", pending);
+    rm.get("failure", failure);
+    if (corr && unc && pending && failure) d.row_remap = RowRemap{*corr, *unc, *pending, *failure};
+  }
+  if (const auto* rp = r.member("retired_pages", false)) {
+    Reader pr(*rp, where + "retired_pages.", issues);
+    pr.get("multiple_single_bit", d.retired_pages.multiple_single_bit);
+    pr.get("double_bit", d.retired_pages.double_bit);
+    pr.get("pending", d.retired_pages.pending);
+  }
   if (const auto* c = r.member("clocks", false)) {
     Reader cr(*c, where + "clocks.", issues);
     cr.get("sm_mhz", d.sm_clock_mhz);
     cr.get("memory_mhz", d.memory_clock_mhz);
     cr.get("max_sm_mhz", d.max_sm_clock_mhz);
     cr.get("max_memory_mhz", d.max_memory_clock_mhz);
+    cr.get("app_sm_mhz", d.app_sm_clock_mhz);
+    cr.get("app_memory_mhz", d.app_memory_clock_mhz);
+    cr.get("default_app_sm_mhz", d.default_app_sm_clock_mhz);
+    cr.get("default_app_memory_mhz", d.default_app_memory_clock_mhz);
+  }
+  if (const auto* m = r.member("mig", false)) {
+    Reader mr(*m, where + "mig.", issues);
+    mr.get("enabled", d.mig_enabled);
+    mr.get("pending_enabled", d.mig_pending_enabled);
+    if (const auto* list = mr.member("devices", true)) {
+      std::size_t i = 0;
+      for (const auto& md : *list) {
+        const auto at = fmt::format("{}mig.devices[{}]", where, i++);
+        if (!md.is_object()) {
+          issues.push_back(at + ": expected an object");
+          continue;
+        }
+        Reader dr(md, at + ".", issues);
+        MigDevice mig;
+        std::optional<std::uint32_t> index;
+        dr.get("index", index);
+        mig.index = index.value_or(0);
+        dr.get("name", mig.name);
+        dr.get("uuid", mig.uuid);
+        dr.get("memory_total_bytes", mig.memory_total_bytes);
+        dr.get("gpu_instance_id", mig.gpu_instance_id);
+        dr.get("compute_instance_id", mig.compute_instance_id);
+        d.mig_devices.push_back(std::move(mig));
+      }
+    }
   }
   if (const auto* c = r.member("clock_event_reasons", false)) {
     Reader cr(*c, where + "clock_event_reasons.", issues);
@@ -143,6 +189,10 @@ Device device_from_json(const Json& j, std::string where, std::vector<std::strin
   r.get("temperature_celsius", d.temperature_celsius);
   r.get("power_watts", d.power_watts);
   r.get("power_limit_watts", d.power_limit_watts);
+  r.get("power_management_limit_watts", d.power_management_limit_watts);
+  r.get("power_default_limit_watts", d.power_default_limit_watts);
+  r.get("power_min_limit_watts", d.power_min_limit_watts);
+  r.get("power_max_limit_watts", d.power_max_limit_watts);
   if (const auto* links = r.member("nvlinks", true)) {
     std::size_t i = 0;
     for (const auto& l : *links) {
@@ -185,11 +235,25 @@ Json to_json(const Device& d) {
   put(ecc, "aggregate_corrected", d.ecc_errors.aggregate_corrected);
   put(ecc, "aggregate_uncorrected", d.ecc_errors.aggregate_uncorrected);
   if (!ecc.empty()) j["ecc"] = std::move(ecc);
+  if (const auto& rr = d.row_remap)
+    j["row_remap"] = Json{{"corrected_rows", rr->corrected_rows},
+                          {"uncorrected_rows", rr->uncorrected_rows},
+                          {"pending", rr->pending},
+                          {"failure", rr->failure}};
+  Json pages = Json::object();
+  put(pages, "multiple_single_bit", d.retired_pages.multiple_single_bit);
+  put(pages, "double_bit", d.retired_pages.double_bit);
+  put(pages, "pending", d.retired_pages.pending);
+  if (!pages.empty()) j["retired_pages"] = std::move(pages);
   Json clocks = Json::object();
   put(clocks, "sm_mhz", d.sm_clock_mhz);
   put(clocks, "memory_mhz", d.memory_clock_mhz);
   put(clocks, "max_sm_mhz", d.max_sm_clock_mhz);
   put(clocks, "max_memory_mhz", d.max_memory_clock_mhz);
+  put(clocks, "app_sm_mhz", d.app_sm_clock_mhz);
+  put(clocks, "app_memory_mhz", d.app_memory_clock_mhz);
+  put(clocks, "default_app_sm_mhz", d.default_app_sm_clock_mhz);
+  put(clocks, "default_app_memory_mhz", d.default_app_memory_clock_mhz);
   if (!clocks.empty()) j["clocks"] = std::move(clocks);
   if (d.clock_event_reasons)
     j["clock_event_reasons"] =
@@ -204,6 +268,27 @@ Json to_json(const Device& d) {
   put(j, "temperature_celsius", d.temperature_celsius);
   put(j, "power_watts", d.power_watts);
   put(j, "power_limit_watts", d.power_limit_watts);
+  put(j, "power_management_limit_watts", d.power_management_limit_watts);
+  put(j, "power_default_limit_watts", d.power_default_limit_watts);
+  put(j, "power_min_limit_watts", d.power_min_limit_watts);
+  put(j, "power_max_limit_watts", d.power_max_limit_watts);
+  if (d.mig_enabled || d.mig_pending_enabled) {
+    Json mig = Json::object();
+    put(mig, "enabled", d.mig_enabled);
+    put(mig, "pending_enabled", d.mig_pending_enabled);
+    Json list = Json::array();
+    for (const auto& m : d.mig_devices) {
+      Json mj{{"index", m.index}};
+      put(mj, "name", m.name);
+      put(mj, "uuid", m.uuid);
+      put(mj, "memory_total_bytes", m.memory_total_bytes);
+      put(mj, "gpu_instance_id", m.gpu_instance_id);
+      put(mj, "compute_instance_id", m.compute_instance_id);
+      list.push_back(std::move(mj));
+    }
+    mig["devices"] = std::move(list);
+    j["mig"] = std::move(mig);
+  }
   Json links = Json::array();
   for (const auto& l : d.nvlinks) {
     Json lj{{"link", l.link}, {"active", l.active}};

@@ -12,7 +12,8 @@ std::string on_off(bool v) {
   return v ? "on" : "off";
 }
 
-std::string count(const std::optional<std::uint64_t>& v) {
+template <class T>
+std::string count(const std::optional<T>& v) {
   return v ? fmt::format("{}", *v) : "?";
 }
 
@@ -55,6 +56,20 @@ void add_device_rows(text::Section& s, const Device& d, int indent, bool with_pc
                          count(e.aggregate_corrected), count(e.aggregate_uncorrected));
     s.add("ECC", ecc, indent);
   }
+  if (const auto& rr = d.row_remap) {
+    std::string t =
+        fmt::format("{} row{} for corrected, {} for uncorrected errors", rr->corrected_rows,
+                    rr->corrected_rows == 1 ? "" : "s", rr->uncorrected_rows);
+    if (rr->pending) t += "; a remap waits for a GPU reset";
+    if (rr->failure) t += "; a remap FAILED";
+    s.add("Remapped rows", t, indent);
+  }
+  if (const auto& p = d.retired_pages; p.multiple_single_bit || p.double_bit) {
+    std::string t = fmt::format("{} for repeated corrected, {} for uncorrected errors",
+                                count(p.multiple_single_bit), count(p.double_bit));
+    if (p.pending == true) t += "; retirement waits for a GPU reset";
+    s.add("Retired pages", t, indent);
+  }
   if (d.memory_total_bytes) {
     std::string m = text::human_bytes(*d.memory_total_bytes);
     if (d.memory_used_bytes)
@@ -74,6 +89,14 @@ void add_device_rows(text::Section& s, const Device& d, int indent, bool with_pc
   clock("SM", d.sm_clock_mhz, d.max_sm_clock_mhz);
   clock("memory", d.memory_clock_mhz, d.max_memory_clock_mhz);
   if (!clocks.empty()) s.add("Clocks", text::join(clocks, ", "), indent);
+  if (d.app_sm_clock_mhz || d.app_memory_clock_mhz) {
+    std::string t = fmt::format("SM {} MHz, memory {} MHz", count(d.app_sm_clock_mhz),
+                                count(d.app_memory_clock_mhz));
+    if (d.default_app_sm_clock_mhz && d.app_sm_clock_mhz &&
+        *d.default_app_sm_clock_mhz != *d.app_sm_clock_mhz)
+      t += fmt::format(" (default SM {} MHz)", *d.default_app_sm_clock_mhz);
+    s.add("Application clocks", t, indent);
+  }
   if (d.clock_event_reasons) {
     const auto names = clock_event_reason_names(*d.clock_event_reasons);
     s.add("Clock events", names.empty() ? "none" : text::join(names, ", "), indent);
@@ -82,8 +105,30 @@ void add_device_rows(text::Section& s, const Device& d, int indent, bool with_pc
     s.add("Temperature", fmt::format("{} C", *d.temperature_celsius), indent);
   if (d.power_watts || d.power_limit_watts) {
     std::string p = d.power_watts ? fmt::format("{:.1f} W", *d.power_watts) : "?";
-    if (d.power_limit_watts) p += fmt::format(" (limit {:.0f} W)", *d.power_limit_watts);
+    if (d.power_limit_watts) p += fmt::format(" (limit {:.0f} W", *d.power_limit_watts);
+    if (d.power_limit_watts && d.power_default_limit_watts &&
+        *d.power_default_limit_watts != *d.power_limit_watts)
+      p += fmt::format(", default {:.0f} W", *d.power_default_limit_watts);
+    if (d.power_limit_watts && d.power_min_limit_watts && d.power_max_limit_watts)
+      p += fmt::format(", settable {:.0f}-{:.0f} W", *d.power_min_limit_watts,
+                       *d.power_max_limit_watts);
+    if (d.power_limit_watts) p += ")";
     s.add("Power", p, indent);
+  }
+  if (d.mig_enabled) {
+    std::string t = on_off(*d.mig_enabled);
+    if (d.mig_pending_enabled && *d.mig_pending_enabled != *d.mig_enabled)
+      t += fmt::format(" ({} after a GPU reset)", on_off(*d.mig_pending_enabled));
+    if (*d.mig_enabled) {
+      std::vector<std::string> names;
+      for (const auto& m : d.mig_devices)
+        names.push_back(fmt::format("{}{}", m.name.value_or("?"),
+                                    m.uuid ? fmt::format(" {}", *m.uuid) : std::string()));
+      t += names.empty() ? ", no MIG device made"
+                         : fmt::format(", {} device{}: {}", names.size(),
+                                       names.size() == 1 ? "" : "s", text::join(names, "; "));
+    }
+    s.add("MIG", t, indent);
   }
   if (!d.nvlinks.empty()) {
     std::size_t active = 0;

@@ -39,7 +39,22 @@ struct Gpu {
   json config = json::object();
   bool xid_registered = false;
   std::size_t xids_delivered = 0;  // of config["xid_events"]
+  std::vector<Gpu> mig_devices;    // config["mig"]["devices"], handles of their own
 };
+
+// A GPU and its MIG devices (built once per config, so that handles stay put).
+Gpu make_gpu(const json& config) {
+  Gpu g;
+  g.config = config;
+  if (config.contains("mig") && config["mig"].is_object() && config["mig"].contains("devices") &&
+      config["mig"]["devices"].is_array())
+    for (const auto& m : config["mig"]["devices"]) {
+      Gpu mig;
+      mig.config = m;
+      g.mig_devices.push_back(std::move(mig));
+    }
+  return g;
+}
 
 struct State {
   bool initialised = false;
@@ -161,7 +176,7 @@ int load_config() {
   if (j.is_discarded() || !j.is_object()) return kUnknown;
   s.config = std::move(j);
   if (s.config.contains("gpus") && s.config["gpus"].is_array())
-    for (const auto& g : s.config["gpus"]) s.gpus.push_back(Gpu{g});
+    for (const auto& g : s.config["gpus"]) s.gpus.push_back(make_gpu(g));
   return kSuccess;
 }
 
@@ -554,6 +569,152 @@ int nvmlDeviceGetEnforcedPowerLimit(void* device, unsigned int* mw) {
   scribble(mw);
   return call(__func__, device,
               [&] { return scalar(gpu_of(device)->config, "power_limit_milliwatts", mw); });
+}
+
+// Row remapping: "row_remap": {"corrected_rows", "uncorrected_rows", "pending", "failure"}.
+int nvmlDeviceGetRemappedRows(void* device, unsigned int* corr, unsigned int* unc,
+                              unsigned int* pending, unsigned int* failure) {
+  scribble(corr);
+  scribble(unc);
+  scribble(pending);
+  scribble(failure);
+  return call(__func__, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    if (!g.contains("row_remap")) return kNotSupported;
+    const auto& r = g["row_remap"];
+    for (auto [key, out] : {std::pair{"corrected_rows", corr}, std::pair{"uncorrected_rows", unc},
+                            std::pair{"pending", pending}, std::pair{"failure", failure}})
+      if (const int rc = scalar(r, key, out); rc != kSuccess) return rc;
+    return kSuccess;
+  });
+}
+
+// Page retirement: "retired_pages": {"multiple_single_bit": N, "double_bit": N, "pending": b}.
+// cause 0: multiple single-bit errors, 1: a double-bit error. pageCount in/out as NVML's: room
+// for fewer than the pages is NVML_ERROR_INSUFFICIENT_SIZE with the count needed.
+int nvmlDeviceGetRetiredPages(void* device, int cause, unsigned int* count,
+                              unsigned long long* addresses) {
+  return call(__func__, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    if (count == nullptr || (cause != 0 && cause != 1)) return kInvalidArgument;
+    if (!g.contains("retired_pages")) return kNotSupported;
+    const auto n = static_cast<unsigned>(
+        number(g["retired_pages"], cause == 0 ? "multiple_single_bit" : "double_bit").value_or(0));
+    if (*count < n || (n > 0 && addresses == nullptr)) {
+      *count = n;
+      return kInsufficientSize;
+    }
+    for (unsigned i = 0; i < n; ++i) addresses[i] = 0x100000ull * (i + 1);
+    *count = n;
+    return kSuccess;
+  });
+}
+int nvmlDeviceGetRetiredPagesPendingStatus(void* device, int* pending) {
+  scribble(pending);
+  return call(__func__, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    if (!g.contains("retired_pages")) return kNotSupported;
+    return scalar(g["retired_pages"], "pending", pending);
+  });
+}
+
+// Power limits in mW: "power_management_limit_milliwatts", "power_default_limit_milliwatts",
+// "power_limit_constraints_milliwatts": {"min", "max"}.
+int nvmlDeviceGetPowerManagementLimit(void* device, unsigned int* mw) {
+  scribble(mw);
+  return call(__func__, device, [&] {
+    return scalar(gpu_of(device)->config, "power_management_limit_milliwatts", mw);
+  });
+}
+int nvmlDeviceGetPowerManagementDefaultLimit(void* device, unsigned int* mw) {
+  scribble(mw);
+  return call(__func__, device,
+              [&] { return scalar(gpu_of(device)->config, "power_default_limit_milliwatts", mw); });
+}
+int nvmlDeviceGetPowerManagementLimitConstraints(void* device, unsigned int* lo, unsigned int* hi) {
+  scribble(lo);
+  scribble(hi);
+  return call(__func__, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    if (!g.contains("power_limit_constraints_milliwatts")) return kNotSupported;
+    const auto& c = g["power_limit_constraints_milliwatts"];
+    if (const int rc = scalar(c, "min", lo); rc != kSuccess) return rc;
+    return scalar(c, "max", hi);
+  });
+}
+
+// Application clocks: "clocks": {"app_sm_mhz", "app_memory_mhz", "default_app_sm_mhz",
+// "default_app_memory_mhz"}.
+int nvmlDeviceGetApplicationsClock(void* device, int type, unsigned int* clock) {
+  scribble(clock);
+  return call(__func__, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    if (!g.contains("clocks")) return kNotSupported;
+    return scalar(g["clocks"],
+                  type == 1   ? "app_sm_mhz"
+                  : type == 2 ? "app_memory_mhz"
+                              : "x",
+                  clock);
+  });
+}
+int nvmlDeviceGetDefaultApplicationsClock(void* device, int type, unsigned int* clock) {
+  scribble(clock);
+  return call(__func__, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    if (!g.contains("clocks")) return kNotSupported;
+    return scalar(g["clocks"],
+                  type == 1   ? "default_app_sm_mhz"
+                  : type == 2 ? "default_app_memory_mhz"
+                              : "x",
+                  clock);
+  });
+}
+
+// MIG: "mig": {"enabled": b, "pending": b, "max_devices": N, "devices": [{"index": i, "name",
+// "uuid", "memory_total_bytes", "gpu_instance_id", "compute_instance_id"}]}; a device's index
+// defaults to its place in the list, and an index without a device is NVML_ERROR_NOT_FOUND.
+int nvmlDeviceGetMigMode(void* device, unsigned int* current, unsigned int* pending) {
+  scribble(current);
+  scribble(pending);
+  return call(__func__, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    if (!g.contains("mig") || current == nullptr || pending == nullptr) return kNotSupported;
+    if (const int rc = scalar(g["mig"], "enabled", current); rc != kSuccess) return rc;
+    *pending = static_cast<unsigned>(number(g["mig"], "pending").value_or(*current));
+    return kSuccess;
+  });
+}
+int nvmlDeviceGetMaxMigDeviceCount(void* device, unsigned int* count) {
+  scribble(count);
+  return call(__func__, device, [&] {
+    const auto& g = gpu_of(device)->config;
+    if (!g.contains("mig")) return kNotSupported;
+    return scalar(g["mig"], "max_devices", count);
+  });
+}
+int nvmlDeviceGetMigDeviceHandleByIndex(void* device, unsigned int index, void** mig) {
+  return call(__func__, device, [&] {
+    auto& list = gpu_of(device)->mig_devices;
+    if (mig == nullptr) return kInvalidArgument;
+    if (!gpu_of(device)->config.contains("mig")) return kNotSupported;
+    for (std::size_t i = 0; i < list.size(); ++i)
+      if (static_cast<unsigned>(
+              number(list[i].config, "index").value_or(static_cast<long long>(i))) == index) {
+        *mig = &list[i];
+        return kSuccess;
+      }
+    return kNotFound;
+  });
+}
+int nvmlDeviceGetGpuInstanceId(void* device, unsigned int* id) {
+  scribble(id);
+  return call(__func__, device,
+              [&] { return scalar(gpu_of(device)->config, "gpu_instance_id", id); });
+}
+int nvmlDeviceGetComputeInstanceId(void* device, unsigned int* id) {
+  scribble(id);
+  return call(__func__, device,
+              [&] { return scalar(gpu_of(device)->config, "compute_instance_id", id); });
 }
 
 // A link that the GPU does not have is NVML_ERROR_NOT_SUPPORTED, as NVML says of links past the

@@ -58,6 +58,8 @@ TEST(FixtureFindings, Gpu8Numa2) {
             "gpu.pcie_link ok ok ok ok ok warn ok ok\n"  // 0000:ab:00.0 at x8 of x16
             "gpu.ecc info\n"
             "gpu.throttle info\n"
+            "gpu.power_limit info\n"
+            "gpu.mig info\n"
             "limits.memlock ok\n"  // unlimited
             "kernel.numa_balancing warn\n"
             "iommu.mode ok\n"                // iommu=pt
@@ -93,6 +95,8 @@ TEST(FixtureFindings, ContainerCgv2) {
             "gpu.pcie_link info\n"   // link not reported by the VM
             "gpu.ecc info\n"
             "gpu.throttle info\n"
+            "gpu.power_limit info\n"
+            "gpu.mig info\n"
             "limits.memlock critical\n"  // 64 KiB
             "kernel.numa_balancing ok\n"
             "iommu.mode info\n"  // nothing on the command line
@@ -127,6 +131,8 @@ TEST(FixtureFindings, TrainingProfileOnThisVm) {
             "gpu.driver_cuda n/a\n"
             "gpu.pcie_link n/a\n"
             "gpu.ecc n/a\n"
-            "gpu.throttle n/a\n");
+            "gpu.throttle n/a\n"
+            "gpu.power_limit n/a\n"
+            "gpu.mig n/a\n");
   EXPECT_EQ(exit, 1);
 }

@@ -51,10 +51,15 @@ TEST(GpuRules, NoGpuMeansNotApplicable) {
     const char* key;
     const char* value;
   } kRules[] = {
-      {gpu_persistence, "gpu.persistence", "true"},   {gpu_nouveau, "gpu.nouveau", "false"},
-      {gpu_driver_match, "gpu.driver_match", "true"}, {gpu_driver_cuda, "gpu.driver_cuda", "true"},
-      {gpu_pcie_link, "gpu.pcie_link", "true"},       {gpu_ecc, "gpu.ecc", "true"},
+      {gpu_persistence, "gpu.persistence", "true"},
+      {gpu_nouveau, "gpu.nouveau", "false"},
+      {gpu_driver_match, "gpu.driver_match", "true"},
+      {gpu_driver_cuda, "gpu.driver_cuda", "true"},
+      {gpu_pcie_link, "gpu.pcie_link", "true"},
+      {gpu_ecc, "gpu.ecc", "true"},
       {gpu_throttle, "gpu.throttle", "true"},
+      {gpu_power_limit, "gpu.power_limit", "true"},
+      {gpu_mig, "gpu.mig", "false"},
   };
   for (const auto& r : kRules) {
     const auto out = on_fixture("this-vm", r.fn, r.key, r.value, "critical");
@@ -72,7 +77,9 @@ TEST(GpuRules, WithoutNvmlTheNvmlFactsAreInfo) {
     for (const auto& [fn, key] :
          {std::pair<RuleFn, const char*>{gpu_persistence, "gpu.persistence"},
           std::pair<RuleFn, const char*>{gpu_ecc, "gpu.ecc"},
-          std::pair<RuleFn, const char*>{gpu_throttle, "gpu.throttle"}}) {
+          std::pair<RuleFn, const char*>{gpu_throttle, "gpu.throttle"},
+          std::pair<RuleFn, const char*>{gpu_power_limit, "gpu.power_limit"},
+          std::pair<RuleFn, const char*>{gpu_mig, "gpu.mig"}}) {
       const auto out = on_fixture(host, fn, key, "true", "critical");
       ASSERT_EQ(out.size(), 1u) << host << " " << key;
       expect_frame(out[0], key);
@@ -326,4 +333,136 @@ TEST(GpuRules, AProfileCanTurnACheckOff) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].severity, Severity::kInfo);
   EXPECT_THAT(out[0].summary, HasSubstr("not checked"));
+}
+
+TEST(GpuRules, RowRemapsAndRetiredPagesAreJudgedWithTheEccCounts) {
+  auto config = dltune::testing::fake_hgx(7);
+  auto& g = config["gpus"];
+  g[1]["row_remap"]["pending"] = true;  // needs a reset
+  g[1]["row_remap"]["uncorrected_rows"] = 1;
+  g[2]["row_remap"]["failure"] = true;      // needs service
+  g[3]["row_remap"]["corrected_rows"] = 2;  // wearing
+  // An old uncorrectable error that a remap has handled: history, not a crisis.
+  g[4]["ecc_errors"]["aggregate_uncorrected"] = 1;
+  g[4]["row_remap"]["uncorrected_rows"] = 1;
+  // The same old error with no remap to show for it stays critical.
+  g[5]["ecc_errors"]["aggregate_uncorrected"] = 1;
+  g[5].erase("row_remap");
+  // A V100: retirement pending.
+  g[6].erase("row_remap");
+  g[6]["retired_pages"] = {{"multiple_single_bit", 0}, {"double_bit", 1}, {"pending", true}};
+  const auto out = on_nvml(config, gpu_ecc, "gpu.ecc", "true", "critical");
+  ASSERT_EQ(out.size(), 7u);
+  EXPECT_EQ(out[0].severity, Severity::kOk);
+  EXPECT_EQ(out[0].summary,
+            "GPU 0 (0000:18:00.0): no uncorrectable ECC errors, no row remap pending");
+
+  EXPECT_EQ(out[1].severity, Severity::kCritical);
+  EXPECT_EQ(out[1].summary, "GPU 1 (0000:2a:00.0): a row remap waits for a GPU reset");
+  ASSERT_TRUE(out[1].fix);
+  EXPECT_EQ(out[1].fix->command, "nvidia-smi -r -i 0000:2a:00.0");
+  EXPECT_TRUE(has_note(out[1], "takes effect at the next GPU reset"));
+  EXPECT_THAT(out[1].evidence[1].value, HasSubstr("remapped rows 0 for corrected, 1 for "
+                                                  "uncorrected errors; pending yes, failure no"));
+
+  EXPECT_EQ(out[2].severity, Severity::kCritical);
+  EXPECT_EQ(out[2].summary, "GPU 2 (0000:3a:00.0): a row remap failed");
+  EXPECT_EQ(out[2].fix->command, "nvidia-smi -q -d ROW_REMAPPER -i 0000:3a:00.0");
+  EXPECT_TRUE(has_note(out[2], "no spare row left"));
+
+  EXPECT_EQ(out[3].severity, Severity::kWarn);
+  EXPECT_EQ(out[3].summary,
+            "GPU 3 (0000:5d:00.0): 2 rows remapped after repeated corrected errors");
+  EXPECT_TRUE(has_note(out[3], "keep growing"));
+
+  EXPECT_EQ(out[4].severity, Severity::kWarn);
+  EXPECT_EQ(out[4].summary,
+            "GPU 4 (0000:9a:00.0): 1 uncorrectable ECC error in its life, handled by 1 remapped "
+            "row");
+
+  EXPECT_EQ(out[5].severity, Severity::kCritical);
+  EXPECT_EQ(out[5].summary,
+            "GPU 5 (0000:ab:00.0): uncorrectable ECC errors (volatile 0, aggregate 1)");
+
+  EXPECT_EQ(out[6].severity, Severity::kCritical);
+  EXPECT_EQ(out[6].summary, "GPU 6 (0000:ba:00.0): a page retirement waits for a GPU reset");
+  EXPECT_EQ(out[6].fix->command, "nvidia-smi -r -i 0000:ba:00.0");
+  EXPECT_THAT(out[6].evidence[1].value,
+              HasSubstr("retired pages 0 for repeated corrected, 1 for uncorrected errors; "
+                        "pending yes"));
+}
+
+TEST(GpuRules, APowerCapBelowTheDefaultAndLoweredApplicationClocksAreWarnings) {
+  auto config = dltune::testing::fake_hgx(4);
+  auto& g = config["gpus"];
+  // GPU 1: an admin's nvidia-smi -pl 450.
+  g[1]["power_limit_milliwatts"] = 450000;
+  g[1]["power_management_limit_milliwatts"] = 450000;
+  // GPU 2: the platform enforces less than what is set.
+  g[2]["power_limit_milliwatts"] = 500000;
+  // GPU 3: application clocks lowered; no default limit reported.
+  g[3]["clocks"]["app_sm_mhz"] = 1410;
+  g[3].erase("power_default_limit_milliwatts");
+  const auto out = on_nvml(config, gpu_power_limit, "gpu.power_limit", "true", "warn");
+  ASSERT_EQ(out.size(), 4u);
+  for (const auto& f : out) expect_frame(f, "gpu.power_limit");
+  EXPECT_EQ(out[0].severity, Severity::kOk);
+  EXPECT_EQ(out[0].summary, "GPU 0 (0000:18:00.0): at its default power limit 700 W");
+  EXPECT_EQ(out[0].actual, "700 W of 700 W");
+
+  EXPECT_EQ(out[1].severity, Severity::kWarn);
+  EXPECT_EQ(out[1].summary,
+            "GPU 1 (0000:2a:00.0): power capped at 450 W, below its default 700 W (64%)");
+  ASSERT_TRUE(out[1].fix);
+  EXPECT_EQ(out[1].fix->command, "nvidia-smi -i 0000:2a:00.0 -pl 700");
+  EXPECT_THAT(out[1].evidence[0].value,
+              HasSubstr("450 W enforced, 450 W set, 700 W default (settable 200-700 W)"));
+
+  EXPECT_EQ(out[2].severity, Severity::kWarn);
+  EXPECT_FALSE(out[2].fix);  // nothing nvidia-smi can raise: the platform's cap
+  EXPECT_TRUE(has_note(out[2], "the platform caps the board"));
+
+  EXPECT_EQ(out[3].severity, Severity::kWarn);
+  EXPECT_EQ(out[3].summary,
+            "GPU 3 (0000:5d:00.0): application clocks lowered to SM 1410 MHz (default 1980 MHz)");
+  EXPECT_EQ(out[3].fix->command, "nvidia-smi -i 0000:5d:00.0 -rac");
+}
+
+TEST(GpuRules, MigOnAPendingModeChangeAndMigWithoutDevices) {
+  auto config = dltune::testing::fake_hgx(4);
+  auto& g = config["gpus"];
+  g[1]["mig"] = {{"enabled", true},
+                 {"pending", true},
+                 {"max_devices", 7},
+                 {"devices",
+                  {{{"name", "NVIDIA H100 80GB HBM3 MIG 7g.80gb"},
+                    {"uuid", "MIG-11111111-2222-3333-4444-555555555555"}}}}};
+  g[2]["mig"] = {{"enabled", false}, {"pending", true}, {"max_devices", 7}};
+  g[3]["mig"] = {{"enabled", true}, {"pending", true}, {"max_devices", 7}};
+  const auto out = on_nvml(config, gpu_mig, "gpu.mig", "false", "warn");
+  ASSERT_EQ(out.size(), 4u);
+  for (const auto& f : out) expect_frame(f, "gpu.mig");
+  EXPECT_EQ(out[0].severity, Severity::kOk);
+  EXPECT_EQ(out[0].summary, "GPU 0 (0000:18:00.0): MIG off");
+
+  EXPECT_EQ(out[1].severity, Severity::kWarn);
+  EXPECT_EQ(out[1].summary,
+            "GPU 1 (0000:2a:00.0): MIG is on, so jobs see slices of the GPU, not the GPU");
+  EXPECT_THAT(out[1].evidence[0].value, HasSubstr("1 MIG device: NVIDIA H100 80GB HBM3 MIG 7g.80gb "
+                                                  "(MIG-11111111-2222-3333-4444-555555555555)"));
+  ASSERT_TRUE(out[1].fix);
+  EXPECT_EQ(out[1].fix->command,
+            "nvidia-smi -i 0000:2a:00.0 -mig 0 && nvidia-smi -r -i 0000:2a:00.0");
+  EXPECT_TRUE(has_note(out[1], "NCCL cannot run between MIG devices"));
+
+  EXPECT_EQ(out[2].severity, Severity::kWarn);
+  EXPECT_EQ(out[2].summary, "GPU 2 (0000:3a:00.0): MIG mode turns on at the next GPU reset");
+  EXPECT_TRUE(has_note(out[2], "waits for a GPU reset"));
+
+  EXPECT_THAT(out[3].summary, HasSubstr("no MIG device made, so CUDA sees no device on it"));
+
+  // A GPU without MIG (a V100): not applicable.
+  config["gpus"][0].erase("mig");
+  const auto none = on_nvml(config, gpu_mig, "gpu.mig", "false", "warn");
+  EXPECT_FALSE(none[0].applicable);
 }

@@ -1,5 +1,6 @@
 // `dltune env --json` as a user runs it, the NVML library named by DLTUNE_NVML_LIBRARY: the fake
 // one (tests/fakes/nvml), and one without NVML's symbols.
+#include <map>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -50,4 +51,55 @@ TEST(EnvCommand, ABrokenLibraryLeavesTheErrorAndTheRest) {
   EXPECT_NE(j["gpu"]["nvml"]["error"].get<std::string>().find("required NVML symbol not found"),
             std::string::npos);
   EXPECT_TRUE(j["gpu"]["devices"].is_array());
+}
+
+TEST(EnvCommand, SaysTheMemoryHealthPowerLimitsAndMigOfEachGpu) {
+  auto config = dltune::testing::fake_hgx(2);
+  config["gpus"][1]["row_remap"] = {
+      {"corrected_rows", 0}, {"uncorrected_rows", 1}, {"pending", true}, {"failure", false}};
+  config["gpus"][1]["power_limit_milliwatts"] = 450000;
+  config["gpus"][1]["power_management_limit_milliwatts"] = 450000;
+  config["gpus"][1]["mig"] = {
+      {"enabled", true},
+      {"pending", true},
+      {"max_devices", 7},
+      {"devices",
+       {{{"name", "NVIDIA H100 80GB HBM3 MIG 7g.80gb"},
+         {"uuid", "MIG-11111111-2222-3333-4444-555555555555"}}}}};
+  dltune::testing::FakeNvmlConfig fake(config);
+  const auto r = dltune::testing::run({DLTUNE_BINARY, "env"},
+                                      {{"DLTUNE_NVML_LIBRARY", DLTUNE_FAKE_NVML}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // "    Remapped rows  0 rows ...": a label, spaces to the column, the value.
+  auto row = [&](const std::string& label, const std::string& value) {
+    for (auto at = r.out.find("    " + label + "  "); at != std::string::npos;
+         at = r.out.find("    " + label + "  ", at + 1)) {
+      const auto eol = r.out.find('\n', at);
+      if (r.out.substr(at, eol - at).find(value) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(row("Remapped rows",
+                  "0 rows for corrected, 1 for uncorrected errors; a remap waits for a GPU reset"))
+      << r.out;
+  EXPECT_TRUE(row("Power", "(limit 450 W, default 700 W, settable 200-700 W)"));
+  EXPECT_TRUE(row("MIG", "on, 1 device: NVIDIA H100 80GB HBM3 MIG 7g.80gb "
+                         "MIG-11111111-2222-3333-4444-555555555555"));
+  EXPECT_TRUE(row("MIG", "off"));  // GPU 0
+  // check judges the same facts: the pending remap is critical, the cap and MIG warnings.
+  const auto c = dltune::testing::run(
+      {DLTUNE_BINARY, "check", "--json", "--only", "gpu.ecc,gpu.power_limit,gpu.mig"},
+      {{"DLTUNE_NVML_LIBRARY", DLTUNE_FAKE_NVML}});
+  EXPECT_EQ(c.exit_code, 2) << c.err;
+  const auto j = json::parse(c.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << c.out.substr(0, 500);
+  std::map<std::string, std::string> seen;  // "id GPU" -> severity
+  for (const auto& f : j["findings"])
+    seen[f["id"].get<std::string>() + " " + f["summary"].get<std::string>().substr(0, 5)] =
+        f["severity"];
+  EXPECT_EQ(seen["gpu.ecc GPU 0"], "ok");
+  EXPECT_EQ(seen["gpu.ecc GPU 1"], "critical");
+  EXPECT_EQ(seen["gpu.power_limit GPU 0"], "ok");
+  EXPECT_EQ(seen["gpu.power_limit GPU 1"], "warn");
+  EXPECT_EQ(seen["gpu.mig GPU 1"], "warn");
 }

@@ -234,9 +234,9 @@ TEST(KernelEvents, GpuEventsNameTheGpuByIndexAndUuid) {
     events.push_back(LoggedEvent{must(line), 0, "kmsg", {line}});
   EXPECT_TRUE(names_pci(events));
   const std::vector<GpuName> gpus = {
-      {"0000:3b:00.0", 2u, std::string("GPU-aaaa")},
-      {"0000:9a:00.0", 5u, std::nullopt},
-      {"0000:17:00.0", 0u, std::string("GPU-cccc")},
+      {"0000:3b:00.0", 2u, std::string("GPU-aaaa"), std::nullopt, std::nullopt},
+      {"0000:9a:00.0", 5u, std::nullopt, std::nullopt, std::nullopt},
+      {"0000:17:00.0", 0u, std::string("GPU-cccc"), std::nullopt, std::nullopt},
   };
   EXPECT_TRUE(name_gpus(events, gpus));
   EXPECT_EQ(events[0].event.fields["gpu"], "2");
@@ -246,6 +246,55 @@ TEST(KernelEvents, GpuEventsNameTheGpuByIndexAndUuid) {
   EXPECT_EQ(events[1].event.fields["gpu"], "5");  // the AER's device is a GPU
   EXPECT_EQ(events[2].event.fields.count("gpu"), 0u);
   EXPECT_EQ(events[3].event.fields.count("gpu"), 0u);  // 0000:5d:00 is no GPU here
+}
+
+TEST(KernelEvents, MemoryXidsSayTheGpusMemoryStateNowAndTheResetItNeeds) {
+  std::vector<LoggedEvent> events;
+  // NVIDIA XID Errors' formats for Xid 63 (A100 row remapper) and 79 (not a memory Xid).
+  for (const char* line :
+       {"NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, "
+        "reset gpu to activate.",
+        "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.",
+        "NVRM: Xid (PCI:0000:5d:00): 95, pid=2277, Uncontained: FBHUB. RST: Yes, D-RST: No"})
+    events.push_back(LoggedEvent{must(line), 0, "kmsg", {line}});
+  dltune::gpu::Device pending;
+  pending.index = 1;
+  pending.pci_bus_id = "0000:10:1c.0";
+  pending.ecc_errors.volatile_uncorrected = 0;
+  pending.ecc_errors.aggregate_uncorrected = 1;
+  pending.row_remap = dltune::gpu::RowRemap{0, 1, true, false};
+  dltune::gpu::Device failed;
+  failed.index = 3;
+  failed.pci_bus_id = "0000:5d:00.0";
+  failed.row_remap = dltune::gpu::RowRemap{4, 2, false, true};
+  std::vector<GpuName> gpus(3);
+  gpus[0].pci = "0000:10:1c.0";
+  gpus[0].index = 1u;
+  gpus[1].pci = "0000:3b:00.0";
+  gpus[1].index = 2u;
+  gpus[2].pci = "0000:5d:00.0";
+  gpus[2].index = 3u;
+  describe_memory(pending, gpus[0]);
+  describe_memory(failed, gpus[2]);
+  dltune::gpu::Device clean;  // NVML said nothing about memory
+  describe_memory(clean, gpus[1]);
+  EXPECT_FALSE(gpus[1].memory_now);
+  const std::string xid63_action = events[0].event.action;
+  ASSERT_TRUE(name_gpus(events, gpus));
+  EXPECT_NE(events[0].event.explanation.find(
+                "Its memory now (NVML): uncorrectable ECC errors 0 since the driver loaded (1 in "
+                "its life); rows remapped 0 for corrected, 1 for uncorrected errors; a remap "
+                "waits for a GPU reset."),
+            std::string::npos)
+      << events[0].event.explanation;
+  EXPECT_EQ(events[0].event.action,
+            "Reset the GPU once its jobs have stopped (nvidia-smi -r -i 0000:10:1c.0) so that the "
+            "pending row remap takes effect. " +
+                xid63_action);
+  EXPECT_EQ(events[1].event.fields.count("memory_now"), 0u);  // Xid 79 is not about memory
+  EXPECT_NE(events[2].event.fields["memory_now"].find("a row remap FAILED"), std::string::npos);
+  EXPECT_EQ(events[2].event.action.rfind("A row remap failed, so the bad memory stays in use", 0),
+            0u);
 }
 
 TEST(KernelEvents, AnOomKillCarriesTheUsageLimitAndLargestTasksOfItsReport) {

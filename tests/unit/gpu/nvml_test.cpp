@@ -358,3 +358,99 @@ TEST(NvmlFake, NewLibraryResolvesTheNewestNames) {
   lib->reset();
   EXPECT_EQ(fake.log(), "nvmlInit_v2\nnvmlShutdown\n");
 }
+
+TEST(NvmlFake, MemoryHealthPowerLimitsApplicationClocksAndMigAreRead) {
+  auto config = fake_hgx(4);
+  config["gpus"][1]["row_remap"] = {
+      {"corrected_rows", 2}, {"uncorrected_rows", 1}, {"pending", true}, {"failure", false}};
+  // A V100: page retirement instead of row remapping.
+  config["gpus"][2].erase("row_remap");
+  config["gpus"][2]["retired_pages"] = {
+      {"multiple_single_bit", 3}, {"double_bit", 1}, {"pending", true}};
+  config["gpus"][2].erase("mig");
+  // Capped at 400 W, application clocks lowered; MIG on with two devices at indices 0 and 3.
+  config["gpus"][3]["power_limit_milliwatts"] = 400000;
+  config["gpus"][3]["power_management_limit_milliwatts"] = 400000;
+  config["gpus"][3]["clocks"]["app_sm_mhz"] = 1410;
+  config["gpus"][3]["mig"] = {{"enabled", true},
+                              {"pending", true},
+                              {"max_devices", 7},
+                              {"devices",
+                               {{{"index", 0},
+                                 {"name", "NVIDIA H100 80GB HBM3 MIG 3g.40gb"},
+                                 {"uuid", "MIG-11111111-2222-3333-4444-555555555555"},
+                                 {"memory_total_bytes", 42949672960ull},
+                                 {"gpu_instance_id", 1},
+                                 {"compute_instance_id", 0}},
+                                {{"index", 3},
+                                 {"name", "NVIDIA H100 80GB HBM3 MIG 1g.10gb"},
+                                 {"uuid", "MIG-66666666-7777-8888-9999-000000000000"},
+                                 {"memory_total_bytes", 10737418240ull},
+                                 {"gpu_instance_id", 9},
+                                 {"compute_instance_id", 0}}}}};
+  FakeNvmlConfig fake(config);
+  const auto r = query(DLTUNE_FAKE_NVML);
+  ASSERT_TRUE(r.loaded) << r.error.value_or("");
+  ASSERT_EQ(r.devices.size(), 4u);
+  const auto& ok = r.devices[0];
+  ASSERT_TRUE(ok.row_remap);
+  EXPECT_FALSE(ok.row_remap->pending);
+  EXPECT_FALSE(ok.retired_pages.multiple_single_bit);  // not asked when rows are remapped
+  EXPECT_EQ(ok.power_default_limit_watts, 700.0);
+  EXPECT_EQ(ok.power_management_limit_watts, 700.0);
+  EXPECT_EQ(ok.power_min_limit_watts, 200.0);
+  EXPECT_EQ(ok.power_max_limit_watts, 700.0);
+  EXPECT_EQ(ok.app_sm_clock_mhz, 1980u);
+  EXPECT_EQ(ok.default_app_memory_clock_mhz, 2619u);
+  EXPECT_EQ(ok.mig_enabled, false);
+  EXPECT_EQ(ok.mig_pending_enabled, false);
+  EXPECT_TRUE(ok.mig_devices.empty());
+  EXPECT_TRUE(ok.errors.empty()) << ok.errors.front();
+
+  const auto& remap = r.devices[1].row_remap;
+  ASSERT_TRUE(remap);
+  EXPECT_EQ(remap->corrected_rows, 2u);
+  EXPECT_EQ(remap->uncorrected_rows, 1u);
+  EXPECT_TRUE(remap->pending);
+  EXPECT_FALSE(remap->failure);
+
+  const auto& v100 = r.devices[2];
+  EXPECT_FALSE(v100.row_remap);
+  EXPECT_EQ(v100.retired_pages.multiple_single_bit, 3u);
+  EXPECT_EQ(v100.retired_pages.double_bit, 1u);
+  EXPECT_EQ(v100.retired_pages.pending, true);
+  EXPECT_FALSE(v100.mig_enabled);
+  EXPECT_TRUE(v100.errors.empty()) << v100.errors.front();
+
+  const auto& mig = r.devices[3];
+  EXPECT_EQ(mig.power_limit_watts, 400.0);
+  EXPECT_EQ(mig.app_sm_clock_mhz, 1410u);
+  EXPECT_EQ(mig.default_app_sm_clock_mhz, 1980u);
+  EXPECT_EQ(mig.mig_enabled, true);
+  ASSERT_EQ(mig.mig_devices.size(), 2u);
+  EXPECT_EQ(mig.mig_devices[0].index, 0u);
+  EXPECT_EQ(mig.mig_devices[0].name, "NVIDIA H100 80GB HBM3 MIG 3g.40gb");
+  EXPECT_EQ(mig.mig_devices[0].memory_total_bytes, 42949672960ull);
+  EXPECT_EQ(mig.mig_devices[1].index, 3u);  // indices 1 and 2 hold no device
+  EXPECT_EQ(mig.mig_devices[1].uuid, "MIG-66666666-7777-8888-9999-000000000000");
+  EXPECT_EQ(mig.mig_devices[1].gpu_instance_id, 9u);
+  EXPECT_EQ(mig.mig_devices[1].compute_instance_id, 0u);
+  EXPECT_TRUE(mig.errors.empty()) << mig.errors.front();
+  // What the round trip through --json (capture, env --root) keeps.
+  const auto back = dltune::gpu::report_from_json(dltune::gpu::to_json(r).dump());
+  EXPECT_TRUE(back.issues.empty()) << back.issues.front();
+  EXPECT_EQ(dltune::gpu::to_json(back.report), dltune::gpu::to_json(r));
+}
+
+TEST(NvmlFake, AFailingRemapQueryIsKeptAsAnErrorAndThePagesAreAskedInstead) {
+  auto config = fake_hgx(1);
+  config["gpus"][0]["fail"] = {{"nvmlDeviceGetRemappedRows", 15}};
+  config["gpus"][0]["retired_pages"] = {{"multiple_single_bit", 0}, {"double_bit", 0}};
+  FakeNvmlConfig fake(config);
+  const auto r = query(DLTUNE_FAKE_NVML);
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_FALSE(r.devices[0].row_remap);
+  EXPECT_TRUE(has_error_about(r.devices[0].errors, "nvmlDeviceGetRemappedRows"));
+  EXPECT_EQ(r.devices[0].retired_pages.multiple_single_bit, 0u);
+  EXPECT_FALSE(r.devices[0].retired_pages.pending);  // not supported: left out
+}

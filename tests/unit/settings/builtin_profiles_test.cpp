@@ -96,6 +96,8 @@ TEST(BuiltinProfiles, TrainingHoldsEveryKeyATrainingHostNeeds) {
       {"gpu.pcie_link", "true", "warn"},
       {"gpu.ecc", "true", "critical"},
       {"gpu.throttle", "true", "warn"},
+      {"gpu.power_limit", "true", "warn"},
+      {"gpu.mig", "false", "warn"},
   };
   const auto p = load("training");
   EXPECT_EQ(p.chain, std::vector<std::string>{"training"});
