@@ -1,8 +1,12 @@
 // GPU rules on how a GPU is configured, from NVML: gpu.power_limit (a power cap or application
-// clocks below the board's defaults) and gpu.mig (MIG mode, now and after the next reset).
+// clocks below the board's defaults), gpu.mig (MIG mode, now and after the next reset) and
+// gpu.nvlink (links down).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "audit/rules.hpp"
+#include "gpu/report_text.hpp"
 #include "settings/gpu_judge.hpp"
 
 namespace dltune::audit {
@@ -176,6 +180,96 @@ std::vector<Finding> gpu_mig(const AuditInput& in, const settings::ProfileEntry&
           "Create GPU and compute instances (nvidia-smi mig -cgi PROFILES -C) or turn MIG off.");
     }
     host_only(f, in, "the GPU's MIG mode");
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace dltune::audit
+
+namespace dltune::audit {
+
+// gpu.nvlink: every GPU's NVLinks up as on its peers (the GPUs of the same model), and not all
+// down on a board that has them. The error counters are evidence.
+std::vector<Finding> gpu_nvlink(const AuditInput& in, const settings::ProfileEntry& e) {
+  const auto& g = in.facts.gpu;
+  const std::string expected = "every NVLink up, as on its peers";
+  if (expected_bool(e) == false) return not_asked(e);
+  if (!has_nvidia_gpu(g)) return no_gpu(e, expected);
+  if (!g.nvml.loaded) return without_nvml(e, g, "NVLinks", expected);
+  if (g.nvml.devices.empty()) return nvml_lists_none(e, g, expected);
+  auto active_of = [](const gpu::Device& d) {
+    unsigned n = 0;
+    for (const auto& l : d.nvlinks) n += l.active ? 1 : 0;
+    return n;
+  };
+  bool any_links = false, any_active = false;
+  for (const auto& d : g.nvml.devices) {
+    any_links = any_links || !d.nvlinks.empty();
+    any_active = any_active || active_of(d) > 0;
+  }
+  if (!any_links) {
+    Finding f = frame(e, expected);
+    f.applicable = false;
+    f.summary = "no NVLink on these GPUs (PCIe only)";
+    f.evidence.push_back({nvml_path(g), "nvmlDeviceGetNvLinkState: no link on any GPU"});
+    return {std::move(f)};
+  }
+  std::vector<Finding> out;
+  for (const auto& d : g.nvml.devices) {
+    if (d.nvlinks.empty()) continue;
+    Finding f = frame(e, expected);
+    const auto who = label(d);
+    const unsigned active = active_of(d);
+    unsigned peers_best = 0;
+    std::size_t peers = 0;
+    for (const auto& p : g.nvml.devices)
+      if (p.index != d.index && p.name == d.name && !p.nvlinks.empty()) {
+        ++peers;
+        peers_best = std::max(peers_best, active_of(p));
+      }
+    f.actual = fmt::format("{} of {} up", active, d.nvlinks.size());
+    f.evidence.push_back({nvml_path(g), fmt::format("{}: NVLink {}", who, gpu::nvlink_text(d))});
+    std::uint64_t replay = 0, recovery = 0, crc = 0;
+    for (const auto& l : d.nvlinks) {
+      replay += l.replay_errors.value_or(0);
+      recovery += l.recovery_errors.value_or(0);
+      crc += l.crc_flit_errors.value_or(0) + l.crc_data_errors.value_or(0);
+    }
+    if (replay + recovery + crc > 0)
+      f.notes.push_back(fmt::format(
+          "Since the driver loaded its links counted {} replay, {} recovery and {} CRC errors. "
+          "A few are normal; a count that climbs while jobs run (nvidia-smi nvlink -e -i {}) is "
+          "a link going bad.",
+          replay, recovery, crc, where(d)));
+    std::vector<std::string> down;
+    for (const auto& l : d.nvlinks)
+      if (!l.active) down.push_back(std::to_string(l.link));
+    if (!any_active) {
+      f.severity = not_met(e);
+      f.summary = fmt::format("{}: none of its {} NVLinks is up, on no GPU of this host", who,
+                              d.nvlinks.size());
+      f.fix = Fix{"systemctl status nvidia-fabricmanager", false};
+      f.notes.push_back(
+          "On a board whose GPUs meet through NVSwitches (HGX, DGX), the links come up only "
+          "when nvidia-fabricmanager runs, at the driver's version; without it CUDA fails to "
+          "initialise (error 802, system not yet initialized). Elsewhere, check the NVLink "
+          "bridges.");
+    } else if (peers > 0 && active < peers_best) {
+      f.severity = not_met(e);
+      f.summary = fmt::format("{}: NVLink {} down, while its peers have {} links up", who,
+                              fmt::join(down, ", "), peers_best);
+      f.fix = Fix{fmt::format("nvidia-smi nvlink -s -i {}", where(d)), false};
+      f.notes.push_back(
+          "A GPU with fewer links has less bandwidth to its peers, and every all-reduce of a "
+          "data-parallel job waits for the slowest GPU. Reset the GPU (nvidia-smi -r) or reboot; "
+          "a link that stays down needs the board serviced.");
+    } else {
+      f.summary = fmt::format("{}: {} NVLinks up", who, active);
+      if (!down.empty())
+        f.notes.push_back(fmt::format("NVLink {} down, as on its peers.", fmt::join(down, ", ")));
+    }
+    host_only(f, in, "the GPUs' NVLinks");
     out.push_back(std::move(f));
   }
   return out;

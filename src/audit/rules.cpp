@@ -22,6 +22,7 @@ const std::vector<Rule>& rules() {
       {"gpu.throttle", gpu_throttle},
       {"gpu.power_limit", gpu_power_limit},
       {"gpu.mig", gpu_mig},
+      {"gpu.nvlink", gpu_nvlink},
   };
   return kRules;
 }

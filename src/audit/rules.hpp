@@ -42,8 +42,9 @@ std::vector<Finding> gpu_driver_cuda(const AuditInput&, const settings::ProfileE
 std::vector<Finding> gpu_pcie_link(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> gpu_ecc(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> gpu_throttle(const AuditInput&, const settings::ProfileEntry&);
-// gpu_config_rules.cpp: gpu.power_limit, gpu.mig.
+// gpu_config_rules.cpp: gpu.power_limit, gpu.mig, gpu.nvlink.
 std::vector<Finding> gpu_power_limit(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> gpu_mig(const AuditInput&, const settings::ProfileEntry&);
+std::vector<Finding> gpu_nvlink(const AuditInput&, const settings::ProfileEntry&);
 
 }  // namespace dltune::audit

@@ -12,6 +12,28 @@ std::string label(const Device& d) {
                       : fmt::format("GPU {}", d.index);
 }
 
+std::string path_name(const GpuPair& p) {
+  if (p.nvlinks > 0) return fmt::format("NV{}", p.nvlinks);
+  if (!p.level) return "?";
+  // nvmlGpuTopologyLevel_t (NVML API Reference) as nvidia-smi topo -m's legend names it.
+  switch (*p.level) {
+    case nvml::kTopologyInternal:
+      return "BRD";
+    case nvml::kTopologySingle:
+      return "PIX";
+    case nvml::kTopologyMultiple:
+      return "PXB";
+    case nvml::kTopologyHostBridge:
+      return "PHB";
+    case nvml::kTopologyNode:
+      return "NODE";
+    case nvml::kTopologySystem:
+      return "SYS";
+    default:
+      return "?";
+  }
+}
+
 std::vector<std::string> clock_event_reason_names(std::uint64_t mask) {
   std::vector<std::string> out;
   std::uint64_t named = 0;

@@ -50,7 +50,30 @@ struct NvLink {
   unsigned link = 0;
   bool active = false;
   std::optional<std::string> remote_pci_bus_id;  // "0000:18:00.0" (an NVSwitch or a peer GPU)
+  std::optional<std::uint32_t> version;          // nvmlDeviceGetNvLinkVersion's value
+  std::optional<std::string> remote_type;        // "gpu", "switch", "ibmnpu"
+  // Data-link error counters since the driver loaded: replays (a flit sent again), recoveries
+  // (the link retrained), CRC errors in flits and in data.
+  std::optional<std::uint64_t> replay_errors;
+  std::optional<std::uint64_t> recovery_errors;
+  std::optional<std::uint64_t> crc_flit_errors;
+  std::optional<std::uint64_t> crc_data_errors;
 };
+
+// How two GPUs reach each other (nvidia-smi topo -m): NVML's common ancestor in the PCIe tree,
+// and whether peer-to-peer access works over NVLink and over PCIe.
+struct GpuPair {
+  unsigned a = 0, b = 0;     // NVML indexes, a < b
+  std::optional<int> level;  // nvmlGpuTopologyLevel_t: 0 board, 10, 20, 30, 40, 50
+  std::optional<bool> p2p_nvlink;
+  std::optional<bool> p2p_read;
+  unsigned nvlinks = 0;  // active links from a that reach b (directly, or through NVSwitches)
+};
+
+// nvidia-smi topo -m's name of a pair's path: "NV18" (NVLinks), "PIX" (one PCIe switch), "PXB"
+// (several switches), "PHB" (a host bridge), "NODE" (the same NUMA node), "SYS" (across the
+// CPUs' interconnect), "BRD" (the same board), "?" when unknown.
+[[nodiscard]] std::string path_name(const GpuPair& p);
 
 struct Device {
   unsigned index = 0;  // the backend's own index (NVML's, not CUDA's, order)
@@ -106,6 +129,7 @@ struct Report {
   std::optional<std::string> nvml_version;         // "12.550.54.15"
   std::optional<std::uint64_t> device_count;       // as the library said, before any cap
   std::vector<Device> devices;
+  std::vector<GpuPair> topology;    // every pair of devices, when NVML answers for it
   std::vector<std::string> errors;  // calls that failed outside any one device
 };
 

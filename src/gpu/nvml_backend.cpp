@@ -253,8 +253,33 @@ void read_nvlinks(const NvmlLibrary& lib, Calls& calls, nvml::Device h, Device& 
     }
     const auto on = enable_state(active);
     if (!on) continue;
-    NvLink l{link, *on, std::nullopt};
+    NvLink l;
+    l.link = link;
+    l.active = *on;
+    if (const auto f = lib.fn<nvml::DeviceLinkUintFn>(Sym::kNvLinkVersion)) {
+      unsigned int v = 0;
+      if (f(h, link, &v) == nvml::kSuccess && v > 0 && v < 100) l.version = v;
+    }
+    if (const auto f = lib.fn<nvml::DeviceLinkCounterFn>(Sym::kNvLinkErrorCounter)) {
+      auto counter = [&](int which) -> std::optional<std::uint64_t> {
+        unsigned long long v = 0;
+        if (f(h, link, which, &v) != nvml::kSuccess) return std::nullopt;  // per link: quiet
+        return bounded<std::uint64_t>(v, 0, kMaxEccCount);
+      };
+      l.replay_errors = counter(nvml::kNvLinkErrorDlReplay);
+      l.recovery_errors = counter(nvml::kNvLinkErrorDlRecovery);
+      l.crc_flit_errors = counter(nvml::kNvLinkErrorDlCrcFlit);
+      l.crc_data_errors = counter(nvml::kNvLinkErrorDlCrcData);
+    }
     if (*on) {
+      if (const auto f = lib.fn<nvml::DeviceLinkUintFn>(Sym::kNvLinkRemoteDeviceType)) {
+        unsigned int t = 0xff;
+        if (f(h, link, &t) == nvml::kSuccess) {
+          if (t == nvml::kNvLinkDeviceTypeGpu) l.remote_type = "gpu";
+          if (t == nvml::kNvLinkDeviceTypeSwitch) l.remote_type = "switch";
+          if (t == nvml::kNvLinkDeviceTypeIbmNpu) l.remote_type = "ibmnpu";
+        }
+      }
       const int v = lib.version_index(Sym::kNvLinkRemotePciInfo);
       if (v == 0) {
         nvml::PciInfoV2 info{};
@@ -313,6 +338,61 @@ Device read_device(const NvmlLibrary& lib, unsigned index, nvml::Device h) {
   return d;
 }
 
+// The active links of `from` that reach `to`: to it directly, or, when the links go to
+// NVSwitches and NVML says peer access over NVLink works, all of them (the switches connect
+// every GPU of the board to every other).
+unsigned links_between(const Device& from, const Device& to, std::optional<bool> p2p_nvlink) {
+  unsigned direct = 0, switched = 0;
+  for (const auto& l : from.nvlinks) {
+    if (!l.active) continue;
+    if (to.pci_bus_id && l.remote_pci_bus_id == to.pci_bus_id) ++direct;
+    if (l.remote_type == "switch") ++switched;
+  }
+  if (direct > 0) return direct;
+  return p2p_nvlink == true ? switched : 0;
+}
+
+// Every pair of devices: the common ancestor in the PCIe tree and peer-to-peer over NVLink and
+// PCIe (nvidia-smi topo -m and -p2p). Each call's failure is kept once.
+void read_topology(const NvmlLibrary& lib, const std::vector<nvml::Device>& handles, Report& r) {
+  const auto level = lib.fn<nvml::PairLevelFn>(Sym::kTopologyCommonAncestor);
+  const auto p2p = lib.fn<nvml::PairP2pFn>(Sym::kP2PStatus);
+  if (level == nullptr && p2p == nullptr) return;
+  bool level_error = false, p2p_error = false;
+  Calls calls(lib, r.errors);
+  for (std::size_t a = 0; a < handles.size(); ++a)
+    for (std::size_t b = a + 1; b < handles.size(); ++b) {
+      if (handles[a] == nullptr || handles[b] == nullptr) continue;
+      GpuPair pair;
+      pair.a = r.devices[a].index;
+      pair.b = r.devices[b].index;
+      if (level != nullptr) {
+        int v = -1;
+        const Return rc = level(handles[a], handles[b], &v);
+        if (rc == nvml::kSuccess && v >= 0 && v <= nvml::kTopologySystem)
+          pair.level = v;
+        else if (rc != nvml::kSuccess && !level_error)
+          level_error = !calls.ok(Sym::kTopologyCommonAncestor, rc);
+      }
+      if (p2p != nullptr) {
+        auto status = [&](int caps) -> std::optional<bool> {
+          int st = -1;
+          const Return rc = p2p(handles[a], handles[b], caps, &st);
+          if (rc != nvml::kSuccess) {
+            if (!p2p_error) p2p_error = !calls.ok(Sym::kP2PStatus, rc);
+            return std::nullopt;
+          }
+          return st == nvml::kP2pStatusOk;
+        };
+        pair.p2p_nvlink = status(nvml::kP2pCapsNvlink);
+        pair.p2p_read = status(nvml::kP2pCapsRead);
+      }
+      pair.nvlinks = links_between(r.devices[a], r.devices[b], pair.p2p_nvlink);
+      if (pair.level || pair.p2p_nvlink || pair.p2p_read || pair.nvlinks > 0)
+        r.topology.push_back(pair);
+    }
+}
+
 }  // namespace
 
 Report query_nvml(const NvmlLibrary& lib) {
@@ -336,9 +416,11 @@ Report query_nvml(const NvmlLibrary& lib) {
     count = kMaxDevices;
   }
   const auto handle_of = lib.fn<nvml::HandleByIndexFn>(Sym::kHandleByIndex);
+  std::vector<nvml::Device> handles;
   for (unsigned i = 0; i < count; ++i) {
     nvml::Device h = nullptr;
     const Return rc = handle_of(i, &h);
+    handles.push_back(rc == nvml::kSuccess ? h : nullptr);
     if (rc != nvml::kSuccess || h == nullptr) {
       Device d;
       d.index = i;
@@ -349,6 +431,7 @@ Report query_nvml(const NvmlLibrary& lib) {
     }
     r.devices.push_back(read_device(lib, i, h));
   }
+  read_topology(lib, handles, r);
   return r;
 }
 

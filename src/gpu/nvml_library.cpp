@@ -111,6 +111,17 @@ constexpr SymbolSpec kTable[] = {
     {Sym::kMigDeviceHandle, {"nvmlDeviceGetMigDeviceHandleByIndex", nullptr, nullptr}, false},
     {Sym::kGpuInstanceId, {"nvmlDeviceGetGpuInstanceId", nullptr, nullptr}, false},
     {Sym::kComputeInstanceId, {"nvmlDeviceGetComputeInstanceId", nullptr, nullptr}, false},
+    // NVLink per link (NVML API Reference, "NvLink Methods") and the GPUs' topology ("Topology
+    // Queries"): what nvidia-smi nvlink -s/-e and nvidia-smi topo -m show.
+    {Sym::kNvLinkVersion, {"nvmlDeviceGetNvLinkVersion", nullptr, nullptr}, false},
+    {Sym::kNvLinkErrorCounter, {"nvmlDeviceGetNvLinkErrorCounter", nullptr, nullptr}, false},
+    {Sym::kNvLinkRemoteDeviceType,
+     {"nvmlDeviceGetNvLinkRemoteDeviceType", nullptr, nullptr},
+     false},
+    {Sym::kTopologyCommonAncestor,
+     {"nvmlDeviceGetTopologyCommonAncestor", nullptr, nullptr},
+     false},
+    {Sym::kP2PStatus, {"nvmlDeviceGetP2PStatus", nullptr, nullptr}, false},
 };
 static_assert(std::size(kTable) == static_cast<std::size_t>(Sym::kCount));
 

@@ -73,6 +73,12 @@ enum class Sym : std::size_t {
   kMigDeviceHandle,
   kGpuInstanceId,
   kComputeInstanceId,
+  // NVLink's depth and the GPUs' topology.
+  kNvLinkVersion,
+  kNvLinkErrorCounter,
+  kNvLinkRemoteDeviceType,
+  kTopologyCommonAncestor,
+  kP2PStatus,
   kCount,
 };
 

@@ -223,4 +223,32 @@ using DeviceTwoUintFn = Return (*)(Device, unsigned int*, unsigned int*);
 // nvmlDeviceGetComputeInstanceId on a MIG device's handle (DeviceUintFn).
 using DeviceMigHandleFn = Return (*)(Device, unsigned int, Device*);
 
+// NVLink (NVML API Reference, "NvLink Methods"): nvmlDeviceGetNvLinkVersion(device, link,
+// version); nvmlDeviceGetNvLinkErrorCounter(device, link, nvmlNvLinkErrorCounter_t,
+// counterValue); nvmlDeviceGetNvLinkRemoteDeviceType(device, link, nvmlIntNvLinkDeviceType_t*).
+inline constexpr int kNvLinkErrorDlReplay = 0;
+inline constexpr int kNvLinkErrorDlRecovery = 1;
+inline constexpr int kNvLinkErrorDlCrcFlit = 2;
+inline constexpr int kNvLinkErrorDlCrcData = 3;
+inline constexpr unsigned kNvLinkDeviceTypeGpu = 0x00;
+inline constexpr unsigned kNvLinkDeviceTypeIbmNpu = 0x01;
+inline constexpr unsigned kNvLinkDeviceTypeSwitch = 0x02;
+using DeviceLinkUintFn = Return (*)(Device, unsigned int, unsigned int*);  // version, remote type
+using DeviceLinkCounterFn = Return (*)(Device, unsigned int, int, unsigned long long*);
+
+// Topology (NVML API Reference, "Topology Queries"): nvmlDeviceGetTopologyCommonAncestor(device1,
+// device2, nvmlGpuTopologyLevel_t*) and nvmlDeviceGetP2PStatus(device1, device2,
+// nvmlGpuP2PCapsIndex_t, nvmlGpuP2PStatus_t*).
+inline constexpr int kTopologyInternal = 0;     // the same board (a multi-GPU card)
+inline constexpr int kTopologySingle = 10;      // one PCIe switch between them
+inline constexpr int kTopologyMultiple = 20;    // several PCIe switches, no host bridge
+inline constexpr int kTopologyHostBridge = 30;  // the same host bridge (root complex)
+inline constexpr int kTopologyNode = 40;        // the same NUMA node (CPU)
+inline constexpr int kTopologySystem = 50;      // across the CPUs' interconnect
+inline constexpr int kP2pCapsRead = 0;
+inline constexpr int kP2pCapsNvlink = 2;
+inline constexpr int kP2pStatusOk = 0;
+using PairLevelFn = Return (*)(Device, Device, int*);
+using PairP2pFn = Return (*)(Device, Device, int, int*);
+
 }  // namespace dltune::gpu::nvml

@@ -207,8 +207,19 @@ Device device_from_json(const Json& j, std::string where, std::vector<std::strin
       lr.get("link", link);
       lr.get("active", active);
       if (!link || !active) continue;
-      NvLink nl{*link, *active, std::nullopt};
+      NvLink nl;
+      nl.link = *link;
+      nl.active = *active;
       lr.get("remote_pci_bus_id", nl.remote_pci_bus_id);
+      lr.get("version", nl.version);
+      lr.get("remote_type", nl.remote_type);
+      if (const auto* e = lr.member("errors", false)) {
+        Reader er(*e, at + ".errors.", issues);
+        er.get("replay", nl.replay_errors);
+        er.get("recovery", nl.recovery_errors);
+        er.get("crc_flit", nl.crc_flit_errors);
+        er.get("crc_data", nl.crc_data_errors);
+      }
       d.nvlinks.push_back(std::move(nl));
     }
   }
@@ -293,6 +304,14 @@ Json to_json(const Device& d) {
   for (const auto& l : d.nvlinks) {
     Json lj{{"link", l.link}, {"active", l.active}};
     put(lj, "remote_pci_bus_id", l.remote_pci_bus_id);
+    put(lj, "version", l.version);
+    put(lj, "remote_type", l.remote_type);
+    Json errors = Json::object();
+    put(errors, "replay", l.replay_errors);
+    put(errors, "recovery", l.recovery_errors);
+    put(errors, "crc_flit", l.crc_flit_errors);
+    put(errors, "crc_data", l.crc_data_errors);
+    if (!errors.empty()) lj["errors"] = std::move(errors);
     links.push_back(std::move(lj));
   }
   j["nvlinks"] = std::move(links);
@@ -312,6 +331,15 @@ Json to_json(const Report& r) {
   Json devices = Json::array();
   for (const auto& d : r.devices) devices.push_back(to_json(d));
   j["devices"] = std::move(devices);
+  Json pairs = Json::array();
+  for (const auto& p : r.topology) {
+    Json pj{{"a", p.a}, {"b", p.b}, {"path", path_name(p)}, {"nvlinks", p.nvlinks}};
+    put(pj, "level", p.level);
+    put(pj, "p2p_nvlink", p.p2p_nvlink);
+    put(pj, "p2p_read", p.p2p_read);
+    pairs.push_back(std::move(pj));
+  }
+  j["topology"] = std::move(pairs);
   j["errors"] = strings(r.errors);
   return j;
 }
@@ -347,6 +375,31 @@ ReportFromJson report_from_json(std::string_view text) {
         continue;
       }
       out.report.devices.push_back(device_from_json(d, where + ".", out.issues));
+    }
+  }
+  if (const auto* pairs = r.member("topology", true)) {
+    std::size_t i = 0;
+    for (const auto& p : *pairs) {
+      const auto at = fmt::format("topology[{}]", i++);
+      if (!p.is_object()) {
+        out.issues.push_back(at + ": expected an object");
+        continue;
+      }
+      Reader pr(p, at + ".", out.issues);
+      std::optional<std::uint32_t> a, b, nvlinks, level;
+      pr.get("a", a);
+      pr.get("b", b);
+      if (!a || !b) continue;
+      GpuPair pair;
+      pair.a = *a;
+      pair.b = *b;
+      pr.get("nvlinks", nvlinks);
+      pair.nvlinks = nvlinks.value_or(0);
+      pr.get("level", level);
+      if (level) pair.level = static_cast<int>(*level);
+      pr.get("p2p_nvlink", pair.p2p_nvlink);
+      pr.get("p2p_read", pair.p2p_read);
+      out.report.topology.push_back(pair);
     }
   }
   r.get("errors", out.report.errors);

@@ -1,5 +1,7 @@
 #include "gpu/report_text.hpp"
 
+#include <set>
+
 #include <fmt/format.h>
 
 #include "core/text.hpp"
@@ -18,6 +20,61 @@ std::string count(const std::optional<T>& v) {
 }
 
 }  // namespace
+
+std::string nvlink_text(const Device& d) {
+  std::size_t active = 0;
+  std::vector<std::string> down;
+  std::set<std::uint32_t> versions;
+  std::set<std::string> remotes;
+  std::uint64_t replay = 0, recovery = 0, crc = 0;
+  bool counted = false;
+  for (const auto& l : d.nvlinks) {
+    if (l.active)
+      ++active;
+    else
+      down.push_back(std::to_string(l.link));
+    if (l.version) versions.insert(*l.version);
+    if (l.remote_type) remotes.insert(*l.remote_type == "switch" ? "NVSwitch" : *l.remote_type);
+    counted = counted || l.replay_errors || l.recovery_errors || l.crc_flit_errors;
+    replay += l.replay_errors.value_or(0);
+    recovery += l.recovery_errors.value_or(0);
+    crc += l.crc_flit_errors.value_or(0) + l.crc_data_errors.value_or(0);
+  }
+  std::string t = active == d.nvlinks.size()
+                      ? fmt::format("{} link{} active", active, active == 1 ? "" : "s")
+                      : fmt::format("{} of {} links active (down: {})", active, d.nvlinks.size(),
+                                    text::join(down, ", "));
+  if (versions.size() == 1) t += fmt::format(", version {}", *versions.begin());
+  if (!remotes.empty()) {
+    std::vector<std::string> r(remotes.begin(), remotes.end());
+    t += fmt::format(", to {}", text::join(r, " and "));
+  }
+  if (counted) t += fmt::format("; errors: {} replay, {} recovery, {} CRC", replay, recovery, crc);
+  return t;
+}
+
+std::vector<std::string> topology_matrix(const Report& r) {
+  if (r.topology.empty() || r.devices.size() < 2) return {};
+  std::vector<std::string> rows;
+  std::string head = fmt::format("{:<6}", "");
+  for (const auto& d : r.devices) head += fmt::format(" {:>5}", fmt::format("GPU{}", d.index));
+  rows.push_back(head);
+  for (const auto& a : r.devices) {
+    std::string row = fmt::format("{:<6}", fmt::format("GPU{}", a.index));
+    for (const auto& b : r.devices) {
+      std::string cell = "X";
+      if (a.index != b.index) {
+        cell = "?";
+        for (const auto& p : r.topology)
+          if ((p.a == a.index && p.b == b.index) || (p.a == b.index && p.b == a.index))
+            cell = path_name(p);
+      }
+      row += fmt::format(" {:>5}", cell);
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
 
 std::string pcie_text(std::optional<int> generation, std::optional<int> width,
                       std::optional<int> max_generation, std::optional<int> max_width) {
@@ -130,15 +187,7 @@ void add_device_rows(text::Section& s, const Device& d, int indent, bool with_pc
     }
     s.add("MIG", t, indent);
   }
-  if (!d.nvlinks.empty()) {
-    std::size_t active = 0;
-    for (const auto& l : d.nvlinks) active += l.active ? 1 : 0;
-    s.add("NVLink",
-          active == d.nvlinks.size()
-              ? fmt::format("{} link{} active", active, active == 1 ? "" : "s")
-              : fmt::format("{} of {} links active", active, d.nvlinks.size()),
-          indent);
-  }
+  if (!d.nvlinks.empty()) s.add("NVLink", nvlink_text(d), indent);
   if (!d.errors.empty()) s.add("NVML errors", text::join(d.errors, "; "), indent);
 }
 

@@ -3,6 +3,7 @@
 // inventory/gpu.cpp).
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/sections.hpp"
 #include "gpu/backend.hpp"
@@ -17,6 +18,14 @@ namespace dltune::gpu {
 // The rows of what NVML says about one device (name and PCI address are the caller's), at
 // `indent`. `with_pcie`: add NVML's PCIe link row (when sysfs had none).
 void add_device_rows(text::Section& s, const Device& d, int indent, bool with_pcie);
+
+// "18 links active, version 4, to NVSwitch; errors: 0 replay, 0 recovery, 0 CRC", or
+// "16 of 18 links active (down: 3, 7)".
+[[nodiscard]] std::string nvlink_text(const Device& d);
+
+// nvidia-smi topo -m's matrix: a header row and one row per GPU, each cell the pair's path
+// ("NV18", "PIX", "SYS", ...; "X" on the diagonal). Empty without a topology.
+[[nodiscard]] std::vector<std::string> topology_matrix(const Report& r);
 
 // "libnvidia-ml.so.1: driver 550.54.15, CUDA 12.4, NVML 12.550.54.15" or
 // "not loaded (cannot load NVML: ...)".

@@ -438,7 +438,15 @@ std::vector<text::Section> render_gpus(const GpuFacts& f) {
   }
   s.add("NVML",
         (f.nvml_from_capture && f.nvml.loaded ? "as recorded: " : "") + gpu::summary(f.nvml));
-  return {s};
+  const auto matrix = gpu::topology_matrix(f.nvml);
+  if (matrix.empty()) return {s};
+  // nvidia-smi topo -m's matrix and legend.
+  text::Section topo{"GPU topology (nvidia-smi topo -m)", {}};
+  for (const auto& row : matrix) topo.add("", row);
+  topo.add("",
+           "NV#: NVLinks; PIX: one PCIe switch; PXB: several switches; PHB: a host bridge; "
+           "NODE: the same NUMA node; SYS: across the CPUs' interconnect");
+  return {s, topo};
 }
 
 bool has_nvidia_gpu(const GpuFacts& g) {

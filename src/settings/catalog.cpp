@@ -29,6 +29,7 @@ const std::vector<KeySpec>& catalog() {
       {"gpu.throttle", "gpu", nullptr, nullptr},
       {"gpu.power_limit", "gpu", nullptr, nullptr},
       {"gpu.mig", "gpu", nullptr, nullptr},
+      {"gpu.nvlink", "gpu", nullptr, nullptr},
       // sysctl(8) families: the top directories of /proc/sys.
       {"vm.", "memory", plan_sysctl, check_sysctl},
       {"net.", "network", plan_sysctl, check_sysctl},

@@ -94,6 +94,7 @@ const std::vector<Rule>& rules() {
       {"gpu.throttle", Type::kBool},
       {"gpu.power_limit", Type::kBool},
       {"gpu.mig", Type::kBool},
+      {"gpu.nvlink", Type::kBool},
       {"iommu.mode", Type::kChoice, 0, 0, 1, {"pt", "off", "on", "default"}},
       {"pci.acs", Type::kChoice, 0, 0, 1, {"enabled", "disabled"}},
       {"rdma.ports", Type::kChoice, 0, 0, 1, {"ACTIVE", "DOWN", "INIT", "ARMED", "ACTIVE_DEFER"}},

@@ -728,6 +728,67 @@ int nvmlDeviceGetNvLinkState(void* device, unsigned int link, int* active) {
     return scalar(l, "active", active);
   });
 }
+// A link's "version" (NVML's value), "remote_type" (0 GPU, 1 IBM NPU, 2 NVSwitch) and "errors":
+// {"replay", "recovery", "crc_flit", "crc_data"} (counter 0 to 3).
+int nvmlDeviceGetNvLinkVersion(void* device, unsigned int link, unsigned int* version) {
+  scribble(version);
+  return call(__func__, device, [&] {
+    if (link >= 18) return kInvalidArgument;
+    return scalar(nvlink(device, link), "version", version);
+  });
+}
+int nvmlDeviceGetNvLinkRemoteDeviceType(void* device, unsigned int link, unsigned int* type) {
+  scribble(type);
+  return call(__func__, device, [&] {
+    if (link >= 18) return kInvalidArgument;
+    return scalar(nvlink(device, link), "remote_type", type);
+  });
+}
+int nvmlDeviceGetNvLinkErrorCounter(void* device, unsigned int link, int counter,
+                                    unsigned long long* value) {
+  scribble(value);
+  return call(__func__, device, [&] {
+    if (link >= 18 || counter < 0 || counter > 4) return kInvalidArgument;
+    const auto& l = nvlink(device, link);
+    if (!l.contains("errors")) return kNotSupported;
+    static const char* const kNames[] = {"replay", "recovery", "crc_flit", "crc_data", "ecc_data"};
+    return scalar(l["errors"], kNames[counter], value);
+  });
+}
+
+// Topology: "topology": {"level": N x N matrix of nvmlGpuTopologyLevel_t, "p2p_nvlink" and
+// "p2p_read": N x N matrices of nvmlGpuP2PStatus_t}, by the GPUs' places in "gpus".
+int pair_value(const char* key, void* d1, void* d2, int* out) {
+  const auto& t = state().config.contains("topology") ? state().config["topology"] : json();
+  if (!t.is_object() || !t.contains(key) || out == nullptr) return kNotSupported;
+  auto place = [](void* d) -> long {
+    for (std::size_t i = 0; i < state().gpus.size(); ++i)
+      if (&state().gpus[i] == d) return static_cast<long>(i);
+    return -1;
+  };
+  const long a = place(d1), b = place(d2);
+  if (a < 0 || b < 0) return kInvalidArgument;
+  const auto& m = t[key];
+  if (!m.is_array() || static_cast<std::size_t>(a) >= m.size() || !m[a].is_array() ||
+      static_cast<std::size_t>(b) >= m[a].size())
+    return kNotSupported;
+  *out = m[a][b].get<int>();
+  return kSuccess;
+}
+int nvmlDeviceGetTopologyCommonAncestor(void* d1, void* d2, int* level) {
+  scribble(level);
+  return call(__func__, d1, [&] { return pair_value("level", d1, d2, level); });
+}
+// caps: 0 read, 1 write, 2 NVLink, 3 atomics, 4 PCI.
+int nvmlDeviceGetP2PStatus(void* d1, void* d2, int caps, int* status) {
+  scribble(status);
+  return call(__func__, d1, [&] {
+    if (caps == 2) return pair_value("p2p_nvlink", d1, d2, status);
+    if (caps == 0) return pair_value("p2p_read", d1, d2, status);
+    return kNotSupported;
+  });
+}
+
 int nvmlDeviceGetNvLinkRemotePciInfo(void* device, unsigned int link, PciInfoLegacy* pci) {
   scribble(pci);
   return nvlink_remote(__func__, device, link, pci);

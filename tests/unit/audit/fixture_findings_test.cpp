@@ -60,6 +60,7 @@ TEST(FixtureFindings, Gpu8Numa2) {
             "gpu.throttle info\n"
             "gpu.power_limit info\n"
             "gpu.mig info\n"
+            "gpu.nvlink info\n"
             "limits.memlock ok\n"  // unlimited
             "kernel.numa_balancing warn\n"
             "iommu.mode ok\n"                // iommu=pt
@@ -97,6 +98,7 @@ TEST(FixtureFindings, ContainerCgv2) {
             "gpu.throttle info\n"
             "gpu.power_limit info\n"
             "gpu.mig info\n"
+            "gpu.nvlink info\n"
             "limits.memlock critical\n"  // 64 KiB
             "kernel.numa_balancing ok\n"
             "iommu.mode info\n"  // nothing on the command line
@@ -133,6 +135,7 @@ TEST(FixtureFindings, TrainingProfileOnThisVm) {
             "gpu.ecc n/a\n"
             "gpu.throttle n/a\n"
             "gpu.power_limit n/a\n"
-            "gpu.mig n/a\n");
+            "gpu.mig n/a\n"
+            "gpu.nvlink n/a\n");
   EXPECT_EQ(exit, 1);
 }

@@ -60,6 +60,7 @@ TEST(GpuRules, NoGpuMeansNotApplicable) {
       {gpu_throttle, "gpu.throttle", "true"},
       {gpu_power_limit, "gpu.power_limit", "true"},
       {gpu_mig, "gpu.mig", "false"},
+      {gpu_nvlink, "gpu.nvlink", "true"},
   };
   for (const auto& r : kRules) {
     const auto out = on_fixture("this-vm", r.fn, r.key, r.value, "critical");
@@ -79,7 +80,8 @@ TEST(GpuRules, WithoutNvmlTheNvmlFactsAreInfo) {
           std::pair<RuleFn, const char*>{gpu_ecc, "gpu.ecc"},
           std::pair<RuleFn, const char*>{gpu_throttle, "gpu.throttle"},
           std::pair<RuleFn, const char*>{gpu_power_limit, "gpu.power_limit"},
-          std::pair<RuleFn, const char*>{gpu_mig, "gpu.mig"}}) {
+          std::pair<RuleFn, const char*>{gpu_mig, "gpu.mig"},
+          std::pair<RuleFn, const char*>{gpu_nvlink, "gpu.nvlink"}}) {
       const auto out = on_fixture(host, fn, key, "true", "critical");
       ASSERT_EQ(out.size(), 1u) << host << " " << key;
       expect_frame(out[0], key);
@@ -464,5 +466,45 @@ TEST(GpuRules, MigOnAPendingModeChangeAndMigWithoutDevices) {
   // A GPU without MIG (a V100): not applicable.
   config["gpus"][0].erase("mig");
   const auto none = on_nvml(config, gpu_mig, "gpu.mig", "false", "warn");
+  EXPECT_FALSE(none[0].applicable);
+}
+
+TEST(GpuRules, AnNvLinkDownOnAGpuWhosePeersHaveItUp) {
+  auto config = dltune::testing::fake_hgx(4);
+  config["gpus"][2]["nvlinks"][3]["active"] = false;
+  config["gpus"][2]["nvlinks"][7]["active"] = false;
+  config["gpus"][1]["nvlinks"][0]["errors"]["recovery"] = 3;
+  const auto out = on_nvml(config, gpu_nvlink, "gpu.nvlink", "true", "warn");
+  ASSERT_EQ(out.size(), 4u);
+  for (const auto& f : out) expect_frame(f, "gpu.nvlink");
+  EXPECT_EQ(out[0].severity, Severity::kOk);
+  EXPECT_EQ(out[0].summary, "GPU 0 (0000:18:00.0): 18 NVLinks up");
+  EXPECT_EQ(out[1].severity, Severity::kOk);
+  EXPECT_TRUE(has_note(out[1], "0 replay, 3 recovery and 0 CRC errors"));
+  EXPECT_EQ(out[2].severity, Severity::kWarn);
+  EXPECT_EQ(out[2].summary,
+            "GPU 2 (0000:3a:00.0): NVLink 3, 7 down, while its peers have 18 "
+            "links up");
+  EXPECT_EQ(out[2].actual, "16 of 18 up");
+  ASSERT_TRUE(out[2].fix);
+  EXPECT_EQ(out[2].fix->command, "nvidia-smi nvlink -s -i 0000:3a:00.0");
+  EXPECT_THAT(out[2].evidence[0].value, HasSubstr("16 of 18 links active (down: 3, 7)"));
+}
+
+TEST(GpuRules, NoNvLinkUpOnAnyGpuPointsAtTheFabricManager) {
+  auto config = dltune::testing::fake_hgx(2);
+  for (auto& g : config["gpus"])
+    for (auto& l : g["nvlinks"]) l["active"] = false;
+  const auto out = on_nvml(config, gpu_nvlink, "gpu.nvlink", "true", "warn");
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].severity, Severity::kWarn);
+  EXPECT_EQ(out[0].summary,
+            "GPU 0 (0000:18:00.0): none of its 18 NVLinks is up, on no GPU of this host");
+  EXPECT_EQ(out[0].fix->command, "systemctl status nvidia-fabricmanager");
+  EXPECT_TRUE(has_note(out[0], "nvidia-fabricmanager"));
+  // PCIe-only GPUs: nothing to judge.
+  for (auto& g : config["gpus"]) g.erase("nvlinks");
+  const auto none = on_nvml(config, gpu_nvlink, "gpu.nvlink", "true", "warn");
+  ASSERT_EQ(none.size(), 1u);
   EXPECT_FALSE(none[0].applicable);
 }

@@ -36,6 +36,10 @@ TEST(EnvCommand, ShowsTheFakeNvmlGpus) {
   EXPECT_EQ(nvml["devices"][7]["name"], "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(nvml["devices"][7]["pci_bus_id"], "0000:db:00.0");
   EXPECT_EQ(nvml["devices"][7]["nvlinks"].size(), 18u);
+  EXPECT_EQ(nvml["devices"][7]["nvlinks"][0]["remote_type"], "switch");
+  ASSERT_EQ(nvml["topology"].size(), 28u);  // every pair of 8
+  EXPECT_EQ(nvml["topology"][0]["path"], "NV18");
+  EXPECT_EQ(nvml["topology"][0]["level"], 40);
   EXPECT_EQ(j["gpu"]["nvml_source"], "live");
   EXPECT_EQ(j["gpu"]["driver"]["user_library_version"], "550.54.15");
   EXPECT_EQ(fake.log(), "nvmlInit_v2\nnvmlShutdown\n");
@@ -86,6 +90,9 @@ TEST(EnvCommand, SaysTheMemoryHealthPowerLimitsAndMigOfEachGpu) {
   EXPECT_TRUE(row("MIG", "on, 1 device: NVIDIA H100 80GB HBM3 MIG 7g.80gb "
                          "MIG-11111111-2222-3333-4444-555555555555"));
   EXPECT_TRUE(row("MIG", "off"));  // GPU 0
+  EXPECT_TRUE(row("NVLink", "18 links active, version 4, to NVSwitch; errors: 0 replay"));
+  EXPECT_NE(r.out.find("GPU topology (nvidia-smi topo -m)"), std::string::npos);
+  EXPECT_NE(r.out.find("GPU1    NV18     X"), std::string::npos) << r.out;
   // check judges the same facts: the pending remap is critical, the cap and MIG warnings.
   const auto c = dltune::testing::run(
       {DLTUNE_BINARY, "check", "--json", "--only", "gpu.ecc,gpu.power_limit,gpu.mig"},

@@ -21,8 +21,12 @@ inline constexpr unsigned kHgxBuses[] = {0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xb
 inline nlohmann::json fake_h100(unsigned index, unsigned bus) {
   nlohmann::json links = nlohmann::json::array();
   for (unsigned l = 0; l < 18; ++l)  // 18 NVLink 4 links, each to one of four NVSwitches
-    links.push_back({{"active", true},
-                     {"remote_pci_bus_id", fmt::format("00000000:{:02X}:00.0", 0xc0 + l % 4)}});
+    links.push_back(
+        {{"active", true},
+         {"remote_pci_bus_id", fmt::format("00000000:{:02X}:00.0", 0xc0 + l % 4)},
+         {"version", 4},
+         {"remote_type", 2},  // NVML_NVLINK_DEVICE_TYPE_SWITCH
+         {"errors", {{"replay", 0}, {"recovery", 0}, {"crc_flit", 0}, {"crc_data", 0}}}});
   return {
       {"name", "NVIDIA H100 80GB HBM3"},
       {"uuid", fmt::format("GPU-{:08x}-aaaa-bbbb-cccc-{:012x}", 0x8c7d1f00 + index, index)},
@@ -66,6 +70,18 @@ inline nlohmann::json fake_hgx(unsigned gpus = 8) {
                       {"cuda_driver_version", 12040},
                       {"gpus", nlohmann::json::array()}};
   for (unsigned i = 0; i < gpus; ++i) j["gpus"].push_back(fake_h100(i, kHgxBuses[i % 8]));
+  // GPUs 0-3 on NUMA node 0, 4-7 on node 1 (nvmlGpuTopologyLevel_t NODE 40, SYSTEM 50); peer
+  // access over NVLink and PCIe works between all (nvmlGpuP2PStatus_t OK 0).
+  nlohmann::json level = nlohmann::json::array(), p2p = nlohmann::json::array();
+  for (unsigned a = 0; a < gpus; ++a) {
+    level.push_back(nlohmann::json::array());
+    p2p.push_back(nlohmann::json::array());
+    for (unsigned b = 0; b < gpus; ++b) {
+      level[a].push_back(a == b ? 0 : (a / 4 == b / 4 ? 40 : 50));
+      p2p[a].push_back(0);
+    }
+  }
+  j["topology"] = {{"level", level}, {"p2p_nvlink", p2p}, {"p2p_read", p2p}};
   return j;
 }
 

@@ -2,6 +2,7 @@
 // path exactly as the real library is.
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include "gpu/nvml_backend.hpp"
 #include "gpu/nvml_library.hpp"
 #include "gpu/report_json.hpp"
+#include "gpu/report_text.hpp"
 
 using dltune::gpu::NvmlBackend;
 using dltune::gpu::NvmlLibrary;
@@ -453,4 +455,50 @@ TEST(NvmlFake, AFailingRemapQueryIsKeptAsAnErrorAndThePagesAreAskedInstead) {
   EXPECT_TRUE(has_error_about(r.devices[0].errors, "nvmlDeviceGetRemappedRows"));
   EXPECT_EQ(r.devices[0].retired_pages.multiple_single_bit, 0u);
   EXPECT_FALSE(r.devices[0].retired_pages.pending);  // not supported: left out
+}
+
+TEST(NvmlFake, NvLinkDetailsAndTheTopologyOfEveryPair) {
+  auto config = fake_hgx(4);
+  config["gpus"][1]["nvlinks"][5]["errors"] = {
+      {"replay", 12}, {"recovery", 1}, {"crc_flit", 30}, {"crc_data", 2}};
+  // GPUs 2 and 3: PCIe cards without NVLink behind one switch; 3 cannot reach 0 peer to peer.
+  for (int i : {2, 3}) config["gpus"][i].erase("nvlinks");
+  config["topology"]["level"][2][3] = config["topology"]["level"][3][2] = 10;
+  for (int i : {2, 3})
+    for (int k = 0; k < 4; ++k)
+      if (i != k)
+        config["topology"]["p2p_nvlink"][i][k] = config["topology"]["p2p_nvlink"][k][i] = 2;
+  config["topology"]["p2p_read"][0][3] = config["topology"]["p2p_read"][3][0] = 5;
+  FakeNvmlConfig fake(config);
+  const auto r = query(DLTUNE_FAKE_NVML);
+  ASSERT_EQ(r.devices.size(), 4u);
+  const auto& l = r.devices[1].nvlinks[5];
+  EXPECT_EQ(l.version, 4u);
+  EXPECT_EQ(l.remote_type, "switch");
+  EXPECT_EQ(l.replay_errors, 12u);
+  EXPECT_EQ(l.recovery_errors, 1u);
+  EXPECT_EQ(l.crc_flit_errors, 30u);
+  EXPECT_EQ(l.crc_data_errors, 2u);
+  EXPECT_EQ(dltune::gpu::nvlink_text(r.devices[1]),
+            "18 links active, version 4, to NVSwitch; errors: 12 replay, 1 recovery, 32 CRC");
+  // Six pairs, a < b, each with its path as nvidia-smi topo -m names it.
+  ASSERT_EQ(r.topology.size(), 6u);
+  std::map<std::string, std::string> path;
+  for (const auto& p : r.topology) path[fmt::format("{}-{}", p.a, p.b)] = path_name(p);
+  EXPECT_EQ(path["0-1"], "NV18");  // through the NVSwitches
+  EXPECT_EQ(path["2-3"], "PIX");
+  EXPECT_EQ(path["0-2"], "NODE");
+  EXPECT_EQ(r.topology[2].a, 0u);
+  EXPECT_EQ(r.topology[2].b, 3u);
+  EXPECT_EQ(r.topology[2].p2p_read, false);
+  EXPECT_EQ(r.topology[2].p2p_nvlink, false);
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front();
+  const auto matrix = dltune::gpu::topology_matrix(r);
+  ASSERT_EQ(matrix.size(), 5u);
+  EXPECT_EQ(matrix[0], "        GPU0  GPU1  GPU2  GPU3");
+  EXPECT_EQ(matrix[1], "GPU0       X  NV18  NODE  NODE");
+  EXPECT_EQ(matrix[3], "GPU2    NODE  NODE     X   PIX");
+  const auto back = dltune::gpu::report_from_json(dltune::gpu::to_json(r).dump());
+  EXPECT_TRUE(back.issues.empty()) << back.issues.front();
+  EXPECT_EQ(dltune::gpu::to_json(back.report), dltune::gpu::to_json(r));
 }

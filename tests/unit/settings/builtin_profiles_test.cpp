@@ -98,6 +98,7 @@ TEST(BuiltinProfiles, TrainingHoldsEveryKeyATrainingHostNeeds) {
       {"gpu.throttle", "true", "warn"},
       {"gpu.power_limit", "true", "warn"},
       {"gpu.mig", "false", "warn"},
+      {"gpu.nvlink", "true", "warn"},
   };
   const auto p = load("training");
   EXPECT_EQ(p.chain, std::vector<std::string>{"training"});
