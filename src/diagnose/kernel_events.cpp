@@ -354,6 +354,431 @@ std::optional<KernelEvent> nvme_timeout(string_view text) {
   return e;
 }
 
+// A PCI address as the kernel names a device: "0000:3b:00.0" (domain:bus:device.function).
+bool is_pci_address(string_view s) {
+  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    const bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    if (i != 4 && i != 7 && i != 10 && !hex) return false;
+  }
+  return true;
+}
+
+// A driver version at the start of `s` ("535.104.05", "1.0-7184") without the sentence's final
+// dot; empty when there is none.
+string_view version_at(string_view s) {
+  auto v = s.substr(0, s.find_first_not_of("0123456789.-"));
+  while (!v.empty() && (v.back() == '.' || v.back() == '-')) v.remove_suffix(1);
+  return v;
+}
+
+// The fix of check's gpu.nouveau (audit/gpu_rules.cpp), said the same way.
+constexpr const char* kNouveauFix =
+    "printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' > "
+    "/etc/modprobe.d/blacklist-nouveau.conf && update-initramfs -u && reboot";
+
+// The NVIDIA driver's version check (RmPerformVersionCheck): "NVRM: API mismatch: the client has
+// the version %s, but\nNVRM: this kernel module has the version %s.  Please\nNVRM: make sure that
+// this kernel module and all NVIDIA driver\nNVRM: components have the same version." and, in newer
+// drivers, "the client '%s' (pid %u)\nNVRM: has the version %s, but this kernel module has\nNVRM:
+// the version %s.  Please ...". One record with its newlines ("\x0a" in /dev/kmsg, "#012" in
+// rsyslog's files), or on older kernels one record a line, when the first names only the client.
+// Lines: stackhpc/ansible-slurm-appliance#287 (syslog, "#012"), Frogging-Family/nvidia-all#394
+// (the client's name and pid), NVIDIA/nvidia-docker#182.
+std::optional<KernelEvent> driver_mismatch(string_view text) {
+  if (!text.starts_with("NVRM: API mismatch: the client")) return std::nullopt;
+  const auto module_at = text.find("kernel module has");
+  const auto head = text.substr(0, module_at);  // the client's part
+  std::string client, pid;
+  if (const auto c = after(head, "the client '")) {
+    client = std::string(until(*c, "'"));
+    if (const auto p = after(*c, "(pid "); p && leading_number(*p))
+      pid = std::to_string(*leading_number(*p));
+  }
+  const auto cv = after(head, "has the version ");
+  const auto client_version = cv ? version_at(*cv) : string_view();
+  string_view module_version;
+  if (module_at != string_view::npos) {
+    if (const auto mv = after(text.substr(module_at), "the version "))
+      module_version = version_at(*mv);
+  }
+  const auto version = [](string_view v) {
+    return v.empty() ? std::string("version unknown") : "version " + std::string(v);
+  };
+  auto e = event(
+      "driver_mismatch", Severity::kCritical,
+      fmt::format("The NVIDIA driver's user-space libraries{} ({}) do not match its loaded kernel "
+                  "module ({}): CUDA, NVML and nvidia-smi fail ('Driver/library version "
+                  "mismatch') until they do.",
+                  client.empty() ? ""
+                                 : fmt::format(" used by {}{}", client,
+                                               pid.empty() ? "" : " (pid " + pid + ")"),
+                  version(client_version), version(module_version)),
+      "Reboot so that the installed driver's kernel module loads, or reload it: stop what holds "
+      "the GPUs (jobs, nvidia-persistenced, nvidia-fabricmanager, dcgm), then modprobe -r "
+      "nvidia_drm nvidia_modeset nvidia_uvm nvidia && modprobe nvidia. If they still differ, "
+      "reinstall the driver so that kernel module and user space are one version.");
+  if (!client_version.empty()) e.fields["client_version"] = std::string(client_version);
+  if (!module_version.empty()) e.fields["module_version"] = std::string(module_version);
+  if (!client.empty()) e.fields["task"] = client;
+  if (!pid.empty()) e.fields["pid"] = pid;
+  return e;
+}
+
+// The driver core's probe failure of the nvidia driver (drivers/base/dd.c): "%s: probe of %s
+// failed with error %d" on older kernels, "probe with driver %s failed with error %d" after the
+// device's "nvidia 0000:01:00.0: " on newer ones; and the NVIDIA driver's own count, "NVRM: The
+// NVIDIA probe routine failed for %d device(s)." ("was not called for %d device(s)." when another
+// driver such as nouveau holds them). The cause is in the NVRM lines before them. Lines:
+// pop-os/cosmic-epoch#2146 (the newer form); DaoCloud's KubeCon HK 2024 talk "Sit Back and Relax
+// with Fault Awareness and Robust Instant Recovery for Large Scale AI Workloads" (an H100 fallen
+// off the bus: the older form and the count); mattshma/bigdata#133 ("was not called").
+std::optional<KernelEvent> probe_failed(string_view text) {
+  constexpr string_view kOld = "nvidia: probe of ";
+  constexpr string_view kNew = "probe with driver nvidia failed with error ";
+  constexpr string_view kRoutine = "NVRM: The NVIDIA probe routine ";
+  string_view pci;
+  std::optional<long long> error;
+  if (text.starts_with(kOld)) {
+    const auto rest = text.substr(kOld.size());
+    pci = until(rest, " ");
+    if (const auto f = after(rest, " failed with error ")) error = leading_number(*f);
+  } else if (text.starts_with("nvidia ")) {
+    const auto rest = text.substr(7);
+    pci = until(rest, ": ");
+    if (const auto f = after(rest, ": "); f && f->starts_with(kNew))
+      error = leading_number(f->substr(kNew.size()));
+  } else if (text.starts_with(kRoutine)) {
+    constexpr string_view kFailed = "failed for ", kNotCalled = "was not called for ";
+    const auto rest = text.substr(kRoutine.size());
+    const bool not_called = rest.starts_with(kNotCalled);
+    if (!not_called && !rest.starts_with(kFailed)) return std::nullopt;
+    const auto count = leading_number(rest.substr(not_called ? kNotCalled.size() : kFailed.size()));
+    if (!count) return std::nullopt;
+    auto e =
+        not_called
+            ? event("gpu_probe_failed", Severity::kCritical,
+                    fmt::format("The NVIDIA driver was not offered {} GPU(s): another driver "
+                                "(nouveau, or vfio-pci for a VM) holds them, so CUDA cannot use "
+                                "them.",
+                                *count),
+                    fmt::format("See which driver holds each GPU (lspci -nnk -d 10de:); if it is "
+                                "nouveau, blacklist it and rebuild the initramfs: {}",
+                                kNouveauFix))
+            : event("gpu_probe_failed", Severity::kCritical,
+                    fmt::format("The NVIDIA driver could not take {} GPU(s): they are not usable "
+                                "(CUDA and nvidia-smi do not see them).",
+                                *count),
+                    "Read the NVRM lines just before it for the cause (a GPU this driver release "
+                    "does not support, a PCI BAR the BIOS did not assign, a GPU fallen off the "
+                    "bus); fix it, then reboot.");
+    e.fields["count"] = std::to_string(*count);
+    return e;
+  } else {
+    return std::nullopt;
+  }
+  if (!is_pci_address(pci) || !error) return std::nullopt;
+  auto e = event("gpu_probe_failed", Severity::kCritical,
+                 fmt::format("The NVIDIA driver could not take the GPU at PCI {} (probe error {}): "
+                             "the GPU is not usable (CUDA and nvidia-smi do not see it).",
+                             pci, *error),
+                 "Read the NVRM lines just before it for the cause (a GPU this driver release does "
+                 "not support, a PCI BAR the BIOS did not assign, a GPU fallen off the bus); fix "
+                 "it, then reboot.");
+  e.fields["pci"] = std::string(pci);
+  e.fields["error"] = std::to_string(*error);
+  return e;
+}
+
+// The NVIDIA driver's RmInitAdapter (NVIDIA/open-gpu-kernel-modules,
+// src/nvidia/arch/nvalloc/unix/src/osinit.c): NV_DEV_PRINTF "RmInitAdapter failed! (0x%x:0x%x:%d)"
+// after "NVRM: GPU 0000:0a:00.0: " (older drivers: "NVRM: RmInitAdapter failed! (...)", no GPU).
+// The "rm_init_adapter failed, device minor number N" line after it is no event of its own. Lines:
+// NVIDIA/gpu-operator#1146, Bumblebee-Project/Bumblebee#722 (the older form).
+std::optional<KernelEvent> gpu_init_failed(string_view text) {
+  const auto rest = after(text, "RmInitAdapter failed! (");
+  if (!rest || rest->find(')') == string_view::npos) return std::nullopt;
+  const auto code = until(*rest, ")");
+  string_view pci;
+  if (text.starts_with("NVRM: GPU ")) {
+    pci = until(text.substr(10), ": ");
+    if (!is_pci_address(pci)) pci = {};
+  }
+  auto e = event("gpu_init_failed", Severity::kCritical,
+                 fmt::format("The NVIDIA driver failed to initialise the GPU{} (RmInitAdapter {}): "
+                             "the GPU is not usable; usually its power, its seating or its "
+                             "firmware.",
+                             pci.empty() ? "" : fmt::format(" at PCI {}", pci), code),
+                 "Cold-reboot the node (power off, then on); if it fails again, reseat the GPU, "
+                 "check its power cables and supply and update the driver and the GPU's firmware; "
+                 "have the GPU serviced if it recurs.");
+  if (!pci.empty()) e.fields["pci"] = std::string(pci);
+  e.fields["code"] = std::string(code);
+  return e;
+}
+
+// nouveau's chipset line, drivers/gpu/drm/nouveau/nvkm/engine/device/base.c nvkm_device_ctor:
+// nvdev_info "NVIDIA %s (%08x)" (the chip and its BOOT0 register) after the device's "nouveau
+// 0000:02:00.0: ", once per GPU that nouveau takes; its "DRM: ..." and "bios: ..." lines that
+// follow are no events of their own, so that each GPU counts once. Line:
+// dartraiden/NVIDIA-patcher#73 ("nouveau 0000:02:00.0: NVIDIA GA102 (b72000a1)").
+std::optional<KernelEvent> nouveau_bound(string_view text) {
+  const auto rest = text.substr(8);  // after "nouveau "
+  const auto pci = until(rest, ": ");
+  if (pci.size() == rest.size() || !is_pci_address(pci)) return std::nullopt;
+  const auto msg = trim(rest.substr(pci.size() + 2));
+  const auto open = msg.find(" (");
+  if (!msg.starts_with("NVIDIA ") || !msg.ends_with(')') || open == string_view::npos || open < 8)
+    return std::nullopt;
+  const auto chip = msg.substr(7, open - 7);
+  auto e = event("nouveau_bound", Severity::kWarning,
+                 fmt::format("The open-source nouveau driver took the NVIDIA GPU at PCI {} ({}), "
+                             "so the NVIDIA driver cannot: CUDA does not see this GPU.",
+                             pci, chip),
+                 fmt::format("Blacklist nouveau and rebuild the initramfs: {} (on RHEL-like "
+                             "systems dracut -f instead of update-initramfs -u).",
+                             kNouveauFix));
+  e.fields["pci"] = std::string(pci);
+  e.fields["chip"] = std::string(chip);
+  return e;
+}
+
+// EDAC's memory errors, drivers/edac/edac_mc.c edac_ce_error / edac_ue_error: "EDAC MC%d: %d CE
+// %s%son %s (%s page:0x%lx offset:0x%lx grain:%ld syndrome:0x%lx%s%s)" and "... %d UE %s%son %s
+// (...)", with the error ("memory read error", or none) and the DIMM's label
+// ("CPU_SrcID#0_Ha#0_Chan#1_DIMM#0", "any memory", "unknown memory"); before Linux 3.5 "EDAC MC%d:
+// CE row %d, channel %d, label \"%s\": %d %s" and its UE alike. A memory-controller driver's own
+// lines (edac_mc_chipset_printk: "EDAC sbridge MC1: HANDLING MCE MEMORY ERROR", "EDAC skx MC3:
+// CPU 0: Machine Check Event: ...") come before the EDAC MCn line of the same error and are no
+// events of their own. Lines: radiasoft/devops#134 (a CE, sbridge);
+// https://lore.kernel.org/r/20210812152548.GA1579021@agluck-desk2.amr.corp.intel.com (a UE, skx);
+// https://tikiold.cldn.cz/tiki-index.php?page=MemoryECCError (the old form).
+std::optional<KernelEvent> memory_error(string_view text) {
+  const auto digits = text.find_first_not_of("0123456789", 7);  // after "EDAC MC"
+  if (digits == 7 || digits == string_view::npos || text.substr(digits, 2) != ": ")
+    return std::nullopt;
+  const auto mc = std::string(text.substr(7, digits - 7));
+  auto body = text.substr(digits + 2);
+  std::string type, label, error, location;
+  long long count = 1;
+  if (body.starts_with("CE ") || body.starts_with("UE ")) {  // before Linux 3.5
+    type = std::string(body.substr(0, 2));
+    const auto l = after(body, "label \"");
+    if (!l) return std::nullopt;
+    label = std::string(until(*l, "\""));
+    if (const auto n = after(*l, "\": "); n && leading_number(*n)) count = *leading_number(*n);
+  } else {
+    const auto n = leading_number(body);
+    const auto sp = body.find(' ');
+    if (!n || sp == string_view::npos) return std::nullopt;
+    count = *n;
+    body = body.substr(sp + 1);
+    if (!body.starts_with("CE ") && !body.starts_with("UE ")) return std::nullopt;
+    type = std::string(body.substr(0, 2));
+    body = body.substr(3);
+    const auto paren = body.find(" (");
+    const auto head = body.substr(0, paren);
+    if (head.starts_with("on ")) {
+      label = std::string(head.substr(3));
+    } else {
+      const auto on = head.rfind(" on ");
+      if (on == string_view::npos) return std::nullopt;
+      error = std::string(head.substr(0, on));
+      label = std::string(head.substr(on + 4));
+    }
+    if (paren != string_view::npos)
+      location = std::string(trim(until(body.substr(paren + 2), " page:")));
+  }
+  if (label.empty() || count < 1) return std::nullopt;
+  const bool corrected = type == "CE";
+  const std::string what =
+      fmt::format("{} {}memory error{} on {}{}", count, corrected ? "corrected " : "uncorrected ",
+                  count == 1 ? "" : "s", label, location.empty() ? "" : " (" + location + ")");
+  auto e =
+      corrected
+          ? event("memory_error", Severity::kWarning,
+                  fmt::format("Memory controller {} reported {}: ECC repaired the data, but a DIMM "
+                              "whose count keeps growing is failing.",
+                              mc, what),
+                  fmt::format("Watch this DIMM's count of corrected errors in "
+                              "/sys/devices/system/edac/mc/mc{}/ (dimm*/dimm_label, "
+                              "dimm*/dimm_ce_count; or ras-mc-ctl --error-count) and replace the "
+                              "DIMM if it keeps growing.",
+                              mc))
+          : event("memory_error", Severity::kCritical,
+                  fmt::format("Memory controller {} reported {}: data in memory was lost; what "
+                              "read it was killed or got bad data.",
+                              mc, what),
+                  fmt::format("Drain the node and replace the DIMM ({} on memory controller {}); "
+                              "jobs that ran here may have computed on corrupted data.",
+                              label, mc));
+  e.fields["mc"] = mc;
+  e.fields["count"] = std::to_string(count);
+  e.fields["dimm"] = label;
+  e.fields["type"] = type;
+  if (!error.empty()) e.fields["error"] = error;
+  if (!location.empty()) e.fields["location"] = location;
+  return e;
+}
+
+// Machine checks, arch/x86/kernel/cpu/mce/core.c (pr_fmt "mce: ", HW_ERR "[Hardware Error]: "):
+// __print_mce "CPU %d: Machine Check%s: %Lx Bank %d: %016Lx" (" Exception" when raised as one),
+// then its TSC, ADDR, MISC and PROCESSOR lines (no events of their own); mce_notify_irq "Machine
+// check events logged"; mce_panic's reason "Machine check: %s" before it panics; kill_me_maybe
+// "Uncorrected hardware memory error in user-access at %llx". Bit 61 (UC) of the bank's status
+// says whether the error was corrected (Intel SDM vol. 3B, IA32_MCi_STATUS). Lines:
+// andikleen/mcelog#70, home-assistant/operating-system#2989, andikleen/mcelog#116, the LKML mail
+// of memory_error above (user-access).
+std::optional<KernelEvent> machine_check(string_view text) {
+  constexpr string_view kHw = "mce: [Hardware Error]: ";
+  constexpr const char* kDecode =
+      "Decode it with rasdaemon (ras-mc-ctl --errors) or mcelog (mcelog --client); have the node "
+      "serviced if machine checks repeat (the same CPU, bank or DIMM).";
+  constexpr const char* kDrain =
+      "Drain the node; decode the error with rasdaemon (ras-mc-ctl --errors) or mcelog (mcelog "
+      "--client) and have the CPU, memory or board serviced before it runs jobs again.";
+  constexpr string_view kUserAccess = "mce: Uncorrected hardware memory error in user-access at ";
+  if (text.starts_with(kUserAccess)) {
+    const auto address = trim(text.substr(kUserAccess.size()));
+    auto e = event("machine_check", Severity::kCritical,
+                   fmt::format("A process read memory with an uncorrected error (physical address "
+                               "{}): the kernel killed it or took the page out of use.",
+                               address),
+                   kDrain);
+    e.fields["address"] = std::string(address);
+    return e;
+  }
+  if (!text.starts_with(kHw)) return std::nullopt;
+  const auto rest = trim(text.substr(kHw.size()));
+  if (rest.starts_with("Machine check events logged"))
+    return event("machine_check", Severity::kWarning,
+                 "The CPU logged hardware errors (machine checks) of the CPU, its caches, the "
+                 "memory or the bus; the lines around it, rasdaemon or mcelog say which.",
+                 kDecode);
+  if (rest.starts_with("CPU ")) {
+    const auto cpu = leading_number(rest.substr(4));
+    const auto bank_at = rest.find(" Bank ");
+    if (!cpu || rest.find(": Machine Check") == string_view::npos || bank_at == string_view::npos)
+      return std::nullopt;
+    const auto bank = leading_number(rest.substr(bank_at + 6));
+    if (!bank) return std::nullopt;
+    const auto status = until(after(rest.substr(bank_at), ": ").value_or(""), " ");
+    const char top = status.size() == 16 ? status[0] : '0';
+    const int nibble = top >= '0' && top <= '9'   ? top - '0'
+                       : top >= 'a' && top <= 'f' ? top - 'a' + 10
+                       : top >= 'A' && top <= 'F' ? top - 'A' + 10
+                                                  : 0;
+    const bool uncorrected = (nibble & 0x2) != 0;  // bit 61 of the status
+    auto e =
+        event("machine_check", uncorrected ? Severity::kCritical : Severity::kWarning,
+              fmt::format("CPU {} reported {} hardware error (machine check, bank {}{}): {}", *cpu,
+                          uncorrected ? "an uncorrected" : "a corrected", *bank,
+                          status.empty() ? "" : fmt::format(", status {}", status),
+                          uncorrected
+                              ? "data was lost; the kernel may have killed a process or stopped."
+                              : "the CPU, its cache, the memory or the bus had a fault it fixed."),
+              uncorrected ? kDrain : kDecode);
+    e.fields["cpu"] = std::to_string(*cpu);
+    e.fields["bank"] = std::to_string(*bank);
+    if (!status.empty()) e.fields["status"] = std::string(status);
+    return e;
+  }
+  if (rest.starts_with("Machine check: ") || rest.find("Uncorrected") != string_view::npos)
+    return event("machine_check", Severity::kCritical,
+                 fmt::format("An uncorrected hardware error (machine check): {}.", rest), kDrain);
+  return std::nullopt;
+}
+
+// kernel/panic.c panic(): "Kernel panic - not syncing: %s" with the reason mce_panic
+// (arch/x86/kernel/cpu/mce/core.c) gives it: "Fatal machine check", "Fatal machine check on
+// current CPU", "Fatal local machine check", "Machine check from unknown source" (older kernels:
+// "Fatal Machine check"), after "mce: [Hardware Error]: Machine check: Processor context corrupt".
+// Other panics are not machine checks and no event here.
+std::optional<KernelEvent> fatal_machine_check(string_view text) {
+  constexpr string_view kPanic = "Kernel panic - not syncing: ";
+  if (!text.starts_with(kPanic)) return std::nullopt;
+  const auto reason = trim(text.substr(kPanic.size()));
+  if (reason.find("achine check") == string_view::npos) return std::nullopt;
+  return event("machine_check", Severity::kCritical,
+               fmt::format("The kernel stopped (panic: {}) on a hardware error it could not "
+                           "recover from: the node went down with every job on it.",
+                           reason),
+               "Drain the node; read the machine check logged before the panic (rasdaemon: "
+               "ras-mc-ctl --errors; mcelog; the BMC's event log: ipmitool sel list) and have the "
+               "CPU, memory or board serviced.");
+}
+
+// The NVSwitch driver's SXid (NVIDIA/open-gpu-kernel-modules,
+// src/common/nvswitch/kernel/inc/common_nvswitch.h NVSWITCH_PRINT_SXID): "nvidia-%s: SXid
+// (PCI:%04x:%02x:%02x.%x): %05d, " and, intr_nvswitch.h, "Fatal, Link %02d %s%s", "Non-fatal,
+// Link %02d %s%s", "Correctable, Link %02d %s%s" (the last %s " (First)" or none) or "Fatal, %s,
+// instance=%d, chiplet=%d"; the lines after it about the same error ("Severity 5 Engine instance
+// 00 Sub-engine instance 00", "Data {...}") are no events of their own. Lines: the MENTHOS data
+// set (https://huggingface.co/datasets/LHRS-UM-FERI/MENTHOS-dataset-rootcause); what they mean:
+// NVIDIA Fabric Manager User Guide
+// (https://docs.nvidia.com/datacenter/tesla/pdf/fabric-manager-user-guide.pdf).
+std::optional<KernelEvent> sxid(string_view text) {
+  constexpr string_view kTag = ": SXid (PCI:";
+  const auto tag = text.find(kTag);
+  if (tag == string_view::npos || tag <= 7) return std::nullopt;
+  const auto sw = text.substr(7, tag - 7);  // "nvswitch0" of "nvidia-nvswitch0"
+  const auto rest = text.substr(tag + kTag.size());
+  const auto close = rest.find("): ");
+  if (close == string_view::npos) return std::nullopt;
+  const auto pci = rest.substr(0, close);
+  auto tail = rest.substr(close + 3);
+  const auto code = leading_number(tail);
+  const auto comma = tail.find(", ");
+  if (!code || *code < 0 || comma == string_view::npos) return std::nullopt;
+  tail = tail.substr(comma + 2);
+  string_view kind;
+  for (const string_view k : {"Fatal", "Non-fatal", "Correctable"})
+    if (tail.starts_with(k) && tail.substr(k.size()).starts_with(", ")) kind = k;
+  if (kind.empty()) return std::nullopt;  // "Severity N Engine instance ...", "Data {...}"
+  tail = tail.substr(kind.size() + 2);
+  std::optional<long long> link;
+  if (tail.starts_with("Link ")) {
+    link = leading_number(tail.substr(5));
+    const auto sp = tail.find(' ', 5);
+    tail = sp == string_view::npos ? string_view() : tail.substr(sp + 1);
+  }
+  auto detail = trim(tail);
+  if (detail.ends_with("(First)")) detail = trim(detail.substr(0, detail.size() - 7));
+  const std::string what =
+      fmt::format("NVSwitch {} (PCI {}) reported {} error SXid {}{}{}", sw, pci,
+                  kind == "Fatal"       ? "a fatal"
+                  : kind == "Non-fatal" ? "a non-fatal"
+                                        : "a corrected",
+                  *code, link ? fmt::format(" on link {}", *link) : "",
+                  detail.empty() ? "" : fmt::format(" ({})", detail));
+  const char* watch =
+      "Watch how often it comes (doctor's counts): frequent ones on the same switch or link mean "
+      "a failing link or switch; have it serviced.";
+  auto e = kind == "Fatal"
+               ? event("sxid", Severity::kCritical,
+                       what +
+                           ": the NVLink fabric through this switch stopped, so multi-GPU jobs "
+                           "over NVLink on this node fail or hang.",
+                       "Stop the node's jobs, restart the fabric (systemctl restart "
+                       "nvidia-fabricmanager) and reset the GPUs (nvidia-smi -r) or reboot the "
+                       "node; have the switch tray or baseboard serviced if it recurs.")
+           : kind == "Non-fatal"
+               ? event("sxid", Severity::kWarning,
+                       what +
+                           ": the switch carries on, but traffic on that link was dropped or "
+                           "retried.",
+                       watch)
+               : event("sxid", Severity::kInfo, what + ": the hardware corrected it.", watch);
+  e.fields["switch"] = std::string(sw);
+  e.fields["pci"] = std::string(pci);
+  e.fields["sxid"] = std::to_string(*code);
+  e.fields["severity"] = std::string(kind);
+  if (link) e.fields["link"] = std::to_string(*link);
+  if (!detail.empty()) e.fields["detail"] = std::string(detail);
+  return e;
+}
+
 Severity parse_severity(string_view s, bool& ok) {
   ok = true;
   if (s == "critical") return Severity::kCritical;
@@ -468,7 +893,10 @@ std::optional<KernelEvent> classify(std::string_view text, const XidTable& xids)
     case 'N':
       if (text.starts_with("NVRM: "sv)) {
         if (auto e = xid(text, xids)) return e;
-        return gpu_lost(text);
+        if (auto e = gpu_lost(text)) return e;
+        if (text.starts_with("NVRM: API mismatch: "sv)) return driver_mismatch(text);
+        if (text.starts_with("NVRM: The NVIDIA probe routine "sv)) return probe_failed(text);
+        return gpu_init_failed(text);
       }
       break;
     case 'o':
@@ -480,6 +908,7 @@ std::optional<KernelEvent> classify(std::string_view text, const XidTable& xids)
       if (text.starts_with("Out of memory"sv) ||
           text.starts_with("Memory cgroup out of memory"sv) || text.starts_with("Killed process"sv))
         return oom_kill(text);
+      if (text.starts_with("Kernel panic - not syncing: "sv)) return fatal_machine_check(text);
       break;
     case 'I':
       if (text.starts_with("INFO: task "sv)) return hung_task(text);
@@ -496,9 +925,22 @@ std::optional<KernelEvent> classify(std::string_view text, const XidTable& xids)
     case 'E':
     case 'X':
       if (text.starts_with("EXT4-fs error"sv) || text.starts_with("XFS ("sv)) return fs_error(text);
+      if (text.starts_with("EDAC MC"sv)) return memory_error(text);
       break;
     case 'n':
       if (text.starts_with("nvme nvme"sv)) return nvme_timeout(text);
+      // A device's own lines that are none of these ("nvidia 0000:3b:00.0: PCIe Bus Error: ...")
+      // go on to the "DEVICE ADDRESS: " forms below.
+      if (text.starts_with("nvidia-nvswitch"sv)) {
+        if (auto e = sxid(text)) return e;
+      } else if (text.starts_with("nouveau "sv)) {
+        if (auto e = nouveau_bound(text)) return e;
+      } else if (text.starts_with("nvidia"sv)) {
+        if (auto e = probe_failed(text)) return e;
+      }
+      break;
+    case 'm':
+      if (text.starts_with("mce: "sv)) return machine_check(text);
       break;
     case 'A':
       if (text.starts_with("AER: "sv)) return aer(text);

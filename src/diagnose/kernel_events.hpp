@@ -35,11 +35,14 @@ struct XidTable {
 
 struct KernelEvent {
   std::string kind;  // oom_kill, xid, gpu_lost, aer, pcie_link, hung_task, soft_lockup,
-                     // segfault, general_protection, page_alloc_failure, fs_error, nvme_timeout
+                     // segfault, general_protection, page_alloc_failure, fs_error, nvme_timeout,
+                     // driver_mismatch, gpu_probe_failed, gpu_init_failed, nouveau_bound,
+                     // memory_error, machine_check, sxid
   Severity severity = Severity::kWarning;
   std::string explanation;  // plain words
   std::string action;       // what to do
-  // What the line named: pid, task, device, pci, xid, cgroup, order, ...
+  // What the line named: pid, task, device, pci, xid, cgroup, order, mc, dimm, cpu, bank, sxid,
+  // link, ...
   std::map<std::string, std::string> fields;
 };
 

@@ -232,6 +232,37 @@ double io_of(const ProcessModel& p) {
 
 }  // namespace
 
+// Whether any GPU lists its processes (NVML's compute processes): only then has top a GPU column.
+static bool lists_gpu_processes(const Model& model) {
+  return std::any_of(model.gpus.begin(), model.gpus.end(),
+                     [](const GpuModel& g) { return !g.processes.empty(); });
+}
+
+// The GPU column of a process (8 wide): its GPU and the memory it holds there ("0 1.2G"), its
+// GPUs and their sum ("0,1 2.4G", "0-7 80G" for a run of them), "-" when it uses none.
+static std::string gpu_column(const Model& model, pid_t pid) {
+  std::vector<unsigned> used;
+  std::uint64_t bytes = 0;
+  bool known = false;
+  for (const auto& g : model.gpus)
+    for (const auto& gp : g.processes)
+      if (gp.pid == pid) {
+        used.push_back(g.index);
+        if (gp.used_memory_bytes) {
+          bytes += *gp.used_memory_bytes;
+          known = true;
+        }
+      }
+  if (used.empty()) return "-";
+  std::string which;
+  const bool run = used.size() > 2 && used.back() - used.front() + 1 == used.size();
+  if (run)
+    which = fmt::format("{}-{}", used.front(), used.back());
+  else
+    for (std::size_t i = 0; i < used.size(); ++i) which += (i ? "," : "") + std::to_string(used[i]);
+  return known ? fmt::format("{} {}", which, compact_bytes(double(bytes))) : which;
+}
+
 bool reads_io(const Model& model) {
   return std::any_of(model.processes.begin(), model.processes.end(),
                      [](const ProcessModel& p) { return p.read_bytes_s.has_value(); });
@@ -315,10 +346,12 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options) {
   }
 
   const bool io = reads_io(model);
-  l.add(fmt::format("{:>7} {:<6} S {:>6} {:>5} {:>5} {:>6} {:>7} {}{:>4} {}", "PID", "ROLE", "CPU%",
-                    "SYS%", "RUNQ%", "RSS", "MAJF/s", io ? fmt::format("{:>7} ", "IO/s") : "",
-                    "THR", "COMMAND"),
-        Style::kHeader);
+  const bool gpu = lists_gpu_processes(model);
+  l.add(
+      fmt::format("{:>7} {:<6} S {:>6} {:>5} {:>5} {:>6} {:>7} {}{}{:>4} {}", "PID", "ROLE", "CPU%",
+                  "SYS%", "RUNQ%", "RSS", "MAJF/s", io ? fmt::format("{:>7} ", "IO/s") : "",
+                  gpu ? fmt::format("{:<8} ", "GPU MEM") : "", "THR", "COMMAND"),
+      Style::kHeader);
   const auto procs = ordered_processes(model, options.sort);
   // Rows left: the height less what is above, less the status line.
   std::size_t room = procs.size();
@@ -344,6 +377,7 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options) {
     if (io)
       rates += fmt::format(
           " {:>7}", p.has_rates && p.read_bytes_s ? compact_bytes(io_of(p)) : std::string("-"));
+    if (gpu) rates += fmt::format(" {:<8}", gpu_column(model, p.pid));
     const bool straggler = options.straggler && options.straggler->pid == p.pid;
     const Style style = straggler ? Style::kWarn
                         : p.role == monitor::Role::kMain || p.role == monitor::Role::kRank

@@ -96,6 +96,12 @@ std::vector<Section> make_sections(const ReportData& data, const SectionFacts& f
   auto clocks = per_gpu("sm_clock_mhz");
   for (auto& id : per_gpu("memory_clock_mhz")) clocks.push_back(id);
   b.chart(gpu, "gpu_clocks", "GPU clocks: SM and memory", clocks);
+  b.chart(gpu, "gpu_held",
+          "GPUs held below their clocks, by reason (NVML clock event reasons; idle is none)",
+          {"gpu.held.power_cap", "gpu.held.thermal", "gpu.held.hw_slowdown", "gpu.held.settings"});
+  auto pcie = per_gpu("pcie_rx_bytes_s");
+  for (auto& id : per_gpu("pcie_tx_bytes_s")) pcie.push_back(id);
+  b.chart(gpu, "gpu_pcie", "GPU PCIe throughput: received (host to GPU) and sent (NVML)", pcie);
   if (gpu.charts.empty())
     gpu.absent = f.saw_gpu ? "NVML gave no utilisation, memory, power, temperature or clocks"
                            : "no GPU in the recording (no NVIDIA GPU, or NVML could not be "

@@ -55,7 +55,23 @@ struct DiskHandles {
   std::size_t read, write;
 };
 struct GpuHandles {
-  std::size_t util, mem_used, mem_total, power, temperature, sm_clock, mem_clock;
+  std::size_t util, mem_used, mem_total, power, temperature, sm_clock, mem_clock, pcie_tx, pcie_rx;
+};
+
+// Clock event reasons in the report's four kinds (NVML reference, nvmlClocksEventReasons):
+// the power cap, heat (software and hardware thermal slowdown), the board's or the system's
+// slowdown (HwSlowdown, HwPowerBrakeSlowdown), and settings (application clocks, sync boost,
+// display clocks). GpuIdle is not a slowdown: an idle GPU counts in none.
+struct ReasonKind {
+  const char* id;
+  const char* label;
+  std::uint64_t bits;
+};
+constexpr ReasonKind kReasonKinds[] = {
+    {"gpu.held.power_cap", "power cap (SwPowerCap)", 0x4},
+    {"gpu.held.thermal", "heat (Sw/HwThermalSlowdown)", 0x20 | 0x40},
+    {"gpu.held.hw_slowdown", "board or power brake (HwSlowdown, HwPowerBrake)", 0x8 | 0x80},
+    {"gpu.held.settings", "settings (application clocks, sync boost)", 0x2 | 0x10 | 0x100},
 };
 
 class Extractor {
@@ -192,6 +208,21 @@ class Extractor {
   }
 
   void gpus(std::size_t k, const Model& m) {
+    // How many GPUs each kind of reason holds below their clocks at this sample; the columns
+    // are made when a GPU first reports its reasons.
+    std::size_t reporting = 0;
+    double held[std::size(kReasonKinds)] = {};
+    for (const auto& g : m.gpus) {
+      if (!g.clock_event_reasons) continue;
+      ++reporting;
+      for (std::size_t r = 0; r < std::size(kReasonKinds); ++r)
+        if (*g.clock_event_reasons & kReasonKinds[r].bits) held[r] += 1;
+    }
+    if (reporting > 0) {
+      if (held_.empty())
+        for (const auto& r : kReasonKinds) held_.push_back(c_.handle(r.id, r.label, "count"));
+      for (std::size_t r = 0; r < std::size(kReasonKinds); ++r) c_.set(held_[r], k, held[r]);
+    }
     for (const auto& g : m.gpus) {
       saw_gpu = true;
       gpu_indices.insert(g.index);
@@ -203,6 +234,8 @@ class Extractor {
       c_.set(h.temperature, k, opt(g.temperature_celsius));
       c_.set(h.sm_clock, k, opt(g.sm_clock_mhz));
       c_.set(h.mem_clock, k, opt(g.memory_clock_mhz));
+      c_.set(h.pcie_tx, k, opt(g.pcie_tx_bytes_s));
+      c_.set(h.pcie_rx, k, opt(g.pcie_rx_bytes_s));
       // Xid errors: the collector's counter, whose growth is an event worth a marker.
       if (g.xid_errors) {
         auto [it, first] = xids_.emplace(g.index, *g.xid_errors);
@@ -225,7 +258,9 @@ class Extractor {
                  c_.handle(p + "power_w", l, "watts"),
                  c_.handle(p + "temperature_c", l, "celsius"),
                  c_.handle(p + "sm_clock_mhz", l + " SM", "MHz"),
-                 c_.handle(p + "memory_clock_mhz", l + " memory", "MHz")};
+                 c_.handle(p + "memory_clock_mhz", l + " memory", "MHz"),
+                 c_.handle(p + "pcie_tx_bytes_s", l + " sent", "bytes/s"),
+                 c_.handle(p + "pcie_rx_bytes_s", l + " received", "bytes/s")};
     return gpu_.emplace(index, h).first->second;
   }
 
@@ -303,6 +338,7 @@ class Extractor {
   std::vector<std::size_t> psi_;
   std::map<std::string, DiskHandles> disks_, nets_;
   std::map<unsigned, GpuHandles> gpu_;
+  std::vector<std::size_t> held_;  // kReasonKinds' columns, once a GPU reports its reasons
   std::map<unsigned, std::uint64_t> xids_;
   std::map<pid_t, std::string> main_seen_;
   std::set<pid_t> main_live_;

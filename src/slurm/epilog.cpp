@@ -23,9 +23,22 @@ namespace dltune::slurm {
 namespace {
 
 // The kinds of event that are the node's, not one process's: whatever job ran then shares them.
-constexpr std::array<std::string_view, 9> kNodeKinds = {
-    "xid",         "gpu_lost",           "aer",      "pcie_link",   "hung_task",
-    "soft_lockup", "page_alloc_failure", "fs_error", "nvme_timeout"};
+constexpr std::array<std::string_view, 16> kNodeKinds = {"xid",
+                                                         "gpu_lost",
+                                                         "aer",
+                                                         "pcie_link",
+                                                         "hung_task",
+                                                         "soft_lockup",
+                                                         "page_alloc_failure",
+                                                         "fs_error",
+                                                         "nvme_timeout",
+                                                         "driver_mismatch",
+                                                         "gpu_probe_failed",
+                                                         "gpu_init_failed",
+                                                         "nouveau_bound",
+                                                         "memory_error",
+                                                         "machine_check",
+                                                         "sxid"};
 
 // Whether a cgroup path is job `job_id`'s or below it: a component "job_J".
 bool in_job(const std::string& path, const std::string& job_id) {

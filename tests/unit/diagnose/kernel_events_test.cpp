@@ -223,6 +223,359 @@ TEST(KernelEvents, OrdinaryAndGarbledLinesAreNoEvents) {
         "AER: something"}) {
     EXPECT_FALSE(classify(line, xids()).has_value()) << line;
   }
+  // The NVIDIA driver loading, EDAC and the machine-check code starting, a memory controller
+  // driver's own lines before its EDAC MCn line, the context lines of a machine check, nouveau's
+  // lines after the one that says it took a GPU, the lines after an SXid and an RmInitAdapter
+  // failure about the same error, and panics that are no machine check.
+  for (const char* line : {
+           "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC "
+           "2023",
+           "NVRM: this kernel module has the version 530.30.02.  Please",
+           "NVRM: GPU 0000:0a:00.0: rm_init_adapter failed, device minor number 5",
+           "NVRM: RmInitAdapter: Cannot initialize GSP firmware RM",
+           "nvidia-modeset: Loading NVIDIA Kernel Mode Setting Driver for UNIX platforms  "
+           "525.125.06",
+           "nvidia 0000:3b:00.0: enabling device (0000 -> 0003)",
+           "EDAC MC: Ver: 3.0.0",
+           "EDAC MC0: Giving out device to module skx_edac controller Skylake socket#0 IMC#0: DEV "
+           "0000:3a:0a.0 (INTERRUPT)",
+           "EDAC skx MC3: HANDLING MCE MEMORY ERROR",
+           "EDAC sbridge MC1: CPU 1: Machine Check Event: 0 Bank 11: 8c00004f000800c2",
+           "EDAC MC0: 0 CE memory read error on DIMM_A1 (channel:0 page:0x0 offset:0x0 grain:8)",
+           "EDAC MC0: 1 CE memory read error",
+           "mce: CPU0: Thermal monitoring enabled (TM1)",
+           "mce: CPU supports 7 MCE banks",
+           "mce: [Hardware Error]: TSC 0 ADDR fef4c9e0 ",
+           "mce: [Hardware Error]: PROCESSOR 0:706a1 TIME 1537152664 SOCKET 0 APIC 0 microcode 28",
+           "mce: [Hardware Error]: Run the above through 'mcelog --ascii'",
+           "mce: [Hardware Error]: CPU 0: Machine Check",
+           "Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)",
+           "nouveau 0000:02:00.0: DRM: VRAM: 10240 MiB",
+           "nouveau 0000:02:00.0: bios: version 94.02.74.00.05",
+           "nouveau 0000:02:00.0: enabling device (0000 -> 0003)",
+           "nvidia-nvswitch2: SXid (PCI:0000:c4:00.0): 10002, Severity 5 Engine instance 00 "
+           "Sub-engine instance 00",
+           "nvidia-nvswitch2: SXid (PCI:0000:c4:00.0): 10002, Data {0x00000000, 0x00000000}",
+           "nvidia-nvswitch0: SXid (PCI:0000:c2:00.0): ",
+       }) {
+    EXPECT_FALSE(classify(line, xids()).has_value()) << line;
+  }
+}
+
+TEST(KernelEvents, TheNvidiaDriverFailingToLoadOrBind) {
+  // The driver's version check (RmPerformVersionCheck), its record on one line.
+  auto e = must(
+      "NVRM: API mismatch: the client has the version 535.104.05, but this kernel module has the "
+      "version 535.86.10.  Please make sure that this kernel module and all NVIDIA driver "
+      "components have the same version.");
+  EXPECT_EQ(e.kind, "driver_mismatch");
+  EXPECT_EQ(e.severity, Severity::kCritical);
+  EXPECT_EQ(e.fields["client_version"], "535.104.05");
+  EXPECT_EQ(e.fields["module_version"], "535.86.10");
+  EXPECT_NE(e.explanation.find("(version 535.104.05) do not match its loaded kernel module "
+                               "(version 535.86.10)"),
+            std::string::npos)
+      << e.explanation;
+  EXPECT_EQ(e.action.rfind("Reboot so that the installed driver's kernel module loads", 0), 0u);
+  EXPECT_NE(e.action.find("modprobe -r nvidia_drm nvidia_modeset nvidia_uvm nvidia && modprobe "
+                          "nvidia"),
+            std::string::npos);
+  // The same record from /dev/kmsg, its newlines escaped (Documentation/ABI/testing/dev-kmsg).
+  e = must(
+      "NVRM: API mismatch: the client has the version 535.104.05, but\\x0aNVRM: this kernel "
+      "module has the version 535.86.10.  Please\\x0aNVRM: make sure that this kernel module and "
+      "all NVIDIA driver\\x0aNVRM: components have the same version.");
+  EXPECT_EQ(e.fields["client_version"], "535.104.05");
+  EXPECT_EQ(e.fields["module_version"], "535.86.10");
+  // rsyslog's "#012" for the newlines (stackhpc/ansible-slurm-appliance#287).
+  e = must(
+      "NVRM: API mismatch: the client has the version 535.54.03, but#012NVRM: this kernel module "
+      "has the version 530.30.02.  Please#012NVRM: make sure that this kernel module and all "
+      "NVIDIA driver#012NVRM: components have the same version.");
+  EXPECT_EQ(e.fields["client_version"], "535.54.03");
+  EXPECT_EQ(e.fields["module_version"], "530.30.02");
+  // Newer drivers name the client (Frogging-Family/nvidia-all#394), as the journal keeps it.
+  e = must(
+      "NVRM: API mismatch: the client 'kwin_wayland' (pid 1005)\nNVRM: has the version 595.84, "
+      "but this kernel module has\nNVRM: the version 595.80.  Please make sure that this\nNVRM: "
+      "kernel module and all NVIDIA driver components\nNVRM: have the same version.");
+  EXPECT_EQ(e.fields["task"], "kwin_wayland");
+  EXPECT_EQ(e.fields["pid"], "1005");
+  EXPECT_EQ(e.fields["client_version"], "595.84");
+  EXPECT_EQ(e.fields["module_version"], "595.80");
+  EXPECT_NE(e.explanation.find("used by kwin_wayland (pid 1005)"), std::string::npos);
+  // An older kernel's first record alone (one record a line): the module's version unknown.
+  e = must("NVRM: API mismatch: the client has the version 169.12, but");
+  EXPECT_EQ(e.fields["client_version"], "169.12");
+  EXPECT_EQ(e.fields.count("module_version"), 0u);
+  EXPECT_NE(e.explanation.find("kernel module (version unknown)"), std::string::npos);
+
+  // drivers/base/dd.c's older form and the driver's count after it (an H100 fallen off the bus,
+  // DaoCloud's KubeCon HK 2024 talk).
+  e = must("nvidia: probe of 0000:5d:00.0 failed with error -1");
+  EXPECT_EQ(e.kind, "gpu_probe_failed");
+  EXPECT_EQ(e.severity, Severity::kCritical);
+  EXPECT_EQ(e.fields["pci"], "0000:5d:00.0");
+  EXPECT_EQ(e.fields["error"], "-1");
+  EXPECT_NE(e.explanation.find("the GPU at PCI 0000:5d:00.0 (probe error -1): the GPU is not "
+                               "usable"),
+            std::string::npos);
+  EXPECT_NE(e.action.find("NVRM lines just before it"), std::string::npos);
+  e = must("NVRM: The NVIDIA probe routine failed for 1 device(s).");
+  EXPECT_EQ(e.kind, "gpu_probe_failed");
+  EXPECT_EQ(e.severity, Severity::kCritical);
+  EXPECT_EQ(e.fields["count"], "1");
+  // The newer form, after the device (pop-os/cosmic-epoch#2146).
+  e = must("nvidia 0000:01:00.0: probe with driver nvidia failed with error -1");
+  EXPECT_EQ(e.kind, "gpu_probe_failed");
+  EXPECT_EQ(e.fields["pci"], "0000:01:00.0");
+  // Another driver holds the GPUs (mattshma/bigdata#133).
+  e = must("NVRM: The NVIDIA probe routine was not called for 3 device(s).");
+  EXPECT_EQ(e.kind, "gpu_probe_failed");
+  EXPECT_EQ(e.fields["count"], "3");
+  EXPECT_NE(e.explanation.find("another driver"), std::string::npos);
+  EXPECT_NE(e.action.find("/etc/modprobe.d/blacklist-nouveau.conf"), std::string::npos);
+
+  // RmInitAdapter (NVIDIA/gpu-operator#1146; an H100's, from its format; the older form without the
+  // GPU: Bumblebee-Project/Bumblebee#722).
+  e = must("NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x24:0x72:1568)");
+  EXPECT_EQ(e.kind, "gpu_init_failed");
+  EXPECT_EQ(e.severity, Severity::kCritical);
+  EXPECT_EQ(e.fields["pci"], "0000:0a:00.0");
+  EXPECT_EQ(e.fields["code"], "0x24:0x72:1568");
+  e = must("NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x26:0xffff:1601)");
+  EXPECT_EQ(e.fields["pci"], "0000:3b:00.0");
+  EXPECT_EQ(e.fields["code"], "0x26:0xffff:1601");
+  EXPECT_NE(e.explanation.find("failed to initialise the GPU at PCI 0000:3b:00.0"),
+            std::string::npos);
+  EXPECT_NE(e.explanation.find("power, its seating or its firmware"), std::string::npos);
+  EXPECT_EQ(e.action.rfind("Cold-reboot the node", 0), 0u);
+  EXPECT_NE(e.action.find("reseat the GPU"), std::string::npos);
+  EXPECT_NE(e.action.find("serviced if it recurs"), std::string::npos);
+  e = must("NVRM: RmInitAdapter failed! (0x26:0xffff:1375)");
+  EXPECT_EQ(e.kind, "gpu_init_failed");
+  EXPECT_EQ(e.fields.count("pci"), 0u);
+  EXPECT_EQ(e.fields["code"], "0x26:0xffff:1375");
+
+  // nouveau took an NVIDIA GPU (dartraiden/NVIDIA-patcher#73; a GH100): check's
+  // gpu.nouveau fix, word for word.
+  e = must("nouveau 0000:02:00.0: NVIDIA GA102 (b72000a1)");
+  EXPECT_EQ(e.kind, "nouveau_bound");
+  EXPECT_EQ(e.severity, Severity::kWarning);
+  EXPECT_EQ(e.fields["pci"], "0000:02:00.0");
+  EXPECT_EQ(e.fields["chip"], "GA102");
+  EXPECT_NE(e.explanation.find("nouveau driver took the NVIDIA GPU at PCI 0000:02:00.0 (GA102)"),
+            std::string::npos);
+  EXPECT_NE(e.action.find("printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' > "
+                          "/etc/modprobe.d/blacklist-nouveau.conf && update-initramfs -u && "
+                          "reboot"),
+            std::string::npos)
+      << e.action;
+  e = must("nouveau 0000:3b:00.0: NVIDIA GH100 (180000a1)");
+  EXPECT_EQ(e.fields["chip"], "GH100");
+  // A line of the nvidia driver's device that is none of these is read as before.
+  e = must(
+      "nvidia 0000:3b:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, "
+      "(Receiver ID)");
+  EXPECT_EQ(e.kind, "aer");
+}
+
+TEST(KernelEvents, MemoryErrorsOfTheHost) {
+  // A corrected error, after the sbridge driver's own lines (radiasoft/devops#134).
+  auto e = must(
+      "EDAC MC1: 1 CE memory scrubbing error on CPU_SrcID#1_Ha#0_Chan#0_DIMM#0 (channel:0 slot:0 "
+      "page:0xee30a0 offset:0x0 grain:32 syndrome:0x0 -  area:DRAM err_code:0008:00c2 socket:1 "
+      "ha:0 channel_mask:1 rank:0)");
+  EXPECT_EQ(e.kind, "memory_error");
+  EXPECT_EQ(e.severity, Severity::kWarning);
+  EXPECT_EQ(e.fields["mc"], "1");
+  EXPECT_EQ(e.fields["count"], "1");
+  EXPECT_EQ(e.fields["dimm"], "CPU_SrcID#1_Ha#0_Chan#0_DIMM#0");
+  EXPECT_EQ(e.fields["type"], "CE");
+  EXPECT_EQ(e.fields["error"], "memory scrubbing error");
+  EXPECT_EQ(e.fields["location"], "channel:0 slot:0");
+  EXPECT_NE(e.explanation.find("Memory controller 1 reported 1 corrected memory error on "
+                               "CPU_SrcID#1_Ha#0_Chan#0_DIMM#0 (channel:0 slot:0)"),
+            std::string::npos)
+      << e.explanation;
+  EXPECT_NE(e.action.find("/sys/devices/system/edac/mc/mc1/"), std::string::npos);
+  EXPECT_NE(e.action.find("replace the DIMM if it keeps growing"), std::string::npos);
+  // edac_mc.c edac_ce_error's form on a Haswell-EP label.
+  e = must(
+      "EDAC MC0: 1 CE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0 "
+      "page:0x1234 offset:0x0 grain:32 syndrome:0x0 - area:DRAM err_code:0001:0090 socket:0 ha:0 "
+      "channel_mask:2 rank:0)");
+  EXPECT_EQ(e.fields["mc"], "0");
+  EXPECT_EQ(e.fields["dimm"], "CPU_SrcID#0_Ha#0_Chan#1_DIMM#0");
+  EXPECT_EQ(e.fields["location"], "channel:1 slot:0");
+  EXPECT_NE(e.action.find("/sys/devices/system/edac/mc/mc0/"), std::string::npos);
+  // Uncorrected, after the skx driver's own lines (Tony Luck's LKML mail of 2021-08-12).
+  e = must(
+      "EDAC MC3: 1 UE memory read error on CPU_SrcID#0_MC#3_Chan#0_DIMM#0 (channel:0 slot:0 "
+      "page:0x7e025e offset:0x400 grain:32 -  err_code:0x00a0:0x0090  SystemAddress:0x7e025e400 "
+      "ProcessorSocketId:0x0 MemoryControllerId:0x3 ChannelAddress:0xec04bc00 ChannelId:0x0 "
+      "RankAddress:0x76025c00 PhysicalRankId:0x1 DimmSlotId:0x0 Row:0x3b01 Column:0x380 Bank:0x0 "
+      "BankGroup:0x2 ChipSelect:0x1 ChipId:0x0)");
+  EXPECT_EQ(e.kind, "memory_error");
+  EXPECT_EQ(e.severity, Severity::kCritical);
+  EXPECT_EQ(e.fields["type"], "UE");
+  EXPECT_EQ(e.fields["mc"], "3");
+  EXPECT_EQ(e.fields["dimm"], "CPU_SrcID#0_MC#3_Chan#0_DIMM#0");
+  EXPECT_NE(e.explanation.find("1 uncorrected memory error on CPU_SrcID#0_MC#3_Chan#0_DIMM#0"),
+            std::string::npos);
+  EXPECT_EQ(e.action.rfind("Drain the node and replace the DIMM (CPU_SrcID#0_MC#3_Chan#0_DIMM#0 "
+                           "on memory controller 3)",
+                           0),
+            0u)
+      << e.action;
+  // Several at once and no error named (edac_mc.c with an empty msg).
+  e = must(
+      "EDAC MC0: 2 CE on DIMM_A1 (csrow:0 channel:0 page:0x0 offset:0x0 grain:8 syndrome:0x0)");
+  EXPECT_EQ(e.fields["count"], "2");
+  EXPECT_EQ(e.fields["dimm"], "DIMM_A1");
+  EXPECT_EQ(e.fields.count("error"), 0u);
+  EXPECT_NE(e.explanation.find("2 corrected memory errors on DIMM_A1 (csrow:0 channel:0)"),
+            std::string::npos);
+  // Before Linux 3.5 (tikiold.cldn.cz's MemoryECCError page).
+  e = must(
+      "EDAC MC1: CE row 1, channel 0, label \"CPU_SrcID#1_Channel#0_DIMM#1\": 1 Unknown "
+      "error(s): memory scrubbing on FATAL area : cpu=6 Err=0008:00c1 (ch=1), addr = 0x1fb6d78000 "
+      "=> socket=1, Channel=0(mask=1), rank=5");
+  EXPECT_EQ(e.kind, "memory_error");
+  EXPECT_EQ(e.severity, Severity::kWarning);
+  EXPECT_EQ(e.fields["mc"], "1");
+  EXPECT_EQ(e.fields["dimm"], "CPU_SrcID#1_Channel#0_DIMM#1");
+  EXPECT_EQ(e.fields["count"], "1");
+}
+
+TEST(KernelEvents, MachineChecks) {
+  // arch/x86/kernel/cpu/mce/core.c mce_notify_irq (andikleen/mcelog#116).
+  auto e = must("mce: [Hardware Error]: Machine check events logged");
+  EXPECT_EQ(e.kind, "machine_check");
+  EXPECT_EQ(e.severity, Severity::kWarning);
+  EXPECT_NE(e.action.find("ras-mc-ctl --errors"), std::string::npos);
+  EXPECT_NE(e.action.find("mcelog"), std::string::npos);
+  EXPECT_NE(e.action.find("serviced if machine checks repeat"), std::string::npos);
+  // __print_mce, a corrected error: bit 61 of the status clear
+  // (home-assistant/operating-system#2989; then from the format).
+  e = must("mce: [Hardware Error]: CPU 2: Machine Check: 0 Bank 6: cc59dec000041152");
+  EXPECT_EQ(e.severity, Severity::kWarning);
+  EXPECT_EQ(e.fields["cpu"], "2");
+  EXPECT_EQ(e.fields["bank"], "6");
+  EXPECT_EQ(e.fields["status"], "cc59dec000041152");
+  EXPECT_NE(e.explanation.find("CPU 2 reported a corrected hardware error (machine check, bank "
+                               "6, status cc59dec000041152)"),
+            std::string::npos)
+      << e.explanation;
+  e = must("mce: [Hardware Error]: CPU 3: Machine Check: 0 Bank 7: cc00008000010091");
+  EXPECT_EQ(e.severity, Severity::kWarning);
+  EXPECT_EQ(e.fields["cpu"], "3");
+  EXPECT_EQ(e.fields["bank"], "7");
+  // Bit 61 (UC) set: not corrected (andikleen/mcelog#70).
+  e = must("mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 4: a600000000020408");
+  EXPECT_EQ(e.severity, Severity::kCritical);
+  EXPECT_NE(e.explanation.find("an uncorrected hardware error"), std::string::npos);
+  EXPECT_EQ(e.action.rfind("Drain the node", 0), 0u);
+  // mce_panic's reason, then the panic; older kernels said "Fatal Machine check".
+  e = must("mce: [Hardware Error]: Machine check: Processor context corrupt");
+  EXPECT_EQ(e.severity, Severity::kCritical);
+  EXPECT_NE(e.explanation.find("Processor context corrupt"), std::string::npos);
+  for (const char* line : {"Kernel panic - not syncing: Fatal machine check",
+                           "Kernel panic - not syncing: Fatal Machine check"}) {
+    e = must(line);
+    EXPECT_EQ(e.kind, "machine_check") << line;
+    EXPECT_EQ(e.severity, Severity::kCritical) << line;
+    EXPECT_NE(e.explanation.find("the node went down"), std::string::npos) << line;
+    EXPECT_NE(e.action.find("ipmitool sel list"), std::string::npos) << line;
+  }
+  // kill_me_maybe: a process read poisoned memory (Tony Luck's LKML mail of 2021-08-12).
+  e = must("mce: Uncorrected hardware memory error in user-access at 7e025e400");
+  EXPECT_EQ(e.kind, "machine_check");
+  EXPECT_EQ(e.severity, Severity::kCritical);
+  EXPECT_EQ(e.fields["address"], "7e025e400");
+}
+
+TEST(KernelEvents, NvSwitchSxidsBesideTheGpusNvLinkXid) {
+  // NVSWITCH_PRINT_SXID (the MENTHOS data set's lines, and from the format).
+  auto e = must("nvidia-nvswitch0: SXid (PCI:0000:c2:00.0): 20034, Fatal, Link 28 LTSSM Fault Up");
+  EXPECT_EQ(e.kind, "sxid");
+  EXPECT_EQ(e.severity, Severity::kCritical);
+  EXPECT_EQ(e.fields["switch"], "nvswitch0");
+  EXPECT_EQ(e.fields["pci"], "0000:c2:00.0");
+  EXPECT_EQ(e.fields["sxid"], "20034");
+  EXPECT_EQ(e.fields["link"], "28");
+  EXPECT_EQ(e.fields["severity"], "Fatal");
+  EXPECT_EQ(e.fields["detail"], "LTSSM Fault Up");
+  EXPECT_NE(e.explanation.find("NVSwitch nvswitch0 (PCI 0000:c2:00.0) reported a fatal error "
+                               "SXid 20034 on link 28 (LTSSM Fault Up)"),
+            std::string::npos)
+      << e.explanation;
+  EXPECT_NE(e.action.find("systemctl restart nvidia-fabricmanager"), std::string::npos);
+  EXPECT_NE(e.action.find("nvidia-smi -r"), std::string::npos);
+  EXPECT_NE(e.action.find("reboot the node"), std::string::npos);
+  e = must("nvidia-nvswitch3: SXid (PCI:0000:08:00.0): 20034, Fatal, Link 30 LTSSM Fault Up");
+  EXPECT_EQ(e.fields["switch"], "nvswitch3");
+  EXPECT_EQ(e.fields["pci"], "0000:08:00.0");
+  EXPECT_EQ(e.fields["link"], "30");
+  e = must(
+      "nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted "
+      "PRIV error");
+  EXPECT_EQ(e.severity, Severity::kWarning);
+  EXPECT_EQ(e.fields["sxid"], "12028");
+  EXPECT_EQ(e.fields["link"], "32");
+  EXPECT_EQ(e.fields["detail"], "egress non-posted PRIV error");
+  EXPECT_EQ(e.action.rfind("Watch how often it comes", 0), 0u);
+  EXPECT_NE(e.action.find("serviced"), std::string::npos);
+  // " (First)": the first of its kind latched, no part of the error's name.
+  e = must(
+      "nvidia-nvswitch4: SXid (PCI:0000:c6:00.0): 19084, Non-fatal, Link 29 AN1 Heartbeat "
+      "Timeout Error (First)");
+  EXPECT_EQ(e.fields["detail"], "AN1 Heartbeat Timeout Error");
+  // intr_nvswitch.h's other forms: a corrected error (info), and one of no link.
+  e = must(
+      "nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20001, Correctable, Link 04 TX Replay Error");
+  EXPECT_EQ(e.severity, Severity::kInfo);
+  EXPECT_EQ(e.fields["link"], "4");
+  e = must(
+      "nvidia-nvswitch2: SXid (PCI:0000:c4:00.0): 10007, Fatal, PRI timeout error, instance=0, "
+      "chiplet=1");
+  EXPECT_EQ(e.severity, Severity::kCritical);
+  EXPECT_EQ(e.fields.count("link"), 0u);
+  EXPECT_EQ(e.fields["detail"], "PRI timeout error, instance=0, chiplet=1");
+  // The GPU's own NVLink error is still an Xid 74 with its meaning from knowledge/xid.toml.
+  e = must(
+      "NVRM: Xid (PCI:0000:3b:00): 74, pid=4242, name=python3, NVLink: fatal error detected on "
+      "link 3(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)");
+  EXPECT_EQ(e.kind, "xid");
+  EXPECT_EQ(e.fields["xid"], "74");
+  EXPECT_EQ(e.severity, Severity::kCritical);
+  EXPECT_NE(e.explanation.find("Xid 74 (NVLink Error)"), std::string::npos);
+}
+
+TEST(KernelEvents, DriverEventsNameTheirGpuAndAnNvSwitchIsNone) {
+  std::vector<LoggedEvent> events;
+  for (const char* line :
+       {"NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x26:0xffff:1601)",
+        "nouveau 0000:5d:00.0: NVIDIA GH100 (180000a1)",
+        "nvidia: probe of 0000:9a:00.0 failed with error -1",
+        "nvidia-nvswitch0: SXid (PCI:0000:c2:00.0): 20034, Fatal, Link 28 LTSSM Fault Up",
+        "EDAC MC0: 1 CE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0 "
+        "page:0x1234 offset:0x0 grain:32 syndrome:0x0)"})
+    events.push_back(LoggedEvent{must(line), 0, "kmsg", {line}});
+  EXPECT_TRUE(names_pci(events));
+  const std::vector<GpuName> gpus = {
+      {"0000:3b:00.0", 2u, std::string("GPU-aaaa"), std::nullopt, std::nullopt},
+      {"0000:5d:00.0", 3u, std::nullopt, std::nullopt, std::nullopt},
+      {"0000:9a:00.0", 5u, std::nullopt, std::nullopt, std::nullopt},
+  };
+  EXPECT_TRUE(name_gpus(events, gpus));
+  EXPECT_EQ(events[0].event.fields["gpu"], "2");
+  EXPECT_NE(events[0].event.explanation.find("This is GPU 2 (0000:3b:00.0), GPU-aaaa."),
+            std::string::npos);
+  EXPECT_EQ(events[1].event.fields["gpu"], "3");
+  EXPECT_EQ(events[2].event.fields["gpu"], "5");
+  EXPECT_EQ(events[3].event.fields.count("gpu"), 0u);  // the switch is no GPU
+  EXPECT_EQ(events[4].event.fields.count("gpu"), 0u);
 }
 
 TEST(KernelEvents, GpuEventsNameTheGpuByIndexAndUuid) {

@@ -248,3 +248,36 @@ TEST(TopView, ALongNoticeIsWrappedWhole) {
   }
   EXPECT_EQ(joined, notice);
 }
+
+TEST(TopView, EachProcessShowsTheGpusItUsesAndTheMemoryItHoldsThere) {
+  Model m = job_model(0);
+  for (unsigned g = 0; g < 2; ++g) {
+    monitor::GpuModel gpu;
+    gpu.index = g;
+    gpu.utilization_gpu_pct = 90;
+    m.gpus.push_back(gpu);
+  }
+  // The main process on both GPUs (NVML's compute processes), the worker on none; a process
+  // NVML gives no memory for (MIG) still shows its GPU.
+  m.gpus[0].processes.push_back({1000, 3ull << 30});
+  m.gpus[1].processes.push_back({1000, 1ull << 29});
+  m.gpus[1].processes.push_back({990, std::nullopt});
+  const auto t = texts(monitor::top_view(m, monitor::TopOptions{}));
+  const int head = line_of(t, "    PID ROLE");
+  ASSERT_NE(head, -1);
+  EXPECT_NE(t[static_cast<std::size_t>(head)].find("GPU MEM"), std::string::npos);
+  const int main = line_of(t, "   1000 main");
+  ASSERT_NE(main, -1);
+  EXPECT_NE(t[static_cast<std::size_t>(main)].find(" 0,1 3.5G "), std::string::npos)
+      << t[static_cast<std::size_t>(main)];
+  const int worker = line_of(t, "   1001 worker");
+  ASSERT_NE(worker, -1);
+  EXPECT_NE(t[static_cast<std::size_t>(worker)].find(" -        "), std::string::npos);
+  EXPECT_NE(t[static_cast<std::size_t>(line_of(t, "    990"))].find(" 1        "),
+            std::string::npos);
+  // Without process lists (a container without the host's PIDs) there is no GPU column.
+  for (auto& g : m.gpus) g.processes.clear();
+  const auto plain = texts(monitor::top_view(m, monitor::TopOptions{}));
+  EXPECT_EQ(plain[static_cast<std::size_t>(line_of(plain, "    PID ROLE"))].find("GPU MEM"),
+            std::string::npos);
+}

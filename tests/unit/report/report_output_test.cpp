@@ -225,7 +225,7 @@ TEST(ReportHtml, ShowsTheFactsFindingsVerdictAndOneCanvasPerChart) {
   EXPECT_THAT(page, HasSubstr("sev-critical"));
   EXPECT_THAT(page, HasSubstr("Bottleneck verdict"));
   EXPECT_THAT(page, HasSubstr("Chart.js v3.9.1"));
-  EXPECT_EQ(count(page, "<canvas"), 14u);  // every section of the known samples: see series test
+  EXPECT_EQ(count(page, "<canvas"), 16u);  // every section of the known samples: see series test
 }
 
 // A distributed job's saved profile: its ranks in a table, the straggler's row marked with its

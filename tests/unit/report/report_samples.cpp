@@ -109,6 +109,10 @@ Sample known(int t, const KnownOptions& o) {
     g.memory_used_bytes = 10 * kGiB;
     g.memory_total_bytes = 80 * kGiB;
     g.memory_clock_mhz = 2619;
+    // Idle in even seconds, at its power cap and hot in odd ones; PCIe at 1000 and 250 KiB/s.
+    g.clock_event_reasons = t % 2 == 0 ? 0x1 : 0x4 | 0x20;
+    g.pcie_rx_kib_s = 1000;
+    g.pcie_tx_kib_s = 250;
     s.gpus.push_back(g);
   }
   return s;

@@ -103,12 +103,25 @@ TEST(ReportSeries, JobCgroupAndGpuSeries) {
   EXPECT_DOUBLE_EQ(series(d, "gpu.0.util_pct").values[2], 70.0);
   EXPECT_DOUBLE_EQ(series(d, "gpu.0.power_w").values[2], 250.5);
   EXPECT_EQ(series(d, "gpu.0.power_w").unit, "watts");
+  // The clock event reasons as GPUs held per kind (GpuIdle counts in none), and PCIe in bytes/s.
+  for (std::size_t k = 0; k < 4; ++k) {
+    const double odd = k % 2 == 1 ? 1.0 : 0.0;
+    EXPECT_DOUBLE_EQ(series(d, "gpu.held.power_cap").values[k], odd) << k;
+    EXPECT_DOUBLE_EQ(series(d, "gpu.held.thermal").values[k], odd) << k;
+    EXPECT_DOUBLE_EQ(series(d, "gpu.held.hw_slowdown").values[k], 0.0) << k;
+    EXPECT_DOUBLE_EQ(series(d, "gpu.held.settings").values[k], 0.0) << k;
+  }
+  EXPECT_EQ(series(d, "gpu.held.power_cap").unit, "count");
+  EXPECT_DOUBLE_EQ(series(d, "gpu.0.pcie_rx_bytes_s").values[1], 1000.0 * 1024);
+  EXPECT_DOUBLE_EQ(series(d, "gpu.0.pcie_tx_bytes_s").values[1], 250.0 * 1024);
+  EXPECT_EQ(series(d, "gpu.0.pcie_tx_bytes_s").unit, "bytes/s");
   // NVML gave no SM clock: no series at all, rather than a line at 0.
   EXPECT_EQ(d.find("gpu.0.sm_clock_mhz"), nullptr);
-  EXPECT_THAT(chart_ids(d),
-              ::testing::ElementsAre("cpu", "memory", "paging", "disk", "net", "gpu_util",
-                                     "gpu_memory", "gpu_power", "gpu_temperature", "gpu_clocks",
-                                     "job_cpu", "job_memory", "cgroup_cpu", "cgroup_memory"));
+  EXPECT_THAT(
+      chart_ids(d),
+      ::testing::ElementsAre("cpu", "memory", "paging", "disk", "net", "gpu_util", "gpu_memory",
+                             "gpu_power", "gpu_temperature", "gpu_clocks", "gpu_held", "gpu_pcie",
+                             "job_cpu", "job_memory", "cgroup_cpu", "cgroup_memory"));
 }
 
 TEST(ReportSeries, AbsentSourcesLeaveSectionsOutWithAReason) {
