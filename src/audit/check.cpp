@@ -160,8 +160,10 @@ std::string render_text(const CheckReport& r, const TextStyle& style) {
   const bool verbose = style.verbose;
   constexpr std::size_t kIndent = 18;  // "            why: "'s column, for the wrapped lines
   static const std::vector<std::pair<const char*, const char*>> kAreas = {
-      {"kernel", "Kernel"},   {"cpu", "CPU"},         {"memory", "Memory"}, {"limits", "Limits"},
-      {"storage", "Storage"}, {"network", "Network"}, {"gpu", "GPUs"}};
+      {"kernel", "Kernel"},   {"cpu", "CPU"},
+      {"memory", "Memory"},   {"limits", "Limits"},
+      {"storage", "Storage"}, {"network", "Network"},
+      {"gpu", "GPUs"},        {"environment", "Training environment"}};
   std::string out =
       fmt::format("dltune check: profile {}{}\n", r.profile,
                   r.chain.size() > 1 ? fmt::format(" ({})", fmt::join(r.chain, " > ")) : "");

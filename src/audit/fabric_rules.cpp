@@ -1,4 +1,6 @@
-// Rules for multi-node training: PCIe ACS on the bridges between GPUs, and RDMA ports.
+// Rules for multi-node training: PCIe ACS on the bridges between GPUs, and RDMA ports. The ACS
+// reading is shared with pci.gpu_nic (placement_rules.cpp), which looks at the bridges between
+// each GPU and its nearest NIC.
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -36,6 +38,24 @@ std::optional<std::uint16_t> acs_control(const std::string& config) {
   return std::nullopt;
 }
 
+BridgeAcs bridge_acs(const host::Root& root, const std::string& bdf) {
+  BridgeAcs a;
+  // `config` is the function's configuration space (Documentation/PCI/sysfs-pci.rst); readers
+  // without CAP_SYS_ADMIN get only its first 64 bytes (drivers/pci/pci-sysfs.c pci_read_config).
+  auto config = root.read("/sys/bus/pci/devices/" + bdf + "/config", 4096);
+  if (!config || !*config) return a;
+  a.readable = (*config)->size() >= 0x104;
+  a.control = acs_control(**config);
+  return a;
+}
+
+Fix acs_fix(const std::vector<std::string>& bridges) {
+  return Fix{fmt::format("for b in {}; do setpci -s $b ECAP_ACS+6.w=0000; done  (until reboot; "
+                         "or disable ACS in the BIOS)",
+                         fmt::join(bridges, " ")),
+             false};
+}
+
 std::vector<Finding> pci_acs(const AuditInput& in, const settings::ProfileEntry& entry) {
   auto base = [&](Severity sev, bool applicable, std::string summary) {
     Finding f;
@@ -59,16 +79,11 @@ std::vector<Finding> pci_acs(const AuditInput& in, const settings::ProfileEntry&
     auto cls = in.root.read(dir + "/class", 64);
     if (!cls || !*cls || !text::trim(**cls).starts_with("0x0604")) continue;  // PCI-PCI bridge
     ++bridges;
-    auto config = in.root.read(dir + "/config", 4096);
-    if (!config || !*config) continue;
-    const auto ctrl = acs_control(**config);
-    if ((*config)->size() >= 0x104) ++readable;
-    if (!ctrl) continue;
-    // Request Redirect (bit 2), Completion Redirect (3), Upstream Forwarding (4): P2P traffic
-    // is sent up to the root complex instead of across the switch.
-    if (*ctrl & 0x1c) {
+    const auto acs = bridge_acs(in.root, bdf);
+    if (acs.readable) ++readable;
+    if (acs.redirects()) {
       enabled.push_back(bdf);
-      ev.push_back({dir + "/config", fmt::format("ACS control 0x{:04x}", *ctrl)});
+      ev.push_back({dir + "/config", fmt::format("ACS control 0x{:04x}", *acs.control)});
     }
   }
   const bool noacs = in.facts.os.cmdline && in.facts.os.cmdline->pci_noacs;
@@ -92,10 +107,7 @@ std::vector<Finding> pci_acs(const AuditInput& in, const settings::ProfileEntry&
                             enabled.size(), readable, fmt::join(enabled, ", ")));
   f.actual = "enabled";
   f.evidence = std::move(ev);
-  f.fix = Fix{fmt::format("for b in {}; do setpci -s $b ECAP_ACS+6.w=0000; done  (until reboot; "
-                          "or disable ACS in the BIOS)",
-                          fmt::join(enabled, " ")),
-              false};
+  f.fix = acs_fix(enabled);
   return {f};
 }
 

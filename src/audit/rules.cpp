@@ -13,6 +13,7 @@ const std::vector<Rule>& rules() {
       {"swap.consistency", swap_consistency},
       {"iommu.mode", iommu_mode},
       {"pci.acs", pci_acs},
+      {"pci.gpu_nic", pci_gpu_nic},
       {"rdma.ports", rdma_ports},
       {"gpu.nouveau", gpu_nouveau},
       {"gpu.driver_match", gpu_driver_match},
@@ -23,6 +24,7 @@ const std::vector<Rule>& rules() {
       {"gpu.power_limit", gpu_power_limit},
       {"gpu.mig", gpu_mig},
       {"gpu.nvlink", gpu_nvlink},
+      {"env.training", env_training},
   };
   return kRules;
 }

@@ -2,6 +2,8 @@
 // How each profile key is judged against a host: by its kind of setting (settings/, through the
 // catalog), or by one of audit's own checks, listed here (one explicit table, no static
 // registration).
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,22 @@ struct Rule {
 // check; null when neither does.
 [[nodiscard]] RuleFn rule_for(const std::string& key);
 
+// placement_rules.cpp: pci.gpu_nic, each GPU's nearest RDMA NIC (behind its PCIe switch, on its
+// NUMA node, or across), ACS redirection between them, and where to launch on a host whose GPUs
+// span NUMA nodes.
+std::vector<Finding> pci_gpu_nic(const AuditInput&, const settings::ProfileEntry&);
+// A bridge's ACS control register, as pci.acs reads it (fabric_rules.cpp): `readable` when its
+// extended configuration space could be read (root can), `control` when it has ACS.
+inline constexpr std::uint16_t kAcsRedirect = 0x1c;  // Request/Completion Redirect, Upstream Fwd
+struct BridgeAcs {
+  bool readable = false;
+  std::optional<std::uint16_t> control;
+  [[nodiscard]] bool redirects() const { return control && (*control & kAcsRedirect) != 0; }
+};
+[[nodiscard]] BridgeAcs bridge_acs(const host::Root& root, const std::string& bdf);
+// pci.acs's fix for `bridges`: setpci until reboot, or the BIOS option.
+[[nodiscard]] Fix acs_fix(const std::vector<std::string>& bridges);
+
 // GPU checks: gpu.nouveau, gpu.driver_match,
 // gpu.driver_cuda, gpu.pcie_link, gpu.ecc, gpu.throttle.
 std::vector<Finding> gpu_nouveau(const AuditInput&, const settings::ProfileEntry&);
@@ -46,5 +64,7 @@ std::vector<Finding> gpu_throttle(const AuditInput&, const settings::ProfileEntr
 std::vector<Finding> gpu_power_limit(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> gpu_mig(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> gpu_nvlink(const AuditInput&, const settings::ProfileEntry&);
+// env_rules.cpp: env.training, the shell's NCCL, CUDA, PyTorch and thread variables.
+std::vector<Finding> env_training(const AuditInput&, const settings::ProfileEntry&);
 
 }  // namespace dltune::audit

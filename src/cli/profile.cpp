@@ -9,10 +9,13 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "audit/env_rules.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/sampling_options.hpp"
 #include "diagnose/profile_job.hpp"
+#include "host/parse/process.hpp"
+#include "inventory/host_facts.hpp"
 #include "launch/spawn.hpp"
 #include "monitor/scope.hpp"
 #include "options/options.hpp"
@@ -128,8 +131,41 @@ class ProfileCommand : public Command {
     };
     auto job = diagnose::sample_live(host::Root(), request);
     if (!job) return failed(job.error());
+    nlohmann::json extra = nlohmann::json::object();
+    if (pid_ != 0) judge_environment_of(pid_, extra, job->notes);
     return judge(job->windows, 0, fmt::format("{}, sampled for {:.1f} s", what, job->seconds),
-                 std::move(job->notes), nlohmann::json::object(), std::string());
+                 std::move(job->notes), std::move(extra), std::string());
+  }
+
+  // The job's NCCL, CUDA, PyTorch and thread variables (its /proc/PID/environ) against this
+  // host: "environment" in --json, a note for each warning; nothing when it cannot be read
+  // (another user's process without root).
+  void judge_environment_of(pid_t pid, nlohmann::json& extra,
+                            std::vector<std::string>& notes) const {
+    const host::Root root;
+    auto raw = root.read(fmt::format("/proc/{}/environ", pid), 256 * 1024);
+    if (!raw || !*raw) {
+      notes.push_back(fmt::format(
+          "the job's environment (/proc/{}/environ) could not be read: its NCCL and CUDA "
+          "variables are not judged (root can)",
+          pid));
+      return;
+    }
+    auto options = collect_options();
+    options.launch_only = true;
+    options.network = true;
+    options.gpus = !no_gpus_;
+    const auto facts = inventory::collect(root, options);
+    const auto env = host::parse::environ_entries(**raw);
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& p : audit::judge_environment(env, facts)) {
+      // The report's document is a plain nlohmann::json; the problem's an ordered one.
+      list.push_back(nlohmann::json::parse(audit::to_json(p).dump()));
+      if (p.severity >= audit::Severity::kWarn)
+        notes.push_back("environment: " + audit::one_line(p));
+    }
+    extra["environment"] = {
+        {"pid", pid}, {"variables", audit::training_variables(env)}, {"problems", std::move(list)}};
   }
 
   int launched(const std::vector<std::string>& command) {

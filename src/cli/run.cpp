@@ -141,6 +141,7 @@ int run_and_report(RunInvocation invocation, const std::string& who) {
   host::Root root;
   auto options = collect_options();
   options.launch_only = true;
+  options.network = true;  // to judge the job's NCCL variables
   options.gpus = invocation.request.options.gpus.has_value();
   const auto facts = inventory::collect(root, options);
   auto summary =

@@ -84,8 +84,9 @@ const std::vector<std::string_view>& Root::known_locations() {
   // The places a host's facts and settings live. Anything else (/tmp, /mnt, a user's random
   // path) is refused, so that no input can steer a read or a write elsewhere.
   static const std::vector<std::string_view> kKnown = {
-      "/proc", "/sys",     "/dev",     "/etc", "/run",   "/usr", "/opt",  "/home",
-      "/root", "/var/log", "/var/lib", "/lib", "/lib64", "/bin", "/sbin", "/.dockerenv",
+      "/proc",           "/sys",     "/dev",     "/etc", "/run",   "/usr", "/opt",  "/home",
+      "/root",           "/var/log", "/var/lib", "/lib", "/lib64", "/bin", "/sbin", "/.dockerenv",
+      "/.singularity.d",  // in every Apptainer/Singularity image (its "Environment and Metadata")
   };
   return kKnown;
 }

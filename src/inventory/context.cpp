@@ -5,18 +5,15 @@
 namespace dltune::inventory {
 
 const std::vector<std::string>& Context::environment_names() {
-  static const std::vector<std::string> kNames = {"PATH",
-                                                  "HOME",
-                                                  "CUDA_HOME",
-                                                  "CUDA_PATH",
-                                                  "VIRTUAL_ENV",
-                                                  "CONDA_PREFIX",
-                                                  "PYENV_ROOT",
-                                                  "PYENV_VERSION",
-                                                  "LD_LIBRARY_PATH",
-                                                  "CUDA_VISIBLE_DEVICES",
-                                                  "NCCL_SOCKET_IFNAME",
-                                                  "OMP_NUM_THREADS"};
+  static const std::vector<std::string> kNames = {
+      "PATH", "HOME", "CUDA_HOME", "CUDA_PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "PYENV_ROOT",
+      "PYENV_VERSION", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NCCL_SOCKET_IFNAME",
+      "OMP_NUM_THREADS",
+      // check's env.training (audit/env_rules.cpp)
+      "NCCL_DEBUG", "NCCL_IB_DISABLE", "NCCL_IB_HCA", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE",
+      "CUDA_LAUNCH_BLOCKING", "PYTORCH_CUDA_ALLOC_CONF", "LOCAL_WORLD_SIZE",
+      // set inside Apptainer's and Singularity's containers (inventory/os.cpp)
+      "APPTAINER_CONTAINER", "APPTAINER_NAME", "SINGULARITY_CONTAINER", "SINGULARITY_NAME"};
   return kNames;
 }
 

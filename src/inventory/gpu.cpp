@@ -83,28 +83,6 @@ PciLinkFacts read_link(Context& ctx, const std::string& dir) {
   return l;
 }
 
-// The node whose CPUs hold all of `cpus`, when exactly one does (firmware that leaves numa_node
-// at -1 still reports local_cpulist; hwloc uses the same for PCI locality).
-std::optional<int> node_of_cpus(Context& ctx, const std::vector<int>& cpus) {
-  if (cpus.empty()) return std::nullopt;
-  std::set<int> touched;
-  int nodes = 0;
-  for (const auto& name : ctx.list(kFact, "/sys/devices/system/node")) {
-    if (!name.starts_with("node")) continue;
-    const auto id = text::to_uint(std::string_view(name).substr(4));
-    if (!id) continue;
-    ++nodes;
-    const auto list = ctx.read_value(kFact, "/sys/devices/system/node/" + name + "/cpulist");
-    const auto node_cpus = list ? text::parse_cpu_list(*list) : std::nullopt;
-    if (!node_cpus) continue;
-    for (const int c : cpus)
-      if (std::binary_search(node_cpus->begin(), node_cpus->end(), c))
-        touched.insert(static_cast<int>(*id));
-  }
-  if (nodes < 2 || touched.size() != 1) return std::nullopt;
-  return *touched.begin();
-}
-
 std::optional<PciGpu> read_pci_device(Context& ctx, const std::string& name) {
   const std::string dir = std::string(kPciDevices) + "/" + name;
   const auto cls = ctx.read_value(kFact, dir + "/class");
@@ -147,7 +125,7 @@ std::optional<PciGpu> read_pci_device(Context& ctx, const std::string& name) {
     }
   }
   if (!g.numa_node && cpus) {
-    if (const auto n = node_of_cpus(ctx, *cpus)) {
+    if (const auto n = node_of_cpus(ctx, kFact, *cpus)) {
       g.numa_node = *n;
       g.numa_node_source = "local_cpulist";
     }
@@ -157,25 +135,45 @@ std::optional<PciGpu> read_pci_device(Context& ctx, const std::string& name) {
   else if (!link)
     ctx.problem(kFact, link.error());
   g.link = read_link(ctx, dir);
+  g.pcie_place = read_pcie_place(ctx, kFact, dir);
   return g;
 }
 
+// Names from pci.ids (format: host/parse/pci_ids.hpp), path by path. The next file is read only
+// while a compute GPU has no device name yet: one file can be older than the GPU (Debian 12's
+// pci.ids of 2023.04 knows the H100s but none of the later GPUs), and the other may be newer. A
+// name a file gave is kept; a later file fills in only what is still missing.
 void name_devices(Context& ctx, GpuFacts& f) {
   std::vector<host::parse::PciId> wanted;
   for (const auto& d : f.devices)
     wanted.push_back({d.vendor_id, d.device_id, d.subsystem_vendor_id, d.subsystem_device_id});
+  std::vector<bool> vendor_named(f.devices.size(), false);  // by a pci.ids, not built in
+  bool named_any = false;
+  auto unnamed_gpu = [&] {
+    return std::any_of(f.devices.begin(), f.devices.end(),
+                       [](const PciGpu& d) { return d.compute && !d.device_name; });
+  };
   for (const char* path : kPciIdsPaths) {
+    if (f.pci_ids && !unnamed_gpu()) break;
     const auto text = ctx.read(kFact, path, 8u << 20);
     if (!text) continue;
     const auto names = host::parse::pci_ids_lookup(*text, wanted);
+    bool named_here = false;
     for (std::size_t i = 0; i < f.devices.size(); ++i) {
       auto& d = f.devices[i];
-      if (names[i].vendor) d.vendor_name = names[i].vendor;
-      d.device_name = names[i].device;
-      d.subsystem_name = names[i].subsystem;
+      if (names[i].vendor && !vendor_named[i]) {
+        d.vendor_name = names[i].vendor;
+        vendor_named[i] = true;
+      }
+      if (!d.device_name && names[i].device) {
+        d.device_name = names[i].device;
+        named_here = named_here || d.compute;
+      }
+      if (!d.subsystem_name) d.subsystem_name = names[i].subsystem;
     }
-    f.pci_ids = path;
-    return;
+    // The file the names came from: the first one read, unless only a later one named a GPU.
+    if (!f.pci_ids || (!named_any && named_here)) f.pci_ids = path;
+    named_any = named_any || named_here;
   }
 }
 
@@ -302,6 +300,10 @@ Json device_json(const PciGpu& d) {
   put(j, "numa_node", d.numa_node);
   put(j, "numa_node_source", d.numa_node_source);
   put(j, "local_cpus", d.local_cpus);
+  if (d.pcie_place) {
+    j["pcie_root"] = d.pcie_place->root;
+    j["pcie_path"] = d.pcie_place->path;
+  }
   put(j, "driver", d.driver);
   Json pcie = Json::object();
   put(pcie, "speed_gts", d.link.speed_gts);
@@ -350,6 +352,7 @@ void add_gpu_block(text::Section& s, const GpuFacts& f, const PciGpu& d, std::si
     numa += " (from its local CPUs)";
   if (d.local_cpus) numa += fmt::format(", local CPUs {}", *d.local_cpus);
   s.add("NUMA node", numa, 1);
+  if (d.pcie_place) s.add("PCIe path", pcie_path_text(*d.pcie_place), 1);
   const auto& l = d.link;
   std::string link = gpu::pcie_text(l.generation, l.width, l.max_generation, l.max_width);
   if (!link.empty()) {

@@ -13,6 +13,7 @@
 #include "gpu/backend.hpp"
 #include "inventory/context.hpp"
 #include "inventory/json.hpp"
+#include "inventory/pcie_path.hpp"
 
 namespace dltune::inventory {
 
@@ -43,7 +44,10 @@ struct PciGpu {
   std::optional<int> numa_node;
   std::optional<std::string> numa_node_source;  // "numa_node" or "local_cpulist"
   std::optional<std::string> local_cpus;        // "0-31,64-95"
-  std::optional<std::string> driver;            // "nvidia", "nouveau", "amdgpu", "vfio-pci"
+  // Its host bridge and the bridges above it (inventory/pcie_path.hpp), from the resolved link
+  // /sys/bus/pci/devices/ADDR; absent when the link is not there or leads elsewhere.
+  std::optional<PciePlace> pcie_place;
+  std::optional<std::string> driver;  // "nvidia", "nouveau", "amdgpu", "vfio-pci"
   PciLinkFacts link;
   std::optional<unsigned> nvml_index;  // the NVML device at the same address
 };

@@ -65,6 +65,7 @@ HostFacts collect(const host::Root& root, const CollectOptions& options) {
   f.memory = collect_memory(ctx);
   if (options.gpus) f.gpu = collect_gpus(ctx, options.nvml_library);
   if (options.launch_only) {
+    if (options.network) f.network = collect_network(ctx);
     f.problems = ctx.problems();
     return f;
   }

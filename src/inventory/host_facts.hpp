@@ -37,6 +37,8 @@ struct CollectOptions {
   // GPUs when `gpus`; storage, network, Python and CUDA are left empty.
   bool launch_only = false;
   bool gpus = true;
+  // With launch_only: the network too (interfaces, RDMA), to judge a job's NCCL variables.
+  bool network = false;
 };
 
 // The environment variables env consults: this process's own on the live host, the captured

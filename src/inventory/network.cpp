@@ -1,5 +1,7 @@
 #include "inventory/network.hpp"
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "core/text.hpp"
@@ -25,7 +27,9 @@ void collect_interfaces(Context& ctx, NetworkFacts& f) {
     if (auto link = ctx.root().readlink(dir); link && *link) {
       i.is_virtual = (*link)->find("/virtual/") != std::string::npos;
     }
-    if (auto dev = ctx.root().readlink(dir + "/device"); dev && *dev) {
+    // The device link is relative ("../../../0000:4b:00.0", or "../.." from inside the PCI
+    // function's own net/ directory): the resolved path's last component is the function.
+    if (auto dev = ctx.root().resolve(dir + "/device"); dev && *dev) {
       const auto base = (*dev)->substr((*dev)->rfind('/') + 1);
       if (base.size() == 12 && base[4] == ':' && base[7] == ':' && base[10] == '.')
         i.pci_address = base;
@@ -60,12 +64,74 @@ void collect_rdma(Context& ctx, NetworkFacts& f) {
   }
 }
 
+std::string basename_of(std::string_view p) {
+  const auto slash = p.rfind('/');
+  return std::string(slash == std::string_view::npos ? p : p.substr(slash + 1));
+}
+
+// A NIC's NUMA node: numa_node (Documentation/ABI/testing/sysfs-bus-pci: "-1" when the firmware
+// gives none), else the one node that holds all of local_cpulist, as for GPUs.
+void read_nic_node(Context& ctx, const std::string& dir, PciNic& n) {
+  constexpr const char* kFact = "network.nics";
+  if (const auto v = ctx.read_value(kFact, dir + "/numa_node")) {
+    const auto id = text::to_int(*v);
+    if (id && *id >= 0 && *id < 4096) {
+      n.numa_node = static_cast<int>(*id);
+      n.numa_node_source = "numa_node";
+      return;
+    }
+  }
+  const auto list = ctx.read_value(kFact, dir + "/local_cpulist");
+  const auto cpus = list ? text::parse_cpu_list(*list) : std::nullopt;
+  if (!cpus) return;
+  if (const auto id = node_of_cpus(ctx, kFact, *cpus)) {
+    n.numa_node = *id;
+    n.numa_node_source = "local_cpulist";
+  }
+}
+
+// The PCI functions of the RDMA devices (Documentation/ABI/stable/sysfs-class-infiniband; the
+// `device` link of a class device leads to its parent, drivers/base/core.c
+// device_add_class_symlinks) and of the fast physical interfaces, with their place.
+void collect_nics(Context& ctx, NetworkFacts& f) {
+  constexpr const char* kFact = "network.nics";
+  std::map<std::string, PciNic> by_address;
+  for (const auto& d : f.rdma) {
+    auto real = ctx.root().resolve("/sys/class/infiniband/" + d.name + "/device");
+    if (!real) {
+      ctx.problem(kFact, real.error());
+      continue;
+    }
+    if (!*real) continue;  // a software device (rxe, siw) has no PCI function of its own
+    const auto address = basename_of(**real);
+    if (!is_sysfs_pci_address(address)) continue;
+    auto& n = by_address[address];
+    n.pci_address = address;
+    if (!n.rdma_device) n.rdma_device = d.name;
+  }
+  for (const auto& i : f.interfaces) {
+    if (i.is_virtual || !i.pci_address) continue;
+    const bool fast = !i.speed_mbps || *i.speed_mbps >= kTrainingNicMbps;
+    if (!fast && !by_address.count(*i.pci_address)) continue;
+    auto& n = by_address[*i.pci_address];
+    n.pci_address = *i.pci_address;
+    n.netdevs.push_back(i.name);
+  }
+  for (auto& [address, n] : by_address) {
+    const std::string dir = "/sys/bus/pci/devices/" + address;
+    read_nic_node(ctx, dir, n);
+    n.pcie_place = read_pcie_place(ctx, kFact, dir);
+    f.nics.push_back(std::move(n));
+  }
+}
+
 }  // namespace
 
 NetworkFacts collect_network(Context& ctx) {
   NetworkFacts f;
   collect_interfaces(ctx, f);
   collect_rdma(ctx, f);
+  collect_nics(ctx, f);
   for (const char* key :
        {"net.core.rmem_max", "net.core.wmem_max", "net.core.rmem_default", "net.core.wmem_default",
         "net.core.netdev_max_backlog", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem",
@@ -117,6 +183,21 @@ Json to_json(const NetworkFacts& f) {
     rdma.push_back(Json{{"name", d.name}, {"ports", std::move(ports)}, {"netdevs", d.netdevs}});
   }
   j["rdma"] = std::move(rdma);
+  Json nics = Json::array();
+  for (const auto& n : f.nics) {
+    Json x;
+    x["pci_address"] = n.pci_address;
+    put(x, "rdma_device", n.rdma_device);
+    x["netdevs"] = n.netdevs;
+    put(x, "numa_node", n.numa_node);
+    put(x, "numa_node_source", n.numa_node_source);
+    if (n.pcie_place) {
+      x["pcie_root"] = n.pcie_place->root;
+      x["pcie_path"] = n.pcie_place->path;
+    }
+    nics.push_back(std::move(x));
+  }
+  j["nics"] = std::move(nics);
   j["sysctls"] = f.sysctls;
   return j;
 }
@@ -142,6 +223,15 @@ std::vector<text::Section> render_network(const NetworkFacts& f) {
     }
   }
   if (f.rdma.empty()) s.add("RDMA", "no InfiniBand/RoCE devices");
+  for (const auto& n : f.nics) {
+    std::vector<std::string> names;
+    if (n.rdma_device) names.push_back(*n.rdma_device);
+    names.insert(names.end(), n.netdevs.begin(), n.netdevs.end());
+    std::string v = fmt::format("{}, NUMA node {}", text::join(names, " "),
+                                n.numa_node ? std::to_string(*n.numa_node) : "unknown");
+    if (n.pcie_place) v += ", PCIe " + pcie_path_text(*n.pcie_place);
+    s.add("NIC " + n.pci_address, v);
+  }
   for (const auto& [k, v] : f.sysctls) s.add(k, v);
   return {s};
 }

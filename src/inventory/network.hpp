@@ -1,6 +1,7 @@
 #pragma once
-// Network facts: interfaces with speed and MTU, InfiniBand and RoCE devices, and the TCP buffer
-// sysctls that multi-node training over TCP depends on.
+// Network facts: interfaces with speed and MTU, InfiniBand and RoCE devices, the PCI functions
+// of the NICs that carry multi-node training (with their NUMA node and PCIe place, to set GPUs
+// beside them), and the TCP buffer sysctls that multi-node training over TCP depends on.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -10,6 +11,7 @@
 #include "core/sections.hpp"
 #include "inventory/context.hpp"
 #include "inventory/json.hpp"
+#include "inventory/pcie_path.hpp"
 
 namespace dltune::inventory {
 
@@ -36,9 +38,24 @@ struct RdmaDevice {
   std::vector<std::string> netdevs;  // the Ethernet/IPoIB interfaces on it
 };
 
+// A NIC that multi-node training may use: the PCI function of an RDMA device, or of a physical
+// interface of at least 25 Gb/s (or of a speed the driver does not report).
+struct PciNic {
+  std::string pci_address;                 // "0000:1a:00.0"
+  std::optional<std::string> rdma_device;  // "mlx5_0", when it has one
+  std::vector<std::string> netdevs;        // its interfaces: "ib0", "eth0"
+  std::optional<int> numa_node;
+  std::optional<std::string> numa_node_source;  // "numa_node" or "local_cpulist"
+  std::optional<PciePlace> pcie_place;          // its host bridge and the bridges above it
+};
+
+// At least this fast (Mb/s) for an interface without RDMA to count as a training NIC.
+inline constexpr int kTrainingNicMbps = 25000;
+
 struct NetworkFacts {
   std::vector<NetInterface> interfaces;
   std::vector<RdmaDevice> rdma;
+  std::vector<PciNic> nics;  // by PCI address
   std::map<std::string, std::string> sysctls;
 };
 

@@ -96,6 +96,45 @@ void collect_virtualization(Context& ctx, OsFacts& f, bool cpu_hypervisor_flag) 
   }
 }
 
+// Apptainer, and Singularity before it, set APPTAINER_CONTAINER (the image's path) and
+// APPTAINER_NAME (its name), or SINGULARITY_CONTAINER and SINGULARITY_NAME, in every container,
+// and every image holds /.singularity.d (Apptainer's user guide, "Environment and Metadata").
+// It is the runtime nearest the process, so it wins over what the rest found (an Apptainer
+// container on an overlay root, or started inside Docker). The variables can also come from a
+// shell that was in a container (Slurm gives a job the environment it was submitted from), so
+// nothing counts when / is a disk's own file system mounted whole: a container's root is its
+// image (squashfs on a loop device, squashfuse, an overlay on it) or a directory bound there.
+void collect_apptainer(Context& ctx, OsFacts& f, const host::parse::Mount* root_fs) {
+  std::optional<std::string> runtime;
+  std::vector<std::string> evidence;
+  for (const auto& [name, runtime_name] :
+       {std::pair{"APPTAINER_CONTAINER", "apptainer"}, std::pair{"APPTAINER_NAME", "apptainer"},
+        std::pair{"SINGULARITY_CONTAINER", "singularity"},
+        std::pair{"SINGULARITY_NAME", "singularity"}}) {
+    const auto v = ctx.env(name);
+    if (!v || v->empty()) continue;
+    if (!runtime) runtime = runtime_name;  // Apptainer sets both families: its own comes first
+    evidence.push_back(fmt::format("{}={}", name, *v));
+  }
+  if (ctx.root().exists("/.singularity.d")) {
+    if (!runtime) runtime = "apptainer";
+    evidence.push_back("/.singularity.d exists");
+  }
+  if (!runtime) return;
+  const bool whole_disk = root_fs && root_fs->root == "/" && root_fs->source.starts_with("/dev/") &&
+                          !root_fs->source.starts_with("/dev/loop") &&
+                          root_fs->fstype != "overlay" && root_fs->fstype != "squashfs" &&
+                          !root_fs->fstype.starts_with("fuse");
+  if (whole_disk) {
+    f.container_evidence.push_back(fmt::format("{}, but / is {} on {}: not counted",
+                                               fmt::join(evidence, ", "), root_fs->fstype,
+                                               root_fs->source));
+    return;
+  }
+  f.container = *runtime;
+  for (auto& e : evidence) f.container_evidence.push_back(std::move(e));
+}
+
 void collect_container(Context& ctx, OsFacts& f, const std::vector<host::parse::Mount>& mounts,
                        const std::vector<host::parse::CgroupMembership>& own) {
   const host::parse::Mount* root_fs = nullptr;
@@ -135,6 +174,7 @@ void collect_container(Context& ctx, OsFacts& f, const std::vector<host::parse::
     if (!f.container) f.container = "container";
     f.container_evidence.push_back("the root file system is overlay");
   }
+  collect_apptainer(ctx, f, root_fs);
 }
 
 void collect_cgroup(Context& ctx, OsFacts& f, const std::vector<host::parse::Mount>& mounts,

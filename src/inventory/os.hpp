@@ -41,7 +41,8 @@ struct OsFacts {
   std::optional<std::int64_t> boot_time;       // unix seconds
   std::optional<double> uptime_seconds;
   std::optional<std::string> virtualization;  // "kvm", "qemu", "vmware", "hyper-v", ... or "none"
-  std::optional<std::string> container;       // "docker", "podman", "kubernetes", "container"
+  // "docker", "podman", "kubernetes", "apptainer", "singularity", "container"
+  std::optional<std::string> container;
   std::vector<std::string> container_evidence;
   std::optional<CgroupFacts> cgroup;
 };

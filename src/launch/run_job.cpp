@@ -173,6 +173,12 @@ tl::expected<RunSummary, RunFailure> run_job(const host::Root& root,
                               *step ? (*step)->place : CgroupPlace{});
   if (!cg) return failure(Stage::kSetUp, cg.error());
   RunSummary summary;
+  {
+    // The job's own variables against this host, with the CPUs it was given.
+    audit::EnvJob job;
+    if (plan->cpus) job.cpus = static_cast<unsigned>(plan->cpus->size());
+    summary.environment = audit::judge_environment(plan->env, facts, job);
+  }
   summary.slurm = *step;
   summary.cgroup_version = layout->version;
   summary.cgroup_dirs = (*cg)->directories();

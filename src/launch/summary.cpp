@@ -115,6 +115,9 @@ Json to_json(const RunSummary& s) {
   j["failed_rank"] = s.failed_rank ? Json(*s.failed_rank) : Json(nullptr);
   if (!s.master_port.empty()) j["master_port"] = s.master_port;
   j["notes"] = s.plan.notes;
+  Json problems = Json::array();
+  for (const auto& p : s.environment) problems.push_back(audit::to_json(p));
+  j["environment_problems"] = std::move(problems);
   j["warnings"] = r.warnings;
   return j;
 }
@@ -203,6 +206,8 @@ std::string render_text(const RunSummary& s) {
                      r.progress.unit.empty() ? "/s" : r.progress.unit,
                      r.progress.last_rate.value_or(0), r.progress.samples));
   for (const auto& n : s.plan.notes) line("set", n);
+  for (const auto& p : s.environment)
+    if (p.severity >= audit::Severity::kWarn) line("environment", audit::one_line(p));
   for (const auto& w : r.warnings) line("warning", w);
   return out;
 }

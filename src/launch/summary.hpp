@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "audit/env_rules.hpp"
 #include "host/parse/kmsg.hpp"
 #include "inventory/json.hpp"
 #include "launch/cgroup.hpp"
@@ -41,6 +42,8 @@ struct RunSummary {
   std::vector<RankSummary> ranks;
   std::optional<int> failed_rank;  // the one that failed first and stopped the others
   std::string master_port;         // the MASTER_PORT the ranks met on
+  // The job's NCCL, CUDA, PyTorch and thread variables against this host (audit/env_rules.hpp).
+  std::vector<audit::EnvProblem> environment;
 };
 
 [[nodiscard]] inventory::Json to_json(const RunSummary& s);

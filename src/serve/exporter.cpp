@@ -1,10 +1,9 @@
 // The exporter's threads and its published exposition (exporter.hpp).
 #include "serve/exporter.hpp"
 
-#include "core/text.hpp"
-
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -12,6 +11,7 @@
 
 #include "audit/check.hpp"
 #include "core/clock.hpp"
+#include "core/text.hpp"
 #include "inventory/host_facts.hpp"
 
 namespace dltune::serve {
@@ -128,9 +128,17 @@ void Exporter::check() {
             report.error().message());
   } else {
     state->ok = true;
-    for (const auto& f : report->findings)
-      if (f.applicable && f.severity != audit::Severity::kOk)
-        state->findings.push_back({f.id, audit::severity_name(f.severity), f.area});
+    for (const auto& f : report->findings) {
+      if (!f.applicable || f.severity == audit::Severity::kOk) continue;
+      const std::string severity = audit::severity_name(f.severity);
+      auto same = std::find_if(state->findings.begin(), state->findings.end(), [&](const auto& x) {
+        return x.id == f.id && x.severity == severity && x.area == f.area;
+      });
+      if (same != state->findings.end())
+        ++same->count;
+      else
+        state->findings.push_back({f.id, severity, f.area, 1});
+    }
     state->counts = {
         static_cast<std::uint64_t>(report->ok), static_cast<std::uint64_t>(report->info),
         static_cast<std::uint64_t>(report->warn), static_cast<std::uint64_t>(report->critical)};

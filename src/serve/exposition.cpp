@@ -138,9 +138,10 @@ void render_check(const CheckState& c, MetricSink& sink) {
   sink.sample({}, std::uint64_t{c.ok ? 1u : 0u});
   if (c.ok) {
     sink.family("dltune_check_finding", MetricType::kGauge,
-                "1 for each check finding that is not ok (dltune check), by id, severity and area");
+                "Check findings that are not ok (dltune check), by id, severity and area: their "
+                "number (several GPUs or file systems can share an id)");
     for (const auto& f : c.findings)
-      sink.sample({{"id", f.id}, {"severity", f.severity}, {"area", f.area}}, std::uint64_t{1});
+      sink.sample({{"id", f.id}, {"severity", f.severity}, {"area", f.area}}, f.count);
   }
   sink.family("dltune_check_findings", MetricType::kGauge,
               "Check findings of the last run by severity (all 0 when the check could not run)");

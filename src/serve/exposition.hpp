@@ -85,8 +85,11 @@ void append_escaped_label(std::string& out, std::string_view value);
 void append_double(std::string& out, double value);
 
 // One check finding that is not ok.
+// A check id's findings of one severity (several GPUs, file systems or variables can share an
+// id and severity: one series, their count).
 struct CheckFinding {
   std::string id, severity, area;
+  std::uint64_t count = 1;
 };
 struct CheckState {
   bool ran = false;  // a run has finished, well or not (no check family is written before)

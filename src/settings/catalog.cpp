@@ -19,6 +19,7 @@ const std::vector<KeySpec>& catalog() {
       {"swap.consistency", "memory", nullptr, nullptr},
       {"iommu.mode", "kernel", nullptr, nullptr},
       {"pci.acs", "kernel", nullptr, nullptr},
+      {"pci.gpu_nic", "network", nullptr, nullptr},
       {"rdma.ports", "network", nullptr, nullptr},
       {"gpu.persistence", "gpu", plan_gpu_persistence, check_gpu_persistence},
       {"gpu.nouveau", "gpu", nullptr, nullptr},
@@ -30,6 +31,7 @@ const std::vector<KeySpec>& catalog() {
       {"gpu.power_limit", "gpu", nullptr, nullptr},
       {"gpu.mig", "gpu", nullptr, nullptr},
       {"gpu.nvlink", "gpu", nullptr, nullptr},
+      {"env.training", "environment", nullptr, nullptr},
       // sysctl(8) families: the top directories of /proc/sys.
       {"vm.", "memory", plan_sysctl, check_sysctl},
       {"net.", "network", plan_sysctl, check_sysctl},

@@ -1,10 +1,37 @@
 #include "settings/data_paths.hpp"
 
 #include <algorithm>
+#include <string_view>
+
+#include "core/text.hpp"
+#include "inventory/storage.hpp"
 
 namespace dltune::settings {
 
 namespace {
+
+bool under(std::string_view path, std::string_view dir) {
+  return path == dir ||
+         (path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/');
+}
+
+// File system types that hold no data of their own, beside the kernel's (proc, sysfs, cgroup...:
+// inventory::is_data_fstype): memory (tmpfs, ramfs, devtmpfs), a container's layers (overlay,
+// aufs), read-only images (squashfs and squashfuse: snaps, live systems, Apptainer's images;
+// iso9660 and udf: optical media) and LXC's /proc views (lxcfs).
+constexpr std::string_view kNotDataTypes[] = {
+    "tmpfs",      "ramfs",         "devtmpfs",        "overlay",
+    "aufs",       "squashfs",      "fuse.squashfuse", "fuse.squashfuse_ll",
+    "fuse.lxcfs", "fuse.snapfuse", "iso9660",         "udf"};
+
+// Directories of the system (the Filesystem Hierarchy Standard 3.0's, systemd's /efi, snapd's
+// /snap, Apptainer's /.singularity.d): a mount on or under one (/boot/efi, /run/user/1000,
+// /var/lib/docker/overlay2/..., /var/lib/kubelet/pods/..., /etc/hosts in a container) holds
+// the system or a runtime's state, not training data.
+constexpr std::string_view kSystemDirs[] = {"/boot",  "/efi",   "/dev",    "/proc",          "/sys",
+                                            "/run",   "/snap",  "/etc",    "/usr",           "/opt",
+                                            "/var",   "/tmp",   "/bin",    "/sbin",          "/lib",
+                                            "/lib32", "/lib64", "/libx32", "/.singularity.d"};
 
 std::string basename(const std::string& path) {
   return path.substr(path.rfind('/') + 1);
@@ -18,6 +45,42 @@ std::string dirname(const std::string& path) {
 
 std::vector<std::string> default_data_paths() {
   return {"/", "/home"};
+}
+
+bool is_data_mount(const inventory::FileSystem& fs) {
+  const auto& mp = fs.mount_point;
+  const auto defaults = default_data_paths();
+  if (mp.empty() || std::find(defaults.begin(), defaults.end(), mp) != defaults.end()) return false;
+  if (!inventory::is_data_fstype(fs.fstype)) return false;
+  for (const auto t : kNotDataTypes)
+    if (fs.fstype == t) return false;
+  for (const auto d : kSystemDirs)
+    if (under(mp, d)) return false;
+  // statvfs's size; 0 for pseudo file systems. Unknown (not recorded in a capture): counted.
+  return !fs.total_bytes || *fs.total_bytes >= kMinDataFileSystemBytes;
+}
+
+std::vector<std::string> data_mounts(const inventory::StorageFacts& storage) {
+  std::vector<std::string> out;
+  for (const auto& fs : storage.file_systems)
+    if (is_data_mount(fs) && std::find(out.begin(), out.end(), fs.mount_point) == out.end())
+      out.push_back(fs.mount_point);
+  return out;
+}
+
+std::vector<std::string> check_data_paths(const inventory::HostFacts& facts,
+                                          const std::vector<std::string>& given) {
+  if (!given.empty()) return given;
+  auto paths = default_data_paths();
+  for (auto& m : data_mounts(facts.storage)) paths.push_back(std::move(m));
+  return paths;
+}
+
+std::string data_option(const std::vector<std::string>& given, const std::string& path) {
+  const auto defaults = default_data_paths();
+  if (given.empty() && std::find(defaults.begin(), defaults.end(), path) != defaults.end())
+    return "";
+  return " --data " + text::shell_quote(path);
 }
 
 std::optional<std::string> disk_of(const host::Root& root, const std::string& device) {

@@ -1,6 +1,8 @@
 #pragma once
 // Where training data lives (check --data, tune --data): the file systems that hold the data
-// paths and the disks under them, for mount.noatime and block.read_ahead_kb.
+// paths and the disks under them, for mount.noatime and block.read_ahead_kb. Without --data,
+// tune acts on / and /home, and check judges those and the host's data mounts as well.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,8 +12,33 @@
 
 namespace dltune::settings {
 
-// The data paths when none are given: the root and home file systems.
+// tune's data paths when none are given (tune --data): the root and home file systems.
 [[nodiscard]] std::vector<std::string> default_data_paths();
+
+// File systems smaller than this are not data file systems (when their size is known).
+inline constexpr std::uint64_t kMinDataFileSystemBytes = 10ULL << 30;
+
+// Whether `fs` holds data rather than the system: a file system of files (not proc, sysfs,
+// tmpfs, devtmpfs, a container's overlay, a squashfs image such as a snap), not mounted on or
+// under a system directory (/boot, /efi, /dev, /proc, /sys, /run, /snap, /etc, /usr, /opt,
+// /var, /tmp and their kind: /var/lib/docker's mounts among them), and of at least
+// kMinDataFileSystemBytes when its size is known. / and /home are not counted here: they are
+// default_data_paths().
+[[nodiscard]] bool is_data_mount(const inventory::FileSystem& fs);
+
+// The mount points of the data file systems (is_data_mount), in the mount table's order.
+[[nodiscard]] std::vector<std::string> data_mounts(const inventory::StorageFacts& storage);
+
+// The data paths check judges (check --data): `given` when it is not empty, else / and /home
+// (default_data_paths) and every data mount (data_mounts: /data, /scratch, /mnt/..., an NFS,
+// Lustre, GPFS, BeeGFS, XFS or ext4 volume).
+[[nodiscard]] std::vector<std::string> check_data_paths(const inventory::HostFacts& facts,
+                                                        const std::vector<std::string>& given);
+
+// The --data option that makes `tune` act on the file system holding `path`, for a check's fix:
+// " --data PATH" when --data was given or when `path` is not one of tune's defaults, else "".
+[[nodiscard]] std::string data_option(const std::vector<std::string>& given,
+                                      const std::string& path);
 
 struct DataFileSystem {
   const inventory::FileSystem* fs = nullptr;

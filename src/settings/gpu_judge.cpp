@@ -46,8 +46,9 @@ std::vector<Finding> without_nvml(const ProfileEntry& entry, const inventory::Gp
   f.evidence.push_back({nvml_path(g), error});
   f.notes.push_back(
       "NVML (libnvidia-ml.so.1) comes with the NVIDIA driver; inside a container the NVIDIA "
-      "Container Toolkit mounts it (docker run --gpus all). A capture holds NVML's answer only "
-      "when it was taken on the GPU host itself.");
+      "Container Toolkit mounts it (docker run --gpus all), and Apptainer or Singularity with "
+      "--nv (apptainer exec --nv IMAGE). A capture holds NVML's answer only when it was taken "
+      "on the GPU host itself.");
   return {std::move(f)};
 }
 

@@ -18,7 +18,7 @@ struct CheckInput {
   const inventory::HostFacts& facts;
   const host::Root& root;
   bool in_container = false;            // facts.os.container set
-  std::vector<std::string> data_paths;  // --data: file systems that hold data
+  std::vector<std::string> data_paths;  // --data; empty: check_data_paths' default
   // boot-time sysctl sources, read once per check
   const SysctlFiles* sysctl_files = nullptr;
 };
@@ -36,8 +36,13 @@ using Judge = std::vector<Finding> (*)(const CheckInput&, const ProfileEntry&);
 // "dltune tune apply --only KEY".
 [[nodiscard]] Fix tune_fix(const std::string& key);
 // Inside a container the host's settings are not ours to change: say what the runtime can set
-// (`runtime_flag`, e.g. "docker run --sysctl ...") and that the rest is the host's to fix.
+// (`runtime_flag`, e.g. "docker run --sysctl ...") and that the rest is the host's to fix. In
+// Apptainer's and Singularity's containers, which have none of Docker's --shm-size, --ulimit
+// and --sysctl, the fix is the host's and the note says why in their terms.
 void container_advice(const CheckInput& in, Finding& f, const std::string& runtime_flag);
+// "Apptainer" or "Singularity" when the check runs in one of their containers (os.container
+// "apptainer" or "singularity"), else empty.
+[[nodiscard]] std::string apptainer_runtime(const CheckInput& in);
 [[nodiscard]] Severity worse(Severity a, Severity b);
 
 }  // namespace dltune::settings

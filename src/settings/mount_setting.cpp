@@ -141,7 +141,7 @@ Result<void> plan_mount(PlanContext& context, const ProfileEntry& e, PlanItem& i
 
 std::vector<Finding> check_mount(const CheckInput& in, const ProfileEntry& entry) {
   std::vector<Finding> out;
-  const auto paths = in.data_paths.empty() ? default_data_paths() : in.data_paths;
+  const auto paths = check_data_paths(in.facts, in.data_paths);
   for (const auto& d : data_file_systems(in.root, in.facts, paths)) {
     const auto* best = d.fs;
     const std::string mode = atime_mode(text::join(best->options, ","));
@@ -159,13 +159,19 @@ std::vector<Finding> check_mount(const CheckInput& in, const ProfileEntry& entry
           fmt::format("{} ({}) is mounted {}, not noatime{}", best->mount_point, best->fstype, mode,
                       d.path == best->mount_point ? "" : " (holds " + d.path + ")");
       f.fix = Fix{fmt::format("dltune tune apply --only mount.noatime{} --persist",
-                              in.data_paths.empty() ? "" : " --data " + d.path),
+                              data_option(in.data_paths, d.path)),
                   true};
       f.notes.push_back(
           "every read of a training file also writes its access time unless the "
           "file system is mounted noatime");
     }
     container_advice(in, f, "");
+    // Apptainer's user guide, "Bind Paths and Mounts": host directories come in with --bind
+    // (and $HOME, /tmp by default) as bind mounts, whose atime flag is the host mount's.
+    if (const auto runtime = apptainer_runtime(in); !runtime.empty() && f.severity != Severity::kOk)
+      f.notes.push_back(runtime +
+                        " brings host directories in with --bind, with the host mount's "
+                        "options: remount it noatime on the host");
     out.push_back(std::move(f));
   }
   if (out.empty())

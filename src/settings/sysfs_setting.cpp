@@ -203,7 +203,7 @@ std::vector<Finding> check_governor(const CheckInput& in, const ProfileEntry& en
 
 std::vector<Finding> check_read_ahead(const CheckInput& in, const ProfileEntry& entry) {
   std::vector<Finding> out;
-  const auto paths = in.data_paths.empty() ? default_data_paths() : in.data_paths;
+  const auto paths = check_data_paths(in.facts, in.data_paths);
   for (const auto& d : data_file_systems(in.root, in.facts, paths)) {
     if (!d.disk) continue;
     const std::string file = "/sys/block/" + *d.disk + "/queue/read_ahead_kb";
@@ -219,7 +219,7 @@ std::vector<Finding> check_read_ahead(const CheckInput& in, const ProfileEntry& 
                             f.severity == Severity::kOk ? "" : ", expected " + f.expected);
     if (f.severity != Severity::kOk)
       f.fix = Fix{fmt::format("dltune tune apply --only block.read_ahead_kb{} --persist",
-                              in.data_paths.empty() ? "" : " --data " + d.path),
+                              data_option(in.data_paths, d.path)),
                   true};
     container_advice(in, f, "");
     out.push_back(std::move(f));

@@ -95,8 +95,10 @@ const std::vector<Rule>& rules() {
       {"gpu.power_limit", Type::kBool},
       {"gpu.mig", Type::kBool},
       {"gpu.nvlink", Type::kBool},
+      {"env.training", Type::kBool},
       {"iommu.mode", Type::kChoice, 0, 0, 1, {"pt", "off", "on", "default"}},
       {"pci.acs", Type::kChoice, 0, 0, 1, {"enabled", "disabled"}},
+      {"pci.gpu_nic", Type::kBool},
       {"rdma.ports", Type::kChoice, 0, 0, 1, {"ACTIVE", "DOWN", "INIT", "ARMED", "ACTIVE_DEFER"}},
   };
   return kRules;

@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -348,6 +349,28 @@ TEST(ProfileLive, AMemoryLimitBelowTheDatasetPushesOutThePageCache) {
       named = named || (m["rule"] == "page-cache-pushed-out" && m["met"].get<int>() >= 2);
     EXPECT_TRUE(named) << explain(r);
   }
+}
+
+TEST(ProfileLive, AJobsEnvironmentIsJudgedAgainstThisHost) {
+  // Debugging variables left on in the job's own environment (/proc/PID/environ), not ours.
+  Group job({"/bin/sleep", "60"}, {},
+            {"NCCL_DEBUG=INFO", "CUDA_LAUNCH_BLOCKING=1", "NCCL_SOCKET_IFNAME==no-such-nic0"});
+  const auto r = profile_pid(job.pid(), "1s");
+  EXPECT_EQ(r.exit_code, 0) << explain(r);
+  const auto j = profile_of(r);
+  ASSERT_TRUE(j.is_object()) << explain(r);
+  const auto& env = j["environment"];
+  EXPECT_EQ(env["pid"], job.pid());
+  EXPECT_NE(env["variables"].dump().find("NCCL_DEBUG=INFO"), std::string::npos) << env.dump(2);
+  std::set<std::string> vars;
+  for (const auto& p : env["problems"]) vars.insert(p["variable"].get<std::string>());
+  EXPECT_TRUE(vars.count("NCCL_DEBUG")) << env.dump(2);
+  EXPECT_TRUE(vars.count("CUDA_LAUNCH_BLOCKING")) << env.dump(2);
+  EXPECT_TRUE(vars.count("NCCL_SOCKET_IFNAME")) << env.dump(2);  // this VM has no such NIC
+  EXPECT_NE(j["notes"].dump().find("environment: NCCL_DEBUG=INFO is left on"), std::string::npos)
+      << j["notes"].dump(2);
+  // Our own environment is not the job's: profile's process has none of them.
+  EXPECT_EQ(std::getenv("CUDA_LAUNCH_BLOCKING"), nullptr);
 }
 
 TEST(ProfileLive, BadInputAndJobsThatAreNotTrainingJobs) {

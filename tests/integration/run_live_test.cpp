@@ -176,6 +176,20 @@ TEST_F(RunLive, ExitStatusesAndSignalsPassThrough) {
   EXPECT_EQ(summary()["signal"], SIGTERM);
 }
 
+TEST_F(RunLive, TheJobsEnvironmentIsJudgedInTheSummary) {
+  const auto r =
+      dltune_run({}, {"/bin/true"}, {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_DEBUG", "TRACE"}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto s = summary();
+  std::set<std::string> vars;
+  for (const auto& p : s["environment_problems"]) vars.insert(p["variable"].get<std::string>());
+  EXPECT_TRUE(vars.count("NCCL_P2P_DISABLE")) << s.dump(2);
+  EXPECT_TRUE(vars.count("NCCL_DEBUG")) << s.dump(2);
+  EXPECT_NE(r.err.find("  environment    NCCL_DEBUG=TRACE is left on: unset NCCL_DEBUG"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(RunLive, WithJsonOnStandardOutputTheJobsOutputGoesToStandardError) {
   const auto r = run({DLTUNE_BINARY, "run", "--quiet", "--name", name_, "--json", "-", "--",
                       "/bin/sh", "-c", "echo job-stdout; echo job-stderr >&2; exit 3"});

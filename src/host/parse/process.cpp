@@ -128,6 +128,19 @@ void cmdline_text(std::string_view raw, std::string& out) {
     if (c == '\0') c = ' ';
 }
 
+std::map<std::string, std::string> environ_entries(std::string_view raw) {
+  std::map<std::string, std::string> out;
+  while (!raw.empty()) {
+    const auto end = raw.find('\0');
+    const std::string_view entry = raw.substr(0, end);
+    if (const auto eq = entry.find('='); eq != std::string_view::npos && eq > 0)
+      out.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+    if (end == std::string_view::npos) break;
+    raw.remove_prefix(end + 1);
+  }
+  return out;
+}
+
 std::optional<std::string_view> environ_value(std::string_view raw, std::string_view name) {
   while (!raw.empty()) {
     const auto end = raw.find('\0');

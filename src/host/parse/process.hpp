@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,6 +59,8 @@ void cmdline_text(std::string_view raw, std::string& out);
 // /proc/PID/environ: the environment the process was exec'd with, NAME=VALUE entries each ending
 // in a NUL (proc(5)). The value of `name`, or nothing when it is not there; the first entry of
 // that name when there are several (getenv's choice).
+// Every NAME=VALUE of /proc/PID/environ (the first of a name that appears twice).
+[[nodiscard]] std::map<std::string, std::string> environ_entries(std::string_view raw);
 [[nodiscard]] std::optional<std::string_view> environ_value(std::string_view raw,
                                                             std::string_view name);
 

@@ -49,8 +49,8 @@ TEST(FixtureFindings, Gpu8Numa2) {
             "net.ipv4.tcp_fastopen info\n"
             "cpu.governor warn\n"                        // powersave on CPUs 16-31
             "limits.nofile warn\n"                       // soft 1024
-            "mount.noatime info\n"                       // / is relatime
-            "block.read_ahead_kb ok\n"                   // nvme0n1 (the root): 128 KiB
+            "mount.noatime info ok info info\n"          // / relatime; /data, /archive, /datasets
+            "block.read_ahead_kb ok ok ok\n"             // nvme0n1 (the root), nvme1n1, sda
             "gpu.persistence info\n"                     // no NVML in the tree
             "gpu.nouveau critical\n"                     // loaded beside nvidia
             "gpu.driver_match critical\n"                // 535.161.07 module, 550.54.15 library
@@ -61,11 +61,13 @@ TEST(FixtureFindings, Gpu8Numa2) {
             "gpu.power_limit info\n"
             "gpu.mig info\n"
             "gpu.nvlink info\n"
+            "env.training ok\n"
             "limits.memlock ok\n"  // unlimited
             "kernel.numa_balancing warn\n"
-            "iommu.mode ok\n"                // iommu=pt
-            "pci.acs n/a\n"                  // no bridges in the tree
-            "rdma.ports ok ok ok ok ok\n");  // 4 IB + 1 RoCE, all ACTIVE
+            "iommu.mode ok\n"              // iommu=pt
+            "pci.acs n/a\n"                // no bridges in the tree
+            "rdma.ports ok ok ok ok ok\n"  // 4 IB + 1 RoCE, all ACTIVE
+            "pci.gpu_nic info info info info info info info info info\n");  // NODE each, the hint
   EXPECT_EQ(exit, 2);
 }
 
@@ -87,8 +89,8 @@ TEST(FixtureFindings, ContainerCgv2) {
             "net.ipv4.tcp_fastopen info\n"
             "cpu.governor n/a\n"  // no cpufreq in the VM
             "limits.nofile warn\n"
-            "mount.noatime info\n"
-            "block.read_ahead_kb n/a\n"  // overlay root: no disk
+            "mount.noatime info info\n"  // / and /workspace
+            "block.read_ahead_kb ok\n"   // the disk under /workspace
             "gpu.persistence info\n"
             "gpu.nouveau ok\n"
             "gpu.driver_match ok\n"
@@ -99,11 +101,13 @@ TEST(FixtureFindings, ContainerCgv2) {
             "gpu.power_limit info\n"
             "gpu.mig info\n"
             "gpu.nvlink info\n"
+            "env.training ok\n"
             "limits.memlock critical\n"  // 64 KiB
             "kernel.numa_balancing ok\n"
             "iommu.mode info\n"  // nothing on the command line
             "pci.acs n/a\n"
-            "rdma.ports n/a\n");
+            "rdma.ports n/a\n"
+            "pci.gpu_nic n/a\n");
   EXPECT_EQ(exit, 2);
 }
 
@@ -136,6 +140,7 @@ TEST(FixtureFindings, TrainingProfileOnThisVm) {
             "gpu.throttle n/a\n"
             "gpu.power_limit n/a\n"
             "gpu.mig n/a\n"
-            "gpu.nvlink n/a\n");
+            "gpu.nvlink n/a\n"
+            "env.training ok\n");
   EXPECT_EQ(exit, 1);
 }

@@ -1,4 +1,6 @@
 // The OS-side rules, on hand-made trees and on the fixture hosts.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "audit/check.hpp"
@@ -231,8 +233,37 @@ TEST(NoatimeRule, OneFindingPerFileSystemHoldingData) {
   EXPECT_NE(f[1].summary.find("/datasets"), std::string::npos);
   EXPECT_NE(f[1].severity, Severity::kOk);
   EXPECT_NE(f[2].severity, Severity::kOk);
-  // Default paths: / and /home, both on the root file system: one finding.
-  EXPECT_EQ(h.run(e).size(), 1u);
+  // Default paths: / and /home (both on the root file system: one finding), then the data
+  // mounts in mount order; /boot, /boot/efi, /dev/shm and /run/user/1000 are not data.
+  const auto d = h.run(e);
+  ASSERT_EQ(d.size(), 4u);
+  EXPECT_EQ(d[0].evidence.at(0).value.substr(0, 7), "/ ext4 ");
+  EXPECT_EQ(d[1].evidence.at(0).value.substr(0, 10), "/data xfs ");
+  EXPECT_EQ(d[1].severity, Severity::kOk);
+  EXPECT_EQ(d[2].evidence.at(0).value.substr(0, 14), "/archive ext4 ");
+  EXPECT_EQ(d[3].evidence.at(0).value.substr(0, 15), "/datasets nfs4 ");
+  // tune's own default covers /, so its fix needs no --data; it does not cover /archive.
+  ASSERT_TRUE(d[0].fix);
+  EXPECT_EQ(d[0].fix->command, "dltune tune apply --only mount.noatime --persist");
+  ASSERT_TRUE(d[2].fix);
+  EXPECT_EQ(d[2].fix->command, "dltune tune apply --only mount.noatime --data /archive --persist");
+  // --data wins over the default.
+  EXPECT_EQ(h.run(e, {"/"}).size(), 1u);
+}
+
+// The default data paths on the other fixture hosts: a container's bind mount of a project is
+// data, its /etc/hosts and /usr/bin/nvidia-smi binds are not; a 4 KiB tmpfs under /mnt is not.
+TEST(NoatimeRule, TheDefaultCoversTheDataMountsOfEachFixture) {
+  Host c(fixture("container-cgv2"));
+  EXPECT_EQ(settings::data_mounts(c.facts.storage), (std::vector<std::string>{"/workspace"}));
+  const auto f = c.run(entry("mount.noatime", Expected::Kind::kExact, {"true"}));
+  ASSERT_EQ(f.size(), 2u);  // / (overlay) and /workspace
+  EXPECT_NE(f[1].summary.find("/workspace (ext4)"), std::string::npos) << f[1].summary;
+  ASSERT_TRUE(f[1].fix);
+  EXPECT_EQ(f[1].fix->command, "on the host: dltune tune apply --only mount.noatime");
+  Host v(fixture("this-vm"));
+  EXPECT_TRUE(settings::data_mounts(v.facts.storage).empty());
+  EXPECT_EQ(v.run(entry("mount.noatime", Expected::Kind::kExact, {"true"})).size(), 1u);
 }
 
 TEST(NoatimeRule, TheFixIsTuneAndNamesTheDataPathWhenGiven) {
@@ -376,4 +407,93 @@ TEST(AcsRule, ParsesTheExtendedCapabilityChain) {
   EXPECT_EQ(f[0].severity, Severity::kWarn);
   EXPECT_EQ(f[0].actual, "enabled");
   EXPECT_NE(f[0].fix->command.find("0000:00:01.0"), std::string::npos);
+}
+
+// An Apptainer container on a Slurm node, as dltune sees it from inside: Apptainer's variables
+// (its user guide, "Environment and Metadata"), the SIF's squashfs as /, the host's /dev and
+// /dev/shm bound in ("Bind Paths and Mounts"), a Lustre scratch, and the limits of the job.
+void apptainer_tree(dltune::testing::TempTree& t) {
+  t.write("run/dltune/capture/environ.json",
+          "{\"APPTAINER_CONTAINER\": \"/scratch/images/pytorch.sif\", "
+          "\"APPTAINER_NAME\": \"pytorch.sif\", "
+          "\"SINGULARITY_CONTAINER\": \"/scratch/images/pytorch.sif\", "
+          "\"SINGULARITY_NAME\": \"pytorch.sif\"}\n")
+      .write("proc/self/mountinfo",
+             "700 650 7:1 / / ro,nosuid,nodev,relatime - squashfs /dev/loop1 ro,errors=continue\n"
+             "701 700 0:5 / /dev rw,nosuid,relatime - devtmpfs udev rw,size=65536k,mode=755\n"
+             "702 701 0:26 / /dev/shm rw,nosuid,nodev - tmpfs tmpfs rw,size=65536k,inode64\n"
+             "703 700 0:23 / /proc rw,nosuid,nodev,noexec,relatime - proc proc rw\n"
+             "704 700 0:58 / /scratch rw,relatime - lustre 10.1.0.5@o2ib:/scratch rw,flock\n")
+      .write("proc/self/limits",
+             "Limit                     Soft Limit           Hard Limit           Units     \n"
+             "Max open files            65536                65536                files     \n"
+             "Max locked memory         65536                65536                bytes     \n")
+      .write("proc/sys/net/ipv4/tcp_fastopen", "1\n");
+}
+
+TEST(ContainerAdvice, ApptainerFixesAreTheHostsInApptainersTerms) {
+  dltune::testing::TempTree t;
+  apptainer_tree(t);
+  Host h(t.root());
+  ASSERT_EQ(h.facts.os.container, "apptainer");
+  auto has_note = [](const Finding& f, const std::string& part) {
+    return std::any_of(f.notes.begin(), f.notes.end(),
+                       [&](const std::string& n) { return n.find(part) != std::string::npos; });
+  };
+
+  // /dev/shm is the host's: no --shm-size, the host's remount.
+  auto shm = h.run(entry("shm.size", Expected::Kind::kAtLeast, {"1073741824"}));
+  ASSERT_EQ(shm.size(), 1u);
+  ASSERT_NE(shm[0].severity, Severity::kOk);
+  ASSERT_TRUE(shm[0].fix);
+  EXPECT_EQ(shm[0].fix->command,
+            "on the host: mount -o remount,size=8G /dev/shm  (and the same size= in /etc/fstab)");
+  EXPECT_FALSE(shm[0].fix->by_dltune);
+  EXPECT_TRUE(has_note(shm[0], "Apptainer binds the host's /dev/shm")) << shm[0].notes.back();
+
+  // Limits come from the host or the Slurm job: no --ulimit; tune's command kept whole.
+  auto memlock = h.run(entry("limits.memlock", Expected::Kind::kExact, {"unlimited"}, "critical"));
+  ASSERT_EQ(memlock.size(), 1u);
+  ASSERT_TRUE(memlock[0].fix);
+  EXPECT_EQ(memlock[0].fix->command,
+            "on the host: dltune tune apply --persist --only limits.memlock");
+  EXPECT_EQ(memlock[0].fix->command.find("--ulimit"), std::string::npos);
+  EXPECT_TRUE(has_note(memlock[0], "PropagateResourceLimits")) << memlock[0].notes.back();
+
+  // The network namespace is the host's unless --net: no --sysctl.
+  auto fo = h.run(entry("net.ipv4.tcp_fastopen", Expected::Kind::kExact, {"3"}));
+  ASSERT_EQ(fo.size(), 1u);
+  ASSERT_TRUE(fo[0].fix);
+  EXPECT_EQ(fo[0].fix->command, "on the host: dltune tune apply --only net.ipv4.tcp_fastopen");
+  EXPECT_TRUE(has_note(fo[0], "unless started with --net")) << fo[0].notes.back();
+
+  // The Lustre scratch is a data mount by default; bound in with --bind, it is the host's mount.
+  auto noatime = h.run(entry("mount.noatime", Expected::Kind::kExact, {"true"}));
+  ASSERT_EQ(noatime.size(), 2u);  // / (the image) and /scratch
+  EXPECT_NE(noatime[1].summary.find("/scratch (lustre)"), std::string::npos) << noatime[1].summary;
+  ASSERT_TRUE(noatime[1].fix);
+  EXPECT_EQ(noatime[1].fix->command,
+            "on the host: dltune tune apply --only mount.noatime --data /scratch --persist");
+  EXPECT_TRUE(has_note(noatime[1], "--bind")) << noatime[1].notes.back();
+}
+
+// Docker's terms stay Docker's: the same tree as Docker makes it (/.dockerenv, an overlay root),
+// without Apptainer's variables.
+TEST(ContainerAdvice, DockerKeepsItsRuntimeFlags) {
+  dltune::testing::TempTree t;
+  apptainer_tree(t);
+  t.write("run/dltune/capture/environ.json", "{}\n")
+      .write(".dockerenv", "")
+      .write(
+          "proc/self/mountinfo",
+          "700 650 0:93 / / rw,relatime - overlay overlay rw,lowerdir=/l,upperdir=/u,workdir=/w\n"
+          "702 700 0:26 / /dev/shm rw,nosuid,nodev - tmpfs shm rw,size=65536k,inode64\n");
+  Host h(t.root());
+  ASSERT_EQ(h.facts.os.container, "docker");
+  auto shm = h.run(entry("shm.size", Expected::Kind::kAtLeast, {"1073741824"}));
+  ASSERT_TRUE(shm.at(0).fix);
+  EXPECT_NE(shm[0].fix->command.find("docker run --shm-size=8g"), std::string::npos);
+  auto memlock = h.run(entry("limits.memlock", Expected::Kind::kExact, {"unlimited"}));
+  ASSERT_TRUE(memlock.at(0).fix);
+  EXPECT_EQ(memlock[0].fix->command, "docker run --ulimit memlock=-1");
 }

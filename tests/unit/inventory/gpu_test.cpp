@@ -350,3 +350,66 @@ TEST_F(GpuTree, NoComputeGpuMeansNoPciIdsRead) {
   EXPECT_FALSE(f.pci_ids);
   for (const auto& a : host.recorded()) EXPECT_NE(a.path, "/usr/share/misc/pci.ids");
 }
+
+// Without NVML the GPU's name is pci.ids' (format: https://pci-ids.ucw.cz/, the file's header):
+// vendor "10de  NVIDIA Corporation", device "<TAB>2330  ...", subsystem "<TAB><TAB>10de 16c1  ...".
+// Debian's /usr/share/misc/pci.ids here is older than the GPU; /usr/share/hwdata/pci.ids knows it.
+TEST_F(GpuTree, AGpuTheFirstPciIdsLacksIsNamedFromTheNext) {
+  write("usr/share/misc/pci.ids",
+        "10de  NVIDIA Corporation\n"
+        "\t20b0  GA100 [A100 SXM4 40GB]\n"
+        "1a03  ASPEED Technology, Inc.\n"
+        "\t2000  ASPEED Graphics Family\n"
+        "C 03  Display controller\n");
+  write("usr/share/hwdata/pci.ids",
+        "10de  NVIDIA Corporation\n"
+        "\t2330  GH100 [H100 SXM5 80GB]\n"
+        "\t\t10de 16c1  H100 SXM5 80GB\n"
+        "C 03  Display controller\n");
+  const auto host = root();
+  Context ctx(host, {});
+  const auto f = dltune::inventory::collect_gpus(ctx, dltune::gpu::Report{});
+  EXPECT_TRUE(ctx.problems().empty());
+  ASSERT_EQ(f.devices.size(), 3u);
+  EXPECT_EQ(f.devices[0].device_name, "ASPEED Graphics Family");  // the first file's
+  for (const std::size_t i : {1u, 2u}) {
+    EXPECT_EQ(f.devices[i].vendor_name, "NVIDIA Corporation");
+    EXPECT_EQ(f.devices[i].device_name, "GH100 [H100 SXM5 80GB]");
+    EXPECT_EQ(f.devices[i].subsystem_name, "H100 SXM5 80GB");
+  }
+  EXPECT_EQ(f.pci_ids, "/usr/share/hwdata/pci.ids");  // the file that named the GPUs
+
+  const auto j = dltune::inventory::to_json(f);
+  EXPECT_EQ(j["devices"][1]["device_name"], "GH100 [H100 SXM5 80GB]");
+  EXPECT_EQ(j["devices"][1]["subsystem_name"], "H100 SXM5 80GB");
+  EXPECT_EQ(j["pci_ids"], "/usr/share/hwdata/pci.ids");
+  const auto text = render(f);
+  EXPECT_TRUE(contains(text, "GPU 0: NVIDIA Corporation GH100 [H100 SXM5 80GB] (H100 SXM5 80GB)\n"))
+      << text;
+}
+
+// Only /usr/share/hwdata/pci.ids (Fedora, RHEL, Arch): the same names.
+TEST_F(GpuTree, OnlyHwdataPciIdsNamesTheGpus) {
+  fs::remove(tree_.dir() / "usr/share/misc/pci.ids");
+  write("usr/share/hwdata/pci.ids", kPciIds);
+  const auto host = root();
+  Context ctx(host, {});
+  const auto f = dltune::inventory::collect_gpus(ctx, dltune::gpu::Report{});
+  ASSERT_EQ(f.devices.size(), 3u);
+  EXPECT_EQ(f.devices[1].device_name, "GH100[H100 SXM5 80GB]");
+  EXPECT_EQ(f.pci_ids, "/usr/share/hwdata/pci.ids");
+}
+
+// The first pci.ids names every GPU: the other is not read (nor packed into a capture).
+TEST_F(GpuTree, ASecondPciIdsIsNotReadWhenTheFirstNamesEveryGpu) {
+  write("usr/share/hwdata/pci.ids", "10de  Someone Else\n\t2330  Not This One\n");
+  auto host = root();
+  host.start_recording();
+  Context ctx(host, {});
+  const auto f = dltune::inventory::collect_gpus(ctx, dltune::gpu::Report{});
+  ASSERT_EQ(f.devices.size(), 3u);
+  EXPECT_EQ(f.devices[1].vendor_name, "NVIDIA Corporation");
+  EXPECT_EQ(f.devices[1].device_name, "GH100[H100 SXM5 80GB]");
+  EXPECT_EQ(f.pci_ids, "/usr/share/misc/pci.ids");
+  for (const auto& a : host.recorded()) EXPECT_NE(a.path, "/usr/share/hwdata/pci.ids");
+}

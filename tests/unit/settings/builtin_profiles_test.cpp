@@ -99,6 +99,7 @@ TEST(BuiltinProfiles, TrainingHoldsEveryKeyATrainingHostNeeds) {
       {"gpu.power_limit", "true", "warn"},
       {"gpu.mig", "false", "warn"},
       {"gpu.nvlink", "true", "warn"},
+      {"env.training", "true", "critical"},
   };
   const auto p = load("training");
   EXPECT_EQ(p.chain, std::vector<std::string>{"training"});
@@ -152,6 +153,7 @@ TEST(BuiltinProfiles, DistributedAddsToTraining) {
       {"iommu.mode", "one of pt, off", "warn"},
       {"pci.acs", "disabled", "warn"},
       {"rdma.ports", "ACTIVE", "warn"},
+      {"pci.gpu_nic", "true", "warn"},
   };
   for (const auto& w : wants) {
     const auto* e = p.find(w.key);

@@ -158,3 +158,14 @@ TEST(EnvironValue, FindsTheNamedEntryOnlyWhole) {
   EXPECT_FALSE(environ_value(""sv, "RANK"));
   EXPECT_FALSE(environ_value("RANK\0"sv, "RANK"));  // no '='
 }
+
+TEST(EnvironEntries, EveryNameAndValueTheFirstOfADuplicate) {
+  using namespace std::string_view_literals;
+  const auto env = environ_entries("A=1\0B=x=y\0EMPTY=\0NOEQ\0=nameless\0A=2\0LAST=z"sv);
+  EXPECT_EQ(env.size(), 4u);
+  EXPECT_EQ(env.at("A"), "1");
+  EXPECT_EQ(env.at("B"), "x=y");
+  EXPECT_EQ(env.at("EMPTY"), "");
+  EXPECT_EQ(env.at("LAST"), "z");
+  EXPECT_TRUE(environ_entries(""sv).empty());
+}
