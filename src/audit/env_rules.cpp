@@ -287,6 +287,101 @@ void threads(const Env& env, const inventory::HostFacts& facts, const EnvJob& jo
                    std::max(1u, cpus / r))});
 }
 
+// "9.1" of "9.1.0.70"; the whole text when it has fewer parts.
+std::string major_minor(const std::string& v) {
+  const auto first = v.find('.');
+  if (first == std::string::npos) return v;
+  const auto second = v.find('.', first + 1);
+  return second == std::string::npos ? v : v.substr(0, second);
+}
+
+std::string parent_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? std::string("/") : path.substr(0, slash);
+}
+
+// A system cuDNN, NCCL or CUDA runtime in a directory of LD_LIBRARY_PATH, whose version is not
+// the one of the NVIDIA wheel the Python environment has (nvidia-cudnn-cu12, nvidia-nccl-cu12,
+// nvidia-cuda-runtime-cu12, which torch's wheels depend on). The dynamic linker searches
+// LD_LIBRARY_PATH before a library's RUNPATH (ld.so(8)), so torch can load the system one;
+// ld.so.conf's directories come after RUNPATH and shadow nothing.
+void shadowing(const Env& env, const inventory::HostFacts& facts, const EnvJob& job,
+               std::vector<EnvProblem>& out) {
+  const auto* ld = get(env, "LD_LIBRARY_PATH");
+  if (ld == nullptr || ld->empty()) return;
+  auto real = [&](std::string d) {
+    while (d.size() > 1 && d.back() == '/') d.pop_back();
+    if (job.resolve)
+      if (auto r = job.resolve(d)) return *r;
+    return d;
+  };
+  std::vector<std::pair<std::string, std::string>> dirs;  // as written, resolved
+  for (const auto part : text::split(*ld, ':'))
+    if (!part.empty() && part[0] == '/')
+      dirs.emplace_back(std::string(part), real(std::string(part)));
+  auto wheel = [&](std::string_view prefix) -> const inventory::PythonPackage* {
+    for (const auto& p : facts.cuda.python_packages)
+      if (p.name.starts_with(prefix) && !p.version.empty()) return &p;
+    return nullptr;
+  };
+  struct System {
+    std::string dir, version, path;
+  };
+  // The first directory of LD_LIBRARY_PATH that holds the library, with its version.
+  auto first_in_path = [&](const std::vector<inventory::VersionFinding>& found)
+      -> std::optional<std::pair<std::string, System>> {
+    for (const auto& [written, resolved] : dirs)
+      for (const auto& f : found)
+        if (f.source == "library" && f.version && parent_of(f.path) == resolved)
+          return std::make_pair(written, System{resolved, *f.version, f.path});
+    return std::nullopt;
+  };
+  auto rest_of = [&](const std::string& written) {
+    std::vector<std::string> keep;
+    for (const auto part : text::split(*ld, ':'))
+      if (!part.empty() && std::string(part) != written) keep.emplace_back(part);
+    return text::join(keep, ":");
+  };
+  auto problem = [&](const char* what, const std::string& written, const System& sys,
+                     const inventory::PythonPackage& w) {
+    out.push_back(
+        {"LD_LIBRARY_PATH", *ld, Severity::kWarn,
+         fmt::format("LD_LIBRARY_PATH puts {} {} ({}) ahead of the {} {} wheel", what, sys.version,
+                     written, w.name, w.version),
+         fmt::format("The dynamic linker searches LD_LIBRARY_PATH before the wheel's own "
+                     "RUNPATH, so torch can load {} instead, a version it was not built with: "
+                     "it then fails at start (for cuDNN: \"cuDNN version incompatibility: "
+                     "PyTorch was compiled against ... but found runtime version ...\") or runs "
+                     "with that version's bugs and speed.",
+                     sys.path),
+         fmt::format("leave {} out of the training job's LD_LIBRARY_PATH (torch finds its "
+                     "wheels' libraries itself): {}",
+                     written,
+                     rest_of(written).empty() ? std::string("unset LD_LIBRARY_PATH")
+                                              : "export LD_LIBRARY_PATH=" + rest_of(written))});
+  };
+  if (const auto* w = wheel("nvidia-cudnn-cu"))
+    if (auto s = first_in_path(facts.cuda.cudnn);
+        s && major_minor(s->second.version) != major_minor(w->version))
+      problem("cuDNN", s->first, s->second, *w);
+  if (const auto* w = wheel("nvidia-nccl-cu"))
+    if (auto s = first_in_path(facts.cuda.nccl);
+        s && major_minor(s->second.version) != major_minor(w->version))
+      problem("NCCL", s->first, s->second, *w);
+  if (const auto* w = wheel("nvidia-cuda-runtime-cu"))
+    for (const auto& [written, resolved] : dirs) {
+      const inventory::Toolkit* toolkit = nullptr;
+      for (const auto& t : facts.cuda.toolkits)
+        for (const char* sub : {"/lib64", "/lib", "/targets/x86_64-linux/lib"})
+          if (resolved == t.path + sub || real(t.path + sub) == resolved) toolkit = &t;
+      if (toolkit == nullptr || !toolkit->version) continue;
+      if (major_minor(*toolkit->version) != major_minor(w->version))
+        problem("the CUDA runtime", written,
+                System{resolved, *toolkit->version, resolved + "/libcudart.so"}, *w);
+      break;
+    }
+}
+
 }  // namespace
 
 std::vector<EnvProblem> judge_environment(const Env& env, const inventory::HostFacts& facts,
@@ -295,6 +390,7 @@ std::vector<EnvProblem> judge_environment(const Env& env, const inventory::HostF
   nccl(env, facts, out);
   cuda(env, facts, out);
   threads(env, facts, job, out);
+  shadowing(env, facts, job, out);
   return out;
 }
 
@@ -341,7 +437,13 @@ std::vector<Finding> env_training(const AuditInput& in, const settings::ProfileE
   const auto env = inventory::environment_for(in.root);
   const std::string where =
       in.root.live() ? "this shell's environment" : "the captured environment";
-  const auto problems = judge_environment(env, in.facts);
+  EnvJob job;
+  job.resolve = [&](const std::string& dir) -> std::optional<std::string> {
+    auto r = in.root.resolve(dir);
+    if (!r || !*r) return std::nullopt;
+    return **r;
+  };
+  const auto problems = judge_environment(env, in.facts, job);
   const auto set = training_variables(env);
   if (problems.empty()) {
     Finding f = frame();

@@ -3,6 +3,7 @@
 // PyTorch's, and the thread counts. check judges its own shell's (env.training), profile a
 // running job's (/proc/PID/environ), run the job's it starts. Each problem says what the
 // variable does, why it matters for training, and the fix.
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -28,6 +29,9 @@ struct EnvJob {
   std::optional<unsigned> ranks;
   // The CPUs the job may use (its cpuset); the host's when unknown.
   std::optional<unsigned> cpus;
+  // A directory with every link followed (host::Root::resolve), to match LD_LIBRARY_PATH's
+  // directories with where inventory found the libraries; unset: compared as written.
+  std::function<std::optional<std::string>(const std::string&)> resolve;
 };
 
 // The problems of `env` on the host `facts` describes; empty when there is none.

@@ -120,8 +120,11 @@ TEST_F(ReportChromium, TheReportOfARealRecordingLoadsWithoutErrorsAndDrawsEveryC
   if (::access(kChromium, X_OK) != 0)
     GTEST_SKIP() << kChromium << " is missing (apt-get install chromium)";
   auto gpus = dltune::testing::fake_hgx(2);
-  for (unsigned i = 0; i < 2; ++i)
+  for (unsigned i = 0; i < 2; ++i) {
     gpus["gpus"][i]["utilization"] = {{"gpu", 87 - 20 * i}, {"memory", 40}};
+    gpus["gpus"][i]["pcie_throughput_kbs"] = {{"tx", 1200}, {"rx", 350000}};
+  }
+  gpus["gpus"][1]["clock_event_reasons"] = 0x4;  // SwPowerCap: one GPU held by its power cap
   dltune::testing::FakeNvmlConfig fake(gpus);
   const auto db = (dir_ / "run.db").string();
   auto r = run(
@@ -136,7 +139,8 @@ TEST_F(ReportChromium, TheReportOfARealRecordingLoadsWithoutErrorsAndDrawsEveryC
   const auto doc = nlohmann::json::parse(r.out);
 
   // What the recording should give: the host's three charts, pressure when the host has PSI,
-  // disks and network, five for the two GPUs (utilisation, memory, power, temperature, clocks),
+  // disks and network, seven for the two GPUs (utilisation, memory, power, temperature, clocks,
+  // held below their clocks by reason, PCIe throughput),
   // the job's two (sleep is its main process) and those of the cgroup's figures that were there.
   auto rec = dltune::store::Recording::open(db);
   ASSERT_TRUE(rec) << rec.error().message();
@@ -156,7 +160,7 @@ TEST_F(ReportChromium, TheReportOfARealRecordingLoadsWithoutErrorsAndDrawsEveryC
   auto last = (*rec)->at((*rec)->size() - 1);
   ASSERT_TRUE(last);
   EXPECT_EQ(last->gpus.size(), 2u);
-  EXPECT_EQ(charts["gpu"], 5u);
+  EXPECT_EQ(charts["gpu"], 7u);
   EXPECT_EQ(charts["job"], 2u);
   if (!first->cgroup) {
     EXPECT_EQ(charts["cgroup"], 0u);

@@ -133,7 +133,10 @@ TEST(EnvRules, AllocatorConfigAndThreadsTimesRanks) {
             "OMP_NUM_THREADS=4 times 4 ranks is 16 threads for 8 CPUs");
   EXPECT_THAT(about(out, "OMP_NUM_THREADS")->fix, HasSubstr("OMP_NUM_THREADS=2"));
   // A job's own ranks and CPUs (profile, run) win over LOCAL_WORLD_SIZE and the host's CPUs.
-  out = judge_environment({{"OMP_NUM_THREADS", "4"}}, host(), {2u, 16u});
+  dltune::audit::EnvJob two_ranks;
+  two_ranks.ranks = 2u;
+  two_ranks.cpus = 16u;
+  out = judge_environment({{"OMP_NUM_THREADS", "4"}}, host(), two_ranks);
   EXPECT_EQ(about(out, "OMP_NUM_THREADS"), nullptr);
   // Unset on a GPU host: an info with what expandable_segments is for.
   out = judge_environment({}, host());
@@ -172,4 +175,52 @@ TEST(EnvRules, CheckJudgesItsOwnShellsVariables) {
   ASSERT_TRUE(c.is_object());
   ASSERT_EQ(c["findings"].size(), 1u);
   EXPECT_EQ(c["findings"][0]["severity"], "ok");
+}
+
+TEST(EnvRules, SystemLibrariesInLdLibraryPathAheadOfTorchsWheels) {
+  auto f = host();
+  dltune::inventory::Toolkit cuda;
+  cuda.path = "/usr/local/cuda-11.8";
+  cuda.version = "11.8.89";
+  f.cuda.toolkits.push_back(cuda);
+  f.cuda.cudnn.push_back(
+      {std::string("8.6.0"), "/usr/local/cuda-11.8/lib64/libcudnn.so.8.6.0", "library"});
+  f.cuda.nccl.push_back(
+      {std::string("2.20.5"), "/usr/lib/x86_64-linux-gnu/libnccl.so.2.20.5", "library"});
+  for (const auto& [name, version] :
+       {std::pair{"nvidia-cudnn-cu12", "9.1.0.70"}, std::pair{"nvidia-nccl-cu12", "2.20.5"},
+        std::pair{"nvidia-cuda-runtime-cu12", "12.4.127"}})
+    f.cuda.python_packages.push_back(
+        {"/usr/bin/python3", name, version, "/usr/lib/python3/dist-packages/x.dist-info"});
+  // /usr/local/cuda is a link to the 11.8 toolkit: the resolver follows it, as check's does.
+  dltune::audit::EnvJob job;
+  job.resolve = [](const std::string& d) -> std::optional<std::string> {
+    if (d.starts_with("/usr/local/cuda/")) return "/usr/local/cuda-11.8/" + d.substr(16);
+    return d;
+  };
+  const auto out = judge_environment(
+      {{"LD_LIBRARY_PATH", "/usr/local/cuda/lib64:/usr/lib/x86_64-linux-gnu:/opt/x"},
+       {"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}},
+      f, job);
+  std::vector<std::string> summaries;
+  for (const auto& p : out) {
+    EXPECT_EQ(p.variable, "LD_LIBRARY_PATH");
+    summaries.push_back(p.summary);
+  }
+  // cuDNN 8.6 and the CUDA 11.8 runtime shadow the wheels; the system NCCL is the wheel's own
+  // version, which is no problem.
+  EXPECT_THAT(summaries,
+              ::testing::ElementsAre(
+                  "LD_LIBRARY_PATH puts cuDNN 8.6.0 (/usr/local/cuda/lib64) ahead of the "
+                  "nvidia-cudnn-cu12 9.1.0.70 wheel",
+                  "LD_LIBRARY_PATH puts the CUDA runtime 11.8.89 (/usr/local/cuda/lib64) ahead "
+                  "of the nvidia-cuda-runtime-cu12 12.4.127 wheel"));
+  EXPECT_THAT(out[0].fix, HasSubstr("export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/opt/x"));
+  EXPECT_THAT(out[0].why, HasSubstr("cuDNN version incompatibility"));
+  // Without the wheels (Debian's python3-torch uses the system's libraries): nothing to say.
+  f.cuda.python_packages.clear();
+  EXPECT_TRUE(judge_environment({{"LD_LIBRARY_PATH", "/usr/local/cuda/lib64"},
+                                 {"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}},
+                                f, job)
+                  .empty());
 }

@@ -61,7 +61,7 @@ TEST(FixtureFindings, Gpu8Numa2) {
             "gpu.power_limit info\n"
             "gpu.mig info\n"
             "gpu.nvlink info\n"
-            "env.training ok\n"
+            "env.training warn\n"  // the venv's cuDNN wheel shadowed
             "limits.memlock ok\n"  // unlimited
             "kernel.numa_balancing warn\n"
             "iommu.mode ok\n"              // iommu=pt
