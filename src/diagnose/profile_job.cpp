@@ -128,7 +128,10 @@ RankComparison compare_ranks(const std::vector<JobVerdict>& ranks) {
   std::vector<double> others_asleep;
   for (std::size_t i = 0; i < n; ++i)
     if (i != *top) others_asleep.push_back(asleep[i]);
-  if (!by_gpu && median(others_asleep) < monitor::kStragglerOthersAsleep) {
+  const bool starved =
+      by_wait && monitor::starved_of_cpu(value(ranks[*top], Signal::kMainRunQueue).value_or(0),
+                                         value(ranks[*top], Signal::kMainOnCpu).value_or(100));
+  if (!by_gpu && !starved && median(others_asleep) < monitor::kStragglerOthersAsleep) {
     out.text = "no rank holds the others back: one is busier, but the others do not wait (" +
                out.text + ")";
     return out;

@@ -115,7 +115,8 @@ std::optional<Straggler> RankWatch::straggler() const {
   for (std::size_t i = 0; i < pids.size(); ++i)
     if (i != top->index) others_asleep.push_back(asleep[i]);
   const double waiting = median(std::move(others_asleep));
-  if (waiting < kStragglerOthersAsleep) return std::nullopt;
+  const bool starved = by_wait && starved_of_cpu(run_queue[top->index], on_cpu[top->index]);
+  if (waiting < kStragglerOthersAsleep && !starved) return std::nullopt;
   Straggler out;
   out.pid = pids[top->index];
   out.rank = sums.at(out.pid).rank;

@@ -90,6 +90,23 @@ TEST(RankComparison, ARankOnASharedCpuIsFoundByItsWaitForOne) {
   EXPECT_THAT(c.action, HasSubstr("CPUs of its own"));
 }
 
+TEST(RankComparison, ARankStarvedOfCpuIsTheStragglerEvenWhenTheOthersSpinWhileTheyWait) {
+  // CI's run: the loaded rank waited for a CPU longer than it ran; the other spun in the
+  // collective (on a CPU 54%, asleep in under half of the samples).
+  auto a = rank(
+      10, {{Signal::kMainOnCpu, 54}, {Signal::kMainSleeping, 0.4}, {Signal::kMainRunQueue, 4}});
+  auto b = rank(
+      11, {{Signal::kMainOnCpu, 38}, {Signal::kMainSleeping, 0.2}, {Signal::kMainRunQueue, 54}});
+  a.job.rank = 0;
+  b.job.rank = 1;
+  const auto c = compare_ranks({a, b});
+  ASSERT_EQ(c.straggler, 1u) << c.text;
+  EXPECT_EQ(c.doc["by"], "run_queue");
+  // Waiting for a CPU less than it runs, with the others awake: not named.
+  b.profile.values[static_cast<std::size_t>(Signal::kMainRunQueue)] = 30;
+  EXPECT_FALSE(compare_ranks({a, b}).straggler);
+}
+
 TEST(RankComparison, RanksThatKeepPaceOrDoNotWaitNameNone) {
   // Measured on equal ranks: 77% and 79%.
   const auto even =

@@ -163,9 +163,15 @@ TEST(RankPace, ARankWaitingForItsSharedCpuIsMarkedByItsWait) {
   RankWatch alike;
   for (int t = 0; t < 5; ++t) alike.add(ranks_model(t, {38, 'S', 40}, {36, 'R', 44}));
   EXPECT_FALSE(alike.straggler());
-  // Waiting, but the other does not wait for it (not asleep): none.
+  // Starved (waiting for a CPU longer than it runs) while the other spins in the collective
+  // instead of sleeping (gloo): still the straggler (CI's run: 54% waiting, 38% running).
   alike.clear();
-  for (int t = 0; t < 5; ++t) alike.add(ranks_model(t, {38, 'R', 2}, {36, 'R', 44}));
+  for (int t = 0; t < 5; ++t) alike.add(ranks_model(t, {54, 'R', 4}, {38, 'R', 54}));
+  ASSERT_TRUE(alike.straggler());
+  EXPECT_EQ(alike.straggler()->rank, 1);
+  // Waiting less than it runs, and the other does not wait for it (not asleep): none.
+  alike.clear();
+  for (int t = 0; t < 5; ++t) alike.add(ranks_model(t, {38, 'R', 2}, {60, 'R', 30}));
   EXPECT_FALSE(alike.straggler());
 }
 
