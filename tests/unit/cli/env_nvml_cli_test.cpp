@@ -63,16 +63,15 @@ TEST(EnvCommand, SaysTheMemoryHealthPowerLimitsAndMigOfEachGpu) {
       {"corrected_rows", 0}, {"uncorrected_rows", 1}, {"pending", true}, {"failure", false}};
   config["gpus"][1]["power_limit_milliwatts"] = 450000;
   config["gpus"][1]["power_management_limit_milliwatts"] = 450000;
-  config["gpus"][1]["mig"] = {
-      {"enabled", true},
-      {"pending", true},
-      {"max_devices", 7},
-      {"devices",
-       {{{"name", "NVIDIA H100 80GB HBM3 MIG 7g.80gb"},
-         {"uuid", "MIG-11111111-2222-3333-4444-555555555555"}}}}};
+  config["gpus"][1]["mig"] = {{"enabled", true},
+                              {"pending", true},
+                              {"max_devices", 7},
+                              {"devices",
+                               {{{"name", "NVIDIA H100 80GB HBM3 MIG 7g.80gb"},
+                                 {"uuid", "MIG-11111111-2222-3333-4444-555555555555"}}}}};
   dltune::testing::FakeNvmlConfig fake(config);
-  const auto r = dltune::testing::run({DLTUNE_BINARY, "env"},
-                                      {{"DLTUNE_NVML_LIBRARY", DLTUNE_FAKE_NVML}});
+  const auto r =
+      dltune::testing::run({DLTUNE_BINARY, "env"}, {{"DLTUNE_NVML_LIBRARY", DLTUNE_FAKE_NVML}});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   // "    Remapped rows  0 rows ...": a label, spaces to the column, the value.
   auto row = [&](const std::string& label, const std::string& value) {
@@ -87,8 +86,9 @@ TEST(EnvCommand, SaysTheMemoryHealthPowerLimitsAndMigOfEachGpu) {
                   "0 rows for corrected, 1 for uncorrected errors; a remap waits for a GPU reset"))
       << r.out;
   EXPECT_TRUE(row("Power", "(limit 450 W, default 700 W, settable 200-700 W)"));
-  EXPECT_TRUE(row("MIG", "on, 1 device: NVIDIA H100 80GB HBM3 MIG 7g.80gb "
-                         "MIG-11111111-2222-3333-4444-555555555555"));
+  EXPECT_TRUE(row("MIG",
+                  "on, 1 device: NVIDIA H100 80GB HBM3 MIG 7g.80gb "
+                  "MIG-11111111-2222-3333-4444-555555555555"));
   EXPECT_TRUE(row("MIG", "off"));  // GPU 0
   EXPECT_TRUE(row("NVLink", "18 links active, version 4, to NVSwitch; errors: 0 replay"));
   EXPECT_NE(r.out.find("GPU topology (nvidia-smi topo -m)"), std::string::npos);
