@@ -1,12 +1,14 @@
 // gpu.driver_cuda: the NVIDIA driver new enough for the CUDA that each torch install was built
 // for, by the table in knowledge/cuda-driver.toml (CUDA Toolkit Release Notes, Table 3, and the
-// CUDA Compatibility guide) and by NVML's own word (nvmlSystemGetCudaDriverVersion).
+// CUDA Compatibility guide) and by NVML's own word (nvmlSystemGetCudaDriverVersion); and the
+// nvidia-* wheels each torch loads built for its CUDA, at the versions it pins (cuda_wheels.cpp).
 #include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "audit/cuda_driver_table.hpp"
+#include "audit/cuda_wheels.hpp"
 #include "audit/rules.hpp"
 #include "settings/gpu_judge.hpp"
 
@@ -210,6 +212,17 @@ Finding judge_torch(const AuditInput& in, const settings::ProfileEntry& e,
   return f;
 }
 
+// Of the interpreters that import `first`'s torch, the one whose installation holds it: its pip
+// changes the wheels beside torch, where a venv that sees the system's packages refuses to.
+const inventory::Interpreter& owner_of(const std::vector<inventory::Interpreter>& all,
+                                       const inventory::Interpreter& first) {
+  for (const auto& py : all)
+    if (py.torch && py.torch->location == first.torch->location &&
+        py.torch->location.starts_with(py.prefix + "/"))
+      return py;
+  return first;
+}
+
 }  // namespace
 
 std::vector<Finding> gpu_driver_cuda(const AuditInput& in, const settings::ProfileEntry& e) {
@@ -223,6 +236,8 @@ std::vector<Finding> gpu_driver_cuda(const AuditInput& in, const settings::Profi
   for (const auto& py : in.facts.python.interpreters) {
     if (!py.torch || !seen.insert(py.torch->location).second) continue;
     out.push_back(judge_torch(in, e, py, *py.torch, driver, table));
+    for (auto& f : judge_cuda_wheels(e, owner_of(in.facts.python.interpreters, py)))
+      out.push_back(std::move(f));
   }
   if (out.empty()) {
     Finding f = frame(e, kExpected);

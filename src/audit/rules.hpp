@@ -64,6 +64,10 @@ std::vector<Finding> gpu_throttle(const AuditInput&, const settings::ProfileEntr
 std::vector<Finding> gpu_power_limit(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> gpu_mig(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> gpu_nvlink(const AuditInput&, const settings::ProfileEntry&);
+// amdgpu_rules.cpp: gpu.ecc and gpu.power_limit of every vendor (NVIDIA's above, then AMD's
+// from amdgpu's sysfs).
+std::vector<Finding> gpu_ecc_any_vendor(const AuditInput&, const settings::ProfileEntry&);
+std::vector<Finding> gpu_power_limit_any_vendor(const AuditInput&, const settings::ProfileEntry&);
 // env_rules.cpp: env.training, the shell's NCCL, CUDA, PyTorch and thread variables.
 std::vector<Finding> env_training(const AuditInput&, const settings::ProfileEntry&);
 

@@ -29,11 +29,12 @@ struct RowRemap {
   bool failure = false;                // a remap failed (no spare row left): service the GPU
 };
 
-// Page retirement (Kepler to Turing): pages taken out of use after ECC errors.
+// Page retirement (Kepler to Turing; AMD's bad pages): pages taken out of use after ECC errors.
 struct RetiredPages {
   std::optional<std::uint32_t> multiple_single_bit;  // after repeated corrected errors
   std::optional<std::uint32_t> double_bit;           // after an uncorrectable error
   std::optional<bool> pending;                       // retirement waits for the next reset
+  std::optional<std::uint32_t> failed;               // amdgpu: bad pages it could not retire
 };
 
 // A MIG device (a GPU instance with a compute instance) of a GPU in MIG mode.

@@ -1,5 +1,6 @@
 // NVML read for sampling (nvml_sampler.hpp): every GPU's utilisation, memory, power, clocks,
-// PCIe traffic, processes and Xid events, each through the symbol table's versioned calls.
+// PCIe traffic, ECC counts, processes and Xid events, each through the symbol table's versioned
+// calls.
 #include "gpu/nvml_sampler.hpp"
 
 #include <time.h>
@@ -17,6 +18,9 @@
 namespace dltune::gpu {
 
 namespace {
+
+// Beyond this an ECC count is not believed (as NvmlBackend bounds it).
+constexpr std::uint64_t kMaxEccCount = std::uint64_t{1} << 48;
 
 // What stays the same for a GPU while the library is loaded: read once.
 struct Identity {
@@ -125,6 +129,26 @@ class Reader {
     if (used <= total) g.memory_used_bytes = used;
   }
 
+  // Volatile ECC counts (nvmlDeviceGetTotalEccErrors, NVML_VOLATILE_ECC: since the driver
+  // loaded), read only while ECC is on: with it off NVML's counts mean nothing. A GPU without
+  // ECC answers NOT_SUPPORTED, which leaves them absent.
+  void ecc(nvml::Device h, GpuReading& g) {
+    const auto mode = lib_.fn<nvml::DeviceEccModeFn>(Sym::kEccMode);
+    const auto count = lib_.fn<nvml::DeviceEccCountFn>(Sym::kTotalEccErrors);
+    if (mode == nullptr || count == nullptr) return;
+    int current = -1, pending = -1;
+    if (!ok(Sym::kEccMode, mode(h, &current, &pending)) || current != nvml::kFeatureEnabled) return;
+    const auto read = [&](int error_type) -> std::optional<std::uint64_t> {
+      unsigned long long v = 0;
+      if (!ok(Sym::kTotalEccErrors, count(h, error_type, nvml::kVolatileEcc, &v)))
+        return std::nullopt;
+      if (v > kMaxEccCount) return std::nullopt;  // all ones: a GPU that fell off the bus
+      return v;
+    };
+    g.ecc_corrected = read(nvml::kMemoryErrorCorrected);
+    g.ecc_uncorrected = read(nvml::kMemoryErrorUncorrected);
+  }
+
   template <class Info, class Fn>
   void processes_as(nvml::Device h, GpuReading& g, std::vector<Info>& buf) {
     const auto f = lib_.fn<Fn>(Sym::kComputeProcesses);
@@ -227,6 +251,7 @@ class Reader {
       if (ok(Sym::kClockEventReasons, f(h, &r))) g.clock_event_reasons = r;
     }
     if (const auto r = uint(Sym::kPcieReplayCounter, h)) g.pcie_replay_count = *r;
+    ecc(h, g);
     register_xids(index, h);
     if (const auto& x = xids_[index]; x.handle != nullptr) {
       g.xid_errors = x.count;

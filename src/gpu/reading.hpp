@@ -34,6 +34,8 @@ struct GpuReading {
   // one's code; empty when NVML's event API is missing or refused.
   std::optional<std::uint64_t> xid_errors;
   std::optional<std::uint32_t> last_xid;
+  // Volatile ECC counts (since the driver loaded); absent when ECC is off or unknown.
+  std::optional<std::uint64_t> ecc_corrected, ecc_uncorrected;
 };
 
 }  // namespace dltune::gpu

@@ -137,6 +137,7 @@ Device device_from_json(const Json& j, std::string where, std::vector<std::strin
     pr.get("multiple_single_bit", d.retired_pages.multiple_single_bit);
     pr.get("double_bit", d.retired_pages.double_bit);
     pr.get("pending", d.retired_pages.pending);
+    pr.get("failed", d.retired_pages.failed);
   }
   if (const auto* c = r.member("clocks", false)) {
     Reader cr(*c, where + "clocks.", issues);
@@ -255,6 +256,7 @@ Json to_json(const Device& d) {
   put(pages, "multiple_single_bit", d.retired_pages.multiple_single_bit);
   put(pages, "double_bit", d.retired_pages.double_bit);
   put(pages, "pending", d.retired_pages.pending);
+  put(pages, "failed", d.retired_pages.failed);
   if (!pages.empty()) j["retired_pages"] = std::move(pages);
   Json clocks = Json::object();
   put(clocks, "sm_mhz", d.sm_clock_mhz);

@@ -106,11 +106,13 @@ void add_device_rows(text::Section& s, const Device& d, int indent, bool with_pc
     if (d.ecc_pending_enabled && *d.ecc_pending_enabled != *d.ecc_enabled)
       ecc += fmt::format(" ({} after reboot)", on_off(*d.ecc_pending_enabled));
     const auto& e = d.ecc_errors;
-    if (e.volatile_corrected || e.volatile_uncorrected || e.aggregate_corrected ||
-        e.aggregate_uncorrected)
+    if (e.aggregate_corrected || e.aggregate_uncorrected)
       ecc += fmt::format(", errors corrected/uncorrected: {}/{} since boot, {}/{} lifetime",
                          count(e.volatile_corrected), count(e.volatile_uncorrected),
                          count(e.aggregate_corrected), count(e.aggregate_uncorrected));
+    else if (e.volatile_corrected || e.volatile_uncorrected)  // amdgpu keeps no lifetime count
+      ecc += fmt::format(", errors corrected/uncorrected: {}/{} since the driver loaded",
+                         count(e.volatile_corrected), count(e.volatile_uncorrected));
     s.add("ECC", ecc, indent);
   }
   if (const auto& rr = d.row_remap) {
@@ -122,9 +124,13 @@ void add_device_rows(text::Section& s, const Device& d, int indent, bool with_pc
     s.add("Remapped rows", t, indent);
   }
   if (const auto& p = d.retired_pages; p.multiple_single_bit || p.double_bit) {
-    std::string t = fmt::format("{} for repeated corrected, {} for uncorrected errors",
-                                count(p.multiple_single_bit), count(p.double_bit));
+    // amdgpu retires pages only after uncorrectable errors: no count for the other cause.
+    std::string t = p.multiple_single_bit
+                        ? fmt::format("{} for repeated corrected, {} for uncorrected errors",
+                                      count(p.multiple_single_bit), count(p.double_bit))
+                        : fmt::format("{} after uncorrectable errors", count(p.double_bit));
     if (p.pending == true) t += "; retirement waits for a GPU reset";
+    if (p.failed.value_or(0) > 0) t += fmt::format("; {} could NOT be retired", *p.failed);
     s.add("Retired pages", t, indent);
   }
   if (d.memory_total_bytes) {

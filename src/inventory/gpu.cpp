@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/text.hpp"
+#include "gpu/amdgpu_sysfs.hpp"
 #include "gpu/report_json.hpp"
 #include "gpu/report_text.hpp"
 #include "host/parse/nvidia_version.hpp"
@@ -87,7 +88,10 @@ std::optional<PciGpu> read_pci_device(Context& ctx, const std::string& name) {
   const std::string dir = std::string(kPciDevices) + "/" + name;
   const auto cls = ctx.read_value(kFact, dir + "/class");
   const auto class_code = cls ? host::parse::pci_hex(*cls) : std::nullopt;
-  if (!class_code || (*class_code >> 16) != 0x03) return std::nullopt;  // display controllers
+  // Display controllers (0x03); processing accelerators (0x12) only from NVIDIA and AMD, whose
+  // Instinct MI300 are such (any other accelerator is not a GPU).
+  if (!class_code || ((*class_code >> 16) != 0x03 && (*class_code >> 16) != 0x12))
+    return std::nullopt;
   const auto vendor = ctx.read_value(kFact, dir + "/vendor");
   const auto device = ctx.read_value(kFact, dir + "/device");
   const auto vendor_id = vendor ? host::parse::pci_hex(*vendor) : std::nullopt;
@@ -96,6 +100,8 @@ std::optional<PciGpu> read_pci_device(Context& ctx, const std::string& name) {
     ctx.problem(kFact, dir + "/vendor", "no vendor or device id");
     return std::nullopt;
   }
+  if ((*class_code >> 16) == 0x12 && *vendor_id != kNvidia && *vendor_id != kAmd)
+    return std::nullopt;
   PciGpu g;
   g.address = host::parse::pci_address(name).value_or(name);
   g.class_code = *class_code;
@@ -261,6 +267,21 @@ GpuFacts collect_gpus(Context& ctx, const std::string& nvml_library) {
   return collect_gpus(ctx, std::move(nvml));
 }
 
+namespace {
+
+// AMD's GPUs from amdgpu's sysfs, in a host tree as on the live host (the files are sysfs's).
+void read_amdgpu(Context& ctx, GpuFacts& f) {
+  if (std::none_of(f.devices.begin(), f.devices.end(),
+                   [](const PciGpu& d) { return d.vendor == "amd" && d.driver == "amdgpu"; }))
+    return;
+  f.amdgpu = gpu::amdgpu::query(ctx.root());
+  for (auto& d : f.devices)
+    for (const auto& a : f.amdgpu.devices)
+      if (a.pci_bus_id == d.address) d.amdgpu_index = a.index;
+}
+
+}  // namespace
+
 GpuFacts collect_gpus(Context& ctx, gpu::Report nvml) {
   GpuFacts f;
   f.nvml = std::move(nvml);
@@ -273,6 +294,7 @@ GpuFacts collect_gpus(Context& ctx, gpu::Report nvml) {
   for (auto& d : f.devices)
     for (const auto& n : f.nvml.devices)
       if (n.pci_bus_id == d.address) d.nvml_index = n.index;
+  read_amdgpu(ctx, f);
   read_driver_versions(ctx, f);
   read_modules(ctx, f);
   return f;
@@ -315,6 +337,7 @@ Json device_json(const PciGpu& d) {
   if (!pcie.empty()) j["pcie"] = std::move(pcie);
   put(j, "link_downgraded", d.link.downgraded);
   put(j, "nvml_index", d.nvml_index);
+  put(j, "amdgpu_index", d.amdgpu_index);
   return j;
 }
 
@@ -343,6 +366,9 @@ std::string pci_name(const PciGpu& d) {
 
 void add_gpu_block(text::Section& s, const GpuFacts& f, const PciGpu& d, std::size_t ordinal) {
   const auto* n = nvml_device(f, d.nvml_index);
+  if (n == nullptr && d.amdgpu_index)
+    for (const auto& a : f.amdgpu.devices)
+      if (a.index == *d.amdgpu_index) n = &a;
   const unsigned index = n != nullptr ? n->index : static_cast<unsigned>(ordinal);
   s.add(fmt::format("GPU {}", index), n != nullptr && n->name ? *n->name : pci_name(d));
   s.add("PCI", pci_row(d), 1);
@@ -379,6 +405,7 @@ Json to_json(const GpuFacts& f) {
   j["devices"] = std::move(devices);
   j["nvml"] = nvml_json(f);
   j["nvml_source"] = f.nvml_from_capture ? "capture" : "live";
+  if (f.amdgpu.loaded) j["amdgpu"] = gpu::to_json(f.amdgpu);
   Json driver = Json::object();
   put(driver, "kernel_module_version", f.driver.kernel_module_version);
   put(driver, "kernel_module_open", f.driver.kernel_module_open);
@@ -439,8 +466,15 @@ std::vector<text::Section> render_gpus(const GpuFacts& f) {
       m += fmt::format("{}{} not loaded", m.empty() ? "" : "; ", fmt::join(off, ", "));
     s.add("Modules", m);
   }
-  s.add("NVML",
-        (f.nvml_from_capture && f.nvml.loaded ? "as recorded: " : "") + gpu::summary(f.nvml));
+  // An AMD host without NVIDIA GPUs has nothing to say about NVML.
+  if (has_nvidia_gpu(f) || !f.amdgpu.loaded)
+    s.add("NVML",
+          (f.nvml_from_capture && f.nvml.loaded ? "as recorded: " : "") + gpu::summary(f.nvml));
+  if (f.amdgpu.loaded)
+    s.add("amdgpu", fmt::format("{} GPU{} from sysfs{}", f.amdgpu.devices.size(),
+                                f.amdgpu.devices.size() == 1 ? "" : "s",
+                                f.amdgpu.driver_version ? ", driver " + *f.amdgpu.driver_version
+                                                        : " (the kernel's own driver)"));
   const auto matrix = gpu::topology_matrix(f.nvml);
   if (matrix.empty()) return {s};
   // nvidia-smi topo -m's matrix and legend.

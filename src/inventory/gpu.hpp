@@ -49,7 +49,8 @@ struct PciGpu {
   std::optional<PciePlace> pcie_place;
   std::optional<std::string> driver;  // "nvidia", "nouveau", "amdgpu", "vfio-pci"
   PciLinkFacts link;
-  std::optional<unsigned> nvml_index;  // the NVML device at the same address
+  std::optional<unsigned> nvml_index;    // the NVML device at the same address
+  std::optional<unsigned> amdgpu_index;  // the amdgpu device (GpuFacts::amdgpu) at the address
 };
 
 struct DriverVersions {
@@ -65,6 +66,7 @@ struct GpuFacts {
   std::vector<PciGpu> devices;     // display-class PCI devices, by address
   gpu::Report nvml;                // loaded = false with the error when it did not load
   bool nvml_from_capture = false;  // read from capture_files::kNvml, not asked live
+  gpu::Report amdgpu;              // AMD GPUs from amdgpu's sysfs (loaded = false: none)
   DriverVersions driver;
   std::map<std::string, bool> modules;  // nvidia, nvidia_uvm, ... -> loaded (empty: unknown)
   std::optional<std::string> pci_ids;   // the pci.ids file that named the devices

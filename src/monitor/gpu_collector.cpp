@@ -1,5 +1,6 @@
-// GpuCollector: NVML read on a thread of its own, at its own rate (a per-process NVML
-// query can take milliseconds on real GPUs; it must never sit on the sampler's hot path).
+// GpuCollector: NVML (and AMD's GPUs from amdgpu's sysfs) read on a thread of its own, at its own
+// rate (a per-process NVML query can take milliseconds on real GPUs; it must never sit on the
+// sampler's hot path).
 #include <signal.h>
 #include <time.h>
 
@@ -9,12 +10,14 @@
 #include <set>
 #include <thread>
 
+#include "gpu/amdgpu_sysfs.hpp"
 #include "gpu/nvml_sampler.hpp"
 #include "monitor/sampler.hpp"
 
 namespace dltune::monitor {
 
 struct GpuCollector::State {
+  host::Root root;
   std::string library;
   std::int64_t interval_ns = 1'000'000'000;
   std::mutex mu;
@@ -27,8 +30,10 @@ struct GpuCollector::State {
   std::thread thread;
 
   void run() {
+    // AMD's GPUs are found once, as NVML's are when it initialises.
+    const auto amd = gpu::amdgpu::find_cards(root);
     auto reader = gpu::NvmlSampler::open(library);
-    if (!reader) {
+    if (!reader && amd.empty()) {
       {
         std::lock_guard lock(mu);
         said.push_back("no GPU figures: " + reader.error().message());
@@ -41,7 +46,14 @@ struct GpuCollector::State {
     std::set<std::string> failed, told;
     std::unique_lock lock(mu, std::defer_lock);
     for (;;) {
-      reader->read(reading, failed);  // outside the lock: collect never waits for NVML
+      // Outside the lock: collect never waits for NVML or sysfs.
+      if (reader)
+        reader->read(reading, failed);
+      else
+        reading.clear();
+      // AMD's GPUs are numbered after NVIDIA's (a host with both is rare).
+      if (!amd.empty())
+        gpu::amdgpu::read(root, amd, static_cast<unsigned>(reading.size()), reading);
       lock.lock();
       latest.swap(reading);
       for (const auto& f : failed)
@@ -56,8 +68,10 @@ struct GpuCollector::State {
   }
 };
 
-GpuCollector::GpuCollector(std::string nvml_library, std::int64_t interval_ns)
+GpuCollector::GpuCollector(const host::Root& root, std::string nvml_library,
+                           std::int64_t interval_ns)
     : state_(std::make_unique<State>()) {
+  state_->root = root;
   state_->library = std::move(nvml_library);
   state_->interval_ns = std::max<std::int64_t>(interval_ns, 10'000'000);
   // The first reading starts now, so a sample taken a little later usually has it.

@@ -41,7 +41,7 @@ Result<std::unique_ptr<Sampler>> Sampler::open(const host::Root& root, SamplerOp
   }
   if (o.scope.kind != Scope::Kind::kNone)
     s->processes_ = std::make_unique<ProcessCollector>(root, o.scope);
-  if (o.gpus) s->gpus_ = std::make_unique<GpuCollector>(o.nvml_library, o.gpu_interval_ns);
+  if (o.gpus) s->gpus_ = std::make_unique<GpuCollector>(root, o.nvml_library, o.gpu_interval_ns);
   return s;
 }
 

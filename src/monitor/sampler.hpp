@@ -115,11 +115,11 @@ class ProcessCollector {
   std::unique_ptr<State> state_;
 };
 
-// Reads NVML on a thread of its own every `interval_ns`; collect copies the latest reading and
-// never waits for NVML.
+// Reads NVML, and AMD's GPUs from amdgpu's sysfs under `root` (numbered after NVML's), on a
+// thread of its own every `interval_ns`; collect copies the latest reading and never waits.
 class GpuCollector {
  public:
-  GpuCollector(std::string nvml_library, std::int64_t interval_ns);
+  GpuCollector(const host::Root& root, std::string nvml_library, std::int64_t interval_ns);
   ~GpuCollector();  // stops the thread
   GpuCollector(const GpuCollector&) = delete;
   GpuCollector& operator=(const GpuCollector&) = delete;

@@ -61,6 +61,7 @@ Snapshot Exporter::snapshot() const {
   s.hostname = hostname_;
   s.sample = has_sample_ ? &sample_ : nullptr;
   s.jobs = job_samples_;
+  s.job_members = jobs_.members();
   s.slurm = &jobs_.slurm_jobs();
   s.pods = &jobs_.pods();
   s.gpus = options_.gpus;
@@ -82,7 +83,10 @@ Result<void> Exporter::sample() {
     last_error_ = why;
     return ok;
   }
-  jobs_.collect(job_samples_, job_notices_);
+  // The groups' members only when they can own a GPU's memory (dltune_job_gpu_memory_used_bytes).
+  bool gpu_processes = false;
+  for (const auto& g : sample_.gpus) gpu_processes = gpu_processes || !g.processes.empty();
+  jobs_.collect(job_samples_, job_notices_, options_.gpus && gpu_processes);
   for (auto& n : job_notices_.take()) say(n, n);
   has_sample_ = true;
   ++samples_;

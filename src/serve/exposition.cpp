@@ -167,6 +167,7 @@ void render(const Snapshot& s, MetricSink& sink) {
   if (s.sample) render_host(*s.sample, sink);
   render_gpus(s.sample, s.gpus, s.hostname, sink);
   render_jobs(s.jobs, s.slurm, sink, s.pods);
+  render_job_gpus(s, sink);
   if (s.check) render_check(*s.check, sink);
   if (s.sample) {
     sink.family("dltune_sample_timestamp_seconds", MetricType::kGauge,

@@ -12,6 +12,8 @@
 //
 // Text format: https://prometheus.io/docs/instrumenting/exposition_formats/ (HELP and TYPE once
 // per family, the family's samples together, label values with \\, \" and \n escaped).
+#include <sys/types.h>
+
 #include <array>
 #include <cstdint>
 #include <initializer_list>
@@ -126,6 +128,9 @@ struct Snapshot {
   bool gpus = true;                         // NVML is read (not --no-gpus)
   const CheckState* check = nullptr;        // null: the check is off (--no-check)
   ExporterStats stats;
+  // Beside jobs, each group's member pids, sorted (JobGroups::members); read only when some GPU
+  // lists a compute process, else empty.
+  std::span<const std::vector<pid_t>> job_members;
 };
 
 // Every family of the snapshot, in the documented order. The exporter's own scrape counter is
@@ -170,5 +175,8 @@ void render_host(const monitor::Sample& s, MetricSink& sink);
 void render_gpus(const monitor::Sample* s, bool gpus, std::string_view hostname, MetricSink& sink);
 void render_jobs(std::span<const monitor::Cgroup> jobs, const SlurmJobs* slurm, MetricSink& sink,
                  const PodUids* pods = nullptr);
+// The jobs' GPU families (exposition_jobs.cpp): the GPU memory of each group's processes by GPU,
+// and how many GPUs they use, from the GPUs' process lists and the groups' member pids.
+void render_job_gpus(const Snapshot& s, MetricSink& sink);
 
 }  // namespace dltune::serve

@@ -159,6 +159,18 @@ void render_gpus(const monitor::Sample* s, bool gpus_on, std::string_view hostna
   each(gpus, hostname, sink, "dltune_gpu_last_xid", kGauge,
        "The code of the last Xid error since serve started (`dltune doctor` explains it)",
        [](const Gpu& g) { return widen(g.last_xid); });
+  sink.family("dltune_gpu_ecc_errors_total", kCounter,
+              "Device memory errors that ECC found since the driver was loaded, by type: "
+              "corrected, or uncorrected (data was lost) (nvmlDeviceGetTotalEccErrors "
+              "NVML_VOLATILE_ECC); absent while ECC is off");
+  for (const auto& g : gpus) {
+    if (!g.ecc_corrected && !g.ecc_uncorrected) continue;
+    const GpuLabels l(g, hostname);
+    if (g.ecc_corrected)
+      sink.sample({DLTUNE_GPU_LABELS(l), {"type", "corrected"}}, *g.ecc_corrected);
+    if (g.ecc_uncorrected)
+      sink.sample({DLTUNE_GPU_LABELS(l), {"type", "uncorrected"}}, *g.ecc_uncorrected);
+  }
   each(gpus, hostname, sink, "dltune_gpu_compute_processes", kGauge,
        "Compute processes on the GPU now (nvmlDeviceGetComputeRunningProcesses)",
        [](const Gpu& g) -> std::optional<std::uint64_t> {

@@ -2,7 +2,11 @@
 // the label cgroup, the group's path as /proc/PID/cgroup shows it, a Slurm job's also
 // slurm_job_id and user, a Slurm step's those and step, a Kubernetes pod's pod_uid. A value the
 // kernel does not give for the group (no limit, no memory.peak before Linux 5.19, no PSI on v1) is
-// left out.
+// left out. The jobs' GPU families join NVML's process lists with the groups' member pids.
+#include <algorithm>
+
+#include <fmt/format.h>
+
 #include "serve/exposition.hpp"
 
 namespace dltune::serve {
@@ -49,6 +53,26 @@ void put(MetricSink& sink, const Cgroup& g, const Owner& o, V value) {
     sink.sample(
         {{"cgroup", g.path}, {"slurm_job_id", s->job_id}, {"user", s->user}, {"step", s->step}},
         value);
+}
+
+// The same with two more labels after the group's.
+template <class V>
+void put(MetricSink& sink, const Cgroup& g, const Owner& o, Label a, Label b, V value) {
+  const SlurmJobLabels* s = o.slurm;
+  if (s == nullptr && o.pod_uid != nullptr)
+    sink.sample({{"cgroup", g.path}, {"pod_uid", *o.pod_uid}, a, b}, value);
+  else if (s == nullptr)
+    sink.sample({{"cgroup", g.path}, a, b}, value);
+  else if (s->step.empty())
+    sink.sample({{"cgroup", g.path}, {"slurm_job_id", s->job_id}, {"user", s->user}, a, b}, value);
+  else
+    sink.sample({{"cgroup", g.path},
+                 {"slurm_job_id", s->job_id},
+                 {"user", s->user},
+                 {"step", s->step},
+                 a,
+                 b},
+                value);
 }
 
 struct Jobs {
@@ -142,34 +166,81 @@ void render_jobs(std::span<const Cgroup> groups, const SlurmJobs* slurm, MetricS
               "Time in which some (kind=full: all) of the group's tasks were stalled on the "
               "resource (the group's cpu.pressure, memory.pressure, io.pressure, total=)");
   for (const auto& g : groups) {
-    const auto* s = slurm_of(slurm, g);
-    const auto* pod = pod_of(pods, g);
+    const Owner owner = all.owner(g);
     for_each_stall(g.pressure, [&](const char* resource, const char* kind, double seconds) {
-      if (s == nullptr && pod != nullptr)
-        sink.sample({{"cgroup", g.path}, {"pod_uid", *pod}, {"resource", resource}, {"kind", kind}},
-                    seconds);
-      else if (s == nullptr)
-        sink.sample({{"cgroup", g.path}, {"resource", resource}, {"kind", kind}}, seconds);
-      else if (s->step.empty())
-        sink.sample({{"cgroup", g.path},
-                     {"slurm_job_id", s->job_id},
-                     {"user", s->user},
-                     {"resource", resource},
-                     {"kind", kind}},
-                    seconds);
-      else
-        sink.sample({{"cgroup", g.path},
-                     {"slurm_job_id", s->job_id},
-                     {"user", s->user},
-                     {"step", s->step},
-                     {"resource", resource},
-                     {"kind", kind}},
-                    seconds);
+      put(sink, g, owner, {"resource", resource}, {"kind", kind}, seconds);
     });
   }
   each(all, sink, "dltune_job_processes", kGauge,
        "Processes in the group and the groups below it now (cgroup.procs)",
        [](const Cgroup& c) { return c.pids; });
+}
+
+namespace {
+
+// Whether `pid` is one of `members` (sorted).
+bool member(std::span<const pid_t> members, pid_t pid) {
+  return std::binary_search(members.begin(), members.end(), pid);
+}
+
+}  // namespace
+
+void render_job_gpus(const Snapshot& s, MetricSink& sink) {
+  if (s.sample == nullptr || !s.gpus) return;
+  const std::span<const monitor::Gpu> gpus = s.sample->gpus;
+  // A GPU's process list is what NVML said once the GPU was read (sampled_at_ns); without any
+  // such GPU no job's use is known. With processes listed, their owners are known only from the
+  // groups' members.
+  bool read = false, listed = false;
+  for (const auto& g : gpus) {
+    read = read || g.sampled_at_ns;
+    listed = listed || !g.processes.empty();
+  }
+  if (!read || (listed && s.job_members.size() != s.jobs.size())) return;
+  const Jobs all{s.jobs, s.slurm, s.pods};
+
+  sink.family("dltune_job_gpu_memory_used_bytes", kGauge,
+              "GPU memory used by the group's processes on this GPU "
+              "(nvmlDeviceGetComputeRunningProcesses usedGpuMemory, summed over the group's "
+              "processes); absent where NVML does not give a process's memory");
+  for (std::size_t j = 0; listed && j < s.jobs.size(); ++j) {
+    const auto& group = s.jobs[j];
+    const std::span<const pid_t> members = s.job_members[j];
+    if (members.empty()) continue;
+    const Owner owner = all.owner(group);
+    for (const auto& g : gpus) {
+      std::uint64_t bytes = 0;
+      bool any = false, known = true;
+      for (const auto& p : g.processes) {
+        if (!member(members, p.pid)) continue;
+        any = true;
+        if (p.used_memory_bytes)
+          bytes += *p.used_memory_bytes;
+        else
+          known = false;
+      }
+      if (!any || !known) continue;
+      const fmt::format_int index(g.index);
+      put(sink, group, owner, {"gpu", {index.data(), index.size()}},
+          {"uuid", g.uuid ? std::string_view(*g.uuid) : std::string_view()}, bytes);
+    }
+  }
+
+  sink.family("dltune_job_gpus", kGauge,
+              "GPUs on which a process of the group runs now "
+              "(nvmlDeviceGetComputeRunningProcesses)");
+  for (std::size_t j = 0; j < s.jobs.size(); ++j) {
+    if (!s.jobs[j].pids) continue;  // its processes are not known
+    std::uint64_t n = 0;
+    if (listed) {
+      const std::span<const pid_t> members = s.job_members[j];
+      for (const auto& g : gpus)
+        if (std::any_of(g.processes.begin(), g.processes.end(),
+                        [&](const gpu::GpuProcess& p) { return member(members, p.pid); }))
+          ++n;
+    }
+    put(sink, s.jobs[j], all.owner(s.jobs[j]), n);
+  }
 }
 
 }  // namespace dltune::serve

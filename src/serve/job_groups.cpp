@@ -35,7 +35,8 @@ JobGroups::JobGroups(const host::Root& root, std::vector<std::string> named, boo
   for (auto& n : named) named_.push_back(trimmed(std::move(n)));
 }
 
-void JobGroups::collect(std::vector<monitor::Cgroup>& out, monitor::Notices& notices) {
+void JobGroups::collect(std::vector<monitor::Cgroup>& out, monitor::Notices& notices,
+                        bool with_members) {
   wanted_ = named_;
   if (discover_) {
     if (!layout_) {
@@ -119,9 +120,14 @@ void JobGroups::collect(std::vector<monitor::Cgroup>& out, monitor::Notices& not
     }
     if (out.size() <= n) out.emplace_back();
     std::swap(out[n], *one_);  // the old element's strings are reused next time
+    if (with_members) {
+      if (members_.size() <= n) members_.emplace_back();
+      members_[n] = it->second.pids();
+    }
     ++n;
   }
   out.resize(n);
+  members_.resize(with_members ? n : 0);
 }
 
 }  // namespace dltune::serve

@@ -4,6 +4,8 @@
 // its job id, user and step) and Kubernetes' pods (host::discover_pod_groups, each with its
 // UID; one group per pod, not per container: the series stay bounded by the node's pods), all
 // found afresh at every sample, and those named with --cgroup.
+#include <sys/types.h>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -23,8 +25,15 @@ class JobGroups {
   // `discover`: also the groups below /dltune and Slurm's jobs.
   JobGroups(const host::Root& root, std::vector<std::string> named, bool discover);
   // The counters of every group now, sorted by path. Groups that appeared are opened, groups
-  // that went away are dropped; what fails is said once in `notices`.
-  void collect(std::vector<monitor::Cgroup>& out, monitor::Notices& notices);
+  // that went away are dropped; what fails is said once in `notices`. `with_members`: also read
+  // each group's member pids (cgroup.procs, see members), which costs a read of each group's
+  // list: the exporter asks only when some GPU lists a compute process.
+  void collect(std::vector<monitor::Cgroup>& out, monitor::Notices& notices,
+               bool with_members = false);
+  // Beside the last collect's groups, each one's member pids, sorted (CgroupCollector::pids: for
+  // a group that holds none itself, those of the groups below it); empty when that collect was
+  // not asked for them.
+  [[nodiscard]] const std::vector<std::vector<pid_t>>& members() const { return members_; }
   // Which of the groups of the last collect are Slurm's jobs, with their labels.
   [[nodiscard]] const SlurmJobs& slurm_jobs() const { return slurm_; }
   // Which of them are Kubernetes pods, with their UIDs.
@@ -47,6 +56,7 @@ class JobGroups {
   std::map<std::string, bool> pods_is_group_;
   std::map<unsigned, std::string> user_names_;
   std::optional<monitor::Cgroup> one_;
+  std::vector<std::vector<pid_t>> members_;
 };
 
 }  // namespace dltune::serve

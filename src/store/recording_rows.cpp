@@ -275,6 +275,8 @@ void bind_gpu(Binder& b, std::int64_t id, const Gpu& g) {
   b.ou(g.pcie_replay_count);
   b.ou(g.xid_errors);
   b.ou(g.last_xid);
+  b.ou(g.ecc_corrected);
+  b.ou(g.ecc_uncorrected);
 }
 
 Gpu read_gpu(Columns& c) {
@@ -300,6 +302,8 @@ Gpu read_gpu(Columns& c) {
   g.pcie_replay_count = c.ou<std::uint64_t>();
   g.xid_errors = c.ou<std::uint64_t>();
   g.last_xid = c.ou<std::uint32_t>();
+  g.ecc_corrected = c.ou<std::uint64_t>();
+  g.ecc_uncorrected = c.ou<std::uint64_t>();
   return g;
 }
 

@@ -145,7 +145,8 @@ std::vector<Table> make_tables() {
              "clock_event_reasons INTEGER", "pcie_tx_kib_s INTEGER", "pcie_rx_kib_s INTEGER",
              "energy_mj INTEGER", "sampled_at_ns INTEGER",
              // Added after schema 1 was first written (nullable, at the end: no new version).
-             "pcie_replay_count INTEGER", "xid_errors INTEGER", "last_xid INTEGER"},
+             "pcie_replay_count INTEGER", "xid_errors INTEGER", "last_xid INTEGER",
+             "ecc_corrected INTEGER", "ecc_uncorrected INTEGER"},
             "sample_id, gpu",
             "gpu",
             true});

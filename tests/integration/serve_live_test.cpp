@@ -163,6 +163,8 @@ TEST_F(ServeLive, PrometheusPromtoolHostileClientsAndHealth) {
   auto config = dltune::testing::fake_hgx(2);
   config["gpus"][0]["xid_events"] = {79, 13};
   config["gpus"][0]["pcie_replay_count"] = 3;
+  config["gpus"][0]["ecc_errors"]["volatile_corrected"] = 4;
+  config["gpus"][0]["ecc_errors"]["volatile_uncorrected"] = 1;
   dltune::testing::FakeNvmlConfig fake(config);  // FAKE_NVML_* in this process's environment
   ::setenv("DLTUNE_NVML_LIBRARY", DLTUNE_FAKE_NVML, 1);
   Process serve({DLTUNE_BINARY, "serve", "--listen", "127.0.0.1:0", "--interval", "500ms",
@@ -247,6 +249,12 @@ TEST_F(ServeLive, PrometheusPromtoolHostileClientsAndHealth) {
   EXPECT_EQ(value("dltune_gpu_xid_errors_total", g0), "2");
   EXPECT_EQ(value("dltune_gpu_last_xid", g0), "13");
   EXPECT_EQ(value("dltune_gpu_pcie_replays_total", g0), "3");
+  for (const auto& [type, count] :
+       std::map<std::string, std::string>{{"corrected", "4"}, {"uncorrected", "1"}}) {
+    auto l = g0;
+    l["type"] = type;
+    EXPECT_EQ(value("dltune_gpu_ecc_errors_total", l), count) << type;
+  }
   EXPECT_EQ(value("dltune_job_memory_limit_bytes", {{"cgroup", groups.job}}), "268435456");
   EXPECT_NE(value("dltune_job_memory_bytes", {{"cgroup", groups.named}}), "(none)")
       << "the group named with --cgroup";

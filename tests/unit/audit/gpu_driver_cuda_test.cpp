@@ -102,9 +102,16 @@ TEST(GpuDriverCuda, Driver530RunsCuda124ByMinorVersionCompatibility) {
 
 TEST(GpuDriverCuda, Cuda13NeedsDriver580) {
   const auto out = judge(host_with("575.57.08", 12090, "13.0"));
-  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].severity, Severity::kCritical);
   EXPECT_THAT(out[0].summary, HasSubstr("too old for CUDA 13.x (it needs >= 580)"));
+  // The fixture's cu12 wheels beside a torch now said to be for CUDA 13 (cuda_wheels_test.cpp
+  // has the wheel findings in detail).
+  EXPECT_EQ(out[1].severity, Severity::kCritical);
+  EXPECT_EQ(out[1].summary,
+            "torch 2.3.1+cu121 in /opt/conda/bin/python (CUDA 13.0) has wheels built for CUDA 12: "
+            "nvidia-cudnn-cu12 8.9.2.26 (no nvidia-cudnn-cu13), nvidia-nccl-cu12 2.20.5 (no "
+            "nvidia-nccl-cu13)");
 }
 
 TEST(GpuDriverCuda, ACudaNotInTheTableIsDecidedByNvml) {

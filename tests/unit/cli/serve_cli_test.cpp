@@ -25,6 +25,8 @@ TEST(ServeCli, OncePrintsTheHostItsGpusAndTheCheck) {
   config["gpus"][0]["utilization"] = {{"gpu", 87}, {"memory", 40}};
   config["gpus"][0]["xid_events"] = {79};
   config["gpus"][0]["pcie_replay_count"] = 3;
+  config["gpus"][0]["ecc_errors"]["volatile_corrected"] = 4;
+  config["gpus"][0]["ecc_errors"]["volatile_uncorrected"] = 1;
   FakeNvmlConfig fake(config);
   const auto r = run({DLTUNE_BINARY, "serve", "--once", "--interval", "200ms"}, kFakeNvml);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -41,6 +43,14 @@ TEST(ServeCli, OncePrintsTheHostItsGpusAndTheCheck) {
   EXPECT_EQ(e.find("dltune_gpu_utilization_ratio", g0)->value_text, "0.87");
   EXPECT_EQ(e.find("dltune_gpu_power_watts", g0)->value_text, "69");
   EXPECT_EQ(e.find("dltune_gpu_pcie_replays_total", g0)->value_text, "3");
+  for (const auto& [type, count] :
+       std::map<std::string, std::string>{{"corrected", "4"}, {"uncorrected", "1"}}) {
+    auto l = g0;
+    l["type"] = type;
+    const auto* ecc = e.find("dltune_gpu_ecc_errors_total", l);
+    ASSERT_TRUE(ecc) << type << "\n" << r.out;
+    EXPECT_EQ(ecc->value_text, count) << type;
+  }
   // Registered for Xid events: a count (events are drained at NVML's next reading, a second
   // later: the live test sees them), and no last Xid before one came.
   ASSERT_TRUE(e.find("dltune_gpu_xid_errors_total", g0));

@@ -46,7 +46,7 @@ TEST(GpuCollector, FieldsArrive) {
   std::vector<Gpu> gpus;
   Notices notices;
   {
-    GpuCollector c(DLTUNE_FAKE_NVML, kHour);
+    GpuCollector c(dltune::host::Root{}, DLTUNE_FAKE_NVML, kHour);
     ASSERT_TRUE(collect_until(c, gpus, notices, [&] { return gpus.size() == 2; }));
   }
   const Gpu& g = gpus[0];
@@ -91,7 +91,7 @@ TEST(GpuCollector, OldLayouts) {
   FakeNvmlConfig config(busy_system());
   std::vector<Gpu> gpus;
   Notices notices;
-  GpuCollector c(DLTUNE_FAKE_NVML_OLD, kHour);
+  GpuCollector c(dltune::host::Root{}, DLTUNE_FAKE_NVML_OLD, kHour);
   ASSERT_TRUE(collect_until(c, gpus, notices, [&] { return gpus.size() == 2; }));
   const Gpu& g = gpus[0];
   EXPECT_EQ(g.pci_bus_id, "0000:18:00.0");  // the legacy 16-byte id
@@ -111,7 +111,7 @@ TEST(GpuCollector, MoreProcessesThanFirstRoom) {
   FakeNvmlConfig config(j);
   std::vector<Gpu> gpus;
   Notices notices;
-  GpuCollector c(DLTUNE_FAKE_NVML, kHour);
+  GpuCollector c(dltune::host::Root{}, DLTUNE_FAKE_NVML, kHour);
   ASSERT_TRUE(collect_until(c, gpus, notices, [&] { return gpus.size() == 1; }));
   ASSERT_EQ(gpus[0].processes.size(), 40u);
   EXPECT_EQ(gpus[0].processes[39].pid, 1039);
@@ -125,7 +125,7 @@ TEST(GpuCollector, FailingCallSaidOnce) {
   FakeNvmlConfig config(j);
   std::vector<Gpu> gpus;
   Notices notices;
-  GpuCollector c(DLTUNE_FAKE_NVML, 10'000'000);  // 10 ms: several readings
+  GpuCollector c(dltune::host::Root{}, DLTUNE_FAKE_NVML, 10'000'000);  // 10 ms: several readings
   const auto at = collect_until(c, gpus, notices, [&] { return gpus.size() == 1; });
   ASSERT_NE(at, 0u);
   EXPECT_FALSE(gpus[0].temperature_celsius);
@@ -141,7 +141,7 @@ TEST(GpuCollector, FailingCallSaidOnce) {
 TEST(GpuCollector, MissingLibraryOneNoticeAndNothing) {
   std::vector<Gpu> gpus(1);
   Notices notices;
-  GpuCollector c("/nonexistent/libnvidia-ml.so.1", 10'000'000);
+  GpuCollector c(dltune::host::Root{}, "/nonexistent/libnvidia-ml.so.1", 10'000'000);
   std::vector<std::string> said;
   ASSERT_TRUE(collect_until(c, gpus, notices, [&] {
     for (auto& s : notices.take()) said.push_back(s);
@@ -160,12 +160,12 @@ TEST(GpuCollector, StopsAtOnceWithALongInterval) {
   {
     // Destroyed right away (maybe before its first reading) and after one: neither waits out
     // the hour (a hang here would fail the test by its timeout).
-    GpuCollector early(DLTUNE_FAKE_NVML, kHour);
+    GpuCollector early(dltune::host::Root{}, DLTUNE_FAKE_NVML, kHour);
   }
   std::vector<Gpu> gpus;
   Notices notices;
   {
-    GpuCollector c(DLTUNE_FAKE_NVML, kHour);
+    GpuCollector c(dltune::host::Root{}, DLTUNE_FAKE_NVML, kHour);
     ASSERT_TRUE(collect_until(c, gpus, notices, [&] { return gpus.size() == 1; }));
   }
   EXPECT_EQ(config.log(), "nvmlInit_v2\nnvmlShutdown\nnvmlInit_v2\nnvmlShutdown\n");
@@ -183,7 +183,7 @@ TEST(GpuCollector, XidEventsAndPcieReplays) {
     FakeNvmlConfig config(j);
     std::vector<Gpu> gpus;
     Notices notices;
-    GpuCollector c(library, 10'000'000);  // 10 ms: several readings
+    GpuCollector c(dltune::host::Root{}, library, 10'000'000);  // 10 ms: several readings
     const auto at = collect_until(
         c, gpus, notices, [&] { return gpus.size() == 2 && gpus[0].xid_errors.value_or(0) == 2; });
     ASSERT_NE(at, 0u);

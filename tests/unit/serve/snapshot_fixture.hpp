@@ -13,6 +13,7 @@ inline constexpr const char* kHostileCgroup = "/dltune/we\"ird\\job\nname";
 struct Fixture {
   monitor::Sample sample;
   std::vector<monitor::Cgroup> jobs;
+  std::vector<std::vector<pid_t>> job_members;  // beside jobs
   CheckState check;
   Snapshot snapshot(bool gpus = true, bool with_check = true) const {
     Snapshot s;
@@ -20,6 +21,7 @@ struct Fixture {
     s.hostname = "gpu-node-07";
     s.sample = &sample;
     s.jobs = jobs;
+    s.job_members = job_members;
     s.gpus = gpus;
     s.check = with_check ? &check : nullptr;
     s.stats.samples = 3;
@@ -123,6 +125,8 @@ inline Fixture full_fixture() {
   g.pcie_replay_count = 7;
   g.xid_errors = 2;
   g.last_xid = 79;
+  g.ecc_corrected = 12;
+  g.ecc_uncorrected = 0;
   monitor::Gpu bare;  // NVML listed it and said nothing else
   bare.index = 1;
   bare.uuid = "GPU-bare";
@@ -160,6 +164,8 @@ inline Fixture full_fixture() {
   weird.version = "v2";
   weird.memory_bytes = 1;
   f.jobs = {job, weird};
+  // 4242 (1 GiB on GPU 0) is the job's; 4243 is no job's.
+  f.job_members = {{4242, 4250}, {}};
 
   f.check.ran = true;
   f.check.ok = true;

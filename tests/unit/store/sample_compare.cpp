@@ -119,6 +119,8 @@ void same_gpu(const Gpu& a, const Gpu& b, const std::string& where) {
   SAME(pcie_replay_count);
   SAME(xid_errors);
   SAME(last_xid);
+  SAME(ecc_corrected);
+  SAME(ecc_uncorrected);
   ASSERT_EQ(a.processes.size(), b.processes.size()) << where;
   for (std::size_t i = 0; i < a.processes.size(); ++i) {
     EXPECT_EQ(a.processes[i].pid, b.processes[i].pid) << where << i;
