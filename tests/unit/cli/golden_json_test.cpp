@@ -97,7 +97,8 @@ TEST(GoldenJsonDoctor, OnAKernLogIsByteIdentical) {
 }
 
 INSTANTIATE_TEST_SUITE_P(FixtureRoots, GoldenJson,
-                         ::testing::Values("gpu8-numa2-cgv2", "container-cgv2", "this-vm", "amd-mi210x4"),
+                         ::testing::Values("gpu8-numa2-cgv2", "container-cgv2", "this-vm",
+                                           "amd-mi210x4"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (auto& ch : n)
