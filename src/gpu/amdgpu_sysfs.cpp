@@ -257,6 +257,7 @@ void read(const host::Root& root, const std::vector<Card>& cards, unsigned first
     GpuReading g;
     g.index = index++;
     g.pci_bus_id = c.pci_address;
+    g.vendor = "amd";
     g.name = text(root, c.device_dir + "/product_name");
     if (g.name && g.name->empty()) g.name.reset();
     g.uuid = text(root, c.device_dir + "/unique_id");

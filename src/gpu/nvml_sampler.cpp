@@ -229,6 +229,7 @@ class Reader {
     auto& id = ids_[index];
     if (!id) id = Identity{text(Sym::kUuid, h), text(Sym::kName, h), bus_id(h)};
     g.uuid = id->uuid;
+    g.vendor = "nvidia";
     g.name = id->name;
     g.pci_bus_id = id->pci_bus_id;
     if (const auto f = lib_.fn<nvml::DeviceUtilizationFn>(Sym::kUtilizationRates)) {

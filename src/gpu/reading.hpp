@@ -18,6 +18,7 @@ struct GpuProcess {
 struct GpuReading {
   unsigned index = 0;
   std::optional<std::string> uuid, name, pci_bus_id;
+  std::optional<std::string> vendor;  // "nvidia" (from NVML) or "amd" (from amdgpu's sysfs)
   std::optional<std::uint32_t> utilization_gpu_pct, utilization_memory_pct;  // NVML's own window
   std::optional<std::uint64_t> memory_used_bytes, memory_total_bytes;
   std::optional<double> power_watts;

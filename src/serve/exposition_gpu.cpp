@@ -79,20 +79,22 @@ void render_gpus(const monitor::Sample* s, bool gpus_on, std::string_view hostna
   // NVML answered when it listed a GPU and named it (the collector leaves a GPU it could not get
   // a handle for without uuid and name).
   bool up = false;
-  for (const auto& g : gpus) up = up || g.uuid || g.name;
+  for (const auto& g : gpus) up = up || ((g.uuid || g.name) && g.vendor != "amd");
   sink.family("dltune_nvml_up", kGauge,
               "1 when NVML is loaded and answered for at least one GPU, else 0 (also 0 with "
               "--no-gpus)");
   if (s != nullptr) sink.sample({}, std::uint64_t{up ? 1u : 0u});
 
   sink.family("dltune_gpu_info", kGauge,
-              "1 for each GPU, labelled with its NVML name and PCI bus id");
+              "1 for each GPU, labelled with its name, PCI bus id and vendor (nvidia: NVML; amd: "
+              "amdgpu's sysfs)");
   for (const auto& g : gpus) {
     const GpuLabels l(g, hostname);
     sink.sample(
         {DLTUNE_GPU_LABELS(l),
          {"name", l.model()},
-         {"pci_bus_id", g.pci_bus_id ? std::string_view(*g.pci_bus_id) : std::string_view()}},
+         {"pci_bus_id", g.pci_bus_id ? std::string_view(*g.pci_bus_id) : std::string_view()},
+         {"vendor", g.vendor ? std::string_view(*g.vendor) : std::string_view()}},
         std::uint64_t{1});
   }
   each(gpus, hostname, sink, "dltune_gpu_utilization_ratio", kGauge,

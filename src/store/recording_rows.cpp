@@ -277,6 +277,7 @@ void bind_gpu(Binder& b, std::int64_t id, const Gpu& g) {
   b.ou(g.last_xid);
   b.ou(g.ecc_corrected);
   b.ou(g.ecc_uncorrected);
+  b.ot(g.vendor);
 }
 
 Gpu read_gpu(Columns& c) {
@@ -304,6 +305,7 @@ Gpu read_gpu(Columns& c) {
   g.last_xid = c.ou<std::uint32_t>();
   g.ecc_corrected = c.ou<std::uint64_t>();
   g.ecc_uncorrected = c.ou<std::uint64_t>();
+  g.vendor = c.ot();
   return g;
 }
 

@@ -146,7 +146,7 @@ std::vector<Table> make_tables() {
              "energy_mj INTEGER", "sampled_at_ns INTEGER",
              // Added after schema 1 was first written (nullable, at the end: no new version).
              "pcie_replay_count INTEGER", "xid_errors INTEGER", "last_xid INTEGER",
-             "ecc_corrected INTEGER", "ecc_uncorrected INTEGER"},
+             "ecc_corrected INTEGER", "ecc_uncorrected INTEGER", "vendor TEXT"},
             "sample_id, gpu",
             "gpu",
             true});

@@ -69,6 +69,36 @@ TEST(ServeCli, OncePrintsTheHostItsGpusAndTheCheck) {
   EXPECT_GT(std::stod(e.find("dltune_memory_total_bytes")->value_text), 0);
 }
 
+// A host with AMD GPUs alone (the amd-mi210x4 tree): their series come from amdgpu's sysfs,
+// NVML is not up, and what sysfs does not give has no series.
+TEST(ServeCli, OnceOnAnAmdHostReadsAmdgpuSysfs) {
+  const auto r = run({DLTUNE_BINARY, "serve", "--once", "--interval", "200ms", "--no-check",
+                      "--root", std::string(DLTUNE_FIXTURES) + "/roots/amd-mi210x4"},
+                     {{"DLTUNE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto e = dltune::serve::testing::parse_exposition(r.out);
+  ASSERT_TRUE(e.errors.empty()) << ::testing::PrintToString(e.errors) << r.out;
+  EXPECT_EQ(e.find("dltune_nvml_up")->value_text, "0");
+  EXPECT_EQ(e.all("dltune_gpu_info").size(), 4u);
+  const auto g3 = dltune::serve::testing::gpu_labels(3, "46f0a3db9e18c27a", "AMD Instinct MI210",
+                                                     "mi210-node-01");
+  auto info = g3;
+  info["name"] = "AMD Instinct MI210";
+  info["pci_bus_id"] = "0000:63:00.0";
+  info["vendor"] = "amd";
+  ASSERT_TRUE(e.find("dltune_gpu_info", info)) << r.out;
+  EXPECT_EQ(e.find("dltune_gpu_utilization_ratio", g3)->value_text, "0.96");
+  EXPECT_EQ(e.find("dltune_gpu_memory_used_bytes", g3)->value_text, "53687091200");
+  EXPECT_EQ(e.find("dltune_gpu_power_watts", g3)->value_text, "257");
+  EXPECT_EQ(e.find("dltune_gpu_temperature_celsius", g3)->value_text, "81");  // the junction
+  auto ue = g3;
+  ue["type"] = "uncorrected";
+  ASSERT_TRUE(e.find("dltune_gpu_ecc_errors_total", ue)) << r.out;
+  EXPECT_EQ(e.find("dltune_gpu_ecc_errors_total", ue)->value_text, "1");
+  EXPECT_TRUE(e.all("dltune_gpu_xid_errors_total").empty());
+  EXPECT_TRUE(e.all("dltune_gpu_compute_processes").empty());
+}
+
 TEST(ServeCli, OnceJsonHasTheSameFamiliesAndEveryKeyIsDocumented) {
   const auto text =
       run({DLTUNE_BINARY, "serve", "--once", "--interval", "100ms", "--no-gpus", "--no-check"});

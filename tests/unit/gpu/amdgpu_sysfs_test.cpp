@@ -193,6 +193,7 @@ TEST(AmdgpuSysfs, ReadingsNumberedAfterTheFirstIndex) {
   EXPECT_EQ(g.name, "AMD Instinct MI300X OAM");
   EXPECT_EQ(g.uuid, "4bc2e1a77f01d3a9");
   EXPECT_EQ(g.pci_bus_id, "0000:05:00.0");
+  EXPECT_EQ(g.vendor, "amd");
   EXPECT_EQ(g.utilization_gpu_pct, 93u);
   EXPECT_EQ(g.utilization_memory_pct, 41u);
   EXPECT_EQ(g.memory_used_bytes, 103070826496ull);

@@ -54,6 +54,7 @@ TEST(GpuCollector, FieldsArrive) {
   EXPECT_EQ(g.name, "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(g.uuid, "GPU-8c7d1f00-aaaa-bbbb-cccc-000000000000");
   EXPECT_EQ(g.pci_bus_id, "00000000:18:00.0");
+  EXPECT_EQ(g.vendor, "nvidia");
   EXPECT_EQ(g.utilization_gpu_pct, 87u);
   EXPECT_EQ(g.utilization_memory_pct, 40u);
   EXPECT_EQ(g.memory_total_bytes, 85520809984ull);

@@ -121,6 +121,7 @@ void same_gpu(const Gpu& a, const Gpu& b, const std::string& where) {
   SAME(last_xid);
   SAME(ecc_corrected);
   SAME(ecc_uncorrected);
+  SAME(vendor);
   ASSERT_EQ(a.processes.size(), b.processes.size()) << where;
   for (std::size_t i = 0; i < a.processes.size(); ++i) {
     EXPECT_EQ(a.processes[i].pid, b.processes[i].pid) << where << i;

@@ -88,6 +88,7 @@ Gpu full_gpu(unsigned index, Counter& c) {
   g.uuid = c.s("GPU-");
   g.name = c.s("NVIDIA H200 ");
   g.pci_bus_id = c.s("00000000:1A:00.");
+  g.vendor = c.s("vendor-");
   g.utilization_gpu_pct = c.u32();
   g.utilization_memory_pct = c.u32();
   g.memory_used_bytes = c();
