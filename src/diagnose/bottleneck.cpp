@@ -373,6 +373,7 @@ void WindowBuilder::add(monitor::Sample&& s) {
   } else if (job_.main != 0) {
     job_.main_gone = true;
   }
+  note_gpus(s);
   if (previous_) {
     const auto m = monitor::Model::from(s, &*previous_);
     if (m.has_rates) {
@@ -381,6 +382,40 @@ void WindowBuilder::add(monitor::Sample&& s) {
     }
   }
   previous_ = std::move(s);
+}
+
+void WindowBuilder::note_gpus(const monitor::Sample& s) {
+  for (const auto& g : s.gpus) {
+    std::uint64_t bytes = 0;
+    bool used = false;
+    for (const auto& gp : g.processes) {
+      // The sample's processes are sorted by pid.
+      const auto it =
+          std::lower_bound(s.processes.begin(), s.processes.end(), gp.pid,
+                           [](const monitor::Process& p, pid_t pid) { return p.pid < pid; });
+      if (it == s.processes.end() || it->pid != gp.pid) continue;
+      if (it->role != monitor::Role::kMain && it->role != monitor::Role::kWorker &&
+          it->role != monitor::Role::kChild)
+        continue;
+      used = true;
+      bytes += gp.used_memory_bytes.value_or(0);
+    }
+    if (!used) continue;
+    auto u = std::find_if(job_.gpus.begin(), job_.gpus.end(),
+                          [&](const JobSeen::GpuUse& x) { return x.index == g.index; });
+    if (u == job_.gpus.end()) {
+      JobSeen::GpuUse fresh;
+      fresh.index = g.index;
+      fresh.uuid = g.uuid;
+      job_.gpus.push_back(std::move(fresh));
+      std::sort(
+          job_.gpus.begin(), job_.gpus.end(),
+          [](const JobSeen::GpuUse& a, const JobSeen::GpuUse& b) { return a.index < b.index; });
+      u = std::find_if(job_.gpus.begin(), job_.gpus.end(),
+                       [&](const JobSeen::GpuUse& x) { return x.index == g.index; });
+    }
+    u->peak_memory_bytes = std::max(u->peak_memory_bytes, bytes);
+  }
 }
 
 bool is_rank_launcher(std::string_view cmdline) {

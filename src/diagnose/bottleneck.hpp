@@ -95,6 +95,15 @@ struct JobSeen {
   std::optional<int> rank;  // RANK in the main process's environment (a rank of a distributed job)
   std::size_t max_workers = 0, max_children = 0, samples_with_main = 0;
   bool main_gone = false;  // the main process was seen, then no longer (the job ended)
+  // The GPUs whose process lists named a process of the job (its main process, workers or
+  // children; under a launcher a rank's own), by the reading's index, with the most memory the
+  // job's processes held on each at once (NVML's per-process figures; 0 when it gave none).
+  struct GpuUse {
+    unsigned index = 0;
+    std::optional<std::string> uuid;
+    std::uint64_t peak_memory_bytes = 0;
+  };
+  std::vector<GpuUse> gpus;
 };
 
 // Builds a Window sample by sample: each Sample's Model against the one before it.
@@ -107,6 +116,8 @@ class WindowBuilder {
   [[nodiscard]] const JobSeen& job() const { return job_; }
 
  private:
+  void note_gpus(const monitor::Sample& s);
+
   std::optional<monitor::Sample> previous_;
   Window w_;
   JobSeen job_;

@@ -24,6 +24,15 @@ tl::unexpected<ProfileFailure> failure(bool bad_input, std::string what) {
   return tl::unexpected(ProfileFailure{bad_input, Error{std::move(what), "", 0}});
 }
 
+nlohmann::json gpus_json(const JobSeen& job) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& g : job.gpus)
+    out.push_back({{"index", g.index},
+                   {"uuid", g.uuid ? nlohmann::json(*g.uuid) : nlohmann::json(nullptr)},
+                   {"peak_memory_bytes", g.peak_memory_bytes}});
+  return out;
+}
+
 JobVerdict judge_one(const Rules& rules, const WindowBuilder& b, std::int64_t skip_ns,
                      const std::string& source, std::vector<std::string> notes) {
   JobVerdict v;
@@ -39,7 +48,8 @@ JobVerdict judge_one(const Rules& rules, const WindowBuilder& b, std::int64_t sk
                   {"cmdline", b.job().cmdline},
                   {"workers", b.job().max_workers},
                   {"children", b.job().max_children},
-                  {"ended", b.job().main_gone}};
+                  {"ended", b.job().main_gone},
+                  {"gpus", gpus_json(b.job())}};
   v.source = source;
   v.notes = std::move(notes);
   return v;

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
+
 namespace dltune::diagnose {
 
 namespace {
@@ -26,10 +28,17 @@ std::string describe_job(const JobSeen& job) {
   if (job.main == 0) return "no job";
   std::string what = job.cmdline.empty() ? job.comm : job.cmdline;
   if (what.size() > 60) what = what.substr(0, 57) + "...";
+  std::string gpus;
+  for (const auto& g : job.gpus)
+    gpus += fmt::format("{}{}{}", gpus.empty() ? ", on GPU " : ", ", g.index,
+                        g.peak_memory_bytes > 0
+                            ? fmt::format(" ({} at most)", text::human_bytes(g.peak_memory_bytes))
+                            : std::string());
   return fmt::format(
-      "pid {} ({}), {} DataLoader worker{}{}", job.main, what, job.max_workers,
+      "pid {} ({}), {} DataLoader worker{}{}{}", job.main, what, job.max_workers,
       job.max_workers == 1 ? "" : "s",
-      job.max_children > 0 ? fmt::format(", {} other children", job.max_children) : std::string());
+      job.max_children > 0 ? fmt::format(", {} other children", job.max_children) : std::string(),
+      gpus);
 }
 
 std::vector<std::string> profile_notes(const Profile& p, const JobSeen& job) {

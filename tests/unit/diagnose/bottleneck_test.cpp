@@ -265,8 +265,13 @@ TEST(BottleneckVerdicts, NothingMatchingIsInconclusiveWithTheNearestRules) {
   EXPECT_EQ(p.verdict.confidence, "low");
   ASSERT_FALSE(p.near_misses.empty());
   EXPECT_FALSE(p.verdict.action.empty());
-  const auto text =
-      render_text(p, JobSeen{42, "python3", "python3 train.py", 2, 0, 40, false}, "pid 42", {});
+  JobSeen job;
+  job.main = 42;
+  job.comm = "python3";
+  job.cmdline = "python3 train.py";
+  job.max_workers = 2;
+  job.samples_with_main = 40;
+  const auto text = render_text(p, job, "pid 42", {});
   EXPECT_NE(text.find("INCONCLUSIVE"), std::string::npos);
   EXPECT_NE(text.find("Nearest rules"), std::string::npos);
 }

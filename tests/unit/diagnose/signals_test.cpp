@@ -2,9 +2,11 @@
 // built from them: which processes are the job, what is absent rather than 0, and the job's end.
 #include <map>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "diagnose/bottleneck.hpp"
+#include "diagnose/profile_text.hpp"
 #include "diagnose/signals.hpp"
 
 using namespace dltune::diagnose;
@@ -193,6 +195,41 @@ TEST(ProfileSignals, TheWindowBuilderPairsSamplesAndSeesTheJobEnd) {
   EXPECT_EQ(b.job().cmdline, "python3 train.py");
   EXPECT_TRUE(b.job().main_gone);
   EXPECT_TRUE(absent(b.window().samples[1], Signal::kMainOnCpu));
+}
+
+TEST(ProfileSignals, TheJobsGpusWithTheMostMemoryItHeldOnEach) {
+  const auto with_gpus = [](Sample s, std::uint64_t main_mem, std::uint64_t worker_mem) {
+    dltune::monitor::Gpu g0, g1, g2;
+    g0.index = 0;
+    g0.uuid = "GPU-0";
+    g0.processes = {{100, main_mem}, {101, worker_mem}};  // main and a worker: summed
+    g1.index = 1;
+    g1.processes = {{555, 1u << 30}};  // an outsider's process: not the job's GPU
+    g2.index = 2;
+    g2.uuid = "GPU-2";
+    g2.processes = {{100, std::nullopt}};  // no per-process figure: used, 0 bytes
+    s.gpus = {g2, g0, g1};
+    return s;
+  };
+  auto outsider = proc(555, Role::kOther, 'R', 0, 0, 0);
+  outsider.ppid = 1;
+  WindowBuilder b;
+  b.add(with_gpus(sample(10 * kSecond, 0,
+                         {proc(100, Role::kMain, 'S', 0, 0, 0),
+                          proc(101, Role::kWorker, 'R', 0, 0, 0), outsider}),
+                  1000, 500));
+  b.add(with_gpus(sample(11 * kSecond, 100,
+                         {proc(100, Role::kMain, 'S', 10, 0, 0),
+                          proc(101, Role::kWorker, 'R', 50, 0, 0), outsider}),
+                  800, 100));
+  const auto& gpus = b.job().gpus;
+  ASSERT_EQ(gpus.size(), 2u);
+  EXPECT_EQ(gpus[0].index, 0u);  // by index
+  EXPECT_EQ(gpus[0].uuid, "GPU-0");
+  EXPECT_EQ(gpus[0].peak_memory_bytes, 1500u);  // 1000 + 500 at once, not 1000 + 800
+  EXPECT_EQ(gpus[1].index, 2u);
+  EXPECT_EQ(gpus[1].peak_memory_bytes, 0u);
+  EXPECT_THAT(describe_job(b.job()), ::testing::HasSubstr(", on GPU 0 (1.5 KiB at most), 2"));
 }
 
 TEST(ProfileRanks, ALaunchersChildrenAreRanksEachWithItsOwnWorkers) {
