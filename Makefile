@@ -2,12 +2,14 @@
 JOBS ?= $(shell nproc)
 DLTUNE_ARGS ?= check
 
-.PHONY: run test test-release unit-release deps release debug asan bench fuzz fuzz-build format clean
+.PHONY: run test test-release unit-release deps deps-run release debug asan bench fuzz fuzz-build format clean deb
 
 # `dltune check` exits 1 for warnings and 2 for critical findings: that is its report, not a
 # failure of `make run`, which fails only when dltune could not run at all.
-run: deps
-	cmake --preset release >/dev/null
+# `make run` installs what building and running need, not the test tools, and builds without the
+# tests (GoogleTest is a test tool).
+run: deps-run
+	cmake --preset release -DDLTUNE_TESTS=OFF >/dev/null
 	cmake --build --preset release -j$(JOBS) --target dltune
 	@./build/release/dltune $(DLTUNE_ARGS); rc=$$?; \
 	if [ $$rc -eq 1 ] || [ $$rc -eq 2 ]; then echo "(dltune exited $$rc: 1 = warnings, 2 = critical findings or bad input)"; \
@@ -29,16 +31,30 @@ test: deps
 	$(MAKE) --no-print-directory fuzz-build
 	./tests/fuzz/run-fuzzers --seconds $(CI_FUZZ_SECONDS)
 
-test-release: deps release
+test-release: deps
+	cmake --preset release -DDLTUNE_TESTS=ON >/dev/null
+	cmake --build --preset release -j$(JOBS)
 	ctest --preset release -L shards -j$(JOBS)
 	ctest --preset release -L integration
 
-unit-release: release
+unit-release: deps
+	cmake --preset release -DDLTUNE_TESTS=ON >/dev/null
 	cmake --build --preset release -j$(JOBS) --target dltune_unit
 	ctest --preset release -L shards -j$(JOBS)
 
 deps:
 	./scripts/install-deps
+
+deps-run:
+	./scripts/install-deps runtime build
+
+# The Debian package: a release build for /usr without the tests or their hooks, packed by
+# cpack (dependencies from dpkg-shlibdeps). Install it with `apt-get install ./build/deb/dltune_*.deb`.
+deb: deps-run
+	cmake -S . -B build/deb -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
+	  -DCMAKE_INSTALL_PREFIX=/usr -DDLTUNE_TESTS=OFF -DDLTUNE_TEST_HOOKS=OFF >/dev/null
+	cmake --build build/deb -j$(JOBS)
+	cd build/deb && cpack -G DEB
 
 release:
 	cmake --preset release >/dev/null

@@ -9,6 +9,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/docs.hpp"
+#include "core/build_info.hpp"
 #include "host/fault.hpp"
 #include "options/options.hpp"
 #include "tune/journal.hpp"
@@ -16,6 +18,11 @@
 namespace dltune::cli {
 
 namespace {
+
+// The program's exit statuses: its help's footer and dltune(1).
+constexpr const char* kExitStatus =
+    "0 success, 1 the command failed, 2 bad input (nothing was done); check,\n"
+    "doctor, compare and the commands that run a job say their own in their help.";
 
 // Every command says so when a tune transaction was left unfinished: the host may be
 // half-changed until it is rolled back.
@@ -37,10 +44,11 @@ void warn_about_unfinished_transactions() {
 
 std::vector<std::unique_ptr<Command>> make_commands(CLI::App& app, GlobalOptions& global) {
   std::vector<std::unique_ptr<Command>> c;
-  for (auto make : {make_check_command, make_env_command, make_capture_command, make_tune_command,
-                    make_run_command, make_top_command, make_record_command, make_serve_command,
-                    make_report_command, make_profile_command, make_doctor_command,
-                    make_bench_command, make_compare_command, make_slurm_command})
+  for (auto make :
+       {make_check_command, make_env_command, make_capture_command, make_tune_command,
+        make_run_command, make_top_command, make_record_command, make_serve_command,
+        make_report_command, make_profile_command, make_doctor_command, make_bench_command,
+        make_compare_command, make_slurm_command, make_completion_command})
     c.push_back(make(app, global));
   return c;
 }
@@ -53,11 +61,10 @@ int run(int argc, char** argv) {
       "dltune"};
   options::use_dltune_help(app);
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("dltune ") + DLTUNE_VERSION);
-  app.footer(
-      "Exit status: 0 success, 1 the command failed, 2 bad input (nothing was done); check,\n"
-      "doctor, compare and the commands that run a job say their own in their help.\n"
-      "`dltune help COMMAND` (or `dltune COMMAND --help`) shows a command's options.");
+  app.set_version_flag("--version",
+                       fmt::format("dltune {} (git {})", DLTUNE_VERSION, build_commit()));
+  app.footer(std::string("Exit status: ") + kExitStatus +
+             "\n`dltune help COMMAND` (or `dltune COMMAND --help`) shows a command's options.");
 
 #if DLTUNE_TEST_HOOKS
   // The fault-injection test hook (docs/testing.md): a text that does not parse is bad input,
@@ -72,6 +79,9 @@ int run(int argc, char** argv) {
 
   GlobalOptions global;
   const auto commands = make_commands(app, global);
+  // The man pages and completion scripts, at build time (CMakeLists.txt): hidden, no help lists it.
+  if (argc == 3 && std::string(argv[1]) == kGenerateDocs)
+    return generate_docs(app, kExitStatus, argv[2]);
 
   // Everything after the first "--" belongs to the job that `run`, `record`, `profile` or `bench`
   // starts.

@@ -14,6 +14,7 @@
 #include "serve/exporter.hpp"
 #include "serve/http.hpp"
 #include "serve/session.hpp"
+#include "serve/web_config.hpp"
 
 namespace dltune::cli {
 
@@ -24,9 +25,11 @@ class ServeCommand : public Command {
   ServeCommand(CLI::App& app, GlobalOptions&) : Command("serve") {
     sub_ = options::add_command(app, "serve");
     options::add_value(*sub_, "--listen", listen_);
+    options::add_value(*sub_, "--web-config", web_config_);
     options::add_duration(*sub_, "--interval", choice_.interval_ns, 100'000'000, 3'600'000'000'000);
     options::add_list(*sub_, "--cgroup", choice_.cgroups, "PATH");
     options::add_flag(*sub_, "--no-gpus", no_gpus_);
+    options::add_flag(*sub_, "--no-host-metrics", no_host_metrics_);
     options::add_duration(*sub_, "--check-interval", choice_.check_interval_ns, 1'000'000'000,
                           86'400'000'000'000);
     options::add_flag(*sub_, "--no-check", choice_.no_check);
@@ -51,9 +54,15 @@ class ServeCommand : public Command {
     // be used, so that a command line tried with --once works without it.
     auto address = serve::parse_listen(listen_);
     if (!address) return refuse(address.error().message());
+    std::optional<serve::WebConfig> web;
+    if (!web_config_.empty()) {
+      auto loaded = serve::load_web_config(web_config_);
+      if (!loaded) return refuse(loaded.error().message());
+      web = std::move(*loaded);
+    }
     if (once_) return once(std::move(*options));
     if (json_) return refuse("--json goes with --once (a scrape is always the text format)");
-    return serve(std::move(*options), *address);
+    return serve(std::move(*options), *address, std::move(web));
   }
 
  private:
@@ -61,7 +70,9 @@ class ServeCommand : public Command {
     choice_.gpus = !no_gpus_;
     if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY"); lib != nullptr)
       choice_.nvml_library = lib;
-    return serve::exporter_options(root_, choice_);
+    auto options = serve::exporter_options(root_, choice_);
+    if (options && no_host_metrics_) options->host = serve::HostFamilies::kBeyondNodeExporter;
+    return options;
   }
 
   void tell(const std::vector<std::string>& messages) const {
@@ -83,9 +94,11 @@ class ServeCommand : public Command {
     return kExitOk;
   }
 
-  int serve(serve::ExporterOptions options, const serve::ListenAddress& address) {
+  int serve(serve::ExporterOptions options, const serve::ListenAddress& address,
+            std::optional<serve::WebConfig> web) {
     serve::ServeRequest request;
     request.address = address;
+    request.web = std::move(web);
     request.limits.workers = static_cast<std::size_t>(max_connections_);
     request.limits.queued = request.limits.workers;
     const char* sudo = std::getenv("SUDO_USER");
@@ -110,7 +123,8 @@ class ServeCommand : public Command {
   host::Root root_;
   std::string listen_ = "127.0.0.1:9464";
   serve::ExporterChoice choice_;
-  bool no_gpus_ = false, once_ = false, json_ = false, as_root_ = false;
+  bool no_gpus_ = false, no_host_metrics_ = false, once_ = false, json_ = false, as_root_ = false;
+  std::string web_config_;
   std::string user_;
   int max_connections_ = 8;
 };

@@ -122,6 +122,9 @@ constexpr SymbolSpec kTable[] = {
      {"nvmlDeviceGetTopologyCommonAncestor", nullptr, nullptr},
      false},
     {Sym::kP2PStatus, {"nvmlDeviceGetP2PStatus", nullptr, nullptr}, false},
+    // The sampler's (NVML API Reference, "Field Value Queries"): NVLink's data counters are
+    // field values, read for several fields in one call. Older drivers lack the call.
+    {Sym::kFieldValues, {"nvmlDeviceGetFieldValues", nullptr, nullptr}, false},
 };
 static_assert(std::size(kTable) == static_cast<std::size_t>(Sym::kCount));
 

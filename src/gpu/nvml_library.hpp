@@ -79,6 +79,8 @@ enum class Sym : std::size_t {
   kNvLinkRemoteDeviceType,
   kTopologyCommonAncestor,
   kP2PStatus,
+  // The sampler's NVLink traffic counters (field values).
+  kFieldValues,
   kCount,
 };
 

@@ -1,6 +1,6 @@
 // NVML read for sampling (nvml_sampler.hpp): every GPU's utilisation, memory, power, clocks,
-// PCIe traffic, ECC counts, processes and Xid events, each through the symbol table's versioned
-// calls.
+// PCIe and NVLink traffic, ECC counts, processes and Xid events, each through the symbol table's
+// versioned calls.
 #include "gpu/nvml_sampler.hpp"
 
 #include <time.h>
@@ -21,6 +21,55 @@ namespace {
 
 // Beyond this an ECC count is not believed (as NvmlBackend bounds it).
 constexpr std::uint64_t kMaxEccCount = std::uint64_t{1} << 48;
+
+// NVLink's data counters: the scope asked for, in this one place. nvml.h describes scopeId as
+// the link for per-link fields, and does not say clearly whether NVLINK_THROUGHPUT_DATA_TX/RX
+// with scopeId 0 is link 0's count or the GPU's, its links together. Public code that reads them
+// (monitoring agents, NVLink benchmarks) passes scopeId 0 and takes the value as the GPU's total;
+// so does dltune, until a run on an NVLink GPU says otherwise (compare with the per-link counters
+// nvidia-smi nvlink shows). Should it be per link, this becomes one field pair per active link,
+// summed.
+constexpr unsigned kNvLinkThroughputScope = 0;
+
+// Beyond this an NVLink counter (KiB) is not believed: all ones is a GPU that fell off the bus,
+// and 2^60 KiB is decades at any NVLink's speed.
+constexpr std::uint64_t kMaxNvLinkKib = std::uint64_t{1} << 60;
+
+// A field value as a counter, read from the member of NVML's value union that its
+// nvmlValueType_t names; a negative or unbelievable value is none.
+std::optional<std::uint64_t> counter_value(const nvml::FieldValue& v) {
+  std::uint64_t out = 0;
+  switch (v.value_type) {
+    case nvml::kValueTypeUnsignedLongLong:
+      out = v.value.ull;
+      break;
+    case nvml::kValueTypeUnsignedLong:
+      out = v.value.ul;
+      break;
+    case nvml::kValueTypeUnsignedInt:
+      out = v.value.ui;
+      break;
+    case nvml::kValueTypeUnsignedShort:
+      out = v.value.us;
+      break;
+    case nvml::kValueTypeSignedLongLong:
+      if (v.value.sll < 0) return std::nullopt;
+      out = static_cast<std::uint64_t>(v.value.sll);
+      break;
+    case nvml::kValueTypeSignedInt:
+      if (v.value.si < 0) return std::nullopt;
+      out = static_cast<std::uint64_t>(v.value.si);
+      break;
+    case nvml::kValueTypeDouble:
+      if (!(v.value.d >= 0 && v.value.d < static_cast<double>(kMaxNvLinkKib))) return std::nullopt;
+      out = static_cast<std::uint64_t>(v.value.d);
+      break;
+    default:
+      return std::nullopt;
+  }
+  if (out >= kMaxNvLinkKib) return std::nullopt;
+  return out;
+}
 
 // What stays the same for a GPU while the library is loaded: read once.
 struct Identity {
@@ -47,6 +96,7 @@ class Reader {
     if (ids_.size() != count) {
       ids_.assign(count, std::nullopt);
       xids_.assign(count, Xids{});
+      no_nvlink_.assign(count, false);
     }
     drain_events();
     out.resize(count);
@@ -147,6 +197,34 @@ class Reader {
     };
     g.ecc_corrected = read(nvml::kMemoryErrorCorrected);
     g.ecc_uncorrected = read(nvml::kMemoryErrorUncorrected);
+  }
+
+  // NVLink's data counters (NVML API Reference, nvmlDeviceGetFieldValues; nvml.h
+  // NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX: KiB since the driver loaded), both in one call. A
+  // GPU that answers NOT_SUPPORTED, for the call or for every field (no NVLink), is not asked
+  // again while the library is loaded; a driver without the call leaves them absent.
+  void nvlink(unsigned index, nvml::Device h, GpuReading& g) {
+    const auto f = lib_.fn<nvml::DeviceFieldValuesFn>(Sym::kFieldValues);
+    if (f == nullptr || no_nvlink_[index]) return;
+    std::array<nvml::FieldValue, 2> v{};
+    v[0].field_id = nvml::kFieldNvLinkThroughputDataTx;
+    v[1].field_id = nvml::kFieldNvLinkThroughputDataRx;
+    for (auto& x : v) x.scope_id = kNvLinkThroughputScope;
+    const auto rc = f(h, static_cast<int>(v.size()), v.data());
+    if (rc == nvml::kErrorNotSupported) {
+      no_nvlink_[index] = true;
+      return;
+    }
+    if (!ok(Sym::kFieldValues, rc)) return;
+    bool supported = false;
+    const auto read = [&](const nvml::FieldValue& x) -> std::optional<std::uint64_t> {
+      if (x.nvml_return != nvml::kErrorNotSupported) supported = true;
+      if (!ok(Sym::kFieldValues, x.nvml_return)) return std::nullopt;
+      return counter_value(x);
+    };
+    g.nvlink_tx_kib = read(v[0]);
+    g.nvlink_rx_kib = read(v[1]);
+    if (!supported) no_nvlink_[index] = true;
   }
 
   template <class Info, class Fn>
@@ -260,6 +338,7 @@ class Reader {
     }
     g.pcie_tx_kib_s = pcie(h, nvml::kPcieUtilTxBytes);
     g.pcie_rx_kib_s = pcie(h, nvml::kPcieUtilRxBytes);
+    nvlink(index, h, g);
     if (const auto f = lib_.fn<nvml::DeviceU64Fn>(Sym::kTotalEnergy)) {
       unsigned long long mj = 0;
       if (ok(Sym::kTotalEnergy, f(h, &mj))) g.energy_mj = mj;
@@ -276,6 +355,7 @@ class Reader {
   std::set<std::string>* failed_ = nullptr;
   std::vector<std::optional<Identity>> ids_;
   std::vector<Xids> xids_;
+  std::vector<bool> no_nvlink_;  // per GPU: NVML said NOT_SUPPORTED for its NVLink counters
   nvml::EventSet events_ = nullptr;
   std::vector<nvml::ProcessInfoV2> procs_v2_;
   std::vector<nvml::ProcessInfoV1> procs_v1_;

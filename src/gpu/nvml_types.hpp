@@ -4,6 +4,7 @@
 // installed and must not be needed to build. Every layout is pinned to the versioned symbol that
 // takes it (CONTRIBUTING.md, convention 7): a struct is only ever passed to the symbol named beside
 // it.
+#include <cstddef>
 #include <cstdint>
 
 namespace dltune::gpu::nvml {
@@ -250,5 +251,44 @@ inline constexpr int kP2pCapsNvlink = 2;
 inline constexpr int kP2pStatusOk = 0;
 using PairLevelFn = Return (*)(Device, Device, int*);
 using PairP2pFn = Return (*)(Device, Device, int, int*);
+
+// Field values (NVML API Reference, "Field Value Queries"): nvmlDeviceGetFieldValues(device,
+// valuesCount, values) fills an array of nvmlFieldValue_t whose fieldId and scopeId the caller
+// set; the call's own return says whether it ran, each value's nvmlReturn whether that field was
+// read. nvmlValueType_t says which member of the nvmlValue_t union holds the value.
+inline constexpr int kValueTypeDouble = 0;
+inline constexpr int kValueTypeUnsignedInt = 1;
+inline constexpr int kValueTypeUnsignedLong = 2;
+inline constexpr int kValueTypeUnsignedLongLong = 3;
+inline constexpr int kValueTypeSignedLongLong = 4;
+inline constexpr int kValueTypeSignedInt = 5;
+inline constexpr int kValueTypeUnsignedShort = 6;
+union Value {
+  double d;
+  unsigned int ui;
+  unsigned long ul;
+  unsigned long long ull;
+  long long sll;
+  int si;
+  unsigned short us;
+};
+static_assert(sizeof(Value) == 8);
+struct FieldValue {
+  unsigned int field_id;
+  unsigned int scope_id;
+  long long timestamp;     // microseconds since 1970
+  long long latency_usec;  // how old the value was when read
+  int value_type;          // nvmlValueType_t
+  Return nvml_return;      // this field's own result
+  Value value;
+};
+static_assert(sizeof(FieldValue) == 40);
+static_assert(offsetof(FieldValue, value) == 32);
+using DeviceFieldValuesFn = Return (*)(Device, int, FieldValue*);
+// NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX and _RX (nvml.h, "Field Identifiers"): the NVLink data
+// (payload) sent and received, cumulative KiB since the driver loaded. (RAW_TX 140 and RAW_RX
+// 141 count the protocol's overhead too; dltune does not read them.)
+inline constexpr unsigned kFieldNvLinkThroughputDataTx = 138;
+inline constexpr unsigned kFieldNvLinkThroughputDataRx = 139;
 
 }  // namespace dltune::gpu::nvml

@@ -37,6 +37,9 @@ struct GpuReading {
   std::optional<std::uint32_t> last_xid;
   // Volatile ECC counts (since the driver loaded); absent when ECC is off or unknown.
   std::optional<std::uint64_t> ecc_corrected, ecc_uncorrected;
+  // NVML's NVLink data counters (KiB since the driver loaded): NVLink payload sent and
+  // received, the GPU's links together; absent on a GPU without NVLink.
+  std::optional<std::uint64_t> nvlink_tx_kib, nvlink_rx_kib;
 };
 
 }  // namespace dltune::gpu

@@ -113,6 +113,10 @@ struct GpuModel {
   std::optional<std::uint32_t> temperature_celsius, sm_clock_mhz, memory_clock_mhz;
   std::optional<std::uint64_t> clock_event_reasons;
   std::optional<double> pcie_tx_bytes_s, pcie_rx_bytes_s;
+  // From NVML's cumulative NVLink data counters between this reading of the GPU and the one
+  // before; none without both, for a sample that repeats the previous reading, or after a
+  // counter went down (the driver reloaded).
+  std::optional<double> nvlink_tx_bytes_s, nvlink_rx_bytes_s;
   std::vector<GpuProcessModel> processes;
   std::optional<std::uint64_t> pcie_replay_count, xid_errors;  // counters, as in the Sample
   std::optional<std::uint32_t> last_xid;

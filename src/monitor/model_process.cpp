@@ -70,8 +70,37 @@ void model_processes(const Sample& now, const Sample* previous, double dt_s, Mod
   }
 }
 
-void model_gpus(const Sample& now, const Sample* /*previous*/, double /*dt_s*/, Model& out) {
-  // NVML gives instantaneous values and its own averages: nothing here needs a previous sample.
+namespace {
+
+// The GPU of `previous` that `g` is: the same index, and the same UUID where both have one.
+const Gpu* same_gpu(const Sample* previous, const Gpu& g) {
+  if (previous == nullptr) return nullptr;
+  for (const auto& p : previous->gpus)
+    if (p.index == g.index && (!p.uuid || !g.uuid || *p.uuid == *g.uuid)) return &p;
+  return nullptr;
+}
+
+// The seconds between two readings of a GPU: NVML is read at its own rate (sampled_at_ns, the
+// reading's monotonic time), slower than the samples, so a sample may repeat the reading before
+// (0: nothing new). Readings without their time (not from the NVML thread) take the samples' dt.
+double readings_apart_s(const Gpu& now, const Gpu& before, double dt_s) {
+  if (!now.sampled_at_ns || !before.sampled_at_ns) return dt_s;
+  if (*now.sampled_at_ns <= *before.sampled_at_ns) return 0;
+  return static_cast<double>(*now.sampled_at_ns - *before.sampled_at_ns) / 1e9;
+}
+
+// Bytes per second from a counter in KiB; none when it went down (the driver reloaded: the
+// counter started again), rather than a rate of 0.
+std::optional<double> kib_rate(const std::optional<std::uint64_t>& now,
+                               const std::optional<std::uint64_t>& before, double dt_s) {
+  if (!now || !before || dt_s <= 0 || *now < *before) return std::nullopt;
+  return static_cast<double>(*now - *before) * 1024 / dt_s;
+}
+
+}  // namespace
+
+void model_gpus(const Sample& now, const Sample* previous, double dt_s, Model& out) {
+  // NVML gives instantaneous values and its own averages, except for the NVLink counters.
   out.gpus.resize(now.gpus.size());
   for (std::size_t i = 0; i < now.gpus.size(); ++i) {
     const Gpu& g = now.gpus[i];
@@ -99,6 +128,14 @@ void model_gpus(const Sample& now, const Sample* /*previous*/, double /*dt_s*/, 
     m.pcie_rx_bytes_s.reset();
     if (g.pcie_tx_kib_s) m.pcie_tx_bytes_s = static_cast<double>(*g.pcie_tx_kib_s) * 1024;
     if (g.pcie_rx_kib_s) m.pcie_rx_bytes_s = static_cast<double>(*g.pcie_rx_kib_s) * 1024;
+    // NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX count KiB (nvml.h: "in KiB").
+    m.nvlink_tx_bytes_s.reset();
+    m.nvlink_rx_bytes_s.reset();
+    if (const Gpu* before = same_gpu(previous, g)) {
+      const double apart_s = readings_apart_s(g, *before, dt_s);
+      m.nvlink_tx_bytes_s = kib_rate(g.nvlink_tx_kib, before->nvlink_tx_kib, apart_s);
+      m.nvlink_rx_bytes_s = kib_rate(g.nvlink_rx_kib, before->nvlink_rx_kib, apart_s);
+    }
     m.processes.resize(g.processes.size());
     for (std::size_t k = 0; k < g.processes.size(); ++k)
       m.processes[k] = GpuProcessModel{g.processes[k].pid, g.processes[k].used_memory_bytes};

@@ -102,6 +102,10 @@ std::vector<Section> make_sections(const ReportData& data, const SectionFacts& f
   auto pcie = per_gpu("pcie_rx_bytes_s");
   for (auto& id : per_gpu("pcie_tx_bytes_s")) pcie.push_back(id);
   b.chart(gpu, "gpu_pcie", "GPU PCIe throughput: received (host to GPU) and sent (NVML)", pcie);
+  // Only where a GPU has NVLink (and NVML's data counters): no series, no chart.
+  auto nvlink = per_gpu("nvlink_rx_bytes_s");
+  for (auto& id : per_gpu("nvlink_tx_bytes_s")) nvlink.push_back(id);
+  b.chart(gpu, "gpu_nvlink", "GPU NVLink throughput: data received and sent (NVML)", nvlink);
   if (gpu.charts.empty())
     gpu.absent = f.saw_gpu ? "NVML gave no utilisation, memory, power, temperature or clocks"
                            : "no GPU in the recording (no NVIDIA GPU, or NVML could not be "

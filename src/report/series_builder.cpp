@@ -55,7 +55,13 @@ struct DiskHandles {
   std::size_t read, write;
 };
 struct GpuHandles {
-  std::size_t util, mem_used, mem_total, power, temperature, sm_clock, mem_clock, pcie_tx, pcie_rx;
+  std::size_t util, mem_used, mem_total, power, temperature, sm_clock, mem_clock, pcie_tx, pcie_rx,
+      nvlink_tx, nvlink_rx;
+};
+// A GPU's last NVLink rates and the NVML reading they came from (its sampled_at_ns).
+struct NvLinkRates {
+  std::int64_t reading_ns = 0;
+  std::optional<double> tx, rx;
 };
 
 // Clock event reasons in the report's four kinds (NVML reference, nvmlClocksEventReasons):
@@ -116,7 +122,7 @@ class Extractor {
     const Model m = Model::from(now, previous);
     host(k, m);
     devices(k, m, previous);
-    gpus(k, m);
+    gpus(k, m, now);
     job(k, m);
     cgroup(k, m);
   }
@@ -207,7 +213,7 @@ class Extractor {
     return nets_.emplace(name, h).first->second;
   }
 
-  void gpus(std::size_t k, const Model& m) {
+  void gpus(std::size_t k, const Model& m, const Sample& now) {
     // How many GPUs each kind of reason holds below their clocks at this sample; the columns
     // are made when a GPU first reports its reasons.
     std::size_t reporting = 0;
@@ -223,7 +229,8 @@ class Extractor {
         for (const auto& r : kReasonKinds) held_.push_back(c_.handle(r.id, r.label, "count"));
       for (std::size_t r = 0; r < std::size(kReasonKinds); ++r) c_.set(held_[r], k, held[r]);
     }
-    for (const auto& g : m.gpus) {
+    for (std::size_t i = 0; i < m.gpus.size(); ++i) {
+      const auto& g = m.gpus[i];
       saw_gpu = true;
       gpu_indices.insert(g.index);
       auto& h = gpu_handles(g.index);
@@ -236,6 +243,8 @@ class Extractor {
       c_.set(h.mem_clock, k, opt(g.memory_clock_mhz));
       c_.set(h.pcie_tx, k, opt(g.pcie_tx_bytes_s));
       c_.set(h.pcie_rx, k, opt(g.pcie_rx_bytes_s));
+      // m.gpus follows now.gpus, one for one.
+      nvlink(k, g, i < now.gpus.size() ? now.gpus[i].sampled_at_ns : std::nullopt, h);
       // Xid errors: the collector's counter, whose growth is an event worth a marker.
       if (g.xid_errors) {
         auto [it, first] = xids_.emplace(g.index, *g.xid_errors);
@@ -260,8 +269,35 @@ class Extractor {
                  c_.handle(p + "sm_clock_mhz", l + " SM", "MHz"),
                  c_.handle(p + "memory_clock_mhz", l + " memory", "MHz"),
                  c_.handle(p + "pcie_tx_bytes_s", l + " sent", "bytes/s"),
-                 c_.handle(p + "pcie_rx_bytes_s", l + " received", "bytes/s")};
+                 c_.handle(p + "pcie_rx_bytes_s", l + " received", "bytes/s"),
+                 c_.handle(p + "nvlink_tx_bytes_s", l + " NVLink sent", "bytes/s"),
+                 c_.handle(p + "nvlink_rx_bytes_s", l + " NVLink received", "bytes/s")};
     return gpu_.emplace(index, h).first->second;
+  }
+
+  // NVLink bytes/s from the Model (NVML's counters between two readings of the GPU). NVML is
+  // read at its own rate, often slower than the samples: a sample that repeats the reading its
+  // rates came from keeps them (the line would otherwise be broken between readings); any other
+  // sample without rates (a counter that went down: the driver reloaded) has no point.
+  void nvlink(std::size_t k, const monitor::GpuModel& g, std::optional<std::int64_t> reading_ns,
+              const GpuHandles& h) {
+    if (g.nvlink_tx_bytes_s || g.nvlink_rx_bytes_s) {
+      if (reading_ns)
+        nvlink_[g.index] = NvLinkRates{*reading_ns, g.nvlink_tx_bytes_s, g.nvlink_rx_bytes_s};
+      else
+        nvlink_.erase(g.index);
+      c_.set(h.nvlink_tx, k, opt(g.nvlink_tx_bytes_s));
+      c_.set(h.nvlink_rx, k, opt(g.nvlink_rx_bytes_s));
+      return;
+    }
+    const auto it = nvlink_.find(g.index);
+    if (it == nvlink_.end()) return;
+    if (!reading_ns || *reading_ns != it->second.reading_ns) {
+      nvlink_.erase(it);
+      return;
+    }
+    c_.set(h.nvlink_tx, k, opt(it->second.tx));
+    c_.set(h.nvlink_rx, k, opt(it->second.rx));
   }
 
   // The job's processes by role: CPU summed over those with rates (a process first seen has
@@ -340,6 +376,7 @@ class Extractor {
   std::map<unsigned, GpuHandles> gpu_;
   std::vector<std::size_t> held_;  // kReasonKinds' columns, once a GPU reports its reasons
   std::map<unsigned, std::uint64_t> xids_;
+  std::map<unsigned, NvLinkRates> nvlink_;  // per GPU index, while its reading repeats
   std::map<pid_t, std::string> main_seen_;
   std::set<pid_t> main_live_;
 };

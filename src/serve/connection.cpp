@@ -2,6 +2,7 @@
 #include "serve/connection.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -11,6 +12,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+
+#include <openssl/err.h>
 
 namespace dltune::serve::detail {
 
@@ -62,7 +65,8 @@ void WorkerPool::work() {
   }
 }
 
-ConnectionStream::ConnectionStream(int fd, const HttpLimits& limits) : fd_(fd), limits_(limits) {
+ConnectionStream::ConnectionStream(int fd, const HttpLimits& limits, SSL* ssl)
+    : fd_(fd), limits_(limits), ssl_(ssl) {
   begin_request();
 }
 
@@ -87,11 +91,50 @@ int ConnectionStream::wait(short events, milliseconds timeout) const {
 }
 
 bool ConnectionStream::is_readable() const {
-  return pos_ < len_ || wait(POLLIN, limits_.io_timeout) > 0;
+  return pos_ < len_ || (ssl_ != nullptr && ::SSL_pending(ssl_) > 0) ||
+         wait(POLLIN, limits_.io_timeout) > 0;
 }
 
 bool ConnectionStream::is_writable() const {
   return wait(POLLOUT, limits_.io_timeout) > 0;
+}
+
+ssize_t ConnectionStream::timed_out() {
+  if (left().count() <= 0) spent_ = true;
+  return -1;
+}
+
+short ConnectionStream::wanted(int rc) const {
+  switch (::SSL_get_error(ssl_, rc)) {
+    case SSL_ERROR_WANT_READ:
+      return POLLIN;
+    case SSL_ERROR_WANT_WRITE:
+      return POLLOUT;
+    default:
+      return 0;
+  }
+}
+
+ssize_t ConnectionStream::receive(char* to, std::size_t size) {
+  if (ssl_ == nullptr) {
+    if (wait(POLLIN, limits_.io_timeout) <= 0) return timed_out();
+    ssize_t n;
+    do {
+      n = ::recv(fd_, to, size, 0);
+    } while (n < 0 && errno == EINTR);
+    return n;
+  }
+  // Non-blocking: SSL_read answers "want read" until a whole record is here, and each wait is
+  // bounded by the request's deadline.
+  for (;;) {
+    ::ERR_clear_error();
+    const int n = ::SSL_read(ssl_, to, static_cast<int>(std::min<std::size_t>(size, 1 << 30)));
+    if (n > 0) return n;
+    if (::SSL_get_error(ssl_, n) == SSL_ERROR_ZERO_RETURN) return 0;  // close_notify
+    const short events = wanted(n);
+    if (events == 0) return -1;
+    if (wait(events, limits_.io_timeout) <= 0) return timed_out();
+  }
 }
 
 ssize_t ConnectionStream::read(char* ptr, size_t size) {
@@ -102,15 +145,7 @@ ssize_t ConnectionStream::read(char* ptr, size_t size) {
       spent_ = true;
       return 0;
     }
-    if (wait(POLLIN, limits_.io_timeout) <= 0) {
-      if (left().count() <= 0) spent_ = true;
-      broken_ = true;
-      return -1;
-    }
-    ssize_t n;
-    do {
-      n = ::recv(fd_, buf_, std::min(sizeof buf_, budget_), 0);
-    } while (n < 0 && errno == EINTR);
+    const ssize_t n = receive(buf_, std::min(sizeof buf_, budget_));
     if (n <= 0) {
       broken_ = true;  // the end of the input, or an error: no further request
       return n;
@@ -126,6 +161,19 @@ ssize_t ConnectionStream::read(char* ptr, size_t size) {
 }
 
 ssize_t ConnectionStream::write(const char* ptr, size_t size) {
+  if (ssl_ != nullptr) {
+    for (;;) {
+      ::ERR_clear_error();
+      const int n = ::SSL_write(ssl_, ptr, static_cast<int>(std::min<std::size_t>(size, 1 << 30)));
+      if (n > 0) return n;
+      const short events = wanted(n);
+      if (events == 0 || wait(events, limits_.io_timeout) <= 0) {
+        if (events != 0) (void)timed_out();
+        broken_ = true;
+        return -1;
+      }
+    }
+  }
   if (wait(POLLOUT, limits_.io_timeout) <= 0) {
     if (left().count() <= 0) spent_ = true;
     broken_ = true;
@@ -170,7 +218,8 @@ void ConnectionStream::get_local_ip_and_port(std::string& ip, int& port) const {
 }
 
 bool ConnectionStream::wait_for_request(const std::function<bool()>& running) {
-  if (pos_ < len_) return true;  // pipelined: already here
+  if (pos_ < len_) return true;                                 // pipelined: already here
+  if (ssl_ != nullptr && ::SSL_pending(ssl_) > 0) return true;  // decrypted, not yet read
   // In slices, so that a stopping server is noticed soon.
   constexpr milliseconds kSlice{100};
   const auto until = Clock::now() + limits_.idle_timeout;
@@ -185,7 +234,46 @@ bool ConnectionStream::wait_for_request(const std::function<bool()>& running) {
   return false;
 }
 
+bool ConnectionStream::accept_tls(const std::function<bool()>& running) {
+  if (!wait_for_request(running)) return false;
+  // A TLS connection starts with a handshake record (content type 22); a plain HTTP request with
+  // its method's capital letter.
+  unsigned char first = 0;
+  ssize_t n;
+  do {
+    n = ::recv(fd_, &first, 1, MSG_PEEK);
+  } while (n < 0 && errno == EINTR);
+  if (n != 1) return false;
+  if (first >= 'A' && first <= 'Z') {
+    static constexpr char kPlain[] =
+        "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        "Connection: close\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+    if (wait(POLLOUT, limits_.io_timeout) > 0)
+      (void)::send(fd_, kPlain, sizeof kPlain - 1, MSG_NOSIGNAL);
+    broken_ = true;  // no TLS to close
+    drain();
+    return false;
+  }
+  begin_request();  // the handshake has the request's deadline
+  for (;;) {
+    ::ERR_clear_error();
+    const int rc = ::SSL_accept(ssl_);
+    if (rc == 1) return true;
+    const short events = wanted(rc);
+    // A client that does not trust the certificate, speaks no common version, or sends no
+    // client certificate where one is required ends here.
+    if (events == 0 || wait(events, limits_.io_timeout) <= 0) {
+      broken_ = true;
+      return false;
+    }
+  }
+}
+
 void ConnectionStream::drain() {
+  if (ssl_ != nullptr && !broken_) {
+    ::ERR_clear_error();
+    (void)::SSL_shutdown(ssl_);  // close_notify, sent as far as it goes now
+  }
   ::shutdown(fd_, SHUT_WR);
   // At most 256 KiB and 500 ms: enough for a request line that was too long; a client that
   // sends more gets the reset it asked for.
@@ -208,33 +296,43 @@ namespace {
 thread_local bool close_after = false;
 }  // namespace
 
-LimitedServer::LimitedServer(const HttpLimits& limits) : limits_(limits) {}
-
-void LimitedServer::close_after_this_request() {
+void close_after_this_request() {
   close_after = true;
 }
 
-bool LimitedServer::process_and_close_socket(socket_t sock) {
-  // svr_sock_ is the listening socket; the library sets it invalid when stop() is called.
-  const auto running = [this] { return svr_sock_ != INVALID_SOCKET; };
+bool serve_connection(int sock, const HttpLimits& limits, SSL* ssl,
+                      const std::function<bool()>& running,
+                      const std::function<bool(httplib::Stream&, bool, bool&)>& process) {
   // A response goes out in a few writes (headers, the published text, the scrape counter); with
   // Nagle's algorithm the last small one would wait for the client's delayed ACK, 40 ms on
   // Linux, on every request of a kept-alive connection.
   const int one = 1;
   ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  ConnectionStream strm(sock, limits_);
+  // Over TLS every wait is a poll(2) with the deadline, and SSL calls must not block.
+  if (ssl != nullptr) ::fcntl(sock, F_SETFL, ::fcntl(sock, F_GETFL) | O_NONBLOCK);
+  ConnectionStream strm(sock, limits, ssl);
   bool ok = true, must_drain = false;
-  for (std::size_t n = 0; n < limits_.requests_per_connection; ++n) {
-    if (!strm.wait_for_request(running)) break;
-    strm.begin_request();
-    close_after = false;
-    bool closed = false;
-    const bool last = n + 1 == limits_.requests_per_connection;
-    ok = process_request(strm, last, closed, nullptr);
-    must_drain = strm.spent() || close_after;
-    if (!ok || closed || must_drain || strm.broken()) break;
+  if (ssl != nullptr && !strm.accept_tls(running)) {
+    ok = false;
+  } else {
+    for (std::size_t n = 0; n < limits.requests_per_connection; ++n) {
+      if (!strm.wait_for_request(running)) break;
+      strm.begin_request();
+      close_after = false;
+      bool closed = false;
+      const bool last = n + 1 == limits.requests_per_connection;
+      ok = process(strm, last, closed);
+      must_drain = strm.spent() || close_after;
+      if (!ok || closed || must_drain || strm.broken()) break;
+    }
+    if (must_drain) {
+      strm.drain();
+    } else if (ssl != nullptr && !strm.broken()) {
+      ::ERR_clear_error();
+      (void)::SSL_shutdown(ssl);  // close_notify: the answer ended where the client read it
+    }
   }
-  if (must_drain) strm.drain();
+  if (ssl != nullptr) ::SSL_free(ssl);
   ::shutdown(sock, SHUT_RDWR);
   ::close(sock);
   return ok;

@@ -6,8 +6,12 @@
 // protected Server::process_request. LimitedServer does that with a Stream of its own, which puts
 // a deadline and a byte budget on each request (the library's own stream waits `read timeout`
 // per read, so a client sending one byte every few seconds, or headers without end, would hold a
-// worker and grow its memory for ever).
+// worker and grow its memory for ever). Over TLS the same limits hold: the socket is then
+// non-blocking, the handshake has the request's deadline, and a TLS record that arrives a byte at
+// a time cannot stretch a read past it.
 #include <httplib.h>
+#include <openssl/ssl.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -16,6 +20,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "serve/http.hpp"
@@ -42,10 +47,11 @@ class WorkerPool final : public httplib::TaskQueue {
   std::vector<std::thread> threads_;
 };
 
-// One connection's socket, read through a small buffer.
+// One connection's socket, read through a small buffer; over TLS when `ssl` is given (set on
+// `fd`, whose handshake accept_tls() does).
 class ConnectionStream final : public httplib::Stream {
  public:
-  ConnectionStream(int fd, const HttpLimits& limits);
+  ConnectionStream(int fd, const HttpLimits& limits, SSL* ssl = nullptr);
   bool is_readable() const override;
   bool is_writable() const override;
   ssize_t read(char* ptr, size_t size) override;
@@ -57,6 +63,10 @@ class ConnectionStream final : public httplib::Stream {
   // Waits up to the idle timeout for the next request to start; false when the client closed,
   // stayed silent, or `running` turned false (the server is stopping).
   bool wait_for_request(const std::function<bool()>& running);
+  // TLS: waits up to the idle timeout for the client's first bytes, answers a plain HTTP request
+  // 400 (as Go's servers do: "Client sent an HTTP request to an HTTPS server."), then does the
+  // handshake within the request deadline. False when the connection is of no use.
+  bool accept_tls(const std::function<bool()>& running);
   // A new request: a fresh deadline and byte budget.
   void begin_request();
   // The request ran out of its budget or its deadline: the connection must end (and may have
@@ -73,9 +83,15 @@ class ConnectionStream final : public httplib::Stream {
   // poll(2) for `events` up to `timeout` and the deadline: > 0 ready, 0 timed out, < 0 error.
   int wait(short events, std::chrono::milliseconds timeout) const;
   std::chrono::milliseconds left() const;
+  // One read from the socket or the TLS connection: > 0 bytes, 0 the end, -1 failed or timed out.
+  ssize_t receive(char* to, std::size_t size);
+  ssize_t timed_out();
+  // Over TLS: what an SSL call's error asks to wait for (POLLIN, POLLOUT), 0 for a real error.
+  short wanted(int rc) const;
 
   int fd_;
   const HttpLimits& limits_;
+  SSL* ssl_;
   char buf_[4096];
   std::size_t pos_ = 0, len_ = 0;
   std::size_t budget_ = 0;
@@ -84,16 +100,47 @@ class ConnectionStream final : public httplib::Stream {
   bool broken_ = false;
 };
 
-class LimitedServer final : public httplib::Server {
+// Called by a handler that answered a request whose input was not read (a body, a method that
+// is not served): the connection ends after this answer. Per worker thread.
+void close_after_this_request();
+
+// One connection, its requests one after another within the limits: `process` answers one
+// request (Server::process_request), `running` turns false when the server stops. `ssl`: the
+// connection's TLS state, which this frees, or null for plain HTTP.
+bool serve_connection(
+    int sock, const HttpLimits& limits, SSL* ssl, const std::function<bool()>& running,
+    const std::function<bool(httplib::Stream&, bool last, bool& closed)>& process);
+
+// httplib::Server, or httplib::SSLServer (which owns the TLS context), with connections served
+// by serve_connection.
+template <class Base>
+class Limited final : public Base {
  public:
-  explicit LimitedServer(const HttpLimits& limits);
-  // Set by a handler that answered a request whose input was not read (a body, a method that
-  // is not served): the connection ends after this answer. Per worker thread.
-  static void close_after_this_request();
+  template <class... Args>
+  explicit Limited(const HttpLimits& limits, Args&&... args)
+      : Base(std::forward<Args>(args)...), limits_(limits) {}
 
  private:
-  bool process_and_close_socket(socket_t sock) override;
+  bool process_and_close_socket(socket_t sock) override {
+    SSL* ssl = nullptr;
+    if constexpr (std::is_base_of_v<httplib::SSLServer, Base>) {
+      ssl = ::SSL_new(this->ssl_context());
+      if (ssl == nullptr || ::SSL_set_fd(ssl, sock) != 1) {
+        if (ssl != nullptr) ::SSL_free(ssl);
+        ::close(sock);
+        return false;
+      }
+    }
+    // svr_sock_ is the listening socket; the library sets it invalid when stop() is called.
+    return serve_connection(
+        sock, limits_, ssl, [this] { return this->svr_sock_ != INVALID_SOCKET; },
+        [this](httplib::Stream& strm, bool last, bool& closed) {
+          return this->process_request(strm, last, closed, nullptr);
+        });
+  }
   HttpLimits limits_;
 };
+using LimitedServer = Limited<httplib::Server>;
+using LimitedTlsServer = Limited<httplib::SSLServer>;
 
 }  // namespace dltune::serve::detail

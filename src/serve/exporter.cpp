@@ -65,6 +65,7 @@ Snapshot Exporter::snapshot() const {
   s.slurm = &jobs_.slurm_jobs();
   s.pods = &jobs_.pods();
   s.gpus = options_.gpus;
+  s.host = options_.host;
   s.check = options_.profile ? check_seen_.get() : nullptr;
   s.stats.samples = samples_;
   s.stats.sample_duration_s = sample_duration_s_;

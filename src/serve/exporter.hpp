@@ -26,6 +26,8 @@ namespace dltune::serve {
 struct ExporterOptions {
   std::int64_t interval_ns = 5'000'000'000;
   bool gpus = true;
+  // --no-host-metrics: only the host families node_exporter lacks (exposition.hpp).
+  HostFamilies host = HostFamilies::kAll;
   std::string nvml_library;                  // DLTUNE_NVML_LIBRARY, or empty for the default names
   std::vector<std::string> cgroups;          // --cgroup: exported besides those `run` made
   std::optional<settings::Profile> profile;  // the check's; none: no check

@@ -164,7 +164,7 @@ void render(const Snapshot& s, MetricSink& sink) {
               "1, labelled with the version of dltune and the host's name (Hostname, as "
               "dcgm-exporter has it: join the host's series on instance to get it)");
   sink.sample({{"version", s.version}, {"Hostname", s.hostname}}, std::uint64_t{1});
-  if (s.sample) render_host(*s.sample, sink);
+  if (s.sample) render_host(*s.sample, sink, s.host);
   render_gpus(s.sample, s.gpus, s.hostname, sink);
   render_jobs(s.jobs, s.slurm, sink, s.pods);
   render_job_gpus(s, sink);

@@ -118,6 +118,12 @@ using SlurmJobs = std::map<std::string, SlurmJobLabels>;  // by the group's path
 // Kubernetes pods' groups: the pod's UID by the group's path (label pod_uid).
 using PodUids = std::map<std::string, std::string>;
 
+// Which of the host's families are written: all, or (serve --no-host-metrics, on a host whose
+// node_exporter already exports its CPUs, memory, disks, network and pressure) only those that
+// node_exporter's default collectors do not: the /proc/vmstat counters its vmstat collector
+// leaves out by default (--collector.vmstat.fields).
+enum class HostFamilies { kAll, kBeyondNodeExporter };
+
 struct Snapshot {
   std::string_view version;                 // dltune's
   std::string_view hostname;                // the host's: the Hostname label (dcgm-exporter's)
@@ -126,6 +132,7 @@ struct Snapshot {
   const SlurmJobs* slurm = nullptr;         // which of them are Slurm's jobs
   const PodUids* pods = nullptr;            // which of them are Kubernetes pods
   bool gpus = true;                         // NVML is read (not --no-gpus)
+  HostFamilies host = HostFamilies::kAll;   // --no-host-metrics: kBeyondNodeExporter
   const CheckState* check = nullptr;        // null: the check is off (--no-check)
   ExporterStats stats;
   // Beside jobs, each group's member pids, sorted (JobGroups::members); read only when some GPU
@@ -171,7 +178,8 @@ void for_each_stall(const monitor::Pressures& p, Emit&& emit) {
 }
 
 // The parts of render (exposition_host.cpp, exposition_gpu.cpp, exposition_jobs.cpp).
-void render_host(const monitor::Sample& s, MetricSink& sink);
+void render_host(const monitor::Sample& s, MetricSink& sink,
+                 HostFamilies which = HostFamilies::kAll);
 void render_gpus(const monitor::Sample* s, bool gpus, std::string_view hostname, MetricSink& sink);
 void render_jobs(std::span<const monitor::Cgroup> jobs, const SlurmJobs* slurm, MetricSink& sink,
                  const PodUids* pods = nullptr);

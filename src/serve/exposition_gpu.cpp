@@ -70,6 +70,10 @@ std::optional<std::uint64_t> kib_to_bytes(const std::optional<std::uint32_t>& ki
   return std::uint64_t{*kib} * 1024;
 }
 
+double kib_to_bytes(std::uint64_t kib) {
+  return static_cast<double>(kib) * 1024;
+}
+
 }  // namespace
 
 void render_gpus(const monitor::Sample* s, bool gpus_on, std::string_view hostname,
@@ -151,6 +155,20 @@ void render_gpus(const monitor::Sample* s, bool gpus_on, std::string_view hostna
        "PCIe bytes received by the GPU per second over NVML's 20 ms window "
        "(nvmlDeviceGetPcieThroughput RX, KB/s times 1024)",
        [](const Gpu& g) { return kib_to_bytes(g.pcie_rx_kib_s); });
+  sink.family(
+      "dltune_gpu_nvlink_bytes_total", kCounter,
+      "NVLink data bytes sent (tx) and received (rx) by the GPU over its links since the "
+      "driver was loaded (nvmlDeviceGetFieldValues NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX, "
+      "KiB times 1024); absent on a GPU without NVLink");
+  for (const auto& g : gpus) {
+    if (!g.nvlink_tx_kib && !g.nvlink_rx_kib) continue;
+    const GpuLabels l(g, hostname);
+    // As a double: months of NVLink traffic in bytes can pass 2^64 (Prometheus keeps floats).
+    if (g.nvlink_tx_kib)
+      sink.sample({DLTUNE_GPU_LABELS(l), {"direction", "tx"}}, kib_to_bytes(*g.nvlink_tx_kib));
+    if (g.nvlink_rx_kib)
+      sink.sample({DLTUNE_GPU_LABELS(l), {"direction", "rx"}}, kib_to_bytes(*g.nvlink_rx_kib));
+  }
   each(gpus, hostname, sink, "dltune_gpu_pcie_replays_total", kCounter,
        "PCIe link-level retransmissions since the driver was loaded "
        "(nvmlDeviceGetPcieReplayCounter)",

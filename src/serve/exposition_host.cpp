@@ -52,7 +52,8 @@ void cpus(const Sample& s, MetricSink& sink) {
   sink.sample({}, s.system.procs_blocked);
 }
 
-void memory(const Sample& s, MetricSink& sink) {
+void memory(const Sample& s, MetricSink& sink, HostFamilies which) {
+  const bool all = which == HostFamilies::kAll;
   const auto& m = s.system.memory;
   const std::tuple<const char*, std::uint64_t, const char*> gauges[] = {
       {"dltune_memory_total_bytes", m.total, "Usable RAM (/proc/meminfo MemTotal)"},
@@ -73,32 +74,38 @@ void memory(const Sample& s, MetricSink& sink) {
       {"dltune_swap_total_bytes", m.swap_total, "Swap space (/proc/meminfo SwapTotal)"},
       {"dltune_swap_free_bytes", m.swap_free, "Unused swap space (/proc/meminfo SwapFree)"},
   };
-  for (const auto& [name, value, help] : gauges) {
-    sink.family(name, kGauge, help);
-    sink.sample({}, value);
+  if (all) {
+    for (const auto& [name, value, help] : gauges) {
+      sink.family(name, kGauge, help);
+      sink.sample({}, value);
+    }
   }
   const auto& v = s.system.vm;
   const auto page = s.page_size;
-  const std::tuple<const char*, std::uint64_t, const char*> counters[] = {
+  // The last field: node_exporter exports it by default (its vmstat collector's default fields,
+  // ^(oom_kill|pgpg|pswp|pg.*fault).*), so --no-host-metrics leaves it out.
+  const std::tuple<const char*, std::uint64_t, const char*, bool> counters[] = {
       {"dltune_swap_in_bytes_total", v.pswpin * page,
-       "Memory read back from swap (/proc/vmstat pswpin, pages times the page size)"},
+       "Memory read back from swap (/proc/vmstat pswpin, pages times the page size)", true},
       {"dltune_swap_out_bytes_total", v.pswpout * page,
-       "Memory written to swap (/proc/vmstat pswpout, pages times the page size)"},
-      {"dltune_page_faults_total", v.pgfault,
-       "Page faults, minor and major (/proc/vmstat pgfault)"},
+       "Memory written to swap (/proc/vmstat pswpout, pages times the page size)", true},
+      {"dltune_page_faults_total", v.pgfault, "Page faults, minor and major (/proc/vmstat pgfault)",
+       true},
       {"dltune_major_page_faults_total", v.pgmajfault,
-       "Page faults that needed I/O (/proc/vmstat pgmajfault)"},
+       "Page faults that needed I/O (/proc/vmstat pgmajfault)", true},
       {"dltune_workingset_refault_file_total", v.workingset_refault_file,
        "Page cache read again soon after it was evicted: the cache is too small for the data "
-       "(/proc/vmstat workingset_refault_file)"},
+       "(/proc/vmstat workingset_refault_file)",
+       false},
       {"dltune_thp_fault_alloc_total", v.thp_fault_alloc,
-       "Transparent huge pages allocated at a fault (/proc/vmstat thp_fault_alloc)"},
+       "Transparent huge pages allocated at a fault (/proc/vmstat thp_fault_alloc)", false},
       {"dltune_compact_stall_total", v.compact_stall,
-       "Allocations that stalled to compact memory (/proc/vmstat compact_stall)"},
+       "Allocations that stalled to compact memory (/proc/vmstat compact_stall)", false},
       {"dltune_oom_kills_total", v.oom_kill,
-       "Processes killed by the kernel's out-of-memory killer (/proc/vmstat oom_kill)"},
+       "Processes killed by the kernel's out-of-memory killer (/proc/vmstat oom_kill)", true},
   };
-  for (const auto& [name, value, help] : counters) {
+  for (const auto& [name, value, help, node_exporter_has_it] : counters) {
+    if (node_exporter_has_it && !all) continue;
     sink.family(name, kCounter, help);
     sink.sample({}, value);
   }
@@ -166,9 +173,11 @@ void network(const Sample& s, MetricSink& sink) {
 
 }  // namespace
 
-void render_host(const Sample& s, MetricSink& sink) {
-  cpus(s, sink);
-  memory(s, sink);
+void render_host(const Sample& s, MetricSink& sink, HostFamilies which) {
+  const bool all = which == HostFamilies::kAll;
+  if (all) cpus(s, sink);
+  memory(s, sink, which);
+  if (!all) return;
   pressure(s, sink);
   disks(s, sink);
   network(s, sink);

@@ -4,11 +4,15 @@
 #include <arpa/inet.h>
 
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <mutex>
 
 #include <fmt/format.h>
 
+#include "serve/basic_auth.hpp"
 #include "serve/connection.hpp"
+#include "serve/tls_context.hpp"
 
 namespace dltune::serve {
 
@@ -75,10 +79,75 @@ bool is_loopback(const ListenAddress& a) {
   return false;
 }
 
+std::optional<std::string> exposure_warning(const ListenAddress& a, const WebConfig* web) {
+  if (is_loopback(a)) return std::nullopt;
+  const auto address = a.text();
+  constexpr const char* kWhat =
+      "anyone who can reach the port can read this host's metrics, the names of its processes "
+      "and its jobs' ids";
+  if (web == nullptr)
+    return fmt::format(
+        "{} is not a loopback address and there is no --web-config: {}. Give serve a web config "
+        "(--web-config FILE, the format of node_exporter's --web.config.file) with "
+        "tls_server_config and basic_auth_users, or listen on 127.0.0.1",
+        address, kWhat);
+  if (!web->authenticates())
+    return fmt::format(
+        "{} is not a loopback address and {} asks for no password and no client certificate: "
+        "{}. Add basic_auth_users (bcrypt hashes) or client_auth_type "
+        "RequireAndVerifyClientCert",
+        address, web->file, kWhat);
+  if (!web->tls)
+    return fmt::format(
+        "{} is not a loopback address and {} has basic_auth_users but no tls_server_config: "
+        "passwords cross the network in clear text, readable by anyone on the way. Add "
+        "tls_server_config (cert_file, key_file)",
+        address, web->file);
+  return std::nullopt;
+}
+
+namespace {
+
+// The web config's rate_limit: a token bucket (as the toolkit's golang.org/x/time/rate), refilled
+// at one token per interval up to `burst`; a request without a token is answered 429.
+class RequestRate {
+ public:
+  explicit RequestRate(const RateLimit& r)
+      : interval_ns_(r.interval_ns), burst_(r.burst), tokens_(r.burst) {}
+  bool allow() {
+    std::lock_guard lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    if (last_) {
+      const double ns = static_cast<double>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(now - *last_).count());
+      tokens_ = std::min<double>(burst_, tokens_ + ns / static_cast<double>(interval_ns_));
+    }
+    last_ = now;
+    if (tokens_ < 1) return false;
+    tokens_ -= 1;
+    return true;
+  }
+
+ private:
+  std::mutex mu_;
+  std::int64_t interval_ns_;
+  int burst_;
+  double tokens_;
+  std::optional<std::chrono::steady_clock::time_point> last_;
+};
+
+bool has_body(const httplib::Request& req) {
+  const auto length = req.get_header_value("Content-Length");
+  return (!length.empty() && length != "0") || req.has_header("Transfer-Encoding");
+}
+
+}  // namespace
+
 struct MetricsServer::Impl {
-  explicit Impl(const HttpLimits& l) : limits(l), server(l) {}
   HttpLimits limits;
-  detail::LimitedServer server;
+  std::unique_ptr<httplib::Server> server;  // a detail::LimitedServer or LimitedTlsServer
+  std::unique_ptr<BasicAuth> auth;
+  std::unique_ptr<RequestRate> rate;
 };
 
 MetricsServer::~MetricsServer() {
@@ -87,10 +156,35 @@ MetricsServer::~MetricsServer() {
 
 Result<std::unique_ptr<MetricsServer>> MetricsServer::bind(const ListenAddress& address,
                                                            const HttpLimits& limits,
-                                                           Exporter& exporter) {
+                                                           Exporter& exporter,
+                                                           const WebConfig* web) {
   std::unique_ptr<MetricsServer> m(new MetricsServer());
-  m->impl_ = std::make_unique<Impl>(limits);
-  auto& s = m->impl_->server;
+  m->impl_ = std::make_unique<Impl>();
+  auto& impl = *m->impl_;
+  impl.limits = limits;
+  if (web != nullptr && web->tls) {
+    std::string error;
+    const TlsServerConfig tls = *web->tls;
+    const std::string file = web->file;
+    const std::function<bool(SSL_CTX&)> setup = [&error, tls, file](SSL_CTX& ctx) {
+      return configure_tls_context(ctx, tls, file, error);
+    };
+    auto server = std::make_unique<detail::LimitedTlsServer>(limits, setup);
+    if (!server->is_valid()) return fail(error.empty() ? web->file + ": cannot set up TLS" : error);
+    impl.server = std::move(server);
+  } else {
+    impl.server = std::make_unique<detail::LimitedServer>(limits);
+  }
+  if (web != nullptr && !web->basic_auth_users.empty())
+    impl.auth = std::make_unique<BasicAuth>(web->basic_auth_users);
+  if (web != nullptr && web->rate_limit.interval_ns > 0)
+    impl.rate = std::make_unique<RequestRate>(web->rate_limit);
+  auto& s = *impl.server;
+  if (web != nullptr && !web->headers.empty()) {
+    httplib::Headers headers;
+    for (const auto& [name, value] : web->headers) headers.emplace(name, value);
+    s.set_default_headers(std::move(headers));
+  }
   const HttpLimits l = limits;
   s.new_task_queue = [l] { return new detail::WorkerPool(l.workers, l.queued); };
   // A backstop: bodies are refused before they are read (below).
@@ -104,21 +198,35 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::bind(const ListenAddress& 
   s.set_read_timeout(io_s);
   s.set_write_timeout(io_s);
 
-  s.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+  s.set_pre_routing_handler([&impl](const httplib::Request& req, httplib::Response& res) {
+    // As the toolkit: the rate first, then the credentials, on every path (/healthz too).
+    if (impl.rate && !impl.rate->allow()) {
+      res.status = 429;
+      res.set_content("Too Many Requests\n", kTextType);
+      if (has_body(req)) detail::close_after_this_request();
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    // The password is neither logged nor kept: a failure is only the 401.
+    if (impl.auth && !impl.auth->allows(req.get_header_value("Authorization"))) {
+      res.status = 401;
+      res.set_header("WWW-Authenticate", "Basic");
+      res.set_content("Unauthorized\n", kTextType);
+      if (has_body(req)) detail::close_after_this_request();
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (req.method != "GET" && req.method != "HEAD") {
       res.status = 405;
       res.set_header("Allow", "GET, HEAD");
       res.set_content(
           fmt::format("{} is not allowed: serve is read-only (GET, HEAD)\n", req.method),
           kTextType);
-      detail::LimitedServer::close_after_this_request();  // its body, if any, was not read
+      detail::close_after_this_request();  // its body, if any, was not read
       return httplib::Server::HandlerResponse::Handled;
     }
-    const auto length = req.get_header_value("Content-Length");
-    if ((!length.empty() && length != "0") || req.has_header("Transfer-Encoding")) {
+    if (has_body(req)) {
       res.status = 413;
       res.set_content("no endpoint takes a request body\n", kTextType);
-      detail::LimitedServer::close_after_this_request();
+      detail::close_after_this_request();
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
@@ -168,21 +276,29 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::bind(const ListenAddress& 
     if (port <= 0) return fail("cannot listen on", address.text(), errno);
     m->bound_.port = port;
   } else if (!s.bind_to_port(address.host, address.port)) {
-    return fail("cannot listen on", address.text(), errno);
+    const int err = errno;
+    // 9464 is also the default of OpenTelemetry's Prometheus exporter, which a training job on
+    // this host may run (docs/metrics.md, "The exporter").
+    if (err == EADDRINUSE)
+      return fail(fmt::format("cannot listen on {} (another program listens there: give "
+                              "--listen another port)",
+                              address.text()),
+                  "", err);
+    return fail("cannot listen on", address.text(), err);
   }
   return m;
 }
 
 void MetricsServer::run() {
-  (void)impl_->server.listen_after_bind();  // false after stop() too: nothing to tell apart
+  (void)impl_->server->listen_after_bind();  // false after stop() too: nothing to tell apart
 }
 
 bool MetricsServer::running() const {
-  return impl_ && impl_->server.is_running();
+  return impl_ && impl_->server && impl_->server->is_running();
 }
 
 void MetricsServer::stop() {
-  if (impl_) impl_->server.stop();
+  if (impl_ && impl_->server) impl_->server->stop();
 }
 
 }  // namespace dltune::serve

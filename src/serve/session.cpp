@@ -62,7 +62,8 @@ tl::expected<void, ServeFailure> serve_until_signal(const host::Root& root, Expo
                                                     const sigset_t& stop_set) {
   auto exporter = Exporter::open(root, std::move(options));
   if (!exporter) return tl::unexpected(ServeFailure{exporter.error()});
-  auto server = MetricsServer::bind(request.address, request.limits, **exporter);
+  auto server = MetricsServer::bind(request.address, request.limits, **exporter,
+                                    request.web ? &*request.web : nullptr);
   if (!server) return tl::unexpected(ServeFailure{server.error(), true});
   // Root was needed at most to bind a port below 1024 (and to open NVML's devices): nothing
   // that serves a request or reads the host runs as root.
@@ -95,10 +96,8 @@ tl::expected<void, ServeFailure> serve_until_signal(const host::Root& root, Expo
 tl::expected<void, ServeFailure> serve_until_stopped(const host::Root& root,
                                                      ExporterOptions options,
                                                      const ServeRequest& request) {
-  if (!is_loopback(request.address))
-    request.say(
-        fmt::format("{} is not a loopback address: anyone who can reach it can read these metrics",
-                    request.address.text()));
+  if (auto warning = exposure_warning(request.address, request.web ? &*request.web : nullptr))
+    request.say(*warning);
   sigset_t stop_set, old;
   ::sigemptyset(&stop_set);
   ::sigaddset(&stop_set, SIGINT);

@@ -63,6 +63,8 @@ using Tell = std::function<void(const std::vector<std::string>&)>;
 struct ServeRequest {
   ListenAddress address;
   HttpLimits limits;
+  // --web-config: TLS, basic auth, headers, a request rate; loaded before root is dropped.
+  std::optional<WebConfig> web;
   std::optional<Unprivileged> become;  // dropped to once the address is bound
   // Told what happened: "bound as root, now running as NAME (uid N)", "listening on HOST:PORT".
   std::function<void(const std::string&)> say;
@@ -85,8 +87,8 @@ struct ServeFailure {
                                                                   const sigset_t& stop_set);
 // The same until SIGINT or SIGTERM, which it blocks in every thread it starts (and takes
 // synchronously); SIGPIPE is ignored (a client that goes away is no reason to die). The signal
-// mask is restored on return. A non-loopback address is said first: anyone who reaches it can
-// read the metrics.
+// mask is restored on return. An address others can reach is said first when nothing asks them
+// who they are (exposure_warning).
 [[nodiscard]] tl::expected<void, ServeFailure> serve_until_stopped(const host::Root& root,
                                                                    ExporterOptions options,
                                                                    const ServeRequest& request);

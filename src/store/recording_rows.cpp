@@ -278,6 +278,8 @@ void bind_gpu(Binder& b, std::int64_t id, const Gpu& g) {
   b.ou(g.ecc_corrected);
   b.ou(g.ecc_uncorrected);
   b.ot(g.vendor);
+  b.ou(g.nvlink_tx_kib);
+  b.ou(g.nvlink_rx_kib);
 }
 
 Gpu read_gpu(Columns& c) {
@@ -306,6 +308,8 @@ Gpu read_gpu(Columns& c) {
   g.ecc_corrected = c.ou<std::uint64_t>();
   g.ecc_uncorrected = c.ou<std::uint64_t>();
   g.vendor = c.ot();
+  g.nvlink_tx_kib = c.ou<std::uint64_t>();
+  g.nvlink_rx_kib = c.ou<std::uint64_t>();
   return g;
 }
 

@@ -146,7 +146,8 @@ std::vector<Table> make_tables() {
              "energy_mj INTEGER", "sampled_at_ns INTEGER",
              // Added after schema 1 was first written (nullable, at the end: no new version).
              "pcie_replay_count INTEGER", "xid_errors INTEGER", "last_xid INTEGER",
-             "ecc_corrected INTEGER", "ecc_uncorrected INTEGER", "vendor TEXT"},
+             "ecc_corrected INTEGER", "ecc_uncorrected INTEGER", "vendor TEXT",
+             "nvlink_tx_kib INTEGER", "nvlink_rx_kib INTEGER"},
             "sample_id, gpu",
             "gpu",
             true});

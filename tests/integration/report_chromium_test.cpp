@@ -123,12 +123,17 @@ TEST_F(ReportChromium, TheReportOfARealRecordingLoadsWithoutErrorsAndDrawsEveryC
   for (unsigned i = 0; i < 2; ++i) {
     gpus["gpus"][i]["utilization"] = {{"gpu", 87 - 20 * i}, {"memory", 40}};
     gpus["gpus"][i]["pcie_throughput_kbs"] = {{"tx", 1200}, {"rx", 350000}};
+    // NVLink's data counters, growing at each reading (NVML is read once a second).
+    gpus["gpus"][i]["nvlink_throughput_kib"] = {{"tx", 1000}, {"rx", 2000}};
+    gpus["gpus"][i]["nvlink_throughput_kib_step"] = {{"tx", 4096 * (i + 1)}, {"rx", 1024}};
   }
   gpus["gpus"][1]["clock_event_reasons"] = 0x4;  // SwPowerCap: one GPU held by its power cap
   dltune::testing::FakeNvmlConfig fake(gpus);
   const auto db = (dir_ / "run.db").string();
+  // 3.6 s: NVLink's rates need two readings of the GPUs (a second apart), and the checker's
+  // tooltip at the middle of each chart needs a point there.
   auto r = run(
-      {DLTUNE_BINARY, "record", "-o", db, "--interval", "200ms", "-q", "--", "/bin/sleep", "1.6"},
+      {DLTUNE_BINARY, "record", "-o", db, "--interval", "200ms", "-q", "--", "/bin/sleep", "3.6"},
       {{"DLTUNE_NVML_LIBRARY", DLTUNE_FAKE_NVML}}, 60);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto html = dir_ / "report.html";
@@ -139,8 +144,8 @@ TEST_F(ReportChromium, TheReportOfARealRecordingLoadsWithoutErrorsAndDrawsEveryC
   const auto doc = nlohmann::json::parse(r.out);
 
   // What the recording should give: the host's three charts, pressure when the host has PSI,
-  // disks and network, seven for the two GPUs (utilisation, memory, power, temperature, clocks,
-  // held below their clocks by reason, PCIe throughput),
+  // disks and network, eight for the two GPUs (utilisation, memory, power, temperature, clocks,
+  // held below their clocks by reason, PCIe and NVLink throughput),
   // the job's two (sleep is its main process) and those of the cgroup's figures that were there.
   auto rec = dltune::store::Recording::open(db);
   ASSERT_TRUE(rec) << rec.error().message();
@@ -160,7 +165,7 @@ TEST_F(ReportChromium, TheReportOfARealRecordingLoadsWithoutErrorsAndDrawsEveryC
   auto last = (*rec)->at((*rec)->size() - 1);
   ASSERT_TRUE(last);
   EXPECT_EQ(last->gpus.size(), 2u);
-  EXPECT_EQ(charts["gpu"], 7u);
+  EXPECT_EQ(charts["gpu"], 8u);
   EXPECT_EQ(charts["job"], 2u);
   if (!first->cgroup) {
     EXPECT_EQ(charts["cgroup"], 0u);

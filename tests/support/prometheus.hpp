@@ -23,13 +23,17 @@ class PrometheusServer {
  public:
   static constexpr const char* kBinary = "/usr/bin/prometheus";
 
-  PrometheusServer(const std::filesystem::path& dir, int target_port) : port_(free_port()) {
+  // `job_options`: more of the scrape job's keys, each line indented by four spaces (scheme,
+  // basic_auth, tls_config).
+  PrometheusServer(const std::filesystem::path& dir, int target_port,
+                   const std::string& job_options = "")
+      : port_(free_port()) {
     std::filesystem::create_directories(dir / "data");
     std::ofstream(dir / "prometheus.yml") << fmt::format(
         "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-        "scrape_configs:\n  - job_name: dltune\n    static_configs:\n"
+        "scrape_configs:\n  - job_name: dltune\n{}    static_configs:\n"
         "      - targets: ['127.0.0.1:{}']\n",
-        target_port);
+        job_options, target_port);
     process_.emplace(std::vector<std::string>{
         kBinary, "--config.file=" + (dir / "prometheus.yml").string(),
         "--storage.tsdb.path=" + (dir / "data").string(),
@@ -54,6 +58,16 @@ class PrometheusServer {
     while (!(v = query(q)) && std::chrono::steady_clock::now() < until)
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
     return v;
+  }
+  // The scrape target's last error ("" when the last scrape went well), for a failure's message.
+  std::string target_error() {
+    httplib::Client prom("127.0.0.1", port_);
+    prom.set_read_timeout(5);
+    auto r = prom.Get("/api/v1/targets");
+    if (!r || r->status != 200) return "(no answer from /api/v1/targets)";
+    const auto j = nlohmann::json::parse(r->body, nullptr, false);
+    if (j.is_discarded() || j["data"]["activeTargets"].empty()) return "(no active target)";
+    return j["data"]["activeTargets"][0].value("lastError", "");
   }
   // What it said on stderr (its warnings), for a failure's message.
   std::string log() { return process_ ? process_->rest_of_stderr() : std::string(); }

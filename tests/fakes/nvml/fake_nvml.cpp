@@ -7,10 +7,13 @@
 //   (default)             every symbol, newest versions and the old unversioned ones
 //   FAKE_NVML_NOSYMS      without nvmlDeviceGetCount_v2 / nvmlDeviceGetCount (a required symbol)
 //   FAKE_NVML_OLD         only the unversioned, oldest symbols and their old struct layouts
+#include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -38,8 +41,9 @@ constexpr int kUnknown = 999;
 struct Gpu {
   json config = json::object();
   bool xid_registered = false;
-  std::size_t xids_delivered = 0;  // of config["xid_events"]
-  std::vector<Gpu> mig_devices;    // config["mig"]["devices"], handles of their own
+  std::size_t xids_delivered = 0;   // of config["xid_events"]
+  long long field_value_calls = 0;  // nvmlDeviceGetFieldValues on this GPU: the counters' growth
+  std::vector<Gpu> mig_devices;     // config["mig"]["devices"], handles of their own
 };
 
 // A GPU and its MIG devices (built once per config, so that handles stay put).
@@ -66,6 +70,8 @@ struct State {
   json config = json::object();
   std::vector<Gpu> gpus;
   Gpu blank;  // the handle for indices past the described GPUs (device_count override)
+  // How often each function was called since the init from zero (fake_nvml_calls).
+  std::map<std::string, unsigned long long> calls;
 };
 
 State& state() {
@@ -145,6 +151,7 @@ template <class F>
 int call(const char* fn, void* handle, F&& body) {
   std::lock_guard guard(lock());
   try {
+    ++state().calls[fn];
     if (!state().initialised) return kUninitialized;
     if (const int rc = injected(fn, handle != nullptr ? gpu_of(handle) : nullptr); rc != kSuccess)
       return rc;
@@ -167,6 +174,7 @@ int load_config() {
   State& s = state();
   s.config = json::object();
   s.gpus.clear();
+  s.calls.clear();
   const char* path = std::getenv("FAKE_NVML_CONFIG");
   if (path == nullptr) return kSuccess;  // no GPUs
   std::ifstream in(path);
@@ -322,6 +330,15 @@ int processes(const char* fn, void* device, unsigned int* count, Info* infos) {
 // Everything below is the library's interface, with NVML's C signatures. Pointers to NVML's
 // enums are int*, nvmlDevice_t is void*.
 extern "C" {
+
+// Not NVML's: how often the function `name` (its exported name) was called since the config was
+// last read, for tests that a call is not repeated. Tests find it with dlsym on the fake.
+unsigned long long fake_nvml_calls(const char* name) {
+  std::lock_guard guard(lock());
+  if (name == nullptr) return 0;
+  const auto it = state().calls.find(name);
+  return it == state().calls.end() ? 0 : it->second;
+}
 
 struct nvmlMemory_t {
   unsigned long long total, free, used;
@@ -972,6 +989,67 @@ int nvmlDeviceGetCurrentClocksEventReasons(void* device, unsigned long long* rea
 int nvmlDeviceGetNvLinkRemotePciInfo_v2(void* device, unsigned int link, PciInfo* pci) {
   scribble(pci);
   return nvlink_remote(__func__, device, link, pci);
+}
+
+// nvmlFieldValue_t (NVML API Reference): fieldId, scopeId, timestamp (us since 1970),
+// latencyUsec, valueType (nvmlValueType_t), the field's own nvmlReturn, and the nvmlValue_t union
+// at offset 32. (Left out of the old variant: a driver without the call.)
+struct nvmlFieldValue_t {
+  unsigned int fieldId, scopeId;
+  long long timestamp, latencyUsec;
+  int valueType, nvmlReturn;
+  union {
+    double dVal;
+    unsigned int uiVal;
+    unsigned long ulVal;
+    unsigned long long ullVal;
+    long long sllVal;
+    int siVal;
+    unsigned short usVal;
+  } value;
+};
+static_assert(sizeof(nvmlFieldValue_t) == 40 && offsetof(nvmlFieldValue_t, value) == 32);
+
+// Fields 138 and 139 (NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX, KiB) from the GPU's
+// "nvlink_throughput_kib": {"tx", "rx"}, each grown by "nvlink_throughput_kib_step": {"tx", "rx"}
+// at every call after the first, whatever the scopeId; any other field, or a GPU without them, is
+// NVML_ERROR_NOT_SUPPORTED in that field's nvmlReturn (the call itself succeeds).
+int nvmlDeviceGetFieldValues(void* device, int count, nvmlFieldValue_t* values) {
+  const int rc = call(__func__, device, [&] {
+    if (count < 0 || (count > 0 && values == nullptr)) return kInvalidArgument;
+    Gpu* g = gpu_of(device);
+    const auto& c = g->config;
+    const json none;
+    const json& kib = c.contains("nvlink_throughput_kib") ? c["nvlink_throughput_kib"] : none;
+    const json& step =
+        c.contains("nvlink_throughput_kib_step") ? c["nvlink_throughput_kib_step"] : none;
+    const long long calls = g->field_value_calls++;
+    const long long now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+    for (int i = 0; i < count; ++i) {
+      auto& v = values[i];
+      v.timestamp = now_us;
+      v.latencyUsec = 0;
+      const char* key = v.fieldId == 138 ? "tx" : v.fieldId == 139 ? "rx" : nullptr;
+      const auto base = key != nullptr ? number(kib, key) : std::nullopt;
+      if (!base) {
+        v.nvmlReturn = kNotSupported;
+        continue;
+      }
+      v.valueType = 3;  // NVML_VALUE_TYPE_UNSIGNED_LONG_LONG
+      v.nvmlReturn = kSuccess;
+      v.value.ullVal =
+          static_cast<unsigned long long>(*base + calls * number(step, key).value_or(0));
+    }
+    return kSuccess;
+  });
+  if (rc != kSuccess && values != nullptr)
+    for (int i = 0; i < count; ++i) {
+      scribble(&values[i].nvmlReturn);
+      scribble(&values[i].value);
+    }
+  return rc;
 }
 #endif  // FAKE_NVML_OLD
 

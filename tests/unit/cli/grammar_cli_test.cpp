@@ -188,6 +188,19 @@ TEST(GrammarCli, TheOverviewFitsAScreenAndEachCommandStatesItsOwnExitStatuses) {
 
 namespace {
 
+// --version names the version and the commit the program was built from (the build runs
+// cmake/build_commit.cmake each time); the tests run on the tree they were built from.
+TEST(GrammarCli, VersionNamesTheGitCommit) {
+  const auto version = run({DLTUNE_BINARY, "--version"});
+  ASSERT_EQ(version.exit_code, 0);
+  EXPECT_THAT(version.out, HasSubstr(std::string("dltune ") + DLTUNE_VERSION + " (git "));
+  const auto head = run({"git", "-C", DLTUNE_SOURCE_DIR, "rev-parse", "--short=12", "HEAD"});
+  if (head.exit_code != 0) GTEST_SKIP() << "not a git checkout: " << head.err;
+  std::string hash = head.out;
+  while (!hash.empty() && hash.back() == '\n') hash.pop_back();
+  EXPECT_THAT(version.out, HasSubstr("(git " + hash));
+}
+
 TEST(GrammarCli, AProfileValueOutOfRangeIsRefusedByEveryCommandThatTakesAProfile) {
   TempDir dir;
   const auto profile = dir.file("bad.toml");

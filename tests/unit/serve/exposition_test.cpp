@@ -125,6 +125,17 @@ TEST(Exposition, GpuValuesAndLabels) {
   EXPECT_EQ(value("dltune_gpu_xid_errors_total"), "2");
   EXPECT_EQ(value("dltune_gpu_last_xid"), "79");
   EXPECT_EQ(value("dltune_gpu_compute_processes"), "2");
+  // NVLink's data counters in bytes (KiB times 1024), one series per direction.
+  expect_line(text,
+              R"(dltune_gpu_nvlink_bytes_total{gpu="0",uuid="GPU-8c7d1f00-aaaa-bbbb-cccc-)"
+              R"(000000000000",UUID="GPU-8c7d1f00-aaaa-bbbb-cccc-000000000000",modelName=)"
+              R"("NVIDIA \"H100\" \\ 80GB\nHBM3",Hostname="gpu-node-07",direction="tx"} 5120000)");
+  EXPECT_EQ(e.type.at("dltune_gpu_nvlink_bytes_total"), "counter");
+  auto with_direction = g0;
+  with_direction["direction"] = "rx";
+  ASSERT_TRUE(e.find("dltune_gpu_nvlink_bytes_total", with_direction));
+  EXPECT_EQ(e.find("dltune_gpu_nvlink_bytes_total", with_direction)->value_text, "0");
+  EXPECT_EQ(e.all("dltune_gpu_nvlink_bytes_total").size(), 2u);  // the bare GPU has none
   ASSERT_TRUE(e.find("dltune_nvml_up"));
   EXPECT_EQ(e.find("dltune_nvml_up")->value_text, "1");
   // The name with quotes, a backslash and a newline reads back as it was.

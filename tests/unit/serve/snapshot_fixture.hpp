@@ -127,7 +127,9 @@ inline Fixture full_fixture() {
   g.last_xid = 79;
   g.ecc_corrected = 12;
   g.ecc_uncorrected = 0;
-  monitor::Gpu bare;  // NVML listed it and said nothing else
+  g.nvlink_tx_kib = 5000;  // 5 120 000 bytes
+  g.nvlink_rx_kib = 0;     // nothing received yet: a real 0, written
+  monitor::Gpu bare;       // NVML listed it and said nothing else
   bare.index = 1;
   bare.uuid = "GPU-bare";
   bare.power_watts = std::numeric_limits<double>::quiet_NaN();

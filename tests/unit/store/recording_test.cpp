@@ -255,7 +255,7 @@ TEST_F(RecordingTest, AnHourAtOneHertzOfATwentyProcessJob) {
 namespace dltune::store {
 namespace {
 
-// A recording made before the gpu table gained its last six columns, the sample table its
+// A recording made before the gpu table gained its last eight columns, the sample table its
 // observer_cpu_us and process_info its rank (same schema 1, nullable columns added at the end)
 // still opens: the missing columns read as empty, the rest as written.
 TEST_F(RecordingTest, ARecordingWithoutTheLaterColumnsOpens) {
@@ -269,9 +269,8 @@ TEST_F(RecordingTest, ARecordingWithoutTheLaterColumnsOpens) {
   }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-  for (const char* col :
-       {"pcie_replay_count", "xid_errors", "last_xid", "ecc_corrected", "ecc_uncorrected",
-        "vendor"}) {
+  for (const char* col : {"pcie_replay_count", "xid_errors", "last_xid", "ecc_corrected",
+                          "ecc_uncorrected", "vendor", "nvlink_tx_kib", "nvlink_rx_kib"}) {
     const std::string sql = std::string("ALTER TABLE gpu DROP COLUMN ") + col;
     EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
   }
@@ -300,6 +299,8 @@ TEST_F(RecordingTest, ARecordingWithoutTheLaterColumnsOpens) {
     g.ecc_corrected.reset();
     g.ecc_uncorrected.reset();
     g.vendor.reset();
+    g.nvlink_tx_kib.reset();
+    g.nvlink_rx_kib.reset();
   }
   expect_same_sample(expected, *back);
   // The sequential reader too.

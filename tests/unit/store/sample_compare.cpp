@@ -122,6 +122,8 @@ void same_gpu(const Gpu& a, const Gpu& b, const std::string& where) {
   SAME(ecc_corrected);
   SAME(ecc_uncorrected);
   SAME(vendor);
+  SAME(nvlink_tx_kib);
+  SAME(nvlink_rx_kib);
   ASSERT_EQ(a.processes.size(), b.processes.size()) << where;
   for (std::size_t i = 0; i < a.processes.size(); ++i) {
     EXPECT_EQ(a.processes[i].pid, b.processes[i].pid) << where << i;

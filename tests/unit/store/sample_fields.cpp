@@ -107,6 +107,8 @@ Gpu full_gpu(unsigned index, Counter& c) {
   g.last_xid = static_cast<std::uint32_t>(c());
   g.ecc_corrected = c();
   g.ecc_uncorrected = c();
+  g.nvlink_tx_kib = c();
+  g.nvlink_rx_kib = c();
   for (int i = 0; i < 2; ++i) g.processes.push_back({static_cast<pid_t>(c()), c()});
   return g;
 }

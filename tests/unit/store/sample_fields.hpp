@@ -15,7 +15,7 @@ namespace dltune::testing {
 // recording's schema; these sizes (x86-64, libstdc++) are the reminder.
 static_assert(sizeof(monitor::Process) == 296, "a Process field was added: see above");
 static_assert(sizeof(monitor::Cgroup) == 640, "a Cgroup field was added: see above");
-static_assert(sizeof(monitor::Gpu) == 416, "a Gpu field was added: see above");
+static_assert(sizeof(monitor::Gpu) == 448, "a Gpu field was added: see above");
 static_assert(sizeof(monitor::System) == 624, "a System field was added: see above");
 static_assert(sizeof(monitor::Sample) == 1368, "a Sample field was added: see above");
 static_assert(sizeof(monitor::Disk) == 104, "a Disk field was added: see above");
