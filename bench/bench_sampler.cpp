@@ -7,7 +7,11 @@
 //   BM_Floor/all          + list /proc, + stat and schedstat of every process (what top needs)
 //   BM_Floor/tree         + stat, schedstat, status, io of the job tree (DLTUNE_BENCH_PID's, or
 //                         20 processes made here), and each thread's children file
-//   BM_Sampler/...        dltune's Sampler (no GPUs), same scopes
+//   BM_Sampler/...        dltune's Sampler (no GPUs), same scopes, and two cheaper ones:
+//                         screen: all processes, schedstat of 40 (top's rows on screen) only
+//                         tree_main_status: the job tree, status of the main process only
+//   BM_File/<leaf>        one pread of /proc/PID/<leaf> on a kept descriptor, per process of the
+//                         20-process tree: what each file costs (the kernel making its text)
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -18,6 +22,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -162,15 +167,27 @@ BENCHMARK(BM_Floor)
 
 void BM_Sampler(benchmark::State& state) {
   raise_nofile();
-  const int mode = static_cast<int>(state.range(0));
+  const int mode = static_cast<int>(state.range(0));  // as BM_Floor; 3 screen, 4 tree_main
   const pid_t tree = job_tree(20);
   dltune::monitor::SamplerOptions o;
   o.gpus = false;
-  if (mode == 1) o.scope.kind = dltune::monitor::Scope::Kind::kAll;
-  if (mode == 2) {
+  if (mode == 1 || mode == 3) o.scope.kind = dltune::monitor::Scope::Kind::kAll;
+  if (mode == 2 || mode == 4) {
     o.scope.kind = dltune::monitor::Scope::Kind::kTree;
     o.scope.pid = tree;
   }
+  if (mode == 3) {  // the 40 rows a 50-line terminal shows: here the 40 newest processes
+    std::vector<pid_t> all;
+    if (DIR* d = ::opendir("/proc")) {
+      while (const dirent* e = ::readdir(d))
+        if (e->d_name[0] >= '1' && e->d_name[0] <= '9') all.push_back(std::atoi(e->d_name));
+      ::closedir(d);
+    }
+    std::sort(all.begin(), all.end());
+    if (all.size() > 40) all.erase(all.begin(), all.end() - 40);
+    o.process_detail.pids = all;
+  }
+  if (mode == 4) o.process_detail.switches_of_main_and_ranks_only = true;
   dltune::host::Root root;
   auto sampler = dltune::monitor::Sampler::open(root, o);
   if (!sampler) {
@@ -193,7 +210,26 @@ BENCHMARK(BM_Sampler)
     ->Arg(0)
     ->Arg(1)
     ->Arg(2)
-    ->ArgNames({"host/all/tree"})
+    ->Arg(3)
+    ->Arg(4)
+    ->ArgNames({"host/all/tree/screen/tree_main_status"})
     ->Unit(benchmark::kMicrosecond);
+
+// What one file of one process costs, read on a kept descriptor (the kernel generating its text):
+// the cost per process per sample that reading it adds. Per process of the 20-process tree.
+const char* kLeaves[] = {"stat", "schedstat", "status", "io", "statm", "cmdline"};
+
+void BM_File(benchmark::State& state) {
+  const char* leaf = kLeaves[state.range(0)];
+  Kept kept;
+  for (const pid_t p : tree_pids(job_tree(20)))
+    kept.open("/proc/" + std::to_string(p) + "/" + leaf);
+  std::vector<char> buf(1 << 16);
+  for (auto _ : state)
+    for (int fd : kept.fds) benchmark::DoNotOptimize(::pread(fd, buf.data(), buf.size(), 0));
+  state.counters["files"] = static_cast<double>(kept.fds.size());  // time / files: one file's
+  state.SetLabel(leaf);
+}
+BENCHMARK(BM_File)->DenseRange(0, 5)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -30,6 +30,7 @@ class TopCommand : public Command {
     s.interval_ns = flags_.interval_ns;
     s.once = once_;
     s.title = monitor::describe(*scope);
+    s.job = scope->kind != monitor::Scope::Kind::kAll;
     s.sort = scope->kind == monitor::Scope::Kind::kAll ? monitor::TopSort::kCpu
                                                        : monitor::TopSort::kTree;
     if (!sort_.empty()) s.sort = *tui::parse_sort(sort_);

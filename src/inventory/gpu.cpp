@@ -100,13 +100,13 @@ std::optional<PciGpu> read_pci_device(Context& ctx, const std::string& name) {
     ctx.problem(kFact, dir + "/vendor", "no vendor or device id");
     return std::nullopt;
   }
-  if ((*class_code >> 16) == 0x12 && *vendor_id != kNvidia && *vendor_id != kAmd)
-    return std::nullopt;
   PciGpu g;
   g.address = host::parse::pci_address(name).value_or(name);
   g.class_code = *class_code;
   g.vendor_id = static_cast<std::uint16_t>(*vendor_id);
   g.device_id = static_cast<std::uint16_t>(*device_id);
+  if ((g.class_code >> 16) == 0x12 && g.vendor_id != kNvidia && g.vendor_id != kAmd)
+    return std::nullopt;
   g.vendor = g.vendor_id == kNvidia ? "nvidia" : g.vendor_id == kAmd ? "amd" : "other";
   g.compute = g.vendor != "other";
   g.vendor_name = builtin_vendor_name(g.vendor_id);

@@ -1,6 +1,11 @@
 // ProcessCollector: /proc/PID/{stat,schedstat,status,io,cmdline} of the processes in scope
 // (monitor/sampler.hpp).
 //
+// Per process per sample: stat always; schedstat, status and io only for the processes of
+// ProcessDetail::pids (all by default), status only for the main process and the ranks when
+// ProcessDetail::switches_of_main_and_ranks_only (read after the roles are known); for top's
+// list (Scope::kAll) schedstat only, never status or io.
+//
 // Cost is the point. Each process's files are kept open and pread each sample (host::OpenFile);
 // the lists of /proc and /proc/PID/task come from Root::list_pids into reused vectors; parsing
 // is on views of one reused buffer; the output's elements and strings are reused. cmdline is
@@ -90,8 +95,9 @@ struct Tracked {
   std::string comm, cmdline;
   bool cmdline_read = false;
   std::optional<int> rank;
-  bool environ_read = false;  // for a main process or a rank only: RANK
-  bool io_denied = false;     // another user's process: not tried again
+  bool environ_read = false;   // for a main process or a rank only: RANK
+  bool io_denied = false;      // another user's process: not tried again
+  bool status_wanted = false;  // its status was read at the last sample (main or rank)
 };
 
 // /proc/PID/task/TID/children of one thread of a tree member (kTree).
@@ -120,6 +126,7 @@ void assign_if_changed(std::string& to, const T& from) {
 struct ProcessCollector::State {
   host::Root root;
   Scope scope;
+  ProcessDetail detail;  // pids sorted
   std::size_t budget = fd_budget();
   std::size_t open = 0;  // descriptors kept now
   std::uint64_t page_size = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
@@ -165,15 +172,41 @@ struct ProcessCollector::State {
     return r;
   }
 
+  // Whether the files beyond stat of `pid` are read.
+  [[nodiscard]] bool detailed(pid_t pid) const {
+    return !detail.pids || std::binary_search(detail.pids->begin(), detail.pids->end(), pid);
+  }
+
   Result<void> tree_members(Notices& notices);
   Result<void> scan_tree();
   Result<bool> sample_one(Tracked& t, Process& p, Notices& notices);
+  Result<void> read_status(Tracked& t, Process& p);
 };
 
-ProcessCollector::ProcessCollector(const host::Root& root, Scope scope)
+ProcessCollector::ProcessCollector(const host::Root& root, Scope scope, ProcessDetail detail)
     : state_(std::make_unique<State>()) {
   state_->root = root;
   state_->scope = std::move(scope);
+  set_detail(std::move(detail));
+}
+
+void ProcessCollector::set_detail(ProcessDetail detail) {
+  State& s = *state_;
+  if (detail.pids) {
+    std::sort(detail.pids->begin(), detail.pids->end());
+    detail.pids->erase(std::unique(detail.pids->begin(), detail.pids->end()), detail.pids->end());
+  }
+  s.detail = std::move(detail);
+  // The descriptors of files no longer read go back to the budget (those still read stay open).
+  for (auto& t : s.tracked) {
+    if (!s.detailed(t.pid)) {
+      s.close(t.schedstat);
+      s.close(t.status);
+      s.close(t.io);
+    } else if (s.detail.switches_of_main_and_ranks_only && !t.status_wanted) {
+      s.close(t.status);
+    }
+  }
 }
 ProcessCollector::~ProcessCollector() = default;
 ProcessCollector::ProcessCollector(ProcessCollector&&) noexcept = default;
@@ -342,6 +375,14 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
   p.run_ns.reset();
   p.wait_ns.reset();
   p.timeslices.reset();
+  p.voluntary_switches.reset();
+  p.involuntary_switches.reset();
+  p.read_bytes.reset();
+  p.write_bytes.reset();
+  p.rchar.reset();
+  p.wchar.reset();
+  if (!detailed(t.pid)) return true;  // not on screen: stat's fields only
+
   auto ss = read_kept(t.schedstat, path.of(t.pid, "schedstat"));
   if (!ss) return tl::unexpected(ss.error());
   if (*ss) {  // absent without CONFIG_SCHED_INFO
@@ -352,21 +393,11 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
     p.timeslices = v->timeslices;
   }
 
-  p.voluntary_switches.reset();
-  p.involuntary_switches.reset();
-  p.read_bytes.reset();
-  p.write_bytes.reset();
-  p.rchar.reset();
-  p.wchar.reset();
   if (scope.kind == Scope::Kind::kAll) return true;  // top's list: stat and schedstat only
 
-  auto status = read_kept(t.status, path.of(t.pid, "status"));
-  if (!status) return tl::unexpected(status.error());
-  if (*status) {
-    const auto sw = parse_proc_status_switches(**status);
-    p.voluntary_switches = sw.voluntary;
-    p.involuntary_switches = sw.involuntary;
-  }
+  // With switches_of_main_and_ranks_only, after the roles are known (collect).
+  if (!detail.switches_of_main_and_ranks_only)
+    if (auto ok = read_status(t, p); !ok) return tl::unexpected(ok.error());
   if (!t.io_denied) {
     auto io = read_kept(t.io, path.of(t.pid, "io"));
     if (!io && io.error().errno_ == EACCES) {
@@ -391,6 +422,18 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
     }
   }
   return true;
+}
+
+// The context switches of `p` from its status; left empty when it has gone.
+Result<void> ProcessCollector::State::read_status(Tracked& t, Process& p) {
+  auto status = read_kept(t.status, path.of(t.pid, "status"));
+  if (!status) return tl::unexpected(status.error());
+  if (*status) {
+    const auto sw = parse_proc_status_switches(**status);
+    p.voluntary_switches = sw.voluntary;
+    p.involuntary_switches = sw.involuntary;
+  }
+  return {};
 }
 
 Result<void> ProcessCollector::collect(std::vector<Process>& out, Notices& notices,
@@ -456,6 +499,19 @@ Result<void> ProcessCollector::collect(std::vector<Process>& out, Notices& notic
   s.next.clear();
   out.resize(n);
   assign_roles(out, s.scope.kind, s.scope.pid);
+  // status (the context switches) of the main process and the ranks only, when so asked.
+  if (s.detail.switches_of_main_and_ranks_only && s.scope.kind != Scope::Kind::kAll) {
+    for (std::size_t i = 0; i < n; ++i) {
+      auto& t = s.tracked[i];
+      t.status_wanted =
+          (out[i].role == Role::kMain || out[i].role == Role::kRank) && s.detailed(t.pid);
+      if (!t.status_wanted) {
+        s.close(t.status);  // a rank that became something else (rare): its file goes back
+        continue;
+      }
+      if (auto ok = s.read_status(t, out[i]); !ok) return ok;
+    }
+  }
   // A rank's number, from the environment its launcher gave it: read once per process, only for
   // the few that are a job's main process or its ranks (an environment is kilobytes).
   for (std::size_t i = 0; i < n; ++i) {

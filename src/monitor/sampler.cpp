@@ -40,9 +40,14 @@ Result<std::unique_ptr<Sampler>> Sampler::open(const host::Root& root, SamplerOp
     s->cgroup_ = std::make_unique<CgroupCollector>(std::move(*c));
   }
   if (o.scope.kind != Scope::Kind::kNone)
-    s->processes_ = std::make_unique<ProcessCollector>(root, o.scope);
+    s->processes_ = std::make_unique<ProcessCollector>(root, o.scope, o.process_detail);
   if (o.gpus) s->gpus_ = std::make_unique<GpuCollector>(root, o.nvml_library, o.gpu_interval_ns);
   return s;
+}
+
+void Sampler::set_process_detail(ProcessDetail detail) {
+  if (processes_) processes_->set_detail(detail);
+  options_.process_detail = std::move(detail);
 }
 
 Result<void> Sampler::sample(Sample& out) {

@@ -36,6 +36,20 @@ struct Scope {
   std::string cgroup;
 };
 
+// Which of a process's files beyond /proc/PID/stat are read. The default reads them all for
+// every process in scope; a narrower choice leaves the fields of the files not read empty.
+struct ProcessDetail {
+  // The processes whose schedstat, status and io are read (sorted or not); nullopt: every
+  // process in scope. `top` gives the pids of its rows on screen: the others carry what stat
+  // gives (CPU, memory, state, name; cmdline, read once per process, too).
+  std::optional<std::vector<pid_t>> pids;
+  // /proc/PID/status (the context switches, the most costly file of a process) only for the
+  // job's main process and its ranks: the only switches a verdict uses (diagnose's
+  // main.involuntary). The other processes' voluntary_switches and involuntary_switches are
+  // empty.
+  bool switches_of_main_and_ranks_only = false;
+};
+
 struct SamplerOptions {
   Scope scope;
   bool gpus = true;
@@ -46,6 +60,9 @@ struct SamplerOptions {
   std::optional<std::string> cgroup;
   // Where a sample's wall and monotonic stamps come from; null: the machine's clocks.
   const Clock* clock = nullptr;
+  // Which per-process files beyond stat are read; the default: all (Sampler::set_process_detail
+  // changes it later, e.g. for the rows on screen).
+  ProcessDetail process_detail;
 };
 
 // Messages said once per source ("no /proc/pressure: the kernel has PSI off (psi=0)").
@@ -102,13 +119,15 @@ class CgroupCollector {
 // Fills Process for the processes in scope, and names their roles.
 class ProcessCollector {
  public:
-  ProcessCollector(const host::Root& root, Scope scope);
+  ProcessCollector(const host::Root& root, Scope scope, ProcessDetail detail = {});
   ~ProcessCollector();
   ProcessCollector(ProcessCollector&&) noexcept;
   ProcessCollector& operator=(ProcessCollector&&) noexcept;
   // `cgroup_pids`: the members for Scope::kCgroup (from CgroupCollector::pids).
   [[nodiscard]] Result<void> collect(std::vector<Process>& out, Notices& notices,
                                      const std::vector<pid_t>& cgroup_pids = {});
+  // From the next collect on. The files of processes that leave the set are closed.
+  void set_detail(ProcessDetail detail);
 
  private:
   struct State;
@@ -143,6 +162,8 @@ class Sampler {
   // Messages about sources switched off, each said once.
   [[nodiscard]] std::vector<std::string> take_notices() { return notices_.take(); }
   [[nodiscard]] const SamplerOptions& options() const { return options_; }
+  // From the next sample on (ProcessCollector::set_detail); nothing without processes in scope.
+  void set_process_detail(ProcessDetail detail);
 
  private:
   Sampler() = default;

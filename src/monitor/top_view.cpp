@@ -79,19 +79,49 @@ std::string pressure(const std::optional<monitor::PressureModel>& p) {
 struct Lines {
   std::vector<TopLine> out;
   int width;
-  void add(std::string text, Style style = Style::kNormal) {
+  void add(std::string text, Style style = Style::kNormal, std::vector<Span> spans = {}) {
     if (static_cast<int>(text.size()) > width) text.resize(static_cast<std::size_t>(width));
-    out.push_back(TopLine{std::move(text), style});
+    // Spans cut at the width, as the text is.
+    std::vector<Span> kept;
+    for (auto sp : spans) {
+      if (sp.start >= static_cast<int>(text.size()) || sp.length <= 0) continue;
+      sp.length = std::min(sp.length, static_cast<int>(text.size()) - sp.start);
+      kept.push_back(sp);
+    }
+    TopLine line;
+    line.text = std::move(text);
+    line.style = style;
+    line.spans = std::move(kept);
+    out.push_back(std::move(line));
   }
 };
 
+// Appends `piece` to `text`, tinted.
+void tinted(std::string& text, std::vector<Span>& spans, const std::string& piece, Tint tint) {
+  Span sp;
+  sp.start = static_cast<int>(text.size());
+  sp.length = static_cast<int>(piece.size());
+  sp.tint = tint;
+  text += piece;
+  spans.push_back(sp);
+}
+
 void cpu_lines(const Model& m, Lines& l, int max_rows) {
   const auto& c = m.cpu;
-  l.add(
-      fmt::format("CPU  usr {:.1f}% sys {:.1f}% wait {:.1f}% steal {:.1f}% idle {:.1f}%  "
-                  "run {} blk {}  ctxsw {}",
-                  c.user_pct, c.system_pct, c.iowait_pct, c.steal_pct, c.idle_pct, m.procs_running,
-                  m.procs_blocked, rate(m.context_switches_s)));
+  {
+    std::string t = "CPU  ";
+    std::vector<Span> sp;
+    tinted(t, sp, fmt::format("usr {:.1f}%", c.user_pct), Tint::kUser);
+    t += ' ';
+    tinted(t, sp, fmt::format("sys {:.1f}%", c.system_pct), Tint::kSystem);
+    t += ' ';
+    tinted(t, sp, fmt::format("wait {:.1f}%", c.iowait_pct), Tint::kIowait);
+    t += ' ';
+    tinted(t, sp, fmt::format("steal {:.1f}%", c.steal_pct), Tint::kSteal);
+    t += fmt::format(" idle {:.1f}%  run {} blk {}  ctxsw {}", c.idle_pct, m.procs_running,
+                     m.procs_blocked, rate(m.context_switches_s));
+    l.add(std::move(t), Style::kNormal, std::move(sp));
+  }
   if (m.cpus.empty()) return;
   // Too many CPUs for bars in the rows this height allows: one character per CPU, its busy
   // tenth ('.' idle, '0'..'9', '#' full), so that 128 CPUs still fit two rows of 80 columns.
@@ -113,6 +143,7 @@ void cpu_lines(const Model& m, Lines& l, int max_rows) {
   const int cell = l.width / per_row;
   const int bar = std::max(4, cell - 15);
   std::string row;
+  std::vector<Span> spans;
   int in_row = 0;
   for (const auto& cpu : m.cpus) {
     const double busy = std::clamp(cpu.busy_pct(), 0.0, 100.0);
@@ -123,28 +154,83 @@ void cpu_lines(const Model& m, Lines& l, int max_rows) {
       b[static_cast<std::size_t>(i)] = i < user ? '|' : '+';
     auto text = fmt::format("cpu{:<3}[{}{:>4.0f}%]", cpu.cpu, b, busy);
     text.resize(static_cast<std::size_t>(cell), ' ');
+    // The bar's cells by mode: user, then system, iowait and steal in their shares of the rest.
+    const int at = static_cast<int>(row.size()) + 7;
+    const int rest = std::min(total, bar) - std::min(user, bar);
+    const double other = cpu.system_pct + cpu.iowait_pct + cpu.steal_pct;
+    int sys = rest, wait = 0;
+    if (other > 0 && rest > 0) {
+      sys = static_cast<int>(std::lround(rest * cpu.system_pct / other));
+      wait = std::min(rest - sys, static_cast<int>(std::lround(rest * cpu.iowait_pct / other)));
+    }
+    int pos = at;
+    const auto span = [&](int n, Tint t) {
+      if (n <= 0) return;
+      Span sp;
+      sp.start = pos;
+      sp.length = n;
+      sp.tint = t;
+      spans.push_back(sp);
+      pos += n;
+    };
+    span(std::min(user, bar), Tint::kUser);
+    span(sys, Tint::kSystem);
+    span(wait, Tint::kIowait);
+    span(rest - sys - wait, Tint::kSteal);
     row += text;
     if (++in_row == per_row) {
-      l.add(row);
+      l.add(row, Style::kNormal, std::move(spans));
       row.clear();
+      spans.clear();
       in_row = 0;
     }
   }
-  if (!row.empty()) l.add(row);
+  if (!row.empty()) l.add(row, Style::kNormal, std::move(spans));
 }
 
 void memory_lines(const Model& m, Lines& l) {
   const auto& mem = m.memory;
-  l.add(fmt::format("MEM  used {}/{}  avail {}  cache {}  dirty {}", compact_bytes(mem.used),
-                    compact_bytes(mem.total), compact_bytes(mem.available),
-                    compact_bytes(mem.cache), compact_bytes(mem.dirty)));
-  l.add(fmt::format("SWAP used {}/{}  in {}B/s out {}B/s  majflt {}  minflt {}  refault {}",
-                    compact_bytes(mem.swap_used), compact_bytes(mem.swap_total),
-                    compact_bytes(mem.swap_in_bytes_s), compact_bytes(mem.swap_out_bytes_s),
-                    rate(mem.major_faults_s), rate(mem.minor_faults_s), rate(mem.refault_file_s)),
-        mem.swap_in_bytes_s > 0 ? Style::kWarn : Style::kNormal);
-  l.add(fmt::format("PSI  some/full  cpu {}  mem {}  io {}   (host)", pressure(m.pressure.cpu),
-                    pressure(m.pressure.memory), pressure(m.pressure.io)));
+  {
+    std::string t = "MEM  ";
+    std::vector<Span> sp;
+    tinted(t, sp, fmt::format("used {}/{}", compact_bytes(mem.used), compact_bytes(mem.total)),
+           Tint::kUsed);
+    t += fmt::format("  avail {}  ", compact_bytes(mem.available));
+    tinted(t, sp, fmt::format("cache {}", compact_bytes(mem.cache)), Tint::kCache);
+    t += fmt::format("  dirty {}", compact_bytes(mem.dirty));
+    l.add(std::move(t), Style::kNormal, std::move(sp));
+  }
+  {
+    std::string t = "SWAP ";
+    std::vector<Span> sp;
+    // Swap in use in red; none (or no swap at all) plain.
+    const auto used =
+        fmt::format("used {}/{}", compact_bytes(mem.swap_used), compact_bytes(mem.swap_total));
+    if (mem.swap_used > 0)
+      tinted(t, sp, used, Tint::kSwap);
+    else
+      t += used;
+    t += fmt::format("  in {}B/s out {}B/s  majflt {}  minflt {}  refault {}",
+                     compact_bytes(mem.swap_in_bytes_s), compact_bytes(mem.swap_out_bytes_s),
+                     rate(mem.major_faults_s), rate(mem.minor_faults_s), rate(mem.refault_file_s));
+    l.add(std::move(t), mem.swap_in_bytes_s > 0 ? Style::kWarn : Style::kNormal, std::move(sp));
+  }
+  {
+    std::string t = "PSI  some/full  ";
+    std::vector<Span> sp;
+    const auto part = [&](const char* name, const std::optional<PressureModel>& p) {
+      t += name;
+      if (p)
+        tinted(t, sp, pressure(p), pressure_tint(p->some_pct));
+      else
+        t += pressure(p);
+    };
+    part("cpu ", m.pressure.cpu);
+    part("  mem ", m.pressure.memory);
+    part("  io ", m.pressure.io);
+    t += "   (host)";
+    l.add(std::move(t), Style::kNormal, std::move(sp));
+  }
 }
 
 void device_lines(const Model& m, Lines& l) {
@@ -167,6 +253,16 @@ void device_lines(const Model& m, Lines& l) {
   if (m.net.size() > kMax) l.add(fmt::format("NET  +{} more", m.net.size() - kMax));
 }
 
+// Clocks held down by power or heat (NVML's SwPowerCap, HwSlowdown, SwThermalSlowdown,
+// HwThermalSlowdown, HwPowerBrakeSlowdown), not by idleness or an application's setting.
+bool gpu_throttled(const GpuModel& g) {
+  return g.clock_event_reasons && (*g.clock_event_reasons & 0xECu) != 0;
+}
+// At or past 85 C, where data-centre GPUs begin to slow down.
+bool gpu_hot(const GpuModel& g) {
+  return g.temperature_celsius && *g.temperature_celsius >= 85;
+}
+
 void gpu_lines(const Model& m, Lines& l, bool compact) {
   if (compact && m.gpus.size() > 2) {
     // One column per GPU, so that eight fit 80 columns in three rows.
@@ -184,7 +280,17 @@ void gpu_lines(const Model& m, Lines& l, bool compact) {
     }
     l.add(util);
     l.add(mem);
-    l.add(power);
+    // A throttled or hot GPU's W/C cell in red.
+    std::vector<Span> sp;
+    for (std::size_t i = 0; i < m.gpus.size(); ++i)
+      if (gpu_throttled(m.gpus[i]) || gpu_hot(m.gpus[i])) {
+        Span x;
+        x.start = 12 + static_cast<int>(i) * 8;
+        x.length = 8;
+        x.tint = Tint::kBad;
+        sp.push_back(x);
+      }
+    l.add(power, Style::kNormal, std::move(sp));
     return;
   }
   for (const auto& g : m.gpus) {
@@ -200,7 +306,10 @@ void gpu_lines(const Model& m, Lines& l, bool compact) {
       s += fmt::format("  pcie tx {}B/s rx {}B/s", compact_bytes(*g.pcie_tx_bytes_s),
                        compact_bytes(*g.pcie_rx_bytes_s));
     if (!g.processes.empty()) s += fmt::format("  procs {}", g.processes.size());
-    l.add(s);
+    std::vector<Span> sp;
+    if (gpu_throttled(g)) tinted(s, sp, "  THROTTLED", Tint::kBad);
+    if (gpu_hot(g)) tinted(s, sp, "  HOT", Tint::kBad);
+    l.add(s, Style::kNormal, std::move(sp));
   }
 }
 
@@ -263,6 +372,41 @@ static std::string gpu_column(const Model& model, pid_t pid) {
   return known ? fmt::format("{} {}", which, compact_bytes(double(bytes))) : which;
 }
 
+bool matches_filter(const ProcessModel& p, std::string_view filter) {
+  if (filter.empty()) return true;
+  if (!p.cmdline.empty()) return p.cmdline.find(filter) != std::string::npos;
+  return fmt::format("[{}]", p.comm).find(filter) != std::string::npos;
+}
+
+Tint pressure_tint(double some_pct) {
+  return some_pct < 5 ? Tint::kGood : some_pct < 20 ? Tint::kFair : Tint::kBad;
+}
+
+std::vector<const ProcessModel*> visible_processes(const Model& model, TopSort sort,
+                                                   std::string_view filter,
+                                                   std::optional<pid_t> follow) {
+  auto out = ordered_processes(model, sort);
+  if (!filter.empty())
+    std::erase_if(out, [filter](const ProcessModel* p) { return !matches_filter(*p, filter); });
+  if (follow) {
+    // The followed process and every process whose chain of parents reaches it.
+    std::map<pid_t, pid_t> parent;
+    for (const auto& p : model.processes) parent.emplace(p.pid, p.ppid);
+    const pid_t root = *follow;
+    const auto under = [&parent, root](pid_t pid) {
+      for (std::size_t hops = 0; hops <= parent.size(); ++hops) {
+        if (pid == root) return true;
+        auto it = parent.find(pid);
+        if (it == parent.end() || it->second == pid) return false;
+        pid = it->second;
+      }
+      return false;
+    };
+    std::erase_if(out, [&under](const ProcessModel* p) { return !under(p->pid); });
+  }
+  return out;
+}
+
 bool reads_io(const Model& model) {
   return std::any_of(model.processes.begin(), model.processes.end(),
                      [](const ProcessModel& p) { return p.read_bytes_s.has_value(); });
@@ -317,14 +461,19 @@ std::vector<const ProcessModel*> ordered_processes(const Model& model, TopSort s
   return out;
 }
 
-std::vector<TopLine> top_view(const Model& model, const TopOptions& options) {
+std::vector<TopLine> top_view(const Model& model, const TopOptions& options, TopLayout* layout) {
   Lines l{{}, std::max(40, options.width)};
   std::string when = "--:--:--";
   if (model.wall_ns > 0)
     if (auto t = text::format_time_ns(model.wall_ns, "%H:%M:%S", text::TimeZone::kLocal);
         !t.empty())
       when = std::move(t);
-  l.add(fmt::format("dltune top  {}  {}  every {:.1f}s  sort {}", options.title, when,
+  // The filter and the followed process first: they change what the list means, and the
+  // title's end is cut on a narrow terminal.
+  std::string scope;
+  if (!options.filter.empty()) scope += fmt::format("filter \"{}\"  ", options.filter);
+  if (options.follow) scope += fmt::format("follow {}  ", *options.follow);
+  l.add(fmt::format("dltune top  {}{}  {}  every {:.1f}s  sort {}", scope, options.title, when,
                     model.interval_s, sort_name(options.sort)),
         Style::kTitle);
   // A notice is read whole: wrapped, never cut at the width.
@@ -339,6 +488,11 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options) {
   device_lines(model, l);
   gpu_lines(model, l, limited && options.height < 40);
   cgroup_lines(model, l);
+  for (const auto& h : options.history) {
+    TopLine line;
+    line.text = h;
+    l.out.push_back(std::move(line));
+  }
   if (options.straggler) {
     const std::string wrapped = text::wrap("! " + options.straggler->text, 2,
                                            static_cast<std::size_t>(std::max(40, options.width)));
@@ -352,15 +506,39 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options) {
                   "SYS%", "RUNQ%", "RSS", "MAJF/s", io ? fmt::format("{:>7} ", "IO/s") : "",
                   gpu ? fmt::format("{:<8} ", "GPU MEM") : "", "THR", "COMMAND"),
       Style::kHeader);
-  const auto procs = ordered_processes(model, options.sort);
+  const auto procs = visible_processes(model, options.sort, options.filter, options.follow);
   // Rows left: the height less what is above, less the status line.
   std::size_t room = procs.size();
   if (options.height > 0) {
     const int used = static_cast<int>(l.out.size()) + (options.status.empty() ? 0 : 1);
     room = static_cast<std::size_t>(std::max(0, options.height - used));
   }
+  // The live view scrolls: from `first`, moved so that the selected row is on screen.
+  std::size_t first = 0;
+  std::optional<std::size_t> selected;
+  if (options.selected && !procs.empty()) {
+    selected = std::min(*options.selected, procs.size() - 1);
+    first = std::min(options.first, procs.size() - 1);
+    if (*selected < first) first = *selected;
+    if (room > 0 && *selected >= first + room) first = *selected - room + 1;
+    // No empty rows below the last process while earlier ones are hidden.
+    if (room > 0 && procs.size() >= room) first = std::min(first, procs.size() - room);
+  }
+  if (layout != nullptr) {
+    layout->count = procs.size();
+    layout->first = first;
+    layout->rows = room;
+  }
   std::map<pid_t, int> depth;
-  for (std::size_t i = 0; i < procs.size() && i < room; ++i) {
+  // The tree's indent from every row above, shown or not.
+  if (options.sort == TopSort::kTree)
+    for (std::size_t i = 0; i < first; ++i) {
+      const auto& p = *procs[i];
+      int d = 0;
+      if (auto it = depth.find(p.ppid); it != depth.end()) d = std::min(it->second + 1, 4);
+      depth[p.pid] = d;
+    }
+  for (std::size_t i = first; i < procs.size() && i < first + room; ++i) {
     const auto& p = *procs[i];
     int d = 0;
     if (options.sort == TopSort::kTree)
@@ -379,7 +557,8 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options) {
           " {:>7}", p.has_rates && p.read_bytes_s ? compact_bytes(io_of(p)) : std::string("-"));
     if (gpu) rates += fmt::format(" {:<8}", gpu_column(model, p.pid));
     const bool straggler = options.straggler && options.straggler->pid == p.pid;
-    const Style style = straggler ? Style::kWarn
+    const Style style = selected && *selected == i ? Style::kSelected
+                        : straggler                ? Style::kWarn
                         : p.role == monitor::Role::kMain || p.role == monitor::Role::kRank
                             ? Style::kMain
                         : p.role == monitor::Role::kWorker ? Style::kWorker
@@ -389,9 +568,10 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options) {
                       straggler ? "STRAGGLER " : "", cmd),
           style);
   }
-  if (procs.size() > room && room > 0) {
-    l.out.back() =
-        TopLine{fmt::format("  ... {} more processes", procs.size() - room + 1), Style::kNormal};
+  if (!options.selected && procs.size() > room && room > 0) {
+    TopLine more;
+    more.text = fmt::format("  ... {} more processes", procs.size() - room + 1);
+    l.out.back() = std::move(more);
   }
   if (options.height > 0 && static_cast<int>(l.out.size()) > options.height - 1)
     l.out.resize(static_cast<std::size_t>(std::max(1, options.height - 1)));

@@ -8,6 +8,7 @@
 // leaves. It fits 80x24 and uses the rest of a larger terminal (wider bars, more processes).
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "monitor/model.hpp"
@@ -19,11 +20,32 @@ enum class TopSort { kCpu, kMemory, kPid, kRunQueue, kIo, kTree };
 // "cpu", "mem", "pid", "runq", "io", "tree".
 [[nodiscard]] const char* sort_name(TopSort s);
 
-enum class Style : std::uint8_t { kNormal, kTitle, kHeader, kMain, kWorker, kWarn };
+enum class Style : std::uint8_t { kNormal, kTitle, kHeader, kMain, kWorker, kWarn, kSelected };
+
+// What part of a line means, for the terminal to colour (never shown as text: --once and
+// NO_COLOR draw the same characters without them).
+enum class Tint : std::uint8_t {
+  kUser,  // CPU time by mode
+  kSystem,
+  kIowait,
+  kSteal,
+  kUsed,  // memory by kind
+  kCache,
+  kSwap,
+  kGood,  // a value against its thresholds (green, yellow, red)
+  kFair,
+  kBad,
+};
+struct Span {
+  int start = 0;  // byte offset in the line's text
+  int length = 0;
+  Tint tint = Tint::kGood;
+};
 
 struct TopLine {
   std::string text;  // at most `width` bytes (ASCII only)
   Style style = Style::kNormal;
+  std::vector<Span> spans;  // within text, in order, not overlapping
 };
 
 struct TopOptions {
@@ -36,9 +58,36 @@ struct TopOptions {
   // The rank that holds a distributed job back (RankWatch over the last seconds): its row is
   // marked and its evidence shown above the processes.
   std::optional<Straggler> straggler;
+  // The live view's process list: only processes whose command line (or name) holds `filter`;
+  // the row `selected` (an index into that list) in reverse video, the list shown from `first`
+  // (moved so that the selected row is on screen) and no "... more" row. Unset: from the top, the
+  // rows that fit and a "... N more processes" row (--once, replay).
+  // Lines drawn above the processes as given, already fitted to the width (the live view's
+  // sparklines: UTF-8 block characters, so more bytes than columns).
+  std::vector<std::string> history;
+  std::string filter;
+  std::optional<pid_t> follow;  // only this process and its descendants (F)
+  std::optional<std::size_t> selected;
+  std::size_t first = 0;
 };
 
-[[nodiscard]] std::vector<TopLine> top_view(const monitor::Model& model, const TopOptions& options);
+// Where the process rows went, for the keys that move through them.
+struct TopLayout {
+  std::size_t count = 0;  // processes in the (filtered) list
+  std::size_t first = 0;  // the first one shown
+  std::size_t rows = 0;   // rows the screen had for them
+};
+
+[[nodiscard]] std::vector<TopLine> top_view(const monitor::Model& model, const TopOptions& options,
+                                            TopLayout* layout = nullptr);
+
+// Whether a process's command line (its name in brackets when it has none, a kernel thread)
+// holds `filter` (case-sensitive, as htop's; an empty filter holds for every process).
+[[nodiscard]] bool matches_filter(const monitor::ProcessModel& p, std::string_view filter);
+
+// PSI some-% against the thresholds the view colours it by: under 5% good, under 20% fair,
+// else bad (docs/measurements.md keeps no PSI thresholds for the host; these are the view's).
+[[nodiscard]] Tint pressure_tint(double some_pct);
 
 // Whether the view has any process's I/O (/proc/PID/io is root's or the owner's): without it
 // there is no IO/s column and no I/O sort.
@@ -51,5 +100,10 @@ struct TopOptions {
 // parent, workers marked), the others sort by their key, largest first (pid: smallest first).
 [[nodiscard]] std::vector<const monitor::ProcessModel*> ordered_processes(
     const monitor::Model& model, TopSort sort);
+// The same, less those that do not match `filter` and, with `follow`, those that are neither
+// that process nor one of its descendants.
+[[nodiscard]] std::vector<const monitor::ProcessModel*> visible_processes(
+    const monitor::Model& model, TopSort sort, std::string_view filter,
+    std::optional<pid_t> follow = std::nullopt);
 
 }  // namespace dltune::monitor

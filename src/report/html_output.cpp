@@ -142,10 +142,16 @@ void charts(Page& p, const ReportData& d) {
     p.raw("<section class=\"charts\" id=\"section-").text(s.id).raw("\"><h2>").text(s.title);
     p.raw("</h2>\n");
     for (const auto& c : s.charts) {
+      // A chart whose series stayed at zero is its one line: nothing to see in a flat line.
+      if (!c.empty.empty()) {
+        p.raw("<p class=\"chart-empty\" id=\"empty-").text(c.id).raw("\">");
+        p.text(c.empty).raw(".</p>\n");
+        continue;
+      }
       p.raw("<figure class=\"chart\"><figcaption>").text(c.title).raw("</figcaption>");
-      p.raw("<div class=\"plot\"><canvas id=\"chart-")
-          .text(c.id)
-          .raw("\"></canvas></div></figure>\n");
+      p.raw("<div class=\"plot\"><canvas id=\"chart-").text(c.id).raw("\"></canvas></div>");
+      if (!c.note.empty()) p.raw("<p class=\"chart-note\">").text(c.note).raw("</p>");
+      p.raw("</figure>\n");
     }
     p.raw("</section>\n");
   }

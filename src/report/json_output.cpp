@@ -94,8 +94,25 @@ nlohmann::json sections_json(const ReportData& d) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& s : d.sections) {
     nlohmann::json charts = nlohmann::json::array();
-    for (const auto& c : s.charts)
-      charts.push_back({{"id", c.id}, {"title", c.title}, {"series", c.series}});
+    for (const auto& c : s.charts) {
+      nlohmann::json j = {{"id", c.id}, {"title", c.title}, {"series", c.series}};
+      nlohmann::json axes = {{"x", "time"}};
+      if (!c.axes.empty()) axes["y"] = c.axes[0];
+      if (c.axes.size() > 1) axes["y1"] = c.axes[1];
+      j["axes"] = std::move(axes);
+      if (!c.empty.empty()) j["empty"] = c.empty;
+      if (!c.note.empty()) j["note"] = c.note;
+      if (!c.bands.empty()) {
+        nlohmann::json bands = nlohmann::json::array();
+        for (const auto& b : c.bands)
+          bands.push_back({{"series", b.series},
+                           {"label", b.label},
+                           {"from_ms", b.from_ms},
+                           {"to_ms", b.to_ms}});
+        j["bands"] = std::move(bands);
+      }
+      charts.push_back(std::move(j));
+    }
     nlohmann::json j = {{"id", s.id}, {"title", s.title}, {"charts", charts}};
     if (!s.absent.empty()) j["absent"] = s.absent;
     out.push_back(std::move(j));

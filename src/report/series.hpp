@@ -32,11 +32,28 @@ struct Series {
   std::vector<std::int64_t> time_ms;
 };
 
+// A stretch of time in which a state held (a GPU's clocks held down by a reason), drawn as a
+// shaded band behind a chart's lines.
+struct Band {
+  std::string series;  // the series it comes from: "gpu.held.power_cap"
+  std::string label;   // for the legend: "power cap"
+  std::int64_t from_ms = 0, to_ms = 0;
+};
+
 // One chart: series drawn together against time (at most two units: left and right axis).
 struct Chart {
   std::string id;     // "cpu", "gpu_power", also the canvas id in the HTML
   std::string title;  // "CPU (% of all CPUs)"
   std::vector<std::string> series;
+  // The y axes' titles with their units ("bytes/s", "%", "W"): the left axis, then the right
+  // one when the series have two units. The x axis is always time.
+  std::vector<std::string> axes;
+  // Set when every series is zero or absent in the window: the one line said instead of the
+  // chart ("Swap: none used in this window").
+  std::string empty;
+  // Said under the chart: series left out because they were idle ("no traffic on docker0").
+  std::string note;
+  std::vector<Band> bands;
 };
 
 // A group of charts; a section without data has no charts and says why.

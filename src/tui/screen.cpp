@@ -5,7 +5,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <clocale>
+#include <cstdlib>
 
 namespace dltune::tui {
 
@@ -34,9 +37,21 @@ short colour_pair(Paint p) {
     case Paint::kWarn:
       return 5;
     case Paint::kNormal:
+    case Paint::kSelected:
       break;
   }
   return 0;
+}
+
+// Pairs 6..15: the inks, in Ink's order.
+short ink_pair(Ink i) {
+  return static_cast<short>(6 + static_cast<int>(i));
+}
+
+// NO_COLOR (no-color.org): set and not empty.
+bool no_colour() {
+  const char* v = ::getenv("NO_COLOR");
+  return v != nullptr && *v != '\0';
 }
 
 }  // namespace
@@ -46,6 +61,8 @@ std::unique_ptr<Screen> Screen::open(std::string& error) {
     error = "not a terminal (use --once for plain text)";
     return nullptr;
   }
+  // The terminal's character set, so that ncursesw writes UTF-8 (sparklines) where it is one.
+  ::setlocale(LC_CTYPE, "");
   // newterm rather than initscr: initscr exits the process on a TERM it does not know.
   const char* term = ::getenv("TERM");
   SCREEN* s = newterm(term, stdout, stdin);
@@ -65,7 +82,8 @@ std::unique_ptr<Screen> Screen::open(std::string& error) {
   noecho();
   keypad(stdscr, TRUE);
   curs_set(0);
-  if (has_colors()) {
+  set_escdelay(25);  // Esc closes a prompt at once, not after ncurses' default second
+  if (has_colors() && !no_colour()) {
     start_color();
     use_default_colors();
     init_pair(1, COLOR_BLACK, COLOR_CYAN);
@@ -73,6 +91,9 @@ std::unique_ptr<Screen> Screen::open(std::string& error) {
     init_pair(3, COLOR_GREEN, -1);
     init_pair(4, COLOR_CYAN, -1);
     init_pair(5, COLOR_RED, -1);
+    constexpr short kInks[] = {COLOR_GREEN,  COLOR_RED, COLOR_BLUE,  COLOR_MAGENTA, COLOR_GREEN,
+                               COLOR_YELLOW, COLOR_RED, COLOR_GREEN, COLOR_YELLOW,  COLOR_RED};
+    for (short i = 0; i < 10; ++i) init_pair(static_cast<short>(6 + i), kInks[i], -1);
     screen->colour_ = true;
   }
   return screen;
@@ -98,12 +119,41 @@ void Screen::draw(const std::vector<PaintedLine>& lines) {
     attr_t attr = A_NORMAL;
     if (l.paint == Paint::kTitle || l.paint == Paint::kHeader)
       attr = colour_ ? A_NORMAL : A_REVERSE;
+    if (l.paint == Paint::kSelected) attr = A_REVERSE;
     if (l.paint == Paint::kMain || l.paint == Paint::kWarn) attr |= A_BOLD;
     if (colour_ && colour_pair(l.paint) != 0) attr |= COLOR_PAIR(colour_pair(l.paint));
     attrset(attr);
-    mvaddnstr(row, 0, l.text.c_str(), COLS);
-    if (l.paint == Paint::kTitle || l.paint == Paint::kHeader)  // a full-width bar
-      for (int c = static_cast<int>(l.text.size()); c < COLS; ++c) mvaddch(row, c, ' ');
+    move(row, 0);
+    // The text in pieces: plain, then each span in its ink (the line's attributes kept).
+    int at = 0;
+    const int size = static_cast<int>(l.text.size());
+    // At most the columns left in the row (a UTF-8 character is one column), so that a line
+    // never wraps into the next.
+    int col = 0;
+    const auto put = [&](int from, int to) {
+      int end = from;
+      while (end < to && col < COLS) {
+        ++end;
+        while (end < to &&
+               (static_cast<unsigned char>(l.text[static_cast<std::size_t>(end)]) & 0xC0) == 0x80)
+          ++end;
+        ++col;
+      }
+      if (end > from) addnstr(l.text.c_str() + from, end - from);
+    };
+    for (const auto& s : l.spans) {
+      if (s.start < at || s.start >= size) continue;
+      put(at, s.start);
+      const int end = std::min(size, s.start + s.length);
+      if (colour_) attrset((attr & ~A_COLOR) | COLOR_PAIR(ink_pair(s.ink)));
+      put(s.start, end);
+      attrset(attr);
+      at = end;
+    }
+    put(at, size);
+    if (l.paint == Paint::kTitle || l.paint == Paint::kHeader ||
+        l.paint == Paint::kSelected)  // a full-width bar
+      for (int c = col; c < COLS; ++c) mvaddch(row, c, ' ');
     ++row;
   }
   attrset(A_NORMAL);
@@ -128,6 +178,24 @@ int Screen::read_key(int timeout_ms) {
       return kKeyHome;
     case KEY_END:
       return kKeyEnd;
+    case KEY_UP:
+      return kKeyUp;
+    case KEY_DOWN:
+      return kKeyDown;
+    case KEY_PPAGE:
+      return kKeyPageUp;
+    case KEY_NPAGE:
+      return kKeyPageDown;
+    case KEY_ENTER:
+    case '\n':
+    case '\r':
+      return kKeyEnter;
+    case KEY_BACKSPACE:
+    case 127:
+    case 8:
+      return kKeyBackspace;
+    case 27:
+      return kKeyEscape;
     default:
       return k;
   }

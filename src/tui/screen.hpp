@@ -12,11 +12,20 @@
 namespace dltune::tui {
 
 // Matches monitor::Style's order (kept independent so that this library needs no other).
-enum class Paint { kNormal, kTitle, kHeader, kMain, kWorker, kWarn };
+enum class Paint { kNormal, kTitle, kHeader, kMain, kWorker, kWarn, kSelected };
+// Matches monitor::Tint's order: what a part of a line means, coloured by it.
+enum class Ink { kUser, kSystem, kIowait, kSteal, kUsed, kCache, kSwap, kGood, kFair, kBad };
+
+struct InkSpan {
+  int start = 0;  // byte offset in the text
+  int length = 0;
+  Ink ink = Ink::kGood;
+};
 
 struct PaintedLine {
-  std::string text;
+  std::string text;  // UTF-8 (sparklines); spans count bytes
   Paint paint = Paint::kNormal;
+  std::vector<InkSpan> spans;
 };
 
 // Keys beyond plain characters.
@@ -24,11 +33,15 @@ inline constexpr int kKeyNone = -1;    // the timeout passed
 inline constexpr int kKeyResize = -2;  // the terminal changed size
 inline constexpr int kKeyLeft = -3, kKeyRight = -4, kKeyHome = -5, kKeyEnd = -6;
 inline constexpr int kKeyQuit = -7;  // a signal asked to stop (SIGINT, SIGTERM, SIGHUP)
+inline constexpr int kKeyUp = -8, kKeyDown = -9, kKeyPageUp = -10, kKeyPageDown = -11;
+inline constexpr int kKeyEnter = -12, kKeyBackspace = -13, kKeyEscape = -14;
 
 class Screen {
  public:
   // Takes over the terminal (initscr, no echo, cbreak, hidden cursor). Fails, with the reason,
-  // when stdout is not a terminal or TERM names no terminal ncurses knows.
+  // when stdout is not a terminal or TERM names no terminal ncurses knows. Colour only where the
+  // terminal has it and NO_COLOR is unset or empty (no-color.org); without it, the title, header
+  // and selected row in reverse video and the main process in bold.
   [[nodiscard]] static std::unique_ptr<Screen> open(std::string& error);
   ~Screen();  // endwin; restores the signal handlers it set
   Screen(const Screen&) = delete;
@@ -36,6 +49,7 @@ class Screen {
 
   [[nodiscard]] int width() const;
   [[nodiscard]] int height() const;
+  [[nodiscard]] bool colour() const { return colour_; }
   void draw(const std::vector<PaintedLine>& lines);
   // The next key, or kKeyNone after `timeout_ms`; kKeyQuit once a signal asked to stop.
   [[nodiscard]] int read_key(int timeout_ms);

@@ -1,12 +1,15 @@
 #include "tui/top.hpp"
 
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -14,6 +17,8 @@
 #include "core/clock.hpp"
 #include "core/text.hpp"
 #include "tui/screen.hpp"
+#include "tui/sparkline.hpp"
+#include "tui/top_keys.hpp"
 
 namespace dltune::tui {
 
@@ -22,8 +27,57 @@ namespace {
 std::vector<PaintedLine> painted(const std::vector<monitor::TopLine>& lines) {
   std::vector<PaintedLine> out;
   out.reserve(lines.size());
-  for (const auto& l : lines) out.push_back(PaintedLine{l.text, static_cast<Paint>(l.style)});
+  for (const auto& l : lines) {
+    PaintedLine p;
+    p.text = l.text;
+    p.paint = static_cast<Paint>(l.style);
+    for (const auto& s : l.spans) {
+      InkSpan i;
+      i.start = s.start;
+      i.length = s.length;
+      i.ink = static_cast<Ink>(s.tint);
+      p.spans.push_back(i);
+    }
+    out.push_back(std::move(p));
+  }
   return out;
+}
+
+std::vector<PaintedLine> help_screen() {
+  std::vector<PaintedLine> out;
+  for (auto& l : help_lines()) {
+    PaintedLine p;
+    p.text = std::move(l);
+    p.paint = out.empty() ? Paint::kTitle : Paint::kNormal;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// Sends the signal `ui.typing` names to the selected process: only one of the view's (the job's,
+// with a job) and, unless root, only with a job. The outcome on the status line.
+void send_signal(TopUi& ui, const monitor::Model& model, bool job) {
+  const auto sig = signal_number(ui.typing);
+  const pid_t pid = ui.selected_pid;
+  if (!sig) {
+    ui.message = fmt::format("no signal {}", ui.typing);
+    return;
+  }
+  const bool listed = std::any_of(model.processes.begin(), model.processes.end(),
+                                  [pid](const monitor::ProcessModel& p) { return p.pid == pid; });
+  if (pid <= 0 || !listed) {
+    ui.message = fmt::format("{} is not in the view", pid);
+    return;
+  }
+  if (::geteuid() != 0 && !job) {
+    ui.message = "k signals the job's processes (--pid, --cgroup, --slurm-job) unless root";
+    return;
+  }
+  if (::kill(pid, *sig) != 0) {
+    ui.message = fmt::format("kill {} SIG{}: {}", pid, ui.typing, std::strerror(errno));
+    return;
+  }
+  ui.message = fmt::format("sent SIG{} to {}", ui.typing, pid);
 }
 
 int plain_width() {
@@ -50,8 +104,8 @@ void print_plain(const monitor::Model& model, const TopSettings& s,
 
 // The keys line; the I/O sort only where the view reads I/O.
 std::string keys_live(const monitor::Model& m) {
-  return fmt::format("q quit  space pause  sort: c cpu  m mem  p pid  r runq  {}t tree",
-                     monitor::reads_io(m) ? "i io  " : "");
+  return fmt::format("q quit  h help  / filter  k kill  F follow  sort: c m p r {}t",
+                     monitor::reads_io(m) ? "i " : "");
 }
 std::string keys_replay(const monitor::Model& m) {
   return fmt::format("q quit  <- -> step  Home End  sort: c m p r {}t",
@@ -116,19 +170,50 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
   if (!screen) {
     return failed(true, why);
   }
+  const bool utf8 = locale_is_utf8();
   auto sort = settings.sort;
-  bool paused = false;
+  TopUi ui;
+  History history;
   auto model = monitor::Model::from(previous, nullptr);
   monitor::RankWatch ranks;  // the straggler of a distributed job, over the last 10 s
+  const auto remember = [&history](const monitor::Model& m) {
+    std::vector<std::optional<double>> util;
+    std::vector<unsigned> indexes;
+    for (const auto& g : m.gpus) {
+      util.push_back(g.utilization_gpu_pct);
+      indexes.push_back(g.index);
+    }
+    history.add(now_ns(CLOCK_MONOTONIC), std::clamp(m.cpu.busy_pct(), 0.0, 100.0),
+                m.pressure.cpu ? std::optional<double>(m.pressure.cpu->some_pct) : std::nullopt,
+                util, indexes);
+  };
   const auto draw = [&] {
-    monitor::TopOptions o{screen->width(),
-                          screen->height(),
-                          sort,
-                          settings.title,
-                          paused ? "PAUSED  " + keys_live(model) : keys_live(model),
-                          notices,
-                          ranks.straggler()};
-    screen->draw(painted(monitor::top_view(model, o)));
+    if (ui.mode == TopMode::kHelp) {
+      screen->draw(help_screen());
+      return;
+    }
+    const auto visible = monitor::visible_processes(model, sort, ui.filter, ui.follow);
+    std::vector<pid_t> pids;
+    pids.reserve(visible.size());
+    for (const auto* p : visible) pids.push_back(p->pid);
+    sync_selection(ui, pids);
+    monitor::TopOptions o;
+    o.width = screen->width();
+    o.height = screen->height();
+    o.sort = sort;
+    o.title = settings.title;
+    o.status = status_line(ui, keys_live(model));
+    o.notices = notices;
+    o.straggler = ranks.straggler();
+    if (model.has_rates) o.history = history_lines(history, std::max(40, o.width), utf8);
+    o.filter = ui.filter;
+    o.follow = ui.follow;
+    o.selected = ui.selected;
+    o.first = ui.first;
+    monitor::TopLayout layout;
+    screen->draw(painted(monitor::top_view(model, o, &layout)));
+    ui.first = layout.first;
+    ui.rows = std::max<std::size_t>(1, layout.rows);
   };
   draw();
   const auto now_ms = [] { return now_ns(CLOCK_MONOTONIC) / 1'000'000; };
@@ -137,13 +222,14 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
   for (;;) {
     const std::int64_t left = std::clamp<std::int64_t>(next - now_ms(), 0, 1000);
     const int key = screen->read_key(static_cast<int>(left));
-    if (key == kKeyQuit || key == 'q' || key == 'Q') break;
-    if (key == ' ') paused = !paused;
-    apply_sort_key(key, sort, model);
+    const auto action = handle_key(ui, key);
+    if (action == TopAction::kQuit) break;
+    if (action == TopAction::kSignal) send_signal(ui, model, settings.job);
+    if (action == TopAction::kUnhandled) apply_sort_key(key, sort, model);
     if (now_ms() >= next) {
       next += interval_ms;
       if (next < now_ms()) next = now_ms() + interval_ms;  // after a stall: no burst
-      if (!paused) {
+      if (!ui.paused) {
         if (auto ok = sampler.sample(current); !ok) {
           screen.reset();
           return failed(false, ok.error());
@@ -151,9 +237,10 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
         for (auto& n : sampler.take_notices()) notices.push_back(std::move(n));
         model = monitor::Model::from(current, &previous);
         ranks.add(model);
+        remember(model);
         std::swap(previous, current);
       }
-    } else if (key == kKeyNone) {
+    } else if (action == TopAction::kNone) {
       continue;
     }
     draw();
@@ -212,13 +299,13 @@ TopResult top_replay(const store::Recording& recording, std::size_t index,
   }
   auto sort = settings.sort;
   for (;;) {
-    monitor::TopOptions o{screen->width(),
-                          screen->height(),
-                          sort,
-                          settings.title,
-                          status(index, keys_replay(*model)),
-                          {},
-                          *straggler};
+    monitor::TopOptions o;
+    o.width = screen->width();
+    o.height = screen->height();
+    o.sort = sort;
+    o.title = settings.title;
+    o.status = status(index, keys_replay(*model));
+    o.straggler = *straggler;
     screen->draw(painted(monitor::top_view(*model, o)));
     const int key = screen->read_key(1000);
     if (key == kKeyQuit || key == 'q' || key == 'Q') break;

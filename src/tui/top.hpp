@@ -17,6 +17,8 @@ struct TopSettings {
   monitor::TopSort sort = monitor::TopSort::kTree;
   std::string title;
   bool once = false;  // plain text on stdout, no terminal control
+  // The processes are a job's (--pid, --cgroup, --slurm-job): k may signal them without root.
+  bool job = false;
 };
 
 // Why a loop could not run or went on no longer.

@@ -15,7 +15,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -81,8 +84,12 @@ window.addEventListener('load', () => {
       tooltip = (chart.tooltip.title || []).concat(
           (chart.tooltip.body || []).map((b) => b.lines.join(' ')));
     }
+    const titles = chart ? Object.keys(chart.options.scales).map(
+        (k) => chart.options.scales[k].title.display ? chart.options.scales[k].title.text : '') : [];
+    const legend = chart && chart.legend ? chart.legend.legendItems.map((i) => i.text) : [];
     return {id: c.id, width: c.width, height: c.height, painted: painted,
-            datasets: chart ? chart.data.datasets.length : 0, points: points, tooltip: tooltip};
+            datasets: chart ? chart.data.datasets.length : 0, points: points, tooltip: tooltip,
+            titles: titles, legend: legend};
   });
   const out = document.createElement('pre');
   out.id = 'dltune-check';
@@ -151,11 +158,23 @@ TEST_F(ReportChromium, TheReportOfARealRecordingLoadsWithoutErrorsAndDrawsEveryC
   ASSERT_TRUE(rec) << rec.error().message();
   auto first = (*rec)->at(0);
   ASSERT_TRUE(first);
+  // A chart whose series all stayed at zero (no swap, an idle network) is one line of text in
+  // the page, not a canvas: `total` counts the charts drawn.
   std::map<std::string, std::size_t> charts;
+  std::map<std::string, nlohmann::json> by_id;
+  std::vector<std::string> empty;
   std::size_t total = 0;
   for (const auto& s : doc["sections"]) {
     charts[s["id"]] = s["charts"].size();
-    total += s["charts"].size();
+    for (const auto& c : s["charts"]) {
+      by_id[c["id"]] = c;
+      if (c.contains("empty"))
+        empty.push_back(c["id"]);
+      else
+        ++total;
+      EXPECT_EQ(c["axes"]["x"], "time") << c["id"];
+      EXPECT_FALSE(c["axes"]["y"].get<std::string>().empty()) << c["id"];
+    }
   }
   EXPECT_EQ(charts["host"], 3u);
   EXPECT_EQ(charts["pressure"], first->system.pressure.io ? 1u : 0u);
@@ -166,6 +185,9 @@ TEST_F(ReportChromium, TheReportOfARealRecordingLoadsWithoutErrorsAndDrawsEveryC
   ASSERT_TRUE(last);
   EXPECT_EQ(last->gpus.size(), 2u);
   EXPECT_EQ(charts["gpu"], 8u);
+  // GPU 1 is held by its power cap throughout: a band on the utilisation and clock charts.
+  ASSERT_TRUE(by_id["gpu_util"].contains("bands")) << by_id["gpu_util"].dump();
+  EXPECT_EQ(by_id["gpu_util"]["bands"][0]["series"], "gpu.held.power_cap");
   EXPECT_EQ(charts["job"], 2u);
   if (!first->cgroup) {
     EXPECT_EQ(charts["cgroup"], 0u);
@@ -206,7 +228,15 @@ TEST_F(ReportChromium, TheReportOfARealRecordingLoadsWithoutErrorsAndDrawsEveryC
     // A title (the time) and at least one line with a value and its unit.
     ASSERT_GE(c["tooltip"].size(), 2u) << c["id"] << ": " << c["tooltip"].dump();
     EXPECT_NE(c["tooltip"][1].get<std::string>().find(": "), std::string::npos) << c["tooltip"];
+    // Every axis has its title (time, and the unit of the y axes).
+    ASSERT_GE(c["titles"].size(), 2u) << c["id"];
+    for (const auto& t : c["titles"]) EXPECT_FALSE(t.get<std::string>().empty()) << c["id"];
   }
+  for (const auto& c : result["canvases"])
+    if (c["id"] == "chart-gpu_util")
+      EXPECT_NE(c["legend"].dump().find("clocks held: power cap"), std::string::npos) << c;
+  for (const auto& id : empty)
+    EXPECT_NE(dom.out.find("id=\"empty-" + id + "\""), std::string::npos) << id << " has no line";
   std::printf("report in Chromium: %zu charts drawn in %.0f ms of page time\n", total,
               result["report"]["draw_ms"].get<double>());
 

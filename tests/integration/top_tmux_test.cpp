@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <optional>
+#include <regex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -36,15 +37,29 @@ class TopTmux : public ::testing::Test {
   // Starts `command` in a detached 80x24 session; the pane stays after the program exits so that
   // its screen can be read. `exec`: the pane's process is the command itself (its pid is the
   // pane's), else a shell that runs it.
-  void start(const std::string& command, bool exec = true) {
-    ASSERT_EQ(tmux({"-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "80", "-y", "24", "-e",
-                    "TERM=xterm-256color",
-                    "sh -c 'sleep 0.3; " + std::string(exec ? "exec " : "") + command + "'"})
-                  .exit_code,
-              0);
+  // `env`: more NAME=VALUE for the pane (NO_COLOR=1).
+  void start(const std::string& command, bool exec = true,
+             const std::vector<std::string>& env = {}) {
+    std::vector<std::string> args{"-f", "/dev/null", "new-session", "-d",
+                                  "-s", "t",         "-x",          "80",
+                                  "-y", "24",        "-e",          "TERM=xterm-256color"};
+    for (const auto& e : env) {
+      args.push_back("-e");
+      args.push_back(e);
+    }
+    args.push_back("sh -c 'sleep 0.3; " + std::string(exec ? "exec " : "") + command + "'");
+    ASSERT_EQ(tmux(args).exit_code, 0);
     ASSERT_EQ(tmux({"set-option", "-t", "t", "remain-on-exit", "on"}).exit_code, 0);
   }
   std::string screen() { return tmux({"capture-pane", "-p", "-t", "t"}).out; }
+  // The screen with its attributes as escape sequences.
+  std::string painted() { return tmux({"capture-pane", "-p", "-e", "-t", "t"}).out; }
+  void keys(const std::vector<std::string>& names) {
+    std::vector<std::string> args{"send-keys", "-t", "t"};
+    args.insert(args.end(), names.begin(), names.end());
+    tmux(args);
+  }
+  void text(const std::string& literal) { tmux({"send-keys", "-t", "t", "-l", literal}); }
   std::string pane(const std::string& format) {
     return std::string(dltune::text::trim(tmux({"display-message", "-p", "-t", "t", format}).out));
   }
@@ -62,6 +77,65 @@ class TopTmux : public ::testing::Test {
 
 bool has(const std::string& s, const std::string& needle) {
   return s.find(needle) != std::string::npos;
+}
+
+// The process rows: the lines between the header and the status line.
+std::vector<std::string> rows(const std::string& screen) {
+  std::vector<std::string> out;
+  bool in = false;
+  for (const auto l : dltune::text::lines(screen)) {
+    if (in) out.emplace_back(l);
+    if (has(std::string(l), "PID ROLE")) in = true;
+  }
+  while (!out.empty() && (out.back().empty() || has(out.back(), "q quit"))) out.pop_back();
+  return out;
+}
+
+// Whether a line of capture-pane -e turns reverse video on (SGR 7, alone or in a list).
+bool reverse(const std::string& line) {
+  static const std::regex sgr("\x1b\\[(?:[0-9]+;)*7(?:;[0-9]+)*m");
+  return std::regex_search(line, sgr);
+}
+
+// The row in reverse video (SGR 7), without its escapes; empty when none is.
+std::string reversed_row(const std::string& painted) {
+  for (const auto l : dltune::text::lines(painted)) {
+    const std::string line(l);
+    if (!reverse(line)) continue;
+    std::string plain;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == '\x1b') {
+        while (i < line.size() && line[i] != 'm') ++i;
+        continue;
+      }
+      plain += line[i];
+    }
+    if (!has(plain, "PID ROLE") && !has(plain, "dltune top") && !has(plain, "q quit")) return plain;
+  }
+  return "";
+}
+
+// A row's first word: its PID.
+std::string pid_of(std::string_view row) {
+  row = dltune::text::trim(row);
+  return std::string(row.substr(0, row.find(' ')));
+}
+
+// Whether the screen sets a foreground or background colour (SGR 30-37, 40-47, 38;..., 48;...,
+// 90-97, 100-107).
+bool coloured(const std::string& painted) {
+  static const std::regex sgr("\x1b\\[([0-9;]*)m");
+  for (auto it = std::sregex_iterator(painted.begin(), painted.end(), sgr);
+       it != std::sregex_iterator(); ++it) {
+    const std::string params = (*it)[1].str();
+    for (const auto part : dltune::text::split(params, ';')) {
+      const auto n = dltune::text::to_uint(std::string(part));
+      if (n && ((*n >= 30 && *n <= 38) || (*n >= 40 && *n <= 48) || (*n >= 90 && *n <= 97) ||
+                (*n >= 100 && *n <= 107)))
+        return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -119,4 +193,128 @@ TEST_F(TopTmux, SigtermRestoresTheTerminal) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(pane("#{pane_dead}"), "1");
   EXPECT_EQ(pane("#{alternate_on}"), "0") << "endwin ran: the terminal is given back";
+}
+
+TEST_F(TopTmux, HelpOpensOnHAndAnyKeyClosesIt) {
+  start(fmt::format("{} top --no-gpus --interval 200ms", DLTUNE_BINARY));
+  ASSERT_TRUE(wait_for([](const std::string& s) { return has(s, "PID ROLE"); })) << screen();
+  EXPECT_TRUE(has(screen(), "h help")) << screen();
+  keys({"h"});
+  ASSERT_TRUE(wait_for([](const std::string& s) { return has(s, "dltune top: keys"); }))
+      << screen();
+  const auto help = screen();
+  for (const char* key : {"PgUp PgDn", "filter by command line", "send a signal", "follow the"})
+    EXPECT_TRUE(has(help, key)) << key << "\n" << help;
+  EXPECT_FALSE(has(help, "PID ROLE")) << help;
+  keys({"x"});
+  EXPECT_TRUE(wait_for([](const std::string& s) {
+    return has(s, "PID ROLE") && !has(s, "dltune top: keys");
+  })) << screen();
+  keys({"?"});
+  EXPECT_TRUE(wait_for([](const std::string& s) { return has(s, "dltune top: keys"); }))
+      << screen();
+  keys({"Escape"});
+  EXPECT_TRUE(wait_for([](const std::string& s) { return has(s, "PID ROLE"); })) << screen();
+}
+
+TEST_F(TopTmux, SlashFiltersTheProcessesByCommandLine) {
+  pid_t job = ::fork();
+  if (job == 0) {
+    ::setpgid(0, 0);
+    ::execl("/bin/sleep", "sleep", "61.25", nullptr);
+    ::_exit(127);
+  }
+  start(fmt::format("{} top --no-gpus --interval 200ms", DLTUNE_BINARY));
+  ASSERT_TRUE(wait_for([](const std::string& s) { return rows(s).size() > 3; })) << screen();
+  keys({"/"});
+  EXPECT_TRUE(wait_for([](const std::string& s) { return has(s, "filter: _"); })) << screen();
+  text("sleep 61.2");
+  keys({"Enter"});
+  EXPECT_TRUE(wait_for([](const std::string& s) {
+    const auto r = rows(s);
+    return has(s, "filter \"sleep 61.2\"") && r.size() == 1 && has(r[0], "sleep 61.25");
+  })) << screen();
+  // Esc at the prompt clears it: every process again.
+  keys({"/"});
+  keys({"Escape"});
+  EXPECT_TRUE(wait_for([](const std::string& s) {
+    return !has(s, "filter \"") && rows(s).size() > 3;
+  })) << screen();
+  ::kill(-job, SIGKILL);
+  ::waitpid(job, nullptr, 0);
+}
+
+TEST_F(TopTmux, ArrowsAndEndMoveTheSelectedRow) {
+  start(fmt::format("{} top --no-gpus --interval 200ms --sort pid", DLTUNE_BINARY));
+  ASSERT_TRUE(wait_for([](const std::string& s) { return rows(s).size() > 5; })) << screen();
+  // The first row is selected, in reverse video.
+  ASSERT_TRUE(wait_for([this](const std::string&) { return !reversed_row(painted()).empty(); }))
+      << painted();
+  const auto first_rows = rows(screen());
+  ASSERT_FALSE(first_rows.empty());
+  EXPECT_EQ(pid_of(reversed_row(painted())), pid_of(first_rows[0])) << painted();
+  keys({"Down", "Down", "Down"});
+  EXPECT_TRUE(wait_for([this](const std::string& s) {
+    const auto r = rows(s);
+    return r.size() > 3 && pid_of(reversed_row(painted())) == pid_of(r[3]);
+  })) << painted();
+  // End: the last process, the list scrolled to it when there are more than fit.
+  keys({"End"});
+  EXPECT_TRUE(wait_for([this](const std::string& s) {
+    const auto r = rows(s);
+    return !r.empty() && pid_of(reversed_row(painted())) == pid_of(r.back());
+  })) << painted();
+  keys({"Home"});
+  EXPECT_TRUE(wait_for([this, &first_rows](const std::string& s) {
+    const auto r = rows(s);
+    return !r.empty() && pid_of(r[0]) == pid_of(first_rows[0]) &&
+           pid_of(reversed_row(painted())) == pid_of(r[0]);
+  })) << screen();
+}
+
+TEST_F(TopTmux, ColourOnAColourTerminalAndNoneWithNoColor) {
+  start(fmt::format("{} top --no-gpus --interval 200ms", DLTUNE_BINARY));
+  ASSERT_TRUE(wait_for([](const std::string& s) { return has(s, "PID ROLE"); })) << screen();
+  EXPECT_TRUE(wait_for([this](const std::string&) { return coloured(painted()); })) << painted();
+  tmux({"kill-server"});
+
+  start(fmt::format("{} top --no-gpus --interval 200ms", DLTUNE_BINARY), true, {"NO_COLOR=1"});
+  ASSERT_TRUE(wait_for([](const std::string& s) { return has(s, "PID ROLE"); })) << screen();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // a few samples drawn
+  const auto plain = painted();
+  EXPECT_FALSE(coloured(plain)) << plain;
+  EXPECT_TRUE(reverse(plain)) << "the title, header and selection in reverse video";
+}
+
+TEST_F(TopTmux, KSignalsTheSelectedProcessOfTheJobAfterYesAndFFollowsATree) {
+  pid_t job = ::fork();
+  if (job == 0) {
+    ::setpgid(0, 0);
+    ::execl("/bin/sh", "sh", "-c", "/bin/sleep 62.5 & /bin/sleep 63.5 & wait", nullptr);
+    ::_exit(127);
+  }
+  start(fmt::format("{} top --no-gpus --interval 200ms --sort pid --pid {}", DLTUNE_BINARY, job));
+  ASSERT_TRUE(wait_for([](const std::string& s) {
+    return has(s, "sleep 62.5") && has(s, "sleep 63.5");
+  })) << screen();
+  // The rows by pid: sh, then the two sleeps. Select the first sleep and follow it.
+  keys({"Down"});
+  keys({"F"});
+  EXPECT_TRUE(wait_for([](const std::string& s) {
+    return has(s, "following ") && rows(s).size() == 1 && has(s, "sleep 62.5");
+  })) << screen();
+  keys({"F"});
+  EXPECT_TRUE(wait_for([](const std::string& s) { return rows(s).size() == 3; })) << screen();
+  keys({"k"});
+  EXPECT_TRUE(wait_for([](const std::string& s) { return has(s, "send SIGTERM to "); }))
+      << screen();
+  keys({"n"});  // no: nothing sent
+  EXPECT_TRUE(wait_for([](const std::string& s) { return has(s, "q quit"); })) << screen();
+  keys({"k"});
+  keys({"y"});
+  EXPECT_TRUE(wait_for([](const std::string& s) {
+    return has(s, "sent SIGTERM to ") && !has(s, "sleep 62.5") && has(s, "sleep 63.5");
+  })) << screen();
+  ::kill(-job, SIGKILL);
+  ::waitpid(job, nullptr, 0);
 }

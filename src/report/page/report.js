@@ -185,6 +185,42 @@
     }
   };
 
+  // GPU clocks held down (power cap, heat, the board's slowdown): shaded bands behind the lines,
+  // from the chart's "bands" (computed by dltune, docs/report.md). Each reason has a legend entry
+  // (an empty dataset with its colour); hiding it in the legend hides its bands.
+  const BAND_COLORS = {
+    'gpu.held.power_cap': 'rgba(255, 127, 14, 0.16)', 'gpu.held.thermal': 'rgba(214, 39, 40, 0.16)',
+    'gpu.held.hw_slowdown': 'rgba(130, 80, 223, 0.18)'
+  };
+  function bandColor(series) {
+    return BAND_COLORS[series] || 'rgba(191, 135, 0, 0.16)';
+  }
+  function bandPlugin(bands) {
+    return {
+      id: 'dltuneBands',
+      beforeDatasetsDraw(chart) {
+        if (!bands.length) return;
+        const x = chart.scales.x, area = chart.chartArea, ctx = chart.ctx;
+        const shown = new Set();
+        chart.data.datasets.forEach((d, i) => {
+          if (d.dltuneBand && chart.isDatasetVisible(i)) shown.add(d.dltuneBand);
+        });
+        ctx.save();
+        ctx.beginPath();
+        ctx.rect(area.left, area.top, area.right - area.left, area.bottom - area.top);
+        ctx.clip();
+        for (const b of bands) {
+          if (!shown.has(b.series) || b.to_ms < x.min || b.from_ms > x.max) continue;
+          const left = x.getPixelForValue(Math.max(b.from_ms, x.min));
+          const right = x.getPixelForValue(Math.min(b.to_ms, x.max));
+          ctx.fillStyle = bandColor(b.series);
+          ctx.fillRect(left, area.top, Math.max(right - left, 2), area.bottom - area.top);
+        }
+        ctx.restore();
+      }
+    };
+  }
+
   // ---- charts --------------------------------------------------------------------------------
   function points(s) {
     const t = s.time_ms || data.time_ms;
@@ -213,9 +249,10 @@
     }
     return ticks;
   }
-  function yAxis(unit, position, percentOfAll) {
+  function yAxis(unit, position, percentOfAll, title) {
     const bytes = unit === 'bytes' || unit === 'bytes/s';
     return {
+      title: {display: !!title, text: title || '', color: '#57606a', font: {size: 11}},
       type: 'linear',
       position: position,
       beginAtZero: true,
@@ -254,10 +291,26 @@
     // Host-wide CPU and GPU busy percentages end at 100; a process's or a cgroup's are of one
     // CPU and may pass it, and pressure is usually small: its axis follows the data.
     const ofAll = /^(cpu|gpu_util)$/.test(spec.id);
+    const axes = spec.axes || {};
+    const bands = spec.bands || [];
+    for (const b of bands) {
+      if (datasets.some((d) => d.dltuneBand === b.series)) continue;
+      datasets.push({
+        label: 'clocks held: ' + b.label, data: [], dltuneBand: b.series, yAxisID: 'y',
+        // No points: only its legend entry is drawn, in the band's colour made opaque enough to see.
+        borderColor: bandColor(b.series).replace(/[\d.]+\)$/, '0.8)'),
+        backgroundColor: bandColor(b.series).replace(/[\d.]+\)$/, '0.8)'), borderWidth: 2,
+        pointRadius: 0
+      });
+    }
     const scales = {
       x: {
         type: 'linear', min: data.window.from_ms, max: data.window.to_ms,
         grid: {color: '#eaeef2'},
+        title: {
+          display: true, text: (axes.x || 'time') + ' (local clock, and since the start)',
+          color: '#57606a', font: {size: 11}
+        },
         afterBuildTicks: (axis) => {
           const r = timeTicks(axis.min, axis.max, axis.width || axis.chart.width);
           axis.ticks = r.ticks;
@@ -271,13 +324,13 @@
           }
         }
       },
-      y: yAxis(units[0], 'left', ofAll)
+      y: yAxis(units[0], 'left', ofAll, axes.y)
     };
-    if (units.length > 1) scales.y1 = yAxis(units[1], 'right', false);
+    if (units.length > 1) scales.y1 = yAxis(units[1], 'right', false, axes.y1);
     return new Chart(canvas, {
       type: 'line',
       data: {datasets: datasets},
-      plugins: [markerPlugin],
+      plugins: [bandPlugin(bands), markerPlugin],
       options: {
         animation: false, parsing: false, normalized: true, responsive: true,
         maintainAspectRatio: false,
@@ -315,6 +368,7 @@
       }
     }
     for (const spec of section.charts) {
+      if (spec.empty) continue;  // said in one line of the page instead
       const canvas = document.getElementById('chart-' + spec.id);
       if (!canvas) continue;
       try {

@@ -360,6 +360,25 @@ TEST(DeployUnit, DashboardAndRulesQueryOnlyMetricsServeExports) {
   for (const auto& n : rules) EXPECT_TRUE(sink.names.contains(n)) << "an alert rule uses " << n;
 }
 
+// Several hosts on one dashboard: every target's legend names its host, so that two hosts' GPU 0
+// (or eth0, or cgroup) are two legend entries that say which is which, never one name twice.
+TEST(DeployUnit, DashboardLegendsNameTheHost) {
+  const auto dashboard = json::parse(slurp(kDeploy / "grafana/dltune-dashboard.json"));
+  std::size_t targets = 0;
+  for (const auto& p : dashboard["panels"]) {
+    if (!p.contains("targets")) continue;
+    for (const auto& t : p["targets"]) {
+      ++targets;
+      ASSERT_TRUE(t.contains("legendFormat")) << p["title"] << ": " << t["expr"];
+      const auto legend = t["legendFormat"].get<std::string>();
+      EXPECT_TRUE(legend.find("{{instance}}") != std::string::npos ||
+                  legend.find("{{Hostname}}") != std::string::npos)
+          << p["title"] << ": legend \"" << legend << "\" does not name the host";
+    }
+  }
+  EXPECT_GE(targets, 30u);
+}
+
 // The arguments the unit and the DaemonSet give serve are ones it accepts: the same words with
 // --once (which prints one scrape and exits) and this host's root.
 TEST(DeployUnit, ServeAcceptsTheUnitsArguments) {

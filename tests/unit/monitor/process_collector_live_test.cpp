@@ -365,3 +365,52 @@ TEST(ProcessCollectorLive, TheIoNoticeSaysWhyTheReaderCannotReadIt) {
   EXPECT_EQ(root.find("not root"), std::string::npos) << root;
   EXPECT_NE(root.find("root without CAP_SYS_PTRACE"), std::string::npos) << root;
 }
+
+// The cheaper reads on the live host: status for the main process only (a tree without ranks),
+// schedstat for top's rows on screen only; a process killed between samples, its descriptors
+// kept, is gone and its descriptors are closed.
+TEST(ProcessCollectorLive, StatusForTheMainProcessAndDetailForTheRowsOnScreen) {
+  TestTree tree;
+  ASSERT_TRUE(tree.complete());
+  const Tree t = tree.pids();
+  ASSERT_TRUE(wait_for([&] { return exec_done(t.c); }));
+  Notices notices;
+  std::vector<Process> out;
+  const int before = open_fds();
+  {
+    dltune::monitor::ProcessDetail d;
+    d.switches_of_main_and_ranks_only = true;
+    ProcessCollector c(dltune::host::Root(), Scope{Scope::Kind::kTree, t.main, {}}, d);
+    for (int i = 0; i < 2; ++i) {
+      auto ok = c.collect(out, notices);
+      ASSERT_TRUE(ok) << ok.error().message();
+      ASSERT_EQ(out.size(), 5u);
+      for (const auto& p : out) {
+        EXPECT_EQ(p.voluntary_switches.has_value(), p.pid == t.main) << p.pid;
+        EXPECT_TRUE(p.run_ns.has_value()) << p.pid;
+        EXPECT_TRUE(p.rchar.has_value()) << p.pid;
+      }
+    }
+    const int kept = open_fds();
+    ASSERT_EQ(::kill(t.c, SIGKILL), 0);
+    ASSERT_TRUE(wait_for([&] { return ::kill(t.c, 0) != 0; })) << "the child was not reaped";
+    auto ok = c.collect(out, notices);
+    ASSERT_TRUE(ok) << ok.error().message();
+    EXPECT_EQ(out.size(), 4u);
+    EXPECT_EQ(find(out, t.c), nullptr);
+    EXPECT_LT(open_fds(), kept);  // the gone process's stat, schedstat, io, task dir, children
+  }
+  EXPECT_EQ(open_fds(), before);
+
+  dltune::monitor::ProcessDetail d;
+  d.pids = std::vector<pid_t>{::getpid(), t.s};
+  ProcessCollector all(dltune::host::Root(), Scope{Scope::Kind::kAll, 0, {}}, d);
+  auto ok = all.collect(out, notices);
+  ASSERT_TRUE(ok) << ok.error().message();
+  ASSERT_NE(find(out, ::getpid()), nullptr);
+  EXPECT_TRUE(find(out, ::getpid())->run_ns.has_value());
+  ASSERT_NE(find(out, t.main), nullptr);
+  EXPECT_FALSE(find(out, t.main)->run_ns.has_value());
+  EXPECT_GT(find(out, t.main)->rss_bytes, 0u);
+  EXPECT_TRUE(notices.take().empty());
+}

@@ -1,5 +1,8 @@
 // ProcessCollector on a fixture tree: a kernel without /proc/PID/task/TID/children (the scan by
 // ppid), a pid taken by a new process, a process gone, and files that are absent.
+#include <cerrno>
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "monitor/sampler.hpp"
@@ -8,6 +11,7 @@
 using dltune::monitor::Notices;
 using dltune::monitor::Process;
 using dltune::monitor::ProcessCollector;
+using dltune::monitor::ProcessDetail;
 using dltune::monitor::Role;
 using dltune::monitor::Scope;
 using dltune::testing::TempTree;
@@ -158,4 +162,182 @@ TEST(ProcessCollectorTree, RanksCarryTheRankOfTheirEnvironment) {
   t.write("proc/201/stat", stat_line(201, "python3.11", 200, 510));
   ASSERT_TRUE(c.collect(out, notices));
   EXPECT_EQ(out[1].rank, 5);
+}
+
+namespace {
+
+bool opened(const dltune::host::Root& r, const std::string& path) {
+  for (const auto& a : r.recorded())
+    if (a.path == path) return true;
+  return false;
+}
+
+}  // namespace
+
+// ProcessDetail::switches_of_main_and_ranks_only: status is read (and kept open) for the main
+// process and the ranks only; the others' switches are empty although their file is there. The
+// default reads every process's.
+TEST(ProcessCollectorTree, StatusOnlyForTheMainProcessAndTheRanks) {
+  using namespace std::string_literals;
+  TempTree t;
+  add(t, 100, "python", 1, 500, "python\0train.py\0"s);
+  add(t, 101, "pt_data_worker", 100, 600, "python\0train.py\0"s);
+  for (const int pid : {100, 101})
+    t.write("proc/" + std::to_string(pid) + "/status", "Name:\tx\nvoluntary_ctxt_switches:\t" +
+                                                           std::to_string(pid) +
+                                                           "\nnonvoluntary_ctxt_switches:\t4\n");
+  t.write("proc/101/io", "rchar: 5\nwchar: 6\nread_bytes: 7\nwrite_bytes: 8\n");
+  Notices notices;
+  {
+    auto root = t.root();
+    root.start_recording();
+    ProcessDetail d;
+    d.switches_of_main_and_ranks_only = true;
+    ProcessCollector c(root, Scope{Scope::Kind::kTree, 100, {}}, d);
+    std::vector<Process> out;
+    for (int i = 0; i < 2; ++i) {  // the second through the descriptors kept
+      auto ok = c.collect(out, notices);
+      ASSERT_TRUE(ok) << ok.error().message();
+      ASSERT_EQ(out.size(), 2u);
+      EXPECT_EQ(out[0].role, Role::kMain);
+      EXPECT_EQ(out[0].voluntary_switches, 100u);
+      EXPECT_EQ(out[0].involuntary_switches, 4u);
+      EXPECT_EQ(out[1].role, Role::kWorker);
+      EXPECT_FALSE(out[1].voluntary_switches);
+      EXPECT_FALSE(out[1].involuntary_switches);
+      EXPECT_EQ(out[1].rchar, 5u);  // io and schedstat as before
+      EXPECT_EQ(out[1].run_ns, 1000u);
+    }
+    EXPECT_TRUE(opened(root, "/proc/100/status"));
+    EXPECT_FALSE(opened(root, "/proc/101/status"));
+    EXPECT_TRUE(opened(root, "/proc/101/io"));
+    // Back to the default: the worker's switches are read again.
+    c.set_detail({});
+    ASSERT_TRUE(c.collect(out, notices));
+    EXPECT_EQ(out[0].voluntary_switches, 100u);
+    EXPECT_EQ(out[1].voluntary_switches, 101u);
+  }
+  ProcessCollector all(t.root(), Scope{Scope::Kind::kTree, 100, {}});
+  std::vector<Process> out;
+  ASSERT_TRUE(all.collect(out, notices));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].voluntary_switches, 101u);
+}
+
+// ProcessDetail::pids (top's rows on screen): the others carry stat's fields (and cmdline) only;
+// a process that enters the set has its files read from then on.
+TEST(ProcessCollectorTree, FilesBeyondStatOnlyForTheDetailPids) {
+  using namespace std::string_literals;
+  TempTree t;
+  add(t, 100, "python", 1, 500, "python\0train.py\0"s);
+  add(t, 101, "pt_data_worker", 100, 600, "python\0train.py\0"s);
+  add(t, 103, "sshd", 1, 50, "sshd\0"s);
+  t.write("proc/101/status", "voluntary_ctxt_switches:\t3\nnonvoluntary_ctxt_switches:\t4\n")
+      .write("proc/101/io", "rchar: 5\nwchar: 6\nread_bytes: 7\nwrite_bytes: 8\n");
+  Notices notices;
+  std::vector<Process> out;
+
+  ProcessDetail d;
+  d.pids = std::vector<pid_t>{103, 100, 103};  // any order, repeats
+  ProcessCollector top(t.root(), Scope{Scope::Kind::kAll, 0, {}}, d);
+  ASSERT_TRUE(top.collect(out, notices));
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].run_ns, 1000u);
+  EXPECT_FALSE(out[1].run_ns);  // 101: not on screen
+  EXPECT_FALSE(out[1].timeslices);
+  EXPECT_EQ(out[1].utime, 120u);  // stat's fields all there
+  EXPECT_EQ(out[1].rss_bytes, 410u * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)));
+  EXPECT_EQ(out[1].cmdline, "python train.py");
+  EXPECT_EQ(out[2].run_ns, 1000u);
+  // The view scrolled: 101 on screen, 100 not.
+  d.pids = std::vector<pid_t>{101};
+  top.set_detail(d);
+  ASSERT_TRUE(top.collect(out, notices));
+  EXPECT_FALSE(out[0].run_ns);
+  EXPECT_EQ(out[1].run_ns, 1000u);
+  EXPECT_FALSE(out[1].voluntary_switches);  // kAll: never status or io
+  EXPECT_FALSE(out[2].run_ns);
+  // An empty set: stat alone.
+  d.pids = std::vector<pid_t>{};
+  top.set_detail(d);
+  ASSERT_TRUE(top.collect(out, notices));
+  for (const auto& p : out) EXPECT_FALSE(p.run_ns) << p.pid;
+
+  // A job tree: status, io and schedstat of the set only.
+  d.pids = std::vector<pid_t>{100};
+  ProcessCollector tree(t.root(), Scope{Scope::Kind::kTree, 100, {}}, d);
+  ASSERT_TRUE(tree.collect(out, notices));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].run_ns, 1000u);
+  EXPECT_FALSE(out[1].run_ns);
+  EXPECT_FALSE(out[1].voluntary_switches);
+  EXPECT_FALSE(out[1].rchar);
+  EXPECT_EQ(out[1].role, Role::kWorker);  // roles need stat and cmdline only
+  tree.set_detail({});
+  ASSERT_TRUE(tree.collect(out, notices));
+  EXPECT_EQ(out[1].voluntary_switches, 3u);
+  EXPECT_EQ(out[1].rchar, 5u);
+}
+
+// A kept descriptor whose process has gone (the kernel's ESRCH on pread) while the pid already
+// names a new process: the new process's files are opened afresh, and nothing of the old one
+// (name, command line, switches, schedstat) is carried over, although the old files, replaced
+// here by new ones, could still be read through the old descriptors.
+TEST(ProcessCollectorTree, KeptDescriptorsOfAnExitedProcessAreNotReadForItsSuccessor) {
+  using namespace std::string_literals;
+  TempTree t;
+  add(t, 100, "python", 1, 500, "python\0train.py\0"s);
+  add(t, 102, "sh", 100, 700, "sh\0-c\0ls\0"s);
+  t.write("proc/102/status", "voluntary_ctxt_switches:\t1\nnonvoluntary_ctxt_switches:\t2\n");
+  auto root = t.root();
+  // The fault table, shared by the collector's copy of the root: faults added later reach it.
+  root.inject_fault({dltune::host::FaultOp::kRead, "/proc/none", EIO, 0});
+  ProcessCollector c(root, Scope{Scope::Kind::kCgroup, 0, "/job"});
+  Notices notices;
+  std::vector<Process> out;
+  const std::vector<pid_t> members{100, 102};
+  ASSERT_TRUE(c.collect(out, notices, members));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].voluntary_switches, 1u);
+
+  // 102 exits; a new process gets its pid: new files (new inodes), the old descriptors see
+  // ESRCH.
+  std::filesystem::remove_all(t.dir() / "proc/102");
+  add(t, 102, "ls", 100, 900, "ls\0-l\0"s);
+  t.write("proc/102/status", "voluntary_ctxt_switches:\t30\nnonvoluntary_ctxt_switches:\t40\n")
+      .write("proc/102/schedstat", "5 6 7\n");
+  root.inject_fault({dltune::host::FaultOp::kRead, "/proc/102/stat", ESRCH, 1});
+  auto ok = c.collect(out, notices, members);
+  ASSERT_TRUE(ok) << ok.error().message();
+  EXPECT_EQ(root.faults_fired(), 1);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].pid, 102);
+  EXPECT_EQ(out[1].start_ticks, 900u);
+  EXPECT_EQ(out[1].comm, "ls");
+  EXPECT_EQ(out[1].cmdline, "ls -l");
+  EXPECT_EQ(out[1].voluntary_switches, 30u);
+  EXPECT_EQ(out[1].involuntary_switches, 40u);
+  EXPECT_EQ(out[1].run_ns, 5u);
+  EXPECT_EQ(out[1].timeslices, 7u);
+
+  // The same when the stat descriptor still reads (the new process's text, another start time):
+  // the other kept files are reopened.
+  t.write("proc/102/stat", stat_line(102, "ls", 100, 950));
+  std::filesystem::remove(t.dir() / "proc/102/status");
+  std::filesystem::remove(t.dir() / "proc/102/schedstat");
+  t.write("proc/102/status", "voluntary_ctxt_switches:\t8\nnonvoluntary_ctxt_switches:\t9\n")
+      .write("proc/102/schedstat", "11 12 13\n");
+  ASSERT_TRUE(c.collect(out, notices, members));
+  EXPECT_EQ(out[1].start_ticks, 950u);
+  EXPECT_EQ(out[1].voluntary_switches, 8u);
+  EXPECT_EQ(out[1].run_ns, 11u);
+
+  // Gone for good, its pid still listed (cgroup.procs lags): not there, not an error.
+  std::filesystem::remove_all(t.dir() / "proc/102");
+  root.inject_fault({dltune::host::FaultOp::kRead, "/proc/102/*", ESRCH, 0});
+  ok = c.collect(out, notices, members);
+  ASSERT_TRUE(ok) << ok.error().message();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].pid, 100);
+  EXPECT_TRUE(notices.take().empty());
 }

@@ -281,3 +281,93 @@ TEST(TopView, EachProcessShowsTheGpusItUsesAndTheMemoryItHoldsThere) {
   EXPECT_EQ(plain[static_cast<std::size_t>(line_of(plain, "    PID ROLE"))].find("GPU MEM"),
             std::string::npos);
 }
+
+TEST(TopView, FilterKeepsTheProcessesWhoseCommandLineHoldsItAndNamesIt) {
+  monitor::TopOptions o;
+  o.filter = "sleep";
+  const auto t = texts(monitor::top_view(job_model(5), o));
+  EXPECT_NE(line_of(t, "filter \"sleep\""), -1) << t[0];
+  EXPECT_NE(line_of(t, "   1002 child"), -1);
+  EXPECT_NE(line_of(t, "   1003 child"), -1);
+  EXPECT_EQ(line_of(t, "   1000 main"), -1);
+  EXPECT_EQ(line_of(t, "    990 "), -1);
+  monitor::ProcessModel kernel;
+  kernel.comm = "kworker/0:1";
+  EXPECT_TRUE(monitor::matches_filter(kernel, "[kworker"));
+  EXPECT_TRUE(monitor::matches_filter(kernel, ""));
+  EXPECT_FALSE(monitor::matches_filter(kernel, "python"));
+}
+
+TEST(TopView, TheSelectedRowIsShownReversedAndTheListScrollsToIt) {
+  monitor::TopOptions o;
+  o.status = "keys";
+  o.sort = monitor::TopSort::kPid;
+  o.selected = 40;
+  monitor::TopLayout layout;
+  const auto lines = monitor::top_view(job_model(40), o, &layout);
+  ASSERT_EQ(lines.size(), 24u);
+  EXPECT_EQ(layout.count, 45u);
+  ASSERT_GT(layout.rows, 0u);
+  EXPECT_EQ(layout.first, 40 - layout.rows + 1) << "the selected row is the last shown";
+  const auto t = texts(lines);
+  EXPECT_EQ(line_of(t, "more processes"), -1) << "the live view scrolls instead";
+  int selected = -1;
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].style == monitor::Style::kSelected) selected = static_cast<int>(i);
+  ASSERT_NE(selected, -1);
+  EXPECT_EQ(selected, 22) << "just above the status line";
+  // pid order: 990, 1000..1003, then 2000.. : the 41st is 2035.
+  EXPECT_NE(t[22].find("   2035 "), std::string::npos) << t[22];
+  // Back at the top: the list starts there again.
+  o.selected = 0;
+  o.first = layout.first;
+  (void)monitor::top_view(job_model(40), o, &layout);
+  EXPECT_EQ(layout.first, 0u);
+}
+
+TEST(TopView, FollowKeepsAProcessAndItsDescendants) {
+  const auto m = job_model(0);
+  const auto under = monitor::visible_processes(m, monitor::TopSort::kPid, "", 1002);
+  ASSERT_EQ(under.size(), 2u);
+  EXPECT_EQ(under[0]->pid, 1002);
+  EXPECT_EQ(under[1]->pid, 1003);
+  EXPECT_EQ(monitor::visible_processes(m, monitor::TopSort::kPid, "", 1000).size(), 4u);
+  monitor::TopOptions o;
+  o.follow = 1002;
+  EXPECT_NE(texts(monitor::top_view(m, o))[0].find("follow 1002"), std::string::npos);
+}
+
+TEST(TopView, TintsCpuModesMemoryKindsPressureAndAHotGpu) {
+  auto m = job_model(0);
+  m.memory.swap_used = 1 << 20;
+  m.pressure.cpu = monitor::PressureModel{};
+  m.pressure.cpu->some_pct = 30;
+  monitor::GpuModel g;
+  g.temperature_celsius = 90;
+  g.clock_event_reasons = 0x20;  // SwThermalSlowdown
+  m.gpus.push_back(g);
+  const auto lines = monitor::top_view(m, monitor::TopOptions{});
+  const auto tints = [&lines](const std::string& prefix) {
+    std::vector<monitor::Tint> out;
+    for (const auto& l : lines)
+      if (l.text.rfind(prefix, 0) == 0)
+        for (const auto& s : l.spans) out.push_back(s.tint);
+    return out;
+  };
+  const auto cpu = tints("CPU ");
+  ASSERT_EQ(cpu.size(), 4u);
+  EXPECT_EQ(cpu[0], monitor::Tint::kUser);
+  EXPECT_EQ(cpu[3], monitor::Tint::kSteal);
+  EXPECT_EQ(tints("MEM ").size(), 2u);
+  EXPECT_EQ(tints("SWAP ").at(0), monitor::Tint::kSwap);
+  EXPECT_EQ(tints("PSI ").at(0), monitor::Tint::kBad);
+  EXPECT_EQ(tints("cpu0").at(0), monitor::Tint::kUser);
+  const auto gpu = tints("GPU0");
+  EXPECT_EQ(gpu, (std::vector<monitor::Tint>{monitor::Tint::kBad, monitor::Tint::kBad}));
+  EXPECT_EQ(monitor::pressure_tint(1), monitor::Tint::kGood);
+  EXPECT_EQ(monitor::pressure_tint(10), monitor::Tint::kFair);
+  // Spans lie within their lines.
+  for (const auto& l : lines)
+    for (const auto& s : l.spans)
+      EXPECT_LE(s.start + s.length, static_cast<int>(l.text.size())) << l.text;
+}
