@@ -277,6 +277,9 @@ TEST_F(TopTmux, ColourOnAColourTerminalAndNoneWithNoColor) {
   ASSERT_TRUE(wait_for([](const std::string& s) { return has(s, "PID ROLE"); })) << screen();
   EXPECT_TRUE(wait_for([this](const std::string&) { return coloured(painted()); })) << painted();
   tmux({"kill-server"});
+  // A server of its own for the second run: the killed one may still be going away, and a new
+  // session on its socket then fails (seen on a loaded CI machine).
+  socket_ += "-no-color";
 
   start(fmt::format("{} top --no-gpus --interval 200ms", DLTUNE_BINARY), true, {"NO_COLOR=1"});
   ASSERT_TRUE(wait_for([](const std::string& s) { return has(s, "PID ROLE"); })) << screen();
