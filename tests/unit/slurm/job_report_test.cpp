@@ -459,9 +459,11 @@ TEST(SlurmJobWatch, AGroupFoundAgainIsTheSameUnlessItWasMadeAgain) {
   r = record_after(r.samples, 3);
   EXPECT_EQ(r.oom_kills, 1u) << "the same group's kill counted again";
   // Made again (another directory, with its own kill) while the old one could not be read:
-  // the kills add up.
+  // the kills add up. The watcher (every 5 ms) must see the failed read before the new group
+  // takes the path, or it reads the new group through the old sampler as the same one: 50 ms was
+  // not always enough on a loaded CI machine (two instrumented shards on two CPUs).
   t.write(uid + "/job_5/memory.usage_in_bytes", "not a number\n");
-  ::usleep(50'000);
+  ::usleep(500'000);
   make_job("job_5.new");
   fs::remove_all(t.dir() / uid / "job_5");
   fs::rename(t.dir() / uid / "job_5.new", t.dir() / uid / "job_5");
