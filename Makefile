@@ -57,7 +57,7 @@ deb: deps-run
 	cd build/deb && cpack -G DEB
 
 release:
-	cmake --preset release >/dev/null
+	cmake --preset release -DDLTUNE_TESTS=ON >/dev/null
 	cmake --build --preset release -j$(JOBS)
 
 debug:
