@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
+
 namespace dltune::gpu::amdgpu {
 
 namespace {
@@ -107,10 +109,8 @@ std::optional<std::uint32_t> frequency_mhz(const host::Root& root, const std::st
 
 BadPages parse_bad_pages(std::string_view t) {
   BadPages b;
-  while (!t.empty()) {
-    const auto nl = t.find('\n');
-    std::string_view line = trim(t.substr(0, nl));
-    t = nl == std::string_view::npos ? std::string_view() : t.substr(nl + 1);
+  for (const auto raw : text::lines(t)) {
+    const std::string_view line = trim(raw);
     // "0x00001234 : 0x00001000 : R"
     const auto last = line.rfind(':');
     if (last == std::string_view::npos || !line.starts_with("0x")) continue;
@@ -127,10 +127,8 @@ BadPages parse_bad_pages(std::string_view t) {
 
 ErrCount parse_err_count(std::string_view t) {
   ErrCount c;
-  while (!t.empty()) {
-    const auto nl = t.find('\n');
-    std::string_view line = trim(t.substr(0, nl));
-    t = nl == std::string_view::npos ? std::string_view() : t.substr(nl + 1);
+  for (const auto raw : text::lines(t)) {
+    const std::string_view line = trim(raw);
     const auto colon = line.find(':');
     if (colon == std::string_view::npos) continue;
     const auto key = trim(line.substr(0, colon));
@@ -142,10 +140,8 @@ ErrCount parse_err_count(std::string_view t) {
 }
 
 std::optional<std::uint32_t> parse_dpm_current_mhz(std::string_view t) {
-  while (!t.empty()) {
-    const auto nl = t.find('\n');
-    std::string_view line = trim(t.substr(0, nl));
-    t = nl == std::string_view::npos ? std::string_view() : t.substr(nl + 1);
+  for (const auto raw : text::lines(t)) {
+    const std::string_view line = trim(raw);
     if (!line.ends_with('*')) continue;
     // "1: 1700Mhz *"
     const auto colon = line.find(':');
