@@ -21,14 +21,19 @@ bool listed(const std::vector<std::string>& v, const std::string& id) {
 
 namespace {
 
-// "dltune tune apply --only X" -> "dltune tune apply -p PROFILE --only X".
-void name_profile(Finding& f, const std::string& profile_arg) {
+// "dltune tune apply --only X" -> "dltune tune apply -p PROFILE --only X", with
+// "--set X=VALUE" too when the value came from check's --set (else tune would apply the
+// profile's own value).
+void name_profile(Finding& f, const std::string& profile_arg, const settings::ProfileEntry& entry) {
   if (!f.fix) return;
   constexpr std::string_view kApply = "dltune tune apply";
   auto& command = f.fix->command;
   const auto at = command.find(kApply);
-  if (at != std::string::npos)
-    command.insert(at + kApply.size(), " -p " + text::shell_quote(profile_arg));
+  if (at == std::string::npos) return;
+  std::string options = " -p " + text::shell_quote(profile_arg);
+  if (entry.origin == "--set")
+    options += " --set " + text::shell_quote(entry.key + "=" + entry.expected.text());
+  command.insert(at + kApply.size(), options);
 }
 
 }  // namespace
@@ -56,7 +61,8 @@ Result<CheckReport> run_check(const inventory::HostFacts& facts, const host::Roo
     const RuleFn judge_entry = rule_for(entry.key);
     if (judge_entry == nullptr) continue;  // load_profile validated every key
     for (auto& f : judge_entry(in, entry)) {
-      name_profile(f, options.profile_arg.empty() ? profile.name : options.profile_arg);
+      name_profile(f, options.profile_arg.empty() ? profile.name : options.profile_arg, entry);
+      f.origin = entry.origin_text();
       if (!f.applicable)
         ++r.not_applicable;
       else if (f.severity == Severity::kOk)
@@ -167,6 +173,9 @@ std::string render_text(const CheckReport& r, const TextStyle& style) {
   std::string out =
       fmt::format("dltune check: profile {}{}\n", r.profile,
                   r.chain.size() > 1 ? fmt::format(" ({})", fmt::join(r.chain, " > ")) : "");
+  // Where each setting comes from, when the profile is made of more than one (includes, --set).
+  bool mixed = false;
+  for (const auto& f : r.findings) mixed = mixed || f.origin != r.findings.front().origin;
   for (const auto& [area, title] : kAreas) {
     std::vector<const Finding*> in_area;
     for (const auto& f : r.findings)
@@ -198,6 +207,8 @@ std::string render_text(const CheckReport& r, const TextStyle& style) {
         block += fmt::format("            why: {}\n",
                              f.reason.empty() ? "(no reason given)"
                                               : text::wrap(f.reason, kIndent - 1, style.width));
+      if (mixed && !f.origin.empty() && (verbose || f.severity >= Severity::kWarn))
+        block += fmt::format("            from: {}\n", f.origin);
       for (const auto& n : f.notes) block += fmt::format("            note: {}\n", n);
       if (f.fix) block += fmt::format("            fix: {}\n", f.fix->command);
     }

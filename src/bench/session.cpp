@@ -74,17 +74,19 @@ class Bench {
 
 Result<std::optional<std::int64_t>> Bench::apply(const Side& side, char name) {
   if (!side.plan || side.plan->changes().empty()) return std::optional<std::int64_t>();
-  auto profile = settings::load_profile(side.profile, root_, settings::validate_key);
-  if (!profile) return fail(fmt::format("{}: {}", side.profile, profile.error().message()));
+  auto profile = settings::load_profile(side.profile, side.sets, root_, settings::validate_key);
+  if (!profile) return fail(fmt::format("{}: {}", side.label(), profile.error().message()));
   const auto facts = inventory::collect(root_, request_.collect);
   auto plan = tune::make_plan(root_, facts, *profile, side.only, false,
                               tune::PlanOptions{request_.data, false});
-  if (!plan) return fail(fmt::format("{}: {}", side.profile, plan.error().message()));
-  std::string what = fmt::format("bench {}: tune apply -p {}", name, side.profile);
+  if (!plan) return fail(fmt::format("{}: {}", side.label(), plan.error().message()));
+  std::string what = fmt::format("bench {}: tune apply", name);
+  if (!side.profile.empty()) what += " -p " + side.profile;
+  for (const auto& kv : side.sets) what += " --set " + kv;
   for (const auto& k : side.only) what += " --only " + k;
   auto applied = tune::apply_plan(root_, journal_, *plan, what);
   if (!applied)
-    return fail(fmt::format("applying {} for {}: {} (it was rolled back)", side.profile,
+    return fail(fmt::format("applying {} for {}: {} (it was rolled back)", side.label(),
                             std::string(1, name), applied.error().message()));
   return std::optional<std::int64_t>(applied->tx);
 }
@@ -248,7 +250,9 @@ std::string header_text(const BenchRequest& r) {
       r.dir);
   out += fmt::format("  A: {}\n  B: {}\n", r.a.label(), r.b.label());
   for (const auto& d : differences(r.a, r.b))
-    out += fmt::format("  {}: {} under A, {} under B ({})\n", d.key, d.a, d.b, d.target);
+    out += fmt::format("  {}: {} under A{}, {} under B{} ({})\n", d.key, d.a,
+                       d.from_a.empty() ? "" : " (from " + d.from_a + ")", d.b,
+                       d.from_b.empty() ? "" : " (from " + d.from_b + ")", d.target);
   for (const auto& o : run_differences(r.a, r.b)) out += fmt::format("  run option {}\n", o);
   return out;
 }
@@ -256,13 +260,18 @@ std::string header_text(const BenchRequest& r) {
 nlohmann::json to_json(const BenchRequest& r, const BenchResult& result, const Comparison& c) {
   using nlohmann::json;
   const auto side_json = [](const Side& s) {
-    json j{{"label", s.label()}, {"only", s.only}, {"run", s.run_args}};
+    json j{{"label", s.label()}, {"only", s.only}, {"set", s.sets}, {"run", s.run_args}};
     j["profile"] = s.profile.empty() ? json(nullptr) : json(s.profile);
     return j;
   };
   json diffs = json::array();
   for (const auto& d : differences(r.a, r.b))
-    diffs.push_back(json{{"key", d.key}, {"target", d.target}, {"a", d.a}, {"b", d.b}});
+    diffs.push_back(json{{"key", d.key},
+                         {"target", d.target},
+                         {"a", d.a},
+                         {"b", d.b},
+                         {"a_from", d.from_a.empty() ? json(nullptr) : json(d.from_a)},
+                         {"b_from", d.from_b.empty() ? json(nullptr) : json(d.from_b)}});
   return json{{"schema", "dltune.bench/1"},
               {"command", r.command},
               {"a", side_json(r.a)},
@@ -280,10 +289,10 @@ nlohmann::json to_json(const BenchRequest& r, const BenchResult& result, const C
 Result<void> plan_sides(
     const host::Root& root, const inventory::HostFacts& facts, BenchRequest& request,
     const std::function<Result<launch::RunRequest>(const std::vector<std::string>&)>& parse_run) {
-  if (!request.a.only.empty() && request.a.profile.empty())
-    return fail("--only-a needs a profile for A (-a PROFILE)");
-  if (!request.b.only.empty() && request.b.profile.empty())
-    return fail("--only needs a profile for B (-b PROFILE)");
+  if (!request.a.only.empty() && !request.a.changes_settings())
+    return fail("--only-a needs a profile for A (-a PROFILE or --set-a KEY=VALUE)");
+  if (!request.b.only.empty() && !request.b.changes_settings())
+    return fail("--only needs a profile for B (-b PROFILE or --set-b KEY=VALUE)");
   for (const auto& d : request.data)
     if (d.empty() || d.front() != '/')
       return fail(fmt::format("--data {}: expected an absolute path", d));

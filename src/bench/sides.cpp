@@ -13,7 +13,9 @@
 namespace dltune::bench {
 
 std::string Side::label() const {
-  std::string s = profile.empty() ? "current host" : profile;
+  std::string s = profile;
+  for (const auto& kv : sets) s += (s.empty() ? "--set " : " --set ") + kv;
+  if (s.empty()) s = "current host";
   for (const auto& o : only) s += " --only " + o;
   if (!run_args.empty()) s += ", run " + text::join(run_args, " ");
   return s;
@@ -21,18 +23,21 @@ std::string Side::label() const {
 
 std::vector<SettingDifference> differences(const Side& a, const Side& b) {
   struct Values {
-    std::string key, kind;
+    std::string key, kind, from_a, from_b;
     std::optional<std::string> now, a, b;
   };
   std::map<std::string, Values> by_target;  // ordered: a stable listing
   const auto add = [&](const std::optional<tune::Plan>& plan, bool is_a) {
     if (!plan) return;
+    std::map<std::string, std::string> origins;
+    for (const auto& item : plan->items) origins[item.key] = item.origin;
     for (const auto& c : plan->changes()) {
       auto& v = by_target[c.target];
       v.key = c.key;
       v.kind = c.kind;
       if (!v.now) v.now = c.old_value;
       (is_a ? v.a : v.b) = c.new_value;
+      (is_a ? v.from_a : v.from_b) = origins[c.key];
     }
   };
   add(a.plan, true);
@@ -42,7 +47,7 @@ std::vector<SettingDifference> differences(const Side& a, const Side& b) {
     const std::string now = v.now.value_or("(none)");
     const std::string under_a = v.a.value_or(now), under_b = v.b.value_or(now);
     if (tune::Drivers::same_value(v.kind, under_a, under_b)) continue;
-    out.push_back(SettingDifference{v.key, target, under_a, under_b});
+    out.push_back(SettingDifference{v.key, target, under_a, under_b, v.from_a, v.from_b});
   }
   return out;
 }
@@ -69,9 +74,11 @@ Result<void> plan_side(const host::Root& root, const inventory::HostFacts& facts
                                       job.profile ? &*job.profile : nullptr, "bench");
       !planned)
     return fail(fmt::format("{}'s run options: {}", name, planned.error().message()));
-  if (side.profile.empty()) return {};
-  const auto option = fmt::format("-{} {}", static_cast<char>(name - 'A' + 'a'), side.profile);
-  auto profile = settings::load_profile(side.profile, root, settings::validate_key);
+  if (!side.changes_settings()) return {};
+  const char lower = static_cast<char>(name - 'A' + 'a');
+  const auto option = side.profile.empty() ? fmt::format("--set-{}", lower)
+                                           : fmt::format("-{} {}", lower, side.profile);
+  auto profile = settings::load_profile(side.profile, side.sets, root, settings::validate_key);
   if (!profile) return fail(fmt::format("{}: {}", option, profile.error().message()));
   auto plan =
       tune::make_plan(root, facts, *profile, side.only, false, tune::PlanOptions{data, false});

@@ -12,15 +12,18 @@
 namespace dltune::bench {
 
 struct Side {
-  std::string profile;                // empty: the host as it is (nothing applied)
+  std::string profile;                // empty: the host as it is (nothing applied) or `sets`
+  std::vector<std::string> sets;      // --set-a/--set-b KEY=VALUE: over the profile, or alone
   std::vector<std::string> only;      // tune's --only: just these settings of the profile
   std::vector<std::string> run_args;  // options for `dltune run` ("--cpu-quota=0.5")
   std::optional<tune::Plan> plan;     // made from the host before the first run
   launch::RunRequest run;             // the job as this side runs it (run_args parsed)
 
   // For people: "current host", "training --only vm.swappiness", "current host, run
-  // --cpu-quota=0.5".
+  // --cpu-quota=0.5", "--set thp.enabled=never", "training --set vm.swappiness=60".
   [[nodiscard]] std::string label() const;
+  // Whether the side changes settings (a profile or --set values).
+  [[nodiscard]] bool changes_settings() const { return !profile.empty() || !sets.empty(); }
 };
 
 // Plans `side` against the host as it is: its run request once (so that a value run would refuse,
@@ -37,6 +40,7 @@ struct Side {
 // side does not change it).
 struct SettingDifference {
   std::string key, target, a, b;
+  std::string from_a, from_b;  // the profile (or --set) each side's value comes from; empty: now
 };
 
 // Every target either plan would change, with its value under each side; only those that differ.

@@ -1,6 +1,7 @@
-// `dltune bench -a PROFILE -b PROFILE -- COMMAND...`: run a job alternately under two host
-// settings, A and B in each round, and say whether B really differs, with a confidence
-// interval. The rounds are bench::run_bench's; this file has the options and the printing.
+// `dltune bench -a PROFILE -b PROFILE -- COMMAND...` (or --set-a/--set-b KEY=VALUE): run a job
+// alternately under two host settings, A and B in each round, and say whether B really differs,
+// with a confidence interval. The rounds are bench::run_bench's; this file has the options and the
+// printing.
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -26,6 +27,8 @@ class BenchCommand : public Command {
     sub_ = options::add_command(app, "bench");
     options::add_value(*sub_, "-a,--a", a_.profile);
     options::add_value(*sub_, "-b,--b", b_.profile);
+    options::add_value(*sub_, "--set-a", a_.sets);
+    options::add_value(*sub_, "--set-b", b_.sets);
     options::add_list(*sub_, "--only,--only-b", b_.only, "ID");
     options::add_list(*sub_, "--only-a", a_.only, "ID");
     options::add_value(*sub_, "--run", run_args_);

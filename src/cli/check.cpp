@@ -24,6 +24,7 @@ class CheckCommand : public Command {
   explicit CheckCommand(CLI::App& app) : Command("check") {
     sub_ = options::add_command(app, "check");
     options::add_value(*sub_, "-p,--profile", profile_);
+    options::add_value(*sub_, "--set", sets_);
     options::add_list(*sub_, "--data", data_, "PATH");
     options::add_list(*sub_, "--only", only_, "ID");
     options::add_list(*sub_, "--skip", skip_, "ID");
@@ -43,6 +44,13 @@ class CheckCommand : public Command {
     if (!opened) return unknown("cannot read the host (--root)");
     const host::Root& root = *opened;
     auto profile = settings::load_profile(profile_, root, settings::validate_key);
+    if (profile)
+      if (auto set = settings::apply_sets(
+              *profile, sets_, settings::set_key_validator(root, settings::validate_key));
+          !set) {
+        fmt::print(stderr, "dltune check: {}\n", set.error().message());
+        return unknown(set.error().message());
+      }
     if (!profile) {
       fmt::print(stderr, "dltune check: profile: {}\n", profile.error().message());
       return unknown("profile: " + profile.error().message());
@@ -82,7 +90,7 @@ class CheckCommand : public Command {
  private:
   CLI::App* sub_ = nullptr;
   std::string profile_ = "training";
-  std::vector<std::string> data_, only_, skip_;
+  std::vector<std::string> data_, only_, skip_, sets_;
   std::optional<std::string> root_;
   bool verbose_ = false;
   bool json_ = false;

@@ -60,6 +60,7 @@ std::unique_ptr<Command> make_env_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_capture_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_check_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_tune_command(CLI::App& app, GlobalOptions& global);
+std::unique_ptr<Command> make_profiles_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_run_command(CLI::App& app, GlobalOptions& global);
 // What `dltune run`'s options ask for, checked: the request for launch::run_job and what is done
 // around it.

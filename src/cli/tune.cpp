@@ -29,6 +29,7 @@ class TuneCommand : public Command {
     apply_ = options::add_subcommand(*sub_, "apply");
     for (auto* s : {plan_, apply_}) {
       options::add_value(*s, "-p,--profile", request_.profile);
+      options::add_value(*s, "--set", request_.sets);
       options::add_list(*s, "--only", request_.only, "ID");
       options::add_flag(*s, "--persist", request_.persist);
       options::add_list(*s, "--data", request_.data, "PATH");

@@ -42,6 +42,7 @@ inventory::Json to_json(const Finding& f) {
   if (f.fix)
     j["fix"] = inventory::Json{{"command", f.fix->command}, {"by_dltune", f.fix->by_dltune}};
   j["notes"] = f.notes;
+  if (!f.origin.empty()) j["origin"] = f.origin;
   return j;
 }
 

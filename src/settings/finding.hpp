@@ -38,6 +38,7 @@ struct Finding {
   std::string source;
   std::optional<Fix> fix;
   std::vector<std::string> notes;  // overriding sysctl.d files, container advice, idle links...
+  std::string origin;              // the profile setting it: ProfileEntry::origin_text()
 };
 
 [[nodiscard]] inventory::Json to_json(const Finding& f);

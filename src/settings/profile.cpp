@@ -84,8 +84,9 @@ class Loader {
     auto p = parse_profile(src.text, src.label, validate_, src.builtin);
     if (!p) return p;
     stack_.push_back(src.id);
-    for (const auto& inc : p->includes) {
-      if (auto ok = include(inc, src); !ok) return tl::unexpected(ok.error());
+    for (std::size_t i = 0; i < p->includes.size(); ++i) {
+      const int line = i < p->include_lines.size() ? p->include_lines[i] : 0;
+      if (auto ok = include(p->includes[i], src, line); !ok) return tl::unexpected(ok.error());
     }
     if (auto ok = merge(*p, src); !ok) return tl::unexpected(ok.error());
     stack_.pop_back();
@@ -96,23 +97,26 @@ class Loader {
   Profile take() { return std::move(merged_); }
 
  private:
-  Result<void> include(const std::string& name, const Source& from) {
+  // `line`: where `from` names `name`, so that errors read "FILE:LINE: ...".
+  Result<void> include(const std::string& name, const Source& from, int line) {
+    const std::string where =
+        line > 0 ? fmt::format("{}:{}", from.label, line) : std::string(from.label);
     if (std::find(stack_.begin(), stack_.end(), name) != stack_.end()) {
       auto chain =
           std::vector<std::string>(std::find(stack_.begin(), stack_.end(), name), stack_.end());
       chain.push_back(name);
-      return fail(fmt::format("{}: include cycle:", from.label),
+      return fail(fmt::format("{}: include cycle:", where),
                   fmt::format("{}", fmt::join(chain, " -> ")));
     }
     // Included twice (a diamond): merged once, where it first came, so that a later profile's
     // override is not undone.
     if (done_.contains(name)) return {};
     if (stack_.size() >= kMaxIncludeDepth)
-      return fail(fmt::format("{}: includes nested deeper than {}:", from.label, kMaxIncludeDepth),
+      return fail(fmt::format("{}: includes nested deeper than {}:", where, kMaxIncludeDepth),
                   name);
     auto src = find_named(name, root_);
     if (!src) {
-      return fail(fmt::format("{}: include \"{}\": {}", from.label, name, src.error().message()));
+      return fail(fmt::format("{}: include \"{}\": {}", where, name, src.error().message()));
     }
     auto p = load(*src);
     if (!p) return tl::unexpected(p.error());
@@ -183,6 +187,7 @@ Result<Profile> load_profile(std::string_view name_or_path, const host::Root& ro
   merged.name = top->name;
   merged.description = top->description;
   merged.includes = top->includes;
+  merged.include_lines = top->include_lines;
   merged.drops = top->drops;
   return merged;
 }

@@ -44,7 +44,10 @@ struct ProfileEntry {
   std::optional<Expected> critical;  // when even this is not met, the finding is critical
   std::string reason;                // one short paragraph a user can read
   std::string source;                // where the advice comes from (doc, measurement)
-  std::string origin;                // the profile that set it (after includes)
+  std::string origin;                // the profile that set it (after includes), or "--set"
+  std::string origin_file;           // where: "<built-in>/training.toml", a path, "--set"
+  // For people: a built-in's name ("training"), a user profile's file, or "--set".
+  [[nodiscard]] std::string origin_text() const;
 };
 
 struct Profile {
@@ -55,6 +58,7 @@ struct Profile {
   // As written in this profile's own file: its [profile] include list and the keys it drops
   // (`drop = true`), in file order. load_profile has applied them to `entries`.
   std::vector<std::string> includes;
+  std::vector<int> include_lines;  // the line of each include (0: unknown)
   std::vector<std::string> drops;
   [[nodiscard]] const ProfileEntry* find(std::string_view key) const;
 };
@@ -81,5 +85,33 @@ using KeyValidator = std::function<Result<void>(const std::string& key)>;
 [[nodiscard]] Result<Profile> parse_profile(std::string_view toml_text, std::string_view origin,
                                             const KeyValidator& validate,
                                             bool require_reasons = false);
+
+// One `--set KEY=VALUE` of check, tune and bench: the value goes through the checks a profile's
+// value goes through (parse_expected, then check_value for the key's type and range); the key
+// must pass `validate`. Errors name the key and the value and say what is expected. The entry
+// has no reason or source; its origin is "--set".
+[[nodiscard]] Result<ProfileEntry> parse_set(std::string_view key_value,
+                                             const KeyValidator& validate);
+
+// The key check for --set: a profile's (`validate`), and a sysctl must exist on the host
+// (/proc/sys under `root`): a key typed on the command line is more likely a typo than a sysctl
+// of another kernel. `root` must outlive the validator.
+[[nodiscard]] KeyValidator set_key_validator(const host::Root& root, KeyValidator validate);
+
+// Applies `sets` (each "KEY=VALUE") to `profile`: a key the profile has is replaced in place,
+// a new one is added at the end. The first bad one is the error.
+[[nodiscard]] Result<void> apply_sets(Profile& profile, const std::vector<std::string>& sets,
+                                      const KeyValidator& validate);
+
+// load_profile, then apply_sets (keys checked by set_key_validator). An empty `name_or_path`
+// starts from an empty profile (named "--set"): the --set values alone.
+[[nodiscard]] Result<Profile> load_profile(std::string_view name_or_path,
+                                           const std::vector<std::string>& sets,
+                                           const host::Root& root, const KeyValidator& validate);
+
+// The resolved profile as TOML that load_profile reads back as the same profile: [profile] name
+// and description, every setting with its value, severity, critical, field, reason and source,
+// and a comment naming where each came from. No include: the chain is resolved.
+[[nodiscard]] std::string to_toml(const Profile& profile);
 
 }  // namespace dltune::settings

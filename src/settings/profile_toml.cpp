@@ -202,14 +202,24 @@ Result<void> parse_header(const toml::node& node, const Refusals& r, Profile& p)
       return r.at(k.source(), fmt::format("unknown field \"{}\" in [profile] (fields: {})", k.str(),
                                           fmt::join(kProfileFields, ", ")));
     if (k.str() == "include") {
+      // tuned's `include=throughput-performance` is one name: `include = "training"` is too.
+      if (const auto* one = v.as_string()) {
+        if (one->get().empty())
+          return r.at(v.source(), "include holds profile names (non-empty strings)");
+        p.includes.push_back(one->get());
+        p.include_lines.push_back(static_cast<int>(v.source().begin.line));
+        continue;
+      }
       const auto* a = v.as_array();
       if (a == nullptr)
-        return r.at(v.source(),
-                    fmt::format("include must be an array of profile names, not {}", type_name(v)));
+        return r.at(v.source(), fmt::format("include must be a profile name or an array of them, "
+                                            "not {}",
+                                            type_name(v)));
       for (const auto& item : *a) {
         if (!item.is_string() || item.as_string()->get().empty())
           return r.at(item.source(), "include holds profile names (non-empty strings)");
         p.includes.push_back(item.as_string()->get());
+        p.include_lines.push_back(static_cast<int>(item.source().begin.line));
       }
     } else {
       if (!v.is_string() || v.as_string()->get().empty())
@@ -297,6 +307,7 @@ Result<Profile> parse_profile(std::string_view toml_text, std::string_view origi
       continue;
     }
     (*entry)->origin = p.name;
+    (*entry)->origin_file = std::string(origin);
     p.entries.push_back(std::move(**entry));
   }
   return p;

@@ -48,6 +48,7 @@ struct PlanItem {
   Status status = Status::kNotTunable;
   std::string summary;  // "60 -> 10", "already one of always, madvise", why not tunable
   std::string reason;   // the profile's
+  std::string origin;   // the profile that set it: ProfileEntry::origin_text()
   std::vector<PlannedChange> changes;
   std::vector<std::string> notes;
 };

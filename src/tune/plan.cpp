@@ -94,6 +94,7 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
     PlanItem item;
     item.key = e.key;
     item.reason = e.reason;
+    item.origin = e.origin_text();
     const auto* spec = settings::spec_for(e.key);
     if (spec != nullptr && spec->plan != nullptr) {
       if (auto ok = spec->plan(context, e, item); !ok) return tl::unexpected(ok.error());

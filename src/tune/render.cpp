@@ -28,6 +28,7 @@ Json to_json(const Plan& plan) {
                          {"status", status_name(i.status)},
                          {"summary", i.summary},
                          {"reason", i.reason},
+                         {"origin", i.origin},
                          {"changes", std::move(changes)},
                          {"notes", i.notes}});
   }
@@ -42,9 +43,13 @@ std::string render_text(const Plan& plan) {
                                 plan.persist ? ", persistent"
                                              : ", live only (add --persist to "
                                                "keep it across reboots)");
+  // Where each setting comes from, when the profile is made of more than one (includes, --set).
+  bool mixed = false;
+  for (const auto& i : plan.items) mixed = mixed || i.origin != plan.items.front().origin;
   int n = 0;
   for (const auto& i : plan.items) {
     out += fmt::format("  {:<14}  {:<28}  {}\n", status_name(i.status), i.key, i.summary);
+    if (mixed && !i.origin.empty()) out += fmt::format("{:18}from {}\n", "", i.origin);
     if (i.status == PlanItem::Status::kChange) {
       for (const auto& c : i.changes) {
         ++n;

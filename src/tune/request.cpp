@@ -9,6 +9,7 @@ namespace dltune::tune {
 
 std::string PlanRequest::command_line() const {
   std::string command = "tune apply -p " + profile;
+  for (const auto& s : sets) command += " --set " + s;
   for (const auto& o : only) command += " --only " + o;
   for (const auto& d : data) command += " --data " + d;
   if (cgroups) command += " --cgroups";
@@ -20,6 +21,10 @@ Outcome<Plan> plan_for(const host::Root& root, const PlanRequest& request) {
   auto profile = settings::load_profile(request.profile, root, settings::validate_key);
   if (!profile)
     return tl::unexpected(Refused{Error{"profile: " + profile.error().message(), {}, 0}, true});
+  if (auto set = settings::apply_sets(*profile, request.sets,
+                                      settings::set_key_validator(root, settings::validate_key));
+      !set)
+    return tl::unexpected(Refused{set.error(), true});
   for (const auto& d : request.data)
     if (d.empty() || d.front() != '/')
       return tl::unexpected(

@@ -18,6 +18,7 @@ namespace dltune::tune {
 struct PlanRequest {
   std::string profile = "training";  // a name or a file
   std::vector<std::string> only;     // setting ids; empty: all
+  std::vector<std::string> sets;     // --set KEY=VALUE: over the profile (origin "--set")
   std::vector<std::string> data;     // absolute paths that hold training data
   bool persist = false;
   bool cgroups = false;

@@ -1,0 +1,115 @@
+#include "settings/profile_listing.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "settings/catalog.hpp"
+#include "settings/profile.hpp"
+#include "settings/value_types.hpp"
+
+namespace dltune::settings {
+namespace {
+
+constexpr std::string_view kUserDir = "/etc/dltune/profiles";
+
+// The kind of setting, from the planner that changes it.
+std::string kind_of(const KeySpec& spec) {
+  if (spec.plan == nullptr) return "check";
+  if (spec.plan == plan_sysctl) return "sysctl";
+  if (spec.plan == plan_thp || spec.plan == plan_governor || spec.plan == plan_read_ahead)
+    return "sysfs";
+  if (spec.plan == plan_mount) return "mount";
+  if (spec.plan == plan_limits) return "limits";
+  if (spec.plan == plan_gpu_persistence) return "nvml";
+  return "other";
+}
+
+SettingInfo info_for(const std::string& id, const KeySpec& spec) {
+  SettingInfo s;
+  s.id = id;
+  s.area = spec.area;
+  s.kind = kind_of(spec);
+  s.tunable = spec.plan != nullptr;
+  s.takes = spec.family() ? std::string() : value_type_text(id);
+  return s;
+}
+
+}  // namespace
+
+Result<std::vector<ProfileSummary>> list_profiles(const host::Root& root) {
+  std::vector<ProfileSummary> out;
+  for (const auto& name : builtin_profiles()) {
+    ProfileSummary s;
+    s.name = name;
+    s.builtin = true;
+    s.file = fmt::format("<built-in>/{}.toml", name);
+    auto p = parse_profile(*builtin_profile_text(name), s.file, validate_key, true);
+    if (p) {
+      s.description = p->description;
+      s.includes = p->includes;
+    } else {
+      s.problem = p.error().message();
+    }
+    out.push_back(std::move(s));
+  }
+  auto names = root.list(kUserDir);
+  if (!names) return tl::unexpected(names.error());
+  if (!*names) return out;
+  for (const auto& file : **names) {
+    if (!file.ends_with(".toml") || file.size() <= 5) continue;
+    ProfileSummary s;
+    s.name = file.substr(0, file.size() - 5);
+    s.file = fmt::format("{}/{}", kUserDir, file);
+    // Loaded whole (includes too), so that a broken one says so here rather than in check.
+    auto p = load_profile(s.name, root, validate_key);
+    if (p) {
+      s.description = p->description;
+      s.includes = p->includes;
+    } else {
+      s.problem = p.error().message();
+    }
+    // A built-in of the same name wins when loading by name: say so.
+    if (builtin_profile_text(s.name) && s.problem.empty())
+      s.problem = fmt::format("hidden by the built-in profile {} (load it with -p {})", s.name,
+                              root.outside(s.file));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<SettingInfo> list_settings() {
+  std::vector<SettingInfo> out;
+  std::map<std::string, std::vector<DefaultValue>> defaults;
+  std::vector<std::string> profile_sysctls;
+  for (const auto& name : builtin_profiles()) {
+    auto p = load_profile(name, host::Root(), validate_key);
+    if (!p) continue;  // a test keeps the built-ins loading
+    for (const auto& e : p->entries) {
+      std::string value = e.expected.text();
+      if (e.field) value += fmt::format(" (field {})", *e.field);
+      defaults[e.key].push_back(DefaultValue{name, value});
+      const auto* spec = spec_for(e.key);
+      if (spec != nullptr && spec->family() &&
+          std::find(profile_sysctls.begin(), profile_sysctls.end(), e.key) == profile_sysctls.end())
+        profile_sysctls.push_back(e.key);
+    }
+  }
+  std::sort(profile_sysctls.begin(), profile_sysctls.end());
+  for (const auto& spec : catalog())
+    if (!spec.family()) out.push_back(info_for(spec.key, spec));
+  for (const auto& key : profile_sysctls) out.push_back(info_for(key, *spec_for(key)));
+  for (const auto& spec : catalog()) {
+    if (!spec.family()) continue;
+    auto s = info_for(std::string(spec.key) + "*", spec);
+    s.takes = fmt::format("any sysctl under /proc/sys/{}: one line of text",
+                          std::string(spec.key, std::string_view(spec.key).size() - 1));
+    out.push_back(std::move(s));
+  }
+  for (auto& s : out)
+    if (auto it = defaults.find(s.id); it != defaults.end()) s.defaults = it->second;
+  return out;
+}
+
+}  // namespace dltune::settings
