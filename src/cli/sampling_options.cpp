@@ -34,7 +34,11 @@ monitor::SamplerOptions SamplingFlags::sampler_options(const monitor::Scope& sco
 
 monitor::SamplerOptions sampler_options(const monitor::Scope& scope, std::int64_t interval_ns,
                                         bool gpus) {
-  return monitor::sampler_options(scope, interval_ns, gpus, collect_options().nvml_library);
+  auto o = monitor::sampler_options(scope, interval_ns, gpus, collect_options().nvml_library);
+  // The context switches (/proc/PID/status, a process's costliest file) feed one signal only,
+  // the main thread's involuntary switches (diagnose): read for the main process and the ranks.
+  o.process_detail.switches_of_main_and_ranks_only = true;
+  return o;
 }
 
 store::JobRecording job_recording(const std::string& path, bool force, std::int64_t interval_ns,

@@ -407,6 +407,23 @@ std::vector<const ProcessModel*> visible_processes(const Model& model, TopSort s
   return out;
 }
 
+ProcessDetail detail_for_view(const std::vector<const ProcessModel*>& visible,
+                              const TopLayout& layout, TopSort sort, const Model& model) {
+  ProcessDetail d;
+  d.switches_of_main_and_ranks_only = true;
+  if (sort == TopSort::kRunQueue || sort == TopSort::kIo) return d;  // all: the sort needs them
+  const std::size_t page = std::max<std::size_t>(layout.rows, 1);
+  const std::size_t from = layout.first > page ? layout.first - page : 0;
+  const std::size_t to = std::min(visible.size(), layout.first + 2 * page);
+  std::vector<pid_t> pids;
+  pids.reserve(to - std::min(from, to) + 8);
+  for (std::size_t i = from; i < to; ++i) pids.push_back(visible[i]->pid);
+  for (const auto& p : model.processes)
+    if (p.role == Role::kMain || p.role == Role::kRank) pids.push_back(p.pid);
+  d.pids = std::move(pids);
+  return d;
+}
+
 bool reads_io(const Model& model) {
   return std::any_of(model.processes.begin(), model.processes.end(),
                      [](const ProcessModel& p) { return p.read_bytes_s.has_value(); });

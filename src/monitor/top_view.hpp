@@ -13,6 +13,7 @@
 
 #include "monitor/model.hpp"
 #include "monitor/rank_pace.hpp"
+#include "monitor/sampler.hpp"
 
 namespace dltune::monitor {
 
@@ -105,5 +106,14 @@ struct TopLayout {
 [[nodiscard]] std::vector<const monitor::ProcessModel*> visible_processes(
     const monitor::Model& model, TopSort sort, std::string_view filter,
     std::optional<pid_t> follow = std::nullopt);
+
+// What the next sample reads beyond /proc/PID/stat for a live view whose list (`visible`, as
+// visible_processes gives it) showed `layout`: the rows on screen and a page either side (a
+// scroll or a page key shows their run queue and I/O at once), and the job's main process and
+// ranks (the straggler watch); every process when `sort` orders by a file beyond stat (run queue,
+// I/O). Context switches only for the main process and the ranks (the view shows none).
+[[nodiscard]] ProcessDetail detail_for_view(const std::vector<const ProcessModel*>& visible,
+                                            const TopLayout& layout, TopSort sort,
+                                            const Model& model);
 
 }  // namespace dltune::monitor

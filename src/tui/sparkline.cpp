@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "monitor/top_view.hpp"
+
 namespace dltune::tui {
 
 namespace {
@@ -62,11 +64,13 @@ bool locale_is_utf8() {
 
 void History::add(std::int64_t now_ns, double cpu_busy, std::optional<double> psi,
                   const std::vector<std::optional<double>>& gpu_util,
-                  const std::vector<unsigned>& gpu_indexes) {
+                  const std::vector<unsigned>& gpu_indexes, JobPoint job) {
   if (gpu_indexes.size() >= gpu_index.size()) gpu_index = gpu_indexes;
   at_ns.push_back(now_ns);
   cpu.push_back(cpu_busy);
   psi_cpu.push_back(psi);
+  job_cpu.push_back(job.cpu_pct);
+  job_read.push_back(job.read_bytes_s);
   if (gpus.size() < gpu_util.size()) {
     // A GPU first seen now: empty history before it.
     gpus.resize(gpu_util.size(), std::deque<std::optional<double>>(at_ns.size() - 1));
@@ -77,6 +81,8 @@ void History::add(std::int64_t now_ns, double cpu_busy, std::optional<double> ps
     at_ns.pop_front();
     cpu.pop_front();
     psi_cpu.pop_front();
+    job_cpu.pop_front();
+    job_read.pop_front();
     for (auto& g : gpus) g.pop_front();
   }
 }
@@ -93,6 +99,29 @@ std::vector<std::string> history_lines(const History& h, int width, bool utf8) {
                             sparkline(values_of(h.psi_cpu), 100, line, utf8) +
                                 std::string(line - std::min(line, h.psi_cpu.size()), ' '),
                             last_value(h.psi_cpu, "{:.1f}%")));
+  // The job's pace, each series scaled to its own peak over the window.
+  const auto any = [](const std::deque<std::optional<double>>& d) {
+    return std::any_of(d.begin(), d.end(), [](const auto& v) { return v.has_value(); });
+  };
+  if (any(h.job_cpu) || any(h.job_read)) {
+    const auto peak = [](const std::deque<std::optional<double>>& d, double least) {
+      double m = least;
+      for (const auto& v : d)
+        if (v) m = std::max(m, *v);
+      return m;
+    };
+    const auto pad = [line](const std::deque<std::optional<double>>& d) {
+      return std::string(line - std::min(line, d.size()), ' ');
+    };
+    const std::string read = h.job_read.empty() || !h.job_read.back()
+                                 ? std::string("-")
+                                 : monitor::compact_bytes(*h.job_read.back()).append("/s");
+    out.push_back(fmt::format("JOB  {}{} {:>4}   read    {}{} {:>5}",
+                              sparkline(values_of(h.job_cpu), peak(h.job_cpu, 100), line, utf8),
+                              pad(h.job_cpu), last_value(h.job_cpu, "{:.0f}%"),
+                              sparkline(values_of(h.job_read), peak(h.job_read, 1), line, utf8),
+                              pad(h.job_read), read));
+  }
   // The GPUs: cells of "GPUn <line> 100%  ", at least 12 columns of line each.
   if (h.gpus.empty()) return out;
   const std::size_t per_row =

@@ -80,6 +80,21 @@ void send_signal(TopUi& ui, const monitor::Model& model, bool job) {
   ui.message = fmt::format("sent SIG{} to {}", ui.typing, pid);
 }
 
+// The job's pace in `m` (a job's view: its processes are the job's).
+JobPoint job_point(const monitor::Model& m) {
+  JobPoint j;
+  if (m.cgroup && m.cgroup->cpu_pct) {
+    j.cpu_pct = m.cgroup->cpu_pct;
+  } else if (!m.processes.empty()) {
+    double sum = 0;
+    for (const auto& p : m.processes) sum += p.cpu_pct;
+    j.cpu_pct = sum;
+  }
+  for (const auto& p : m.processes)
+    if (p.read_bytes_s) j.read_bytes_s = j.read_bytes_s.value_or(0) + *p.read_bytes_s;
+  return j;
+}
+
 int plain_width() {
   if (const char* c = std::getenv("COLUMNS"); c != nullptr)
     if (auto v = text::to_uint(c); v && *v >= 40 && *v <= 1000) return static_cast<int>(*v);
@@ -176,7 +191,7 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
   History history;
   auto model = monitor::Model::from(previous, nullptr);
   monitor::RankWatch ranks;  // the straggler of a distributed job, over the last 10 s
-  const auto remember = [&history](const monitor::Model& m) {
+  const auto remember = [&history, &settings](const monitor::Model& m) {
     std::vector<std::optional<double>> util;
     std::vector<unsigned> indexes;
     for (const auto& g : m.gpus) {
@@ -185,7 +200,7 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
     }
     history.add(now_ns(CLOCK_MONOTONIC), std::clamp(m.cpu.busy_pct(), 0.0, 100.0),
                 m.pressure.cpu ? std::optional<double>(m.pressure.cpu->some_pct) : std::nullopt,
-                util, indexes);
+                util, indexes, settings.job ? job_point(m) : JobPoint{});
   };
   const auto draw = [&] {
     if (ui.mode == TopMode::kHelp) {
@@ -214,6 +229,8 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
     screen->draw(painted(monitor::top_view(model, o, &layout)));
     ui.first = layout.first;
     ui.rows = std::max<std::size_t>(1, layout.rows);
+    // The next sample reads the files beyond stat for these rows (and a page either side) only.
+    sampler.set_process_detail(monitor::detail_for_view(visible, layout, sort, model));
   };
   draw();
   const auto now_ms = [] { return now_ns(CLOCK_MONOTONIC) / 1'000'000; };

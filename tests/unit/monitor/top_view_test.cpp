@@ -371,3 +371,37 @@ TEST(TopView, TintsCpuModesMemoryKindsPressureAndAHotGpu) {
     for (const auto& s : l.spans)
       EXPECT_LE(s.start + s.length, static_cast<int>(l.text.size())) << l.text;
 }
+
+TEST(TopView, TheNextSampleReadsDetailForTheRowsOnScreenAPageEitherSideAndTheRanks) {
+  Model m;
+  m.has_rates = true;
+  // 100 processes by CPU, largest first: pid 2000+i has CPU 100-i; pid 50 is a rank far down.
+  for (int i = 0; i < 100; ++i)
+    m.processes.push_back(proc(2000 + i, 1, Role::kOther, 100.0 - i, "p"));
+  m.processes.push_back(proc(50, 1, Role::kRank, 0, "rank"));
+  const auto visible = monitor::visible_processes(m, monitor::TopSort::kCpu, "");
+  monitor::TopLayout layout;
+  layout.count = visible.size();
+  layout.first = 30;  // scrolled: rows 30..39 on screen
+  layout.rows = 10;
+  const auto d = monitor::detail_for_view(visible, layout, monitor::TopSort::kCpu, m);
+  EXPECT_TRUE(d.switches_of_main_and_ranks_only);
+  ASSERT_TRUE(d.pids.has_value());
+  auto pids = *d.pids;
+  std::sort(pids.begin(), pids.end());
+  std::vector<pid_t> want{50};  // the rank, then rows 20..49 (a page above, the page, below)
+  for (int i = 20; i < 50; ++i) want.push_back(2000 + i);
+  EXPECT_EQ(pids, want);
+
+  // At the top: no page above; near the end: what is left.
+  layout.first = 0;
+  auto top = *monitor::detail_for_view(visible, layout, monitor::TopSort::kCpu, m).pids;
+  EXPECT_EQ(top.size(), 21u);  // rows 0..19 and the rank
+  layout.first = 95;
+  auto end = *monitor::detail_for_view(visible, layout, monitor::TopSort::kCpu, m).pids;
+  EXPECT_EQ(end.size(), 101u - 85u + 1u);  // rows 85..100 and the rank again (it is row 100)
+
+  // A sort by the run queue or by I/O needs every process's file: no set.
+  EXPECT_FALSE(monitor::detail_for_view(visible, layout, monitor::TopSort::kRunQueue, m).pids);
+  EXPECT_FALSE(monitor::detail_for_view(visible, layout, monitor::TopSort::kIo, m).pids);
+}

@@ -199,3 +199,27 @@ TEST(TopSparkline, HistoryKeepsTheLastMinuteAndFitsTheWidth) {
     EXPECT_LE(columns, 80u) << l;
   }
 }
+
+TEST(TopSparkline, AJobsPaceIsALineOfItsOwnScaledToItsPeak) {
+  History h;
+  // No job: no JOB line.
+  h.add(0, 10, 1.0, {}, {});
+  EXPECT_EQ(history_lines(h, 80, false).size(), 1u);
+  History j;
+  for (int i = 0; i < 10; ++i) {
+    JobPoint p;
+    p.cpu_pct = i < 5 ? 50.0 : 400.0;  // four CPUs' worth in the second half
+    p.read_bytes_s = i == 9 ? std::optional<double>(12.0 * 1024 * 1024) : std::nullopt;
+    j.add(std::int64_t{i} * 100'000'000, 10, 1.0, {}, {}, p);
+  }
+  const auto lines = history_lines(j, 80, false);
+  ASSERT_EQ(lines.size(), 2u);
+  const auto& job = lines[1];
+  EXPECT_EQ(job.rfind("JOB  ", 0), 0u) << job;
+  EXPECT_LE(job.size(), 80u) << job;
+  // Scaled to the peak (400%), not to 100%: the first half is low, the second full.
+  EXPECT_NE(job.find(".....%%%%%"), std::string::npos) << job;  // 50/400: one eighth
+  EXPECT_NE(job.find("400%"), std::string::npos) << job;
+  EXPECT_NE(job.find("read"), std::string::npos) << job;
+  EXPECT_NE(job.find("12M/s"), std::string::npos) << job;
+}
