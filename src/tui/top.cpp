@@ -123,7 +123,7 @@ std::string keys_live(const monitor::Model& m) {
                      monitor::reads_io(m) ? "i " : "");
 }
 std::string keys_replay(const monitor::Model& m) {
-  return fmt::format("q quit  <- -> step  Home End  sort: c m p r {}t",
+  return fmt::format("q quit  <- -> step  Home End  h help  / filter  F follow  sort: c m p r {}t",
                      monitor::reads_io(m) ? "i " : "");
 }
 
@@ -315,23 +315,52 @@ TopResult top_replay(const store::Recording& recording, std::size_t index,
     return failed(true, why);
   }
   auto sort = settings.sort;
+  // The live view's keys (help, filter, scroll, follow, sort) on the sample shown; left and right
+  // step through the samples, Home and End jump to the first and the last; no signals.
+  TopUi ui;
   for (;;) {
-    monitor::TopOptions o;
-    o.width = screen->width();
-    o.height = screen->height();
-    o.sort = sort;
-    o.title = settings.title;
-    o.status = status(index, keys_replay(*model));
-    o.straggler = *straggler;
-    screen->draw(painted(monitor::top_view(*model, o)));
+    if (ui.mode == TopMode::kHelp) {
+      screen->draw(help_screen());
+    } else {
+      const auto visible = monitor::visible_processes(*model, sort, ui.filter, ui.follow);
+      std::vector<pid_t> pids;
+      pids.reserve(visible.size());
+      for (const auto* p : visible) pids.push_back(p->pid);
+      sync_selection(ui, pids);
+      monitor::TopOptions o;
+      o.width = screen->width();
+      o.height = screen->height();
+      o.sort = sort;
+      o.title = settings.title;
+      o.status = status(index, status_line(ui, keys_replay(*model)));
+      o.straggler = *straggler;
+      o.filter = ui.filter;
+      o.follow = ui.follow;
+      o.selected = ui.selected;
+      o.first = ui.first;
+      monitor::TopLayout layout;
+      screen->draw(painted(monitor::top_view(*model, o, &layout)));
+      ui.first = layout.first;
+      ui.rows = std::max<std::size_t>(1, layout.rows);
+    }
     const int key = screen->read_key(1000);
-    if (key == kKeyQuit || key == 'q' || key == 'Q') break;
     std::size_t next = index;
-    if (key == kKeyLeft && index > 0) next = index - 1;
-    if (key == kKeyRight && index + 1 < n) next = index + 1;
-    if (key == kKeyHome) next = 0;
-    if (key == kKeyEnd) next = n - 1;
-    apply_sort_key(key, sort, *model);
+    const bool viewing = ui.mode == TopMode::kView;
+    if (viewing && key == kKeyLeft && index > 0) {
+      next = index - 1;
+    } else if (viewing && key == kKeyRight && index + 1 < n) {
+      next = index + 1;
+    } else if (viewing && key == kKeyHome) {
+      next = 0;
+    } else if (viewing && key == kKeyEnd) {
+      next = n - 1;
+    } else if (viewing && (key == 'k' || key == ' ')) {
+      ui.message = key == 'k' ? "a replay sends no signals" : "a replay is paused already";
+    } else {
+      const auto action = handle_key(ui, key);
+      if (action == TopAction::kQuit) break;
+      if (action == TopAction::kUnhandled) apply_sort_key(key, sort, *model);
+    }
     if (next != index) {
       auto m = model_at(next);
       if (!m) {

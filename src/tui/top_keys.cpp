@@ -188,6 +188,8 @@ std::vector<std::string> help_lines() {
       "                 y sends, n cancels; only the job's processes unless root)",
       "  F              follow the selected process and its descendants; F again: all",
       "  c m p r i t    sort by CPU, memory, pid, run-queue wait, I/O, the job's tree",
+      "  Left Right     (record --replay) the previous or next sample; there Home and End",
+      "                 jump to the first or last sample",
       "",
       "Colours: CPU user green, system red, iowait blue, steal magenta;",
       "memory used green, cache yellow, swap red; PSI some under 5% green, under 20%",

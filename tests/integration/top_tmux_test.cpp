@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <optional>
 #include <regex>
 #include <thread>
@@ -40,9 +41,12 @@ class TopTmux : public ::testing::Test {
   // `env`: more NAME=VALUE for the pane (NO_COLOR=1).
   void start(const std::string& command, bool exec = true,
              const std::vector<std::string>& env = {}) {
-    std::vector<std::string> args{"-f", "/dev/null", "new-session", "-d",
-                                  "-s", "t",         "-x",          "80",
-                                  "-y", "24",        "-e",          "TERM=xterm-256color"};
+    std::vector<std::string> args{"-f",          "/dev/null",
+                                  "new-session", "-d",
+                                  "-s",          "t",
+                                  "-x",          "80",
+                                  "-y",          std::to_string(height_),
+                                  "-e",          "TERM=xterm-256color"};
     for (const auto& e : env) {
       args.push_back("-e");
       args.push_back(e);
@@ -73,6 +77,7 @@ class TopTmux : public ::testing::Test {
     return false;
   }
   std::string socket_;
+  int height_ = 24;  // the pane's lines
 };
 
 bool has(const std::string& s, const std::string& needle) {
@@ -320,4 +325,54 @@ TEST_F(TopTmux, KSignalsTheSelectedProcessOfTheJobAfterYesAndFFollowsATree) {
   })) << screen();
   ::kill(-job, SIGKILL);
   ::waitpid(job, nullptr, 0);
+}
+
+TEST_F(TopTmux, ReplayStepsThroughSamplesWithTheLiveViewsKeys) {
+  char dir[] = "/tmp/dltune-replay-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string db = std::string(dir) + "/r.db";
+  // A recording of a command with two children: 0.8 s at 100 ms, enough samples to step.
+  const auto r =
+      run({DLTUNE_BINARY, "record", "-o", db, "--interval", "100ms", "--no-gpus", "--quiet", "--",
+           "/bin/sh", "-c", "/bin/sleep 0.81 & /bin/sleep 0.82 & wait"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  height_ = 60;  // room for the rows below a host's many network interfaces
+  start(fmt::format("{} record --replay {} --sort pid", DLTUNE_BINARY, db));
+  ASSERT_TRUE(wait_for([](const std::string& s) { return has(s, "replay 1/"); })) << screen();
+  EXPECT_TRUE(has(screen(), "/ filter")) << screen();
+  // Right steps to the next sample, End to the last, Home back to the first.
+  keys({"Right"});
+  EXPECT_TRUE(wait_for([](const std::string& s) { return has(s, "replay 2/"); })) << screen();
+  keys({"Right", "Right"});
+  ASSERT_TRUE(wait_for([](const std::string& s) { return has(s, "replay 4/"); })) << screen();
+  // The filter keeps one of the two sleeps (and the shell, whose command line names both), and
+  // stays as the samples change.
+  keys({"/"});
+  EXPECT_TRUE(wait_for([](const std::string& s) { return has(s, "filter: _"); })) << screen();
+  text("sleep 0.82");
+  keys({"Enter"});
+  EXPECT_TRUE(wait_for([](const std::string& s) {
+    const auto r = rows(s);
+    return r.size() == 2 && has(r[1], "sleep 0.82");
+  })) << screen();
+  keys({"Left"});
+  EXPECT_TRUE(wait_for([](const std::string& s) {
+    const auto r = rows(s);
+    return has(s, "replay 3/") && r.size() == 2 && has(r[1], "sleep 0.82");
+  })) << screen();
+  keys({"Escape"});
+  EXPECT_TRUE(wait_for([](const std::string& s) { return rows(s).size() >= 3; })) << screen();
+  // No signals from a replay; the help names the replay's keys.
+  keys({"k"});
+  EXPECT_TRUE(wait_for([](const std::string& s) { return has(s, "a replay sends no signals"); }))
+      << screen();
+  keys({"h"});
+  EXPECT_TRUE(wait_for([](const std::string& s) {
+    return has(s, "(record --replay) the previous");
+  })) << screen();
+  keys({"x"});
+  keys({"q"});
+  EXPECT_TRUE(wait_for([this](const std::string&) { return pane("#{pane_dead}") == "1"; }))
+      << screen();
+  std::filesystem::remove_all(dir);
 }
