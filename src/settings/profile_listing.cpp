@@ -32,7 +32,7 @@ SettingInfo info_for(const std::string& id, const KeySpec& spec) {
   s.area = spec.area;
   s.kind = kind_of(spec);
   s.tunable = spec.plan != nullptr;
-  s.takes = spec.family() ? std::string() : value_type_text(id);
+  s.takes = value_type_text(id);
   return s;
 }
 

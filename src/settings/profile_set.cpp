@@ -177,8 +177,7 @@ std::string to_toml(const Profile& profile) {
     out += fmt::format("description = {}\n", toml_string(profile.description));
   for (const auto& e : profile.entries) {
     out += fmt::format("\n[settings.{}]\n", toml_string(e.key));
-    if (!e.origin.empty())
-      out += fmt::format("# from {}\n", e.origin_file.empty() ? e.origin : e.origin_file);
+    if (!e.origin.empty()) out += fmt::format("# from {}\n", e.origin_text());
     out += fmt::format("value = {}\n", expected_toml(e.expected));
     if (e.severity != "warn") out += fmt::format("severity = {}\n", toml_string(e.severity));
     if (e.critical) out += fmt::format("critical = {}\n", expected_toml(*e.critical));

@@ -424,3 +424,66 @@ TEST(BenchLive, BadInputIsRefusedAndChangesNothing) {
   refused({"--run-b=--cpu-quota=0.5"}, "no-such-command", {"no-such-command"});
   refused({"--run-b=--cpu-quota=0.5", "--interval", "1ms"}, "--interval");
 }
+
+// `--set-a`/`--set-b` without a profile file are the whole A/B test (issue 25): each side
+// changes that one setting, journaled and rolled back after each run, and nothing else.
+TEST(BenchLive, SetAAndSetBChangeExactlyThatSettingOnEachSideAndRestoreIt) {
+  NEED_ROOT();
+  const KeepSwappiness keep("60\n");
+  BenchDir d;
+  const auto r = d.bench({"--set-a", "vm.swappiness=30", "--set-b", "vm.swappiness=70", "--runs",
+                          "3", "--warmup", "0", "--interval", "100ms"},
+                         {kPython, kCpuJob, "--work", "2000000"});
+  EXPECT_EQ(read_file(kSwappiness), keep.before()) << "vm.swappiness was not restored";
+  d.expect_all_rolled_back();
+  ASSERT_EQ(r.exit_code, 0) << explain(r);
+  const auto j = parse_json(r);
+  EXPECT_EQ(j["a"]["label"], "--set vm.swappiness=30");
+  EXPECT_EQ(j["b"]["set"], json::array({"vm.swappiness=70"}));
+  EXPECT_TRUE(j["a"]["profile"].is_null());
+  ASSERT_EQ(j["differences"].size(), 1u) << j["differences"].dump();
+  EXPECT_EQ(j["differences"][0]["key"], "vm.swappiness");
+  EXPECT_EQ(j["differences"][0]["a"], "30");
+  EXPECT_EQ(j["differences"][0]["b"], "70");
+  EXPECT_EQ(j["differences"][0]["a_from"], "--set");
+  EXPECT_EQ(j["differences"][0]["b_from"], "--set");
+  EXPECT_NE(r.err.find("vm.swappiness: 30 under A (from --set), 70 under B (from --set)"),
+            std::string::npos)
+      << r.err;
+  // Every transaction changed vm.swappiness and nothing else, to its side's value.
+  ASSERT_EQ(j["transactions"].size(), 6u);
+  const auto h = run({DLTUNE_BINARY, "tune", "history", "--json", "--state-dir", d.state()});
+  ASSERT_EQ(h.exit_code, 0) << explain(h);
+  int to_30 = 0, to_70 = 0;
+  const auto history = json::parse(h.out);
+  for (const auto& t : history["transactions"]) {
+    ASSERT_EQ(t["changes"].size(), 1u) << t.dump();
+    EXPECT_EQ(t["changes"][0]["target"], kSwappiness) << t.dump();
+    EXPECT_EQ(t["changes"][0]["old"], "60") << t.dump();
+    to_30 += t["changes"][0]["new"] == "30";
+    to_70 += t["changes"][0]["new"] == "70";
+    EXPECT_NE(t["command"].get<std::string>().find("--set vm.swappiness="), std::string::npos);
+  }
+  EXPECT_EQ(to_30, 3);
+  EXPECT_EQ(to_70, 3);
+}
+
+// A bad --set-a/--set-b value or key is refused before anything is changed (exit 2), naming the
+// key, the value and what is expected.
+TEST(BenchLive, BadSetValuesAreRefusedNamingKeyAndValue) {
+  NEED_ROOT();
+  const KeepSwappiness keep;
+  for (const auto& [args, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--set-a", "vm.swappiness=ten", "--set-b", "vm.swappiness=70"},
+            "--set vm.swappiness=ten: setting \"vm.swappiness\": value \"ten\": expected a whole "
+            "number from 0 to 200"},
+           {{"--set-b", "vm.swapiness=70"}, "no such sysctl on this host"},
+           {{"--set-b", "thp.enabled=sometimes"}, "expected one of always, madvise or never"}}) {
+    BenchDir bad;
+    const auto refused = bad.bench(args, {kPython, kCpuJob});
+    EXPECT_EQ(refused.exit_code, 2) << explain(refused);
+    EXPECT_NE(refused.err.find(says), std::string::npos) << refused.err;
+    EXPECT_FALSE(fs::exists(bad.state() + "/state.db")) << "the journal was touched";
+  }
+  EXPECT_EQ(read_file(kSwappiness), keep.before());
+}
