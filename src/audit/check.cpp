@@ -174,7 +174,7 @@ std::string render_text(const CheckReport& r, const TextStyle& style) {
       fmt::format("dltune check: profile {}{}\n", r.profile,
                   r.chain.size() > 1 ? fmt::format(" ({})", fmt::join(r.chain, " > ")) : "");
   // Where each setting comes from, when the profile is made of more than one (includes, --set).
-  bool mixed = false;
+  bool mixed = r.chain.size() > 1;
   for (const auto& f : r.findings) mixed = mixed || f.origin != r.findings.front().origin;
   for (const auto& [area, title] : kAreas) {
     std::vector<const Finding*> in_area;

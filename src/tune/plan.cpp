@@ -80,6 +80,7 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
   }
   Plan plan;
   plan.profile = profile.name;
+  plan.chain = profile.chain;
   plan.persist = persist;
   Persisted persisted;
   if (persist) {

@@ -24,6 +24,7 @@ using settings::target_value;
 
 struct Plan {
   std::string profile;
+  std::vector<std::string> chain;  // the profile's includes and --set, itself among them
   bool persist = false;
   std::vector<PlanItem> items;
   [[nodiscard]] std::vector<PlannedChange> changes() const;  // all, in order

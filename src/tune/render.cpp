@@ -44,7 +44,7 @@ std::string render_text(const Plan& plan) {
                                              : ", live only (add --persist to "
                                                "keep it across reboots)");
   // Where each setting comes from, when the profile is made of more than one (includes, --set).
-  bool mixed = false;
+  bool mixed = plan.chain.size() > 1;
   for (const auto& i : plan.items) mixed = mixed || i.origin != plan.items.front().origin;
   int n = 0;
   for (const auto& i : plan.items) {

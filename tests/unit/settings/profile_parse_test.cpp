@@ -214,8 +214,10 @@ TEST(ParseProfile, RefusesUnknownTablesAndHeaderFields) {
             std::string::npos);
   EXPECT_NE(error_of("[profile]\nnmae = \"x\"\n").find("unknown field \"nmae\""),
             std::string::npos);
-  EXPECT_NE(error_of("[profile]\ninclude = \"training\"\n").find("include must be an array"),
+  // One name is a string (tuned's `include=`), several an array; anything else is refused.
+  EXPECT_NE(error_of("[profile]\ninclude = 5\n").find("include must be a profile name or an array"),
             std::string::npos);
+  EXPECT_NE(error_of("[profile]\ninclude = \"\"\n").find("non-empty"), std::string::npos);
   EXPECT_NE(error_of("[profile]\ninclude = [1]\n").find("include"), std::string::npos);
   EXPECT_NE(error_of("[profile]\nname = \"\"\n").find("name"), std::string::npos);
   EXPECT_NE(error_of("settings = 5\n").find("settings must be a table"), std::string::npos);
