@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "serve/web_config.hpp"
 #include "support/run.hpp"
 
 namespace {
@@ -143,6 +144,88 @@ TEST_F(Deploy, TheDaemonSetReadsTheHostReadOnlyAndTakesNoGpu) {
   const auto r = run(argv, {}, 60);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("dltune_memory_total_bytes"), std::string::npos);
+}
+
+// TLS and basic auth on Kubernetes: the Secret holds a web config that serve parses once its hash
+// is filled in (and refuses as shipped), and the patch mounts that Secret read-only where the
+// config's files and serve's --web-config point, keeps the DaemonSet's arguments, lets serve's
+// group read the files and probes without credentials.
+TEST_F(Deploy, TheWebConfigSecretAndPatchFitTheDaemonSet) {
+  const auto ds_docs = yaml_documents(kDeploy / "kubernetes/dltune-daemonset.yaml");
+  const auto secret_docs = yaml_documents(kDeploy / "kubernetes/dltune-web-config.yaml");
+  const auto patch_docs = yaml_documents(kDeploy / "kubernetes/dltune-web-config-patch.yaml");
+  const json* ds = of_kind(ds_docs, "DaemonSet");
+  const json* secret = of_kind(secret_docs, "Secret");
+  ASSERT_TRUE(ds && secret);
+  ASSERT_EQ(patch_docs.size(), 1u);
+  const auto& patch = patch_docs[0]["spec"]["template"]["spec"];
+  const auto& pod = (*ds)["spec"]["template"]["spec"];
+  EXPECT_EQ((*secret)["metadata"]["namespace"], (*ds)["metadata"]["namespace"]);
+
+  // The patch's container is the DaemonSet's (merged by name); its args the DaemonSet's own
+  // (a list is replaced whole) plus --web-config.
+  ASSERT_EQ(patch["containers"].size(), 1u);
+  const auto& c = patch["containers"][0];
+  EXPECT_EQ(c["name"], pod["containers"][0]["name"]);
+  std::vector<std::string> args, ds_args;
+  for (const auto& a : c["args"]) args.push_back(a);
+  for (const auto& a : pod["containers"][0]["args"]) ds_args.push_back(a);
+  std::string web_config;
+  std::vector<std::string> rest;
+  for (const auto& a : args)
+    if (a.rfind("--web-config=", 0) == 0)
+      web_config = a.substr(13);
+    else
+      rest.push_back(a);
+  EXPECT_EQ(rest, ds_args);
+  ASSERT_FALSE(web_config.empty());
+
+  // The Secret's volume, mounted read-only at the directory of --web-config.
+  ASSERT_EQ(patch["volumes"].size(), 1u);
+  const auto& vol = patch["volumes"][0];
+  EXPECT_EQ(vol["secret"]["secretName"], (*secret)["metadata"]["name"]);
+  ASSERT_EQ(c["volumeMounts"].size(), 1u);
+  const auto& mount = c["volumeMounts"][0];
+  EXPECT_EQ(mount["name"], vol["name"]);
+  EXPECT_EQ(mount["readOnly"], true);
+  const fs::path dir = mount["mountPath"].get<std::string>();
+  EXPECT_EQ(fs::path(web_config).parent_path(), dir);
+  // Group-readable files, and serve's group owns them.
+  EXPECT_EQ(vol["secret"]["defaultMode"], 0440);
+  EXPECT_EQ(patch["securityContext"]["fsGroup"], pod["securityContext"]["runAsGroup"]);
+
+  // Probes without credentials: TCP on the port, the HTTP check removed (null in a strategic
+  // merge patch deletes the field).
+  for (const char* probe : {"readinessProbe", "livenessProbe"}) {
+    EXPECT_EQ(c[probe]["tcpSocket"]["port"], pod["containers"][0]["ports"][0]["name"]) << probe;
+    ASSERT_TRUE(c[probe].contains("httpGet")) << probe;
+    EXPECT_TRUE(c[probe]["httpGet"].is_null()) << probe;
+  }
+
+  // The Secret's keys are the files the mount shows: the config names its certificate and key
+  // there.
+  const auto& data = (*secret)["stringData"];
+  const std::string key = fs::path(web_config).filename();
+  ASSERT_TRUE(data.contains(key)) << data.dump();
+  const std::string text = data[key];
+  auto shipped = dltune::serve::parse_web_config(text, web_config, dir);
+  ASSERT_FALSE(shipped) << "the placeholder hash must be refused";
+  EXPECT_NE(shipped.error().message().find("bcrypt"), std::string::npos)
+      << shipped.error().message();
+  std::string filled = text;
+  const std::string placeholder = "REPLACE_WITH_A_BCRYPT_HASH";
+  const auto at = filled.find(placeholder);
+  ASSERT_NE(at, std::string::npos);
+  filled.replace(at, placeholder.size(),
+                 "$2y$10$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW");
+  auto cfg = dltune::serve::parse_web_config(filled, web_config, dir);
+  ASSERT_TRUE(cfg) << cfg.error().message();
+  ASSERT_TRUE(cfg->tls);
+  for (const auto& f : {cfg->tls->cert_file, cfg->tls->key_file}) {
+    EXPECT_EQ(fs::path(f).parent_path(), dir) << f;
+    EXPECT_TRUE(data.contains(fs::path(f).filename().string())) << f;
+  }
+  EXPECT_EQ(cfg->basic_auth_users.count("prometheus"), 1u);
 }
 
 // The scrape job keeps exactly the Service's endpoints: its namespace, its label, its port name.
