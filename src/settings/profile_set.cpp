@@ -46,6 +46,39 @@ std::string toml_string(std::string_view s) {
   return out + "\"";
 }
 
+// A long text as the built-in profiles write it: a multi-line string whose lines end in a
+// backslash (TOML drops the newline and the next line's indentation), wrapped at spaces. Texts
+// that would not read back the same that way (control characters, backslashes, runs of spaces,
+// quotes at the end) stay one line.
+std::string toml_text(std::string_view s) {
+  constexpr std::size_t kWidth = 96;
+  const bool plain =
+      s.size() > kWidth && s.find_first_of("\\\n\r\t") == s.npos && s.find("  ") == s.npos &&
+      s.find("\"\"") == s.npos && s.front() != ' ' && s.back() != ' ' && s.back() != '"' &&
+      std::none_of(s.begin(), s.end(),
+                   [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+  if (!plain) return toml_string(s);
+  std::string out = "\"\"\"\\\n";
+  std::size_t line = 0;
+  for (std::size_t at = 0; at < s.size();) {
+    auto end = s.find(' ', at);
+    if (end == s.npos) end = s.size();
+    const auto word = s.substr(at, end - at);
+    if (line > 0 && line + word.size() + 1 > kWidth) {
+      out += "\\\n";  // the space before it stays: "word \" + newline
+      line = 0;
+    }
+    out += word;
+    line += word.size();
+    if (end < s.size()) {
+      out += ' ';
+      ++line;
+    }
+    at = end + 1;
+  }
+  return out + "\"\"\"";
+}
+
 // A value as the TOML that parses back to the same text: an integer where the text is one
 // (written back as it reads), a boolean for "true"/"false", else a string.
 std::string value_toml(const std::string& v) {
@@ -182,8 +215,8 @@ std::string to_toml(const Profile& profile) {
     if (e.severity != "warn") out += fmt::format("severity = {}\n", toml_string(e.severity));
     if (e.critical) out += fmt::format("critical = {}\n", expected_toml(*e.critical));
     if (e.field) out += fmt::format("field = {}\n", *e.field);
-    if (!e.reason.empty()) out += fmt::format("reason = {}\n", toml_string(e.reason));
-    if (!e.source.empty()) out += fmt::format("source = {}\n", toml_string(e.source));
+    if (!e.reason.empty()) out += fmt::format("reason = {}\n", toml_text(e.reason));
+    if (!e.source.empty()) out += fmt::format("source = {}\n", toml_text(e.source));
   }
   return out;
 }
