@@ -1,0 +1,146 @@
+// `dltune stacks --pid PID`: the Python stacks of a running process, read from outside
+// (src/pystack, docs/stacks.md).
+//   dltune stacks --pid PID [--json]                           each thread's stack, once
+//   dltune stacks --pid PID --duration 5s [--rate 100] [--format collapsed|speedscope]
+#include <sys/resource.h>
+#include <time.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "options/options.hpp"
+#include "pystack/process.hpp"
+#include "pystack/render.hpp"
+
+namespace dltune::cli {
+
+namespace {
+
+constexpr std::int64_t kSecond = 1'000'000'000;
+
+std::atomic<bool> stop_sampling{false};
+void on_stop_signal(int) {
+  stop_sampling = true;
+}
+
+std::int64_t now_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * kSecond + ts.tv_nsec;
+}
+
+// This process's CPU time (user + system), as getrusage(2) counts it.
+std::int64_t cpu_ns() {
+  rusage r{};
+  ::getrusage(RUSAGE_SELF, &r);
+  return (static_cast<std::int64_t>(r.ru_utime.tv_sec) + r.ru_stime.tv_sec) * kSecond +
+         (static_cast<std::int64_t>(r.ru_utime.tv_usec) + r.ru_stime.tv_usec) * 1000;
+}
+
+class StacksCommand : public Command {
+ public:
+  explicit StacksCommand(CLI::App& app) : Command("stacks") {
+    sub_ = options::add_command(app, "stacks");
+    options::add_integer(*sub_, "--pid", pid_, 1, options::kMaxPid, "PID")->required();
+    options::add_duration(*sub_, "--duration", duration_ns_, 10'000'000, 86'400 * kSecond);
+    options::add_integer(*sub_, "--rate", rate_, 1, 1000, "HZ");
+    options::add_choice(*sub_, "--format", format_, {"collapsed", "speedscope"});
+    options::add_flag(*sub_, "--json", json_);
+  }
+  bool selected() const override { return sub_->parsed(); }
+
+  int execute() override {
+    if (json_ && duration_ns_)
+      return refuse("--json is for the dump; with --duration use --format");
+    if (!duration_ns_ && (sub_->count("--rate") > 0 || sub_->count("--format") > 0))
+      return refuse("--rate and --format are for sampling: add --duration");
+    host::Root root;
+    auto process = pystack::PythonProcess::attach(root, static_cast<pid_t>(pid_));
+    if (!process) return failure(process.error().message());
+    if (!duration_ns_) return dump(*process);
+    return sample(*process);
+  }
+
+ private:
+  int dump(pystack::PythonProcess& process) const {
+    auto threads = process.sample();
+    // Frames that changed under the reader: a second look usually finds them still.
+    for (int tries = 0; !threads && tries < 3 && threads.error().errno_ != ESRCH; ++tries)
+      threads = process.sample();
+    if (!threads) return failure(threads.error().message());
+    if (json_)
+      fmt::print("{}\n",
+                 pystack::dump_json(process.interpreter(), process.pid(), *threads).dump(2));
+    else
+      fmt::print("{}", pystack::dump_text(process.interpreter(), process.pid(), *threads));
+    return kExitOk;
+  }
+
+  int sample(pystack::PythonProcess& process) const {
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    ::sigaction(SIGINT, &action, nullptr);
+    ::sigaction(SIGTERM, &action, nullptr);
+    pystack::StackCounts counts;
+    std::uint64_t skipped = 0;
+    std::string ended;
+    const auto period = kSecond / rate_;
+    const auto cpu_start = cpu_ns();
+    const auto start = now_ns();
+    auto next = start;
+    while (!stop_sampling && next - start < *duration_ns_) {
+      auto threads = process.sample();
+      if (threads) {
+        counts.add(*threads);
+      } else if (threads.error().errno_ == ESRCH) {
+        ended = threads.error().message();
+        break;
+      } else {
+        ++skipped;
+      }
+      next += period;
+      const auto now = now_ns();
+      if (next < now) next = now;  // behind: no burst of samples to catch up
+      timespec ts{static_cast<time_t>(next / kSecond), static_cast<long>(next % kSecond)};
+      while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR &&
+             !stop_sampling) {
+      }
+    }
+    const auto wall = now_ns() - start;
+    const auto cpu = cpu_ns() - cpu_start;
+    const auto taken = counts.samples() + skipped;
+    if (format_ == "speedscope")
+      fmt::print("{}\n", counts.speedscope(fmt::format("dltune stacks --pid {}", pid_)).dump());
+    else
+      fmt::print("{}", counts.collapsed());
+    say(
+        fmt::format("{} samples in {:.1f} s ({} skipped: frames changed under the reader); "
+                    "sampler CPU {:.1f} ms, {:.0f} us a sample, {:.2f}% of a core{}",
+                    taken, static_cast<double>(wall) / 1e9, skipped, static_cast<double>(cpu) / 1e6,
+                    taken ? static_cast<double>(cpu) / 1e3 / static_cast<double>(taken) : 0.0,
+                    wall ? 100.0 * static_cast<double>(cpu) / static_cast<double>(wall) : 0.0,
+                    ended.empty() ? "" : "; " + ended));
+    return counts.samples() > 0 || ended.empty() ? kExitOk : kExitFailure;
+  }
+
+  CLI::App* sub_ = nullptr;
+  std::int64_t pid_ = 0;
+  std::optional<std::int64_t> duration_ns_;
+  std::int64_t rate_ = 100;
+  std::string format_ = "collapsed";
+  bool json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_stacks_command(CLI::App& app, GlobalOptions&) {
+  return std::make_unique<StacksCommand>(app);
+}
+
+}  // namespace dltune::cli

@@ -1,0 +1,202 @@
+#include "pystack/process.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+
+#include <fmt/format.h>
+
+#include "core/text.hpp"
+#include "pystack/elf.hpp"
+
+namespace dltune::pystack {
+
+namespace {
+
+// A Python library or program is at most a few tens of MiB; the cap keeps a wrong file cheap.
+constexpr std::size_t kMaxInterpreterFile = 256u << 20;
+
+bool is_library(std::string_view file) {
+  return file.starts_with("libpython");
+}
+
+bool gone(pid_t pid) {
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+Error exited(pid_t pid) {
+  return Error{fmt::format("process {} exited", pid), {}, ESRCH};
+}
+
+// The real uid of `pid` from /proc/PID/status ("Uid:\treal\teffective\t...").
+std::optional<std::uint64_t> uid_of(const host::Root& root, pid_t pid) {
+  const auto status = root.read(fmt::format("/proc/{}/status", pid));
+  if (!status || !*status) return std::nullopt;
+  for (const auto line : text::split(**status, '\n')) {
+    if (!line.starts_with("Uid:")) continue;
+    auto rest = text::trim(line.substr(4));
+    return text::to_uint(rest.substr(0, rest.find_first_of(" \t")));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::pair<int, int>> version_from_name(std::string_view file) {
+  if (file.starts_with("lib")) file.remove_prefix(3);
+  if (!file.starts_with("python")) return std::nullopt;
+  file.remove_prefix(6);
+  int major = 0, minor = 0;
+  std::size_t i = 0;
+  auto number = [&](int& out) {
+    const auto begin = i;
+    while (i < file.size() && i - begin < 3 && file[i] >= '0' && file[i] <= '9')
+      out = out * 10 + (file[i++] - '0');
+    return i > begin;
+  };
+  if (!number(major) || i >= file.size() || file[i++] != '.' || !number(minor)) return std::nullopt;
+  const auto rest = file.substr(i);
+  // What may follow: nothing, an ABI flag ("d", "m"), ".so...", or "-config" and the like is
+  // not an interpreter.
+  if (!rest.empty() && rest != "d" && rest != "m" && !rest.starts_with(".so") &&
+      !rest.starts_with("d.so") && !rest.starts_with("m.so"))
+    return std::nullopt;
+  return std::pair{major, minor};
+}
+
+std::vector<std::string> interpreter_candidates(const std::vector<Mapping>& maps) {
+  std::vector<std::string> libraries, programs;
+  for (const auto& m : maps) {
+    if (m.path.empty() || m.path[0] != '/') continue;
+    const auto file = base_name(m.path);
+    // "python3.11", "libpython3.11.so.1.0", and a venv's or conda's plain "python" or "python3".
+    if (!file.starts_with("python") && !file.starts_with("libpython")) continue;
+    if (file.find("-config") != std::string_view::npos) continue;
+    auto& list = is_library(file) ? libraries : programs;
+    if (std::find(list.begin(), list.end(), m.path) == list.end()) list.push_back(m.path);
+  }
+  libraries.insert(libraries.end(), programs.begin(), programs.end());
+  return libraries;
+}
+
+std::optional<std::uint64_t> load_start(const std::vector<Mapping>& maps, const std::string& path) {
+  for (const auto& m : maps)
+    if (m.path == path && m.offset == 0) return m.start;
+  return std::nullopt;
+}
+
+std::string permission_note(const host::Root& root, pid_t pid) {
+  const auto scope_text = root.read("/proc/sys/kernel/yama/ptrace_scope");
+  std::optional<std::uint64_t> scope;
+  if (scope_text && *scope_text) scope = text::to_uint(text::trim(**scope_text));
+  const auto scope_says =
+      scope ? fmt::format("kernel.yama.ptrace_scope is {}", *scope) : std::string("no Yama");
+  const auto owner = uid_of(root, pid);
+  const auto me = static_cast<std::uint64_t>(::geteuid());
+  if (me == 0)
+    return fmt::format(
+        "reading PID {}'s memory needs CAP_SYS_PTRACE, which this root lacks (a container "
+        "without it, or {}{})",
+        pid, scope_says, scope && *scope == 3 ? ", which forbids it to everyone" : "");
+  if (owner && *owner != me)
+    return fmt::format("reading PID {}'s memory needs root (it runs as uid {}, you are uid {})",
+                       pid, *owner, me);
+  return fmt::format(
+      "reading PID {}'s memory needs root or the same user with kernel.yama.ptrace_scope 0 "
+      "(it is {})",
+      pid, scope ? std::to_string(*scope) : std::string("unknown"));
+}
+
+PythonProcess::PythonProcess(pid_t pid, Interpreter interpreter, PythonLayout layout)
+    : pid_(pid),
+      interpreter_(std::move(interpreter)),
+      memory_(std::make_unique<ProcessMemory>(pid)),
+      reader_(*memory_, std::move(layout), interpreter_.runtime, interpreter_.code_type) {}
+
+Result<PythonProcess> PythonProcess::attach(const host::Root& root, pid_t pid) {
+  const auto maps_path = fmt::format("/proc/{}/maps", pid);
+  const auto text = root.read(maps_path);
+  if (!text) {
+    if (text.error().errno_ == ESRCH) return tl::unexpected(exited(pid));
+    return tl::unexpected(text.error());
+  }
+  if (!*text) return fail(fmt::format("no process {}", pid));
+  auto maps = parse_maps(**text);
+  if (!maps) return tl::unexpected(maps.error());
+  if (maps->empty()) {
+    // A process that exited but is not yet reaped (a zombie) has no mappings left.
+    return tl::unexpected(exited(pid));
+  }
+
+  Interpreter found;
+  ElfFile elf;
+  std::optional<std::uint64_t> version_address;
+  for (const auto& path : interpreter_candidates(*maps)) {
+    const auto bytes = root.read(path, kMaxInterpreterFile);
+    if (!bytes || !*bytes) continue;  // gone, or outside the known locations: try the next
+    auto runtime = find_symbol(**bytes, "_PyRuntime");
+    if (!runtime || !*runtime) continue;
+    auto file = read_elf(**bytes);
+    if (!file) return fail(file.error().what + ":", path);
+    elf = *file;
+    std::uint64_t bias = 0;
+    if (elf.shared) {
+      const auto start = load_start(*maps, path);
+      if (!start) return fail("no mapping at offset 0 of", path);
+      bias = *start - elf.first_load;
+    }
+    found.path = path;
+    found.runtime = **runtime + bias;
+    if (auto code = find_symbol(**bytes, "PyCode_Type"); code && *code)
+      found.code_type = **code + bias;
+    if (auto v = find_symbol(**bytes, "Py_Version"); v && *v) version_address = **v + bias;
+    if (const auto name = version_from_name(base_name(path))) {
+      found.major = name->first;
+      found.minor = name->second;
+    }
+    break;
+  }
+  if (found.path.empty())
+    return fail(fmt::format("{} is not a Python process (no _PyRuntime in its mappings)", pid));
+
+  // The first read: it says whether we may read at all.
+  ProcessMemory memory(pid);
+  std::uint64_t probe = 0;
+  const auto first = version_address ? *version_address : found.runtime;
+  if (auto ok = memory.read(first, &probe, sizeof probe); !ok) {
+    if (ok.error().errno_ == EPERM || ok.error().errno_ == EACCES)
+      return fail(permission_note(root, pid), {}, EPERM);
+    if (ok.error().errno_ == ESRCH || gone(pid)) return tl::unexpected(exited(pid));
+    return tl::unexpected(ok.error());
+  }
+  if (version_address) {
+    // Py_Version is PY_VERSION_HEX: 0xMMmmuuRS (Include/patchlevel.h), a 32-bit value.
+    const auto hex = static_cast<std::uint32_t>(probe);
+    const int major = static_cast<int>(hex >> 24), minor = static_cast<int>((hex >> 16) & 0xff);
+    if (found.major != 0 && (major != found.major || minor != found.minor))
+      return fail(fmt::format("{} says Python {}.{} in its name but {}.{} in Py_Version", pid,
+                              found.major, found.minor, major, minor),
+                  found.path);
+    found.major = major;
+    found.minor = minor;
+    found.micro = static_cast<int>((hex >> 8) & 0xff);
+  }
+  if (found.major == 0)
+    return fail(fmt::format("cannot tell the Python version of {} (no Py_Version, and no version "
+                            "in the file name)",
+                            pid),
+                found.path);
+  auto layout = layout_for(found.major, found.minor);
+  if (!layout) return tl::unexpected(layout.error());
+  return PythonProcess(pid, std::move(found), std::move(*layout));
+}
+
+Result<std::vector<ThreadStack>> PythonProcess::sample() {
+  auto stacks = reader_.read();
+  if (!stacks && gone(pid_)) return tl::unexpected(exited(pid_));
+  return stacks;
+}
+
+}  // namespace dltune::pystack

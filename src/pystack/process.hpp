@@ -1,0 +1,67 @@
+#pragma once
+// A running Python process, found from outside: its interpreter's file from /proc/PID/maps,
+// _PyRuntime from that file's ELF symbols plus the load bias, its version (Py_Version in
+// memory, else the file's name) and the layout of that version. Reads only: the process is
+// never stopped, nothing is written to it.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "host/root.hpp"
+#include "pystack/layout.hpp"
+#include "pystack/maps.hpp"
+#include "pystack/memory.hpp"
+#include "pystack/walk.hpp"
+
+namespace dltune::pystack {
+
+struct Interpreter {
+  std::string path;  // the file that holds _PyRuntime (python3.11, libpython3.11.so)
+  int major = 0, minor = 0, micro = -1;    // micro: -1 when only the file name said the version
+  std::uint64_t runtime = 0;               // _PyRuntime's address in the process
+  std::optional<std::uint64_t> code_type;  // PyCode_Type's
+};
+
+// "python3.11" or "libpython3.11.so.1.0" (also "python3.11d", "libpython3.11d.so") -> 3, 11.
+[[nodiscard]] std::optional<std::pair<int, int>> version_from_name(std::string_view file);
+
+// The files worth a look for _PyRuntime, in order: each libpython, then each python executable
+// (a libpython-linked executable has only an undefined reference), by path, each once.
+[[nodiscard]] std::vector<std::string> interpreter_candidates(const std::vector<Mapping>& maps);
+
+// Where `path` is loaded: the start of its mapping at file offset 0.
+[[nodiscard]] std::optional<std::uint64_t> load_start(const std::vector<Mapping>& maps,
+                                                      const std::string& path);
+
+class PythonProcess {
+ public:
+  // Errors, in the user's words: "process 123 exited", "123 is not a Python process (no
+  // _PyRuntime in its mappings)", "Python 3.8: no layout known (knowledge/python_layouts.toml)",
+  // "reading PID 123's memory needs root or ...".
+  [[nodiscard]] static Result<PythonProcess> attach(const host::Root& root, pid_t pid);
+
+  // One sample of every thread's stack; "process PID exited" once it has.
+  [[nodiscard]] Result<std::vector<ThreadStack>> sample();
+
+  [[nodiscard]] const Interpreter& interpreter() const { return interpreter_; }
+  [[nodiscard]] pid_t pid() const { return pid_; }
+
+ private:
+  PythonProcess(pid_t pid, Interpreter interpreter, PythonLayout layout);
+  pid_t pid_;
+  Interpreter interpreter_;
+  std::unique_ptr<ProcessMemory> memory_;  // on the heap: reader_ keeps its address
+  StackReader reader_;
+};
+
+// What is missing to read `pid`'s memory, from the kernel's rules for ptrace's read access
+// (ptrace(2), "Ptrace access mode checking"; Documentation/admin-guide/LSM/Yama.rst): the
+// message for an EPERM.
+[[nodiscard]] std::string permission_note(const host::Root& root, pid_t pid);
+
+}  // namespace dltune::pystack

@@ -1,0 +1,39 @@
+#pragma once
+// What `dltune stacks` prints: one dump of every thread (text or JSON, like `py-spy dump`), or
+// the samples of a window as collapsed stacks (flamegraph.pl's input) or speedscope's JSON.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pystack/process.hpp"
+#include "pystack/walk.hpp"
+
+namespace dltune::pystack {
+
+// "Thread 0x7f... (native 1234)", then "    function (file:line)" innermost first.
+[[nodiscard]] std::string dump_text(const Interpreter& interpreter, pid_t pid,
+                                    const std::vector<ThreadStack>& threads);
+[[nodiscard]] nlohmann::ordered_json dump_json(const Interpreter& interpreter, pid_t pid,
+                                               const std::vector<ThreadStack>& threads);
+
+// The samples of a window, each thread's stacks counted.
+class StackCounts {
+ public:
+  void add(const std::vector<ThreadStack>& sample);
+  // "thread 1234;outer (file:line);...;inner (file:line) COUNT" lines, sorted.
+  [[nodiscard]] std::string collapsed() const;
+  // speedscope's file format (https://www.speedscope.app/file-format-schema.json): one sampled
+  // profile per thread.
+  [[nodiscard]] nlohmann::ordered_json speedscope(const std::string& name) const;
+  [[nodiscard]] std::uint64_t samples() const { return samples_; }
+
+ private:
+  // Per native thread id, each stack (outermost first) and its count.
+  std::map<std::uint64_t, std::map<std::vector<Frame>, std::uint64_t>> counts_;
+  std::uint64_t samples_ = 0;
+};
+
+}  // namespace dltune::pystack

@@ -1,0 +1,268 @@
+#include "pystack/walk.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+namespace dltune::pystack {
+
+namespace {
+
+constexpr std::size_t kMaxCodes = 8192;
+
+std::string hex(std::uint64_t a) {
+  return fmt::format("{:#x}", a);
+}
+
+template <class T>
+T field(const std::string& block, std::uint64_t offset) {
+  T v{};
+  if (offset <= block.size() && block.size() - offset >= sizeof(T))
+    std::memcpy(&v, block.data() + offset, sizeof(T));
+  return v;
+}
+
+// Appends code point `c` as UTF-8 (a surrogate or a value past U+10FFFF as U+FFFD).
+void utf8(std::string& out, std::uint32_t c) {
+  if ((c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff) c = 0xfffd;
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xc0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3f));
+  } else if (c < 0x10000) {
+    out += static_cast<char>(0xe0 | (c >> 12));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (c & 0x3f));
+  } else {
+    out += static_cast<char>(0xf0 | (c >> 18));
+    out += static_cast<char>(0x80 | ((c >> 12) & 0x3f));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (c & 0x3f));
+  }
+}
+
+// The varints of the location table (Objects/locations.md): 6 bits a byte, least significant
+// first, bit 6 set on every byte but the last.
+bool varint(std::string_view t, std::size_t& pos, std::uint64_t& out) {
+  out = 0;
+  for (unsigned shift = 0; shift < 64; shift += 6) {
+    if (pos >= t.size()) return false;
+    const auto b = static_cast<unsigned char>(t[pos++]);
+    out |= static_cast<std::uint64_t>(b & 63) << shift;
+    if ((b & 64) == 0) return true;
+  }
+  return false;
+}
+
+bool svarint(std::string_view t, std::size_t& pos, std::int64_t& out) {
+  std::uint64_t u = 0;
+  if (!varint(t, pos, u)) return false;
+  const auto magnitude = static_cast<std::int64_t>(u >> 1);
+  out = (u & 1) != 0 ? -magnitude : magnitude;
+  return true;
+}
+
+}  // namespace
+
+Result<std::optional<int>> line_of(std::string_view t, int first_line, std::int64_t index) {
+  if (index < 0) return std::optional<int>(first_line);  // before the first instruction
+  std::int64_t line = first_line;
+  std::int64_t address = 0;
+  std::size_t pos = 0;
+  while (pos < t.size()) {
+    const auto b = static_cast<unsigned char>(t[pos++]);
+    if ((b & 0x80) == 0)
+      return fail("location table entry without its first-byte bit at",
+                  fmt::format("byte {}", pos - 1));
+    const int code = (b >> 3) & 15;
+    const std::int64_t length = (b & 7) + 1;
+    std::int64_t delta = 0;
+    bool none = false;
+    std::uint64_t skip = 0;
+    if (code == 15) {
+      none = true;
+    } else if (code == 14) {
+      if (!svarint(t, pos, delta) || !varint(t, pos, skip) || !varint(t, pos, skip) ||
+          !varint(t, pos, skip))
+        return fail("truncated location table entry at", fmt::format("byte {}", pos));
+    } else if (code == 13) {
+      if (!svarint(t, pos, delta))
+        return fail("truncated location table entry at", fmt::format("byte {}", pos));
+    } else if (code >= 10) {
+      delta = code - 10;
+      pos += 2;
+    } else {
+      pos += 1;
+    }
+    if (pos > t.size()) return fail("truncated location table entry at", "the end");
+    line += delta;
+    if (line < -(1 << 30) || line > (1 << 30)) return fail("absurd line in location table");
+    if (index < address + length)
+      return none ? std::optional<int>() : std::optional<int>(static_cast<int>(line));
+    address += length;
+  }
+  return std::optional<int>();
+}
+
+StackReader::StackReader(const Memory& memory, PythonLayout layout, std::uint64_t runtime,
+                         std::optional<std::uint64_t> code_type)
+    : memory_(memory), layout_(std::move(layout)), runtime_(runtime), code_type_(code_type) {}
+
+Result<std::uint64_t> StackReader::pointer(std::uint64_t address) const {
+  std::uint64_t v = 0;
+  if (auto ok = memory_.read(address, &v, sizeof v); !ok) return tl::unexpected(ok.error());
+  return v;
+}
+
+Result<std::string> StackReader::text(std::uint64_t address) const {
+  if (address == 0) return fail("a null string pointer");
+  std::string head(std::max(layout_.unicode_compact_data, layout_.unicode_ascii_data), '\0');
+  if (auto ok = memory_.read(address, head.data(), head.size()); !ok)
+    return tl::unexpected(ok.error());
+  const auto state = field<std::uint32_t>(head, layout_.unicode_state);
+  const auto length = field<std::int64_t>(head, layout_.unicode_length);
+  const auto kind = (state >> layout_.unicode_kind_shift) & 7;
+  const bool compact = ((state >> layout_.unicode_compact_shift) & 1) != 0;
+  const bool ascii = ((state >> layout_.unicode_ascii_shift) & 1) != 0;
+  if (!compact || length < 0 || (kind != 1 && kind != 2 && kind != 4) || (ascii && kind != 1))
+    return fail("not a compact str object at", hex(address));
+  const auto chars = std::min<std::size_t>(static_cast<std::size_t>(length), kMaxStringChars);
+  const auto data = address + (ascii ? layout_.unicode_ascii_data : layout_.unicode_compact_data);
+  std::string raw(chars * kind, '\0');
+  if (auto ok = memory_.read(data, raw.data(), raw.size()); !ok) return tl::unexpected(ok.error());
+  if (ascii) return raw;
+  std::string out;
+  out.reserve(chars);
+  for (std::size_t i = 0; i < chars; ++i) {
+    std::uint32_t c = 0;
+    if (kind == 1) c = static_cast<unsigned char>(raw[i]);
+    if (kind == 2) c = field<std::uint16_t>(raw, i * 2);
+    if (kind == 4) c = field<std::uint32_t>(raw, i * 4);
+    utf8(out, c);
+  }
+  return out;
+}
+
+Result<std::string> StackReader::bytes(std::uint64_t address) const {
+  if (address == 0) return fail("a null bytes pointer");
+  const auto size = pointer(address + layout_.bytes_size);
+  if (!size) return tl::unexpected(size.error());
+  if (*size > kMaxLineTable) return fail("absurd bytes object at", hex(address));
+  std::string out(*size, '\0');
+  if (auto ok = memory_.read(address + layout_.bytes_data, out.data(), out.size()); !ok)
+    return tl::unexpected(ok.error());
+  return out;
+}
+
+Result<const StackReader::Code*> StackReader::code(std::uint64_t address) {
+  if (const auto it = codes_.find(address); it != codes_.end()) return &it->second;
+  const auto& l = layout_;
+  std::string block(std::max({l.code_filename, l.code_name, l.code_qualname, l.code_linetable,
+                              l.code_firstlineno, std::uint64_t{8}}) +
+                        8,
+                    '\0');
+  if (auto ok = memory_.read(address, block.data(), block.size()); !ok)
+    return tl::unexpected(ok.error());
+  if (code_type_ && field<std::uint64_t>(block, 8) != *code_type_)
+    return fail("not a code object at", hex(address));
+  Code c;
+  auto qualname = text(field<std::uint64_t>(block, l.code_qualname));
+  if (!qualname) return tl::unexpected(qualname.error());
+  auto file = text(field<std::uint64_t>(block, l.code_filename));
+  if (!file) return tl::unexpected(file.error());
+  auto table = bytes(field<std::uint64_t>(block, l.code_linetable));
+  if (!table) return tl::unexpected(table.error());
+  c.function = std::move(*qualname);
+  c.file = std::move(*file);
+  c.linetable = std::move(*table);
+  c.first_line = field<std::int32_t>(block, l.code_firstlineno);
+  if (codes_.size() >= kMaxCodes) codes_.clear();
+  return &codes_.emplace(address, std::move(c)).first->second;
+}
+
+Result<ThreadStack> StackReader::thread(std::uint64_t tstate) {
+  const auto& l = layout_;
+  ThreadStack t;
+  auto id = pointer(tstate + l.tstate_thread_id);
+  auto native = id ? pointer(tstate + l.tstate_native_thread_id) : id;
+  if (!native) return tl::unexpected(native.error());
+  t.thread_id = *id;
+  t.native_id = *native;
+  Result<std::uint64_t> frame = 0;
+  if (l.tstate_current_frame) {
+    frame = pointer(tstate + *l.tstate_current_frame);
+  } else {
+    const auto cframe = pointer(tstate + l.tstate_cframe.value_or(0));
+    if (!cframe) return tl::unexpected(cframe.error());
+    if (*cframe == 0) return t;  // a thread that has not started running Python
+    frame = pointer(*cframe + l.cframe_current_frame.value_or(0));
+  }
+  if (!frame) return tl::unexpected(frame.error());
+  std::string block(std::max({l.frame_code, l.frame_previous, l.frame_instr, l.frame_owner}) + 8,
+                    '\0');
+  std::unordered_set<std::uint64_t> seen;
+  for (auto f = *frame; f != 0;) {
+    if (!seen.insert(f).second) return fail("the frames of a thread loop at", hex(f));
+    if (seen.size() > kMaxFrames * 4) return fail("absurdly many frames in a thread");
+    if (auto ok = memory_.read(f, block.data(), block.size()); !ok)
+      return tl::unexpected(ok.error());
+    const auto owner = static_cast<unsigned char>(block[l.frame_owner]);
+    const auto previous = field<std::uint64_t>(block, l.frame_previous);
+    if (l.frame_owner_cstack >= 0 && owner == l.frame_owner_cstack) {
+      f = previous;  // the C stack's entry frame: no code of its own (3.12+)
+      continue;
+    }
+    if (t.frames.size() >= kMaxFrames) {
+      t.truncated = true;
+      break;
+    }
+    const auto code_address = field<std::uint64_t>(block, l.frame_code);
+    if (code_address == 0) return fail("a frame without code at", hex(f));
+    auto c = code(code_address);
+    if (!c) return tl::unexpected(c.error());
+    const auto instr = field<std::uint64_t>(block, l.frame_instr);
+    const auto start = code_address + l.code_adaptive;
+    // CPython's _PyInterpreterFrame_LASTI: code units from the first instruction.
+    const auto index = (static_cast<std::int64_t>(instr - start)) / 2;
+    auto line = line_of((*c)->linetable, (*c)->first_line, index);
+    if (!line) return tl::unexpected(line.error());
+    Frame out;
+    out.function = (*c)->function;
+    out.file = (*c)->file;
+    out.line = line->value_or(0);
+    t.frames.push_back(std::move(out));
+    f = previous;
+  }
+  return t;
+}
+
+Result<std::vector<ThreadStack>> StackReader::read() {
+  std::vector<ThreadStack> out;
+  auto interp = pointer(runtime_ + layout_.runtime_interpreters_head);
+  if (!interp) return tl::unexpected(interp.error());
+  if (*interp == 0) return fail("no interpreter yet (or any more) in _PyRuntime");
+  std::unordered_set<std::uint64_t> seen;
+  for (std::size_t n = 0; *interp != 0; ++n) {
+    if (n >= kMaxInterpreters) return fail("absurdly many interpreters in _PyRuntime");
+    if (!seen.insert(*interp).second) return fail("the interpreters loop at", hex(*interp));
+    auto tstate = pointer(*interp + layout_.interp_threads_head);
+    if (!tstate) return tl::unexpected(tstate.error());
+    while (*tstate != 0) {
+      if (out.size() >= kMaxThreads) return fail("absurdly many threads in the interpreter");
+      if (!seen.insert(*tstate).second) return fail("the threads loop at", hex(*tstate));
+      auto t = thread(*tstate);
+      if (!t) return tl::unexpected(t.error());
+      out.push_back(std::move(*t));
+      tstate = pointer(*tstate + layout_.tstate_next);
+      if (!tstate) return tl::unexpected(tstate.error());
+    }
+    interp = pointer(*interp + layout_.interp_next);
+    if (!interp) return tl::unexpected(interp.error());
+  }
+  return out;
+}
+
+}  // namespace dltune::pystack
