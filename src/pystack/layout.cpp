@@ -10,10 +10,11 @@ namespace dltune::pystack {
 
 namespace {
 
-// An offset: a whole number in [0, 4096) (no CPython structure we read is larger).
+// An offset: a whole number in [0, 65536) (PyInterpreterState, the largest structure we read into,
+// is some 8 KiB in 3.13).
 Result<std::uint64_t> offset(const toml::table& t, std::string_view key, const std::string& row) {
   const auto* n = t[key].as_integer();  // not value<>: a float is converted unchecked (toml++)
-  if (n == nullptr || n->get() < 0 || n->get() >= 4096)
+  if (n == nullptr || n->get() < 0 || n->get() >= 65536)
     return fail(fmt::format("missing or absurd '{}' (an offset) in", key), row);
   return static_cast<std::uint64_t>(n->get());
 }
