@@ -133,15 +133,16 @@ class Loader {
       else
         entries.push_back(e);
     }
-    for (const auto& key : p.drops) {
+    for (std::size_t i = 0; i < p.drops.size(); ++i) {
+      const auto& key = p.drops[i];
       auto it = std::find_if(entries.begin(), entries.end(),
                              [&](const ProfileEntry& m) { return m.key == key; });
       // A drop of something no included profile sets is most likely a misspelt key.
+      const int line = i < p.drop_lines.size() ? p.drop_lines[i] : 0;
       if (it == entries.end())
         return fail(
-            fmt::format("{}: setting \"{}\": drop = true, but no included profile sets "
-                        "it",
-                        src.label, key));
+            fmt::format("{}{}: setting \"{}\": drop = true, but no included profile sets it",
+                        src.label, line > 0 ? fmt::format(":{}", line) : "", key));
       entries.erase(it);
     }
     merged_.chain.push_back(p.name);
@@ -189,6 +190,7 @@ Result<Profile> load_profile(std::string_view name_or_path, const host::Root& ro
   merged.includes = top->includes;
   merged.include_lines = top->include_lines;
   merged.drops = top->drops;
+  merged.drop_lines = top->drop_lines;
   return merged;
 }
 

@@ -60,6 +60,7 @@ struct Profile {
   std::vector<std::string> includes;
   std::vector<int> include_lines;  // the line of each include (0: unknown)
   std::vector<std::string> drops;
+  std::vector<int> drop_lines;  // the line of each drop's table (0: unknown)
   [[nodiscard]] const ProfileEntry* find(std::string_view key) const;
 };
 

@@ -304,6 +304,7 @@ Result<Profile> parse_profile(std::string_view toml_text, std::string_view origi
     }
     if (!*entry) {
       p.drops.push_back(key);
+      p.drop_lines.push_back(static_cast<int>(k->source().begin.line));
       continue;
     }
     (*entry)->origin = p.name;

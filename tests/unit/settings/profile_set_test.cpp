@@ -92,6 +92,13 @@ TEST_F(ProfileSet, ALoopAndAMissingParentAreErrorsAtFileAndLine) {
   EXPECT_NE(missing.find("/etc/dltune/profiles/orphan.toml:5: include \"nope\""), std::string::npos)
       << missing;
   EXPECT_NE(missing.find("no such profile"), std::string::npos) << missing;
+
+  profile("dropper",
+          "[profile]\ninclude = \"defaults\"\n\n[settings.\"vm.swapiness\"]\ndrop = true\n");
+  const auto drop = error_of(load("dropper"));
+  EXPECT_NE(drop.find("/etc/dltune/profiles/dropper.toml:4: setting \"vm.swapiness\""),
+            std::string::npos)
+      << drop;
 }
 
 TEST_F(ProfileSet, SetOverridesInPlaceAndAdds) {
