@@ -155,3 +155,35 @@ TEST(ProfilesCli, SetOverridesTheProfileAndSaysSo) {
   for (const auto& i : plan["items"])
     if (i["key"] == "vm.swappiness") EXPECT_EQ(i["origin"], "--set");
 }
+
+TEST(ProfilesCli, CheckAndTuneSayWhichProfileEachSettingComesFrom) {
+  const auto file = fs::path(::testing::TempDir()) / "thp-always.toml";
+  std::ofstream(file) << "[profile]\ninclude = \"training\"\n\n[settings.\"thp.enabled\"]\n"
+                         "value = \"always\"\n";
+  const auto root = fixture("gpu8-numa2-cgv2");
+  const auto c = run({DLTUNE_BINARY, "check", "--json", "-p", file.string(), "--root", root});
+  ASSERT_LE(c.exit_code, 2) << c.err;
+  const auto doc = json::parse(c.out);
+  EXPECT_EQ(doc["profile_chain"], json::array({"training", "thp-always"}));
+  int own = 0, inherited = 0;
+  for (const auto& f : doc["findings"]) {
+    if (f["id"] == "thp.enabled") {
+      EXPECT_EQ(f["origin"], file.string());
+      ++own;
+    } else if (f["id"] == "vm.swappiness") {
+      EXPECT_EQ(f["origin"], "training");
+      ++inherited;
+    }
+  }
+  EXPECT_EQ(own, 1);
+  EXPECT_EQ(inherited, 1);
+  const auto text = run({DLTUNE_BINARY, "check", "-v", "-p", file.string(), "--root", root,
+                         "--only", "thp.enabled,vm.swappiness"});
+  EXPECT_NE(text.out.find("from: " + file.string()), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("from: training"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("why: (no reason given)"), std::string::npos) << text.out;
+
+  const auto plan = run({DLTUNE_BINARY, "tune", "--root", root, "plan", "-p", file.string()});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("from " + file.string()), std::string::npos) << plan.out;
+}
