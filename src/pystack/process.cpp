@@ -195,7 +195,8 @@ Result<PythonProcess> PythonProcess::attach(const host::Root& root, pid_t pid) {
 
 Result<std::vector<ThreadStack>> PythonProcess::sample() {
   auto stacks = reader_.read();
-  if (!stacks && gone(pid_)) return tl::unexpected(exited(pid_));
+  if (!stacks && (stacks.error().errno_ == ESRCH || gone(pid_)))
+    return tl::unexpected(exited(pid_));
   return stacks;
 }
 

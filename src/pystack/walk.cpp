@@ -119,7 +119,8 @@ Result<std::uint64_t> StackReader::pointer(std::uint64_t address) const {
 
 Result<std::string> StackReader::text(std::uint64_t address) const {
   if (address == 0) return fail("a null string pointer");
-  std::string head(std::max(layout_.unicode_compact_data, layout_.unicode_ascii_data), '\0');
+  // The PyASCIIObject header only: a short ASCII string ends right after it.
+  std::string head(layout_.unicode_ascii_data, '\0');
   if (auto ok = memory_.read(address, head.data(), head.size()); !ok)
     return tl::unexpected(ok.error());
   const auto state = field<std::uint32_t>(head, layout_.unicode_state);
