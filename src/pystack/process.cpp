@@ -120,6 +120,9 @@ Result<PythonProcess> PythonProcess::attach(const host::Root& root, pid_t pid) {
   const auto text = root.read(maps_path);
   if (!text) {
     if (text.error().errno_ == ESRCH) return tl::unexpected(exited(pid));
+    // /proc/PID/maps asks for the same ptrace read access as its memory.
+    if (text.error().errno_ == EACCES || text.error().errno_ == EPERM)
+      return fail(permission_note(root, pid), {}, EPERM);
     return tl::unexpected(text.error());
   }
   if (!*text) return fail(fmt::format("no process {}", pid));
