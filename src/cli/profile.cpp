@@ -4,6 +4,7 @@
 //   dltune profile [--run ARG]... -- COMMAND...     launch through `dltune run`, then judge it
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -133,8 +134,38 @@ class ProfileCommand : public Command {
     if (!job) return failed(job.error());
     nlohmann::json extra = nlohmann::json::object();
     if (pid_ != 0) judge_environment_of(pid_, extra, job->notes);
+    if (job->python) python_evidence(*job->python, extra, job->notes);
     return judge(job->windows, 0, fmt::format("{}, sampled for {:.1f} s", what, job->seconds),
                  std::move(job->notes), std::move(extra), std::string());
+  }
+
+  // What the main thread's Python stacks showed: JSON "python" and one note with the shares of
+  // the activities and the most frequent stack.
+  static void python_evidence(const diagnose::PyMainSampler::Summary& py, nlohmann::json& extra,
+                              std::vector<std::string>& notes) {
+    const auto& table = diagnose::builtin_py_activities();
+    if (!table || py.samples == 0) return;
+    extra["python"] = diagnose::python_json(py, *table);
+    std::vector<std::pair<std::size_t, std::string>> parts;
+    for (std::size_t i = 0; i < py.by_activity.size(); ++i)
+      if (py.by_activity[i] > 0)
+        parts.emplace_back(py.by_activity[i],
+                           i < table->list.size() ? table->list[i].label : "other Python work");
+    std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a > b; });
+    std::string shares;
+    for (const auto& [n, label] : parts) {
+      const double pct = 100.0 * static_cast<double>(n) / static_cast<double>(py.samples);
+      shares += fmt::format("{}{} {}", shares.empty() ? "" : ", ", label,
+                            pct < 1 ? std::string("<1%") : fmt::format("{:.0f}%", pct));
+    }
+    std::string top;
+    if (!py.top_stacks.empty())
+      top = fmt::format(
+          "; most often ({:.0f}%): {}",
+          100.0 * static_cast<double>(py.top_stacks[0].second) / static_cast<double>(py.samples),
+          py.top_stacks[0].first);
+    notes.push_back(fmt::format("the main thread's Python stacks ({}, {} read): {}{}",
+                                py.interpreter, py.samples, shares, top));
   }
 
   // The job's NCCL, CUDA, PyTorch and thread variables (its /proc/PID/environ) against this

@@ -351,7 +351,7 @@ const Result<Rules>& builtin_rules() {
   return kRules;
 }
 
-void WindowBuilder::add(monitor::Sample&& s) {
+void WindowBuilder::add(monitor::Sample&& s, const PyTally* py) {
   const monitor::Process* main = nullptr;
   std::size_t workers = 0, children = 0;
   for (const auto& p : s.processes) {
@@ -379,6 +379,8 @@ void WindowBuilder::add(monitor::Sample&& s) {
     if (m.has_rates) {
       w_.wall_ns.push_back(s.wall_ns);
       w_.samples.push_back(signals_of(m));
+      if (const auto& table = builtin_py_activities(); py != nullptr && table)
+        set_py_signals(w_.samples.back(), *py, *table);
     }
   }
   previous_ = std::move(s);
@@ -478,7 +480,7 @@ monitor::Sample rerooted(const monitor::Sample& s, pid_t rank) {
   return out;
 }
 
-void JobWindows::add(monitor::Sample&& s) {
+void JobWindows::add(monitor::Sample&& s, const PyTally* py) {
   for (pid_t r : ranks_of(s)) ranks_.try_emplace(r);
   for (auto& [rank, b] : ranks_) {
     const pid_t pid = rank;  // clang 14 cannot capture a structured binding
@@ -492,7 +494,7 @@ void JobWindows::add(monitor::Sample&& s) {
     }
     b.add(std::move(mine));
   }
-  job_.add(std::move(s));
+  job_.add(std::move(s), py);
 }
 
 std::size_t steady_start(const Window& w, std::int64_t skip_ns) {

@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "diagnose/py_activity.hpp"
 #include "diagnose/signals.hpp"
 #include "monitor/sample.hpp"
 
@@ -109,7 +110,9 @@ struct JobSeen {
 // Builds a Window sample by sample: each Sample's Model against the one before it.
 class WindowBuilder {
  public:
-  void add(monitor::Sample&& s);
+  // `py`: the main thread's Python stacks over the interval that ends with `s`, when they were
+  // read (the py.* signals).
+  void add(monitor::Sample&& s, const PyTally* py = nullptr);
   // The job (a rank) is gone: later samples are not its own (its window ends here).
   void end() { job_.main_gone = job_.main != 0; }
   [[nodiscard]] const Window& window() const { return w_; }
@@ -139,7 +142,9 @@ class WindowBuilder {
 // The windows of a job and, under a launcher, of each of its ranks.
 class JobWindows {
  public:
-  void add(monitor::Sample&& s);
+  // `py`: the job's main process's Python stacks over the interval (the job's window only: a
+  // launcher's ranks are not read).
+  void add(monitor::Sample&& s, const PyTally* py = nullptr);
   [[nodiscard]] const WindowBuilder& job() const { return job_; }
   [[nodiscard]] const std::map<pid_t, WindowBuilder>& ranks() const { return ranks_; }
 

@@ -368,6 +368,17 @@ ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& re
   ::sigemptyset(&stop);
   for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&stop, s);
   ::pthread_sigmask(SIG_BLOCK, &stop, &old);
+  // The main process's Python stacks, on a thread of its own (started with the signals above
+  // blocked, so that they still come to sigtimedwait here).
+  std::unique_ptr<PyMainSampler> py;
+  if (!group && request.python_interval_ns > 0) {
+    auto started = PyMainSampler::start(root, request.pid, request.python_interval_ns);
+    if (started)
+      py = std::move(*started);
+    else
+      live.notes.push_back(fmt::format("no Python stacks: {}; judged on the system's signals alone",
+                                       started.error().message()));
+  }
   const auto start = now_ns(CLOCK_MONOTONIC);
   bool interrupted = false;
   int gone = 0;
@@ -383,7 +394,12 @@ ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& re
         std::any_of(s.processes.begin(), s.processes.end(), [](const auto& p) {
           return p.role == monitor::Role::kMain && p.state != 'Z' && p.state != 'X';
         });
-    live.windows.add(std::move(s));
+    if (py) {
+      const auto tally = py->take();
+      live.windows.add(std::move(s), &tally);
+    } else {
+      live.windows.add(std::move(s));
+    }
     for (auto& n : (*sampler)->take_notices()) live.notes.push_back(std::move(n));
     gone = has_main ? 0 : gone + 1;
     if (gone >= 2 || (live.windows.job().job().main == 0 && gone >= 1)) break;  // the job ended
@@ -406,6 +422,13 @@ ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& re
   for (timespec zero{}; ::sigtimedwait(&stop, nullptr, &zero) > 0;) interrupted = true;
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (interrupted) live.notes.push_back("stopped early by a signal: judged on what was seen");
+  if (py) {
+    py->stop();
+    live.python = py->summary();
+    if (live.python->samples == 0)
+      live.notes.push_back(fmt::format("no Python stack of the main thread could be read ({})",
+                                       live.python->last_error));
+  }
   if (live.windows.job().job().main == 0)
     return failure(
         false,
@@ -413,6 +436,26 @@ ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& re
               : fmt::format("--pid {}: the process ended before it could be sampled", request.pid));
   live.seconds = static_cast<double>(now_ns(CLOCK_MONOTONIC) - start) / 1e9;
   return live;
+}
+
+nlohmann::json python_json(const PyMainSampler::Summary& summary, const PyActivities& activities) {
+  nlohmann::json j;
+  j["interpreter"] = summary.interpreter;
+  j["samples"] = summary.samples;
+  j["skipped"] = summary.skipped;
+  nlohmann::json shares = nlohmann::json::object();
+  for (std::size_t i = 0; i < summary.by_activity.size(); ++i) {
+    const std::string id = i < activities.list.size() ? activities.list[i].id : "other";
+    shares[id] = summary.samples == 0 ? 0.0
+                                      : static_cast<double>(summary.by_activity[i]) /
+                                            static_cast<double>(summary.samples);
+  }
+  j["activities"] = shares;
+  nlohmann::json top = nlohmann::json::array();
+  for (const auto& [stack, count] : summary.top_stacks)
+    top.push_back({{"stack", stack}, {"samples", count}});
+  j["top_stacks"] = top;
+  return j;
 }
 
 }  // namespace dltune::diagnose

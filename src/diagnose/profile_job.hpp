@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "diagnose/bottleneck.hpp"
+#include "diagnose/py_sampler.hpp"
 #include "host/root.hpp"
 #include "monitor/sampler.hpp"
 
@@ -90,12 +91,22 @@ struct LiveRequest {
   monitor::SamplerOptions sampler;  // its scope is `pid`'s tree
   // Called once the sampler is open, before the first sample.
   std::function<void()> on_start;
+  // The main process's Python stacks read from outside every this often (py.* signals); 0: not
+  // read. Only with `pid` (not a cgroup's job).
+  std::int64_t python_interval_ns = 10'000'000;
 };
 struct LiveJob {
   JobWindows windows;
   std::vector<std::string> notes;
   double seconds = 0;  // how long it was sampled
+  // What the main process's Python stacks showed, when they could be read (else a note says why).
+  std::optional<PyMainSampler::Summary> python;
 };
+
+// `summary` as the profile's JSON "python" object (docs/profile.md): the interpreter, the samples,
+// the share of each activity and the top stacks.
+[[nodiscard]] nlohmann::json python_json(const PyMainSampler::Summary& summary,
+                                         const PyActivities& activities);
 // A duration shorter than two intervals is bad input, named as --duration.
 // Samples `pid` and its descendants (or the request's cgroup) every interval until the duration
 // is over, the job ends (its main process gone from two samples, or its group gone), or SIGINT,

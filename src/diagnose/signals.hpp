@@ -68,7 +68,16 @@ enum class Signal : std::size_t {
   kCgroupFailcnt,      // cgroup.failcnt: times per second the group hit its memory limit
   kCgroupRefaultFile,  // cgroup.refault_file: page-cache refaults per second in the group
   kCgroupOomKills,     // cgroup.oom_kills: in the sample's interval
-  kSuggestWorkers,     // suggest.workers: workers + the whole idle CPUs (at least one more)
+  // From the main thread's Python stacks read from outside (diagnose/py_activity.hpp), where
+  // they could be read: absent otherwise.
+  kPySamples,       // py.samples: the main thread's stacks read in the interval
+  kPyLoading,       // py.loading: share of its stacks on a CPU that load and decode data
+  kPyModel,         // py.model: share of its stacks on a CPU in the model
+  kPyPython,        // py.python: share of its stacks on a CPU in other Python work
+  kPyWaitData,      // py.wait_data: share of its stacks waiting for the DataLoader's workers
+  kPySync,          // py.sync: share of its stacks in a synchronising call
+  kPyLogging,       // py.logging: share of its stacks logging or checkpointing
+  kSuggestWorkers,  // suggest.workers: workers + the whole idle CPUs (at least one more)
   kCount
 };
 inline constexpr std::size_t kSignalCount = static_cast<std::size_t>(Signal::kCount);

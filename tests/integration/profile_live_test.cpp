@@ -219,6 +219,76 @@ TEST(ProfileLive, AHeavyModelWithCheapDataIsComputeBoundByPid) {
   EXPECT_EQ(verdict_of(j), "compute-bound-cpu") << explain(r);
   EXPECT_TRUE(j["result"]["healthy"].get<bool>());
   for (const auto& a : j["also"]) EXPECT_NE(a["verdict"], "input-bound") << explain(r);
+  // Its main thread's Python stacks were read: the model, not the data, held it.
+  ASSERT_TRUE(j.contains("python")) << explain(r);
+  EXPECT_GT(j["python"]["samples"].get<int>(), 100) << j["python"].dump();
+  EXPECT_GT(j["python"]["activities"]["model"].get<double>(),
+            j["python"]["activities"]["loading"].get<double>())
+      << j["python"].dump();
+}
+
+// Waits (bounded) until the process has mapped libtorch and then for `settle`: training has
+// begun (a job without DataLoader workers has no child to wait for).
+bool wait_for_torch(pid_t pid, std::chrono::seconds settle) {
+  for (int i = 0; i < 600; ++i) {
+    std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+    const std::string text((std::istreambuf_iterator<char>(maps)),
+                           std::istreambuf_iterator<char>());
+    if (text.empty()) return false;  // gone
+    if (text.find("libtorch_cpu") != std::string::npos) {
+      std::this_thread::sleep_for(settle);
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+TEST(ProfileLive, HeavyDecodingWithoutWorkersIsInputLoadingInTheMainProcess) {
+  // num_workers=0: the main process decodes every sample itself. The OS alone sees a main thread
+  // on a CPU all the time (compute-bound); its Python stacks show where that time goes.
+  Group job({kPython, kJob, "--workers", "0", "--decode", "40", "--seconds", "40"});
+  ASSERT_TRUE(wait_for_torch(job.pid(), std::chrono::seconds(3))) << "the job did not start";
+  const auto r = profile_pid(job.pid());
+  const auto j = profile_of(r);
+  EXPECT_EQ(r.exit_code, 0) << explain(r);
+  EXPECT_EQ(verdict_of(j), "input-in-main") << explain(r);
+  ASSERT_TRUE(j.is_object()) << explain(r);
+  EXPECT_EQ(j["result"]["verdict"], "input-bound");
+  const auto action = j["result"]["action"].get<std::string>();
+  EXPECT_TRUE(action.find("Set num_workers to") != std::string::npos ||
+              action.find("No CPU is idle") != std::string::npos)
+      << action;
+  ASSERT_TRUE(j.contains("python")) << explain(r);
+  const auto& py = j["python"];
+  EXPECT_EQ(py["interpreter"].get<std::string>().rfind("CPython 3.", 0), 0u) << py.dump();
+  EXPECT_GT(py["activities"]["loading"].get<double>(), 0.4) << py.dump();
+  ASSERT_FALSE(py["top_stacks"].empty());
+  // The most frequent stack ends in the dataset's __getitem__, under the DataLoader's fetcher.
+  const auto top = py["top_stacks"][0]["stack"].get<std::string>();
+  EXPECT_NE(top.find("fetch.py:"), std::string::npos) << top;
+  EXPECT_NE(top.find("Samples.__getitem__"), std::string::npos) << top;
+  // The text names the stacks in a note.
+  const auto text = run({DLTUNE_BINARY, "profile", "--no-gpus", "--pid", std::to_string(job.pid()),
+                         "--duration", "3s"},
+                        {}, 60);
+  EXPECT_NE(text.out.find("Input loading in the main process"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("the main thread's Python stacks (CPython 3."), std::string::npos)
+      << text.out;
+}
+
+TEST(ProfileLive, ANonPythonJobIsJudgedWithoutStacksAndSaysWhy) {
+  Group job({"/bin/sh", "-c", "while :; do :; done"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto r = profile_pid(job.pid(), "2s");
+  EXPECT_EQ(r.exit_code, 0) << explain(r);
+  const auto j = profile_of(r);
+  ASSERT_TRUE(j.is_object()) << explain(r);
+  EXPECT_FALSE(j.contains("python")) << j.dump();
+  bool said = false;
+  for (const auto& n : j["notes"])
+    said = said || n.get<std::string>().find("no Python stacks: ") != std::string::npos;
+  EXPECT_TRUE(said) << j["notes"].dump();
 }
 
 TEST(ProfileLive, AStressNgHogOnTheSameCpusIsCpuContention) {

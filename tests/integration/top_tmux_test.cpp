@@ -368,7 +368,7 @@ TEST_F(TopTmux, ReplayStepsThroughSamplesWithTheLiveViewsKeys) {
       << screen();
   keys({"h"});
   EXPECT_TRUE(wait_for([](const std::string& s) {
-    return has(s, "(record --replay) the previous");
+    return has(s, "record --replay: the previous");
   })) << screen();
   keys({"x"});
   keys({"q"});

@@ -443,3 +443,37 @@ TEST(BottleneckLevers, BadLeversAreErrorsThatNameTheLeverAndTheKey) {
             std::string::npos);
   EXPECT_NE(err(rule + lever + lever).find("the id is used twice"), std::string::npos);
 }
+
+// The Python stacks' signals: the main process loading its own data (num_workers=0) is named as
+// such where the OS signals alone said compute-bound; a step of Python outside the model and a
+// blocking call have their own verdicts; without the stacks the OS verdict stays.
+TEST(BottleneckVerdicts, ThePythonStacksNameLoadingInTheMainProcess) {
+  auto no_workers = host({{"workers.count", 0}, {"workers.cpu", 0}});
+  EXPECT_EQ(judge(window(no_workers)).verdict.rule, "compute-bound-cpu") << "no stacks: as before";
+  auto loading = no_workers;
+  loading["py.samples"] = 25;
+  loading["py.loading"] = 0.8;
+  loading["py.model"] = 0.15;
+  loading["py.python"] = 0.05;
+  const auto p = judge(window(loading));
+  EXPECT_EQ(p.verdict.rule, "input-in-main");
+  EXPECT_EQ(p.verdict.verdict, "input-bound");
+  EXPECT_NE(p.verdict.title.find("main process"), std::string::npos) << p.verdict.title;
+  EXPECT_NE(p.verdict.action.find("num_workers to 1"), std::string::npos) << p.verdict.action;
+  // The model dominating: compute-bound stays.
+  auto model = no_workers;
+  model["py.samples"] = 25;
+  model["py.loading"] = 0.1;
+  model["py.model"] = 0.85;
+  model["py.python"] = 0.05;
+  EXPECT_EQ(judge(window(model)).verdict.rule, "compute-bound-cpu");
+  // Python outside the model.
+  auto python = model;
+  python["py.model"] = 0.2;
+  python["py.python"] = 0.7;
+  EXPECT_EQ(judge(window(python)).verdict.rule, "python-bound");
+  // A synchronising call in every step.
+  auto sync = model;
+  sync["py.sync"] = 0.3;
+  EXPECT_EQ(judge(window(sync)).verdict.rule, "blocking-call");
+}
