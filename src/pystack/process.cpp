@@ -122,7 +122,7 @@ Result<PythonProcess> PythonProcess::attach(const host::Root& root, pid_t pid) {
     if (text.error().errno_ == ESRCH) return tl::unexpected(exited(pid));
     // /proc/PID/maps asks for the same ptrace read access as its memory.
     if (text.error().errno_ == EACCES || text.error().errno_ == EPERM)
-      return fail(permission_note(root, pid), {}, EPERM);
+      return fail(permission_note(root, pid));  // says why; no strerror after it
     return tl::unexpected(text.error());
   }
   if (!*text) return fail(fmt::format("no process {}", pid));
@@ -170,7 +170,7 @@ Result<PythonProcess> PythonProcess::attach(const host::Root& root, pid_t pid) {
   const auto first = version_address ? *version_address : found.runtime;
   if (auto ok = memory.read(first, &probe, sizeof probe); !ok) {
     if (ok.error().errno_ == EPERM || ok.error().errno_ == EACCES)
-      return fail(permission_note(root, pid), {}, EPERM);
+      return fail(permission_note(root, pid));  // says why; no strerror after it
     if (ok.error().errno_ == ESRCH || gone(pid)) return tl::unexpected(exited(pid));
     return tl::unexpected(ok.error());
   }

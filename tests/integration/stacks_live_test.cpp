@@ -233,10 +233,8 @@ TEST(StacksLive, NotPythonUnknownVersionNoProcessAndNoPermissionAreSaid) {
     const auto denied = run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                              DLTUNE_BINARY, "stacks", "--pid", std::to_string(p.pid)});
     EXPECT_EQ(denied.exit_code, 1) << denied.err;
-    EXPECT_NE(denied.err.find("reading PID " + std::to_string(p.pid) +
-                              "'s memory needs root (it runs as uid 0, you are uid 65534)"),
-              std::string::npos)
-        << denied.err;
+    EXPECT_EQ(denied.err, "dltune stacks: reading PID " + std::to_string(p.pid) +
+                              "'s memory needs root (it runs as uid 0, you are uid 65534)\n");
   }
 }
 
