@@ -98,6 +98,9 @@ struct ProcessModel {
   std::optional<double> run_queue_pct;  // schedstat wait: % of the interval waiting for a CPU
   std::optional<double> on_cpu_pct;     // schedstat run: % of the interval on a CPU (main thread)
   std::optional<double> voluntary_switches_s, involuntary_switches_s;
+  // The function its main thread's Python stack is in now, "Samples.__getitem__ train.py:64",
+  // where a live view read it (top --pid: tui/py_functions.hpp); empty otherwise.
+  std::string python_frame;
 };
 
 struct GpuProcessModel {

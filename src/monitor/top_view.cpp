@@ -561,7 +561,8 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options, Top
     if (options.sort == TopSort::kTree)
       if (auto it = depth.find(p.ppid); it != depth.end()) d = std::min(it->second + 1, 4);
     depth[p.pid] = d;
-    const std::string cmd = p.cmdline.empty() ? fmt::format("[{}]", p.comm) : p.cmdline;
+    std::string cmd = p.cmdline.empty() ? fmt::format("[{}]", p.comm) : p.cmdline;
+    if (!p.python_frame.empty()) cmd = fmt::format("py {} | {}", p.python_frame, cmd);
     std::string rates =
         p.has_rates ? fmt::format("{:>6.1f} {:>5.1f} {:>5} {:>6} {:>7}", p.cpu_pct, p.system_pct,
                                   p.run_queue_pct ? fmt::format("{:.1f}", *p.run_queue_pct)

@@ -16,6 +16,7 @@
 
 #include "core/clock.hpp"
 #include "core/text.hpp"
+#include "tui/py_functions.hpp"
 #include "tui/screen.hpp"
 #include "tui/sparkline.hpp"
 #include "tui/top_keys.hpp"
@@ -177,7 +178,13 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
       return failed(false, ok.error());
     }
     for (auto& n : sampler.take_notices()) notices.push_back(std::move(n));
-    print_plain(monitor::Model::from(current, &previous), settings, notices, "");
+    auto once = monitor::Model::from(current, &previous);
+    if (settings.job) {
+      PythonFunctions python{host::Root()};
+      python.fill(once);
+      if (auto n = python.take_note(); !n.empty()) notices.push_back(std::move(n));
+    }
+    print_plain(once, settings, notices, "");
     return {};
   }
   std::string why;
@@ -190,6 +197,9 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
   TopUi ui;
   History history;
   auto model = monitor::Model::from(previous, nullptr);
+  // A job's view: each of its Python processes' current function, read from outside.
+  std::optional<PythonFunctions> python;
+  if (settings.job) python.emplace(host::Root());
   monitor::RankWatch ranks;  // the straggler of a distributed job, over the last 10 s
   const auto remember = [&history, &settings](const monitor::Model& m) {
     std::vector<std::optional<double>> util;
@@ -253,6 +263,10 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
         }
         for (auto& n : sampler.take_notices()) notices.push_back(std::move(n));
         model = monitor::Model::from(current, &previous);
+        if (python) {
+          python->fill(model);
+          if (auto n = python->take_note(); !n.empty()) notices.push_back(std::move(n));
+        }
         ranks.add(model);
         remember(model);
         std::swap(previous, current);
