@@ -34,6 +34,7 @@ std::string dump_text(const Interpreter& interpreter, pid_t pid,
 nlohmann::ordered_json dump_json(const Interpreter& interpreter, pid_t pid,
                                  const std::vector<ThreadStack>& threads) {
   nlohmann::ordered_json j;
+  j["schema"] = "dltune.stacks/1";
   j["pid"] = pid;
   j["python"] = version_text(interpreter);
   j["interpreter"] = interpreter.path;
