@@ -103,6 +103,8 @@ class ProfileCommand : public Command {
                      std::vector<std::string> notes = {}) {
     auto job = diagnose::read_recorded_job(path);
     if (!job) return failed(job.error());
+    for (auto& n : job->notes) notes.push_back(std::move(n));
+    if (job->python) python_evidence(*job->python, extra, notes);
     const std::string source =
         source_name.rfind("job ", 0) == 0 ? source_name : "recording " + source_name;
     return judge(job->windows, job->launched ? diagnose::kLaunchedSkipNs : 0, source,
@@ -141,7 +143,7 @@ class ProfileCommand : public Command {
 
   // What the main thread's Python stacks showed: JSON "python" and one note with the shares of
   // the activities and the most frequent stack.
-  static void python_evidence(const diagnose::PyMainSampler::Summary& py, nlohmann::json& extra,
+  static void python_evidence(const diagnose::PySummary& py, nlohmann::json& extra,
                               std::vector<std::string>& notes) {
     const auto& table = diagnose::builtin_py_activities();
     if (!table || py.samples == 0) return;

@@ -29,6 +29,7 @@ class RecordCommand : public Command {
     options::add_flag(*sub_, "--once", once_);
     options::add_choice(*sub_, "--sort", sort_, tui::sort_names());
     options::add_flag(*sub_, "-q,--quiet", quiet_);
+    options::add_flag(*sub_, "--no-stacks", no_stacks_);
     sub_->prefix_command();
     sub_->footer("COMMAND and its arguments come after -- (or after the last option).");
   }
@@ -70,6 +71,7 @@ class RecordCommand : public Command {
     setup.command = command;
     setup.scope = command.empty() ? monitor::describe(*scope) : "tree of " + command.front();
     setup.collect = collect_options();
+    setup.python_interval_ns = no_stacks_ ? 0 : kRecordPythonIntervalNs;
     setup.notice = [](const std::string& n) { fmt::print(stderr, "dltune record: {}\n", n); };
     auto session = store::RecordSession::create(setup);
     if (!session) return refuse(session.error().message());
@@ -136,7 +138,7 @@ class RecordCommand : public Command {
   SamplingFlags flags_;
   std::string output_, replay_, sort_;
   std::optional<std::int64_t> duration_ns_, at_ns_;
-  bool force_ = false, once_ = false, quiet_ = false;
+  bool force_ = false, once_ = false, quiet_ = false, no_stacks_ = false;
 };
 
 }  // namespace

@@ -48,6 +48,7 @@ store::JobRecording job_recording(const std::string& path, bool force, std::int6
   recording.setup.force = force;
   recording.setup.interval_ns = interval_ns;
   recording.setup.collect = collect_options();
+  recording.setup.python_interval_ns = kRecordPythonIntervalNs;
   recording.setup.notice = [who](const std::string& n) { fmt::print(stderr, "{}: {}\n", who, n); };
   recording.sampler = sampler_options({}, interval_ns, gpus);
   recording.quiet = quiet;

@@ -338,8 +338,27 @@ ProfileResult<RecordedJob> read_recorded_job(const std::string& path) {
   auto rec = store::Recording::open(path);
   if (!rec) return tl::unexpected(ProfileFailure{true, rec.error()});
   RecordedJob job;
+  // The main thread's Python stacks per interval, by the sample that ends each interval.
+  std::optional<store::PythonStacks> stacks;
+  if (auto doc = (*rec)->document("python_stacks"); doc && *doc) {
+    auto parsed = store::PythonStacks::from_json(**doc);
+    if (parsed)
+      stacks = std::move(*parsed);
+    else
+      job.notes.push_back("the recording's Python stacks could not be read: " +
+                          parsed.error().message());
+  }
+  std::map<std::int64_t, PyTally> tallies;
+  const auto& table = builtin_py_activities();
+  if (stacks && table) {
+    StackActivities names(*table);
+    for (const auto& iv : stacks->intervals)
+      tallies.emplace(iv.wall_ns, names.tally(iv, [&](int id) { return stacks->frames_of(id); }));
+    job.python = summary_of(*stacks, *table);
+  }
   auto walked = (*rec)->for_each(0, (*rec)->size(), [&](std::size_t, monitor::Sample&& s) {
-    job.windows.add(std::move(s));
+    const auto it = tallies.find(s.wall_ns);
+    job.windows.add(std::move(s), it == tallies.end() ? nullptr : &it->second);
     return Result<void>{};
   });
   if (!walked) return tl::unexpected(ProfileFailure{false, walked.error()});
@@ -395,7 +414,7 @@ ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& re
           return p.role == monitor::Role::kMain && p.state != 'Z' && p.state != 'X';
         });
     if (py) {
-      const auto tally = py->take();
+      const auto tally = py->take(s.wall_ns);
       live.windows.add(std::move(s), &tally);
     } else {
       live.windows.add(std::move(s));
@@ -438,7 +457,7 @@ ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& re
   return live;
 }
 
-nlohmann::json python_json(const PyMainSampler::Summary& summary, const PyActivities& activities) {
+nlohmann::json python_json(const PySummary& summary, const PyActivities& activities) {
   nlohmann::json j;
   j["interpreter"] = summary.interpreter;
   j["samples"] = summary.samples;

@@ -75,6 +75,9 @@ struct JudgeRequest {
 struct RecordedJob {
   JobWindows windows;
   bool launched = false;  // the recording's job was started by dltune (run --record, record CMD)
+  // The main process's Python stacks, when the recording kept them (its "python_stacks").
+  std::optional<PySummary> python;
+  std::vector<std::string> notes;  // why they are not there, where they could not be read
 };
 // The start-up left out of a job dltune launched (imports, worker start-up), by default.
 inline constexpr std::int64_t kLaunchedSkipNs = 5'000'000'000;
@@ -100,13 +103,12 @@ struct LiveJob {
   std::vector<std::string> notes;
   double seconds = 0;  // how long it was sampled
   // What the main process's Python stacks showed, when they could be read (else a note says why).
-  std::optional<PyMainSampler::Summary> python;
+  std::optional<PySummary> python;
 };
 
 // `summary` as the profile's JSON "python" object (docs/profile.md): the interpreter, the samples,
 // the share of each activity and the top stacks.
-[[nodiscard]] nlohmann::json python_json(const PyMainSampler::Summary& summary,
-                                         const PyActivities& activities);
+[[nodiscard]] nlohmann::json python_json(const PySummary& summary, const PyActivities& activities);
 // A duration shorter than two intervals is bad input, named as --duration.
 // Samples `pid` and its descendants (or the request's cgroup) every interval until the duration
 // is over, the job ends (its main process gone from two samples, or its group gone), or SIGINT,

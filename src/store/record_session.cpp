@@ -52,6 +52,19 @@ Result<void> RecordSession::start(const host::Root& root, const monitor::Sampler
   ro.interval_ns = setup_.interval_ns;
   ro.duration_ns = setup_.duration_ns;
   ro.on_notice = setup_.notice;
+  // A job's tree: its main process's Python stacks too, each interval's kept with its sample.
+  if (setup_.python_interval_ns > 0 && options.scope.kind == monitor::Scope::Kind::kTree &&
+      !python_) {
+    auto log = PythonStackLog::start(root, options.scope.pid, setup_.python_interval_ns);
+    if (log) {
+      python_ = std::move(*log);
+      ro.after_sample = [log = python_.get()](std::int64_t wall_ns) {
+        (void)log->close_interval(wall_ns);
+      };
+    } else {
+      notice("no Python stacks: " + log.error().message());
+    }
+  }
   recorder_ = store::Recorder::start(std::move(*sampler), *writer_, std::move(ro));
   return {};
 }
@@ -64,6 +77,11 @@ std::optional<store::RecorderStats> RecordSession::stats() const {
 bool RecordSession::finish(const host::Root& root, std::optional<int> exit_status, bool quiet) {
   if (recorder_) recorder_->stop();
   bool ok = true;
+  if (python_) {
+    python_->stop();
+    if (auto w = writer_->put_document("python_stacks", python_->snapshot().to_json()); !w)
+      ok = false;
+  }
   const auto stats = this->stats();
   if (stats && stats->error) {
     notice("recording stopped early: " + stats->error->message());

@@ -18,6 +18,7 @@
 #include "inventory/host_facts.hpp"
 #include "launch/spawn.hpp"
 #include "monitor/sampler.hpp"
+#include "store/python_stacks.hpp"
 #include "store/recorder.hpp"
 #include "store/recording.hpp"
 
@@ -33,6 +34,10 @@ struct RecordSetup {
   inventory::CollectOptions collect;  // how the facts stored at the end are collected
   // What the recording has to say on the way ("recording stopped early: ..."), for a person.
   std::function<void(const std::string&)> notice;
+  // The job's main process's Python stacks read every this often and kept per sample interval
+  // (the document "python_stacks": store/python_stacks.hpp); 0: not read. Only for a job's tree
+  // (record --pid, record/run/profile -- COMMAND).
+  std::int64_t python_interval_ns = 0;
 };
 
 class RecordSession {
@@ -69,6 +74,7 @@ class RecordSession {
   RecordSetup setup_;
   std::unique_ptr<store::RecordingWriter> writer_;
   std::unique_ptr<store::Recorder> recorder_;
+  std::unique_ptr<store::PythonStackLog> python_;
   std::vector<std::pair<std::string, nlohmann::json>> documents_;
 };
 

@@ -30,6 +30,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "store/python_stacks.hpp"
+#include "store/recording.hpp"
 #include "support/run.hpp"
 
 namespace fs = std::filesystem;
@@ -275,6 +277,54 @@ TEST(ProfileLive, HeavyDecodingWithoutWorkersIsInputLoadingInTheMainProcess) {
   EXPECT_NE(text.out.find("Input loading in the main process"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("the main thread's Python stacks (CPython 3."), std::string::npos)
       << text.out;
+}
+
+// profile -- COMMAND records the job, its main thread's Python stacks with it, and judges the
+// recording: the same verdict as a live profile, and the recording keeps the stacks per interval
+// for a later profile or report; record --no-stacks keeps none.
+TEST(ProfileLive, TheRecordingKeepsThePythonStacksAndProfileJudgesWithThem) {
+  NEED_ROOT();
+  const auto dir = fs::temp_directory_path() / ("dltune-pystacks-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const auto db = (dir / "job.db").string();
+  const auto r = profile_command({}, {"--workers", "0", "--decode", "40", "--seconds", "10"},
+                                 {"--record", db});
+  const auto j = profile_of(r);
+  EXPECT_EQ(r.exit_code, 0) << explain(r);
+  EXPECT_EQ(verdict_of(j), "input-in-main") << explain(r);
+  ASSERT_TRUE(j.contains("python")) << explain(r);
+  auto rec = dltune::store::Recording::open(db);
+  ASSERT_TRUE(rec) << rec.error().message();
+  auto doc = (*rec)->document("python_stacks");
+  ASSERT_TRUE(doc && *doc);
+  const auto stacks = dltune::store::PythonStacks::from_json(**doc);
+  ASSERT_TRUE(stacks) << stacks.error().message();
+  EXPECT_GT(stacks->samples, 200u);  // 50 Hz over the job's ~14 s
+  EXPECT_GE(stacks->intervals.size(), 20u);
+  bool getitem = false;
+  for (const auto& f : stacks->frames)
+    getitem = getitem || f.function.find("__getitem__") != f.function.npos;
+  EXPECT_TRUE(getitem);
+  // Each interval ends at a sample of the recording.
+  const auto first = (*rec)->at(0);
+  ASSERT_TRUE(first);
+  EXPECT_GE(stacks->intervals.front().wall_ns, first->wall_ns);
+  // Judged again from the file alone: the same verdict.
+  const auto again = run({DLTUNE_BINARY, "profile", "--json", db});
+  EXPECT_EQ(verdict_of(profile_of(again)), "input-in-main") << explain(again);
+
+  const auto none = (dir / "none.db").string();
+  const auto plain =
+      run({DLTUNE_BINARY, "record", "-o", none, "--interval", "100ms", "--no-gpus", "--no-stacks",
+           "--quiet", "--", kPython, "-c", "import time; time.sleep(0.5)"},
+          {}, 60);
+  ASSERT_EQ(plain.exit_code, 0) << explain(plain);
+  auto rec2 = dltune::store::Recording::open(none);
+  ASSERT_TRUE(rec2);
+  auto doc2 = (*rec2)->document("python_stacks");
+  ASSERT_TRUE(doc2);
+  EXPECT_FALSE(*doc2) << "--no-stacks";
+  fs::remove_all(dir);
 }
 
 TEST(ProfileLive, ANonPythonJobIsJudgedWithoutStacksAndSaysWhy) {

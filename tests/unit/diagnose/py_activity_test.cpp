@@ -154,8 +154,76 @@ TEST(PyActivity, AnIntervalsTallyBecomesSharesOfItsSamples) {
 }
 
 TEST(PyActivity, CollapsedStacksAreOutermostFirst) {
-  EXPECT_EQ(collapsed(stack({{"/work/train.py", "main"},
-                             {"/x/torch/nn/modules/module.py", "Module._call_impl"}})),
+  EXPECT_EQ(store::collapsed(stack({{"/work/train.py", "main"},
+                                    {"/x/torch/nn/modules/module.py", "Module._call_impl"}})),
             "train.py:main;module.py:Module._call_impl");
-  EXPECT_EQ(collapsed({}), "");
+  EXPECT_EQ(store::collapsed({}), "");
+}
+
+// A recording's "python_stacks" document: written and read back the same; a damaged one is an
+// error naming what is wrong; its summary names the activities and the top stacks.
+TEST(PyStacksDocument, RoundTripsAndRefusesDamage) {
+  store::PythonStacks p;
+  p.interpreter = "CPython 3.11.2";
+  p.pid = 42;
+  p.sample_interval_ns = 20'000'000;
+  for (const auto& [file, fn] : std::vector<std::pair<std::string, std::string>>{
+           {"/work/train.py", "main"},
+           {"/x/torch/utils/data/_utils/fetch.py", "_MapDatasetFetcher.fetch"},
+           {"/work/train.py", "Samples.__getitem__"},
+           {"/x/torch/nn/modules/module.py", "Module._call_impl"}}) {
+    pystack::Frame f;
+    f.file = file;
+    f.function = fn;
+    p.frames.push_back(f);
+  }
+  p.stacks = {{2, 1, 0}, {3, 0}};  // innermost first: loading, the model
+  p.totals = {30, 10, 2};          // and 2 in "other stacks"
+  p.samples = 42;
+  store::StackInterval iv;
+  iv.wall_ns = 1'000;
+  store::StackCount a;
+  a.stack = 0;
+  a.running = 30;
+  store::StackCount b;
+  b.stack = 1;
+  b.running = 10;
+  store::StackCount o;
+  o.waiting = 2;
+  iv.counts = {a, b, o};
+  p.intervals.push_back(iv);
+  const auto back = store::PythonStacks::from_json(p.to_json());
+  ASSERT_TRUE(back) << back.error().message();
+  EXPECT_EQ(back->frames_of(0), p.frames_of(0));
+  EXPECT_EQ(back->stacks, p.stacks);
+  EXPECT_EQ(back->totals, p.totals);
+  ASSERT_EQ(back->intervals.size(), 1u);
+  EXPECT_EQ(back->intervals[0].counts.size(), 3u);
+  EXPECT_EQ(back->intervals[0].counts[2].stack, store::kOtherStacks);
+
+  // The interval as a tally, and the window's summary.
+  StackActivities names(table());
+  const auto t = names.tally(back->intervals[0], [&](int id) { return back->frames_of(id); });
+  EXPECT_EQ(t.running[table().index_of("loading")], 30u);
+  EXPECT_EQ(t.running[table().index_of("model")], 10u);
+  EXPECT_EQ(t.waiting[table().list.size()], 2u);
+  const auto s = summary_of(*back, table());
+  EXPECT_EQ(s.samples, 42u);
+  EXPECT_EQ(s.by_activity[table().index_of("loading")], 30u);
+  ASSERT_FALSE(s.top_stacks.empty());
+  EXPECT_EQ(s.top_stacks[0].first,
+            "train.py:main;fetch.py:_MapDatasetFetcher.fetch;train.py:Samples.__getitem__");
+
+  auto damaged = p.to_json();
+  damaged["stacks"][0][0] = 99;  // no such frame
+  EXPECT_FALSE(store::PythonStacks::from_json(damaged));
+  damaged = p.to_json();
+  damaged["intervals"][0]["counts"][0][0] = 7;  // no such stack
+  EXPECT_FALSE(store::PythonStacks::from_json(damaged));
+  damaged = p.to_json();
+  damaged.erase("frames");
+  const auto e = store::PythonStacks::from_json(damaged);
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().message().find("python_stacks"), std::string::npos);
+  EXPECT_FALSE(store::PythonStacks::from_json(nlohmann::json::object()));
 }
