@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/text.hpp"
+#include "pystack/debug_offsets.hpp"
 #include "pystack/elf.hpp"
 
 namespace dltune::pystack {
@@ -193,6 +194,14 @@ Result<PythonProcess> PythonProcess::attach(const host::Root& root, pid_t pid) {
                 found.path);
   auto layout = layout_for(found.major, found.minor);
   if (!layout) return tl::unexpected(layout.error());
+  if (found.minor >= 13) {
+    // 3.13+ say their own offsets: a build the table does not fit is refused, not misread.
+    auto checked = check_debug_offsets(memory, found.runtime, *layout);
+    if (!checked) {
+      if (checked.error().errno_ == ESRCH || gone(pid)) return tl::unexpected(exited(pid));
+      return tl::unexpected(checked.error());
+    }
+  }
   return PythonProcess(pid, std::move(found), std::move(*layout));
 }
 

@@ -1,7 +1,7 @@
 // libFuzzer target: what `dltune stacks` reads from outside a Python process (src/pystack): an
 // interpreter's ELF file, /proc/PID/maps, a 3.11-format location table, the layouts table, and
 // the frame walker over a memory image built from the input (each range: an 8-byte address, a
-// 2-byte length, the bytes), with the 3.11, 3.12 and 3.13 layouts.
+// 2-byte length, the bytes), with the 3.11, 3.12 and 3.13 layouts, and 3.13's _Py_DebugOffsets.
 //
 // DLTUNE_FUZZ_WRITE_SEED=FILE writes the walker's seeds (the unit tests' interpreter image,
 // tests/unit/pystack/image.hpp, for each layout: FILE, FILE-3.12, FILE-3.13) and exits.
@@ -14,6 +14,7 @@
 #include <string>
 
 #include "fuzz_input.hpp"
+#include "pystack/debug_offsets.hpp"
 #include "pystack/elf.hpp"
 #include "pystack/layout.hpp"
 #include "pystack/maps.hpp"
@@ -105,8 +106,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 6:
       walk(t, 13);
       break;
-    default:
+    case 7: {  // 3.13's _Py_DebugOffsets against the table
+      pystack::MemoryImage image;
+      image.add(dltune::testing::PythonImage::kRuntime, std::string(t));
+      if (const auto l = pystack::layout_for(3, 13))
+        (void)pystack::check_debug_offsets(image, dltune::testing::PythonImage::kRuntime, *l);
       break;
+    }
   }
   return 0;
 }

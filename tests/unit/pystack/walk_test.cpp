@@ -1,6 +1,9 @@
 // The frame walker and the 3.11 line table on memory images (tests/unit/pystack/image.hpp).
 #include <gtest/gtest.h>
 
+#include <cstring>
+
+#include "pystack/debug_offsets.hpp"
 #include "pystack/layout.hpp"
 #include "pystack/walk.hpp"
 #include "unit/pystack/image.hpp"
@@ -135,6 +138,63 @@ TEST(PythonFrameWalker, ALongStringIsCut) {
   const auto r = reader.read();
   ASSERT_TRUE(r);
   EXPECT_EQ((*r)[0].frames[0].function.size(), kMaxStringChars);
+}
+
+// 3.13's _Py_DebugOffsets as the interpreter writes them, from the layout (offsets in
+// Include/internal/pycore_runtime.h, v3.13.0).
+std::string debug_offsets(const PythonLayout& l, std::uint64_t free_threaded = 0) {
+  std::string b(kDebugOffsetsRead, '\0');
+  std::memcpy(b.data(), "xdebugpy", 8);
+  set_at<std::uint64_t>(b, 16, free_threaded);
+  set_at<std::uint64_t>(b, 40, l.runtime_interpreters_head);
+  set_at<std::uint64_t>(b, 64, l.interp_next);
+  set_at<std::uint64_t>(b, 72, l.interp_threads_head);
+  set_at<std::uint64_t>(b, 168, l.tstate_next);
+  set_at<std::uint64_t>(b, 184, l.tstate_current_frame.value_or(0));
+  set_at<std::uint64_t>(b, 192, l.tstate_thread_id);
+  set_at<std::uint64_t>(b, 200, l.tstate_native_thread_id);
+  set_at<std::uint64_t>(b, 232, l.frame_previous);
+  set_at<std::uint64_t>(b, 240, l.frame_code);
+  set_at<std::uint64_t>(b, 248, l.frame_instr);
+  set_at<std::uint64_t>(b, 264, l.frame_owner);
+  set_at<std::uint64_t>(b, 280, l.code_filename);
+  set_at<std::uint64_t>(b, 288, l.code_name);
+  set_at<std::uint64_t>(b, 296, l.code_qualname);
+  set_at<std::uint64_t>(b, 304, l.code_linetable);
+  set_at<std::uint64_t>(b, 312, l.code_firstlineno);
+  set_at<std::uint64_t>(b, 344, l.code_adaptive);
+  return b;
+}
+
+TEST(PythonDebugOffsets, TheLayoutOf313IsCheckedAgainstTheInterpretersOwn) {
+  const auto l = layout_for(3, 13);
+  ASSERT_TRUE(l);
+  MemoryImage fits;
+  fits.add(0x1000, debug_offsets(*l));
+  const auto ok = check_debug_offsets(fits, 0x1000, *l);
+  ASSERT_TRUE(ok) << ok.error().message();
+  EXPECT_TRUE(*ok);
+
+  auto other = debug_offsets(*l);
+  set_at<std::uint64_t>(other, 192, l->tstate_thread_id + 8);
+  MemoryImage differs;
+  differs.add(0x1000, other);
+  const auto bad = check_debug_offsets(differs, 0x1000, *l);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("tstate_thread_id"), std::string::npos)
+      << bad.error().message();
+
+  MemoryImage threaded;
+  threaded.add(0x1000, debug_offsets(*l, 1));
+  const auto ft = check_debug_offsets(threaded, 0x1000, *l);
+  ASSERT_FALSE(ft);
+  EXPECT_NE(ft.error().message().find("free-threaded"), std::string::npos);
+
+  MemoryImage none;
+  none.add(0x1000, std::string(kDebugOffsetsRead, '\0'));
+  const auto absent = check_debug_offsets(none, 0x1000, *l);
+  ASSERT_TRUE(absent);
+  EXPECT_FALSE(*absent);
 }
 
 }  // namespace
