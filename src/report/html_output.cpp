@@ -5,11 +5,14 @@
 #include <time.h>
 
 #include <cstdlib>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "core/time_format.hpp"
 #include "report/assets.hpp"
+#include "report/flame.hpp"
 #include "report/html_page.hpp"
 
 namespace dltune::report {
@@ -132,6 +135,43 @@ void markers(Page& p, const ReportData& d) {
   p.raw("</section>\n");
 }
 
+// The job's main-thread Python stacks in the window, as a flame graph with its legend.
+void python_stacks(Page& p, const ReportData& d) {
+  if (!d.python_stacks) return;
+  auto stacks = store::PythonStacks::from_json(*d.python_stacks);
+  if (!stacks) {
+    p.raw("<section id=\"python\"><h2>Python stacks</h2><p>")
+        .text("The recording's Python stacks could not be read: " + stacks.error().message())
+        .raw("</p></section>\n");
+    return;
+  }
+  const auto svg = flame_svg(*stacks, d.from_ms * 1'000'000, d.to_ms * 1'000'000 + 999'999);
+  p.raw("<section id=\"python\"><h2>Python stacks of the main thread</h2>\n<p>");
+  if (svg.empty()) {
+    p.text(fmt::format("{}: no stack was read in this window ({} read in the whole recording{}).",
+                       stacks->interpreter, stacks->samples,
+                       stacks->last_error.empty() ? "" : "; " + stacks->last_error))
+        .raw("</p></section>\n");
+    return;
+  }
+  p.text(fmt::format(
+      "{} (pid {}), read from outside every {} ms: each bar is a function, as wide as the share "
+      "of samples it was on the stack, the outermost at the bottom. Hover for the counts.",
+      stacks->interpreter, stacks->pid, stacks->sample_interval_ns / 1'000'000));
+  p.raw("</p>\n<p class=\"legend\">");
+  for (const auto& [colour, name] :
+       std::vector<std::pair<const char*, const char*>>{{"#f28e2b", "loading data"},
+                                                        {"#4e79a7", "the model"},
+                                                        {"#bab0ac", "waiting"},
+                                                        {"#e15759", "synchronising"},
+                                                        {"#b07aa1", "logging"},
+                                                        {"#59a14f", "other Python"}})
+    p.raw(fmt::format(R"(<span class="swatch" style="background:{}"></span>)", colour))
+        .text(name)
+        .raw(" ");
+  p.raw("</p>\n").raw(svg).raw("</section>\n");
+}
+
 void charts(Page& p, const ReportData& d) {
   for (const auto& s : d.sections) {
     if (s.charts.empty()) {
@@ -206,6 +246,7 @@ void write_html(const ReportData& d, std::ostream& out, const HtmlOptions& o) {
   host_card(p, d);
   p.raw("</div>\n");
   profile(p, d);
+  python_stacks(p, d);
   findings(p, d);
   markers(p, d);
   p.raw("<p class=\"dim\">")

@@ -194,6 +194,9 @@ Result<ReportData> extract(const store::Recording& rec, const Window& window) {
             : (std::string_view(key) == "check" ? data.check : data.profile);
     slot = std::move(*doc);
   }
+  auto stacks = rec.document("python_stacks");
+  if (!stacks) return tl::unexpected(stacks.error());
+  data.python_stacks = std::move(*stacks);
   return data;
 }
 

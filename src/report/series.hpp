@@ -83,8 +83,9 @@ struct ReportData {
   // Decimation (decimate.hpp): the bound given, and whether any series was cut down.
   std::optional<std::size_t> max_points;
   bool decimated = false;
-  // The recording's documents: "env", "check", "profile" (absent when not recorded).
-  std::optional<nlohmann::json> env, check, profile;
+  // The recording's documents: "env", "check", "profile", "python_stacks" (absent when not
+  // recorded).
+  std::optional<nlohmann::json> env, check, profile, python_stacks;
 
   [[nodiscard]] const Series* find(const std::string& id) const;
 };

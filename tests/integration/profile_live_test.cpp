@@ -312,6 +312,16 @@ TEST(ProfileLive, TheRecordingKeepsThePythonStacksAndProfileJudgesWithThem) {
   // Judged again from the file alone: the same verdict.
   const auto again = run({DLTUNE_BINARY, "profile", "--json", db});
   EXPECT_EQ(verdict_of(profile_of(again)), "input-in-main") << explain(again);
+  // The report draws them as a flame graph, the dataset's __getitem__ in it.
+  const auto html = (dir / "r.html").string();
+  const auto report = run({DLTUNE_BINARY, "report", db, "-o", html});
+  ASSERT_EQ(report.exit_code, 0) << explain(report);
+  std::ifstream page_in(html);
+  const std::string page((std::istreambuf_iterator<char>(page_in)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("Python stacks of the main thread"), std::string::npos);
+  EXPECT_NE(page.find("<svg class=\"flame\""), std::string::npos);
+  EXPECT_NE(page.find("Samples.__getitem__ (train_profile.py)"), std::string::npos);
 
   const auto none = (dir / "none.db").string();
   const auto plain =
