@@ -42,6 +42,7 @@ class ProfileCommand : public Command {
     options::add_value(*sub_, "--record", record_);
     options::add_flag(*sub_, "--save", save_);
     options::add_flag(*sub_, "--no-gpus", no_gpus_);
+    options::add_flag(*sub_, "--no-stacks", no_stacks_);
     options::add_flag(*sub_, "--json", json_);
   }
 
@@ -126,6 +127,7 @@ class ProfileCommand : public Command {
     if (duration_ns_) request.duration_ns = *duration_ns_;
     monitor::raise_open_file_limit();
     request.sampler = sampler_options({}, interval_ns_, !no_gpus_);
+    if (no_stacks_) request.python_interval_ns = 0;
     request.on_start = [&] {
       if (!json_ || ::isatty(STDERR_FILENO))
         fmt::print(stderr,
@@ -216,6 +218,7 @@ class ProfileCommand : public Command {
     // signals (a terminal's ^C) passed on; profile stays to judge what was recorded.
     run->recording =
         job_recording(path, false, interval_ns_, !no_gpus_, run->quiet, "dltune profile");
+    if (no_stacks_) run->recording->setup.python_interval_ns = 0;
     // With --json, standard output holds the document alone: the job's goes to stderr.
     run->request.stdout_to_stderr = json_;
     const int code = [&] {
@@ -239,7 +242,7 @@ class ProfileCommand : public Command {
   std::string slurm_job_;
   std::vector<std::string> run_args_;
   std::string record_;
-  bool save_ = false, no_gpus_ = false, json_ = false;
+  bool save_ = false, no_gpus_ = false, json_ = false, no_stacks_ = false;
   std::int64_t interval_ns_ = 250'000'000;
   std::optional<std::int64_t> skip_ns_, duration_ns_;
   const diagnose::Rules* rules_ = nullptr;

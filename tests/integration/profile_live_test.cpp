@@ -277,6 +277,14 @@ TEST(ProfileLive, HeavyDecodingWithoutWorkersIsInputLoadingInTheMainProcess) {
   EXPECT_NE(text.out.find("Input loading in the main process"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("the main thread's Python stacks (CPython 3."), std::string::npos)
       << text.out;
+  // --no-stacks: judged on the system's signals alone, as before the stacks.
+  const auto plain = run({DLTUNE_BINARY, "profile", "--json", "--no-gpus", "--no-stacks", "--pid",
+                          std::to_string(job.pid()), "--duration", "3s"},
+                         {}, 60);
+  const auto pj = profile_of(plain);
+  EXPECT_EQ(plain.exit_code, 0) << explain(plain);
+  EXPECT_FALSE(pj.contains("python")) << explain(plain);
+  EXPECT_NE(verdict_of(pj), "input-in-main") << explain(plain);
 }
 
 // profile -- COMMAND records the job, its main thread's Python stacks with it, and judges the
