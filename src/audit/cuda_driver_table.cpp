@@ -1,4 +1,5 @@
 #include "audit/cuda_driver_table.hpp"
+#include "core/toml_parse.hpp"
 
 #include <algorithm>
 
@@ -135,16 +136,9 @@ const MinorCompatDriver* CudaDriverTable::compat(int major) const {
 }
 
 Result<CudaDriverTable> parse_cuda_driver_table(std::string_view toml_text) {
-  // toml++ reports syntax errors by exception (Debian builds it with TOML_EXCEPTIONS); they stop
-  // here (CONTRIBUTING.md, convention 4).
-  try {
-    const toml::table doc = toml::parse(toml_text, std::string_view("cuda-driver.toml"));
-    return read_table(doc);
-  } catch (const toml::parse_error& e) {
-    return fail(fmt::format("{} at line {}, column {} of", e.description(), e.source().begin.line,
-                            e.source().begin.column),
-                "cuda-driver.toml");
-  }
+  auto doc = parse_toml(toml_text, "cuda-driver.toml");
+  if (!doc) return tl::unexpected(doc.error());
+  return read_table(*doc);
 }
 
 std::string_view builtin_cuda_driver_toml() {

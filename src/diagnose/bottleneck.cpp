@@ -1,6 +1,7 @@
 // Bottleneck rules: parsing knowledge/bottlenecks.toml and evaluating a window
 // (diagnose/bottleneck.hpp).
 #include "diagnose/bottleneck.hpp"
+#include "core/toml_parse.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -280,14 +281,9 @@ std::string Condition::describe() const {
 
 Result<Rules> parse_rules(std::string_view toml_text, std::string_view name) {
   Parser parser{std::string(name), ""};
-  toml::table doc;
-  try {
-    doc = toml::parse(toml_text, name);
-  } catch (const toml::parse_error& e) {
-    return fail(fmt::format("{} at line {}, column {} of", e.description(), e.source().begin.line,
-                            e.source().begin.column),
-                std::string(name));
-  }
+  auto parsed = parse_toml(toml_text, name);
+  if (!parsed) return tl::unexpected(parsed.error());
+  const toml::table& doc = *parsed;
   Rules out;
   for (const auto& [k, v] : doc) {
     const std::string key(k.str());

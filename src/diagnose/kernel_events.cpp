@@ -1,6 +1,7 @@
 // Kernel log lines → events (diagnose/kernel_events.hpp). Each parser names the printk format it
 // reads; a line that does not have the form exactly is no event (never a guess).
 #include "diagnose/kernel_events.hpp"
+#include "core/toml_parse.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -809,14 +810,9 @@ const XidInfo* XidTable::find(int code) const {
 }
 
 Result<XidTable> parse_xid_table(std::string_view toml_text, std::string_view name) {
-  toml::table doc;
-  try {
-    doc = toml::parse(toml_text, name);
-  } catch (const toml::parse_error& e) {
-    return fail(fmt::format("{} at line {}, column {} of", e.description(), e.source().begin.line,
-                            e.source().begin.column),
-                std::string(name));
-  }
+  auto parsed = parse_toml(toml_text, name);
+  if (!parsed) return tl::unexpected(parsed.error());
+  const toml::table& doc = *parsed;
   const auto* arr = doc["xid"].as_array();
   if (arr == nullptr || !arr->is_array_of_tables() || arr->empty())
     return fail("no [[xid]] tables", std::string(name));

@@ -1,5 +1,6 @@
 // Python stacks by activity (diagnose/py_activity.hpp).
 #include "diagnose/py_activity.hpp"
+#include "core/toml_parse.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -75,14 +76,9 @@ std::size_t PyActivities::index_of(std::string_view id) const {
 
 Result<PyActivities> parse_py_activities(std::string_view toml_text, std::string_view name) {
   const std::string file(name);
-  toml::table doc;
-  try {
-    doc = toml::parse(toml_text, name);
-  } catch (const toml::parse_error& e) {
-    return fail(fmt::format("{} at line {}, column {} of", e.description(), e.source().begin.line,
-                            e.source().begin.column),
-                file);
-  }
+  auto parsed = parse_toml(toml_text, name);
+  if (!parsed) return tl::unexpected(parsed.error());
+  const toml::table& doc = *parsed;
   for (const auto& [k, v] : doc)
     if (k.str() != "activity")
       return fail(fmt::format("unknown key '{}' (activity)", k.str()), file);

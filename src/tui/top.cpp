@@ -142,6 +142,39 @@ bool apply_sort_key(int key, monitor::TopSort& sort, const monitor::Model& m) {
   return false;
 }
 
+// The view's options for `ui` on `model` (the list's selection synced to it first), the layout
+// drawn kept in `ui`; the caller sets the status, notices, straggler and history. Returns the
+// processes listed, in order.
+std::vector<const monitor::ProcessModel*> view_options(TopUi& ui, const monitor::Model& model,
+                                                       monitor::TopSort sort, const Screen& screen,
+                                                       const std::string& title,
+                                                       monitor::TopOptions& o) {
+  auto visible = monitor::visible_processes(model, sort, ui.filter, ui.follow);
+  std::vector<pid_t> pids;
+  pids.reserve(visible.size());
+  for (const auto* p : visible) pids.push_back(p->pid);
+  sync_selection(ui, pids);
+  o.width = screen.width();
+  o.height = screen.height();
+  o.sort = sort;
+  o.title = title;
+  o.filter = ui.filter;
+  o.follow = ui.follow;
+  o.selected = ui.selected;
+  o.first = ui.first;
+  return visible;
+}
+
+// Draws the view and keeps its layout in `ui`.
+monitor::TopLayout draw_view(Screen& screen, TopUi& ui, const monitor::Model& model,
+                             const monitor::TopOptions& o) {
+  monitor::TopLayout layout;
+  screen.draw(painted(monitor::top_view(model, o, &layout)));
+  ui.first = layout.first;
+  ui.rows = std::max<std::size_t>(1, layout.rows);
+  return layout;
+}
+
 tl::unexpected<TopFailure> failed(bool bad_input, Error e) {
   return tl::unexpected(TopFailure{bad_input, std::move(e)});
 }
@@ -217,28 +250,13 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
       screen->draw(help_screen());
       return;
     }
-    const auto visible = monitor::visible_processes(model, sort, ui.filter, ui.follow);
-    std::vector<pid_t> pids;
-    pids.reserve(visible.size());
-    for (const auto* p : visible) pids.push_back(p->pid);
-    sync_selection(ui, pids);
     monitor::TopOptions o;
-    o.width = screen->width();
-    o.height = screen->height();
-    o.sort = sort;
-    o.title = settings.title;
+    const auto visible = view_options(ui, model, sort, *screen, settings.title, o);
     o.status = status_line(ui, keys_live(model));
     o.notices = notices;
     o.straggler = ranks.straggler();
     if (model.has_rates) o.history = history_lines(history, std::max(40, o.width), utf8);
-    o.filter = ui.filter;
-    o.follow = ui.follow;
-    o.selected = ui.selected;
-    o.first = ui.first;
-    monitor::TopLayout layout;
-    screen->draw(painted(monitor::top_view(model, o, &layout)));
-    ui.first = layout.first;
-    ui.rows = std::max<std::size_t>(1, layout.rows);
+    const auto layout = draw_view(*screen, ui, model, o);
     // The next sample reads the files beyond stat for these rows (and a page either side) only.
     sampler.set_process_detail(monitor::detail_for_view(visible, layout, sort, model));
   };
@@ -336,26 +354,11 @@ TopResult top_replay(const store::Recording& recording, std::size_t index,
     if (ui.mode == TopMode::kHelp) {
       screen->draw(help_screen());
     } else {
-      const auto visible = monitor::visible_processes(*model, sort, ui.filter, ui.follow);
-      std::vector<pid_t> pids;
-      pids.reserve(visible.size());
-      for (const auto* p : visible) pids.push_back(p->pid);
-      sync_selection(ui, pids);
       monitor::TopOptions o;
-      o.width = screen->width();
-      o.height = screen->height();
-      o.sort = sort;
-      o.title = settings.title;
+      (void)view_options(ui, *model, sort, *screen, settings.title, o);
       o.status = status(index, status_line(ui, keys_replay(*model)));
       o.straggler = *straggler;
-      o.filter = ui.filter;
-      o.follow = ui.follow;
-      o.selected = ui.selected;
-      o.first = ui.first;
-      monitor::TopLayout layout;
-      screen->draw(painted(monitor::top_view(*model, o, &layout)));
-      ui.first = layout.first;
-      ui.rows = std::max<std::size_t>(1, layout.rows);
+      (void)draw_view(*screen, ui, *model, o);
     }
     const int key = screen->read_key(1000);
     std::size_t next = index;
