@@ -139,6 +139,7 @@ class ProfileCommand : public Command {
     nlohmann::json extra = nlohmann::json::object();
     if (pid_ != 0) judge_environment_of(pid_, extra, job->notes);
     if (job->python) python_evidence(*job->python, extra, job->notes);
+    python_workers(job->python_workers, extra, job->notes);
     return judge(job->windows, 0, fmt::format("{}, sampled for {:.1f} s", what, job->seconds),
                  std::move(job->notes), std::move(extra), std::string());
   }
@@ -150,18 +151,6 @@ class ProfileCommand : public Command {
     const auto& table = diagnose::builtin_py_activities();
     if (!table || py.samples == 0) return;
     extra["python"] = diagnose::python_json(py, *table);
-    std::vector<std::pair<std::size_t, std::string>> parts;
-    for (std::size_t i = 0; i < py.by_activity.size(); ++i)
-      if (py.by_activity[i] > 0)
-        parts.emplace_back(py.by_activity[i],
-                           i < table->list.size() ? table->list[i].label : "other Python work");
-    std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a > b; });
-    std::string shares;
-    for (const auto& [n, label] : parts) {
-      const double pct = 100.0 * static_cast<double>(n) / static_cast<double>(py.samples);
-      shares += fmt::format("{}{} {}", shares.empty() ? "" : ", ", label,
-                            pct < 1 ? std::string("<1%") : fmt::format("{:.0f}%", pct));
-    }
     std::string top;
     if (!py.top_stacks.empty())
       top = fmt::format(
@@ -169,7 +158,42 @@ class ProfileCommand : public Command {
           100.0 * static_cast<double>(py.top_stacks[0].second) / static_cast<double>(py.samples),
           py.top_stacks[0].first);
     notes.push_back(fmt::format("the main thread's Python stacks ({}, {} read): {}{}",
-                                py.interpreter, py.samples, shares, top));
+                                py.interpreter, py.samples, shares_text(py, *table), top));
+  }
+
+  // What a sample of the DataLoader workers' Python stacks showed: JSON python.workers and a
+  // note each.
+  static void python_workers(const std::vector<std::pair<pid_t, diagnose::PySummary>>& workers,
+                             nlohmann::json& extra, std::vector<std::string>& notes) {
+    const auto& table = diagnose::builtin_py_activities();
+    if (!table || workers.empty()) return;
+    auto& out = extra["python"]["workers"] = nlohmann::json::array();
+    for (const auto& [pid, w] : workers) {
+      auto j = diagnose::python_json(w, *table);
+      j["pid"] = pid;
+      out.push_back(std::move(j));
+      notes.push_back(fmt::format("DataLoader worker {}'s Python stacks ({} read): {}", pid,
+                                  w.samples, shares_text(w, *table)));
+    }
+  }
+
+  // "loading and decoding data 71%, the model 20%, other Python work <1%": by share, largest
+  // first.
+  static std::string shares_text(const diagnose::PySummary& py,
+                                 const diagnose::PyActivities& table) {
+    std::vector<std::pair<std::size_t, std::string>> parts;
+    for (std::size_t i = 0; i < py.by_activity.size(); ++i)
+      if (py.by_activity[i] > 0)
+        parts.emplace_back(py.by_activity[i],
+                           i < table.list.size() ? table.list[i].label : "other Python work");
+    std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a > b; });
+    std::string shares;
+    for (const auto& [n, label] : parts) {
+      const double pct = 100.0 * static_cast<double>(n) / static_cast<double>(py.samples);
+      shares += fmt::format("{}{} {}", shares.empty() ? "" : ", ", label,
+                            pct < 1 ? std::string("<1%") : fmt::format("{:.0f}%", pct));
+    }
+    return shares;
   }
 
   // The job's NCCL, CUDA, PyTorch and thread variables (its /proc/PID/environ) against this

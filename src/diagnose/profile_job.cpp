@@ -398,6 +398,7 @@ ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& re
       live.notes.push_back(fmt::format("no Python stacks: {}; judged on the system's signals alone",
                                        started.error().message()));
   }
+  std::vector<std::pair<pid_t, std::unique_ptr<PyMainSampler>>> workers;
   const auto start = now_ns(CLOCK_MONOTONIC);
   bool interrupted = false;
   int gone = 0;
@@ -413,6 +414,15 @@ ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& re
         std::any_of(s.processes.begin(), s.processes.end(), [](const auto& p) {
           return p.role == monitor::Role::kMain && p.state != 'Z' && p.state != 'X';
         });
+    // A sample of the DataLoader workers too (the first kPyWorkers seen), at a lower rate: where
+    // their time goes, beside the main thread's.
+    if (py && workers.size() < kPyWorkers)
+      for (const auto& p : s.processes)
+        if (p.role == monitor::Role::kWorker && p.state != 'Z' && workers.size() < kPyWorkers &&
+            std::none_of(workers.begin(), workers.end(),
+                         [&](const auto& w) { return w.first == p.pid; }))
+          if (auto w = PyMainSampler::start(root, p.pid, kPyWorkerIntervalNs))
+            workers.emplace_back(p.pid, std::move(*w));
     if (py) {
       const auto tally = py->take(s.wall_ns);
       live.windows.add(std::move(s), &tally);
@@ -441,6 +451,11 @@ ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& re
   for (timespec zero{}; ::sigtimedwait(&stop, nullptr, &zero) > 0;) interrupted = true;
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (interrupted) live.notes.push_back("stopped early by a signal: judged on what was seen");
+  for (auto& [pid, w] : workers) {
+    w->stop();
+    auto summary = w->summary(3);
+    if (summary.samples > 0) live.python_workers.emplace_back(pid, std::move(summary));
+  }
   if (py) {
     py->stop();
     live.python = py->summary();

@@ -104,7 +104,12 @@ struct LiveJob {
   double seconds = 0;  // how long it was sampled
   // What the main process's Python stacks showed, when they could be read (else a note says why).
   std::optional<PySummary> python;
+  // Those of a sample of its DataLoader workers (the first kPyWorkers seen), by pid.
+  std::vector<std::pair<pid_t, PySummary>> python_workers;
 };
+// The workers whose stacks a live profile reads beside the main thread's, and how often.
+inline constexpr std::size_t kPyWorkers = 2;
+inline constexpr std::int64_t kPyWorkerIntervalNs = 50'000'000;
 
 // `summary` as the profile's JSON "python" object (docs/profile.md): the interpreter, the samples,
 // the share of each activity and the top stacks.

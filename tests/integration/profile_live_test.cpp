@@ -227,6 +227,11 @@ TEST(ProfileLive, AHeavyModelWithCheapDataIsComputeBoundByPid) {
   EXPECT_GT(j["python"]["activities"]["model"].get<double>(),
             j["python"]["activities"]["loading"].get<double>())
       << j["python"].dump();
+  // And its DataLoader worker's, at a lower rate.
+  ASSERT_TRUE(j["python"].contains("workers")) << j["python"].dump();
+  ASSERT_EQ(j["python"]["workers"].size(), 1u) << j["python"].dump();
+  EXPECT_GT(j["python"]["workers"][0]["samples"].get<int>(), 20);
+  EXPECT_GT(j["python"]["workers"][0]["pid"].get<int>(), 0);
 }
 
 // Waits (bounded) until the process has mapped libtorch and then for `settle`: training has
