@@ -193,6 +193,30 @@ Result<std::optional<ProfileEntry>> parse_setting(const std::string& key, const 
   return std::optional<ProfileEntry>(std::move(e));
 }
 
+// `include`'s value into p.includes: one name (tuned's `include=throughput-performance` is one
+// name, so `include = "training"` is too) or an array of them.
+Result<void> parse_include(const toml::node& v, const Refusals& r, Profile& p) {
+  if (const auto* one = v.as_string()) {
+    if (one->get().empty())
+      return r.at(v.source(), "include holds profile names (non-empty strings)");
+    p.includes.push_back(one->get());
+    p.include_lines.push_back(static_cast<int>(v.source().begin.line));
+    return {};
+  }
+  const auto* a = v.as_array();
+  if (a == nullptr)
+    return r.at(
+        v.source(),
+        fmt::format("include must be a profile name or an array of them, not {}", type_name(v)));
+  for (const auto& item : *a) {
+    if (!item.is_string() || item.as_string()->get().empty())
+      return r.at(item.source(), "include holds profile names (non-empty strings)");
+    p.includes.push_back(item.as_string()->get());
+    p.include_lines.push_back(static_cast<int>(item.source().begin.line));
+  }
+  return {};
+}
+
 Result<void> parse_header(const toml::node& node, const Refusals& r, Profile& p) {
   const auto* t = node.as_table();
   if (t == nullptr)
@@ -202,25 +226,7 @@ Result<void> parse_header(const toml::node& node, const Refusals& r, Profile& p)
       return r.at(k.source(), fmt::format("unknown field \"{}\" in [profile] (fields: {})", k.str(),
                                           fmt::join(kProfileFields, ", ")));
     if (k.str() == "include") {
-      // tuned's `include=throughput-performance` is one name: `include = "training"` is too.
-      if (const auto* one = v.as_string()) {
-        if (one->get().empty())
-          return r.at(v.source(), "include holds profile names (non-empty strings)");
-        p.includes.push_back(one->get());
-        p.include_lines.push_back(static_cast<int>(v.source().begin.line));
-        continue;
-      }
-      const auto* a = v.as_array();
-      if (a == nullptr)
-        return r.at(v.source(), fmt::format("include must be a profile name or an array of them, "
-                                            "not {}",
-                                            type_name(v)));
-      for (const auto& item : *a) {
-        if (!item.is_string() || item.as_string()->get().empty())
-          return r.at(item.source(), "include holds profile names (non-empty strings)");
-        p.includes.push_back(item.as_string()->get());
-        p.include_lines.push_back(static_cast<int>(item.source().begin.line));
-      }
+      if (auto ok = parse_include(v, r, p); !ok) return ok;
     } else {
       if (!v.is_string() || v.as_string()->get().empty())
         return r.at(v.source(), fmt::format("{} must be a non-empty string", k.str()));
@@ -251,14 +257,25 @@ Result<Profile> parse_profile(std::string_view toml_text, std::string_view origi
 
   Profile p;
   for (const auto& [k, v] : doc) {
+    if (k.str() == "include" && !v.is_table()) continue;  // `include = "training"` at the top
     if (k.str() != "profile" && k.str() != "settings")
-      return r.at(k.source(), fmt::format("unknown table [{}] (a profile has [profile] and "
-                                          "[settings.\"KEY\"] tables)",
-                                          k.str()));
+      return r.at(k.source(), v.is_table()
+                                  ? fmt::format("unknown table [{}] (a profile has [profile] and "
+                                                "[settings.\"KEY\"] tables)",
+                                                k.str())
+                                  : fmt::format("unknown key \"{}\" at the top (a profile has "
+                                                "include, [profile] and [settings.\"KEY\"] tables)",
+                                                k.str()));
   }
   if (const auto* h = doc.get("profile")) {
     auto ok = parse_header(*h, r, p);
     if (!ok) return tl::unexpected(ok.error());
+  }
+  // tuned's users write the parent first, at the top: the same as [profile] include.
+  if (const auto* top = doc.get("include"); top != nullptr && !top->is_table()) {
+    if (!p.includes.empty())
+      return r.at(top->source(), "include is given twice (at the top and in [profile])");
+    if (auto ok = parse_include(*top, r, p); !ok) return tl::unexpected(ok.error());
   }
   if (p.name.empty()) p.name = stem(origin);
   p.chain = {p.name};

@@ -221,7 +221,22 @@ TEST(ParseProfile, RefusesUnknownTablesAndHeaderFields) {
   EXPECT_NE(error_of("[profile]\ninclude = [1]\n").find("include"), std::string::npos);
   EXPECT_NE(error_of("[profile]\nname = \"\"\n").find("name"), std::string::npos);
   EXPECT_NE(error_of("settings = 5\n").find("settings must be a table"), std::string::npos);
-  EXPECT_NE(error_of("top = 1\n").find("unknown table [top]"), std::string::npos);
+  EXPECT_NE(error_of("top = 1\n").find("unknown key \"top\" at the top"), std::string::npos);
+}
+
+TEST(ParseProfile, IncludeAtTheTopIsTheParentAsTunedWritesIt) {
+  // tuned: `[main] include=throughput-performance`; here the first line of a user's file.
+  const auto p = parse("include = \"training\"\n" + setting("vm.swappiness", "value = 1"));
+  ASSERT_TRUE(p) << p.error().message();
+  EXPECT_EQ(p->includes, (std::vector<std::string>{"training"}));
+  const auto several = parse("include = [\"training\", \"mine\"]\n");
+  ASSERT_TRUE(several) << several.error().message();
+  EXPECT_EQ(several->includes.size(), 2u);
+  EXPECT_NE(error_of("include = \"training\"\n[profile]\ninclude = \"defaults\"\n")
+                .find("include is given twice"),
+            std::string::npos);
+  EXPECT_NE(error_of("include = 5\n").find("site.toml:1:11: include must be a profile name"),
+            std::string::npos);
 }
 
 TEST(ParseProfile, DropsAreListedNotEntries) {
