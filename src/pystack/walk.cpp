@@ -1,6 +1,7 @@
 #include "pystack/walk.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <unordered_set>
 
@@ -184,32 +185,26 @@ Result<const StackReader::Code*> StackReader::code(std::uint64_t address) {
   return &codes_.emplace(address, std::move(c)).first->second;
 }
 
-Result<ThreadStack> StackReader::thread(std::uint64_t tstate) {
+Result<std::uint64_t> StackReader::current_frame(std::uint64_t tstate) const {
   const auto& l = layout_;
-  ThreadStack t;
-  auto id = pointer(tstate + l.tstate_thread_id);
-  auto native = id ? pointer(tstate + l.tstate_native_thread_id) : id;
-  if (!native) return tl::unexpected(native.error());
-  t.thread_id = *id;
-  t.native_id = *native;
-  Result<std::uint64_t> frame = 0;
-  if (l.tstate_current_frame) {
-    frame = pointer(tstate + *l.tstate_current_frame);
-  } else {
-    const auto cframe = pointer(tstate + l.tstate_cframe.value_or(0));
-    if (!cframe) return tl::unexpected(cframe.error());
-    if (*cframe == 0) return t;  // a thread that has not started running Python
-    frame = pointer(*cframe + l.cframe_current_frame.value_or(0));
-  }
-  if (!frame) return tl::unexpected(frame.error());
+  if (l.tstate_current_frame) return pointer(tstate + *l.tstate_current_frame);
+  const auto cframe = pointer(tstate + l.tstate_cframe.value_or(0));
+  if (!cframe) return tl::unexpected(cframe.error());
+  if (*cframe == 0) return 0;  // a thread that has not started running Python
+  return pointer(*cframe + l.cframe_current_frame.value_or(0));
+}
+
+Result<void> StackReader::frames(std::uint64_t top, ThreadStack& t, std::string& top_block) {
+  const auto& l = layout_;
   std::string block(std::max({l.frame_code, l.frame_previous, l.frame_instr, l.frame_owner}) + 8,
                     '\0');
   std::unordered_set<std::uint64_t> seen;
-  for (auto f = *frame; f != 0;) {
+  for (auto f = top; f != 0;) {
     if (!seen.insert(f).second) return fail("the frames of a thread loop at", hex(f));
     if (seen.size() > kMaxFrames * 4) return fail("absurdly many frames in a thread");
     if (auto ok = memory_.read(f, block.data(), block.size()); !ok)
       return tl::unexpected(ok.error());
+    if (f == top) top_block = block;
     const auto owner = static_cast<unsigned char>(block[l.frame_owner]);
     const auto previous = field<std::uint64_t>(block, l.frame_previous);
     if (l.frame_owner_cstack >= 0 && owner == l.frame_owner_cstack) {
@@ -237,7 +232,48 @@ Result<ThreadStack> StackReader::thread(std::uint64_t tstate) {
     t.frames.push_back(std::move(out));
     f = previous;
   }
-  return t;
+  return {};
+}
+
+Result<ThreadStack> StackReader::thread(std::uint64_t tstate) {
+  const auto& l = layout_;
+  ThreadStack t;
+  auto id = pointer(tstate + l.tstate_thread_id);
+  auto native = id ? pointer(tstate + l.tstate_native_thread_id) : id;
+  if (!native) return tl::unexpected(native.error());
+  t.thread_id = *id;
+  t.native_id = *native;
+  // The thread runs on while it is read: a walk is kept only when its innermost frame is still
+  // the thread's current one, with the same code and caller, after it (else its frames may be
+  // torn: a caller returned and its memory was reused). A few tries, then the sample is skipped.
+  constexpr int kTries = 3;
+  std::string top_block, check_block;
+  for (int attempt = 0; attempt < kTries; ++attempt) {
+    const auto top = current_frame(tstate);
+    if (!top) return tl::unexpected(top.error());
+    if (*top == 0) return t;
+    t.frames.clear();
+    t.truncated = false;
+    top_block.clear();
+    const auto walked = frames(*top, t, top_block);
+    const auto again = current_frame(tstate);
+    if (!again) return tl::unexpected(again.error());
+    if (*again == *top) {
+      check_block.resize(top_block.size());
+      const auto reread = memory_.read(*top, check_block.data(), check_block.size());
+      if (!reread) return tl::unexpected(reread.error());
+      // The same code called from the same frame: the frames below it are the ones walked.
+      // (Its instruction moves on while it runs; that is not a torn stack.)
+      const auto same = [&](std::uint64_t offset) {
+        return field<std::uint64_t>(check_block, offset) == field<std::uint64_t>(top_block, offset);
+      };
+      if (same(l.frame_code) && same(l.frame_previous)) {
+        if (!walked) return tl::unexpected(walked.error());
+        return t;
+      }
+    }
+  }
+  return fail("frames changed under the reader of thread", std::to_string(t.native_id), EAGAIN);
 }
 
 Result<std::vector<ThreadStack>> StackReader::read() {

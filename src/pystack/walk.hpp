@@ -62,6 +62,8 @@ class StackReader {
   Result<std::string> text(std::uint64_t address) const;
   Result<std::string> bytes(std::uint64_t address) const;
   Result<const Code*> code(std::uint64_t address);
+  Result<std::uint64_t> current_frame(std::uint64_t tstate) const;
+  Result<void> frames(std::uint64_t top, ThreadStack& t, std::string& top_block);
   Result<ThreadStack> thread(std::uint64_t tstate);
 
   const Memory& memory_;
