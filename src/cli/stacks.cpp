@@ -2,6 +2,7 @@
 // (src/pystack, docs/stacks.md).
 //   dltune stacks --pid PID [--json]                           each thread's stack, once
 //   dltune stacks --pid PID --duration 5s [--rate 100] [--format collapsed|speedscope]
+//   dltune stacks --recording FILE [--format collapsed|speedscope]  the stacks a recording kept
 #include <sys/resource.h>
 #include <time.h>
 
@@ -17,6 +18,8 @@
 #include "options/options.hpp"
 #include "pystack/process.hpp"
 #include "pystack/render.hpp"
+#include "store/python_stacks.hpp"
+#include "store/recording.hpp"
 
 namespace dltune::cli {
 
@@ -47,7 +50,10 @@ class StacksCommand : public Command {
  public:
   explicit StacksCommand(CLI::App& app) : Command("stacks") {
     sub_ = options::add_command(app, "stacks");
-    options::add_integer(*sub_, "--pid", pid_, 1, options::kMaxPid, "PID")->required();
+    auto* pid = options::add_integer(*sub_, "--pid", pid_, 1, options::kMaxPid, "PID");
+    auto* recording = options::add_value(*sub_, "--recording", recording_);
+    pid->excludes(recording);
+    recording->excludes(pid);
     options::add_duration(*sub_, "--duration", duration_ns_, 10'000'000, 86'400 * kSecond);
     options::add_integer(*sub_, "--rate", rate_, 1, 1000, "HZ");
     options::add_choice(*sub_, "--format", format_, {"collapsed", "speedscope"});
@@ -56,6 +62,14 @@ class StacksCommand : public Command {
   bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
+    if (!recording_.empty()) {
+      if (duration_ns_ || json_ || sub_->count("--rate") > 0)
+        return refuse(
+            "--recording prints the stacks the recording kept: no --duration, --rate "
+            "or --json (--format collapsed|speedscope)");
+      return from_recording();
+    }
+    if (pid_ == 0) return refuse("--pid PID (a running Python process) or --recording FILE");
     if (json_ && duration_ns_)
       return refuse("--json is for the dump; with --duration use --format");
     if (!duration_ns_ && (sub_->count("--rate") > 0 || sub_->count("--format") > 0))
@@ -129,7 +143,44 @@ class StacksCommand : public Command {
     return counts.samples() > 0 || ended.empty() ? kExitOk : kExitFailure;
   }
 
+  // The job's main-thread stacks a recording kept (its document "python_stacks"), counted.
+  int from_recording() const {
+    auto rec = store::Recording::open(recording_);
+    if (!rec) return refuse(rec.error().message());
+    auto doc = (*rec)->document("python_stacks");
+    if (!doc) return failure(doc.error().message());
+    if (!*doc)
+      return failure(
+          fmt::format("{} kept no Python stacks (recorded without a Python job, or "
+                      "with --no-stacks)",
+                      recording_));
+    auto stacks = store::PythonStacks::from_json(**doc);
+    if (!stacks) return failure(fmt::format("{}: {}", recording_, stacks.error().message()));
+    pystack::StackCounts counts;
+    const auto tid = static_cast<std::uint64_t>(stacks->pid);
+    for (std::size_t id = 0; id < stacks->totals.size(); ++id) {
+      const bool other = id + 1 == stacks->totals.size();  // the stacks not kept one by one
+      if (other) {
+        pystack::Frame f;
+        f.function = "(other stacks)";
+        counts.add_counted(tid, {f}, stacks->totals[id]);
+      } else {
+        counts.add_counted(tid, stacks->frames_of(static_cast<int>(id)), stacks->totals[id]);
+      }
+    }
+    if (format_ == "speedscope")
+      fmt::print("{}\n",
+                 counts.speedscope(fmt::format("dltune stacks --recording {}", recording_)).dump());
+    else
+      fmt::print("{}", counts.collapsed());
+    say(fmt::format("{}: {} samples of pid {}'s main thread ({}, every {} ms)", recording_,
+                    stacks->samples, stacks->pid, stacks->interpreter,
+                    stacks->sample_interval_ns / 1'000'000));
+    return kExitOk;
+  }
+
   CLI::App* sub_ = nullptr;
+  std::string recording_;
   std::int64_t pid_ = 0;
   std::optional<std::int64_t> duration_ns_;
   std::int64_t rate_ = 100;

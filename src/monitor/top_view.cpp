@@ -335,6 +335,22 @@ void cgroup_lines(const Model& m, Lines& l) {
   l.add(mem, warn ? Style::kWarn : Style::kNormal);
 }
 
+// A command line and, after it, the Python function its process is in, within `room` columns:
+// the program by its name alone ("python3", not "/usr/bin/python3"), then the command cut (to
+// no less than 16 columns) so that both show.
+std::string with_python_frame(std::string cmd, const std::string& frame, int room) {
+  if (frame.empty()) return cmd;
+  if (const auto space = cmd.find(' '); cmd.rfind('/', space) != std::string::npos)
+    cmd.erase(0, cmd.rfind('/', space) + 1);
+  const std::string tail = " | py " + frame;
+  const auto r = static_cast<std::size_t>(std::max(room, 0));
+  if (cmd.size() + tail.size() > r) {
+    const std::size_t keep = std::max<std::size_t>(r > tail.size() ? r - tail.size() : 0, 16);
+    if (keep + 2 < cmd.size()) cmd = cmd.substr(0, keep - 2) + "..";
+  }
+  return cmd + tail;
+}
+
 double io_of(const ProcessModel& p) {
   return p.read_bytes_s.value_or(0) + p.write_bytes_s.value_or(0);
 }
@@ -505,11 +521,16 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options, Top
   device_lines(model, l);
   gpu_lines(model, l, limited && options.height < 40);
   cgroup_lines(model, l);
-  for (const auto& h : options.history) {
-    TopLine line;
-    line.text = h;
-    l.out.push_back(std::move(line));
-  }
+  // The history only where it leaves the process list room (at least 5 rows below it, with the
+  // list's header and the status line): on a short terminal the processes come first.
+  const int after_history = options.height - static_cast<int>(l.out.size()) -
+                            static_cast<int>(options.history.size()) - 2;
+  if (!limited || after_history >= 5)
+    for (const auto& h : options.history) {
+      TopLine line;
+      line.text = h;
+      l.out.push_back(std::move(line));
+    }
   if (options.straggler) {
     const std::string wrapped = text::wrap("! " + options.straggler->text, 2,
                                            static_cast<std::size_t>(std::max(40, options.width)));
@@ -562,7 +583,9 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options, Top
       if (auto it = depth.find(p.ppid); it != depth.end()) d = std::min(it->second + 1, 4);
     depth[p.pid] = d;
     std::string cmd = p.cmdline.empty() ? fmt::format("[{}]", p.comm) : p.cmdline;
-    if (!p.python_frame.empty()) cmd = fmt::format("py {} | {}", p.python_frame, cmd);
+    // A command line may hold newlines and tabs (python3 -c "..."): one row each, as spaces.
+    for (char& c : cmd)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
     std::string rates =
         p.has_rates ? fmt::format("{:>6.1f} {:>5.1f} {:>5} {:>6} {:>7}", p.cpu_pct, p.system_pct,
                                   p.run_queue_pct ? fmt::format("{:.1f}", *p.run_queue_pct)
@@ -581,9 +604,10 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options, Top
                             ? Style::kMain
                         : p.role == monitor::Role::kWorker ? Style::kWorker
                                                            : Style::kNormal;
-    l.add(fmt::format("{:>7} {:<6} {} {} {:>4} {}{}{}", p.pid, role_text(p), p.state, rates,
-                      p.threads, std::string(static_cast<std::size_t>(d) * 2, ' '),
-                      straggler ? "STRAGGLER " : "", cmd),
+    std::string row = fmt::format(
+        "{:>7} {:<6} {} {} {:>4} {}{}", p.pid, role_text(p), p.state, rates, p.threads,
+        std::string(static_cast<std::size_t>(d) * 2, ' '), straggler ? "STRAGGLER " : "");
+    l.add(row + with_python_frame(cmd, p.python_frame, l.width - static_cast<int>(row.size())),
           style);
   }
   if (!options.selected && procs.size() > room && room > 0) {

@@ -163,7 +163,7 @@ Result<PythonProcess> PythonProcess::attach(const host::Root& root, pid_t pid) {
     break;
   }
   if (found.path.empty())
-    return fail(fmt::format("{} is not a Python process (no _PyRuntime in its mappings)", pid));
+    return fail(fmt::format("{} {} (no _PyRuntime in its mappings)", pid, kNotPython));
 
   // The first read: it says whether we may read at all.
   ProcessMemory memory(pid);

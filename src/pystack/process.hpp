@@ -38,6 +38,10 @@ struct Interpreter {
 [[nodiscard]] std::optional<std::uint64_t> load_start(const std::vector<Mapping>& maps,
                                                       const std::string& path);
 
+// What attach's error says of a process that runs no Python interpreter (an ordinary case for a
+// caller that tries every process of a job, not a failure to report).
+inline constexpr const char* kNotPython = "is not a Python process";
+
 class PythonProcess {
  public:
   // Errors, in the user's words: "process 123 exited", "123 is not a Python process (no

@@ -61,6 +61,14 @@ void StackCounts::add(const std::vector<ThreadStack>& sample) {
   }
 }
 
+void StackCounts::add_counted(std::uint64_t tid, const std::vector<Frame>& innermost_first,
+                              std::uint64_t count) {
+  samples_ += count;
+  if (innermost_first.empty() || count == 0) return;
+  std::vector<Frame> outer_first(innermost_first.rbegin(), innermost_first.rend());
+  counts_[tid][std::move(outer_first)] += count;
+}
+
 std::string StackCounts::collapsed() const {
   std::string out;
   for (const auto& [tid, stacks] : counts_) {

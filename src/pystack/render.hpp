@@ -23,6 +23,9 @@ namespace dltune::pystack {
 class StackCounts {
  public:
   void add(const std::vector<ThreadStack>& sample);
+  // `count` samples of one stack (innermost first) of thread `tid`: a recording's counts.
+  void add_counted(std::uint64_t tid, const std::vector<Frame>& innermost_first,
+                   std::uint64_t count);
   // "thread 1234;outer (file:line);...;inner (file:line) COUNT" lines, sorted.
   [[nodiscard]] std::string collapsed() const;
   // speedscope's file format (https://www.speedscope.app/file-format-schema.json): one sampled

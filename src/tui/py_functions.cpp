@@ -34,7 +34,9 @@ void PythonFunctions::fill(monitor::Model& m) {
       auto attached = pystack::PythonProcess::attach(root_, p.pid);
       if (attached) {
         e.process = std::make_unique<pystack::PythonProcess>(std::move(*attached));
-      } else if (!noted_ && p.role != monitor::Role::kWorker) {
+      } else if (!noted_ && p.role != monitor::Role::kWorker &&
+                 attached.error().message().find(pystack::kNotPython) == std::string::npos) {
+        // A job that is not Python has no function to show, and nothing to say about it.
         note_ = fmt::format("no Python function for pid {}: {}", p.pid, attached.error().message());
         noted_ = true;
       }

@@ -335,6 +335,17 @@ TEST(ProfileLive, TheRecordingKeepsThePythonStacksAndProfileJudgesWithThem) {
   EXPECT_NE(page.find("Python stacks of the main thread"), std::string::npos);
   EXPECT_NE(page.find("<svg class=\"flame\""), std::string::npos);
   EXPECT_NE(page.find("Samples.__getitem__ (train_profile.py)"), std::string::npos);
+  // dltune stacks exports them for flamegraph.pl and speedscope.
+  const auto folded = run({DLTUNE_BINARY, "stacks", "--recording", db});
+  ASSERT_EQ(folded.exit_code, 0) << explain(folded);
+  EXPECT_NE(folded.out.find("Samples.__getitem__"), std::string::npos) << folded.out;
+  EXPECT_EQ(folded.out.rfind("thread ", 0), 0u) << folded.out;
+  const auto speedscope =
+      run({DLTUNE_BINARY, "stacks", "--recording", db, "--format", "speedscope"});
+  ASSERT_EQ(speedscope.exit_code, 0) << explain(speedscope);
+  EXPECT_FALSE(json::parse(speedscope.out, nullptr, false).is_discarded());
+  EXPECT_EQ(run({DLTUNE_BINARY, "stacks", "--recording", db, "--duration", "1s"}).exit_code, 2);
+  EXPECT_EQ(run({DLTUNE_BINARY, "stacks", "--recording", db, "--pid", "1"}).exit_code, 2);
 
   const auto none = (dir / "none.db").string();
   const auto plain =
@@ -347,6 +358,9 @@ TEST(ProfileLive, TheRecordingKeepsThePythonStacksAndProfileJudgesWithThem) {
   auto doc2 = (*rec2)->document("python_stacks");
   ASSERT_TRUE(doc2);
   EXPECT_FALSE(*doc2) << "--no-stacks";
+  const auto kept_none = run({DLTUNE_BINARY, "stacks", "--recording", none});
+  EXPECT_EQ(kept_none.exit_code, 1);
+  EXPECT_NE(kept_none.err.find("kept no Python stacks"), std::string::npos) << kept_none.err;
   fs::remove_all(dir);
 }
 
@@ -486,7 +500,10 @@ TEST(ProfileLive, AMemoryLimitBelowTheDatasetPushesOutThePageCache) {
   EXPECT_NE(v, "memory-pressure") << explain(r);
   EXPECT_GE(j["signals"]["cgroup.memory_use"]["value"].get<double>(), 85) << explain(r);
   EXPECT_GE(j["signals"]["cgroup.refault_file"]["value"].get<double>(), 100) << explain(r);
-  if (v != "page-cache-pushed-out") {
+  // On this 2-CPU VM the main process and two workers can also saturate the CPUs: a loaded run
+  // (the whole suite beside it) was judged CPU contention within the job once, its threads
+  // waiting for a CPU; the limit and the refaults above were seen all the same.
+  if (v != "page-cache-pushed-out" && v != "cpu-oversubscribed") {
     bool named = false;
     for (const auto& m : j["near_misses"])
       named = named || (m["rule"] == "page-cache-pushed-out" && m["met"].get<int>() >= 2);

@@ -70,11 +70,11 @@ TEST(TopPython, TheJobsPythonProcessesShowTheirCurrentFunction) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     row = row_of(r.out, job.pid());
   }
-  EXPECT_NE(row.find("py spin_here <string>:"), std::string::npos) << row;
-  EXPECT_NE(row.find("| /usr/bin/python3 -c"), std::string::npos) << row;
+  EXPECT_NE(row.find(" python3 -c"), std::string::npos) << row;
+  EXPECT_NE(row.find(" | py spin_here <string>:"), std::string::npos) << row;
 }
 
-TEST(TopPython, AJobThatIsNotPythonShowsItsCommandAndANote) {
+TEST(TopPython, AJobThatIsNotPythonShowsItsCommandAndNoNote) {
   Child job({"/bin/sleep", "30"});
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const auto r = run({DLTUNE_BINARY, "top", "--pid", std::to_string(job.pid()), "--once",
@@ -84,5 +84,6 @@ TEST(TopPython, AJobThatIsNotPythonShowsItsCommandAndANote) {
   const auto row = row_of(r.out, job.pid());
   EXPECT_NE(row.find("/bin/sleep 30"), std::string::npos) << r.out;
   EXPECT_EQ(row.find("py "), std::string::npos) << row;
-  EXPECT_NE(r.out.find("no Python function for pid"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("no Python function"), std::string::npos)
+      << "not Python is no news: " << r.out;
 }

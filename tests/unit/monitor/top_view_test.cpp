@@ -405,3 +405,41 @@ TEST(TopView, TheNextSampleReadsDetailForTheRowsOnScreenAPageEitherSideAndTheRan
   EXPECT_FALSE(monitor::detail_for_view(visible, layout, monitor::TopSort::kRunQueue, m).pids);
   EXPECT_FALSE(monitor::detail_for_view(visible, layout, monitor::TopSort::kIo, m).pids);
 }
+
+TEST(TopView, APythonProcessShowsItsCommandAndItsFunctionBoth) {
+  Model m;
+  m.has_rates = true;
+  auto p = proc(4242, 1, Role::kMain, 50,
+                "/usr/bin/python3 train.py --epochs 100 --lr 0.1 --data /datasets/imagenet");
+  p.python_frame = "Samples.__getitem__ train.py:64";
+  m.processes.push_back(p);
+  monitor::TopOptions o;
+  o.width = 120;
+  o.height = 0;
+  o.sort = monitor::TopSort::kPid;
+  const auto t = texts(monitor::top_view(m, o));
+  const int row = line_of(t, "   4242 main");
+  ASSERT_NE(row, -1);
+  const auto& line = t[static_cast<std::size_t>(row)];
+  EXPECT_LE(line.size(), 120u) << line;
+  // The program by its name, the command cut to leave the function room; both are there.
+  EXPECT_NE(line.find(" python3 train.py --epochs"), std::string::npos) << line;
+  EXPECT_EQ(line.find("/usr/bin"), std::string::npos) << line;
+  EXPECT_NE(line.find(".. | py Samples.__getitem__ train.py:64"), std::string::npos) << line;
+}
+
+TEST(TopView, ACommandLineWithNewlinesStaysOneRow) {
+  Model m;
+  m.has_rates = true;
+  m.processes.push_back(proc(77, 1, Role::kOther, 1, "python3 -c def f():\n\tpass\nf()"));
+  monitor::TopOptions o;
+  o.width = 100;
+  o.height = 0;
+  const auto t = texts(monitor::top_view(m, o));
+  const int row = line_of(t, "     77 ");
+  ASSERT_NE(row, -1);
+  EXPECT_NE(t[static_cast<std::size_t>(row)].find("python3 -c def f():  pass f()"),
+            std::string::npos)
+      << t[static_cast<std::size_t>(row)];
+  for (const auto& l : t) EXPECT_EQ(l.find('\n'), std::string::npos) << l;
+}
