@@ -44,12 +44,11 @@ void warn_about_unfinished_transactions() {
 
 std::vector<std::unique_ptr<Command>> make_commands(CLI::App& app, GlobalOptions& global) {
   std::vector<std::unique_ptr<Command>> c;
-  for (auto make :
-       {make_check_command, make_env_command, make_capture_command, make_tune_command,
-        make_profiles_command, make_run_command, make_top_command, make_record_command,
-        make_serve_command, make_report_command, make_profile_command, make_doctor_command,
-        make_bench_command, make_compare_command, make_slurm_command, make_stacks_command,
-        make_completion_command})
+  for (auto make : {make_check_command, make_env_command, make_capture_command, make_tune_command,
+                    make_profiles_command, make_run_command, make_top_command, make_record_command,
+                    make_serve_command, make_report_command, make_profile_command,
+                    make_doctor_command, make_bench_command, make_compare_command,
+                    make_slurm_command, make_stacks_command, make_completion_command})
     c.push_back(make(app, global));
   return c;
 }

@@ -1,5 +1,7 @@
 #include "pystack/maps.hpp"
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 namespace dltune::pystack {
@@ -7,21 +9,8 @@ namespace dltune::pystack {
 namespace {
 
 bool hex(std::string_view s, std::uint64_t& out) {
-  if (s.empty() || s.size() > 16) return false;
-  out = 0;
-  for (const char c : s) {
-    int d = 0;
-    if (c >= '0' && c <= '9')
-      d = c - '0';
-    else if (c >= 'a' && c <= 'f')
-      d = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F')
-      d = c - 'A' + 10;
-    else
-      return false;
-    out = out << 4 | static_cast<std::uint64_t>(d);
-  }
-  return true;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out, 16);
+  return !s.empty() && ec == std::errc() && end == s.data() + s.size();
 }
 
 bool decimal(std::string_view s, std::uint64_t& out) {

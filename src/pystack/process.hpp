@@ -41,6 +41,10 @@ struct Interpreter {
 // What attach's error says of a process that runs no Python interpreter (an ordinary case for a
 // caller that tries every process of a job, not a failure to report).
 inline constexpr const char* kNotPython = "is not a Python process";
+// Whether attach's `error` is that one.
+[[nodiscard]] inline bool not_python(const Error& error) {
+  return error.what.find(kNotPython) != std::string::npos;
+}
 
 class PythonProcess {
  public:

@@ -11,12 +11,12 @@ std::string frame_text(const Frame& f) {
                     : fmt::format("{} ({})", f.function, f.file);
 }
 
+}  // namespace
+
 std::string version_text(const Interpreter& i) {
   return i.micro >= 0 ? fmt::format("{}.{}.{}", i.major, i.minor, i.micro)
                       : fmt::format("{}.{}", i.major, i.minor);
 }
-
-}  // namespace
 
 std::string dump_text(const Interpreter& interpreter, pid_t pid,
                       const std::vector<ThreadStack>& threads) {

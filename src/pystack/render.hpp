@@ -13,6 +13,9 @@
 
 namespace dltune::pystack {
 
+// "3.11.2", or "3.11" where only the file name said the version.
+[[nodiscard]] std::string version_text(const Interpreter& interpreter);
+
 // "Thread 0x7f... (native 1234)", then "    function (file:line)" innermost first.
 [[nodiscard]] std::string dump_text(const Interpreter& interpreter, pid_t pid,
                                     const std::vector<ThreadStack>& threads);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "diagnose/py_activity.hpp"
+#include "pystack/maps.hpp"
 #include "report/output.hpp"
 
 namespace dltune::report {
@@ -21,11 +22,6 @@ struct Node {
   std::uint64_t samples = 0;
   std::map<std::string, std::unique_ptr<Node>> children;
 };
-
-std::string_view base_name(std::string_view path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
 
 // The colour of each activity (by its id), and of other Python work.
 std::string colour_of(const diagnose::PyActivities* a, std::size_t activity) {
@@ -112,7 +108,7 @@ std::string flame_svg(const store::PythonStacks& stacks, std::int64_t from_ns, s
     }
     for (auto it = frames.rbegin(); it != frames.rend(); ++it) {  // outermost first
       path.insert(path.begin(), *it);
-      const std::string label = fmt::format("{} ({})", it->function, base_name(it->file));
+      const std::string label = fmt::format("{} ({})", it->function, pystack::base_name(it->file));
       auto& child = at->children[label];
       if (!child) {
         child = std::make_unique<Node>();

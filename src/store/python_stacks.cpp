@@ -8,23 +8,13 @@
 
 #include <fmt/format.h>
 
+#include "host/parse/process.hpp"
+#include "pystack/maps.hpp"
+#include "pystack/render.hpp"
+
 namespace dltune::store {
 
 namespace {
-
-// The state letter of /proc/PID/stat's text ("1234 (python3) R ..."): after the last ')'.
-char state_of(std::string_view stat) {
-  const auto close = stat.rfind(')');
-  if (close == std::string_view::npos) return '?';
-  for (std::size_t i = close + 1; i < stat.size(); ++i)
-    if (stat[i] != ' ') return stat[i];
-  return '?';
-}
-
-std::string_view base_name(std::string_view path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
 
 void add_to(std::vector<std::uint64_t>& totals, int stack, std::uint64_t n) {
   const std::size_t i = stack < 0 ? totals.size() - 1 : static_cast<std::size_t>(stack);
@@ -37,7 +27,7 @@ std::string collapsed(const std::vector<pystack::Frame>& frames) {
   std::string out;
   for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
     if (!out.empty()) out += ';';
-    out += fmt::format("{}:{}", base_name(it->file), it->function);
+    out += fmt::format("{}:{}", pystack::base_name(it->file), it->function);
   }
   return out;
 }
@@ -132,9 +122,7 @@ Result<std::unique_ptr<PythonStackLog>> PythonStackLog::start(const host::Root& 
 PythonStackLog::PythonStackLog(pystack::PythonProcess process, host::Root root,
                                std::int64_t interval_ns)
     : process_(std::move(process)), root_(std::move(root)), interval_ns_(interval_ns) {
-  const auto& i = process_.interpreter();
-  data_.interpreter = i.micro >= 0 ? fmt::format("CPython {}.{}.{}", i.major, i.minor, i.micro)
-                                   : fmt::format("CPython {}.{}", i.major, i.minor);
+  data_.interpreter = "CPython " + pystack::version_text(process_.interpreter());
   data_.pid = process_.pid();
   data_.sample_interval_ns = interval_ns;
   data_.totals.assign(1, 0);  // "other" only, until stacks come
@@ -228,10 +216,12 @@ void PythonStackLog::run() {
     bool on_cpu = false, gone = false;
     if (stat.is_open()) {
       auto text = stat.read(buf);
-      if (text && *text)
-        on_cpu = state_of(**text) == 'R';
-      else
+      if (text && *text) {
+        const auto st = host::parse::parse_proc_stat(**text);
+        on_cpu = st && st->state == 'R';
+      } else {
         gone = text && !*text;
+      }
     }
     Result<std::vector<pystack::ThreadStack>> threads =
         gone ? Result<std::vector<pystack::ThreadStack>>(

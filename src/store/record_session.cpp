@@ -61,7 +61,7 @@ Result<void> RecordSession::start(const host::Root& root, const monitor::Sampler
       ro.after_sample = [log = python_.get()](std::int64_t wall_ns) {
         (void)log->close_interval(wall_ns);
       };
-    } else if (log.error().message().find(pystack::kNotPython) == std::string::npos) {
+    } else if (!pystack::not_python(log.error())) {
       // (A job that is not Python has no stacks, and nothing to say about it.)
       notice("no Python stacks: " + log.error().message());
     }

@@ -6,11 +6,12 @@
 
 #include <fmt/format.h>
 
+#include "pystack/maps.hpp"
+
 namespace dltune::tui {
 
 std::string frame_text(const pystack::Frame& f) {
-  const auto slash = f.file.rfind('/');
-  const std::string base = slash == std::string::npos ? f.file : f.file.substr(slash + 1);
+  const auto base = pystack::base_name(f.file);
   return f.line > 0 ? fmt::format("{} {}:{}", f.function, base, f.line)
                     : fmt::format("{} {}", f.function, base);
 }
@@ -35,7 +36,7 @@ void PythonFunctions::fill(monitor::Model& m) {
       if (attached) {
         e.process = std::make_unique<pystack::PythonProcess>(std::move(*attached));
       } else if (!noted_ && p.role != monitor::Role::kWorker &&
-                 attached.error().message().find(pystack::kNotPython) == std::string::npos) {
+                 !pystack::not_python(attached.error())) {
         // A job that is not Python has no function to show, and nothing to say about it.
         note_ = fmt::format("no Python function for pid {}: {}", p.pid, attached.error().message());
         noted_ = true;

@@ -425,7 +425,7 @@ TEST(BenchLive, BadInputIsRefusedAndChangesNothing) {
   refused({"--run-b=--cpu-quota=0.5", "--interval", "1ms"}, "--interval");
 }
 
-// `--set-a`/`--set-b` without a profile file are the whole A/B test (issue 25): each side
+// `--set-a`/`--set-b` without a profile file are the whole A/B test: each side
 // changes that one setting, journaled and rolled back after each run, and nothing else.
 TEST(BenchLive, SetAAndSetBChangeExactlyThatSettingOnEachSideAndRestoreIt) {
   NEED_ROOT();

@@ -1,4 +1,4 @@
-// `dltune profiles` and `--set` as a user runs them (issue 25): the listing, `profiles show`
+// `dltune profiles` and `--set` as a user runs them: the listing, `profiles show`
 // whose TOML loads as the same profile, `--set` on check and tune with its errors, and where
 // each setting comes from.
 #include <filesystem>

@@ -1,4 +1,4 @@
-// Profiles people write (issue 25): values alone, `include` with origins, errors at FILE:LINE,
+// Profiles people write: values alone, `include` with origins, errors at FILE:LINE,
 // `--set KEY=VALUE`, and a resolved profile written back as TOML that loads as the same profile.
 #include <algorithm>
 #include <filesystem>
