@@ -82,6 +82,21 @@ std::vector<std::string> interpreter_candidates(const std::vector<Mapping>& maps
   return libraries;
 }
 
+Result<std::optional<std::string>> interpreter_file(const host::Root& root, pid_t pid,
+                                                    const std::string& path) {
+  // On the live host the kernel follows /proc/PID/root itself (Root::open does not walk the
+  // links), into the process's mount namespace; in a host tree the links are followed inside it.
+  if (auto own = root.open(fmt::format("/proc/{}/root{}", pid, path)); own && *own) {
+    std::string buffer;
+    if (auto bytes = (*own)->read(buffer); bytes && *bytes && !(*bytes)->empty()) {
+      if ((*bytes)->size() > kMaxInterpreterFile) return std::optional<std::string>();
+      buffer.resize((*bytes)->size());
+      return std::optional<std::string>(std::move(buffer));
+    }
+  }
+  return root.read(path, kMaxInterpreterFile);
+}
+
 std::optional<std::uint64_t> load_start(const std::vector<Mapping>& maps, const std::string& path) {
   for (const auto& m : maps)
     if (m.path == path && m.offset == 0) return m.start;
@@ -110,11 +125,68 @@ std::string permission_note(const host::Root& root, pid_t pid) {
       pid, scope ? std::to_string(*scope) : std::string("unknown"));
 }
 
-PythonProcess::PythonProcess(pid_t pid, Interpreter interpreter, PythonLayout layout)
-    : pid_(pid),
+PythonProcess::PythonProcess(const host::Root& root, pid_t pid, Interpreter interpreter,
+                             PythonLayout layout)
+    : root_(root),
+      pid_(pid),
       interpreter_(std::move(interpreter)),
       memory_(std::make_unique<ProcessMemory>(pid)),
-      reader_(*memory_, std::move(layout), interpreter_.runtime, interpreter_.code_type) {}
+      frame_objects_(layout.frame_objects()),
+      reader_(*memory_, layout, interpreter_.runtime, interpreter_.code_type) {
+  if (layout.runtime_main_thread)
+    main_thread_at_ = interpreter_.runtime + *layout.runtime_main_thread;
+}
+
+void PythonProcess::read_tids() {
+  tids_.clear();
+  unknown_tids_.clear();
+  std::vector<int> tasks;
+  const auto task_dir = fmt::format("/proc/{}/task", pid_);
+  if (auto ok = root_.list_pids(task_dir, tasks); !ok || !*ok) return;
+  for (const int tid : tasks) {
+    const auto status = root_.read(fmt::format("{}/{}/status", task_dir, tid));
+    if (!status || !*status) continue;
+    std::uint64_t inner = static_cast<std::uint64_t>(tid);
+    for (const auto line : text::split(**status, '\n')) {
+      // "NSpid:\t1234\t7": the TID in each PID namespace, this host's view first, the
+      // process's own last (proc(5)).
+      if (!line.starts_with("NSpid:")) continue;
+      auto rest = text::trim(line.substr(6));
+      const auto last = rest.find_last_of(" \t");
+      if (const auto v =
+              text::to_uint(last == std::string_view::npos ? rest : rest.substr(last + 1)))
+        inner = *v;
+    }
+    tids_[inner] = static_cast<std::uint64_t>(tid);
+  }
+}
+
+void PythonProcess::host_tids(std::vector<ThreadStack>& threads) {
+  if (main_thread_ == 0 && main_thread_at_) {
+    std::uint64_t v = 0;
+    if (memory_->read(*main_thread_at_, &v, sizeof v)) main_thread_ = v;
+  }
+  bool looked = false;
+  for (auto& t : threads) {
+    if (main_thread_ != 0 && t.thread_id == main_thread_) {
+      t.native_id = static_cast<std::uint64_t>(pid_);
+      continue;
+    }
+    if (t.native_id == 0) continue;
+    auto it = tids_.find(t.native_id);
+    if (it == tids_.end() && !looked && !unknown_tids_.contains(t.native_id)) {
+      read_tids();  // a thread started since the last look
+      looked = true;
+      it = tids_.find(t.native_id);
+    }
+    if (it == tids_.end()) {
+      unknown_tids_.insert(t.native_id);
+      t.native_id = 0;
+    } else {
+      t.native_id = it->second;
+    }
+  }
+}
 
 Result<PythonProcess> PythonProcess::attach(const host::Root& root, pid_t pid) {
   const auto maps_path = fmt::format("/proc/{}/maps", pid);
@@ -138,7 +210,7 @@ Result<PythonProcess> PythonProcess::attach(const host::Root& root, pid_t pid) {
   ElfFile elf;
   std::optional<std::uint64_t> version_address;
   for (const auto& path : interpreter_candidates(*maps)) {
-    const auto bytes = root.read(path, kMaxInterpreterFile);
+    const auto bytes = interpreter_file(root, pid, path);
     if (!bytes || !*bytes) continue;  // gone, or outside the known locations: try the next
     auto runtime = find_symbol(**bytes, "_PyRuntime");
     if (!runtime || !*runtime) continue;
@@ -202,13 +274,14 @@ Result<PythonProcess> PythonProcess::attach(const host::Root& root, pid_t pid) {
       return tl::unexpected(checked.error());
     }
   }
-  return PythonProcess(pid, std::move(found), std::move(*layout));
+  return PythonProcess(root, pid, std::move(found), std::move(*layout));
 }
 
 Result<std::vector<ThreadStack>> PythonProcess::sample() {
   auto stacks = reader_.read();
   if (!stacks && (stacks.error().errno_ == ESRCH || gone(pid_)))
     return tl::unexpected(exited(pid_));
+  if (stacks && frame_objects_) host_tids(*stacks);
   return stacks;
 }
 

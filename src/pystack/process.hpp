@@ -9,6 +9,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/error.hpp"
@@ -33,6 +35,12 @@ struct Interpreter {
 // The files worth a look for _PyRuntime, in order: each libpython, then each python executable
 // (a libpython-linked executable has only an undefined reference), by path, each once.
 [[nodiscard]] std::vector<std::string> interpreter_candidates(const std::vector<Mapping>& maps);
+
+// The interpreter's file `path` (from /proc/PID/maps) as process `pid` sees it: through
+// /proc/PID/root, its own root in its own mount namespace (a container's python at a path this
+// host lacks, or has another file at), else at `path` here. Empty when neither is there.
+[[nodiscard]] Result<std::optional<std::string>> interpreter_file(const host::Root& root, pid_t pid,
+                                                                  const std::string& path);
 
 // Where `path` is loaded: the start of its mapping at file offset 0.
 [[nodiscard]] std::optional<std::uint64_t> load_start(const std::vector<Mapping>& maps,
@@ -60,10 +68,22 @@ class PythonProcess {
   [[nodiscard]] pid_t pid() const { return pid_; }
 
  private:
-  PythonProcess(pid_t pid, Interpreter interpreter, PythonLayout layout);
+  PythonProcess(const host::Root& root, pid_t pid, Interpreter interpreter, PythonLayout layout);
+  // 3.9 and 3.10: each thread's TID as the process's PID namespace sees it (from its thread
+  // descriptor) made this host's, through /proc/PID/task/TID/status's NSpid; the main thread
+  // (_PyRuntime.main_thread) is PID itself. A TID no task has is 0.
+  void host_tids(std::vector<ThreadStack>& threads);
+  void read_tids();
+
+  host::Root root_;
   pid_t pid_;
   Interpreter interpreter_;
   std::unique_ptr<ProcessMemory> memory_;  // on the heap: reader_ keeps its address
+  bool frame_objects_ = false;
+  std::optional<std::uint64_t> main_thread_at_;            // &_PyRuntime.main_thread (3.9, 3.10)
+  std::uint64_t main_thread_ = 0;                          // its pthread_t, once read
+  std::unordered_map<std::uint64_t, std::uint64_t> tids_;  // the process's TID -> this host's
+  std::unordered_set<std::uint64_t> unknown_tids_;         // not a task at the last look
   StackReader reader_;
 };
 

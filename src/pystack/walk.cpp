@@ -108,6 +108,41 @@ Result<std::optional<int>> line_of(std::string_view t, int first_line, std::int6
   return std::optional<int>();
 }
 
+Result<std::optional<int>> line_of_lnotab(std::string_view t, int first_line, std::int64_t offset) {
+  // CPython 3.9's PyCode_Addr2Line: add each pair's line increment while the address reached by
+  // its offset increment is not past `offset`.
+  std::int64_t line = first_line;
+  std::int64_t address = 0;
+  for (std::size_t pos = 0; pos + 1 < t.size(); pos += 2) {
+    address += static_cast<unsigned char>(t[pos]);
+    if (address > offset) break;
+    line += static_cast<signed char>(t[pos + 1]);
+    if (line < -(1 << 30) || line > (1 << 30)) return fail("absurd line in line number table");
+  }
+  return std::optional<int>(static_cast<int>(line));
+}
+
+Result<std::optional<int>> line_of_pep626(std::string_view t, int first_line, std::int64_t offset) {
+  if (offset < 0) return std::optional<int>(first_line);  // before the first instruction
+  if (t.size() % 2 != 0) return fail("a 3.10 line table of odd length");
+  // Each pair covers bytes [end, end + length) with the line so far plus its delta (a range of
+  // length 0 moves the line only); a delta of -128 is a range without a line, the line
+  // unchanged.
+  std::int64_t line = first_line;
+  std::int64_t end = 0;
+  for (std::size_t pos = 0; pos < t.size(); pos += 2) {
+    const std::int64_t start = end;
+    end += static_cast<unsigned char>(t[pos]);
+    const auto delta = static_cast<signed char>(t[pos + 1]);
+    const bool none = delta == -128;
+    if (!none) line += delta;
+    if (line < -(1 << 30) || line > (1 << 30)) return fail("absurd line in line number table");
+    if (offset >= start && offset < end)
+      return none ? std::optional<int>() : std::optional<int>(static_cast<int>(line));
+  }
+  return std::optional<int>();
+}
+
 StackReader::StackReader(const Memory& memory, PythonLayout layout, std::uint64_t runtime,
                          std::optional<std::uint64_t> code_type)
     : memory_(memory), layout_(std::move(layout)), runtime_(runtime), code_type_(code_type) {}
@@ -187,6 +222,7 @@ Result<const StackReader::Code*> StackReader::code(std::uint64_t address) {
 
 Result<std::uint64_t> StackReader::current_frame(std::uint64_t tstate) const {
   const auto& l = layout_;
+  if (l.tstate_frame) return pointer(tstate + *l.tstate_frame);  // 3.9, 3.10
   if (l.tstate_current_frame) return pointer(tstate + *l.tstate_current_frame);
   const auto cframe = pointer(tstate + l.tstate_cframe.value_or(0));
   if (!cframe) return tl::unexpected(cframe.error());
@@ -194,10 +230,33 @@ Result<std::uint64_t> StackReader::current_frame(std::uint64_t tstate) const {
   return pointer(*cframe + l.cframe_current_frame.value_or(0));
 }
 
+Result<std::optional<int>> StackReader::line(const Code& c, const std::string& frame,
+                                             std::uint64_t code_address) const {
+  const auto& l = layout_;
+  if (l.frame_objects()) {
+    // PyFrameObject.f_lasti: the instruction running, in frame_lasti_unit bytes (3.9 counts
+    // bytes, 3.10 code units); -1 before the first one.
+    const auto lasti = field<std::int32_t>(frame, l.frame_lasti);
+    const auto offset =
+        lasti < 0 ? std::int64_t{-1} : static_cast<std::int64_t>(lasti) * l.frame_lasti_unit;
+    if (l.linetable == LineTable::lnotab) return line_of_lnotab(c.linetable, c.first_line, offset);
+    return line_of_pep626(c.linetable, c.first_line, offset);
+  }
+  const auto instr = field<std::uint64_t>(frame, l.frame_instr);
+  const auto start = code_address + l.code_adaptive;
+  // CPython's _PyInterpreterFrame_LASTI: code units from the first instruction.
+  const auto index = (static_cast<std::int64_t>(instr - start)) / 2;
+  return line_of(c.linetable, c.first_line, index);
+}
+
 Result<void> StackReader::frames(std::uint64_t top, ThreadStack& t, std::string& top_block) {
   const auto& l = layout_;
-  std::string block(std::max({l.frame_code, l.frame_previous, l.frame_instr, l.frame_owner}) + 8,
-                    '\0');
+  const bool objects = l.frame_objects();
+  std::string block(
+      (objects ? std::max({l.frame_code, l.frame_previous, l.frame_lasti})
+               : std::max({l.frame_code, l.frame_previous, l.frame_instr, l.frame_owner})) +
+          8,
+      '\0');
   std::unordered_set<std::uint64_t> seen;
   for (auto f = top; f != 0;) {
     if (!seen.insert(f).second) return fail("the frames of a thread loop at", hex(f));
@@ -205,9 +264,9 @@ Result<void> StackReader::frames(std::uint64_t top, ThreadStack& t, std::string&
     if (auto ok = memory_.read(f, block.data(), block.size()); !ok)
       return tl::unexpected(ok.error());
     if (f == top) top_block = block;
-    const auto owner = static_cast<unsigned char>(block[l.frame_owner]);
     const auto previous = field<std::uint64_t>(block, l.frame_previous);
-    if (l.frame_owner_cstack >= 0 && owner == l.frame_owner_cstack) {
+    if (!objects && l.frame_owner_cstack >= 0 &&
+        static_cast<unsigned char>(block[l.frame_owner]) == l.frame_owner_cstack) {
       f = previous;  // the C stack's entry frame: no code of its own (3.12+)
       continue;
     }
@@ -219,16 +278,12 @@ Result<void> StackReader::frames(std::uint64_t top, ThreadStack& t, std::string&
     if (code_address == 0) return fail("a frame without code at", hex(f));
     auto c = code(code_address);
     if (!c) return tl::unexpected(c.error());
-    const auto instr = field<std::uint64_t>(block, l.frame_instr);
-    const auto start = code_address + l.code_adaptive;
-    // CPython's _PyInterpreterFrame_LASTI: code units from the first instruction.
-    const auto index = (static_cast<std::int64_t>(instr - start)) / 2;
-    auto line = line_of((*c)->linetable, (*c)->first_line, index);
-    if (!line) return tl::unexpected(line.error());
+    auto at = line(**c, block, code_address);
+    if (!at) return tl::unexpected(at.error());
     Frame out;
     out.function = (*c)->function;
     out.file = (*c)->file;
-    out.line = line->value_or(0);
+    out.line = at->value_or(0);
     t.frames.push_back(std::move(out));
     f = previous;
   }
@@ -239,10 +294,20 @@ Result<ThreadStack> StackReader::thread(std::uint64_t tstate) {
   const auto& l = layout_;
   ThreadStack t;
   auto id = pointer(tstate + l.tstate_thread_id);
-  auto native = id ? pointer(tstate + l.tstate_native_thread_id) : id;
-  if (!native) return tl::unexpected(native.error());
+  if (!id) return tl::unexpected(id.error());
   t.thread_id = *id;
-  t.native_id = *native;
+  if (l.pthread_tid) {
+    // Before 3.11 PyThreadState has no native_thread_id: thread_id is the pthread_t, the
+    // address of the C library's thread descriptor, which keeps the TID (a pid_t) at
+    // pthread_tid. A descriptor that cannot be read, or holds no plausible TID, says 0.
+    std::int32_t tid = 0;
+    if (*id != 0 && memory_.read(*id + *l.pthread_tid, &tid, sizeof tid) && tid > 0)
+      t.native_id = static_cast<std::uint64_t>(tid);
+  } else {
+    auto native = pointer(tstate + l.tstate_native_thread_id);
+    if (!native) return tl::unexpected(native.error());
+    t.native_id = *native;
+  }
   // The thread runs on while it is read: a walk is kept only when its innermost frame is still
   // the thread's current one, with the same code and caller, after it (else its frames may be
   // torn: a caller returned and its memory was reused). A few tries, then the sample is skipped.

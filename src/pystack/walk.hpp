@@ -23,7 +23,7 @@ inline constexpr std::size_t kMaxStringChars = 1024;  // a longer name or path i
 inline constexpr std::size_t kMaxLineTable = 1u << 20;
 
 struct Frame {
-  std::string function;  // co_qualname: "Model.forward"
+  std::string function;  // co_qualname: "Model.forward" (3.9 and 3.10: co_name, "forward")
   std::string file;      // co_filename
   int line = 0;          // 0 when the instruction has no line
   auto operator<=>(const Frame&) const = default;
@@ -32,7 +32,7 @@ struct Frame {
 
 struct ThreadStack {
   std::uint64_t thread_id = 0;  // pthread_t, as threading.get_ident() says
-  std::uint64_t native_id = 0;  // the kernel's TID
+  std::uint64_t native_id = 0;  // the kernel's TID (3.9, 3.10: as the process's namespace sees it)
   std::vector<Frame> frames;    // innermost first
   bool truncated = false;       // more than kMaxFrames
 };
@@ -42,6 +42,18 @@ struct ThreadStack {
 // an error for a table that does not parse.
 [[nodiscard]] Result<std::optional<int>> line_of(std::string_view table, int first_line,
                                                  std::int64_t index);
+
+// The line of the instruction at byte `offset` in 3.9's co_lnotab (CPython 3.9's
+// Objects/lnotab_notes.txt): pairs of an unsigned byte-offset increment and a signed line
+// increment; every instruction has a line. An odd last byte is ignored, as CPython does.
+[[nodiscard]] Result<std::optional<int>> line_of_lnotab(std::string_view table, int first_line,
+                                                        std::int64_t offset);
+
+// The line of the instruction at byte `offset` in 3.10's co_linetable (PEP 626; CPython 3.10's
+// Objects/lnotab_notes.txt): pairs of an unsigned byte-range length and a signed line delta,
+// -128 for a range without a line; nullopt for such a range or beyond the table.
+[[nodiscard]] Result<std::optional<int>> line_of_pep626(std::string_view table, int first_line,
+                                                        std::int64_t offset);
 
 class StackReader {
  public:
@@ -63,6 +75,8 @@ class StackReader {
   Result<std::string> bytes(std::uint64_t address) const;
   Result<const Code*> code(std::uint64_t address);
   Result<std::uint64_t> current_frame(std::uint64_t tstate) const;
+  Result<std::optional<int>> line(const Code& code, const std::string& frame,
+                                  std::uint64_t code_address) const;
   Result<void> frames(std::uint64_t top, ThreadStack& t, std::string& top_block);
   Result<ThreadStack> thread(std::uint64_t tstate);
 

@@ -1,16 +1,20 @@
 // `dltune stacks` and src/pystack on real Python processes: each interpreter this host has
-// (Debian's python3.11, and pyenv's 3.11 to 3.13 where they are installed) runs a script
+// (Debian's python3.11, and pyenv's 3.9 to 3.13 where they are installed) runs a script
 // stopped in known functions (a spinning function under nested calls in the main thread, a
 // generator in a thread of its own), and the stacks read from outside must name them with
 // their files and lines, in order. Also: a process that exits while sampled, a process that is
-// not Python, a version without a layout, no permission, and the line tables of real code
-// objects against CPython's own co_lines().
+// not Python, a version without a layout, no permission, the line tables of real code objects
+// against CPython's own reading of them (co_lines() from 3.10, dis.findlinestarts() in 3.9),
+// and a python in another mount namespace at a path where this host has another file.
 #include <gtest/gtest.h>
+
+#include <cstdio>
 
 #include <filesystem>
 #include <fstream>
 #include <regex>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "pystack/process.hpp"
@@ -64,7 +68,7 @@ std::vector<std::string> interpreters() {
   std::error_code ec;
   for (const auto& v : std::filesystem::directory_iterator(pyenv, ec)) {
     const auto name = v.path().filename().string();
-    for (const char* minor : {"3.11", "3.12", "3.13"}) {
+    for (const char* minor : {"3.9", "3.10", "3.11", "3.12", "3.13"}) {
       const auto exe = v.path() / "bin" / (std::string("python") + minor);
       if (name.starts_with(std::string(minor) + ".") && std::filesystem::exists(exe))
         out.push_back(exe.string());
@@ -99,7 +103,7 @@ const pystack::ThreadStack* by_tid(const std::vector<pystack::ThreadStack>& thre
 TEST(StacksLive, EachInterpreterReadsBackTheKnownFunctionsFilesAndLines) {
   const auto script = write_script("known.py", kScript).string();
   const auto pythons = interpreters();
-  if (pythons.empty()) GTEST_SKIP() << "no python3.11, 3.12 or 3.13 here";
+  if (pythons.empty()) GTEST_SKIP() << "no python3.9 to 3.13 here";
   for (const auto& python : pythons) {
     SCOPED_TRACE(python);
     Process p({python, script});
@@ -107,6 +111,8 @@ TEST(StacksLive, EachInterpreterReadsBackTheKnownFunctionsFilesAndLines) {
     auto process = pystack::PythonProcess::attach(host::Root(), p.pid);
     ASSERT_TRUE(process) << process.error().message();
     EXPECT_EQ(process->interpreter().major, 3);
+    // Before 3.11 there is no co_qualname: a method is named by co_name alone.
+    const bool qualified = process->interpreter().minor >= 11;
     Result<std::vector<pystack::ThreadStack>> threads = fail("not read");
     for (int i = 0; i < 5 && !threads; ++i) threads = process->sample();
     ASSERT_TRUE(threads) << threads.error().message();
@@ -122,16 +128,56 @@ TEST(StacksLive, EachInterpreterReadsBackTheKnownFunctionsFilesAndLines) {
     EXPECT_EQ(main->frames, want);
 
     const auto* worker = &(*threads)[0] == main ? &(*threads)[1] : &(*threads)[0];
+    std::string seen;
+    for (const auto& t : *threads) {
+      seen += fmt::format("\n  thread {}:", t.native_id);
+      for (const auto& f : t.frames) seen += fmt::format(" {}:{}", f.function, f.line);
+    }
+    std::printf("%s (Python 3.%d) read back:%s\n", python.c_str(), process->interpreter().minor,
+                seen.c_str());
     ASSERT_GE(worker->frames.size(), 4u);
     EXPECT_EQ(worker->frames[0].function, "ticks");
     EXPECT_EQ(worker->frames[0].file, script);
     EXPECT_GE(worker->frames[0].line, 11);  // almost always 12, in time.sleep
     EXPECT_LE(worker->frames[0].line, 13);
     EXPECT_EQ(worker->frames[1].function, "worker");
-    EXPECT_EQ(worker->frames[2].function, "Thread.run");
-    EXPECT_EQ(worker->frames.back().function, "Thread._bootstrap");
+    EXPECT_EQ(worker->frames[2].function, qualified ? "Thread.run" : "run");
+    EXPECT_EQ(worker->frames.back().function, qualified ? "Thread._bootstrap" : "_bootstrap");
     EXPECT_NE(worker->frames.back().file.find("threading.py"), std::string::npos);
+    // The worker's TID is one of the process's threads (3.9 and 3.10 read it from the C
+    // library's thread descriptor), and not the main thread's.
+    EXPECT_NE(worker->native_id, static_cast<std::uint64_t>(p.pid));
+    EXPECT_TRUE(std::filesystem::exists("/proc/" + std::to_string(p.pid) + "/task/" +
+                                        std::to_string(worker->native_id)))
+        << worker->native_id;
   }
+}
+
+TEST(StacksLive, TheCommandDumpsTheOlderVersions) {
+  const auto script = write_script("known.py", kScript).string();
+  bool any = false;
+  for (const char* minor : {"3.9", "3.10"}) {
+    const auto python = pyenv_python(minor);
+    if (!python) {
+      std::printf("no pyenv python%s here: not tried\n", minor);
+      continue;
+    }
+    any = true;
+    SCOPED_TRACE(*python);
+    Process p({*python, script});
+    wait_ready(p);
+    const auto pid = std::to_string(p.pid);
+    const auto text = run({DLTUNE_BINARY, "stacks", "--pid", pid});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find(std::string("Python ") + minor), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("(native " + pid + ")\n    spin (" + script + ":3)\n    c (" + script +
+                            ":5)\n    b (" + script + ":7)\n    a (" + script +
+                            ":9)\n    <module> (" + script + ":19)"),
+              std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("    ticks (" + script + ":"), std::string::npos) << text.out;
+  }
+  if (!any) GTEST_SKIP() << "no pyenv python3.9 or 3.10 here";
 }
 
 TEST(StacksLive, TheCommandDumpsAndSamples) {
@@ -217,14 +263,16 @@ TEST(StacksLive, NotPythonUnknownVersionNoProcessAndNoPermissionAreSaid) {
   EXPECT_NE(gone.err.find("no process 4000000"), std::string::npos) << gone.err;
 
   const auto script = write_script("known.py", kScript).string();
-  if (const auto old = pyenv_python("3.10")) {
+  if (const auto old = pyenv_python("3.8")) {
     Process p({*old, script});
     wait_ready(p);
     const auto unknown = run({DLTUNE_BINARY, "stacks", "--pid", std::to_string(p.pid)});
     EXPECT_EQ(unknown.exit_code, 1);
-    EXPECT_NE(unknown.err.find("Python 3.10: no layout known (knowledge/python_layouts.toml)"),
+    EXPECT_NE(unknown.err.find("Python 3.8: no layout known (knowledge/python_layouts.toml)"),
               std::string::npos)
         << unknown.err;
+  } else {
+    std::printf("no pyenv python3.8 here: the refusal of a version without a layout not tried\n");
   }
 
   if (::geteuid() == 0 && std::filesystem::exists("/usr/bin/setpriv")) {
@@ -238,50 +286,128 @@ TEST(StacksLive, NotPythonUnknownVersionNoProcessAndNoPermissionAreSaid) {
   }
 }
 
-// line_of against CPython's own co_lines() for every code unit of real code objects.
-TEST(StacksLive, TheLineTableDecoderAgreesWithCoLines) {
-  const auto dump = write_script("lines.py", R"(import dis, json, sys, threading, json.decoder
+// The line table decoders against CPython's own reading of the tables, at every instruction of
+// real code objects: co_lines() (3.10: byte ranges of co_linetable in the PEP 626 format; 3.11+:
+// of the location table), and in 3.9, which has no co_lines(), dis.findlinestarts() over
+// co_lnotab (each instruction has the line of the last start at or before it). The offsets are
+// bytes for 3.9 and 3.10 and code units from 3.11 on, as each decoder takes them.
+TEST(StacksLive, TheLineTableDecodersAgreeWithCPython) {
+  const auto dump =
+      write_script("lines.py", R"(import argparse, bisect, dis, json, sys, threading, json.decoder
 def walk(code, out):
     out.append(code)
     for c in code.co_consts:
         if hasattr(c, "co_code"): walk(c, out)
 codes = []
-for m in (threading, json.decoder, dis):
+for m in (threading, json.decoder, dis, argparse):
     for v in vars(m).values():
-        f = getattr(v, "__code__", None)
-        if f is not None: walk(f, codes)
+        for x in list(vars(v).values()) if isinstance(v, type) else [v]:
+            f = getattr(x, "__code__", None)
+            if f is not None: walk(f, codes)
+v = sys.version_info[:2]
 rows = []
 for code in codes:
     lines = []
-    for start, end, line in code.co_lines():
-        for i in range(start // 2, end // 2): lines.append((i, line))
-    rows.append({"first": code.co_firstlineno, "table": code.co_linetable.hex(), "lines": lines})
-print(json.dumps(rows))
+    if v >= (3, 10):
+        table = code.co_linetable
+        for start, end, line in code.co_lines():
+            for i in range(start, end, 2): lines.append((i // 2 if v >= (3, 11) else i, line))
+    else:
+        table = code.co_lnotab
+        starts = list(dis.findlinestarts(code))
+        addrs = [a for a, _ in starts]
+        for i in range(0, len(code.co_code), 2):
+            k = bisect.bisect_right(addrs, i) - 1
+            lines.append((i, starts[k][1] if k >= 0 else code.co_firstlineno))
+    rows.append({"first": code.co_firstlineno, "table": table.hex(), "lines": lines})
+print(json.dumps({"minor": v[1], "rows": rows}))
 )");
-  for (const auto& python : interpreters()) {
+  const auto pythons = interpreters();
+  if (pythons.empty()) GTEST_SKIP() << "no python3.9 to 3.13 here";
+  for (const auto& python : pythons) {
     SCOPED_TRACE(python);
     const auto r = run({python, dump.string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const auto rows = json::parse(r.out);
+    const auto doc = json::parse(r.out);
+    const int minor = doc["minor"];
+    const auto& rows = doc["rows"];
     ASSERT_GT(rows.size(), 50u);
-    std::size_t checked = 0;
+    std::size_t checked = 0, without_line = 0;
     for (const auto& row : rows) {
       std::string table;
       const std::string hex = row["table"];
       for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
         table += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
       for (const auto& pair : row["lines"]) {
-        const auto got = pystack::line_of(table, row["first"], pair[0]);
+        const int first = row["first"];
+        const std::int64_t at = pair[0];
+        const auto got = minor == 9    ? pystack::line_of_lnotab(table, first, at)
+                         : minor == 10 ? pystack::line_of_pep626(table, first, at)
+                                       : pystack::line_of(table, first, at);
         ASSERT_TRUE(got) << got.error().message();
         const std::optional<int> want =
             pair[1].is_null() ? std::nullopt : std::optional<int>(pair[1].get<int>());
-        ASSERT_EQ(*got, want) << "code unit " << pair[0] << " of a code object at line "
-                              << row["first"];
+        if (!want) ++without_line;
+        ASSERT_EQ(*got, want) << (minor < 11 ? "byte " : "code unit ") << at
+                              << " of a code object at line " << first;
         ++checked;
       }
     }
     EXPECT_GT(checked, 1000u);
+    std::printf("%s: %zu instructions checked (%zu without a line)\n", python.c_str(), checked,
+                without_line);
   }
+}
+
+// A python in another mount namespace (as in a container) whose file this host has another
+// file at: the process runs /tmp/.../bin/python3.11 from a tmpfs mounted in its own namespace;
+// this host's file at that path is not an interpreter. The stacks are read through
+// /proc/PID/root, the process's own view.
+TEST(StacksLive, APythonInAnotherMountNamespaceIsReadThroughItsRoot) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mount namespaces need root here";
+  if (!std::filesystem::exists("/usr/bin/unshare")) GTEST_SKIP() << "no unshare (util-linux)";
+  if (!std::filesystem::exists("/usr/bin/python3.11")) GTEST_SKIP() << "no /usr/bin/python3.11";
+  const auto probe = run({"/usr/bin/unshare", "--mount", "/bin/true"});
+  if (probe.exit_code != 0) {
+    std::printf("unshare --mount is not allowed here: %s\n", probe.err.c_str());
+    GTEST_SKIP() << "unshare --mount is not allowed here: " << probe.err;
+  }
+  const auto script = write_script("known.py", kScript).string();
+  const auto dir = std::filesystem::path(script).parent_path() / "ns" / "bin";
+  std::filesystem::create_directories(dir);
+  const auto python = (dir / "python3.11").string();
+  std::ofstream(python) << "not an interpreter: this host's file at the process's path\n";
+  Process p({"/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+             "mount -t tmpfs dltune-test " + dir.string() + " && cp /usr/bin/python3.11 " + python +
+                 " && exec " + python + " " + script});
+  wait_ready(p);
+  // The process sees its own python there; this host still sees the decoy.
+  std::ifstream host_file(python);
+  std::string first_line;
+  std::getline(host_file, first_line);
+  ASSERT_EQ(first_line, "not an interpreter: this host's file at the process's path");
+
+  auto process = pystack::PythonProcess::attach(host::Root(), p.pid);
+  ASSERT_TRUE(process) << process.error().message();
+  EXPECT_EQ(process->interpreter().path, python);
+  EXPECT_EQ(process->interpreter().minor, 11);
+  Result<std::vector<pystack::ThreadStack>> threads = fail("not read");
+  for (int i = 0; i < 5 && !threads; ++i) threads = process->sample();
+  ASSERT_TRUE(threads) << threads.error().message();
+  const auto* main = by_tid(*threads, static_cast<std::uint64_t>(p.pid));
+  ASSERT_NE(main, nullptr);
+  const std::vector<pystack::Frame> want = {{"spin", script, 3},
+                                            {"c", script, 5},
+                                            {"b", script, 7},
+                                            {"a", script, 9},
+                                            {"<module>", script, 19}};
+  EXPECT_EQ(main->frames, want);
+
+  const auto text = run({DLTUNE_BINARY, "stacks", "--pid", std::to_string(p.pid)});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("    spin (" + script + ":3)\n    c (" + script + ":5)"),
+            std::string::npos)
+      << text.out;
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The ELF symbol reader on a real interpreter and on broken bytes; /proc/PID/maps; the version
-// in an interpreter's file name.
+// in an interpreter's file name; the interpreter's file as the process sees it (host trees).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -9,6 +9,7 @@
 #include "pystack/elf.hpp"
 #include "pystack/maps.hpp"
 #include "pystack/process.hpp"
+#include "support/temp_tree.hpp"
 
 namespace dltune::pystack {
 namespace {
@@ -110,6 +111,31 @@ TEST(PythonFiles, TheVersionInAnInterpretersName) {
   EXPECT_EQ(
       interpreter_candidates(maps),
       (std::vector<std::string>{"/opt/py/lib/libpython3.11.so.1.0", "/opt/py/bin/python3.11"}));
+}
+
+TEST(InterpreterFile, IsReadThroughTheProcesssRootFirst) {
+  testing::TempTree tree;
+  tree.write("opt/py/bin/python3.10", "this host's file")
+      .write("proc/77/root/opt/py/bin/python3.10", "the process's own file")
+      .write("opt/other/python3.11", "only here");
+  const auto root = tree.root();
+  const auto own = interpreter_file(root, 77, "/opt/py/bin/python3.10");
+  ASSERT_TRUE(own) << own.error().message();
+  EXPECT_EQ(*own, std::optional<std::string>("the process's own file"));
+  // Not in the process's root: the path here.
+  const auto here = interpreter_file(root, 77, "/opt/other/python3.11");
+  ASSERT_TRUE(here) << here.error().message();
+  EXPECT_EQ(*here, std::optional<std::string>("only here"));
+  // Neither: nothing.
+  const auto none = interpreter_file(root, 77, "/opt/none/python3.12");
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(*none);
+  // A process whose root is a link to this tree's root (as /proc/PID/root is for a process
+  // of this host's mount namespace) reads the same file.
+  tree.link("proc/78/root", "/");
+  const auto linked = interpreter_file(root, 78, "/opt/py/bin/python3.10");
+  ASSERT_TRUE(linked) << linked.error().message();
+  EXPECT_EQ(*linked, std::optional<std::string>("this host's file"));
 }
 
 }  // namespace

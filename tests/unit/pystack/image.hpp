@@ -1,7 +1,8 @@
 #pragma once
-// A memory image of a small CPython 3.11 interpreter (one thread, two frames), laid out with
-// the layout from knowledge/python_layouts.toml: what the frame walker's unit tests read, and
-// the fuzz target's seed (tests/fuzz/fuzz_pystack.cpp, which decodes `encoded`).
+// A memory image of a small CPython interpreter (one thread, two frames), laid out with the
+// layout from knowledge/python_layouts.toml: 3.11+'s _PyInterpreterFrames (python311_image) or
+// 3.9/3.10's PyFrameObjects (frame_object_image). What the frame walker's unit tests read, and
+// the fuzz target's seeds (tests/fuzz/fuzz_pystack.cpp, which decodes `encoded`).
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -124,6 +125,78 @@ inline PythonImage python311_image(const pystack::PythonLayout& l, std::int64_t 
   img.put(0x6200, python_str(l, U"Model.outer", 1));
   img.put(0x6300, python_str(l, U"/x/\u0444\u0430\u0439\u043b.py", 2));
   img.put(0x7000, python_bytes(l, inner_line_table()));
+  img.put(0x7100, python_bytes(l, ""));
+  return img;
+}
+
+// `inner`'s line table in 3.9's co_lnotab format (CPython 3.9's Objects/lnotab_notes.txt), first
+// line 10: (byte offset increment, line increment) pairs. Bytes 0-3 line 10, 4-7 line 11, 8-9
+// line 14, 10-15 line 12 (a negative increment), from 16 on line 212 (+200 split as 127 + 73,
+// the second pair adding no bytes).
+inline std::string lnotab39_table() {
+  return std::string("\x04\x01\x04\x03\x02\xfe\x06\x7f\x00\x49", 10);
+}
+
+// `inner`'s line table in 3.10's format (PEP 626; CPython 3.10's Objects/lnotab_notes.txt), first
+// line 10: (byte range length, line delta) pairs, -128 (0x80) for no line. Bytes 0-3 line 10,
+// 4-5 line 11, 6-7 none, a range of length 0 that moves the line by 2, 8-9 line 14, 10-13
+// line 12; from 14 on none (past the table).
+inline std::string pep626_table() {
+  return std::string("\x04\x00\x02\x01\x02\x80\x00\x02\x02\x01\x04\xfe", 12);
+}
+
+// The same interpreter for 3.9/3.10 (l.frame_objects()): runtime (main_thread 0x7e00) ->
+// interpreter -> thread (pthread_t 0x8000, whose descriptor holds TID 4242) -> PyFrameObject
+// `inner` at byte `inner_offset` of its code -> `outer` before its first instruction
+// (f_lasti -1). co_name is the function: there is no co_qualname.
+inline PythonImage frame_object_image(const pystack::PythonLayout& l,
+                                      std::int64_t inner_offset = 4) {
+  PythonImage img;
+  std::string runtime;
+  set_at<std::uint64_t>(runtime, l.runtime_interpreters_head, 0x2000);
+  set_at<std::uint64_t>(runtime, l.runtime_main_thread.value_or(0), 0x7e00);
+  img.put(PythonImage::kRuntime, runtime);
+  std::string interp;
+  set_at<std::uint64_t>(interp, l.interp_next, 0);
+  set_at<std::uint64_t>(interp, l.interp_threads_head, 0x3000);
+  img.put(0x2000, interp);
+  std::string tstate;
+  set_at<std::uint64_t>(tstate, l.tstate_next, 0);
+  set_at<std::uint64_t>(tstate, l.tstate_thread_id, 0x8000);
+  set_at<std::uint64_t>(tstate, l.tstate_frame.value_or(0), 0x4000);
+  img.put(0x3000, tstate);
+  std::string descriptor;
+  set_at<std::int32_t>(descriptor, l.pthread_tid.value_or(0), 4242);
+  img.put(0x8000, descriptor);
+  const auto frame = [&](std::uint64_t code, std::uint64_t previous, std::int32_t lasti) {
+    std::string f;
+    set_at<std::uint64_t>(f, l.frame_code, code);
+    set_at<std::uint64_t>(f, l.frame_previous, previous);
+    set_at<std::int32_t>(f, l.frame_lasti, lasti);
+    f.resize(128);
+    return f;
+  };
+  const auto unit = static_cast<std::int64_t>(l.frame_lasti_unit == 0 ? 1 : l.frame_lasti_unit);
+  img.put(0x4000, frame(0x5000, 0x4100, static_cast<std::int32_t>(inner_offset / unit)));
+  img.put(0x4100, frame(0x5400, 0, -1));
+  const auto code = [&](std::uint64_t name, std::uint64_t file, std::uint64_t table, int first) {
+    std::string c;
+    set_at<std::uint64_t>(c, 8, PythonImage::kCodeType);
+    set_at<std::uint64_t>(c, l.code_name, name);
+    set_at<std::uint64_t>(c, l.code_filename, file);
+    set_at<std::uint64_t>(c, l.code_linetable, table);
+    set_at<std::int32_t>(c, l.code_firstlineno, first);
+    c.resize(192);
+    return c;
+  };
+  img.put(0x5000, code(0x6000, 0x6100, 0x7000, 10));
+  img.put(0x5400, code(0x6200, 0x6300, 0x7100, 20));
+  img.put(0x6000, python_str(l, U"inner", 1));
+  img.put(0x6100, python_str(l, U"/x/\u00e9.py", 1));
+  img.put(0x6200, python_str(l, U"outer", 1));
+  img.put(0x6300, python_str(l, U"/x/\u0444\u0430\u0439\u043b.py", 2));
+  img.put(0x7000, python_bytes(l, l.linetable == pystack::LineTable::lnotab ? lnotab39_table()
+                                                                            : pep626_table()));
   img.put(0x7100, python_bytes(l, ""));
   return img;
 }

@@ -1,4 +1,5 @@
-// The frame walker and the 3.11 line table on memory images (tests/unit/pystack/image.hpp).
+// The frame walker and the line tables (3.9's co_lnotab, 3.10's PEP 626 table, 3.11's location
+// table) on memory images (tests/unit/pystack/image.hpp).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -40,7 +41,7 @@ TEST(PythonLineTable, RefusesMalformedTables) {
 }
 
 TEST(PythonLayouts, TheKnownVersionsParseAndAnUnknownOneIsSaid) {
-  for (const int minor : {11, 12, 13}) EXPECT_TRUE(layout_for(3, minor)) << minor;
+  for (const int minor : {9, 10, 11, 12, 13}) EXPECT_TRUE(layout_for(3, minor)) << minor;
   const auto none = layout_for(3, 8);
   ASSERT_FALSE(none);
   EXPECT_EQ(none.error().message(), "Python 3.8: no layout known (knowledge/python_layouts.toml)");
@@ -48,6 +49,99 @@ TEST(PythonLayouts, TheKnownVersionsParseAndAnUnknownOneIsSaid) {
   ASSERT_FALSE(empty);
   EXPECT_EQ(empty.error().message(),
             "Python 3.11: no layout known (knowledge/python_layouts.toml)");
+}
+
+TEST(PythonLineTable, Decodes39Lnotab) {
+  const auto t = testing::lnotab39_table();
+  const std::vector<std::pair<std::int64_t, int>> want = {{-1, 10}, {0, 10},   {3, 10},   {4, 11},
+                                                          {7, 11},  {8, 14},   {9, 14},   {10, 12},
+                                                          {15, 12}, {16, 212}, {400, 212}};
+  for (const auto& [offset, line] : want) {
+    const auto got = line_of_lnotab(t, 10, offset);
+    ASSERT_TRUE(got) << offset;
+    EXPECT_EQ(*got, std::optional<int>(line)) << "byte " << offset;
+  }
+  // CPython ignores an odd last byte; an empty table is the first line throughout.
+  EXPECT_EQ(*line_of_lnotab(std::string("\x02\x05\x07", 3), 1, 4), std::optional<int>(6));
+  EXPECT_EQ(*line_of_lnotab("", 7, 100), std::optional<int>(7));
+}
+
+TEST(PythonLineTable, Decodes310Pep626) {
+  const auto t = testing::pep626_table();
+  const std::vector<std::pair<std::int64_t, std::optional<int>>> want = {
+      {-1, 10},          {0, 10}, {3, 10}, {4, 11},  {5, 11},  {6, std::nullopt},
+      {7, std::nullopt}, {8, 14}, {9, 14}, {10, 12}, {13, 12}, {14, std::nullopt}};
+  for (const auto& [offset, line] : want) {
+    const auto got = line_of_pep626(t, 10, offset);
+    ASSERT_TRUE(got) << offset;
+    EXPECT_EQ(*got, line) << "byte " << offset;
+  }
+  EXPECT_FALSE(line_of_pep626(std::string("\x02\x01\x02", 3), 1, 0));  // odd length
+  const auto empty = line_of_pep626("", 7, 0);
+  ASSERT_TRUE(empty);
+  EXPECT_EQ(*empty, std::nullopt);
+}
+
+TEST(PythonLayouts, TheOlderLayoutsWalkFrameObjects) {
+  const auto l39 = layout_for(3, 9), l310 = layout_for(3, 10), l311 = layout_for(3, 11);
+  ASSERT_TRUE(l39 && l310 && l311);
+  EXPECT_TRUE(l39->frame_objects());
+  EXPECT_TRUE(l310->frame_objects());
+  EXPECT_FALSE(l311->frame_objects());
+  EXPECT_EQ(l39->linetable, LineTable::lnotab);
+  EXPECT_EQ(l310->linetable, LineTable::pep626);
+  EXPECT_EQ(l311->linetable, LineTable::locations);
+  EXPECT_EQ(l39->frame_lasti_unit, 1u);
+  EXPECT_EQ(l310->frame_lasti_unit, 2u);
+  EXPECT_EQ(l310->code_qualname, l310->code_name);  // no co_qualname before 3.11
+}
+
+TEST(PythonLayouts, RefusesAFrameObjectTableThatMixesTheWalks) {
+  const std::string base = R"([[python]]
+version = "3.10"
+linetable = "3.10"
+frame_owner_cstack = -1
+runtime_interpreters_head = 32
+runtime_main_thread = 72
+interp_next = 0
+interp_threads_head = 8
+tstate_next = 8
+tstate_thread_id = 176
+tstate_frame = 24
+pthread_tid = 720
+frame_code = 32
+frame_previous = 24
+frame_lasti = 96
+code_filename = 104
+code_name = 112
+code_linetable = 120
+code_firstlineno = 40
+unicode_state = 32
+unicode_length = 16
+unicode_kind_shift = 2
+unicode_compact_shift = 5
+unicode_ascii_shift = 6
+unicode_ascii_data = 48
+unicode_compact_data = 72
+bytes_size = 16
+bytes_data = 32
+)";
+  const auto ok = parse_layouts(base + "frame_lasti_unit = 2\n", "t");
+  ASSERT_TRUE(ok) << ok.error().message();
+  const auto no_unit = parse_layouts(base, "t");
+  ASSERT_FALSE(no_unit);
+  EXPECT_NE(no_unit.error().message().find("frame_lasti_unit"), std::string::npos);
+  const auto bad_unit = parse_layouts(base + "frame_lasti_unit = 3\n", "t");
+  EXPECT_FALSE(bad_unit);
+  const auto mixed = parse_layouts(base + "frame_lasti_unit = 2\nframe_instr = 56\n", "t");
+  ASSERT_FALSE(mixed);
+  EXPECT_NE(mixed.error().message().find("frame_instr"), std::string::npos);
+  const auto two_ways =
+      parse_layouts(base + "frame_lasti_unit = 2\ntstate_current_frame = 72\n", "t");
+  EXPECT_FALSE(two_ways);
+  std::string new_format = base + "frame_lasti_unit = 2\n";
+  new_format.replace(new_format.find("linetable = \"3.10\""), 18, "linetable = \"3.11\"");
+  EXPECT_FALSE(parse_layouts(new_format, "t"));
 }
 
 TEST(PythonLayouts, RefusesATableWithoutAField) {
@@ -139,6 +233,141 @@ TEST(PythonFrameWalker, ALongStringIsCut) {
   ASSERT_TRUE(r);
   EXPECT_EQ((*r)[0].frames[0].function.size(), kMaxStringChars);
 }
+
+class PythonFrameObjectWalker : public ::testing::TestWithParam<int> {
+ protected:
+  PythonLayout layout() const {
+    auto l = layout_for(3, GetParam());
+    EXPECT_TRUE(l) << l.error().message();
+    return *l;
+  }
+};
+
+TEST_P(PythonFrameObjectWalker, ReadsTheThreadAndItsFramesInnermostFirst) {
+  const auto l = layout();
+  auto img = testing::frame_object_image(l);
+  StackReader reader(img.memory, l, PythonImage::kRuntime, PythonImage::kCodeType);
+  const auto threads = reader.read();
+  ASSERT_TRUE(threads) << threads.error().message();
+  ASSERT_EQ(threads->size(), 1u);
+  const auto& t = (*threads)[0];
+  EXPECT_EQ(t.thread_id, 0x8000u);
+  EXPECT_EQ(t.native_id, 4242u);  // from the thread descriptor at pthread_tid
+  ASSERT_EQ(t.frames.size(), 2u);
+  EXPECT_EQ(t.frames[0], (Frame{"inner", "/x/\u00e9.py", 11}));
+  EXPECT_EQ(t.frames[1], (Frame{"outer", "/x/\u0444\u0430\u0439\u043b.py", 20}));
+  const auto again = reader.read();
+  ASSERT_TRUE(again);
+  EXPECT_EQ((*again)[0].frames, t.frames);
+}
+
+TEST_P(PythonFrameObjectWalker, TheLineComesFromFLastiInItsUnit) {
+  const auto l = layout();
+  // Byte 8: line 14 in both tables (f_lasti 8 in 3.9, 4 code units in 3.10).
+  auto img = testing::frame_object_image(l, 8);
+  StackReader reader(img.memory, l, PythonImage::kRuntime);
+  const auto threads = reader.read();
+  ASSERT_TRUE(threads) << threads.error().message();
+  EXPECT_EQ((*threads)[0].frames[0].line, 14);
+  // Byte 6: no line in 3.10's table; 3.9's says 11.
+  auto other = testing::frame_object_image(l, 6);
+  StackReader reader2(other.memory, l, PythonImage::kRuntime);
+  const auto r = reader2.read();
+  ASSERT_TRUE(r);
+  EXPECT_EQ((*r)[0].frames[0].line, l.linetable == LineTable::lnotab ? 11 : 0);
+}
+
+TEST_P(PythonFrameObjectWalker, AThreadDescriptorWithoutATidSaysNone) {
+  const auto l = layout();
+  auto img = testing::frame_object_image(l);
+  img.memory.add(0x8000, std::string(l.pthread_tid.value_or(0) + 4, '\0'));  // TID 0
+  StackReader reader(img.memory, l, PythonImage::kRuntime);
+  auto r = reader.read();
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ((*r)[0].native_id, 0u);
+  EXPECT_EQ((*r)[0].frames.size(), 2u);
+
+  auto unmapped = testing::frame_object_image(l);
+  std::string tstate;
+  set_at<std::uint64_t>(tstate, l.tstate_thread_id, 0xdead0000);  // nothing there
+  set_at<std::uint64_t>(tstate, l.tstate_frame.value_or(0), 0x4000);
+  unmapped.memory.add(0x3000, tstate);
+  StackReader reader2(unmapped.memory, l, PythonImage::kRuntime);
+  r = reader2.read();
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ((*r)[0].native_id, 0u);
+  EXPECT_EQ((*r)[0].frames.size(), 2u);
+}
+
+TEST_P(PythonFrameObjectWalker, InconsistentMemoryFailsTheSample) {
+  const auto l = layout();
+  {  // f_back is the frame itself
+    auto img = testing::frame_object_image(l);
+    std::string f;
+    set_at<std::uint64_t>(f, l.frame_code, 0x5000);
+    set_at<std::uint64_t>(f, l.frame_previous, 0x4000);
+    f.resize(128);
+    img.memory.add(0x4000, f);
+    StackReader reader(img.memory, l, PythonImage::kRuntime);
+    const auto r = reader.read();
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message().find("loop"), std::string::npos) << r.error().message();
+  }
+  {  // a frame without code
+    auto img = testing::frame_object_image(l);
+    img.memory.add(0x4100, std::string(128, '\0'));
+    StackReader reader(img.memory, l, PythonImage::kRuntime);
+    EXPECT_FALSE(reader.read());
+  }
+  {  // f_back into memory that is not there
+    auto img = testing::frame_object_image(l);
+    std::string f;
+    set_at<std::uint64_t>(f, l.frame_code, 0x5400);
+    set_at<std::uint64_t>(f, l.frame_previous, 0xdead0000);
+    f.resize(128);
+    img.memory.add(0x4100, f);
+    StackReader reader(img.memory, l, PythonImage::kRuntime);
+    EXPECT_FALSE(reader.read());
+  }
+  {  // a code object that is not one
+    auto img = testing::frame_object_image(l);
+    StackReader reader(img.memory, l, PythonImage::kRuntime, 0xbad);
+    EXPECT_FALSE(reader.read());
+  }
+  {  // a 3.10 table of odd length fails; 3.9's co_lnotab ignores the last byte, as CPython does
+    auto img = testing::frame_object_image(l);
+    img.memory.add(0x7000, testing::python_bytes(l, "\x04\x01\x04"));
+    StackReader reader(img.memory, l, PythonImage::kRuntime);
+    EXPECT_EQ(static_cast<bool>(reader.read()), l.linetable == LineTable::lnotab);
+  }
+}
+
+TEST_P(PythonFrameObjectWalker, ADeepStackIsCut) {
+  const auto l = layout();
+  auto img = testing::frame_object_image(l);
+  // 300 frames of `outer` below `inner`.
+  for (std::uint64_t i = 0; i < 300; ++i) {
+    std::string f;
+    set_at<std::uint64_t>(f, l.frame_code, 0x5400);
+    set_at<std::uint64_t>(f, l.frame_previous, i + 1 < 300 ? 0x100000 + (i + 1) * 0x100 : 0);
+    set_at<std::int32_t>(f, l.frame_lasti, -1);
+    f.resize(128);
+    img.memory.add(0x100000 + i * 0x100, f);
+  }
+  std::string inner;
+  set_at<std::uint64_t>(inner, l.frame_code, 0x5000);
+  set_at<std::uint64_t>(inner, l.frame_previous, 0x100000);
+  inner.resize(128);
+  img.memory.add(0x4000, inner);
+  StackReader reader(img.memory, l, PythonImage::kRuntime);
+  const auto r = reader.read();
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ((*r)[0].frames.size(), kMaxFrames);
+  EXPECT_TRUE((*r)[0].truncated);
+}
+
+INSTANTIATE_TEST_SUITE_P(Python39And310, PythonFrameObjectWalker, ::testing::Values(9, 10),
+                         [](const auto& info) { return "3_" + std::to_string(info.param); });
 
 // 3.13's _Py_DebugOffsets as the interpreter writes them, from the layout (offsets in
 // Include/internal/pycore_runtime.h, v3.13.0).
