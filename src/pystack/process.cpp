@@ -1,34 +1,21 @@
+// process.hpp's pure helpers (file names, maps, the permission note); attaching and sampling
+// are in attach.cpp.
 #include "pystack/process.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <csignal>
 
 #include <fmt/format.h>
 
 #include "core/text.hpp"
-#include "pystack/debug_offsets.hpp"
-#include "pystack/elf.hpp"
 
 namespace dltune::pystack {
 
 namespace {
 
-// A Python library or program is at most a few tens of MiB; the cap keeps a wrong file cheap.
-constexpr std::size_t kMaxInterpreterFile = 256u << 20;
-
 bool is_library(std::string_view file) {
   return file.starts_with("libpython");
-}
-
-bool gone(pid_t pid) {
-  return ::kill(pid, 0) != 0 && errno == ESRCH;
-}
-
-Error exited(pid_t pid) {
-  return Error{fmt::format("process {} exited", pid), {}, ESRCH};
 }
 
 // The real uid of `pid` from /proc/PID/status ("Uid:\treal\teffective\t...").
@@ -82,21 +69,6 @@ std::vector<std::string> interpreter_candidates(const std::vector<Mapping>& maps
   return libraries;
 }
 
-Result<std::optional<std::string>> interpreter_file(const host::Root& root, pid_t pid,
-                                                    const std::string& path) {
-  // On the live host the kernel follows /proc/PID/root itself (Root::open does not walk the
-  // links), into the process's mount namespace; in a host tree the links are followed inside it.
-  if (auto own = root.open(fmt::format("/proc/{}/root{}", pid, path)); own && *own) {
-    std::string buffer;
-    if (auto bytes = (*own)->read(buffer); bytes && *bytes && !(*bytes)->empty()) {
-      if ((*bytes)->size() > kMaxInterpreterFile) return std::optional<std::string>();
-      buffer.resize((*bytes)->size());
-      return std::optional<std::string>(std::move(buffer));
-    }
-  }
-  return root.read(path, kMaxInterpreterFile);
-}
-
 std::optional<std::uint64_t> load_start(const std::vector<Mapping>& maps, const std::string& path) {
   for (const auto& m : maps)
     if (m.path == path && m.offset == 0) return m.start;
@@ -123,166 +95,6 @@ std::string permission_note(const host::Root& root, pid_t pid) {
       "reading PID {}'s memory needs root or the same user with kernel.yama.ptrace_scope 0 "
       "(it is {})",
       pid, scope ? std::to_string(*scope) : std::string("unknown"));
-}
-
-PythonProcess::PythonProcess(const host::Root& root, pid_t pid, Interpreter interpreter,
-                             PythonLayout layout)
-    : root_(root),
-      pid_(pid),
-      interpreter_(std::move(interpreter)),
-      memory_(std::make_unique<ProcessMemory>(pid)),
-      frame_objects_(layout.frame_objects()),
-      reader_(*memory_, layout, interpreter_.runtime, interpreter_.code_type) {
-  if (layout.runtime_main_thread)
-    main_thread_at_ = interpreter_.runtime + *layout.runtime_main_thread;
-}
-
-void PythonProcess::read_tids() {
-  tids_.clear();
-  unknown_tids_.clear();
-  std::vector<int> tasks;
-  const auto task_dir = fmt::format("/proc/{}/task", pid_);
-  if (auto ok = root_.list_pids(task_dir, tasks); !ok || !*ok) return;
-  for (const int tid : tasks) {
-    const auto status = root_.read(fmt::format("{}/{}/status", task_dir, tid));
-    if (!status || !*status) continue;
-    std::uint64_t inner = static_cast<std::uint64_t>(tid);
-    for (const auto line : text::split(**status, '\n')) {
-      // "NSpid:\t1234\t7": the TID in each PID namespace, this host's view first, the
-      // process's own last (proc(5)).
-      if (!line.starts_with("NSpid:")) continue;
-      auto rest = text::trim(line.substr(6));
-      const auto last = rest.find_last_of(" \t");
-      if (const auto v =
-              text::to_uint(last == std::string_view::npos ? rest : rest.substr(last + 1)))
-        inner = *v;
-    }
-    tids_[inner] = static_cast<std::uint64_t>(tid);
-  }
-}
-
-void PythonProcess::host_tids(std::vector<ThreadStack>& threads) {
-  if (main_thread_ == 0 && main_thread_at_) {
-    std::uint64_t v = 0;
-    if (memory_->read(*main_thread_at_, &v, sizeof v)) main_thread_ = v;
-  }
-  bool looked = false;
-  for (auto& t : threads) {
-    if (main_thread_ != 0 && t.thread_id == main_thread_) {
-      t.native_id = static_cast<std::uint64_t>(pid_);
-      continue;
-    }
-    if (t.native_id == 0) continue;
-    auto it = tids_.find(t.native_id);
-    if (it == tids_.end() && !looked && !unknown_tids_.contains(t.native_id)) {
-      read_tids();  // a thread started since the last look
-      looked = true;
-      it = tids_.find(t.native_id);
-    }
-    if (it == tids_.end()) {
-      unknown_tids_.insert(t.native_id);
-      t.native_id = 0;
-    } else {
-      t.native_id = it->second;
-    }
-  }
-}
-
-Result<PythonProcess> PythonProcess::attach(const host::Root& root, pid_t pid) {
-  const auto maps_path = fmt::format("/proc/{}/maps", pid);
-  const auto text = root.read(maps_path);
-  if (!text) {
-    if (text.error().errno_ == ESRCH) return tl::unexpected(exited(pid));
-    // /proc/PID/maps asks for the same ptrace read access as its memory.
-    if (text.error().errno_ == EACCES || text.error().errno_ == EPERM)
-      return fail(permission_note(root, pid));  // says why; no strerror after it
-    return tl::unexpected(text.error());
-  }
-  if (!*text) return fail(fmt::format("no process {}", pid));
-  auto maps = parse_maps(**text);
-  if (!maps) return tl::unexpected(maps.error());
-  if (maps->empty()) {
-    // A process that exited but is not yet reaped (a zombie) has no mappings left.
-    return tl::unexpected(exited(pid));
-  }
-
-  Interpreter found;
-  ElfFile elf;
-  std::optional<std::uint64_t> version_address;
-  for (const auto& path : interpreter_candidates(*maps)) {
-    const auto bytes = interpreter_file(root, pid, path);
-    if (!bytes || !*bytes) continue;  // gone, or outside the known locations: try the next
-    auto runtime = find_symbol(**bytes, "_PyRuntime");
-    if (!runtime || !*runtime) continue;
-    auto file = read_elf(**bytes);
-    if (!file) return fail(file.error().what + ":", path);
-    elf = *file;
-    std::uint64_t bias = 0;
-    if (elf.shared) {
-      const auto start = load_start(*maps, path);
-      if (!start) return fail("no mapping at offset 0 of", path);
-      bias = *start - elf.first_load;
-    }
-    found.path = path;
-    found.runtime = **runtime + bias;
-    if (auto code = find_symbol(**bytes, "PyCode_Type"); code && *code)
-      found.code_type = **code + bias;
-    if (auto v = find_symbol(**bytes, "Py_Version"); v && *v) version_address = **v + bias;
-    if (const auto name = version_from_name(base_name(path))) {
-      found.major = name->first;
-      found.minor = name->second;
-    }
-    break;
-  }
-  if (found.path.empty())
-    return fail(fmt::format("{} {} (no _PyRuntime in its mappings)", pid, kNotPython));
-
-  // The first read: it says whether we may read at all.
-  ProcessMemory memory(pid);
-  std::uint64_t probe = 0;
-  const auto first = version_address ? *version_address : found.runtime;
-  if (auto ok = memory.read(first, &probe, sizeof probe); !ok) {
-    if (ok.error().errno_ == EPERM || ok.error().errno_ == EACCES)
-      return fail(permission_note(root, pid));  // says why; no strerror after it
-    if (ok.error().errno_ == ESRCH || gone(pid)) return tl::unexpected(exited(pid));
-    return tl::unexpected(ok.error());
-  }
-  if (version_address) {
-    // Py_Version is PY_VERSION_HEX: 0xMMmmuuRS (Include/patchlevel.h), a 32-bit value.
-    const auto hex = static_cast<std::uint32_t>(probe);
-    const int major = static_cast<int>(hex >> 24), minor = static_cast<int>((hex >> 16) & 0xff);
-    if (found.major != 0 && (major != found.major || minor != found.minor))
-      return fail(fmt::format("{} says Python {}.{} in its name but {}.{} in Py_Version", pid,
-                              found.major, found.minor, major, minor),
-                  found.path);
-    found.major = major;
-    found.minor = minor;
-    found.micro = static_cast<int>((hex >> 8) & 0xff);
-  }
-  if (found.major == 0)
-    return fail(fmt::format("cannot tell the Python version of {} (no Py_Version, and no version "
-                            "in the file name)",
-                            pid),
-                found.path);
-  auto layout = layout_for(found.major, found.minor);
-  if (!layout) return tl::unexpected(layout.error());
-  if (found.minor >= 13) {
-    // 3.13+ say their own offsets: a build the table does not fit is refused, not misread.
-    auto checked = check_debug_offsets(memory, found.runtime, *layout);
-    if (!checked) {
-      if (checked.error().errno_ == ESRCH || gone(pid)) return tl::unexpected(exited(pid));
-      return tl::unexpected(checked.error());
-    }
-  }
-  return PythonProcess(root, pid, std::move(found), std::move(*layout));
-}
-
-Result<std::vector<ThreadStack>> PythonProcess::sample() {
-  auto stacks = reader_.read();
-  if (!stacks && (stacks.error().errno_ == ESRCH || gone(pid_)))
-    return tl::unexpected(exited(pid_));
-  if (stacks && frame_objects_) host_tids(*stacks);
-  return stacks;
 }
 
 }  // namespace dltune::pystack

@@ -99,6 +99,8 @@ Result<std::optional<int>> line_of(std::string_view t, int first_line, std::int6
       pos += 1;
     }
     if (pos > t.size()) return fail("truncated location table entry at", "the end");
+    // A long form's delta is a varint of up to 64 bits: bounded before it is added.
+    if (delta < -(1 << 30) || delta > (1 << 30)) return fail("absurd line in location table");
     line += delta;
     if (line < -(1 << 30) || line > (1 << 30)) return fail("absurd line in location table");
     if (index < address + length)

@@ -38,6 +38,9 @@ TEST(PythonLineTable, RefusesMalformedTables) {
   EXPECT_FALSE(line_of(std::string("\xf0\x46", 2), 1, 0));  // a varint cut short
   EXPECT_FALSE(line_of(std::string("\xd1\x01", 2), 1, 5));  // columns cut short
   EXPECT_TRUE(line_of("", 7, 0));                           // empty: no line
+  // A no-column entry whose line delta is a varint of 64 bits (found by the fuzzer: it
+  // overflowed the addition).
+  EXPECT_FALSE(line_of("\xe8" + std::string(10, '\x7f') + "\x3f", 1, 0));
 }
 
 TEST(PythonLayouts, TheKnownVersionsParseAndAnUnknownOneIsSaid) {
