@@ -28,6 +28,17 @@ Error exited(pid_t pid) {
   return Error{fmt::format("process {} exited", pid), {}, ESRCH};
 }
 
+// Whether `pid` runs in a PID namespace of its own (a container's): its NSpid line in
+// /proc/PID/status ("NSpid:\t1234\t1", proc(5)) names more than one PID.
+bool in_own_pid_namespace(const host::Root& root, pid_t pid) {
+  const auto status = root.read(fmt::format("/proc/{}/status", pid));
+  if (!status || !*status) return false;
+  for (const auto line : text::split(**status, '\n'))
+    if (line.starts_with("NSpid:"))
+      return text::trim(line.substr(6)).find_first_of(" \t") != std::string_view::npos;
+  return false;
+}
+
 }  // namespace
 
 Result<std::optional<std::string>> interpreter_file(const host::Root& root, pid_t pid,
@@ -99,6 +110,7 @@ void PythonProcess::host_tids(std::vector<ThreadStack>& threads) {
       looked = true;
       it = tids_.find(t.native_id);
     }
+    if (it == tids_.end() && tids_.empty()) continue;  // the tasks could not be listed
     if (it == tids_.end()) {
       unknown_tids_.insert(t.native_id);
       t.native_id = 0;
@@ -194,14 +206,16 @@ Result<PythonProcess> PythonProcess::attach(const host::Root& root, pid_t pid) {
       return tl::unexpected(checked.error());
     }
   }
-  return PythonProcess(root, pid, std::move(found), std::move(*layout));
+  PythonProcess out(root, pid, std::move(found), std::move(*layout));
+  out.own_pid_namespace_ = in_own_pid_namespace(root, pid);
+  return out;
 }
 
 Result<std::vector<ThreadStack>> PythonProcess::sample() {
   auto stacks = reader_.read();
   if (!stacks && (stacks.error().errno_ == ESRCH || gone(pid_)))
     return tl::unexpected(exited(pid_));
-  if (stacks && frame_objects_) host_tids(*stacks);
+  if (stacks && (frame_objects_ || own_pid_namespace_)) host_tids(*stacks);
   return stacks;
 }
 

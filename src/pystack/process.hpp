@@ -69,9 +69,11 @@ class PythonProcess {
 
  private:
   PythonProcess(const host::Root& root, pid_t pid, Interpreter interpreter, PythonLayout layout);
-  // 3.9 and 3.10: each thread's TID as the process's PID namespace sees it (from its thread
-  // descriptor) made this host's, through /proc/PID/task/TID/status's NSpid; the main thread
-  // (_PyRuntime.main_thread) is PID itself. A TID no task has is 0.
+  // Each thread's TID as the process's PID namespace sees it (3.9 and 3.10: from its thread
+  // descriptor; 3.11+: native_thread_id, which a process in a PID namespace of its own, as in a
+  // container, has from there too) made this host's, through /proc/PID/task/TID/status's
+  // NSpid; 3.9/3.10's main thread (_PyRuntime.main_thread) is PID itself. Once the process's
+  // tasks were listed, a TID none of them has is 0.
   void host_tids(std::vector<ThreadStack>& threads);
   void read_tids();
 
@@ -80,6 +82,7 @@ class PythonProcess {
   Interpreter interpreter_;
   std::unique_ptr<ProcessMemory> memory_;  // on the heap: reader_ keeps its address
   bool frame_objects_ = false;
+  bool own_pid_namespace_ = false;  // NSpid of /proc/PID/status names more than one PID
   std::optional<std::uint64_t> main_thread_at_;            // &_PyRuntime.main_thread (3.9, 3.10)
   std::uint64_t main_thread_ = 0;                          // its pthread_t, once read
   std::unordered_map<std::uint64_t, std::uint64_t> tids_;  // the process's TID -> this host's

@@ -5,7 +5,8 @@
 // their files and lines, in order. Also: a process that exits while sampled, a process that is
 // not Python, a version without a layout, no permission, the line tables of real code objects
 // against CPython's own reading of them (co_lines() from 3.10, dis.findlinestarts() in 3.9),
-// and a python in another mount namespace at a path where this host has another file.
+// a python in another mount namespace at a path where this host has another file, and pythons
+// in PID namespaces of their own.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -408,6 +409,56 @@ TEST(StacksLive, APythonInAnotherMountNamespaceIsReadThroughItsRoot) {
   EXPECT_NE(text.out.find("    spin (" + script + ":3)\n    c (" + script + ":5)"),
             std::string::npos)
       << text.out;
+}
+
+// A python in a PID namespace of its own (as in a container) knows its threads by that
+// namespace's TIDs (its main thread is 1 there); the stacks name them by this host's, through
+// NSpid, so that the main thread is the process's PID here.
+TEST(StacksLive, APythonInAPidNamespaceOfItsOwnHasThisHostsThreadIds) {
+  if (::geteuid() != 0) GTEST_SKIP() << "PID namespaces need root here";
+  if (!std::filesystem::exists("/usr/bin/unshare")) GTEST_SKIP() << "no unshare (util-linux)";
+  const auto probe = run({"/usr/bin/unshare", "--pid", "--fork", "/bin/true"});
+  if (probe.exit_code != 0) {
+    std::printf("unshare --pid is not allowed here: %s\n", probe.err.c_str());
+    GTEST_SKIP() << "unshare --pid is not allowed here: " << probe.err;
+  }
+  const auto script = write_script("known.py", kScript).string();
+  const auto pythons = interpreters();
+  if (pythons.empty()) GTEST_SKIP() << "no python3.9 to 3.13 here";
+  for (const auto& python : pythons) {
+    SCOPED_TRACE(python);
+    Process p({"/usr/bin/unshare", "--pid", "--fork", python, script});
+    wait_ready(p);
+    // unshare --fork waits for its child, the python (PID 1 in the new namespace).
+    std::ifstream children("/proc/" + std::to_string(p.pid) + "/task/" + std::to_string(p.pid) +
+                           "/children");
+    pid_t child = 0;
+    ASSERT_TRUE(children >> child) << "no child of unshare";
+    std::ifstream status("/proc/" + std::to_string(child) + "/status");
+    std::string line, nspid;
+    while (std::getline(status, line))
+      if (line.starts_with("NSpid:")) nspid = line;
+    ASSERT_EQ(nspid, "NSpid:\t" + std::to_string(child) + "\t1");
+
+    auto process = pystack::PythonProcess::attach(host::Root(), child);
+    ASSERT_TRUE(process) << process.error().message();
+    Result<std::vector<pystack::ThreadStack>> threads = fail("not read");
+    for (int i = 0; i < 5 && !threads; ++i) threads = process->sample();
+    ASSERT_TRUE(threads) << threads.error().message();
+    ASSERT_EQ(threads->size(), 2u);
+    const auto* main = by_tid(*threads, static_cast<std::uint64_t>(child));
+    ASSERT_NE(main, nullptr) << "no thread " << child << ": " << (*threads)[0].native_id << ", "
+                             << (*threads)[1].native_id;
+    ASSERT_FALSE(main->frames.empty());
+    EXPECT_EQ(main->frames[0], (pystack::Frame{"spin", script, 3}));
+    const auto* worker = &(*threads)[0] == main ? &(*threads)[1] : &(*threads)[0];
+    EXPECT_TRUE(std::filesystem::exists("/proc/" + std::to_string(child) + "/task/" +
+                                        std::to_string(worker->native_id)))
+        << worker->native_id;
+    EXPECT_NE(worker->native_id, static_cast<std::uint64_t>(child));
+    ASSERT_FALSE(worker->frames.empty());
+    EXPECT_EQ(worker->frames[0].function, "ticks");
+  }
 }
 
 }  // namespace
