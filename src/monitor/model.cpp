@@ -3,14 +3,9 @@
 
 namespace dltune::monitor {
 
-Model Model::from(const Sample& now, const Sample* previous) {
-  double dt = 0;
-  if (previous != nullptr && now.monotonic_ns > previous->monotonic_ns)
-    dt = static_cast<double>(now.monotonic_ns - previous->monotonic_ns) / 1e9;
-  return from(now, previous, dt);
-}
+namespace {
 
-Model Model::from(const Sample& now, const Sample* previous, double dt_s) {
+Model model_of(const Sample& now, const Sample* previous, double dt_s, const Model* before) {
   Model m;
   m.wall_ns = now.wall_ns;
   // A previous sample that is not before this one (or no dt) gives no rates, never negative ones.
@@ -19,7 +14,7 @@ Model Model::from(const Sample& now, const Sample* previous, double dt_s) {
   m.has_rates = previous != nullptr;
   model_system(now, previous, m.interval_s, m);
   model_cgroup(now, previous, m.interval_s, m);
-  model_processes(now, previous, m.interval_s, m);
+  model_processes(now, previous, m.interval_s, m, previous != nullptr ? before : nullptr);
   // A group without CPU accounting of its own: its processes' CPU, which are all sampled with
   // it (a Slurm job's group on cgroup v1 is in no cpuacct hierarchy).
   if (m.cgroup && !m.cgroup->cpu_pct && m.has_rates && now.cgroup && !now.cgroup->cpu_usage_us) {
@@ -30,6 +25,26 @@ Model Model::from(const Sample& now, const Sample* previous, double dt_s) {
   }
   model_gpus(now, previous, m.interval_s, m);
   return m;
+}
+
+double dt_of(const Sample& now, const Sample* previous) {
+  if (previous != nullptr && now.monotonic_ns > previous->monotonic_ns)
+    return static_cast<double>(now.monotonic_ns - previous->monotonic_ns) / 1e9;
+  return 0;
+}
+
+}  // namespace
+
+Model Model::from(const Sample& now, const Sample* previous, double dt_s) {
+  return model_of(now, previous, dt_s, nullptr);
+}
+
+Model Model::from(const Sample& now, const Sample* previous, const Model& before) {
+  return model_of(now, previous, dt_of(now, previous), &before);
+}
+
+Model Model::from(const Sample& now, const Sample* previous) {
+  return model_of(now, previous, dt_of(now, previous), nullptr);
 }
 
 }  // namespace dltune::monitor

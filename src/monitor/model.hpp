@@ -146,12 +146,18 @@ struct Model {
   // dt from the samples' monotonic clocks; `previous` may be null.
   [[nodiscard]] static Model from(const Sample& now, const Sample* previous);
   [[nodiscard]] static Model from(const Sample& now, const Sample* previous, double dt_s);
+  // As from(now, previous), for samples whose processes may be carried between readings of
+  // their stat (Process::stat_ns; top's processes off screen): a process read in neither `now`
+  // nor `previous`'s last reading keeps the rates `before` gave it (the model of `previous`).
+  [[nodiscard]] static Model from(const Sample& now, const Sample* previous, const Model& before);
 };
 
 // The parts, each pure (model_system.cpp, model_process.cpp); Model::from calls them all.
 void model_system(const Sample& now, const Sample* previous, double dt_s, Model& out);
 void model_cgroup(const Sample& now, const Sample* previous, double dt_s, Model& out);
-void model_processes(const Sample& now, const Sample* previous, double dt_s, Model& out);
+// `before`: the model of `previous`, whose rates a carried process keeps (null: none kept).
+void model_processes(const Sample& now, const Sample* previous, double dt_s, Model& out,
+                     const Model* before = nullptr);
 void model_gpus(const Sample& now, const Sample* previous, double dt_s, Model& out);
 
 }  // namespace dltune::monitor

@@ -18,17 +18,19 @@ std::optional<double> rate(const std::optional<std::uint64_t>& now,
   return delta(*now, *before) / dt_s;
 }
 
-void rates(const Process& now, const Process& before, double dt_s, double ticks_per_second,
-           ProcessModel& m) {
+// `stat_s`: the seconds between the two readings of stat (dt unless one was carried); the files
+// beyond stat are read in the same sample as stat or not at all, over dt.
+void rates(const Process& now, const Process& before, double dt_s, double stat_s,
+           double ticks_per_second, ProcessModel& m) {
   m.has_rates = true;
-  // Ticks over the interval, as a percentage of one CPU: Δticks / ticks_per_second / dt · 100.
-  const double user = delta(now.utime, before.utime) / ticks_per_second / dt_s * 100;
-  const double system = delta(now.stime, before.stime) / ticks_per_second / dt_s * 100;
+  // Ticks between the readings, as a percentage of one CPU: Δticks / ticks_per_second / s · 100.
+  const double user = delta(now.utime, before.utime) / ticks_per_second / stat_s * 100;
+  const double system = delta(now.stime, before.stime) / ticks_per_second / stat_s * 100;
   m.user_pct = user;
   m.system_pct = system;
   m.cpu_pct = user + system;
-  m.minor_faults_s = delta(now.minflt, before.minflt) / dt_s;
-  m.major_faults_s = delta(now.majflt, before.majflt) / dt_s;
+  m.minor_faults_s = delta(now.minflt, before.minflt) / stat_s;
+  m.major_faults_s = delta(now.majflt, before.majflt) / stat_s;
   m.read_bytes_s = rate(now.read_bytes, before.read_bytes, dt_s);
   m.write_bytes_s = rate(now.write_bytes, before.write_bytes, dt_s);
   // schedstat is in ns: Δns / (dt · 1e9) · 100 = % of the interval (docs/measurements.md: run-queue
@@ -39,9 +41,20 @@ void rates(const Process& now, const Process& before, double dt_s, double ticks_
   m.involuntary_switches_s = rate(now.involuntary_switches, before.involuntary_switches, dt_s);
 }
 
+// The rates of stat that `from` gave the same process (carried: read in neither sample).
+void keep_rates(const ProcessModel& from, ProcessModel& m) {
+  m.has_rates = from.has_rates;
+  m.user_pct = from.user_pct;
+  m.system_pct = from.system_pct;
+  m.cpu_pct = from.cpu_pct;
+  m.minor_faults_s = from.minor_faults_s;
+  m.major_faults_s = from.major_faults_s;
+}
+
 }  // namespace
 
-void model_processes(const Sample& now, const Sample* previous, double dt_s, Model& out) {
+void model_processes(const Sample& now, const Sample* previous, double dt_s, Model& out,
+                     const Model* before_model) {
   out.processes.resize(now.processes.size());
   const bool with_rates = previous != nullptr && dt_s > 0;
   const double hz = now.ticks_per_second > 0 ? static_cast<double>(now.ticks_per_second) : 100.0;
@@ -65,8 +78,22 @@ void model_processes(const Sample& now, const Sample* previous, double dt_s, Mod
     const auto& before = previous->processes;
     while (j < before.size() && before[j].pid < p.pid) ++j;
     // The same pid started at another time is a new process (the pid was reused): no rates.
-    if (j < before.size() && before[j].pid == p.pid && before[j].start_ticks == p.start_ticks)
-      rates(p, before[j], dt_s, hz, m);
+    if (j >= before.size() || before[j].pid != p.pid || before[j].start_ticks != p.start_ticks)
+      continue;
+    const Process& b = before[j];
+    if (p.stat_ns != 0 && p.stat_ns == b.stat_ns) {
+      // The same reading in both samples: the rates it had then (the model of `previous` is in
+      // its order).
+      if (before_model != nullptr && before_model->processes.size() == before.size() &&
+          before_model->processes[j].pid == p.pid)
+        keep_rates(before_model->processes[j], m);
+      continue;
+    }
+    // dt, unless the reading in `previous` was an earlier sample's (carried until now).
+    const bool carried = p.stat_ns == now.monotonic_ns && b.stat_ns != 0 &&
+                         b.stat_ns != previous->monotonic_ns && b.stat_ns < p.stat_ns;
+    const double stat_s = carried ? static_cast<double>(p.stat_ns - b.stat_ns) / 1e9 : dt_s;
+    rates(p, b, dt_s, stat_s, hz, m);
   }
 }
 

@@ -1,7 +1,9 @@
 // ProcessCollector: /proc/PID/{stat,schedstat,status,io,cmdline} of the processes in scope
 // (monitor/sampler.hpp).
 //
-// Per process per sample: stat always; schedstat, status and io only for the processes of
+// Per process per sample: stat always (for top's list with ProcessDetail::every_sample: those
+// processes every sample, the others and the /proc listing every others_every samples, each
+// carried between its readings); schedstat, status and io only for the processes of
 // ProcessDetail::pids (all by default), status only for the main process and the ranks when
 // ProcessDetail::switches_of_main_and_ranks_only (read after the roles are known); for top's
 // list (Scope::kAll) schedstat only, never status or io.
@@ -98,6 +100,14 @@ struct Tracked {
   bool environ_read = false;   // for a main process or a rank only: RANK
   bool io_denied = false;      // another user's process: not tried again
   bool status_wanted = false;  // its status was read at the last sample (main or rank)
+  // Its last reading of stat, given again while it is carried (ProcessDetail::others_every).
+  struct {
+    pid_t ppid = 0;
+    char state = '?';
+    std::uint64_t utime = 0, stime = 0, minflt = 0, majflt = 0, threads = 0, rss_bytes = 0;
+    int processor = -1;
+    std::int64_t at_ns = 0;
+  } last;
 };
 
 // /proc/PID/task/TID/children of one thread of a tree member (kTree).
@@ -139,6 +149,8 @@ struct ProcessCollector::State {
   std::string buf, path_text;
   ProcPath path;
   bool no_children_file = false;
+  // This collect's number, from 0: whose turn it is to be read (ProcessDetail::others_every).
+  std::uint64_t turn = 0, collects = 0;
 
   void close(host::OpenFile& f) {
     if (f.is_open()) {
@@ -179,7 +191,21 @@ struct ProcessCollector::State {
 
   Result<void> tree_members(Notices& notices);
   Result<void> scan_tree();
-  Result<bool> sample_one(Tracked& t, Process& p, Notices& notices);
+  // Whether `t`'s stat is read this sample, or its last reading carried.
+  [[nodiscard]] bool read_now(const Tracked& t) const {
+    if (scope.kind != Scope::Kind::kAll || !detail.every_sample || detail.others_every <= 1 ||
+        !t.known)
+      return true;
+    if ((static_cast<std::uint64_t>(t.pid) + turn) % detail.others_every == 0) return true;
+    return std::binary_search(detail.every_sample->begin(), detail.every_sample->end(), t.pid);
+  }
+  [[nodiscard]] bool list_now() const {
+    return scope.kind != Scope::Kind::kAll || !detail.every_sample || detail.others_every <= 1 ||
+           tracked.empty() || turn % detail.others_every == 0;
+  }
+
+  Result<bool> sample_one(Tracked& t, Process& p, Notices& notices, std::int64_t now_ns);
+  static void carry(const Tracked& t, Process& p);
   Result<void> read_status(Tracked& t, Process& p);
 };
 
@@ -192,10 +218,11 @@ ProcessCollector::ProcessCollector(const host::Root& root, Scope scope, ProcessD
 
 void ProcessCollector::set_detail(ProcessDetail detail) {
   State& s = *state_;
-  if (detail.pids) {
-    std::sort(detail.pids->begin(), detail.pids->end());
-    detail.pids->erase(std::unique(detail.pids->begin(), detail.pids->end()), detail.pids->end());
-  }
+  for (auto* set : {&detail.pids, &detail.every_sample})
+    if (*set) {
+      std::sort((*set)->begin(), (*set)->end());
+      (*set)->erase(std::unique((*set)->begin(), (*set)->end()), (*set)->end());
+    }
   s.detail = std::move(detail);
   // The descriptors of files no longer read go back to the budget (those still read stay open).
   for (auto& t : s.tracked) {
@@ -320,8 +347,40 @@ Result<void> ProcessCollector::State::scan_tree() {
   return {};
 }
 
+// `t`'s last reading into `p`, as it was then; nothing beyond stat.
+void ProcessCollector::State::carry(const Tracked& t, Process& p) {
+  p.pid = t.pid;
+  p.ppid = t.last.ppid;
+  p.state = t.last.state;
+  p.start_ticks = t.start_ticks;
+  p.utime = t.last.utime;
+  p.stime = t.last.stime;
+  p.minflt = t.last.minflt;
+  p.majflt = t.last.majflt;
+  p.threads = t.last.threads;
+  p.rss_bytes = t.last.rss_bytes;
+  p.processor = t.last.processor;
+  p.stat_ns = t.last.at_ns;
+  assign_if_changed(p.comm, t.comm);
+  assign_if_changed(p.cmdline, t.cmdline);
+  p.run_ns.reset();
+  p.wait_ns.reset();
+  p.timeslices.reset();
+  p.voluntary_switches.reset();
+  p.involuntary_switches.reset();
+  p.read_bytes.reset();
+  p.write_bytes.reset();
+  p.rchar.reset();
+  p.wchar.reset();
+}
+
 // One process into `p`; false when it is gone.
-Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices& notices) {
+Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices& notices,
+                                                 std::int64_t now_ns) {
+  if (!read_now(t)) {
+    carry(t, p);
+    return true;
+  }
   const bool was_open = t.stat.is_open();
   auto r = read_kept(t.stat, path.of(t.pid, "stat"));
   if (!r) return tl::unexpected(r.error());
@@ -363,6 +422,17 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
   p.threads = st->threads;
   p.rss_bytes = st->rss_pages * page_size;
   p.processor = st->processor;
+  p.stat_ns = now_ns;
+  t.last.ppid = p.ppid;
+  t.last.state = p.state;
+  t.last.utime = p.utime;
+  t.last.stime = p.stime;
+  t.last.minflt = p.minflt;
+  t.last.majflt = p.majflt;
+  t.last.threads = p.threads;
+  t.last.rss_bytes = p.rss_bytes;
+  t.last.processor = p.processor;
+  t.last.at_ns = now_ns;
 
   if (!t.cmdline_read) {
     auto raw = root.read(path.of(t.pid, "cmdline"), kCmdlineMax + 1);
@@ -437,8 +507,9 @@ Result<void> ProcessCollector::State::read_status(Tracked& t, Process& p) {
 }
 
 Result<void> ProcessCollector::collect(std::vector<Process>& out, Notices& notices,
-                                       const std::vector<pid_t>& cgroup_pids) {
+                                       const std::vector<pid_t>& cgroup_pids, std::int64_t now_ns) {
   State& s = *state_;
+  s.turn = s.collects++;
   switch (s.scope.kind) {
     case Scope::Kind::kNone:
       out.clear();
@@ -452,6 +523,11 @@ Result<void> ProcessCollector::collect(std::vector<Process>& out, Notices& notic
       s.pids.erase(std::unique(s.pids.begin(), s.pids.end()), s.pids.end());
       break;
     case Scope::Kind::kAll:
+      if (!s.list_now()) {  // the processes known; new ones are found at the next listing
+        s.pids.clear();
+        for (const auto& t : s.tracked) s.pids.push_back(t.pid);
+        break;
+      }
       // /proc kept open like the files (and counted in the same budget).
       if (!s.proc_dir.is_open() && s.open < s.budget) {
         auto d = s.root.open_directory("/proc");
@@ -478,7 +554,7 @@ Result<void> ProcessCollector::collect(std::vector<Process>& out, Notices& notic
     else
       t.pid = pid;
     if (n == out.size()) out.emplace_back();
-    auto ok = s.sample_one(t, out[n], notices);
+    auto ok = s.sample_one(t, out[n], notices, now_ns);
     if (!ok) {
       s.release(t);
       while (j < s.tracked.size()) s.release(s.tracked[j++]);

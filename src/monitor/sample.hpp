@@ -145,6 +145,10 @@ struct Process {
   std::uint64_t threads = 0;
   std::uint64_t rss_bytes = 0;
   int processor = -1;  // the CPU it last ran on
+  // CLOCK_MONOTONIC of the reading of its stat: the sample's own time, or an earlier sample's
+  // where the sampler carries a process between readings (top's processes off screen:
+  // ProcessDetail::others_every). 0: not known (a recording), the sample's time.
+  std::int64_t stat_ns = 0;
   // /proc/PID/schedstat of the main thread: ns on CPU, ns waiting on a run queue, slices.
   std::optional<std::uint64_t> run_ns, wait_ns, timeslices;
   // /proc/PID/status

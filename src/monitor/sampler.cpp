@@ -73,9 +73,12 @@ Result<void> Sampler::sample(Sample& out) {
   }
   if (processes_) {
     if (options_.scope.kind == Scope::Kind::kCgroup) {
-      if (auto ok = processes_->collect(out.processes, notices_, cgroup_->pids()); !ok) return ok;
+      if (auto ok = processes_->collect(out.processes, notices_, cgroup_->pids(), out.monotonic_ns);
+          !ok)
+        return ok;
     } else {
-      if (auto ok = processes_->collect(out.processes, notices_); !ok) return ok;
+      if (auto ok = processes_->collect(out.processes, notices_, {}, out.monotonic_ns); !ok)
+        return ok;
     }
   } else {
     out.processes.clear();

@@ -48,6 +48,15 @@ struct ProcessDetail {
   // main.involuntary). The other processes' voluntary_switches and involuntary_switches are
   // empty.
   bool switches_of_main_and_ranks_only = false;
+  // Scope::kAll (top's list): when set, the processes whose stat is read every sample (top's
+  // rows on screen and the job's). Every other process's stat is read every `others_every`
+  // samples (a share of them each sample, by pid), and /proc is listed for new processes as
+  // often: its text is most of what a sample of every process costs (bench/README.md). Between
+  // two readings a process keeps its last one, Process::stat_ns says when that was (its rates
+  // span the time between readings), and nothing beyond stat is read for it. nullopt, or
+  // others_every 1: every process every sample.
+  std::optional<std::vector<pid_t>> every_sample;
+  unsigned others_every = 1;
 };
 
 struct SamplerOptions {
@@ -123,9 +132,11 @@ class ProcessCollector {
   ~ProcessCollector();
   ProcessCollector(ProcessCollector&&) noexcept;
   ProcessCollector& operator=(ProcessCollector&&) noexcept;
-  // `cgroup_pids`: the members for Scope::kCgroup (from CgroupCollector::pids).
+  // `cgroup_pids`: the members for Scope::kCgroup (from CgroupCollector::pids); `now_ns`: the
+  // sample's CLOCK_MONOTONIC, each read process's Process::stat_ns.
   [[nodiscard]] Result<void> collect(std::vector<Process>& out, Notices& notices,
-                                     const std::vector<pid_t>& cgroup_pids = {});
+                                     const std::vector<pid_t>& cgroup_pids = {},
+                                     std::int64_t now_ns = 0);
   // From the next collect on. The files of processes that leave the set are closed.
   void set_detail(ProcessDetail detail);
 

@@ -424,19 +424,31 @@ std::vector<const ProcessModel*> visible_processes(const Model& model, TopSort s
 }
 
 ProcessDetail detail_for_view(const std::vector<const ProcessModel*>& visible,
-                              const TopLayout& layout, TopSort sort, const Model& model) {
+                              const TopLayout& layout, TopSort sort, const Model& model,
+                              unsigned others_every) {
   ProcessDetail d;
   d.switches_of_main_and_ranks_only = true;
   if (sort == TopSort::kRunQueue || sort == TopSort::kIo) return d;  // all: the sort needs them
   const std::size_t page = std::max<std::size_t>(layout.rows, 1);
   const std::size_t from = layout.first > page ? layout.first - page : 0;
   const std::size_t to = std::min(visible.size(), layout.first + 2 * page);
-  std::vector<pid_t> pids;
+  const std::size_t shown_from = std::min(layout.first, visible.size());
+  const std::size_t shown_to = std::min(visible.size(), layout.first + page);
+  std::vector<pid_t> pids, shown;
   pids.reserve(to - std::min(from, to) + 8);
+  shown.reserve(shown_to - shown_from + 8);
   for (std::size_t i = from; i < to; ++i) pids.push_back(visible[i]->pid);
+  for (std::size_t i = shown_from; i < shown_to; ++i) shown.push_back(visible[i]->pid);
   for (const auto& p : model.processes)
-    if (p.role == Role::kMain || p.role == Role::kRank) pids.push_back(p.pid);
+    if (p.role == Role::kMain || p.role == Role::kRank) {
+      pids.push_back(p.pid);
+      shown.push_back(p.pid);
+    }
   d.pids = std::move(pids);
+  if (others_every > 1) {
+    d.every_sample = std::move(shown);
+    d.others_every = others_every;
+  }
   return d;
 }
 

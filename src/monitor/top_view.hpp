@@ -112,8 +112,11 @@ struct TopLayout {
 // scroll or a page key shows their run queue and I/O at once), and the job's main process and
 // ranks (the straggler watch); every process when `sort` orders by a file beyond stat (run queue,
 // I/O). Context switches only for the main process and the ranks (the view shows none).
+// `others_every` above 1: stat is read every sample only for the rows on screen and the job's
+// main process and ranks, every `others_every` samples for the others (ProcessDetail); not for a
+// sort by a file beyond stat.
 [[nodiscard]] ProcessDetail detail_for_view(const std::vector<const ProcessModel*>& visible,
                                             const TopLayout& layout, TopSort sort,
-                                            const Model& model);
+                                            const Model& model, unsigned others_every = 1);
 
 }  // namespace dltune::monitor

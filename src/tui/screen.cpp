@@ -112,52 +112,71 @@ int Screen::height() const {
 }
 
 void Screen::draw(const std::vector<PaintedLine>& lines) {
-  erase();
-  int row = 0;
-  for (const auto& l : lines) {
-    if (row >= LINES) break;
-    attr_t attr = A_NORMAL;
-    if (l.paint == Paint::kTitle || l.paint == Paint::kHeader)
-      attr = colour_ ? A_NORMAL : A_REVERSE;
-    if (l.paint == Paint::kSelected) attr = A_REVERSE;
-    if (l.paint == Paint::kMain || l.paint == Paint::kWarn) attr |= A_BOLD;
-    if (colour_ && colour_pair(l.paint) != 0) attr |= COLOR_PAIR(colour_pair(l.paint));
-    attrset(attr);
-    move(row, 0);
-    // The text in pieces: plain, then each span in its ink (the line's attributes kept).
-    int at = 0;
-    const int size = static_cast<int>(l.text.size());
-    // At most the columns left in the row (a UTF-8 character is one column), so that a line
-    // never wraps into the next.
-    int col = 0;
-    const auto put = [&](int from, int to) {
-      int end = from;
-      while (end < to && col < COLS) {
-        ++end;
-        while (end < to &&
-               (static_cast<unsigned char>(l.text[static_cast<std::size_t>(end)]) & 0xC0) == 0x80)
-          ++end;
-        ++col;
-      }
-      if (end > from) addnstr(l.text.c_str() + from, end - from);
-    };
-    for (const auto& s : l.spans) {
-      if (s.start < at || s.start >= size) continue;
-      put(at, s.start);
-      const int end = std::min(size, s.start + s.length);
-      if (colour_) attrset((attr & ~A_COLOR) | COLOR_PAIR(ink_pair(s.ink)));
-      put(s.start, end);
-      attrset(attr);
-      at = end;
-    }
-    put(at, size);
-    if (l.paint == Paint::kTitle || l.paint == Paint::kHeader ||
-        l.paint == Paint::kSelected)  // a full-width bar
-      for (int c = col; c < COLS; ++c) mvaddch(row, c, ' ');
-    ++row;
+  if (LINES != shown_lines_ || COLS != shown_cols_) {  // first draw, or a new size: all of it
+    shown_.clear();
+    shown_lines_ = LINES;
+    shown_cols_ = COLS;
+    erase();
   }
+  const int rows = std::min(LINES, static_cast<int>(lines.size()));
+  for (int row = 0; row < rows; ++row) {
+    const auto r = static_cast<std::size_t>(row);
+    if (r < shown_.size() && shown_[r] == lines[r]) continue;
+    put_line(row, lines[r]);
+  }
+  // Rows that held a line and hold none now.
+  for (int row = rows; row < std::min(LINES, static_cast<int>(shown_.size())); ++row) {
+    attrset(A_NORMAL);
+    move(row, 0);
+    clrtoeol();
+  }
+  shown_.assign(lines.begin(), lines.begin() + rows);
   attrset(A_NORMAL);
   refresh();
+}
+
+void Screen::put_line(int row, const PaintedLine& l) {
+  attr_t attr = A_NORMAL;
+  if (l.paint == Paint::kTitle || l.paint == Paint::kHeader) attr = colour_ ? A_NORMAL : A_REVERSE;
+  if (l.paint == Paint::kSelected) attr = A_REVERSE;
+  if (l.paint == Paint::kMain || l.paint == Paint::kWarn) attr |= A_BOLD;
+  if (colour_ && colour_pair(l.paint) != 0) attr |= COLOR_PAIR(colour_pair(l.paint));
+  attrset(attr);
+  move(row, 0);
+  // The text in pieces: plain, then each span in its ink (the line's attributes kept).
+  int at = 0;
+  const int size = static_cast<int>(l.text.size());
+  // At most the columns left in the row (a UTF-8 character is one column), so that a line
+  // never wraps into the next.
+  int col = 0;
+  const auto put = [&](int from, int to) {
+    int end = from;
+    while (end < to && col < COLS) {
+      ++end;
+      while (end < to &&
+             (static_cast<unsigned char>(l.text[static_cast<std::size_t>(end)]) & 0xC0) == 0x80)
+        ++end;
+      ++col;
+    }
+    if (end > from) addnstr(l.text.c_str() + from, end - from);
+  };
+  for (const auto& s : l.spans) {
+    if (s.start < at || s.start >= size) continue;
+    put(at, s.start);
+    const int end = std::min(size, s.start + s.length);
+    if (colour_) attrset((attr & ~A_COLOR) | COLOR_PAIR(ink_pair(s.ink)));
+    put(s.start, end);
+    attrset(attr);
+    at = end;
+  }
+  put(at, size);
+  if (l.paint == Paint::kTitle || l.paint == Paint::kHeader ||
+      l.paint == Paint::kSelected) {  // a full-width bar
+    for (int c = col; c < COLS; ++c) mvaddch(row, c, ' ');
+  } else if (col < COLS) {
+    attrset(A_NORMAL);
+    clrtoeol();  // what the row held before, beyond this line's end
+  }
 }
 
 int Screen::read_key(int timeout_ms) {

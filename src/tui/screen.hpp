@@ -20,12 +20,14 @@ struct InkSpan {
   int start = 0;  // byte offset in the text
   int length = 0;
   Ink ink = Ink::kGood;
+  bool operator==(const InkSpan&) const = default;
 };
 
 struct PaintedLine {
   std::string text;  // UTF-8 (sparklines); spans count bytes
   Paint paint = Paint::kNormal;
   std::vector<InkSpan> spans;
+  bool operator==(const PaintedLine&) const = default;
 };
 
 // Keys beyond plain characters.
@@ -50,13 +52,18 @@ class Screen {
   [[nodiscard]] int width() const;
   [[nodiscard]] int height() const;
   [[nodiscard]] bool colour() const { return colour_; }
+  // Only the lines that differ from the last draw are written: at 10 Hz most of a screen is
+  // what it was, and ncurses's work (and the terminal's) is per line touched.
   void draw(const std::vector<PaintedLine>& lines);
   // The next key, or kKeyNone after `timeout_ms`; kKeyQuit once a signal asked to stop.
   [[nodiscard]] int read_key(int timeout_ms);
 
  private:
   Screen() = default;
+  void put_line(int row, const PaintedLine& l);
   bool colour_ = false;
+  std::vector<PaintedLine> shown_;  // what each row holds now; cleared when the size changes
+  int shown_lines_ = 0, shown_cols_ = 0;
 };
 
 }  // namespace dltune::tui

@@ -25,6 +25,10 @@ namespace dltune::tui {
 
 namespace {
 
+// How often the live view reads the stat of a process that is not on screen (about once a second:
+// the order of the list lags by that much for a process that starts or stops working).
+constexpr std::int64_t kOffScreenNs = 1'000'000'000;
+
 std::vector<PaintedLine> painted(const std::vector<monitor::TopLine>& lines) {
   std::vector<PaintedLine> out;
   out.reserve(lines.size());
@@ -245,6 +249,10 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
                 m.pressure.cpu ? std::optional<double>(m.pressure.cpu->some_pct) : std::nullopt,
                 util, indexes, settings.job ? job_point(m) : JobPoint{});
   };
+  // Off screen, a process's CPU is only its place in the order: read about once a second (the
+  // rows on screen every interval), since reading every process's stat is most of the cost.
+  const auto others_every = static_cast<unsigned>(std::clamp<std::int64_t>(
+      kOffScreenNs / std::max<std::int64_t>(settings.interval_ns, 1), 1, 100));
   const auto draw = [&] {
     if (ui.mode == TopMode::kHelp) {
       screen->draw(help_screen());
@@ -257,8 +265,10 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
     o.straggler = ranks.straggler();
     if (model.has_rates) o.history = history_lines(history, std::max(40, o.width), utf8);
     const auto layout = draw_view(*screen, ui, model, o);
-    // The next sample reads the files beyond stat for these rows (and a page either side) only.
-    sampler.set_process_detail(monitor::detail_for_view(visible, layout, sort, model));
+    // The next sample reads the files beyond stat for these rows (and a page either side) only,
+    // and the stat of the processes off screen about once a second.
+    sampler.set_process_detail(
+        monitor::detail_for_view(visible, layout, sort, model, others_every));
   };
   draw();
   const auto now_ms = [] { return now_ns(CLOCK_MONOTONIC) / 1'000'000; };
@@ -280,7 +290,7 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
           return failed(false, ok.error());
         }
         for (auto& n : sampler.take_notices()) notices.push_back(std::move(n));
-        model = monitor::Model::from(current, &previous);
+        model = monitor::Model::from(current, &previous, model);
         if (python) {
           python->fill(model);
           if (auto n = python->take_note(); !n.empty()) notices.push_back(std::move(n));

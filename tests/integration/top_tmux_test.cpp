@@ -249,6 +249,33 @@ TEST_F(TopTmux, SlashFiltersTheProcessesByCommandLine) {
   ::waitpid(job, nullptr, 0);
 }
 
+// At 10 Hz the processes off screen are read about once a second (and /proc listed as often): a
+// process that starts after top, and works, is found and rises to the first row by its own CPU.
+TEST_F(TopTmux, AProcessThatStartsWorkingOffScreenRisesToTheFirstRow) {
+  start(fmt::format("{} top --no-gpus --interval 100ms", DLTUNE_BINARY));
+  ASSERT_TRUE(wait_for([](const std::string& s) { return rows(s).size() > 3; })) << screen();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // past a full turn of reads
+  pid_t spin = ::fork();
+  if (spin == 0) {
+    ::setpgid(0, 0);
+    ::execl("/bin/sh", "sh", "-c", "while :; do :; done", nullptr);
+    ::_exit(127);
+  }
+  const auto pid = std::to_string(spin);
+  EXPECT_TRUE(wait_for([&](const std::string& s) {
+    const auto r = rows(s);
+    return !r.empty() && pid_of(r[0]) == pid && has(r[0], "sh -c while :;");
+  })) << screen();
+  ::kill(-spin, SIGKILL);
+  ::waitpid(spin, nullptr, 0);
+  // Gone: its row goes too.
+  EXPECT_TRUE(wait_for([&](const std::string& s) {
+    for (const auto& r : rows(s))
+      if (pid_of(r) == pid) return false;
+    return true;
+  })) << screen();
+}
+
 TEST_F(TopTmux, ArrowsAndEndMoveTheSelectedRow) {
   start(fmt::format("{} top --no-gpus --interval 200ms --sort pid", DLTUNE_BINARY));
   ASSERT_TRUE(wait_for([](const std::string& s) { return rows(s).size() > 5; })) << screen();

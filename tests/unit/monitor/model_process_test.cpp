@@ -168,3 +168,37 @@ TEST(ModelGpus, CopiedAndPcieInBytes) {
   EXPECT_FALSE(m.gpus[1].pcie_tx_bytes_s);
   EXPECT_FALSE(m.gpus[1].utilization_gpu_pct);
 }
+
+// A process carried between readings of its stat (top's processes off screen): while carried it
+// keeps the rates of its last two readings; read again, its rates span the time since the last
+// reading, not the last interval.
+TEST(ModelProcesses, ACarriedProcessKeepsItsRatesAndTheNextReadingSpansItsOwnTime) {
+  const std::int64_t s = 1'000'000'000;
+  std::vector<Sample> samples(4);
+  for (int i = 0; i < 4; ++i) {
+    samples[i].ticks_per_second = 100;
+    samples[i].monotonic_ns = (i + 1) * s;
+  }
+  Process a = proc(100, 5000);
+  a.utime = 0;
+  a.stat_ns = 1 * s;
+  samples[0].processes = {a};
+  a.utime = 50;  // read at 2 s: 50 ticks in 1 s = 50 %
+  a.stat_ns = 2 * s;
+  samples[1].processes = {a};
+  samples[2].processes = {a};  // carried at 3 s
+  a.utime = 250;               // read at 4 s: 200 ticks over the 2 s since its last reading
+  a.stat_ns = 4 * s;
+  samples[3].processes = {a};
+
+  auto m1 = Model::from(samples[1], &samples[0]);
+  EXPECT_DOUBLE_EQ(m1.processes[0].cpu_pct, 50.0);
+  auto m2 = Model::from(samples[2], &samples[1], m1);
+  EXPECT_TRUE(m2.processes[0].has_rates);
+  EXPECT_DOUBLE_EQ(m2.processes[0].cpu_pct, 50.0);  // kept, not 0 for "no change"
+  auto m3 = Model::from(samples[3], &samples[2], m2);
+  EXPECT_DOUBLE_EQ(m3.processes[0].cpu_pct, 100.0);  // 200 ticks / 2 s, not / 1 s
+  // Without the model before, a carried process has no rates (never a made-up 0).
+  auto alone = Model::from(samples[2], &samples[1]);
+  EXPECT_FALSE(alone.processes[0].has_rates);
+}

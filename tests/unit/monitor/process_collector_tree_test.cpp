@@ -341,3 +341,68 @@ TEST(ProcessCollectorTree, KeptDescriptorsOfAnExitedProcessAreNotReadForItsSucce
   EXPECT_EQ(out[0].pid, 100);
   EXPECT_TRUE(notices.take().empty());
 }
+
+// ProcessDetail::every_sample and others_every (top's rows on screen): the others' stat is read
+// every fourth sample, a share of them each time (by pid), and carried between with the time of
+// its reading; /proc is listed as often, so a new process appears at the next listing and one
+// that exited stays until its turn or that listing.
+TEST(ProcessCollectorTree, OffScreenProcessesAreReadInTurnAndCarriedBetween) {
+  using namespace std::string_literals;
+  TempTree t;
+  for (int pid = 100; pid < 110; ++pid) add(t, pid, "p" + std::to_string(pid), 1, 500, "p\0"s);
+  const auto set_utime = [&t](int pid, unsigned utime) {
+    auto line = stat_line(pid, "p" + std::to_string(pid), 1, 500);
+    line.replace(line.find(" 120 30 "), 8, " " + std::to_string(utime) + " 30 ");
+    t.write("proc/" + std::to_string(pid) + "/stat", line);
+  };
+  ProcessDetail d;
+  d.pids = std::vector<pid_t>{100};
+  d.every_sample = std::vector<pid_t>{100};
+  d.others_every = 4;
+  ProcessCollector top(t.root(), Scope{Scope::Kind::kAll, 0, {}}, d);
+  Notices notices;
+  std::vector<Process> out;
+  // Turn 0: each process is new, so read.
+  ASSERT_TRUE(top.collect(out, notices, {}, 1000));
+  ASSERT_EQ(out.size(), 10u);
+  for (const auto& p : out) {
+    EXPECT_EQ(p.stat_ns, 1000) << p.pid;
+    EXPECT_EQ(p.utime, 120u) << p.pid;
+  }
+  for (int pid = 100; pid < 110; ++pid) set_utime(pid, 220);
+  add(t, 110, "new", 1, 900, "new\0"s);
+
+  // Turn 1: 100 (on screen) and the pids whose turn it is, (pid + 1) % 4 == 0: 103 and 107.
+  ASSERT_TRUE(top.collect(out, notices, {}, 2000));
+  ASSERT_EQ(out.size(), 10u);  // 110 waits for the next listing
+  for (const auto& p : out) {
+    const bool read = p.pid == 100 || p.pid == 103 || p.pid == 107;
+    EXPECT_EQ(p.stat_ns, read ? 2000 : 1000) << p.pid;
+    EXPECT_EQ(p.utime, read ? 220u : 120u) << p.pid;
+    EXPECT_EQ(p.comm, "p" + std::to_string(p.pid));          // carried with its name
+    EXPECT_EQ(p.run_ns.has_value(), p.pid == 100) << p.pid;  // nothing beyond stat if carried
+  }
+  // 105 exits: carried until its turn, (105 + 3) % 4 == 0.
+  std::filesystem::remove_all(t.dir() / "proc/105");
+  ASSERT_TRUE(top.collect(out, notices, {}, 3000));  // turn 2: 102, 106 read
+  EXPECT_TRUE(find(out, 105));
+  EXPECT_EQ(find(out, 102)->stat_ns, 3000);
+  EXPECT_EQ(find(out, 101)->stat_ns, 1000);
+  // Turn 3: 101, 105 and 109. (On /proc, 105's kept descriptor now reads nothing and it goes;
+  // a fixture's file, removed, is still read through it, so here the listing drops it.)
+  ASSERT_TRUE(top.collect(out, notices, {}, 4000));
+  EXPECT_EQ(find(out, 101)->utime, 220u);
+  EXPECT_FALSE(find(out, 110));
+  ASSERT_TRUE(top.collect(out, notices, {}, 5000));  // turn 4: a listing; 110 is new: read
+  EXPECT_FALSE(find(out, 105));
+  ASSERT_TRUE(find(out, 110));
+  EXPECT_EQ(find(out, 110)->stat_ns, 5000);
+  // Over four turns every process was read once.
+  for (int pid : {100, 101, 102, 103, 104, 106, 107, 108, 109})
+    EXPECT_GE(find(out, pid)->stat_ns, 2000) << pid;
+
+  // Without the set (a sort by the run queue), every process every sample again.
+  top.set_detail({});
+  ASSERT_TRUE(top.collect(out, notices, {}, 6000));
+  for (const auto& p : out) EXPECT_EQ(p.stat_ns, 6000) << p.pid;
+}

@@ -404,6 +404,21 @@ TEST(TopView, TheNextSampleReadsDetailForTheRowsOnScreenAPageEitherSideAndTheRan
   // A sort by the run queue or by I/O needs every process's file: no set.
   EXPECT_FALSE(monitor::detail_for_view(visible, layout, monitor::TopSort::kRunQueue, m).pids);
   EXPECT_FALSE(monitor::detail_for_view(visible, layout, monitor::TopSort::kIo, m).pids);
+
+  // Stat every sample for the rows on screen and the rank only, the others in turn; not for a
+  // sort by a file beyond stat, nor where the caller reads everything each time.
+  layout.first = 30;
+  EXPECT_FALSE(monitor::detail_for_view(visible, layout, monitor::TopSort::kCpu, m).every_sample);
+  const auto turns = monitor::detail_for_view(visible, layout, monitor::TopSort::kCpu, m, 10);
+  ASSERT_TRUE(turns.every_sample.has_value());
+  auto every = *turns.every_sample;
+  std::sort(every.begin(), every.end());
+  std::vector<pid_t> shown{50};
+  for (int i = 30; i < 40; ++i) shown.push_back(2000 + i);
+  EXPECT_EQ(every, shown);
+  EXPECT_EQ(turns.others_every, 10u);
+  EXPECT_FALSE(
+      monitor::detail_for_view(visible, layout, monitor::TopSort::kRunQueue, m, 10).every_sample);
 }
 
 TEST(TopView, APythonProcessShowsItsCommandAndItsFunctionBoth) {
