@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -83,13 +84,17 @@ class ProfileCommand : public Command {
   }
 
   int judge(const diagnose::JobWindows& windows, std::int64_t default_skip, std::string source,
-            std::vector<std::string> notes, nlohmann::json extra, const std::string& save_to) {
+            std::vector<std::string> notes, nlohmann::json extra, const std::string& save_to,
+            std::map<pid_t, nlohmann::json> rank_extra = {},
+            std::map<pid_t, std::vector<std::string>> rank_notes = {}) {
     diagnose::JudgeRequest request;
     request.skip_ns = skip_ns_.value_or(default_skip);
     request.source = std::move(source);
     request.notes = std::move(notes);
     request.extra = std::move(extra);
     request.save_to = save_to;
+    request.rank_extra = std::move(rank_extra);
+    request.rank_notes = std::move(rank_notes);
     auto report = diagnose::judge_job(*rules_, windows, request);
     if (!report) return failed(report.error());
     if (json_)
@@ -140,8 +145,17 @@ class ProfileCommand : public Command {
     if (pid_ != 0) judge_environment_of(pid_, extra, job->notes);
     if (job->python) python_evidence(*job->python, extra, job->notes);
     python_workers(job->python_workers, extra, job->notes);
+    // Each rank's own stacks in its verdict ("python" and a note).
+    std::map<pid_t, nlohmann::json> rank_extra;
+    std::map<pid_t, std::vector<std::string>> rank_notes;
+    for (const auto& [pid, py] : job->python_ranks) {
+      nlohmann::json mine = nlohmann::json::object();
+      python_evidence(py, mine, rank_notes[pid]);
+      rank_extra[pid] = std::move(mine);
+    }
     return judge(job->windows, 0, fmt::format("{}, sampled for {:.1f} s", what, job->seconds),
-                 std::move(job->notes), std::move(extra), std::string());
+                 std::move(job->notes), std::move(extra), std::string(), std::move(rank_extra),
+                 std::move(rank_notes));
   }
 
   // What the main thread's Python stacks showed: JSON "python" and one note with the shares of

@@ -476,7 +476,8 @@ monitor::Sample rerooted(const monitor::Sample& s, pid_t rank) {
   return out;
 }
 
-void JobWindows::add(monitor::Sample&& s, const PyTally* py) {
+void JobWindows::add(monitor::Sample&& s, const PyTally* py,
+                     const std::map<pid_t, PyTally>* rank_py) {
   for (pid_t r : ranks_of(s)) ranks_.try_emplace(r);
   for (auto& [rank, b] : ranks_) {
     const pid_t pid = rank;  // clang 14 cannot capture a structured binding
@@ -488,7 +489,10 @@ void JobWindows::add(monitor::Sample&& s, const PyTally* py) {
       b.end();
       continue;
     }
-    b.add(std::move(mine));
+    const PyTally* tally = nullptr;
+    if (rank_py != nullptr)
+      if (const auto it = rank_py->find(pid); it != rank_py->end()) tally = &it->second;
+    b.add(std::move(mine), tally);
   }
   job_.add(std::move(s), py);
 }

@@ -142,9 +142,10 @@ class WindowBuilder {
 // The windows of a job and, under a launcher, of each of its ranks.
 class JobWindows {
  public:
-  // `py`: the job's main process's Python stacks over the interval (the job's window only: a
-  // launcher's ranks are not read).
-  void add(monitor::Sample&& s, const PyTally* py = nullptr);
+  // `py`: the job's main process's Python stacks over the interval; `rank_py`: each rank's, by
+  // its pid (a rank without one is judged on the system's signals).
+  void add(monitor::Sample&& s, const PyTally* py = nullptr,
+           const std::map<pid_t, PyTally>* rank_py = nullptr);
   [[nodiscard]] const WindowBuilder& job() const { return job_; }
   [[nodiscard]] const std::map<pid_t, WindowBuilder>& ranks() const { return ranks_; }
 

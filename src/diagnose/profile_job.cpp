@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -260,9 +262,13 @@ ProfileResult<ProfileReport> judge_job(const Rules& rules, const JobWindows& win
           fmt::format("{} ended during the profile: its verdict covers the {:.0f} s it lived",
                       rank_name(rb.job()), static_cast<double>(w.back() - w.front()) / 1e9));
     }
+    if (const auto it = request.rank_notes.find(entry.first); it != request.rank_notes.end())
+      notes.insert(notes.end(), it->second.begin(), it->second.end());
     report.parts.push_back(judge_one(rules, rb, request.skip_ns,
                                      fmt::format("{}, {}", request.source, rank_name(rb.job())),
                                      std::move(notes)));
+    if (const auto it = request.rank_extra.find(entry.first); it != request.rank_extra.end())
+      for (const auto& [k, v] : it->second.items()) report.parts.back().doc[k] = v;
   }
   // In rank order when every rank said its rank (rank 0 leads), else in pid order (start order).
   if (std::all_of(report.parts.begin(), report.parts.end(),
@@ -399,6 +405,10 @@ ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& re
                                        started.error().message()));
   }
   std::vector<std::pair<pid_t, std::unique_ptr<PyMainSampler>>> workers;
+  // Each rank's main thread under a launcher (started once a rank has been seen twice: a child
+  // that was just forked may not have exec'd its interpreter yet).
+  std::map<pid_t, std::unique_ptr<PyMainSampler>> rank_py;
+  std::set<pid_t> rank_seen, rank_refused;
   const auto start = now_ns(CLOCK_MONOTONIC);
   bool interrupted = false;
   int gone = 0;
@@ -423,11 +433,33 @@ ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& re
                          [&](const auto& w) { return w.first == p.pid; }))
           if (auto w = PyMainSampler::start(root, p.pid, kPyWorkerIntervalNs))
             workers.emplace_back(p.pid, std::move(*w));
+    std::map<pid_t, PyTally> rank_tallies;
+    if (request.python_interval_ns > 0) {
+      const auto ranks = ranks_of(s);
+      const auto every =
+          request.python_interval_ns *
+          static_cast<std::int64_t>(std::max<std::size_t>(2, std::min(ranks.size(), kPyRanks)));
+      for (const pid_t r : ranks) {
+        if (rank_py.size() >= kPyRanks) break;
+        if (rank_py.count(r) != 0 || rank_refused.count(r) != 0) continue;
+        if (rank_seen.insert(r).second) continue;  // seen for the first time: next sample
+        auto started = PyMainSampler::start(root, r, every);
+        if (started) {
+          rank_py.emplace(r, std::move(*started));
+        } else {
+          rank_refused.insert(r);
+          live.notes.push_back(
+              fmt::format("no Python stacks of rank pid {}: {}", r, started.error().message()));
+        }
+      }
+      for (auto& [r, sampler] : rank_py) rank_tallies.emplace(r, sampler->take(s.wall_ns));
+    }
+    const auto* ranks_py = rank_tallies.empty() ? nullptr : &rank_tallies;
     if (py) {
       const auto tally = py->take(s.wall_ns);
-      live.windows.add(std::move(s), &tally);
+      live.windows.add(std::move(s), &tally, ranks_py);
     } else {
-      live.windows.add(std::move(s));
+      live.windows.add(std::move(s), nullptr, ranks_py);
     }
     for (auto& n : (*sampler)->take_notices()) live.notes.push_back(std::move(n));
     gone = has_main ? 0 : gone + 1;
@@ -456,10 +488,23 @@ ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& re
     auto summary = w->summary(3);
     if (summary.samples > 0) live.python_workers.emplace_back(pid, std::move(summary));
   }
+  for (auto& [pid, r] : rank_py) {
+    r->stop();
+    auto summary = r->summary();
+    if (summary.samples > 0)
+      live.python_ranks.emplace_back(pid, std::move(summary));
+    else
+      live.notes.push_back(fmt::format("no Python stack of rank pid {} could be read ({})", pid,
+                                       summary.last_error));
+  }
   if (py) {
     py->stop();
     live.python = py->summary();
-    if (live.python->samples == 0)
+    // Under a launcher the ranks' stacks are the job's; the launcher's own (waiting for its
+    // children) say nothing of the training.
+    if (!rank_py.empty() && rank_py.count(request.pid) == 0)
+      live.python.reset();
+    else if (live.python->samples == 0)
       live.notes.push_back(fmt::format("no Python stack of the main thread could be read ({})",
                                        live.python->last_error));
   }

@@ -626,6 +626,44 @@ TEST(ProfileLive, RanksUnderALauncherAreJudgedEachOnItsOwn) {
   EXPECT_NE(j["notes"].dump().find("launcher"), std::string::npos);
 }
 
+// Under a launcher each rank's main thread is read as the single process's is: two ranks that
+// decode every sample themselves (num_workers=0) are each named input loading in the main
+// process, with their own stacks as evidence; the launcher's own stacks (waiting for its
+// children) are not the job's.
+TEST(ProfileLive, EachRankUnderALauncherIsJudgedWithItsOwnPythonStacks) {
+  NEED_ROOT();
+  const std::string launcher = std::string(DLTUNE_SOURCE_DIR) + "/tests/jobs/torchrun-standin.py";
+  Group job({kPython, launcher, "--nproc", "2", kJob, "--workers", "0", "--decode", "40",
+             "--seconds", "40"});
+  // The ranks: the launcher's children, once each has torch loaded.
+  std::vector<pid_t> ranks;
+  for (int i = 0; i < 100 && ranks.size() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::ifstream f(fmt::format("/proc/{0}/task/{0}/children", job.pid()));
+    ranks.clear();
+    for (pid_t c = 0; f >> c;) ranks.push_back(c);
+  }
+  ASSERT_EQ(ranks.size(), 2u) << "the launcher did not start its ranks";
+  for (const pid_t rank : ranks)
+    ASSERT_TRUE(wait_for_torch(rank, std::chrono::seconds(3))) << "rank " << rank;
+  const auto r = profile_pid(job.pid(), "8s");
+  const auto j = profile_of(r);
+  ASSERT_TRUE(j.is_object()) << explain(r);
+  ASSERT_EQ(j["ranks"].size(), 2u) << j.dump(2);
+  for (const auto& rank : j["ranks"]) {
+    ASSERT_TRUE(rank.contains("python")) << rank.dump(2);
+    const auto& py = rank["python"];
+    EXPECT_GT(py["samples"].get<int>(), 50) << py.dump();
+    EXPECT_GT(py["activities"]["loading"].get<double>(), 0.3) << py.dump();
+    const auto top = py["top_stacks"][0]["stack"].get<std::string>();
+    EXPECT_NE(top.find("Samples.__getitem__"), std::string::npos) << top;
+    EXPECT_EQ(rank["result"]["rule"], "input-in-main") << rank.dump(2);
+    EXPECT_NE(rank["notes"].dump().find("Python stacks"), std::string::npos) << rank.dump(2);
+  }
+  // The leading verdict is the first rank's, with its stacks, not the launcher's.
+  EXPECT_EQ(j["python"], j["ranks"][0]["python"]) << j.dump(2);
+}
+
 // A real 2-rank DDP job (gloo) started by `dltune run --nproc 2`: the rank given four times the
 // others' work per step, without saying so, is named the straggler, with the other rank asleep
 // in the all-reduce as the evidence; with equal ranks none is named.
