@@ -1,6 +1,8 @@
 // SamplingFlags (cli/sampling_options.hpp).
 #include "cli/sampling_options.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -38,6 +40,11 @@ monitor::SamplerOptions sampler_options(const monitor::Scope& scope, std::int64_
   // The context switches (/proc/PID/status, a process's costliest file) feed one signal only,
   // the main thread's involuntary switches (diagnose): read for the main process and the ranks.
   o.process_detail.switches_of_main_and_ranks_only = true;
+  // A job's threads change rarely; listing each member's task directory is a tenth of a 10 Hz
+  // sample's cost (bench/README.md): about once a second, the children of known threads every
+  // sample.
+  o.process_detail.threads_every = static_cast<unsigned>(
+      std::clamp<std::int64_t>(1'000'000'000 / std::max<std::int64_t>(interval_ns, 1), 1, 100));
   return o;
 }
 

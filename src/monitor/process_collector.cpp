@@ -116,10 +116,13 @@ struct ChildrenFile {
   host::OpenFile file;
 };
 
-// /proc/PID/task of a tree member, listed every sample for its threads (kTree).
+// /proc/PID/task of a tree member, listed for its threads (kTree) every
+// ProcessDetail::threads_every samples; the threads of its last listing.
 struct TaskDir {
   pid_t pid = 0;
   host::OpenFile dir;
+  std::vector<int> tids;
+  std::vector<int> children;  // what its threads' children files named at their last reading
 };
 
 bool by_ids(const ChildrenFile& a, const ChildrenFile& b) {
@@ -145,6 +148,9 @@ struct ProcessCollector::State {
   std::vector<TaskDir> task_dirs, task_dirs_next;
   host::OpenFile proc_dir;  // /proc, for kAll
   std::vector<int> pids, tids;
+  // kTree: the main process and the ranks at the last sample, whose threads' children files are
+  // read every sample (they start the job's workers); a worker's in its turn (threads_every).
+  std::vector<pid_t> forkers;
   std::vector<std::pair<pid_t, pid_t>> parents;  // (ppid, pid), the fallback scan's
   std::string buf, path_text;
   ProcPath path;
@@ -252,30 +258,54 @@ Result<void> ProcessCollector::State::tree_members(Notices& notices) {
   // A member's children are appended; a pid reused into a loop is cut by the bound.
   for (std::size_t i = 0; i < pids.size() && i < 65536; ++i) {
     const pid_t m = pids[i];
-    // Its threads, from its task directory kept open (as the files are, within the budget).
-    TaskDir dir{m, {}};
+    // Its threads, from its task directory kept open (as the files are, within the budget), or
+    // those of its last listing when it is not its turn (ProcessDetail::threads_every).
+    TaskDir dir{m, {}, {}, {}};
     const auto known = std::lower_bound(task_dirs.begin(), task_dirs.end(), m,
                                         [](const TaskDir& d, pid_t p) { return d.pid < p; });
-    if (known != task_dirs.end() && known->pid == m) dir.dir = std::move(known->dir);
-    Result<bool> listed = false;
-    if (dir.dir.is_open()) {
-      listed = dir.dir.list_pids(tids);
-    } else {
-      auto opened = root.open_directory(path.of(m, "task"));
-      if (!opened) return tl::unexpected(opened.error());
-      if (!*opened) continue;  // exited
-      listed = (*opened)->list_pids(tids);
-      if (listed && *listed && open < budget) {
-        dir.dir = std::move(**opened);
-        ++open;
-      }
+    const bool was_known = known != task_dirs.end() && known->pid == m;
+    if (was_known) {
+      dir.dir = std::move(known->dir);
+      dir.tids.swap(known->tids);
+      dir.children.swap(known->children);
     }
-    if (!listed) return tl::unexpected(listed.error());
-    if (!*listed) {  // exited
-      close(dir.dir);
+    const bool its_turn = !was_known || detail.threads_every <= 1 ||
+                          (static_cast<std::uint64_t>(m) + turn) % detail.threads_every == 0;
+    if (!its_turn && m != scope.pid && !std::binary_search(forkers.begin(), forkers.end(), m)) {
+      // A worker (not the main process or a rank, which start the job's processes): its
+      // children as its threads' files last named them, those files kept for its turn.
+      pids.insert(pids.end(), dir.children.begin(), dir.children.end());
+      auto from =
+          std::lower_bound(children.begin(), children.end(), ChildrenFile{m, 0, {}}, by_ids);
+      for (; from != children.end() && from->pid == m; ++from)
+        children_next.push_back(std::move(*from));
+      task_dirs_next.push_back(std::move(dir));
       continue;
     }
-    if (dir.dir.is_open()) task_dirs_next.push_back(std::move(dir));
+    if (!its_turn) {
+      tids.assign(dir.tids.begin(), dir.tids.end());
+    } else {
+      Result<bool> listed = false;
+      if (dir.dir.is_open()) {
+        listed = dir.dir.list_pids(tids);
+      } else {
+        auto opened = root.open_directory(path.of(m, "task"));
+        if (!opened) return tl::unexpected(opened.error());
+        if (!*opened) continue;  // exited
+        listed = (*opened)->list_pids(tids);
+        if (listed && *listed && open < budget) {
+          dir.dir = std::move(**opened);
+          ++open;
+        }
+      }
+      if (!listed) return tl::unexpected(listed.error());
+      if (!*listed) {  // exited
+        close(dir.dir);
+        continue;
+      }
+      dir.tids.assign(tids.begin(), tids.end());
+    }
+    dir.children.clear();
     for (const int tid : tids) {
       ChildrenFile key{m, tid, {}};
       const auto it = std::lower_bound(children.begin(), children.end(), key, by_ids);
@@ -288,6 +318,7 @@ Result<void> ProcessCollector::State::tree_members(Notices& notices) {
                        "no /proc/PID/task/TID/children (kernel without CONFIG_PROC_CHILDREN): "
                        "the job's processes are found by scanning every process's parent");
           no_children_file = true;
+          close(dir.dir);
           for (auto& c : children_next) close(c.file);
           children_next.clear();
           for (auto& d : task_dirs_next) close(d.dir);
@@ -304,12 +335,16 @@ Result<void> ProcessCollector::State::tree_members(Notices& notices) {
         const auto f = text.substr(pos, end == std::string_view::npos ? text.npos : end - pos);
         int child = 0;
         const auto [p, ec] = std::from_chars(f.data(), f.data() + f.size(), child);
-        if (ec == std::errc() && p != f.data()) pids.push_back(child);
+        if (ec == std::errc() && p != f.data()) {
+          pids.push_back(child);
+          dir.children.push_back(child);
+        }
         if (end == std::string_view::npos) break;
         pos = end + 1;
       }
       children_next.push_back(std::move(key));
     }
+    task_dirs_next.push_back(std::move(dir));
   }
   for (auto& c : children) close(c.file);  // threads gone and members gone
   children.clear();
@@ -575,6 +610,9 @@ Result<void> ProcessCollector::collect(std::vector<Process>& out, Notices& notic
   s.next.clear();
   out.resize(n);
   assign_roles(out, s.scope.kind, s.scope.pid);
+  s.forkers.clear();
+  for (std::size_t i = 0; i < n; ++i)
+    if (out[i].role == Role::kMain || out[i].role == Role::kRank) s.forkers.push_back(out[i].pid);
   // status (the context switches) of the main process and the ranks only, when so asked.
   if (s.detail.switches_of_main_and_ranks_only && s.scope.kind != Scope::Kind::kAll) {
     for (std::size_t i = 0; i < n; ++i) {

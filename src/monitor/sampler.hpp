@@ -57,6 +57,12 @@ struct ProcessDetail {
   // others_every 1: every process every sample.
   std::optional<std::vector<pid_t>> every_sample;
   unsigned others_every = 1;
+  // Scope::kTree: each member's task directory (its threads, whose children files name its
+  // children) is listed every `threads_every` samples, a share of the members each sample. The
+  // main process's and the ranks' known threads' children files are read every sample (they
+  // start the job's workers); a worker's only in its turn, its children carried between. A
+  // child forked by a new thread, or by a worker, is found up to that many samples late.
+  unsigned threads_every = 1;
 };
 
 struct SamplerOptions {

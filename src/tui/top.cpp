@@ -267,8 +267,9 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
     const auto layout = draw_view(*screen, ui, model, o);
     // The next sample reads the files beyond stat for these rows (and a page either side) only,
     // and the stat of the processes off screen about once a second.
-    sampler.set_process_detail(
-        monitor::detail_for_view(visible, layout, sort, model, others_every));
+    auto detail = monitor::detail_for_view(visible, layout, sort, model, others_every);
+    detail.threads_every = others_every;  // a job's threads (--pid) as often as the others
+    sampler.set_process_detail(std::move(detail));
   };
   draw();
   const auto now_ms = [] { return now_ns(CLOCK_MONOTONIC) / 1'000'000; };

@@ -406,3 +406,50 @@ TEST(ProcessCollectorTree, OffScreenProcessesAreReadInTurnAndCarriedBetween) {
   ASSERT_TRUE(top.collect(out, notices, {}, 6000));
   for (const auto& p : out) EXPECT_EQ(p.stat_ns, 6000) << p.pid;
 }
+
+// ProcessDetail::threads_every (every CLI sampler): a member's task directory is listed in its
+// turn; between, the main process's known threads' children files are read, so its child is
+// found at once and one forked by a new thread at the next listing; a worker's children files
+// are read in its turn.
+TEST(ProcessCollectorTree, ThreadsAreListedInTurnAndKnownThreadsChildrenEverySample) {
+  using namespace std::string_literals;
+  TempTree t;
+  add(t, 99, "python", 1, 500, "python\0train.py\0"s);
+  add(t, 100, "pt_data_worker", 99, 600, "python\0train.py\0"s);
+  t.write("proc/99/task/99/children", "100 ").write("proc/100/task/100/children", "");
+  ProcessDetail d;
+  d.threads_every = 3;
+  ProcessCollector tree(t.root(), Scope{Scope::Kind::kTree, 99, {}}, d);
+  Notices notices;
+  std::vector<Process> out;
+  const auto pids = [&out] {
+    std::vector<pid_t> v;
+    for (const auto& p : out) v.push_back(p.pid);
+    return v;
+  };
+  ASSERT_TRUE(tree.collect(out, notices));  // turn 0: every member new, listed
+  EXPECT_EQ(pids(), (std::vector<pid_t>{99, 100}));
+  // A child of a worker's known thread: found in the worker's turn ((100 + 2) % 3 == 0: turn 2).
+  add(t, 101, "sh", 100, 700, "sh\0"s);
+  t.write("proc/100/task/100/children", "101 ");
+  // A new thread of 99 (not its turn until (99 + turn) % 3 == 0, turn 3) with a child.
+  add(t, 102, "sh", 99, 800, "sh\0"s);
+  t.mkdir("proc/99/task/98").write("proc/99/task/98/children", "102 ");
+  ASSERT_TRUE(tree.collect(out, notices));  // turn 1
+  EXPECT_EQ(pids(), (std::vector<pid_t>{99, 100}));
+  ASSERT_TRUE(tree.collect(out, notices));  // turn 2
+  EXPECT_EQ(pids(), (std::vector<pid_t>{99, 100, 101}));
+  ASSERT_TRUE(tree.collect(out, notices));  // turn 3: 99's task directory listed again
+  EXPECT_EQ(pids(), (std::vector<pid_t>{99, 100, 101, 102}));
+
+  // A worker's (100's) children file is read in its turn only ((100 + turn) % 3 == 0: turn 5),
+  // its children carried between; the main process's (99's) every sample.
+  add(t, 103, "sh", 100, 900, "sh\0"s);
+  t.write("proc/100/task/100/children", "101 103 ");
+  add(t, 104, "sh", 99, 950, "sh\0"s);
+  t.write("proc/99/task/99/children", "100 104 ");
+  ASSERT_TRUE(tree.collect(out, notices));  // turn 4
+  EXPECT_EQ(pids(), (std::vector<pid_t>{99, 100, 101, 102, 104}));
+  ASSERT_TRUE(tree.collect(out, notices));  // turn 5
+  EXPECT_EQ(pids(), (std::vector<pid_t>{99, 100, 101, 102, 103, 104}));
+}
