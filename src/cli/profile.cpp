@@ -111,10 +111,25 @@ class ProfileCommand : public Command {
     if (!job) return failed(job.error());
     for (auto& n : job->notes) notes.push_back(std::move(n));
     if (job->python) python_evidence(*job->python, extra, notes);
+    auto [rank_extra, rank_notes] = rank_evidence(job->python_ranks);
     const std::string source =
         source_name.rfind("job ", 0) == 0 ? source_name : "recording " + source_name;
     return judge(job->windows, job->launched ? diagnose::kLaunchedSkipNs : 0, source,
-                 std::move(notes), std::move(extra), save ? path : std::string());
+                 std::move(notes), std::move(extra), save ? path : std::string(),
+                 std::move(rank_extra), std::move(rank_notes));
+  }
+
+  // Each rank's own stacks in its verdict ("python" and a note).
+  static std::pair<std::map<pid_t, nlohmann::json>, std::map<pid_t, std::vector<std::string>>>
+  rank_evidence(const std::vector<std::pair<pid_t, diagnose::PySummary>>& ranks) {
+    std::map<pid_t, nlohmann::json> extra;
+    std::map<pid_t, std::vector<std::string>> notes;
+    for (const auto& [pid, py] : ranks) {
+      nlohmann::json mine = nlohmann::json::object();
+      python_evidence(py, mine, notes[pid]);
+      extra[pid] = std::move(mine);
+    }
+    return {std::move(extra), std::move(notes)};
   }
 
   int live() {
@@ -145,14 +160,7 @@ class ProfileCommand : public Command {
     if (pid_ != 0) judge_environment_of(pid_, extra, job->notes);
     if (job->python) python_evidence(*job->python, extra, job->notes);
     python_workers(job->python_workers, extra, job->notes);
-    // Each rank's own stacks in its verdict ("python" and a note).
-    std::map<pid_t, nlohmann::json> rank_extra;
-    std::map<pid_t, std::vector<std::string>> rank_notes;
-    for (const auto& [pid, py] : job->python_ranks) {
-      nlohmann::json mine = nlohmann::json::object();
-      python_evidence(py, mine, rank_notes[pid]);
-      rank_extra[pid] = std::move(mine);
-    }
+    auto [rank_extra, rank_notes] = rank_evidence(job->python_ranks);
     return judge(job->windows, 0, fmt::format("{}, sampled for {:.1f} s", what, job->seconds),
                  std::move(job->notes), std::move(extra), std::string(), std::move(rank_extra),
                  std::move(rank_notes));

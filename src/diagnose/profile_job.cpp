@@ -362,9 +362,43 @@ ProfileResult<RecordedJob> read_recorded_job(const std::string& path) {
       tallies.emplace(iv.wall_ns, names.tally(iv, [&](int id) { return stacks->frames_of(id); }));
     job.python = summary_of(*stacks, *table);
   }
+  // Each rank's under a launcher, by rank, by the sample that ends each interval.
+  std::map<pid_t, std::map<std::int64_t, PyTally>> rank_tallies;
+  if (auto list = (*rec)->document(store::kRankStacksList);
+      list && *list && table && (*list)->is_array()) {
+    for (const auto& v : **list) {
+      if (!v.is_number_integer()) continue;
+      const auto pid = v.get<pid_t>();
+      auto doc = (*rec)->document(store::rank_stacks_key(pid));
+      if (!doc || !*doc) continue;
+      auto parsed = store::PythonStacks::from_json(**doc);
+      if (!parsed) {
+        job.notes.push_back(
+            fmt::format("the recording's Python stacks of rank pid {} could not "
+                        "be read: {}",
+                        pid, parsed.error().message()));
+        continue;
+      }
+      StackActivities names(*table);
+      auto& mine = rank_tallies[pid];
+      for (const auto& iv : parsed->intervals)
+        mine.emplace(iv.wall_ns, names.tally(iv, [&](int id) { return parsed->frames_of(id); }));
+      job.python_ranks.emplace_back(pid, summary_of(*parsed, *table));
+    }
+  }
+  // Under a launcher the ranks' stacks are the job's, not the launcher's own.
+  if (!job.python_ranks.empty() && stacks &&
+      std::none_of(job.python_ranks.begin(), job.python_ranks.end(),
+                   [&](const auto& r) { return r.first == stacks->pid; }))
+    job.python.reset();
   auto walked = (*rec)->for_each(0, (*rec)->size(), [&](std::size_t, monitor::Sample&& s) {
     const auto it = tallies.find(s.wall_ns);
-    job.windows.add(std::move(s), it == tallies.end() ? nullptr : &it->second);
+    std::map<pid_t, PyTally> ranks_now;
+    for (const auto& [pid, by_wall] : rank_tallies)
+      if (const auto t = by_wall.find(s.wall_ns); t != by_wall.end())
+        ranks_now.emplace(pid, t->second);
+    job.windows.add(std::move(s), it == tallies.end() ? nullptr : &it->second,
+                    ranks_now.empty() ? nullptr : &ranks_now);
     return Result<void>{};
   });
   if (!walked) return tl::unexpected(ProfileFailure{false, walked.error()});

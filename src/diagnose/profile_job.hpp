@@ -79,8 +79,11 @@ struct JudgeRequest {
 struct RecordedJob {
   JobWindows windows;
   bool launched = false;  // the recording's job was started by dltune (run --record, record CMD)
-  // The main process's Python stacks, when the recording kept them (its "python_stacks").
+  // The main process's Python stacks, when the recording kept them (its "python_stacks"; not
+  // a launcher's when its ranks' were kept).
   std::optional<PySummary> python;
+  // Each rank's, by its pid ("python_stacks/PID").
+  std::vector<std::pair<pid_t, PySummary>> python_ranks;
   std::vector<std::string> notes;  // why they are not there, where they could not be read
 };
 // The start-up left out of a job dltune launched (imports, worker start-up), by default.

@@ -14,6 +14,10 @@
 
 namespace dltune::store {
 
+std::string rank_stacks_key(pid_t pid) {
+  return fmt::format("python_stacks/{}", pid);
+}
+
 namespace {
 
 void add_to(std::vector<std::uint64_t>& totals, int stack, std::uint64_t n) {

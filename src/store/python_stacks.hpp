@@ -63,6 +63,11 @@ struct PythonStacks {
   [[nodiscard]] std::vector<pystack::Frame> frames_of(int stack) const;
 };
 
+// The document of a rank's stacks in a recording ("python_stacks/PID"), and the one that lists
+// the ranks that have one ("python_stacks_ranks": [PID, ...]).
+[[nodiscard]] std::string rank_stacks_key(pid_t pid);
+inline constexpr const char* kRankStacksList = "python_stacks_ranks";
+
 class PythonStackLog {
  public:
   // Attaches to `pid` (pystack::PythonProcess::attach's errors) and starts reading its main

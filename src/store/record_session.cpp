@@ -5,6 +5,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "audit/check.hpp"
@@ -52,22 +54,48 @@ Result<void> RecordSession::start(const host::Root& root, const monitor::Sampler
   ro.interval_ns = setup_.interval_ns;
   ro.duration_ns = setup_.duration_ns;
   ro.on_notice = setup_.notice;
-  // A job's tree: its main process's Python stacks too, each interval's kept with its sample.
+  // A job's tree: its main process's Python stacks too, each interval's kept with its sample,
+  // and its ranks' under a launcher.
   if (setup_.python_interval_ns > 0 && options.scope.kind == monitor::Scope::Kind::kTree &&
       !python_) {
     auto log = PythonStackLog::start(root, options.scope.pid, setup_.python_interval_ns);
     if (log) {
       python_ = std::move(*log);
-      ro.after_sample = [log = python_.get()](std::int64_t wall_ns) {
-        (void)log->close_interval(wall_ns);
-      };
     } else if (!pystack::not_python(log.error())) {
       // (A job that is not Python has no stacks, and nothing to say about it.)
       notice("no Python stacks: " + log.error().message());
     }
+    ro.after_sample = [this, root](const monitor::Sample& s) {
+      if (python_) (void)python_->close_interval(s.wall_ns);
+      follow_ranks(root, s);
+    };
   }
   recorder_ = store::Recorder::start(std::move(*sampler), *writer_, std::move(ro));
   return {};
+}
+
+// On the recorder's thread: a log for each rank seen in two samples (a child just forked may not
+// have exec'd its interpreter yet), and each one's interval closed with the sample.
+void RecordSession::follow_ranks(const host::Root& root, const monitor::Sample& s) {
+  std::size_t ranks = 0;
+  for (const auto& p : s.processes) ranks += p.role == monitor::Role::kRank ? 1 : 0;
+  const auto every = setup_.python_interval_ns * static_cast<std::int64_t>(std::max<std::size_t>(
+                                                     2, std::min(ranks, kRankStacks)));
+  for (const auto& p : s.processes) {
+    if (p.role != monitor::Role::kRank || p.state == 'Z' || rank_python_.size() >= kRankStacks)
+      continue;
+    if (rank_python_.count(p.pid) != 0 || rank_refused_.count(p.pid) != 0) continue;
+    if (rank_seen_.insert(p.pid).second) continue;
+    auto log = PythonStackLog::start(root, p.pid, every);
+    if (log) {
+      rank_python_.emplace(p.pid, std::move(*log));
+    } else {
+      rank_refused_.insert(p.pid);
+      if (!pystack::not_python(log.error()))
+        notice(fmt::format("no Python stacks of rank pid {}: {}", p.pid, log.error().message()));
+    }
+  }
+  for (auto& [pid, log] : rank_python_) (void)log->close_interval(s.wall_ns);
 }
 
 std::optional<store::RecorderStats> RecordSession::stats() const {
@@ -82,6 +110,17 @@ bool RecordSession::finish(const host::Root& root, std::optional<int> exit_statu
     python_->stop();
     if (auto w = writer_->put_document("python_stacks", python_->snapshot().to_json()); !w)
       ok = false;
+  }
+  for (auto& [pid, log] : rank_python_) {
+    log->stop();
+    if (auto w = writer_->put_document(rank_stacks_key(pid), log->snapshot().to_json()); !w)
+      ok = false;
+  }
+  if (!rank_python_.empty()) {
+    // Which ranks' documents there are, for a reader (documents are looked up by key).
+    nlohmann::json pids = nlohmann::json::array();
+    for (const auto& [pid, log] : rank_python_) pids.push_back(pid);
+    if (auto w = writer_->put_document(kRankStacksList, pids); !w) ok = false;
   }
   const auto stats = this->stats();
   if (stats && stats->error) {

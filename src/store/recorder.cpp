@@ -77,7 +77,7 @@ void Recorder::loop() {
       fail_with(ok.error());
       break;
     }
-    if (options_.after_sample) options_.after_sample(sample.wall_ns);
+    if (options_.after_sample) options_.after_sample(sample);
     {
       std::lock_guard lock(mu_);
       ++stats_.samples;

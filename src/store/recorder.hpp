@@ -51,8 +51,8 @@ struct RecorderOptions {
   std::function<void(const std::string&)> on_notice;  // called on the recorder's thread
   // Where the pace's time comes from; null: the machine's monotonic clock.
   const Clock* clock = nullptr;
-  // Called on the recorder's thread after each sample is written, with its wall stamp.
-  std::function<void(std::int64_t wall_ns)> after_sample;
+  // Called on the recorder's thread after each sample is written.
+  std::function<void(const monitor::Sample&)> after_sample;
 };
 
 struct RecorderStats {

@@ -633,35 +633,44 @@ TEST(ProfileLive, RanksUnderALauncherAreJudgedEachOnItsOwn) {
 TEST(ProfileLive, EachRankUnderALauncherIsJudgedWithItsOwnPythonStacks) {
   NEED_ROOT();
   const std::string launcher = std::string(DLTUNE_SOURCE_DIR) + "/tests/jobs/torchrun-standin.py";
-  Group job({kPython, launcher, "--nproc", "2", kJob, "--workers", "0", "--decode", "40",
-             "--seconds", "40"});
+  std::optional<Group> job;
+  job.emplace(std::vector<std::string>{kPython, launcher, "--nproc", "2", kJob, "--workers", "0",
+                                       "--decode", "40", "--seconds", "40"});
   // The ranks: the launcher's children, once each has torch loaded.
   std::vector<pid_t> ranks;
   for (int i = 0; i < 100 && ranks.size() < 2; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    std::ifstream f(fmt::format("/proc/{0}/task/{0}/children", job.pid()));
+    std::ifstream f(fmt::format("/proc/{0}/task/{0}/children", job->pid()));
     ranks.clear();
     for (pid_t c = 0; f >> c;) ranks.push_back(c);
   }
   ASSERT_EQ(ranks.size(), 2u) << "the launcher did not start its ranks";
   for (const pid_t rank : ranks)
     ASSERT_TRUE(wait_for_torch(rank, std::chrono::seconds(3))) << "rank " << rank;
-  const auto r = profile_pid(job.pid(), "8s");
-  const auto j = profile_of(r);
-  ASSERT_TRUE(j.is_object()) << explain(r);
-  ASSERT_EQ(j["ranks"].size(), 2u) << j.dump(2);
-  for (const auto& rank : j["ranks"]) {
-    ASSERT_TRUE(rank.contains("python")) << rank.dump(2);
-    const auto& py = rank["python"];
-    EXPECT_GT(py["samples"].get<int>(), 50) << py.dump();
-    EXPECT_GT(py["activities"]["loading"].get<double>(), 0.3) << py.dump();
-    const auto top = py["top_stacks"][0]["stack"].get<std::string>();
-    EXPECT_NE(top.find("Samples.__getitem__"), std::string::npos) << top;
-    EXPECT_EQ(rank["result"]["rule"], "input-in-main") << rank.dump(2);
-    EXPECT_NE(rank["notes"].dump().find("Python stacks"), std::string::npos) << rank.dump(2);
-  }
-  // The leading verdict is the first rank's, with its stacks, not the launcher's.
-  EXPECT_EQ(j["python"], j["ranks"][0]["python"]) << j.dump(2);
+  const auto each_rank_loads_in_main = [](const RunResult& r) {
+    const auto j = profile_of(r);
+    ASSERT_TRUE(j.is_object()) << explain(r);
+    ASSERT_EQ(j["ranks"].size(), 2u) << j.dump(2);
+    for (const auto& rank : j["ranks"]) {
+      ASSERT_TRUE(rank.contains("python")) << rank.dump(2);
+      const auto& py = rank["python"];
+      EXPECT_GT(py["samples"].get<int>(), 50) << py.dump();
+      EXPECT_GT(py["activities"]["loading"].get<double>(), 0.3) << py.dump();
+      const auto top = py["top_stacks"][0]["stack"].get<std::string>();
+      EXPECT_NE(top.find("Samples.__getitem__"), std::string::npos) << top;
+      EXPECT_EQ(rank["result"]["rule"], "input-in-main") << rank.dump(2);
+      EXPECT_NE(rank["notes"].dump().find("Python stacks"), std::string::npos) << rank.dump(2);
+    }
+    // The leading verdict is the first rank's, with its stacks, not the launcher's.
+    EXPECT_EQ(j["python"], j["ranks"][0]["python"]) << j.dump(2);
+  };
+  each_rank_loads_in_main(profile_pid(job->pid(), "8s"));
+  job.reset();
+  // The same job launched by profile: its recording keeps each rank's stacks, judged alike.
+  each_rank_loads_in_main(
+      run({DLTUNE_BINARY, "profile", "--json", "--no-gpus", "--", kPython, launcher, "--nproc", "2",
+           kJob, "--workers", "0", "--decode", "40", "--seconds", "16"},
+          {}, 180));
 }
 
 // A real 2-rank DDP job (gloo) started by `dltune run --nproc 2`: the rank given four times the
