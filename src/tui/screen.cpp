@@ -83,6 +83,10 @@ std::unique_ptr<Screen> Screen::open(std::string& error) {
   keypad(stdscr, TRUE);
   curs_set(0);
   set_escdelay(25);  // Esc closes a prompt at once, not after ncurses' default second
+  // No look for typed keys while a frame is written (ncurses polls the keyboard and flushes
+  // the frame in pieces for it): one write a frame. A frame is a few hundred bytes at most
+  // since only changed lines are written, and the keys are read right after.
+  typeahead(-1);
   if (has_colors() && !no_colour()) {
     start_color();
     use_default_colors();

@@ -26,7 +26,10 @@ class TopTmux : public ::testing::Test {
   void SetUp() override {
     if (run({"/bin/sh", "-c", "command -v tmux"}).exit_code != 0)
       GTEST_SKIP() << "tmux is not installed (scripts/install-deps installs it)";
-    socket_ = fmt::format("dltune-top-test-{}", ::getpid());
+    // A server of its own per test: kill-server returns before the last test's server has gone,
+    // and a new session on that socket can meet it exiting ("server exited unexpectedly").
+    static int tests = 0;
+    socket_ = fmt::format("dltune-top-test-{}-{}", ::getpid(), ++tests);
   }
   void TearDown() override {
     if (!socket_.empty()) run({"tmux", "-L", socket_, "kill-server"});
@@ -52,7 +55,8 @@ class TopTmux : public ::testing::Test {
       args.push_back(e);
     }
     args.push_back("sh -c 'sleep 0.3; " + std::string(exec ? "exec " : "") + command + "'");
-    ASSERT_EQ(tmux(args).exit_code, 0);
+    const auto made = tmux(args);
+    ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
     ASSERT_EQ(tmux({"set-option", "-t", "t", "remain-on-exit", "on"}).exit_code, 0);
   }
   std::string screen() { return tmux({"capture-pane", "-p", "-t", "t"}).out; }
