@@ -2,6 +2,7 @@
 #include "tui/screen.hpp"
 
 #include <curses.h>
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -183,6 +184,16 @@ void Screen::put_line(int row, const PaintedLine& l) {
   }
 }
 
+namespace {
+
+// Whether the terminal has hung up: poll on the keyboard says so at once.
+bool terminal_gone() {
+  pollfd p{STDIN_FILENO, POLLIN, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+}  // namespace
+
 int Screen::read_key(int timeout_ms) {
   if (g_stop.load()) return kKeyQuit;
   timeout(timeout_ms);
@@ -190,7 +201,9 @@ int Screen::read_key(int timeout_ms) {
   if (g_stop.load()) return kKeyQuit;
   switch (k) {
     case ERR:
-      return kKeyNone;
+      // A timeout, or a terminal that has gone (a hang-up without SIGHUP reaching us: the
+      // keyboard then reads end-of-file at once, and top would spin on it).
+      return terminal_gone() ? kKeyQuit : kKeyNone;
     case KEY_RESIZE:
       return kKeyResize;
     case KEY_LEFT:

@@ -204,6 +204,31 @@ TEST_F(TopTmux, SigtermRestoresTheTerminal) {
   EXPECT_EQ(pane("#{alternate_on}"), "0") << "endwin ran: the terminal is given back";
 }
 
+// A terminal that hangs up without SIGHUP reaching top (blocked here, as under a tracer or a
+// parent that blocks it): top sees the keyboard gone and exits, rather than spin on it.
+TEST_F(TopTmux, ATerminalThatHangsUpEndsTopWithoutSighup) {
+  start(
+      fmt::format("/usr/bin/python3 -c \"import os, signal, sys; "
+                  "signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGHUP]); "
+                  "os.execv(sys.argv[1], sys.argv[1:])\" {} top --no-gpus --interval 100ms",
+                  DLTUNE_BINARY));
+  ASSERT_TRUE(wait_for([](const std::string& s) { return has(s, "PID ROLE"); })) << screen();
+  const auto pid = pane("#{pane_pid}");
+  ASSERT_FALSE(pid.empty());
+  tmux({"kill-server"});
+  socket_.clear();
+  const auto stat = "/proc/" + pid + "/stat";
+  bool ended = false;
+  for (int i = 0; i < 100 && !ended; ++i) {
+    const auto text = dltune::testing::slurp(stat);
+    // Gone, or a zombie whose parent (init, once the server went) has not reaped it yet.
+    ended = !text || text->find(") Z ") != std::string::npos;
+    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(ended) << "dltune top (pid " << pid << ") still runs after its terminal went";
+  if (!ended) ::kill(std::stoi(pid), SIGKILL);
+}
+
 TEST_F(TopTmux, HelpOpensOnHAndAnyKeyClosesIt) {
   start(fmt::format("{} top --no-gpus --interval 200ms", DLTUNE_BINARY));
   ASSERT_TRUE(wait_for([](const std::string& s) { return has(s, "PID ROLE"); })) << screen();
