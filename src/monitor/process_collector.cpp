@@ -129,6 +129,19 @@ bool by_ids(const ChildrenFile& a, const ChildrenFile& b) {
   return a.pid != b.pid ? a.pid < b.pid : a.tid < b.tid;
 }
 
+// The fields of the files beyond stat, emptied until they are read.
+void clear_beyond_stat(Process& p) {
+  p.run_ns.reset();
+  p.wait_ns.reset();
+  p.timeslices.reset();
+  p.voluntary_switches.reset();
+  p.involuntary_switches.reset();
+  p.read_bytes.reset();
+  p.write_bytes.reset();
+  p.rchar.reset();
+  p.wchar.reset();
+}
+
 template <class T>
 void assign_if_changed(std::string& to, const T& from) {
   if (std::string_view(to) != std::string_view(from)) to.assign(from);
@@ -398,15 +411,7 @@ void ProcessCollector::State::carry(const Tracked& t, Process& p) {
   p.stat_ns = t.last.at_ns;
   assign_if_changed(p.comm, t.comm);
   assign_if_changed(p.cmdline, t.cmdline);
-  p.run_ns.reset();
-  p.wait_ns.reset();
-  p.timeslices.reset();
-  p.voluntary_switches.reset();
-  p.involuntary_switches.reset();
-  p.read_bytes.reset();
-  p.write_bytes.reset();
-  p.rchar.reset();
-  p.wchar.reset();
+  clear_beyond_stat(p);
 }
 
 // One process into `p`; false when it is gone.
@@ -477,15 +482,7 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
   assign_if_changed(p.comm, t.comm);
   assign_if_changed(p.cmdline, t.cmdline);
 
-  p.run_ns.reset();
-  p.wait_ns.reset();
-  p.timeslices.reset();
-  p.voluntary_switches.reset();
-  p.involuntary_switches.reset();
-  p.read_bytes.reset();
-  p.write_bytes.reset();
-  p.rchar.reset();
-  p.wchar.reset();
+  clear_beyond_stat(p);
   if (!detailed(t.pid)) return true;  // not on screen: stat's fields only
 
   auto ss = read_kept(t.schedstat, path.of(t.pid, "schedstat"));
