@@ -14,6 +14,7 @@
 #include "core/text.hpp"
 #include "diagnose/profile_text.hpp"
 #include "monitor/rank_pace.hpp"
+#include "pystack/process.hpp"
 #include "store/recording.hpp"
 
 namespace dltune::diagnose {
@@ -482,8 +483,9 @@ ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& re
           rank_py.emplace(r, std::move(*started));
         } else {
           rank_refused.insert(r);
-          live.notes.push_back(
-              fmt::format("no Python stacks of rank pid {}: {}", r, started.error().message()));
+          if (!pystack::not_python(started.error()))  // a rank that is not Python: nothing to say
+            live.notes.push_back(
+                fmt::format("no Python stacks of rank pid {}: {}", r, started.error().message()));
         }
       }
       for (auto& [r, sampler] : rank_py) rank_tallies.emplace(r, sampler->take(s.wall_ns));
