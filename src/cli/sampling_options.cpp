@@ -1,8 +1,6 @@
 // SamplingFlags (cli/sampling_options.hpp).
 #include "cli/sampling_options.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -43,8 +41,7 @@ monitor::SamplerOptions sampler_options(const monitor::Scope& scope, std::int64_
   // A job's threads change rarely; listing each member's task directory is a tenth of a 10 Hz
   // sample's cost (bench/README.md): about once a second, the children of known threads every
   // sample.
-  o.process_detail.threads_every = static_cast<unsigned>(
-      std::clamp<std::int64_t>(1'000'000'000 / std::max<std::int64_t>(interval_ns, 1), 1, 100));
+  o.process_detail.threads_every = monitor::samples_a_second(interval_ns);
   return o;
 }
 

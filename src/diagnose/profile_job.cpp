@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <map>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -440,10 +439,9 @@ ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& re
                                        started.error().message()));
   }
   std::vector<std::pair<pid_t, std::unique_ptr<PyMainSampler>>> workers;
-  // Each rank's main thread under a launcher (started once a rank has been seen twice: a child
-  // that was just forked may not have exec'd its interpreter yet).
+  // Each rank's main thread under a launcher (the ranks the gate lets in).
   std::map<pid_t, std::unique_ptr<PyMainSampler>> rank_py;
-  std::set<pid_t> rank_seen, rank_refused;
+  store::RankStackGate rank_gate;
   const auto start = now_ns(CLOCK_MONOTONIC);
   bool interrupted = false;
   int gone = 0;
@@ -472,21 +470,14 @@ ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& re
     if (request.python_interval_ns > 0) {
       const auto ranks = ranks_of(s);
       const auto every =
-          request.python_interval_ns *
-          static_cast<std::int64_t>(std::max<std::size_t>(2, std::min(ranks.size(), kPyRanks)));
-      for (const pid_t r : ranks) {
-        if (rank_py.size() >= kPyRanks) break;
-        if (rank_py.count(r) != 0 || rank_refused.count(r) != 0) continue;
-        if (rank_seen.insert(r).second) continue;  // seen for the first time: next sample
+          store::RankStackGate::interval_ns(request.python_interval_ns, ranks.size());
+      for (const pid_t r : rank_gate.to_attach(ranks, rank_py.size())) {
         auto started = PyMainSampler::start(root, r, every);
-        if (started) {
+        if (started)
           rank_py.emplace(r, std::move(*started));
-        } else {
-          rank_refused.insert(r);
-          if (!pystack::not_python(started.error()))  // a rank that is not Python: nothing to say
-            live.notes.push_back(
-                fmt::format("no Python stacks of rank pid {}: {}", r, started.error().message()));
-        }
+        else if (!pystack::not_python(started.error()))  // not Python: nothing to say
+          live.notes.push_back(
+              fmt::format("no Python stacks of rank pid {}: {}", r, started.error().message()));
       }
       for (auto& [r, sampler] : rank_py) rank_tallies.emplace(r, sampler->take(s.wall_ns));
     }

@@ -113,16 +113,13 @@ struct LiveJob {
   std::optional<PySummary> python;
   // Those of a sample of its DataLoader workers (the first kPyWorkers seen), by pid.
   std::vector<std::pair<pid_t, PySummary>> python_workers;
-  // Under a launcher, each rank's main thread (the first kPyRanks ranks), by the rank's pid:
+  // Under a launcher, each rank's main thread (store::RankStackGate's), by the rank's pid:
   // each rank is judged with its own.
   std::vector<std::pair<pid_t, PySummary>> python_ranks;
 };
 // The workers whose stacks a live profile reads beside the main thread's, and how often.
 inline constexpr std::size_t kPyWorkers = 2;
 inline constexpr std::int64_t kPyWorkerIntervalNs = 50'000'000;
-// The ranks whose main threads are read, each every python_interval_ns times their number (the
-// reads of all ranks together cost what one process's do).
-inline constexpr std::size_t kPyRanks = 16;
 
 // `summary` as the profile's JSON "python" object (docs/profile.md): the interpreter, the samples,
 // the share of each activity and the top stacks.

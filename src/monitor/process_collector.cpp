@@ -101,7 +101,7 @@ struct Tracked {
   bool io_denied = false;      // another user's process: not tried again
   bool status_wanted = false;  // its status was read at the last sample (main or rank)
   // Its last reading of stat, given again while it is carried (ProcessDetail::others_every).
-  struct {
+  struct StatReading {
     pid_t ppid = 0;
     char state = '?';
     std::uint64_t utime = 0, stime = 0, minflt = 0, majflt = 0, threads = 0, rss_bytes = 0;
@@ -224,7 +224,7 @@ struct ProcessCollector::State {
   }
 
   Result<bool> sample_one(Tracked& t, Process& p, Notices& notices, std::int64_t now_ns);
-  static void carry(const Tracked& t, Process& p);
+  static void from_last_reading(const Tracked& t, Process& p);
   Result<void> read_status(Tracked& t, Process& p);
 };
 
@@ -395,8 +395,9 @@ Result<void> ProcessCollector::State::scan_tree() {
   return {};
 }
 
-// `t`'s last reading into `p`, as it was then; nothing beyond stat.
-void ProcessCollector::State::carry(const Tracked& t, Process& p) {
+// `t`'s last reading of stat into `p` (this sample's, or carried from an earlier one), its name
+// and command line; the fields of the files beyond stat empty.
+void ProcessCollector::State::from_last_reading(const Tracked& t, Process& p) {
   p.pid = t.pid;
   p.ppid = t.last.ppid;
   p.state = t.last.state;
@@ -418,7 +419,7 @@ void ProcessCollector::State::carry(const Tracked& t, Process& p) {
 Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices& notices,
                                                  std::int64_t now_ns) {
   if (!read_now(t)) {
-    carry(t, p);
+    from_last_reading(t, p);
     return true;
   }
   const bool was_open = t.stat.is_open();
@@ -451,38 +452,15 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
     t.comm.assign(st->comm);
     t.cmdline_read = t.environ_read = false;  // an exec has a new environment too
   }
-  p.pid = t.pid;
-  p.ppid = st->ppid;
-  p.state = st->state;
-  p.start_ticks = st->start_ticks;
-  p.utime = st->utime;
-  p.stime = st->stime;
-  p.minflt = st->minflt;
-  p.majflt = st->majflt;
-  p.threads = st->threads;
-  p.rss_bytes = st->rss_pages * page_size;
-  p.processor = st->processor;
-  p.stat_ns = now_ns;
-  t.last.ppid = p.ppid;
-  t.last.state = p.state;
-  t.last.utime = p.utime;
-  t.last.stime = p.stime;
-  t.last.minflt = p.minflt;
-  t.last.majflt = p.majflt;
-  t.last.threads = p.threads;
-  t.last.rss_bytes = p.rss_bytes;
-  t.last.processor = p.processor;
-  t.last.at_ns = now_ns;
-
+  t.last = {st->ppid,      st->state,  st->utime,   st->stime,
+            st->minflt,    st->majflt, st->threads, st->rss_pages * page_size,
+            st->processor, now_ns};
   if (!t.cmdline_read) {
     auto raw = root.read(path.of(t.pid, "cmdline"), kCmdlineMax + 1);
     if (raw && *raw) cmdline_text(**raw, t.cmdline);
     t.cmdline_read = true;
   }
-  assign_if_changed(p.comm, t.comm);
-  assign_if_changed(p.cmdline, t.cmdline);
-
-  clear_beyond_stat(p);
+  from_last_reading(t, p);
   if (!detailed(t.pid)) return true;  // not on screen: stat's fields only
 
   auto ss = read_kept(t.schedstat, path.of(t.pid, "schedstat"));

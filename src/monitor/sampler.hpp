@@ -10,6 +10,7 @@
 // gpu_collector.cpp.
 #include <sys/types.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -64,6 +65,13 @@ struct ProcessDetail {
   // child forked by a new thread, or by a worker, is found up to that many samples late.
   unsigned threads_every = 1;
 };
+
+// The samples in about a second at `interval_ns` (1 to 100): how often what changes slowly is
+// read (ProcessDetail::others_every, threads_every) at a fast interval.
+[[nodiscard]] inline unsigned samples_a_second(std::int64_t interval_ns) {
+  return static_cast<unsigned>(
+      std::clamp<std::int64_t>(1'000'000'000 / std::max<std::int64_t>(interval_ns, 1), 1, 100));
+}
 
 struct SamplerOptions {
   Scope scope;

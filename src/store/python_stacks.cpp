@@ -18,6 +18,21 @@ std::string rank_stacks_key(pid_t pid) {
   return fmt::format("python_stacks/{}", pid);
 }
 
+std::vector<pid_t> RankStackGate::to_attach(const std::vector<pid_t>& ranks, std::size_t attached) {
+  std::vector<pid_t> out;
+  for (const pid_t r : ranks) {
+    if (attached + out.size() >= kRankStacks) break;
+    if (tried_.count(r) != 0 || seen_.insert(r).second) continue;  // tried, or seen first now
+    tried_.insert(r);
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::int64_t RankStackGate::interval_ns(std::int64_t base_ns, std::size_t ranks) {
+  return base_ns * static_cast<std::int64_t>(std::clamp<std::size_t>(ranks, 2, kRankStacks));
+}
+
 namespace {
 
 void add_to(std::vector<std::uint64_t>& totals, int stack, std::uint64_t n) {

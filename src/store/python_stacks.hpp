@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -67,6 +68,21 @@ struct PythonStacks {
 // the ranks that have one ("python_stacks_ranks": [PID, ...]).
 [[nodiscard]] std::string rank_stacks_key(pid_t pid);
 inline constexpr const char* kRankStacksList = "python_stacks_ranks";
+
+// Which ranks of a job under a launcher have their stacks read (record, profile): each from the
+// second sample it is seen in (a child just forked may not have exec'd its interpreter yet),
+// each tried once, at most kRankStacks read; each read every `interval_ns` times their number
+// (at least two), so that all of them cost what one process's stacks do.
+inline constexpr std::size_t kRankStacks = 16;
+class RankStackGate {
+ public:
+  // The ranks of this sample to attach to now, `ranks` in its order, `attached` being read now.
+  [[nodiscard]] std::vector<pid_t> to_attach(const std::vector<pid_t>& ranks, std::size_t attached);
+  [[nodiscard]] static std::int64_t interval_ns(std::int64_t base_ns, std::size_t ranks);
+
+ private:
+  std::set<pid_t> seen_, tried_;
+};
 
 class PythonStackLog {
  public:

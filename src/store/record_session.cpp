@@ -74,26 +74,19 @@ Result<void> RecordSession::start(const host::Root& root, const monitor::Sampler
   return {};
 }
 
-// On the recorder's thread: a log for each rank seen in two samples (a child just forked may not
-// have exec'd its interpreter yet), and each one's interval closed with the sample.
+// On the recorder's thread: a log for each rank the gate lets in, and each one's interval closed
+// with the sample.
 void RecordSession::follow_ranks(const host::Root& root, const monitor::Sample& s) {
-  std::size_t ranks = 0;
-  for (const auto& p : s.processes) ranks += p.role == monitor::Role::kRank ? 1 : 0;
-  const auto every = setup_.python_interval_ns * static_cast<std::int64_t>(std::max<std::size_t>(
-                                                     2, std::min(ranks, kRankStacks)));
-  for (const auto& p : s.processes) {
-    if (p.role != monitor::Role::kRank || p.state == 'Z' || rank_python_.size() >= kRankStacks)
-      continue;
-    if (rank_python_.count(p.pid) != 0 || rank_refused_.count(p.pid) != 0) continue;
-    if (rank_seen_.insert(p.pid).second) continue;
-    auto log = PythonStackLog::start(root, p.pid, every);
-    if (log) {
-      rank_python_.emplace(p.pid, std::move(*log));
-    } else {
-      rank_refused_.insert(p.pid);
-      if (!pystack::not_python(log.error()))
-        notice(fmt::format("no Python stacks of rank pid {}: {}", p.pid, log.error().message()));
-    }
+  std::vector<pid_t> ranks;
+  for (const auto& p : s.processes)
+    if (p.role == monitor::Role::kRank && p.state != 'Z') ranks.push_back(p.pid);
+  const auto every = RankStackGate::interval_ns(setup_.python_interval_ns, ranks.size());
+  for (const pid_t r : rank_gate_.to_attach(ranks, rank_python_.size())) {
+    auto log = PythonStackLog::start(root, r, every);
+    if (log)
+      rank_python_.emplace(r, std::move(*log));
+    else if (!pystack::not_python(log.error()))
+      notice(fmt::format("no Python stacks of rank pid {}: {}", r, log.error().message()));
   }
   for (auto& [pid, log] : rank_python_) (void)log->close_interval(s.wall_ns);
 }

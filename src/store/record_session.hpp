@@ -9,7 +9,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,14 +37,10 @@ struct RecordSetup {
   std::function<void(const std::string&)> notice;
   // The job's main process's Python stacks read every this often and kept per sample interval
   // (the document "python_stacks": store/python_stacks.hpp); 0: not read. Only for a job's tree
-  // (record --pid, record/run/profile -- COMMAND). Under a launcher each rank's too (the first
-  // kRankStacks, each every python_interval_ns times their number: documents
-  // "python_stacks/PID"), from the second sample a rank is in.
+  // (record --pid, record/run/profile -- COMMAND). Under a launcher each rank's too, those
+  // RankStackGate lets in (documents "python_stacks/PID").
   std::int64_t python_interval_ns = 0;
 };
-
-// The ranks whose Python stacks a recording keeps.
-inline constexpr std::size_t kRankStacks = 16;
 
 class RecordSession {
  public:
@@ -84,7 +79,7 @@ class RecordSession {
   std::unique_ptr<store::PythonStackLog> python_;
   // The ranks' (on the recorder's thread until it stops).
   std::map<pid_t, std::unique_ptr<store::PythonStackLog>> rank_python_;
-  std::set<pid_t> rank_seen_, rank_refused_;
+  RankStackGate rank_gate_;
   void follow_ranks(const host::Root& root, const monitor::Sample& s);
   std::vector<std::pair<std::string, nlohmann::json>> documents_;
 };

@@ -25,10 +25,6 @@ namespace dltune::tui {
 
 namespace {
 
-// How often the live view reads the stat of a process that is not on screen (about once a second:
-// the order of the list lags by that much for a process that starts or stops working).
-constexpr std::int64_t kOffScreenNs = 1'000'000'000;
-
 std::vector<PaintedLine> painted(const std::vector<monitor::TopLine>& lines) {
   std::vector<PaintedLine> out;
   out.reserve(lines.size());
@@ -251,8 +247,7 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
   };
   // Off screen, a process's CPU is only its place in the order: read about once a second (the
   // rows on screen every interval), since reading every process's stat is most of the cost.
-  const auto others_every = static_cast<unsigned>(std::clamp<std::int64_t>(
-      kOffScreenNs / std::max<std::int64_t>(settings.interval_ns, 1), 1, 100));
+  const auto others_every = monitor::samples_a_second(settings.interval_ns);
   const auto draw = [&] {
     if (ui.mode == TopMode::kHelp) {
       screen->draw(help_screen());

@@ -52,6 +52,15 @@ print("ready", file=sys.stderr, flush=True)
 a()
 )";
 
+// kScript's main thread where `script` runs it, innermost first: spin under c, b, a.
+std::vector<pystack::Frame> nested_calls(const std::string& script) {
+  return {{"spin", script, 3},
+          {"c", script, 5},
+          {"b", script, 7},
+          {"a", script, 9},
+          {"<module>", script, 19}};
+}
+
 std::filesystem::path write_script(const std::string& name, const std::string& text) {
   const auto dir =
       std::filesystem::path(::testing::TempDir()) / ("dltune_stacks_" + std::to_string(::getpid()));
@@ -121,12 +130,7 @@ TEST(StacksLive, EachInterpreterReadsBackTheKnownFunctionsFilesAndLines) {
 
     const auto* main = by_tid(*threads, static_cast<std::uint64_t>(p.pid));
     ASSERT_NE(main, nullptr);
-    const std::vector<pystack::Frame> want = {{"spin", script, 3},
-                                              {"c", script, 5},
-                                              {"b", script, 7},
-                                              {"a", script, 9},
-                                              {"<module>", script, 19}};
-    EXPECT_EQ(main->frames, want);
+    EXPECT_EQ(main->frames, nested_calls(script));
 
     const auto* worker = &(*threads)[0] == main ? &(*threads)[1] : &(*threads)[0];
     std::string seen;
@@ -397,12 +401,7 @@ TEST(StacksLive, APythonInAnotherMountNamespaceIsReadThroughItsRoot) {
   ASSERT_TRUE(threads) << threads.error().message();
   const auto* main = by_tid(*threads, static_cast<std::uint64_t>(p.pid));
   ASSERT_NE(main, nullptr);
-  const std::vector<pystack::Frame> want = {{"spin", script, 3},
-                                            {"c", script, 5},
-                                            {"b", script, 7},
-                                            {"a", script, 9},
-                                            {"<module>", script, 19}};
-  EXPECT_EQ(main->frames, want);
+  EXPECT_EQ(main->frames, nested_calls(script));
 
   const auto text = run({DLTUNE_BINARY, "stacks", "--pid", std::to_string(p.pid)});
   ASSERT_EQ(text.exit_code, 0) << text.err;
