@@ -42,6 +42,9 @@ monitor::SamplerOptions sampler_options(const monitor::Scope& scope, std::int64_
   // sample's cost (bench/README.md): about once a second, the children of known threads every
   // sample.
   o.process_detail.threads_every = monitor::samples_a_second(interval_ns);
+  // A process that has not run since its last reading (most of a host's, and a job's idle
+  // helpers) keeps it: its schedstat says so, and is cheaper than its stat and io.
+  o.process_detail.unchanged_every = monitor::samples_a_second(interval_ns);
   return o;
 }
 

@@ -6,7 +6,9 @@
 // carried between its readings); schedstat, status and io only for the processes of
 // ProcessDetail::pids (all by default), status only for the main process and the ranks when
 // ProcessDetail::switches_of_main_and_ranks_only (read after the roles are known); for top's
-// list (Scope::kAll) schedstat only, never status or io.
+// list (Scope::kAll) schedstat only, never status or io. schedstat is read first: a
+// single-threaded process that has not run since its last reading keeps it, stat, io and status
+// unread (ProcessDetail::unchanged_every).
 //
 // Cost is the point. Each process's files are kept open and pread each sample (host::OpenFile);
 // the lists of /proc and /proc/PID/task come from Root::list_pids into reused vectors; parsing
@@ -108,6 +110,12 @@ struct Tracked {
     int processor = -1;
     std::int64_t at_ns = 0;
   } last;
+  // The schedstat read just before `last` (when it was read), and the fields of the files
+  // beyond stat at its last reading of them: what a process that has not run since keeps
+  // (ProcessDetail::unchanged_every).
+  std::optional<host::parse::ProcSchedstat> sched_of_last;
+  std::optional<std::uint64_t> read_bytes, write_bytes, rchar, wchar, voluntary, involuntary;
+  bool unchanged = false;  // this sample: kept, not read (it has not run)
 };
 
 // /proc/PID/task/TID/children of one thread of a tree member (kTree).
@@ -218,6 +226,14 @@ struct ProcessCollector::State {
     if ((static_cast<std::uint64_t>(t.pid) + turn) % detail.others_every == 0) return true;
     return std::binary_search(detail.every_sample->begin(), detail.every_sample->end(), t.pid);
   }
+  // Whether `t`, whose schedstat now is `now`, has not been switched in since its last reading
+  // (ProcessDetail::unchanged_every), and it is not its turn to be read in full.
+  [[nodiscard]] bool not_run_since(const Tracked& t, const host::parse::ProcSchedstat& now) const {
+    return detail.unchanged_every > 1 && t.known && t.sched_of_last && t.last.threads == 1 &&
+           t.last.state != 'R' && now.run_ns == t.sched_of_last->run_ns &&
+           now.timeslices == t.sched_of_last->timeslices &&
+           (static_cast<std::uint64_t>(t.pid) + turn) % detail.unchanged_every != 0;
+  }
   [[nodiscard]] bool list_now() const {
     return scope.kind != Scope::Kind::kAll || !detail.every_sample || detail.others_every <= 1 ||
            tracked.empty() || turn % detail.others_every == 0;
@@ -225,6 +241,9 @@ struct ProcessCollector::State {
 
   Result<bool> sample_one(Tracked& t, Process& p, Notices& notices, std::int64_t now_ns);
   static void from_last_reading(const Tracked& t, Process& p);
+  Result<std::optional<host::parse::ProcSchedstat>> read_schedstat(Tracked& t);
+  // The io and switches of its last reading of them into `p` (a process kept unchanged).
+  void beyond_stat_kept(const Tracked& t, Process& p) const;
   Result<void> read_status(Tracked& t, Process& p);
 };
 
@@ -415,12 +434,56 @@ void ProcessCollector::State::from_last_reading(const Tracked& t, Process& p) {
   clear_beyond_stat(p);
 }
 
+Result<std::optional<host::parse::ProcSchedstat>> ProcessCollector::State::read_schedstat(
+    Tracked& t) {
+  auto ss = read_kept(t.schedstat, path.of(t.pid, "schedstat"));
+  if (!ss) return tl::unexpected(ss.error());
+  if (!*ss) return std::optional<host::parse::ProcSchedstat>();  // gone, or no CONFIG_SCHED_INFO
+  auto v = parse_proc_schedstat(**ss);
+  if (!v) return tl::unexpected(v.error());
+  return std::optional(*v);
+}
+
+void ProcessCollector::State::beyond_stat_kept(const Tracked& t, Process& p) const {
+  if (scope.kind == Scope::Kind::kAll) return;  // top's list: schedstat only
+  p.read_bytes = t.read_bytes;
+  p.write_bytes = t.write_bytes;
+  p.rchar = t.rchar;
+  p.wchar = t.wchar;
+  if (!detail.switches_of_main_and_ranks_only) {  // else after the roles are known (collect)
+    p.voluntary_switches = t.voluntary;
+    p.involuntary_switches = t.involuntary;
+  }
+}
+
 // One process into `p`; false when it is gone.
 Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices& notices,
                                                  std::int64_t now_ns) {
+  t.unchanged = false;
   if (!read_now(t)) {
     from_last_reading(t, p);
     return true;
+  }
+  // schedstat before stat: a run between the two readings is then in stat and seen as a change
+  // at the next sample, never in schedstat alone.
+  const bool detailed_now = detailed(t.pid);
+  std::optional<host::parse::ProcSchedstat> sched;
+  bool sched_read = false;
+  if (detailed_now && t.known) {
+    auto ss = read_schedstat(t);
+    if (!ss) return tl::unexpected(ss.error());
+    sched = *ss;
+    sched_read = true;
+    if (sched && not_run_since(t, *sched)) {
+      t.unchanged = true;
+      t.last.at_ns = now_ns;  // what stat would say now
+      from_last_reading(t, p);
+      p.run_ns = sched->run_ns;
+      p.wait_ns = sched->wait_ns;
+      p.timeslices = sched->timeslices;
+      beyond_stat_kept(t, p);
+      return true;
+    }
   }
   const bool was_open = t.stat.is_open();
   auto r = read_kept(t.stat, path.of(t.pid, "stat"));
@@ -431,6 +494,7 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
     const pid_t pid = t.pid;
     t = Tracked();
     t.pid = pid;
+    sched_read = false;
     r = read_kept(t.stat, path.of(t.pid, "stat"));
     if (!r) return tl::unexpected(r.error());
   }
@@ -445,6 +509,7 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
     t.cmdline.clear();
     t.cmdline_read = t.io_denied = t.environ_read = false;
     t.rank.reset();
+    sched_read = false;
   }
   t.known = true;
   t.start_ticks = st->start_ticks;
@@ -461,16 +526,21 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
     t.cmdline_read = true;
   }
   from_last_reading(t, p);
-  if (!detailed(t.pid)) return true;  // not on screen: stat's fields only
-
-  auto ss = read_kept(t.schedstat, path.of(t.pid, "schedstat"));
-  if (!ss) return tl::unexpected(ss.error());
-  if (*ss) {  // absent without CONFIG_SCHED_INFO
-    auto v = parse_proc_schedstat(**ss);
-    if (!v) return tl::unexpected(v.error());
-    p.run_ns = v->run_ns;
-    p.wait_ns = v->wait_ns;
-    p.timeslices = v->timeslices;
+  if (!detailed_now) {  // not on screen: stat's fields only
+    t.sched_of_last.reset();
+    return true;
+  }
+  if (!sched_read) {  // new, or a new process under its pid: read after its stat
+    auto ss = read_schedstat(t);
+    if (!ss) return tl::unexpected(ss.error());
+    sched = *ss;
+  }
+  // Read after stat, it may count a run that stat does not: the next reading is in full.
+  t.sched_of_last = sched_read ? sched : std::nullopt;
+  if (sched) {
+    p.run_ns = sched->run_ns;
+    p.wait_ns = sched->wait_ns;
+    p.timeslices = sched->timeslices;
   }
 
   if (scope.kind == Scope::Kind::kAll) return true;  // top's list: stat and schedstat only
@@ -495,10 +565,10 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
       return tl::unexpected(io.error());
     } else if (*io) {
       const auto v = parse_proc_io(**io);
-      p.rchar = v.rchar;
-      p.wchar = v.wchar;
-      p.read_bytes = v.read_bytes;
-      p.write_bytes = v.write_bytes;
+      p.rchar = t.rchar = v.rchar;
+      p.wchar = t.wchar = v.wchar;
+      p.read_bytes = t.read_bytes = v.read_bytes;
+      p.write_bytes = t.write_bytes = v.write_bytes;
     }
   }
   return true;
@@ -510,8 +580,8 @@ Result<void> ProcessCollector::State::read_status(Tracked& t, Process& p) {
   if (!status) return tl::unexpected(status.error());
   if (*status) {
     const auto sw = parse_proc_status_switches(**status);
-    p.voluntary_switches = sw.voluntary;
-    p.involuntary_switches = sw.involuntary;
+    p.voluntary_switches = t.voluntary = sw.voluntary;
+    p.involuntary_switches = t.involuntary = sw.involuntary;
   }
   return {};
 }
@@ -596,6 +666,11 @@ Result<void> ProcessCollector::collect(std::vector<Process>& out, Notices& notic
           (out[i].role == Role::kMain || out[i].role == Role::kRank) && s.detailed(t.pid);
       if (!t.status_wanted) {
         s.close(t.status);  // a rank that became something else (rare): its file goes back
+        continue;
+      }
+      if (t.unchanged && t.status.is_open()) {  // read at its last reading, and it has not run
+        out[i].voluntary_switches = t.voluntary;
+        out[i].involuntary_switches = t.involuntary;
         continue;
       }
       if (auto ok = s.read_status(t, out[i]); !ok) return ok;

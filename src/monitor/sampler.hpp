@@ -64,10 +64,18 @@ struct ProcessDetail {
   // start the job's workers); a worker's only in its turn, its children carried between. A
   // child forked by a new thread, or by a worker, is found up to that many samples late.
   unsigned threads_every = 1;
+  // A process whose schedstat is read (`pids`), single-threaded and not running at its last
+  // reading, whose schedstat (read before its stat) shows the same run time and timeslices, has
+  // not been switched in since: its CPU times, faults, I/O and switches are those of its last
+  // reading, which it keeps as of now (stat and io are not read). What can change without it
+  // running (its state once woken, its rss under reclaim, its parent when reparented, its CPU)
+  // is read at least every `unchanged_every` samples, a share of the processes each sample (by
+  // pid). 1: every such process read in full every sample.
+  unsigned unchanged_every = 1;
 };
 
 // The samples in about a second at `interval_ns` (1 to 100): how often what changes slowly is
-// read (ProcessDetail::others_every, threads_every) at a fast interval.
+// read (ProcessDetail::others_every, threads_every, unchanged_every) at a fast interval.
 [[nodiscard]] inline unsigned samples_a_second(std::int64_t interval_ns) {
   return static_cast<unsigned>(
       std::clamp<std::int64_t>(1'000'000'000 / std::max<std::int64_t>(interval_ns, 1), 1, 100));

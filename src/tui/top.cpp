@@ -264,6 +264,8 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
     // and the stat of the processes off screen about once a second.
     auto detail = monitor::detail_for_view(visible, layout, sort, model, others_every);
     detail.threads_every = others_every;  // a job's threads (--pid) as often as the others
+    // A row whose process has not run since its last reading keeps it (its schedstat says so).
+    detail.unchanged_every = others_every;
     sampler.set_process_detail(std::move(detail));
   };
   draw();

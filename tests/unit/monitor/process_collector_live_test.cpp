@@ -22,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include "host/parse/process.hpp"
 #include "monitor/sampler.hpp"
 
 using dltune::monitor::Notices;
@@ -413,4 +414,56 @@ TEST(ProcessCollectorLive, StatusForTheMainProcessAndDetailForTheRowsOnScreen) {
   EXPECT_FALSE(find(out, t.main)->run_ns.has_value());
   EXPECT_GT(find(out, t.main)->rss_bytes, 0u);
   EXPECT_TRUE(notices.take().empty());
+}
+
+// ProcessDetail::unchanged_every rests on one fact of the kernel: a thread whose schedstat (run
+// time, timeslices) has not moved has not run, so its stat (CPU times, faults, threads) has not
+// moved either. Checked here on this kernel for every single-threaded process on the host and
+// the test's tree, sample after sample: stat read after the collect, then schedstat; when that
+// schedstat is still the collect's, the collect's values (kept or read) are stat's. The
+// spinner is never kept: its CPU time grows from sample to sample.
+TEST(ProcessCollectorLive, AProcessThatHasNotRunHasTheStatItKept) {
+  TestTree tree;
+  ASSERT_TRUE(tree.complete());
+  const Tree t = tree.pids();
+  ASSERT_TRUE(wait_for([&] { return exec_done(t.c); })) << "the child did not exec";
+  dltune::monitor::ProcessDetail d;
+  d.unchanged_every = 1000;
+  for (const auto& scope :
+       {Scope{Scope::Kind::kTree, t.main, {}}, Scope{Scope::Kind::kAll, 0, {}}}) {
+    ProcessCollector collector(dltune::host::Root(), scope, d);
+    Notices notices;
+    std::vector<Process> out;
+    std::size_t compared = 0;
+    std::uint64_t spun = 0;
+    for (int sample = 0; sample < 15; ++sample) {
+      auto ok = collector.collect(out, notices, {}, sample);
+      ASSERT_TRUE(ok) << ok.error().message();
+      for (const auto& p : out) {
+        if (p.threads != 1 || !p.run_ns || !p.timeslices) continue;
+        const std::string dir = "/proc/" + std::to_string(p.pid);
+        std::ifstream stat_file(dir + "/stat");
+        std::string stat_text((std::istreambuf_iterator<char>(stat_file)),
+                              std::istreambuf_iterator<char>());
+        std::ifstream sched_file(dir + "/schedstat");
+        std::uint64_t run = 0, wait = 0, slices = 0;
+        if (!(sched_file >> run >> wait >> slices) || run != *p.run_ns || slices != *p.timeslices)
+          continue;  // gone, or it ran since the collect
+        auto st = dltune::host::parse::parse_proc_stat(stat_text);
+        if (!st || st->start_ticks != p.start_ticks) continue;
+        EXPECT_EQ(st->utime, p.utime) << p.pid << " " << p.comm << " at sample " << sample;
+        EXPECT_EQ(st->stime, p.stime) << p.pid << " " << p.comm;
+        EXPECT_EQ(st->minflt, p.minflt) << p.pid << " " << p.comm;
+        EXPECT_EQ(st->majflt, p.majflt) << p.pid << " " << p.comm;
+        EXPECT_EQ(st->threads, p.threads) << p.pid << " " << p.comm;
+        ++compared;
+      }
+      const auto* s = find(out, t.s);
+      ASSERT_NE(s, nullptr);
+      if (sample > 0) EXPECT_GT(s->utime + s->stime + *s->run_ns, spun) << "sample " << sample;
+      spun = s->utime + s->stime + *s->run_ns;
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    }
+    EXPECT_GE(compared, 4u * 15) << "the tree's idle members at least, every sample";
+  }
 }

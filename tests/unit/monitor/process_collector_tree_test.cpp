@@ -453,3 +453,95 @@ TEST(ProcessCollectorTree, ThreadsAreListedInTurnAndKnownThreadsChildrenEverySam
   ASSERT_TRUE(tree.collect(out, notices));  // turn 5
   EXPECT_EQ(pids(), (std::vector<pid_t>{99, 100, 101, 102, 103, 104}));
 }
+
+// ProcessDetail::unchanged_every (every CLI sampler): a single-threaded process that was not
+// running at its last reading and whose schedstat shows the same run time and timeslices keeps
+// its reading as of now (stat, io and status not read: changes to them here stay unseen); a
+// process with threads, one that was running, one whose schedstat moved, and one whose turn it
+// is are read in full.
+TEST(ProcessCollectorTree, AProcessThatHasNotRunKeepsItsReadingAsOfNow) {
+  TempTree t;
+  const auto put = [&t](int pid, char state, int threads, unsigned utime, unsigned rchar,
+                        unsigned switches) {
+    const std::string d = "proc/" + std::to_string(pid);
+    std::string line = stat_line(pid, pid == 100 ? "bash" : "sleep", pid == 100 ? 1 : 100, 500);
+    line.replace(line.find(") S "), 4, std::string(") ") + state + " ");
+    line.replace(line.find(" 120 30 "), 8, " " + std::to_string(utime) + " 30 ");
+    line.replace(line.find(" 20 0 4 0 "), 10, " 20 0 " + std::to_string(threads) + " 0 ");
+    t.write(d + "/stat", line)
+        .write(d + "/io",
+               "rchar: " + std::to_string(rchar) + "\nwchar: 6\nread_bytes: 7\nwrite_bytes: 8\n")
+        .write(d + "/status", "voluntary_ctxt_switches:\t" + std::to_string(switches) +
+                                  "\nnonvoluntary_ctxt_switches:\t1\n");
+  };
+  const auto every = [&put](unsigned utime, unsigned rchar, unsigned switches) {
+    put(100, 'S', 1, utime, rchar, switches);  // the main process (a shell)
+    put(101, 'S', 1, utime, rchar, switches);  // asleep
+    put(102, 'S', 3, utime, rchar, switches);  // threads: its schedstat is its main thread's
+    put(103, 'R', 1, utime, rchar, switches);  // running at its reading
+  };
+  for (int pid = 100; pid <= 103; ++pid) {
+    add(t, pid, "x", 1, 500, "x");
+    t.write("proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children", "");
+  }
+  t.write("proc/100/task/100/children", "101 102 103 ");
+  every(120, 10, 5);
+  ProcessDetail d;
+  d.switches_of_main_and_ranks_only = true;
+  d.unchanged_every = 4;
+  ProcessCollector c(t.root(), Scope{Scope::Kind::kTree, 100, {}}, d);
+  Notices notices;
+  std::vector<Process> out;
+  // Turn 0: each is new, and its schedstat read after its stat: read in full at turn 1 too.
+  ASSERT_TRUE(c.collect(out, notices, {}, 1000));
+  ASSERT_EQ(out.size(), 4u);
+  every(220, 11, 6);
+  ASSERT_TRUE(c.collect(out, notices, {}, 2000));
+  for (const auto& p : out) {
+    EXPECT_EQ(p.utime, 220u) << p.pid;
+    EXPECT_EQ(p.rchar, 11u) << p.pid;
+  }
+  EXPECT_EQ(out[0].voluntary_switches, 6u);
+
+  // Turn 2: schedstat unchanged, stat/io/status changed. 100 and 101 keep turn 1's reading as
+  // of now; 102 (threads) and 103 (was running) are read. (102 + 2) % 4 == 0: its turn too.
+  every(320, 12, 7);
+  ASSERT_TRUE(c.collect(out, notices, {}, 3000));
+  for (const auto& p : out) {
+    const bool kept = p.pid == 100 || p.pid == 101;
+    EXPECT_EQ(p.utime, kept ? 220u : 320u) << p.pid;
+    EXPECT_EQ(p.rchar, kept ? 11u : 12u) << p.pid;
+    EXPECT_EQ(p.wchar, 6u) << p.pid;
+    EXPECT_EQ(p.stat_ns, 3000) << p.pid;  // as of now: a process that did not run, 0% CPU
+    EXPECT_EQ(p.run_ns, 1000u) << p.pid;  // schedstat read every sample
+    EXPECT_EQ(p.comm, p.pid == 100 ? "bash" : "sleep") << p.pid;
+  }
+  EXPECT_EQ(out[0].voluntary_switches, 6u);  // the main process's status, kept too
+  EXPECT_EQ(out[0].role, Role::kMain);
+
+  // Turn 3: 100 was switched in (timeslices moved, run time the same): read. (101 + 3) % 4 == 0:
+  // 101's turn to be read in full, whatever its schedstat says.
+  t.write("proc/100/schedstat", "1000 200 4\n");
+  ASSERT_TRUE(c.collect(out, notices, {}, 4000));
+  EXPECT_EQ(out[0].utime, 320u);
+  EXPECT_EQ(out[0].voluntary_switches, 7u);
+  EXPECT_EQ(out[0].timeslices, 4u);
+  EXPECT_EQ(out[1].utime, 320u);
+  EXPECT_EQ(out[1].rchar, 12u);
+
+  // Turn 4: a change of run time alone is read; (100 + 4) % 4 == 0: 100's turn. Without
+  // unchanged_every, every process is read every sample.
+  every(420, 13, 8);
+  t.write("proc/101/schedstat", "2000 200 3\n");
+  ASSERT_TRUE(c.collect(out, notices, {}, 5000));
+  EXPECT_EQ(out[0].utime, 420u);
+  EXPECT_EQ(out[1].utime, 420u);
+  EXPECT_EQ(out[1].run_ns, 2000u);
+  every(520, 14, 9);
+  ASSERT_TRUE(c.collect(out, notices, {}, 6000));  // turn 5: 100 and 101 unchanged
+  EXPECT_EQ(out[0].utime, 420u);
+  EXPECT_EQ(out[1].utime, 420u);
+  c.set_detail({});
+  ASSERT_TRUE(c.collect(out, notices, {}, 7000));
+  for (const auto& p : out) EXPECT_EQ(p.utime, 520u) << p.pid;
+}
