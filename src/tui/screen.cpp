@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <clocale>
 #include <cstdlib>
+#include <cstring>
 
 namespace dltune::tui {
 
@@ -25,34 +27,115 @@ void on_signal(int) {
   g_stop.store(true);
 }
 
-short colour_pair(Paint p) {
-  switch (p) {
-    case Paint::kTitle:
-      return 1;
-    case Paint::kHeader:
-      return 2;
-    case Paint::kMain:
-      return 3;
-    case Paint::kWorker:
-      return 4;
-    case Paint::kWarn:
-      return 5;
-    case Paint::kNormal:
-    case Paint::kSelected:
-      break;
-  }
-  return 0;
-}
-
-// Pairs 6..15: the inks, in Ink's order.
-short ink_pair(Ink i) {
-  return static_cast<short>(6 + static_cast<int>(i));
-}
-
 // NO_COLOR (no-color.org): set and not empty.
 bool no_colour() {
   const char* v = ::getenv("NO_COLOR");
   return v != nullptr && *v != '\0';
+}
+
+// A terminfo string capability with its padding ("$<5>") left out (a delay a modern terminal
+// never needs; terminfo(5)); empty when the terminal has none.
+std::string capability(const char* text) {
+  std::string out;
+  if (text == nullptr || text == reinterpret_cast<const char*>(-1)) return out;
+  for (const char* c = text; *c != '\0'; ++c) {
+    if (c[0] == '$' && c[1] == '<') {
+      const char* end = std::strchr(c, '>');
+      if (end != nullptr) {
+        c = end;
+        continue;
+      }
+    }
+    out.push_back(*c);
+  }
+  return out;
+}
+std::string capability(const char* name, int a) {
+  const char* text = tigetstr(name);
+  if (text == nullptr || text == reinterpret_cast<const char*>(-1)) return {};
+  return capability(tiparm(text, a));
+}
+// How a piece of a line looks: attributes and colours (-1: the terminal's default).
+struct Look {
+  bool bold = false, reverse = false;
+  short fg = -1, bg = -1;
+  bool operator==(const Look&) const = default;
+};
+
+// The title and header bars black on cyan and on white, the main process green, workers cyan,
+// warnings red; without colour the bars and the selected row in reverse video, the main
+// process and warnings bold.
+Look line_look(Paint p, bool colour) {
+  Look l;
+  l.reverse = p == Paint::kSelected || (!colour && (p == Paint::kTitle || p == Paint::kHeader));
+  l.bold = p == Paint::kMain || p == Paint::kWarn;
+  if (!colour) return l;
+  switch (p) {
+    case Paint::kTitle:
+      l.fg = COLOR_BLACK;
+      l.bg = COLOR_CYAN;
+      break;
+    case Paint::kHeader:
+      l.fg = COLOR_BLACK;
+      l.bg = COLOR_WHITE;
+      break;
+    case Paint::kMain:
+      l.fg = COLOR_GREEN;
+      break;
+    case Paint::kWorker:
+      l.fg = COLOR_CYAN;
+      break;
+    case Paint::kWarn:
+      l.fg = COLOR_RED;
+      break;
+    case Paint::kNormal:
+    case Paint::kSelected:
+      break;
+  }
+  return l;
+}
+
+// An ink replaces the line's colours (on the default background) and keeps its attributes.
+Look ink_look(Look line, Ink i, bool colour) {
+  if (!colour) return line;
+  constexpr short kInks[] = {COLOR_GREEN,  COLOR_RED, COLOR_BLUE,  COLOR_MAGENTA, COLOR_GREEN,
+                             COLOR_YELLOW, COLOR_RED, COLOR_GREEN, COLOR_YELLOW,  COLOR_RED};
+  line.fg = kInks[static_cast<int>(i)];
+  line.bg = -1;
+  return line;
+}
+
+// The terminal's sequences for drawing, read once from terminfo after newterm.
+struct Caps {
+  std::string sgr0, bold, reverse, clear_eol, clear;
+  std::string fg[8], bg[8];
+  const char* cup = nullptr;
+};
+Caps& caps() {
+  static Caps c;
+  return c;
+}
+
+void put_look(std::string& out, const Look& l) {
+  const Caps& c = caps();
+  out += c.sgr0;
+  if (l.bold) out += c.bold;
+  if (l.reverse) out += c.reverse;
+  if (l.fg >= 0 && l.fg < 8) out += c.fg[l.fg];
+  if (l.bg >= 0 && l.bg < 8) out += c.bg[l.bg];
+}
+
+void put_move(std::string& out, int row, int col) {
+  const char* cup = caps().cup;
+  if (cup != nullptr) out += capability(tiparm(cup, row, col));
+}
+
+// Set by SIGCONT: the terminal was given back and taken again (ncurses repaints its own, blank,
+// screen then), so the next frame is drawn whole.
+std::atomic<bool> g_redraw{false};
+struct sigaction g_old_cont;
+void on_continue(int) {
+  g_redraw.store(true);
 }
 
 }  // namespace
@@ -84,29 +167,44 @@ std::unique_ptr<Screen> Screen::open(std::string& error) {
   keypad(stdscr, TRUE);
   curs_set(0);
   set_escdelay(25);  // Esc closes a prompt at once, not after ncurses' default second
-  // No look for typed keys while a frame is written (ncurses polls the keyboard and flushes
-  // the frame in pieces for it): one write a frame. A frame is a few hundred bytes at most
-  // since only changed lines are written, and the keys are read right after.
-  typeahead(-1);
+  typeahead(-1);     // its own updates (the first, after a resize) never wait on the keyboard
   if (has_colors() && !no_colour()) {
     start_color();
     use_default_colors();
-    init_pair(1, COLOR_BLACK, COLOR_CYAN);
-    init_pair(2, COLOR_BLACK, COLOR_WHITE);
-    init_pair(3, COLOR_GREEN, -1);
-    init_pair(4, COLOR_CYAN, -1);
-    init_pair(5, COLOR_RED, -1);
-    constexpr short kInks[] = {COLOR_GREEN,  COLOR_RED, COLOR_BLUE,  COLOR_MAGENTA, COLOR_GREEN,
-                               COLOR_YELLOW, COLOR_RED, COLOR_GREEN, COLOR_YELLOW,  COLOR_RED};
-    for (short i = 0; i < 10; ++i) init_pair(static_cast<short>(6 + i), kInks[i], -1);
     screen->colour_ = true;
   }
+  Caps& c = caps();
+  c.sgr0 = capability(tigetstr("sgr0"));
+  c.bold = capability(tigetstr("bold"));
+  c.reverse = capability(tigetstr("rev"));
+  c.clear_eol = capability(tigetstr("el"));
+  c.clear = capability(tigetstr("clear"));
+  const char* cup = tigetstr("cup");
+  c.cup = cup == reinterpret_cast<const char*>(-1) ? nullptr : cup;
+  for (int i = 0; i < 8 && screen->colour_; ++i) {
+    c.fg[i] = capability("setaf", i);
+    c.bg[i] = capability("setab", i);
+  }
+  if (c.cup == nullptr) {
+    screen.reset();
+    error = std::string("TERM=") + (term ? term : "") + " cannot move the cursor";
+    return nullptr;
+  }
+  screen->last_cell_scrolls_ = tigetflag("am") > 0 && tigetflag("xenl") <= 0;
+  // ncurses's first update (the alternate screen, cleared) now; it draws nothing after this.
+  refresh();
+  g_redraw.store(false);
+  struct sigaction sa {};
+  sa.sa_handler = on_continue;
+  ::sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGCONT, &sa, &g_old_cont);
   return screen;
 }
 
 Screen::~Screen() {
   endwin();
   for (int i = 0; i < 3; ++i) ::sigaction(kSignals[i], &g_old[i], nullptr);
+  ::sigaction(SIGCONT, &g_old_cont, nullptr);
 }
 
 int Screen::width() const {
@@ -117,70 +215,101 @@ int Screen::height() const {
 }
 
 void Screen::draw(const std::vector<PaintedLine>& lines) {
-  if (LINES != shown_lines_ || COLS != shown_cols_) {  // first draw, or a new size: all of it
+  out_.clear();
+  if (LINES != shown_lines_ || COLS != shown_cols_ || g_redraw.exchange(false)) {
+    // First draw, a new size, or back from a suspend: all of it, on a cleared screen.
     shown_.clear();
     shown_lines_ = LINES;
     shown_cols_ = COLS;
-    erase();
+    out_ += caps().sgr0;
+    out_ += caps().clear;
   }
   const int rows = std::min(LINES, static_cast<int>(lines.size()));
   for (int row = 0; row < rows; ++row) {
     const auto r = static_cast<std::size_t>(row);
-    if (r < shown_.size() && shown_[r] == lines[r]) continue;
-    put_line(row, lines[r]);
+    const PaintedLine* before = r < shown_.size() ? &shown_[r] : nullptr;
+    if (before != nullptr && *before == lines[r]) continue;
+    put_line(row, lines[r], before);
   }
   // Rows that held a line and hold none now.
   for (int row = rows; row < std::min(LINES, static_cast<int>(shown_.size())); ++row) {
-    attrset(A_NORMAL);
-    move(row, 0);
-    clrtoeol();
+    put_move(out_, row, 0);
+    out_ += caps().sgr0;
+    out_ += caps().clear_eol;
   }
   shown_.assign(lines.begin(), lines.begin() + rows);
-  attrset(A_NORMAL);
-  refresh();
+  if (out_.empty()) return;
+  // Attributes off and the cursor home, where ncurses last left it (endwin moves it from there).
+  out_ += caps().sgr0;
+  put_move(out_, 0, 0);
+  for (std::size_t at = 0; at < out_.size();) {
+    const ssize_t n = ::write(STDOUT_FILENO, out_.data() + at, out_.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the terminal has gone: read_key says so
+    at += static_cast<std::size_t>(n);
+  }
 }
 
-void Screen::put_line(int row, const PaintedLine& l) {
-  attr_t attr = A_NORMAL;
-  if (l.paint == Paint::kTitle || l.paint == Paint::kHeader) attr = colour_ ? A_NORMAL : A_REVERSE;
-  if (l.paint == Paint::kSelected) attr = A_REVERSE;
-  if (l.paint == Paint::kMain || l.paint == Paint::kWarn) attr |= A_BOLD;
-  if (colour_ && colour_pair(l.paint) != 0) attr |= COLOR_PAIR(colour_pair(l.paint));
-  attrset(attr);
-  move(row, 0);
-  // The text in pieces: plain, then each span in its ink (the line's attributes kept).
-  int at = 0;
+void Screen::put_line(int row, const PaintedLine& l, const PaintedLine* before) {
+  const Look line = line_look(l.paint, colour_);
+  // From the first byte that differs, when the line looks the same (paint and spans); else all.
+  std::size_t from = 0;
+  if (before != nullptr && before->paint == l.paint && before->spans == l.spans) {
+    const auto& a = before->text;
+    const auto& b = l.text;
+    while (from < a.size() && from < b.size() && a[from] == b[from]) ++from;
+    // Back to the start of its character (UTF-8 continuation bytes are 10xxxxxx).
+    while (from > 0 && (static_cast<unsigned char>(b[from]) & 0xC0) == 0x80) --from;
+  }
   const int size = static_cast<int>(l.text.size());
-  // At most the columns left in the row (a UTF-8 character is one column), so that a line
-  // never wraps into the next.
-  int col = 0;
-  const auto put = [&](int from, int to) {
-    int end = from;
-    while (end < to && col < COLS) {
-      ++end;
-      while (end < to &&
+  const int last_col = row == LINES - 1 && last_cell_scrolls_ ? COLS - 1 : COLS;
+  int col = 0;  // a UTF-8 character is one column
+  bool moved = false;
+  Look now;
+  bool look_set = false;
+  // Bytes [a, b) of the text in `look`, those before `from` only counted.
+  const auto put = [&](int a, int b, const Look& look) {
+    int at = a;
+    while (at < b && col < last_col) {
+      int end = at + 1;
+      while (end < b &&
              (static_cast<unsigned char>(l.text[static_cast<std::size_t>(end)]) & 0xC0) == 0x80)
         ++end;
+      if (static_cast<std::size_t>(at) >= from) {
+        if (!moved) {
+          put_move(out_, row, col);
+          moved = true;
+        }
+        if (!look_set || !(now == look)) {
+          put_look(out_, look);
+          now = look;
+          look_set = true;
+        }
+        out_.append(l.text, static_cast<std::size_t>(at), static_cast<std::size_t>(end - at));
+      }
       ++col;
+      at = end;
     }
-    if (end > from) addnstr(l.text.c_str() + from, end - from);
   };
+  int at = 0;
   for (const auto& s : l.spans) {
     if (s.start < at || s.start >= size) continue;
-    put(at, s.start);
+    put(at, s.start, line);
     const int end = std::min(size, s.start + s.length);
-    if (colour_) attrset((attr & ~A_COLOR) | COLOR_PAIR(ink_pair(s.ink)));
-    put(s.start, end);
-    attrset(attr);
+    put(s.start, end, ink_look(line, s.ink, colour_));
     at = end;
   }
-  put(at, size);
-  if (l.paint == Paint::kTitle || l.paint == Paint::kHeader ||
-      l.paint == Paint::kSelected) {  // a full-width bar
-    for (int c = col; c < COLS; ++c) mvaddch(row, c, ' ');
+  put(at, size, line);
+  if (!moved) {
+    put_move(out_, row, col);
+    moved = true;
+  }
+  if (l.paint == Paint::kTitle || l.paint == Paint::kHeader || l.paint == Paint::kSelected) {
+    if (!look_set || !(now == line)) put_look(out_, line);
+    out_.append(static_cast<std::size_t>(std::max(0, last_col - col)), ' ');  // a full-width bar
   } else if (col < COLS) {
-    attrset(A_NORMAL);
-    clrtoeol();  // what the row held before, beyond this line's end
+    out_ += caps().sgr0;
+    out_ += caps().clear_eol;  // what the row held before, beyond this line's end
   }
 }
 
@@ -205,6 +334,13 @@ int Screen::read_key(int timeout_ms) {
       // keyboard then reads end-of-file at once, and top would spin on it).
       return terminal_gone() ? kKeyQuit : kKeyNone;
     case KEY_RESIZE:
+      // ncurses repaints its own (blank) screen after a resize: let it do so now, before the
+      // next frame is drawn whole (the size changed, or shown_ is dropped here).
+      refresh();
+      shown_.clear();
+      return kKeyResize;
+    case 12:  // Ctrl-L: the screen drawn again whole (something else wrote on the terminal)
+      g_redraw.store(true);
       return kKeyResize;
     case KEY_LEFT:
       return kKeyLeft;

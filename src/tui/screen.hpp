@@ -52,16 +52,22 @@ class Screen {
   [[nodiscard]] int width() const;
   [[nodiscard]] int height() const;
   [[nodiscard]] bool colour() const { return colour_; }
-  // Only the lines that differ from the last draw are written: at 10 Hz most of a screen is
-  // what it was, and ncurses's work (and the terminal's) is per line touched.
+  // Only the lines that differ from the last draw are written, each from its first changed
+  // character, in one write a frame: at 10 Hz most of a screen is what it was. (ncurses is used
+  // for the terminal's modes, its capabilities and the keys, not to draw: its update writes a
+  // frame in one write per cursor move, each waking the terminal.)
   void draw(const std::vector<PaintedLine>& lines);
-  // The next key, or kKeyNone after `timeout_ms`; kKeyQuit once a signal asked to stop.
+  // The next key, or kKeyNone after `timeout_ms`; kKeyQuit once a signal asked to stop;
+  // kKeyResize after a resize and for Ctrl-L (the next draw is whole).
   [[nodiscard]] int read_key(int timeout_ms);
 
  private:
   Screen() = default;
-  void put_line(int row, const PaintedLine& l);
+  // Row `row` as `l`, from its first byte that differs from `before` (nullptr: all of it).
+  void put_line(int row, const PaintedLine& l, const PaintedLine* before);
   bool colour_ = false;
+  bool last_cell_scrolls_ = false;  // auto margins without the newline glitch: never write it
+  std::string out_;                 // the frame's bytes
   std::vector<PaintedLine> shown_;  // what each row holds now; cleared when the size changes
   int shown_lines_ = 0, shown_cols_ = 0;
 };

@@ -178,6 +178,7 @@ std::vector<std::string> help_lines() {
       "",
       "  h ?            this help (any key closes it)",
       "  q              quit",
+      "  Ctrl-L         draw the screen again",
       "  space          pause (sampling stops; the keys still work)",
       "  Up Down        select a process",
       "  PgUp PgDn      a page up or down",

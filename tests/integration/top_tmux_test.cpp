@@ -432,3 +432,51 @@ TEST_F(TopTmux, ReplayStepsThroughSamplesWithTheLiveViewsKeys) {
       << screen();
   std::filesystem::remove_all(dir);
 }
+
+// The screen is drawn a line at a time from the first character that changed; what the terminal
+// shows after steps through a replay (rows changing, the help over them and gone, a filter) is
+// what a whole redraw (Ctrl-L) of the same sample shows, attributes and colours included. A
+// resize draws it whole at the new size.
+TEST_F(TopTmux, WhatChangedIsDrawnAsAWholeRedrawWouldAndAResizeDrawsAll) {
+  char dir[] = "/tmp/dltune-redraw-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string db = std::string(dir) + "/r.db";
+  const auto r = run(
+      {DLTUNE_BINARY, "record", "-o", db, "--interval", "100ms", "--no-gpus", "--quiet", "--",
+       "/bin/sh", "-c",
+       "/bin/sleep 1.01 & /bin/sleep 1.02 & timeout 1 sh -c 'while :; do :; done'; wait; exit 0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  height_ = 60;
+  start(fmt::format("{} record --replay {}", DLTUNE_BINARY, db));
+  ASSERT_TRUE(wait_for([](const std::string& s) { return has(s, "replay 1/"); })) << screen();
+  for (int step = 2; step <= 6; ++step) {
+    keys({"Right"});
+    const auto at = fmt::format("replay {}/", step);
+    ASSERT_TRUE(wait_for([&](const std::string& s) { return has(s, at); })) << screen();
+  }
+  keys({"h"});
+  ASSERT_TRUE(wait_for([](const std::string& s) { return has(s, "dltune top: keys"); }));
+  keys({"x"});
+  ASSERT_TRUE(wait_for([](const std::string& s) { return has(s, "PID ROLE"); }));
+  keys({"Right", "m"});
+  ASSERT_TRUE(wait_for([](const std::string& s) { return has(s, "replay 7/"); })) << screen();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto stepped = painted();
+  EXPECT_TRUE(coloured(stepped)) << stepped;
+  keys({"C-l"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(painted(), stepped);
+
+  ASSERT_EQ(tmux({"resize-window", "-t", "t", "-x", "100", "-y", "30"}).exit_code, 0);
+  EXPECT_TRUE(wait_for([](const std::string& s) {
+    const auto ls = dltune::text::lines(s);
+    return ls.size() >= 29 && has(s, "replay 7/") && has(std::string(ls[0]), "dltune top") &&
+           !rows(s).empty();
+  })) << screen();
+  const auto small = screen();
+  for (const auto l : dltune::text::lines(small)) EXPECT_LE(l.size(), 100u) << small;
+  keys({"C-l"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(screen(), small);
+  std::filesystem::remove_all(dir);
+}
