@@ -261,6 +261,7 @@ void ProcessCollector::set_detail(ProcessDetail detail) {
       std::sort((*set)->begin(), (*set)->end());
       (*set)->erase(std::unique((*set)->begin(), (*set)->end()), (*set)->end());
     }
+  if (detail == s.detail) return;  // top gives it after every frame: mostly the same rows
   s.detail = std::move(detail);
   // The descriptors of files no longer read go back to the budget (those still read stay open).
   for (auto& t : s.tracked) {

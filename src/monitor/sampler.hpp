@@ -72,6 +72,7 @@ struct ProcessDetail {
   // is read at least every `unchanged_every` samples, a share of the processes each sample (by
   // pid). 1: every such process read in full every sample.
   unsigned unchanged_every = 1;
+  bool operator==(const ProcessDetail&) const = default;
 };
 
 // The samples in about a second at `interval_ns` (1 to 100): how often what changes slowly is

@@ -12,6 +12,7 @@
 #include <clocale>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 namespace dltune::tui {
 
@@ -326,13 +327,20 @@ bool terminal_gone() {
 int Screen::read_key(int timeout_ms) {
   if (g_stop.load()) return kKeyQuit;
   timeout(timeout_ms);
+  timespec from{}, to{};
+  ::clock_gettime(CLOCK_MONOTONIC, &from);
   const int k = getch();
   if (g_stop.load()) return kKeyQuit;
   switch (k) {
-    case ERR:
+    case ERR: {
       // A timeout, or a terminal that has gone (a hang-up without SIGHUP reaching us: the
-      // keyboard then reads end-of-file at once, and top would spin on it).
-      return terminal_gone() ? kKeyQuit : kKeyNone;
+      // keyboard then reads end-of-file at once, and top would spin on it). Only an early
+      // return is asked about.
+      ::clock_gettime(CLOCK_MONOTONIC, &to);
+      const auto waited_ms =
+          (to.tv_sec - from.tv_sec) * 1000 + (to.tv_nsec - from.tv_nsec) / 1'000'000;
+      return waited_ms + 1 < timeout_ms && terminal_gone() ? kKeyQuit : kKeyNone;
+    }
     case KEY_RESIZE:
       // ncurses repaints its own (blank) screen after a resize: let it do so now, before the
       // next frame is drawn whole (the size changed, or shown_ is dropped here).
