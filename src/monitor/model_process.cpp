@@ -18,8 +18,8 @@ std::optional<double> rate(const std::optional<std::uint64_t>& now,
   return delta(*now, *before) / dt_s;
 }
 
-// `stat_s`: the seconds between the two readings of stat (dt unless one was carried); the files
-// beyond stat are read in the same sample as stat or not at all, over dt.
+// `stat_s`: the seconds between the two readings of stat and schedstat (dt unless one was
+// carried); status and io are read in the same sample as stat or not at all, over dt.
 void rates(const Process& now, const Process& before, double dt_s, double stat_s,
            double ticks_per_second, ProcessModel& m) {
   m.has_rates = true;
@@ -33,15 +33,17 @@ void rates(const Process& now, const Process& before, double dt_s, double stat_s
   m.major_faults_s = delta(now.majflt, before.majflt) / stat_s;
   m.read_bytes_s = rate(now.read_bytes, before.read_bytes, dt_s);
   m.write_bytes_s = rate(now.write_bytes, before.write_bytes, dt_s);
-  // schedstat is in ns: Δns / (dt · 1e9) · 100 = % of the interval (docs/measurements.md: run-queue
-  // wait shows CPU contention that utilisation does not).
-  if (auto w = rate(now.wait_ns, before.wait_ns, dt_s)) m.run_queue_pct = *w / 1e9 * 100;
-  if (auto r = rate(now.run_ns, before.run_ns, dt_s)) m.on_cpu_pct = *r / 1e9 * 100;
+  // schedstat is in ns: Δns / (s · 1e9) · 100 = % of the time (docs/measurements.md: run-queue
+  // wait shows CPU contention that utilisation does not). It is read with stat, or carried with
+  // it: over the same seconds.
+  if (auto w = rate(now.wait_ns, before.wait_ns, stat_s)) m.run_queue_pct = *w / 1e9 * 100;
+  if (auto r = rate(now.run_ns, before.run_ns, stat_s)) m.on_cpu_pct = *r / 1e9 * 100;
   m.voluntary_switches_s = rate(now.voluntary_switches, before.voluntary_switches, dt_s);
   m.involuntary_switches_s = rate(now.involuntary_switches, before.involuntary_switches, dt_s);
 }
 
-// The rates of stat that `from` gave the same process (carried: read in neither sample).
+// The rates of stat and schedstat that `from` gave the same process (carried: read in neither
+// sample).
 void keep_rates(const ProcessModel& from, ProcessModel& m) {
   m.has_rates = from.has_rates;
   m.user_pct = from.user_pct;
@@ -49,6 +51,8 @@ void keep_rates(const ProcessModel& from, ProcessModel& m) {
   m.cpu_pct = from.cpu_pct;
   m.minor_faults_s = from.minor_faults_s;
   m.major_faults_s = from.major_faults_s;
+  m.run_queue_pct = from.run_queue_pct;
+  m.on_cpu_pct = from.on_cpu_pct;
 }
 
 }  // namespace

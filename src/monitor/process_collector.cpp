@@ -116,6 +116,7 @@ struct Tracked {
   std::optional<host::parse::ProcSchedstat> sched_of_last;
   std::optional<std::uint64_t> read_bytes, write_bytes, rchar, wchar, voluntary, involuntary;
   bool unchanged = false;  // this sample: kept, not read (it has not run)
+  unsigned quiet = 0;      // samples in a row it was kept so (ProcessDetail::quiet_every)
 };
 
 // /proc/PID/task/TID/children of one thread of a tree member (kTree).
@@ -228,11 +229,22 @@ struct ProcessCollector::State {
   }
   // Whether `t`, whose schedstat now is `now`, has not been switched in since its last reading
   // (ProcessDetail::unchanged_every), and it is not its turn to be read in full.
+  [[nodiscard]] static bool not_run(const Tracked& t, const host::parse::ProcSchedstat& now) {
+    return t.known && t.sched_of_last && t.last.threads == 1 && t.last.state != 'R' &&
+           now.run_ns == t.sched_of_last->run_ns && now.timeslices == t.sched_of_last->timeslices;
+  }
   [[nodiscard]] bool not_run_since(const Tracked& t, const host::parse::ProcSchedstat& now) const {
-    return detail.unchanged_every > 1 && t.known && t.sched_of_last && t.last.threads == 1 &&
-           t.last.state != 'R' && now.run_ns == t.sched_of_last->run_ns &&
-           now.timeslices == t.sched_of_last->timeslices &&
+    return detail.unchanged_every > 1 && not_run(t, now) &&
            (static_cast<std::uint64_t>(t.pid) + turn) % detail.unchanged_every != 0;
+  }
+  // Whether `t`, a row of top quiet for about a second, is carried this sample without being
+  // asked (ProcessDetail::quiet_every).
+  [[nodiscard]] bool quiet_turn(const Tracked& t) const {
+    if (scope.kind != Scope::Kind::kAll || detail.quiet_every <= 1 || !t.sched_of_last ||
+        t.quiet < detail.unchanged_every || !detailed(t.pid))
+      return false;
+    const auto at = static_cast<std::uint64_t>(t.pid) + turn;
+    return at % detail.quiet_every != 0 && at % detail.unchanged_every != 0;
   }
   [[nodiscard]] bool list_now() const {
     return scope.kind != Scope::Kind::kAll || !detail.every_sample || detail.others_every <= 1 ||
@@ -416,7 +428,7 @@ Result<void> ProcessCollector::State::scan_tree() {
 }
 
 // `t`'s last reading of stat into `p` (this sample's, or carried from an earlier one), its name
-// and command line; the fields of the files beyond stat empty.
+// and command line, and the schedstat read with it; the fields of the other files empty.
 void ProcessCollector::State::from_last_reading(const Tracked& t, Process& p) {
   p.pid = t.pid;
   p.ppid = t.last.ppid;
@@ -433,6 +445,11 @@ void ProcessCollector::State::from_last_reading(const Tracked& t, Process& p) {
   assign_if_changed(p.comm, t.comm);
   assign_if_changed(p.cmdline, t.cmdline);
   clear_beyond_stat(p);
+  if (t.sched_of_last) {
+    p.run_ns = t.sched_of_last->run_ns;
+    p.wait_ns = t.sched_of_last->wait_ns;
+    p.timeslices = t.sched_of_last->timeslices;
+  }
 }
 
 Result<std::optional<host::parse::ProcSchedstat>> ProcessCollector::State::read_schedstat(
@@ -461,7 +478,7 @@ void ProcessCollector::State::beyond_stat_kept(const Tracked& t, Process& p) con
 Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices& notices,
                                                  std::int64_t now_ns) {
   t.unchanged = false;
-  if (!read_now(t)) {
+  if (!read_now(t) || quiet_turn(t)) {
     from_last_reading(t, p);
     return true;
   }
@@ -477,15 +494,16 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
     sched_read = true;
     if (sched && not_run_since(t, *sched)) {
       t.unchanged = true;
+      t.quiet = std::min(t.quiet + 1, 1u << 20);
       t.last.at_ns = now_ns;  // what stat would say now
-      from_last_reading(t, p);
-      p.run_ns = sched->run_ns;
-      p.wait_ns = sched->wait_ns;
-      p.timeslices = sched->timeslices;
+      t.sched_of_last = sched;
+      from_last_reading(t, p);  // with this schedstat
       beyond_stat_kept(t, p);
       return true;
     }
   }
+  // Read in full: it ran, or it is its turn (then it stays quiet if it did not run).
+  t.quiet = sched && not_run(t, *sched) ? std::min(t.quiet + 1, 1u << 20) : 0;
   const bool was_open = t.stat.is_open();
   auto r = read_kept(t.stat, path.of(t.pid, "stat"));
   if (!r) return tl::unexpected(r.error());
@@ -518,6 +536,7 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
     t.comm.assign(st->comm);
     t.cmdline_read = t.environ_read = false;  // an exec has a new environment too
   }
+  t.sched_of_last.reset();  // set below, when read with this stat
   t.last = {st->ppid,      st->state,  st->utime,   st->stime,
             st->minflt,    st->majflt, st->threads, st->rss_pages * page_size,
             st->processor, now_ns};

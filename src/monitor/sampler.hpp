@@ -72,6 +72,11 @@ struct ProcessDetail {
   // is read at least every `unchanged_every` samples, a share of the processes each sample (by
   // pid). 1: every such process read in full every sample.
   unsigned unchanged_every = 1;
+  // Scope::kAll (top's rows on screen): a process kept unchanged (above) for `unchanged_every`
+  // samples in a row is asked (its schedstat read) only every `quiet_every` samples, a share of
+  // them each sample (by pid), its reading carried between with its time: a process that wakes
+  // after a second asleep shows up to quiet_every - 1 samples late. 1: asked every sample.
+  unsigned quiet_every = 1;
   bool operator==(const ProcessDetail&) const = default;
 };
 

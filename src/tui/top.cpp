@@ -266,6 +266,9 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
     detail.threads_every = others_every;  // a job's threads (--pid) as often as the others
     // A row whose process has not run since its last reading keeps it (its schedstat says so).
     detail.unchanged_every = others_every;
+    // A row asleep for a second is asked about three times a second (a process that wakes
+    // shows up to two samples late at 10 Hz).
+    detail.quiet_every = std::max(1u, others_every / 3);
     sampler.set_process_detail(std::move(detail));
   };
   draw();

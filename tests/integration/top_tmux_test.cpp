@@ -480,3 +480,47 @@ TEST_F(TopTmux, WhatChangedIsDrawnAsAWholeRedrawWouldAndAResizeDrawsAll) {
   EXPECT_EQ(screen(), small);
   std::filesystem::remove_all(dir);
 }
+
+// A row on screen whose process has slept for seconds (top then asks about it a few times a
+// second, not every sample) and that starts spinning: its CPU shows it within a few samples.
+TEST_F(TopTmux, ARowAsleepForSecondsThatStartsSpinningShowsItsCpu) {
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  pid_t spin = ::fork();
+  if (spin == 0) {
+    ::setpgid(0, 0);
+    ::dup2(go[0], STDIN_FILENO);
+    ::close(go[0]);
+    ::close(go[1]);
+    ::execl("/bin/sh", "sh", "-c", "read x; while :; do :; done # dltune-quiet-row", nullptr);
+    ::_exit(127);
+  }
+  ::close(go[0]);
+  start(fmt::format("{} top --no-gpus --interval 100ms", DLTUNE_BINARY));
+  ASSERT_TRUE(wait_for([](const std::string& s) { return has(s, "PID ROLE"); })) << screen();
+  keys({"/"});
+  text("dltune-quiet-row");
+  keys({"Enter"});
+  const auto pid = std::to_string(spin);
+  // The row's state and CPU%: "PID [ROLE] S CPU% ...".
+  const auto state_and_cpu = [&](const std::string& s) -> std::pair<std::string, double> {
+    for (const auto& r : rows(s)) {
+      if (pid_of(r) != pid) continue;
+      const auto f = dltune::text::fields(r);
+      const std::size_t at = f.size() > 2 && f[1].size() == 1 ? 1 : 2;  // no ROLE: S is second
+      if (f.size() <= at + 1) break;
+      return {std::string(f[at]), dltune::text::to_double(f[at + 1]).value_or(-1)};
+    }
+    return {"", -1};
+  };
+  ASSERT_TRUE(wait_for([&](const std::string& s) { return state_and_cpu(s).first == "S"; }))
+      << screen();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // asleep past a second
+  EXPECT_EQ(state_and_cpu(screen()).second, 0.0) << screen();
+  ASSERT_EQ(::write(go[1], "\n", 1), 1);
+  EXPECT_TRUE(wait_for([&](const std::string& s) { return state_and_cpu(s).second >= 30.0; }, 5))
+      << screen();
+  ::close(go[1]);
+  ::kill(-spin, SIGKILL);
+  ::waitpid(spin, nullptr, 0);
+}

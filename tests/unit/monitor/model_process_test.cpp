@@ -169,9 +169,9 @@ TEST(ModelGpus, CopiedAndPcieInBytes) {
   EXPECT_FALSE(m.gpus[1].utilization_gpu_pct);
 }
 
-// A process carried between readings of its stat (top's processes off screen): while carried it
-// keeps the rates of its last two readings; read again, its rates span the time since the last
-// reading, not the last interval.
+// A process carried between readings of its stat and schedstat (top's processes off screen, its
+// quiet rows): while carried it keeps the rates of its last two readings; read again, its rates
+// span the time since the last reading, not the last interval.
 TEST(ModelProcesses, ACarriedProcessKeepsItsRatesAndTheNextReadingSpansItsOwnTime) {
   const std::int64_t s = 1'000'000'000;
   std::vector<Sample> samples(4);
@@ -181,23 +181,36 @@ TEST(ModelProcesses, ACarriedProcessKeepsItsRatesAndTheNextReadingSpansItsOwnTim
   }
   Process a = proc(100, 5000);
   a.utime = 0;
+  a.run_ns = 0;
+  a.wait_ns = 0;
   a.stat_ns = 1 * s;
   samples[0].processes = {a};
   a.utime = 50;  // read at 2 s: 50 ticks in 1 s = 50 %
+  a.run_ns = s / 2;
+  a.wait_ns = s / 10;  // and its schedstat with it: on a CPU 50 %, waiting 10 %
   a.stat_ns = 2 * s;
   samples[1].processes = {a};
-  samples[2].processes = {a};  // carried at 3 s
+  samples[2].processes = {a};  // carried at 3 s, schedstat with stat
   a.utime = 250;               // read at 4 s: 200 ticks over the 2 s since its last reading
+  a.run_ns = 3 * s / 2;        // 1 s more on a CPU over those 2 s: 50 %
+  a.wait_ns = s / 2;           // 0.4 s more waiting: 20 %
   a.stat_ns = 4 * s;
   samples[3].processes = {a};
 
   auto m1 = Model::from(samples[1], &samples[0]);
   EXPECT_DOUBLE_EQ(m1.processes[0].cpu_pct, 50.0);
+  EXPECT_DOUBLE_EQ(*m1.processes[0].on_cpu_pct, 50.0);
+  EXPECT_DOUBLE_EQ(*m1.processes[0].run_queue_pct, 10.0);
   auto m2 = Model::from(samples[2], &samples[1], m1);
   EXPECT_TRUE(m2.processes[0].has_rates);
   EXPECT_DOUBLE_EQ(m2.processes[0].cpu_pct, 50.0);  // kept, not 0 for "no change"
+  ASSERT_TRUE(m2.processes[0].run_queue_pct);
+  EXPECT_DOUBLE_EQ(*m2.processes[0].run_queue_pct, 10.0);
+  EXPECT_DOUBLE_EQ(*m2.processes[0].on_cpu_pct, 50.0);
   auto m3 = Model::from(samples[3], &samples[2], m2);
   EXPECT_DOUBLE_EQ(m3.processes[0].cpu_pct, 100.0);  // 200 ticks / 2 s, not / 1 s
+  EXPECT_DOUBLE_EQ(*m3.processes[0].on_cpu_pct, 50.0);
+  EXPECT_DOUBLE_EQ(*m3.processes[0].run_queue_pct, 20.0);
   // Without the model before, a carried process has no rates (never a made-up 0).
   auto alone = Model::from(samples[2], &samples[1]);
   EXPECT_FALSE(alone.processes[0].has_rates);

@@ -545,3 +545,59 @@ TEST(ProcessCollectorTree, AProcessThatHasNotRunKeepsItsReadingAsOfNow) {
   ASSERT_TRUE(c.collect(out, notices, {}, 7000));
   for (const auto& p : out) EXPECT_EQ(p.utime, 520u) << p.pid;
 }
+
+// ProcessDetail::quiet_every (top's rows): a row kept unchanged for unchanged_every samples in a
+// row (a forced full reading that finds it has not run counts too) is asked only every
+// quiet_every samples, its reading and schedstat carried with their time between; once it has
+// run it is asked every sample again.
+TEST(ProcessCollectorTree, AQuietRowIsAskedInTurnsUntilItRuns) {
+  TempTree t;
+  add(t, 101, "sleep", 1, 500, "sleep");
+  const std::string stat = stat_line(101, "sleep", 1, 500);
+  const auto threads_one = [&](unsigned utime) {
+    std::string line = stat;
+    line.replace(line.find(" 120 30 "), 8, " " + std::to_string(utime) + " 30 ");
+    line.replace(line.find(" 20 0 4 0 "), 10, " 20 0 1 0 ");
+    t.write("proc/101/stat", line);
+  };
+  threads_one(120);
+  ProcessDetail d;
+  d.pids = std::vector<pid_t>{101};
+  d.every_sample = std::vector<pid_t>{101};
+  d.others_every = 4;
+  d.unchanged_every = 4;
+  d.quiet_every = 2;
+  ProcessCollector top(t.root(), Scope{Scope::Kind::kAll, 0, {}}, d);
+  Notices notices;
+  std::vector<Process> out;
+  // Turns 0 and 1 read it in full; 2 keeps it (quiet 1); at 3, (101 + 3) % 4 == 0, a full
+  // reading finds it has not run (quiet 2); 4 and 5 keep it (quiet 3, 4).
+  for (int turn = 0; turn <= 5; ++turn) {
+    ASSERT_TRUE(top.collect(out, notices, {}, (turn + 1) * 1000));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].stat_ns, (turn + 1) * 1000) << turn;
+    EXPECT_EQ(out[0].run_ns, 1000u) << turn;
+  }
+  // Turn 6: (101 + 6) % 2 != 0: not asked. It ran meanwhile: its change is not seen yet, its
+  // reading carried with turn 5's time.
+  t.write("proc/101/schedstat", "5000 300 4\n");
+  threads_one(125);
+  ASSERT_TRUE(top.collect(out, notices, {}, 7000));
+  EXPECT_EQ(out[0].stat_ns, 6000);
+  EXPECT_EQ(out[0].run_ns, 1000u);
+  EXPECT_EQ(out[0].wait_ns, 200u);
+  EXPECT_EQ(out[0].utime, 120u);
+  // Turn 7: asked, read in full; then asked every sample again.
+  ASSERT_TRUE(top.collect(out, notices, {}, 8000));
+  EXPECT_EQ(out[0].stat_ns, 8000);
+  EXPECT_EQ(out[0].run_ns, 5000u);
+  EXPECT_EQ(out[0].utime, 125u);
+  ASSERT_TRUE(top.collect(out, notices, {}, 9000));  // turn 8: kept (quiet 1), asked
+  EXPECT_EQ(out[0].stat_ns, 9000);
+  t.write("proc/101/schedstat", "6000 300 5\n");
+  ASSERT_TRUE(top.collect(out, notices, {}, 10000));  // turn 9: (101 + 9) % 2 == 0, asked
+  EXPECT_EQ(out[0].run_ns, 6000u);
+  t.write("proc/101/schedstat", "7000 300 6\n");
+  ASSERT_TRUE(top.collect(out, notices, {}, 11000));  // turn 10: odd, yet asked: not quiet
+  EXPECT_EQ(out[0].run_ns, 7000u);
+}
