@@ -231,6 +231,7 @@ void Screen::draw(const std::vector<PaintedLine>& lines) {
     const PaintedLine* before = r < shown_.size() ? &shown_[r] : nullptr;
     if (before != nullptr && *before == lines[r]) continue;
     put_line(row, lines[r], before);
+    if (before != nullptr) shown_[r] = lines[r];  // its strings' room reused
   }
   // Rows that held a line and hold none now.
   for (int row = rows; row < std::min(LINES, static_cast<int>(shown_.size())); ++row) {
@@ -238,7 +239,12 @@ void Screen::draw(const std::vector<PaintedLine>& lines) {
     out_ += caps().sgr0;
     out_ += caps().clear_eol;
   }
-  shown_.assign(lines.begin(), lines.begin() + rows);
+  if (shown_.size() > static_cast<std::size_t>(rows)) {
+    shown_.resize(static_cast<std::size_t>(rows));
+  } else {
+    shown_.insert(shown_.end(), lines.begin() + static_cast<std::ptrdiff_t>(shown_.size()),
+                  lines.begin() + rows);
+  }
   if (out_.empty()) return;
   // Attributes off and the cursor home, where ncurses last left it (endwin moves it from there).
   out_ += caps().sgr0;
