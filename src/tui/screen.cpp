@@ -56,6 +56,18 @@ std::string capability(const char* name, int a) {
   if (text == nullptr || text == reinterpret_cast<const char*>(-1)) return {};
   return capability(tiparm(text, a));
 }
+// Whether one character of a line (its UTF-8 bytes) is safe to write as it is: no control
+// character (C0, DEL, or C1 as U+0080..U+009F, which some terminals obey: U+009B is CSI), and
+// well-formed. A process names itself: its name and command line are anyone's bytes.
+bool safe_character(std::string_view c) {
+  const auto b0 = static_cast<unsigned char>(c[0]);
+  if (b0 < 0x80) return c.size() == 1 && b0 >= 0x20 && b0 != 0x7f;
+  if (b0 < 0xC2 || b0 > 0xF4) return false;  // a stray continuation byte, or no such lead
+  const std::size_t want = b0 < 0xE0 ? 2 : b0 < 0xF0 ? 3 : 4;
+  if (c.size() != want) return false;
+  return !(b0 == 0xC2 && static_cast<unsigned char>(c[1]) < 0xA0);
+}
+
 // How a piece of a line looks: attributes and colours (-1: the terminal's default).
 struct Look {
   bool bold = false, reverse = false;
@@ -292,7 +304,12 @@ void Screen::put_line(int row, const PaintedLine& l, const PaintedLine* before) 
           now = look;
           look_set = true;
         }
-        out_.append(l.text, static_cast<std::size_t>(at), static_cast<std::size_t>(end - at));
+        const std::string_view c(l.text.data() + at, static_cast<std::size_t>(end - at));
+        if (safe_character(c)) {
+          out_ += c;
+        } else {
+          out_ += '?';
+        }
       }
       ++col;
       at = end;
@@ -307,14 +324,14 @@ void Screen::put_line(int row, const PaintedLine& l, const PaintedLine* before) 
     at = end;
   }
   put(at, size, line);
-  if (!moved) {
-    put_move(out_, row, col);
-    moved = true;
-  }
-  if (l.paint == Paint::kTitle || l.paint == Paint::kHeader || l.paint == Paint::kSelected) {
+  const bool bar =
+      l.paint == Paint::kTitle || l.paint == Paint::kHeader || l.paint == Paint::kSelected;
+  if (bar ? col >= last_col : col >= COLS) return;  // the text filled the row
+  if (!moved) put_move(out_, row, col);
+  if (bar) {
     if (!look_set || !(now == line)) put_look(out_, line);
-    out_.append(static_cast<std::size_t>(std::max(0, last_col - col)), ' ');  // a full-width bar
-  } else if (col < COLS) {
+    out_.append(static_cast<std::size_t>(last_col - col), ' ');  // a full-width bar
+  } else {
     out_ += caps().sgr0;
     out_ += caps().clear_eol;  // what the row held before, beyond this line's end
   }

@@ -524,3 +524,26 @@ TEST_F(TopTmux, ARowAsleepForSecondsThatStartsSpinningShowsItsCpu) {
   ::kill(-spin, SIGKILL);
   ::waitpid(spin, nullptr, 0);
 }
+
+// A command line is anyone's bytes: a C1 control (U+009B, CSI to some terminals) or a byte that
+// is not UTF-8 reaches the terminal as '?', never as itself.
+TEST_F(TopTmux, ControlCharactersInACommandLineAreNotWrittenToTheTerminal) {
+  pid_t job = ::fork();
+  if (job == 0) {
+    ::setpgid(0, 0);
+    ::execl("/bin/sh", "sh", "-c", "sleep 61.7;:", "\xc2\x9bX\xffY", nullptr);
+    ::_exit(127);
+  }
+  start(fmt::format("{} top --no-gpus --interval 200ms", DLTUNE_BINARY));
+  ASSERT_TRUE(wait_for([](const std::string& s) { return has(s, "PID ROLE"); })) << screen();
+  keys({"/"});
+  text("61.7;:");
+  keys({"Enter"});
+  EXPECT_TRUE(wait_for([](const std::string& s) {
+    for (const auto& r : rows(s))
+      if (has(r, "sh -c sleep 61.7;: ?X?Y")) return true;
+    return false;
+  })) << screen();
+  ::kill(-job, SIGKILL);
+  ::waitpid(job, nullptr, 0);
+}
