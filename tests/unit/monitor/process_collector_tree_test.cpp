@@ -26,6 +26,16 @@ std::string stat_line(int pid, const std::string& comm, int ppid, unsigned start
          "0 0\n";
 }
 
+// stat_line with its state, utime and number of threads given.
+std::string stat_with(int pid, const std::string& comm, int ppid, unsigned start, char state,
+                      unsigned utime, unsigned threads) {
+  std::string line = stat_line(pid, comm, ppid, start);
+  line.replace(line.find(") S "), 4, std::string(") ") + state + " ");
+  line.replace(line.find(" 120 30 "), 8, " " + std::to_string(utime) + " 30 ");
+  line.replace(line.find(" 20 0 4 0 "), 10, " 20 0 " + std::to_string(threads) + " 0 ");
+  return line;
+}
+
 void add(TempTree& t, int pid, const std::string& comm, int ppid, unsigned start,
          const std::string& cmdline) {
   const std::string d = "proc/" + std::to_string(pid);
@@ -351,9 +361,8 @@ TEST(ProcessCollectorTree, OffScreenProcessesAreReadInTurnAndCarriedBetween) {
   TempTree t;
   for (int pid = 100; pid < 110; ++pid) add(t, pid, "p" + std::to_string(pid), 1, 500, "p\0"s);
   const auto set_utime = [&t](int pid, unsigned utime) {
-    auto line = stat_line(pid, "p" + std::to_string(pid), 1, 500);
-    line.replace(line.find(" 120 30 "), 8, " " + std::to_string(utime) + " 30 ");
-    t.write("proc/" + std::to_string(pid) + "/stat", line);
+    t.write("proc/" + std::to_string(pid) + "/stat",
+            stat_with(pid, "p" + std::to_string(pid), 1, 500, 'S', utime, 4));
   };
   ProcessDetail d;
   d.pids = std::vector<pid_t>{100};
@@ -464,11 +473,8 @@ TEST(ProcessCollectorTree, AProcessThatHasNotRunKeepsItsReadingAsOfNow) {
   const auto put = [&t](int pid, char state, int threads, unsigned utime, unsigned rchar,
                         unsigned switches) {
     const std::string d = "proc/" + std::to_string(pid);
-    std::string line = stat_line(pid, pid == 100 ? "bash" : "sleep", pid == 100 ? 1 : 100, 500);
-    line.replace(line.find(") S "), 4, std::string(") ") + state + " ");
-    line.replace(line.find(" 120 30 "), 8, " " + std::to_string(utime) + " 30 ");
-    line.replace(line.find(" 20 0 4 0 "), 10, " 20 0 " + std::to_string(threads) + " 0 ");
-    t.write(d + "/stat", line)
+    t.write(d + "/stat", stat_with(pid, pid == 100 ? "bash" : "sleep", pid == 100 ? 1 : 100, 500,
+                                   state, utime, static_cast<unsigned>(threads)))
         .write(d + "/io",
                "rchar: " + std::to_string(rchar) + "\nwchar: 6\nread_bytes: 7\nwrite_bytes: 8\n")
         .write(d + "/status", "voluntary_ctxt_switches:\t" + std::to_string(switches) +
@@ -553,12 +559,8 @@ TEST(ProcessCollectorTree, AProcessThatHasNotRunKeepsItsReadingAsOfNow) {
 TEST(ProcessCollectorTree, AQuietRowIsAskedInTurnsUntilItRuns) {
   TempTree t;
   add(t, 101, "sleep", 1, 500, "sleep");
-  const std::string stat = stat_line(101, "sleep", 1, 500);
-  const auto threads_one = [&](unsigned utime) {
-    std::string line = stat;
-    line.replace(line.find(" 120 30 "), 8, " " + std::to_string(utime) + " 30 ");
-    line.replace(line.find(" 20 0 4 0 "), 10, " 20 0 1 0 ");
-    t.write("proc/101/stat", line);
+  const auto threads_one = [&t](unsigned utime) {
+    t.write("proc/101/stat", stat_with(101, "sleep", 1, 500, 'S', utime, 1));
   };
   threads_one(120);
   ProcessDetail d;
