@@ -158,7 +158,8 @@ std::unique_ptr<Screen> Screen::open(std::string& error) {
     error = "not a terminal (use --once for plain text)";
     return nullptr;
   }
-  // The terminal's character set, so that ncursesw writes UTF-8 (sparklines) where it is one.
+  // The terminal's character set: the sparklines are UTF-8 where it is, and ncursesw reads keys
+  // in it.
   ::setlocale(LC_CTYPE, "");
   // newterm rather than initscr: initscr exits the process on a TERM it does not know.
   const char* term = ::getenv("TERM");
