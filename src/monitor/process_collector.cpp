@@ -151,6 +151,12 @@ void clear_beyond_stat(Process& p) {
   p.wchar.reset();
 }
 
+void put_schedstat(const host::parse::ProcSchedstat& s, Process& p) {
+  p.run_ns = s.run_ns;
+  p.wait_ns = s.wait_ns;
+  p.timeslices = s.timeslices;
+}
+
 template <class T>
 void assign_if_changed(std::string& to, const T& from) {
   if (std::string_view(to) != std::string_view(from)) to.assign(from);
@@ -445,11 +451,7 @@ void ProcessCollector::State::from_last_reading(const Tracked& t, Process& p) {
   assign_if_changed(p.comm, t.comm);
   assign_if_changed(p.cmdline, t.cmdline);
   clear_beyond_stat(p);
-  if (t.sched_of_last) {
-    p.run_ns = t.sched_of_last->run_ns;
-    p.wait_ns = t.sched_of_last->wait_ns;
-    p.timeslices = t.sched_of_last->timeslices;
-  }
+  if (t.sched_of_last) put_schedstat(*t.sched_of_last, p);
 }
 
 Result<std::optional<host::parse::ProcSchedstat>> ProcessCollector::State::read_schedstat(
@@ -492,18 +494,17 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
     if (!ss) return tl::unexpected(ss.error());
     sched = *ss;
     sched_read = true;
-    if (sched && not_run_since(t, *sched)) {
-      t.unchanged = true;
-      t.quiet = std::min(t.quiet + 1, 1u << 20);
-      t.last.at_ns = now_ns;  // what stat would say now
-      t.sched_of_last = sched;
-      from_last_reading(t, p);  // with this schedstat
-      beyond_stat_kept(t, p);
-      return true;
-    }
   }
-  // Read in full: it ran, or it is its turn (then it stays quiet if it did not run).
+  // Samples in a row it has not run: kept below, or read in full in its turn.
   t.quiet = sched && not_run(t, *sched) ? std::min(t.quiet + 1, 1u << 20) : 0;
+  if (sched && not_run_since(t, *sched)) {
+    t.unchanged = true;
+    t.last.at_ns = now_ns;  // what stat would say now
+    t.sched_of_last = sched;
+    from_last_reading(t, p);  // with this schedstat
+    beyond_stat_kept(t, p);
+    return true;
+  }
   const bool was_open = t.stat.is_open();
   auto r = read_kept(t.stat, path.of(t.pid, "stat"));
   if (!r) return tl::unexpected(r.error());
@@ -557,11 +558,7 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
   }
   // Read after stat, it may count a run that stat does not: the next reading is in full.
   t.sched_of_last = sched_read ? sched : std::nullopt;
-  if (sched) {
-    p.run_ns = sched->run_ns;
-    p.wait_ns = sched->wait_ns;
-    p.timeslices = sched->timeslices;
-  }
+  if (sched) put_schedstat(*sched, p);
 
   if (scope.kind == Scope::Kind::kAll) return true;  // top's list: stat and schedstat only
 
