@@ -5,8 +5,15 @@ namespace dltune::monitor {
 
 namespace {
 
-Model model_of(const Sample& now, const Sample* previous, double dt_s, const Model* before) {
-  Model m;
+// `m` as a new Model, but with the storage of its processes and CPUs kept (each part below fills
+// what it uses of them).
+void model_into(const Sample& now, const Sample* previous, double dt_s, const Model* before,
+                Model& m) {
+  auto processes = std::move(m.processes);
+  auto cpus = std::move(m.cpus);
+  m = Model{};
+  m.processes = std::move(processes);
+  m.cpus = std::move(cpus);
   m.wall_ns = now.wall_ns;
   // A previous sample that is not before this one (or no dt) gives no rates, never negative ones.
   if (previous == nullptr || dt_s <= 0) previous = nullptr;
@@ -24,6 +31,11 @@ Model model_of(const Sample& now, const Sample* previous, double dt_s, const Mod
     m.cgroup->cpu_from_processes = true;
   }
   model_gpus(now, previous, m.interval_s, m);
+}
+
+Model model_of(const Sample& now, const Sample* previous, double dt_s, const Model* before) {
+  Model m;
+  model_into(now, previous, dt_s, before, m);
   return m;
 }
 
@@ -41,6 +53,10 @@ Model Model::from(const Sample& now, const Sample* previous, double dt_s) {
 
 Model Model::from(const Sample& now, const Sample* previous, const Model& before) {
   return model_of(now, previous, dt_of(now, previous), &before);
+}
+
+void Model::into(const Sample& now, const Sample* previous, const Model& before, Model& out) {
+  model_into(now, previous, dt_of(now, previous), &before, out);
 }
 
 Model Model::from(const Sample& now, const Sample* previous) {

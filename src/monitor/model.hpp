@@ -150,6 +150,9 @@ struct Model {
   // their stat (Process::stat_ns; top's processes off screen): a process read in neither `now`
   // nor `previous`'s last reading keeps the rates `before` gave it (the model of `previous`).
   [[nodiscard]] static Model from(const Sample& now, const Sample* previous, const Model& before);
+  // The same into `out` (not `before`), whose storage is reused: a live view at 10 Hz keeps two
+  // models and swaps them, rather than allocating every process's strings again each sample.
+  static void into(const Sample& now, const Sample* previous, const Model& before, Model& out);
 };
 
 // The parts, each pure (model_system.cpp, model_process.cpp); Model::from calls them all.

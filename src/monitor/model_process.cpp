@@ -67,11 +67,17 @@ void model_processes(const Sample& now, const Sample* previous, double dt_s, Mod
   for (std::size_t i = 0; i < now.processes.size(); ++i) {
     const Process& p = now.processes[i];
     ProcessModel& m = out.processes[i];
-    m = ProcessModel{};
+    {
+      // A new ProcessModel, with the strings' storage of the one it replaces (Model::into).
+      std::string comm = std::move(m.comm), cmdline = std::move(m.cmdline);
+      m = ProcessModel{};
+      comm = p.comm;
+      cmdline = p.cmdline;
+      m.comm = std::move(comm);
+      m.cmdline = std::move(cmdline);
+    }
     m.pid = p.pid;
     m.ppid = p.ppid;
-    m.comm = p.comm;
-    m.cmdline = p.cmdline;
     m.role = p.role;
     m.rank = p.rank;
     m.state = p.state;

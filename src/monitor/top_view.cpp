@@ -6,6 +6,7 @@
 #include <ctime>
 #include <map>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include "core/text.hpp"
@@ -34,17 +35,36 @@ const char* sort_name(TopSort s) {
   return "tree";
 }
 
-std::string compact_bytes(double bytes) {
+namespace {
+
+// compact_bytes, appended to `out`: the process rows format it for every row at every frame, with
+// formats compiled once (FMT_COMPILE) rather than parsed at each call.
+void append_compact_bytes(std::string& out, double bytes) {
   static constexpr const char* kUnits[] = {"", "K", "M", "G", "T", "P"};
-  if (!(bytes > 0)) return "0";
+  if (!(bytes > 0)) {
+    out += '0';
+    return;
+  }
   int u = 0;
   while (bytes >= 1024 && u < 5) {
     bytes /= 1024;
     ++u;
   }
-  if (u == 0) return fmt::format("{:.0f}", bytes);
-  return bytes < 10 ? fmt::format("{:.1f}{}", bytes, kUnits[u])
-                    : fmt::format("{:.0f}{}", bytes, kUnits[u]);
+  auto at = std::back_inserter(out);
+  if (u == 0)
+    fmt::format_to(at, FMT_COMPILE("{:.0f}"), bytes);
+  else if (bytes < 10)
+    fmt::format_to(at, FMT_COMPILE("{:.1f}{}"), bytes, kUnits[u]);
+  else
+    fmt::format_to(at, FMT_COMPILE("{:.0f}{}"), bytes, kUnits[u]);
+}
+
+}  // namespace
+
+std::string compact_bytes(double bytes) {
+  std::string out;
+  append_compact_bytes(out, bytes);
+  return out;
 }
 
 namespace {
@@ -60,10 +80,29 @@ std::string role_text(const ProcessModel& p) {
   return role_name(p.role);
 }
 
+void append_rate(std::string& out, double per_second) {
+  if (per_second >= 10000) {
+    append_compact_bytes(out, per_second);
+    out += "/s";
+  } else if (per_second >= 10) {
+    fmt::format_to(std::back_inserter(out), FMT_COMPILE("{:.0f}/s"), per_second);
+  } else {
+    fmt::format_to(std::back_inserter(out), FMT_COMPILE("{:.1f}/s"), per_second);
+  }
+}
 std::string rate(double per_second) {
-  if (per_second >= 10000) return compact_bytes(per_second).append("/s");
-  return per_second >= 10 ? fmt::format("{:.0f}/s", per_second)
-                          : fmt::format("{:.1f}/s", per_second);
+  std::string out;
+  append_rate(out, per_second);
+  return out;
+}
+
+// `piece` right-aligned in `width` columns (left-aligned with `left`), appended to `out`.
+void append_aligned(std::string& out, std::string_view piece, std::size_t width,
+                    bool left = false) {
+  const std::size_t pad = piece.size() < width ? width - piece.size() : 0;
+  if (!left) out.append(pad, ' ');
+  out += piece;
+  if (left) out.append(pad, ' ');
 }
 
 std::string pct(std::optional<double> v) {
@@ -556,7 +595,10 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options, Top
                   "SYS%", "RUNQ%", "RSS", "MAJF/s", io ? fmt::format("{:>7} ", "IO/s") : "",
                   gpu ? fmt::format("{:<8} ", "GPU MEM") : "", "THR", "COMMAND"),
       Style::kHeader);
-  const auto procs = visible_processes(model, options.sort, options.filter, options.follow);
+  std::vector<const ProcessModel*> own;
+  if (options.visible == nullptr)
+    own = visible_processes(model, options.sort, options.filter, options.follow);
+  const auto& procs = options.visible != nullptr ? *options.visible : own;
   // Rows left: the height less what is above, less the status line.
   std::size_t room = procs.size();
   if (options.height > 0) {
@@ -588,27 +630,13 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options, Top
       if (auto it = depth.find(p.ppid); it != depth.end()) d = std::min(it->second + 1, 4);
       depth[p.pid] = d;
     }
+  std::string piece;  // a column's text before it is aligned, reused from row to row
   for (std::size_t i = first; i < procs.size() && i < first + room; ++i) {
     const auto& p = *procs[i];
     int d = 0;
     if (options.sort == TopSort::kTree)
       if (auto it = depth.find(p.ppid); it != depth.end()) d = std::min(it->second + 1, 4);
     depth[p.pid] = d;
-    std::string cmd = p.cmdline.empty() ? fmt::format("[{}]", p.comm) : p.cmdline;
-    // A command line may hold newlines and tabs (python3 -c "..."): one row each, as spaces.
-    for (char& c : cmd)
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-    std::string rates =
-        p.has_rates ? fmt::format("{:>6.1f} {:>5.1f} {:>5} {:>6} {:>7}", p.cpu_pct, p.system_pct,
-                                  p.run_queue_pct ? fmt::format("{:.1f}", *p.run_queue_pct)
-                                                  : std::string("-"),
-                                  compact_bytes(double(p.rss_bytes)), rate(p.major_faults_s))
-                    : fmt::format("{:>6} {:>5} {:>5} {:>6} {:>7}", "-", "-", "-",
-                                  compact_bytes(double(p.rss_bytes)), "-");
-    if (io)
-      rates += fmt::format(
-          " {:>7}", p.has_rates && p.read_bytes_s ? compact_bytes(io_of(p)) : std::string("-"));
-    if (gpu) rates += fmt::format(" {:<8}", gpu_column(model, p.pid));
     const bool straggler = options.straggler && options.straggler->pid == p.pid;
     const Style style = selected && *selected == i ? Style::kSelected
                         : straggler                ? Style::kWarn
@@ -616,11 +644,73 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options, Top
                             ? Style::kMain
                         : p.role == monitor::Role::kWorker ? Style::kWorker
                                                            : Style::kNormal;
-    std::string row = fmt::format(
-        "{:>7} {:<6} {} {} {:>4} {}{}", p.pid, role_text(p), p.state, rates, p.threads,
-        std::string(static_cast<std::size_t>(d) * 2, ' '), straggler ? "STRAGGLER " : "");
-    l.add(row + with_python_frame(cmd, p.python_frame, l.width - static_cast<int>(row.size())),
-          style);
+    // "    PID ROLE   S   CPU%  SYS% RUNQ%    RSS  MAJF/s[    IO/s][ GPU MEM] THR COMMAND", in
+    // one string with compiled formats: this runs for every row at every frame.
+    std::string row;
+    row.reserve(static_cast<std::size_t>(l.width) + 16);
+    const auto at = std::back_inserter(row);
+    fmt::format_to(at, FMT_COMPILE("{:>7} "), p.pid);
+    append_aligned(row, role_text(p), 6, true);
+    fmt::format_to(at, FMT_COMPILE(" {} "), p.state);
+    if (p.has_rates) {
+      fmt::format_to(at, FMT_COMPILE("{:>6.1f} {:>5.1f} "), p.cpu_pct, p.system_pct);
+      if (p.run_queue_pct)
+        fmt::format_to(at, FMT_COMPILE("{:>5.1f}"), *p.run_queue_pct);
+      else
+        row += "    -";
+    } else {
+      row += "     -     -     -";
+    }
+    row += ' ';
+    piece.clear();
+    append_compact_bytes(piece, double(p.rss_bytes));
+    append_aligned(row, piece, 6);
+    row += ' ';
+    piece.clear();
+    if (p.has_rates)
+      append_rate(piece, p.major_faults_s);
+    else
+      piece = "-";
+    append_aligned(row, piece, 7);
+    if (io) {
+      row += ' ';
+      piece.clear();
+      if (p.has_rates && p.read_bytes_s)
+        append_compact_bytes(piece, io_of(p));
+      else
+        piece = "-";
+      append_aligned(row, piece, 7);
+    }
+    if (gpu) {
+      row += ' ';
+      append_aligned(row, gpu_column(model, p.pid), 8, true);
+    }
+    fmt::format_to(at, FMT_COMPILE(" {:>4} "), p.threads);
+    row.append(static_cast<std::size_t>(d) * 2, ' ');
+    if (straggler) row += "STRAGGLER ";
+    // The command line (its name in brackets when it has none, a kernel thread), as much as
+    // fits (Lines::add cuts at the width). One may hold newlines and tabs (python3 -c "..."):
+    // one row each, as spaces.
+    const std::size_t cmd_at = row.size();
+    const std::size_t room_left =
+        static_cast<std::size_t>(std::max(0, l.width - static_cast<int>(cmd_at)));
+    const auto blank_controls = [](std::string& t, std::size_t from) {
+      for (std::size_t k = from; k < t.size(); ++k)
+        if (static_cast<unsigned char>(t[k]) < 0x20 || t[k] == 0x7f) t[k] = ' ';
+    };
+    if (!p.python_frame.empty()) {
+      std::string cmd = p.cmdline.empty() ? "[" + p.comm + "]" : p.cmdline;
+      blank_controls(cmd, 0);
+      row += with_python_frame(std::move(cmd), p.python_frame, static_cast<int>(room_left));
+    } else if (p.cmdline.empty()) {
+      row += '[';
+      row += p.comm;
+      row += ']';
+    } else {
+      row.append(p.cmdline, 0, room_left);
+    }
+    blank_controls(row, cmd_at);
+    l.add(std::move(row), style);
   }
   if (!options.selected && procs.size() > room && room > 0) {
     TopLine more;

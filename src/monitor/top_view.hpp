@@ -70,6 +70,9 @@ struct TopOptions {
   std::optional<pid_t> follow;  // only this process and its descendants (F)
   std::optional<std::size_t> selected;
   std::size_t first = 0;
+  // visible_processes(model, sort, filter, follow) where the caller has it already (the live
+  // view orders the list once a frame); unset: top_view works it out.
+  const std::vector<const ProcessModel*>* visible = nullptr;
 };
 
 // Where the process rows went, for the keys that move through them.

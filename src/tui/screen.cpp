@@ -291,6 +291,19 @@ void Screen::put_line(int row, const PaintedLine& l, const PaintedLine* before) 
   const auto put = [&](int a, int b, const Look& look) {
     int at = a;
     while (at < b && col < last_col) {
+      // A run of printable ASCII (most of a frame) in one append.
+      if (static_cast<std::size_t>(at) >= from && moved && look_set && now == look) {
+        int end = at;
+        while (end < b && col < last_col) {
+          const auto c = static_cast<unsigned char>(l.text[static_cast<std::size_t>(end)]);
+          if (c < 0x20 || c >= 0x7f) break;
+          ++end;
+          ++col;
+        }
+        out_.append(l.text, static_cast<std::size_t>(at), static_cast<std::size_t>(end - at));
+        at = end;
+        if (at >= b || col >= last_col) break;
+      }
       int end = at + 1;
       while (end < b &&
              (static_cast<unsigned char>(l.text[static_cast<std::size_t>(end)]) & 0xC0) == 0x80)

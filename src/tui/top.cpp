@@ -25,12 +25,12 @@ namespace dltune::tui {
 
 namespace {
 
-std::vector<PaintedLine> painted(const std::vector<monitor::TopLine>& lines) {
+std::vector<PaintedLine> painted(std::vector<monitor::TopLine> lines) {
   std::vector<PaintedLine> out;
   out.reserve(lines.size());
-  for (const auto& l : lines) {
+  for (auto& l : lines) {
     PaintedLine p;
-    p.text = l.text;
+    p.text = std::move(l.text);
     p.paint = static_cast<Paint>(l.style);
     for (const auto& s : l.spans) {
       InkSpan i;
@@ -230,6 +230,7 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
   TopUi ui;
   History history;
   auto model = monitor::Model::from(previous, nullptr);
+  monitor::Model spare;  // the model before, its storage reused for the next (Model::into)
   // A job's view: each of its Python processes' current function, read from outside.
   std::optional<PythonFunctions> python;
   if (settings.job) python.emplace(host::Root());
@@ -255,6 +256,7 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
     }
     monitor::TopOptions o;
     const auto visible = view_options(ui, model, sort, *screen, settings.title, o);
+    o.visible = &visible;
     o.status = status_line(ui, keys_live(model));
     o.notices = notices;
     o.straggler = ranks.straggler();
@@ -291,7 +293,8 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
           return failed(false, ok.error());
         }
         for (auto& n : sampler.take_notices()) notices.push_back(std::move(n));
-        model = monitor::Model::from(current, &previous, model);
+        monitor::Model::into(current, &previous, model, spare);
+        std::swap(model, spare);
         if (python) {
           python->fill(model);
           if (auto n = python->take_note(); !n.empty()) notices.push_back(std::move(n));
@@ -366,7 +369,8 @@ TopResult top_replay(const store::Recording& recording, std::size_t index,
       screen->draw(help_screen());
     } else {
       monitor::TopOptions o;
-      (void)view_options(ui, *model, sort, *screen, settings.title, o);
+      const auto visible = view_options(ui, *model, sort, *screen, settings.title, o);
+      o.visible = &visible;
       o.status = status(index, status_line(ui, keys_replay(*model)));
       o.straggler = *straggler;
       (void)draw_view(*screen, ui, *model, o);

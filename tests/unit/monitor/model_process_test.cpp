@@ -215,3 +215,67 @@ TEST(ModelProcesses, ACarriedProcessKeepsItsRatesAndTheNextReadingSpansItsOwnTim
   auto alone = Model::from(samples[2], &samples[1]);
   EXPECT_FALSE(alone.processes[0].has_rates);
 }
+
+// Model::into a model that held another host's view gives what Model::from gives: nothing of
+// the old one is left (its processes' frames, its cgroup, GPUs, CPUs), its storage reused.
+TEST(ModelProcesses, IntoAReusedModelIsTheModelFromWouldGive) {
+  const std::int64_t s = 1'000'000'000;
+  Sample before, now;
+  before.ticks_per_second = now.ticks_per_second = 100;
+  before.monotonic_ns = s;
+  now.monotonic_ns = 2 * s;
+  Process a = proc(100, 5000), b = proc(200, 6000);
+  a.stat_ns = b.stat_ns = s;
+  before.processes = {a, b};
+  a.utime = 40;
+  a.stat_ns = 2 * s;
+  b.comm = "sh";
+  b.cmdline = "";
+  b.start_ticks = 7000;  // a new process under pid 200: no rates
+  b.stat_ns = 2 * s;
+  now.processes = {a, b};
+  const Model first = Model::from(before, nullptr);
+  const Model want = Model::from(now, &before, first);
+
+  Model spare;
+  for (pid_t pid : {5, 6, 7}) {
+    ProcessModel p;
+    p.pid = pid;
+    p.cmdline = std::string(200, 'x');
+    p.python_frame = "Model.forward train.py:10";
+    p.has_rates = true;
+    p.cpu_pct = 99;
+    p.run_queue_pct = 50;
+    spare.processes.push_back(p);
+  }
+  spare.cgroup = CgroupModel{};
+  spare.gpus.resize(2);
+  spare.cpus.resize(8);
+  spare.observer_cpu_pct = 3;
+  const auto* storage = spare.processes.data();
+  Model::into(now, &before, first, spare);
+
+  EXPECT_EQ(spare.processes.data(), storage);
+  ASSERT_EQ(spare.processes.size(), want.processes.size());
+  for (std::size_t i = 0; i < want.processes.size(); ++i) {
+    const auto& got = spare.processes[i];
+    const auto& w = want.processes[i];
+    EXPECT_EQ(got.pid, w.pid);
+    EXPECT_EQ(got.comm, w.comm);
+    EXPECT_EQ(got.cmdline, w.cmdline);
+    EXPECT_EQ(got.python_frame, "");
+    EXPECT_EQ(got.has_rates, w.has_rates);
+    EXPECT_DOUBLE_EQ(got.cpu_pct, w.cpu_pct);
+    EXPECT_EQ(got.run_queue_pct, w.run_queue_pct);
+  }
+  EXPECT_TRUE(spare.processes[0].has_rates);
+  EXPECT_DOUBLE_EQ(spare.processes[0].cpu_pct, 40.0);
+  EXPECT_FALSE(spare.processes[1].has_rates);
+  EXPECT_EQ(spare.processes[1].cmdline, "");
+  EXPECT_FALSE(spare.cgroup);
+  EXPECT_TRUE(spare.gpus.empty());
+  EXPECT_EQ(spare.cpus.size(), want.cpus.size());
+  EXPECT_EQ(spare.observer_cpu_pct, want.observer_cpu_pct);
+  EXPECT_DOUBLE_EQ(spare.interval_s, want.interval_s);
+  EXPECT_EQ(spare.has_rates, want.has_rates);
+}

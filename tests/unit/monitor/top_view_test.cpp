@@ -458,3 +458,51 @@ TEST(TopView, ACommandLineWithNewlinesStaysOneRow) {
       << t[static_cast<std::size_t>(row)];
   for (const auto& l : t) EXPECT_EQ(l.find('\n'), std::string::npos) << l;
 }
+
+// A process row, column by column, under the header: with and without rates, with the I/O and
+// GPU columns, a rank's ROLE, a kernel thread's name, a row cut at the width.
+TEST(TopView, EachColumnOfARowIsWhereTheHeaderSays) {
+  Model m = job_model(0);
+  m.processes.clear();
+  auto a = proc(1000, 1, Role::kMain, 0, "python3 train.py --epochs 3");
+  a.rank = 3;
+  a.cpu_pct = 123.45;
+  a.system_pct = 7.06;
+  a.run_queue_pct = 4.25;
+  a.rss_bytes = 1536ull << 20;
+  a.major_faults_s = 12345.6;
+  a.read_bytes_s = 5.0 * (1 << 20);
+  a.write_bytes_s = 0;
+  a.threads = 12;
+  auto b = proc(1001, 1000, Role::kWorker, 0, "");
+  b.comm = "kworker/0:1";
+  b.state = 'S';
+  b.run_queue_pct.reset();
+  b.rss_bytes = 0;
+  b.major_faults_s = 0.25;
+  b.threads = 1;
+  auto c = proc(1002, 1000, Role::kChild, 0, "sleep 100");
+  c.has_rates = false;
+  c.rss_bytes = 900;
+  m.processes = {a, b, c};
+  monitor::GpuModel g;
+  g.index = 0;
+  g.processes.push_back({1000, 2ull << 30});
+  m.gpus.push_back(g);
+  monitor::TopOptions o;
+  o.width = 96;
+  o.height = 0;
+  const auto t = texts(monitor::top_view(m, o));
+  const int header = line_of(t, "COMMAND");
+  ASSERT_GE(header, 0);
+  EXPECT_EQ(t[static_cast<std::size_t>(header)],
+            "    PID ROLE   S   CPU%  SYS% RUNQ%    RSS  MAJF/s    IO/s GPU MEM   THR COMMAND");
+  EXPECT_EQ(t[static_cast<std::size_t>(header) + 1],
+            "   1000 rank3  R  123.5   7.1   4.2   1.5G   12K/s    5.0M 0 2.0G     12 python3 "
+            "train.py --epoc");
+  EXPECT_EQ(t[static_cast<std::size_t>(header) + 2],
+            "   1001 worker S    0.0   0.0     -      0   0.2/s       - -           1   "
+            "[kworker/0:1]");
+  EXPECT_EQ(t[static_cast<std::size_t>(header) + 3],
+            "   1002 child  R      -     -     -    900       -       - -           3   sleep 100");
+}
