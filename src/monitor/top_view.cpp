@@ -74,8 +74,8 @@ namespace {
 std::string role_text(const ProcessModel& p) {
   if (p.role == Role::kOther) return "";
   if ((p.role == Role::kRank || p.role == Role::kMain) && p.rank) {
-    auto t = fmt::format("rank{}", *p.rank);
-    return t.size() <= 6 ? t : fmt::format("r{}", *p.rank);
+    auto t = fmt::format(FMT_COMPILE("rank{}"), *p.rank);
+    return t.size() <= 6 ? t : fmt::format(FMT_COMPILE("r{}"), *p.rank);
   }
   return role_name(p.role);
 }
@@ -106,13 +106,13 @@ void append_aligned(std::string& out, std::string_view piece, std::size_t width,
 }
 
 std::string pct(std::optional<double> v) {
-  return v ? fmt::format("{:.1f}%", *v) : std::string("-");
+  return v ? fmt::format(FMT_COMPILE("{:.1f}%"), *v) : std::string("-");
 }
 
 std::string pressure(const std::optional<monitor::PressureModel>& p) {
   if (!p) return "-";
-  if (p->full_pct) return fmt::format("{:.1f}/{:.1f}%", p->some_pct, *p->full_pct);
-  return fmt::format("{:.1f}%", p->some_pct);
+  if (p->full_pct) return fmt::format(FMT_COMPILE("{:.1f}/{:.1f}%"), p->some_pct, *p->full_pct);
+  return fmt::format(FMT_COMPILE("{:.1f}%"), p->some_pct);
 }
 
 struct Lines {
@@ -150,15 +150,15 @@ void cpu_lines(const Model& m, Lines& l, int max_rows) {
   {
     std::string t = "CPU  ";
     std::vector<Span> sp;
-    tinted(t, sp, fmt::format("usr {:.1f}%", c.user_pct), Tint::kUser);
+    tinted(t, sp, fmt::format(FMT_COMPILE("usr {:.1f}%"), c.user_pct), Tint::kUser);
     t += ' ';
-    tinted(t, sp, fmt::format("sys {:.1f}%", c.system_pct), Tint::kSystem);
+    tinted(t, sp, fmt::format(FMT_COMPILE("sys {:.1f}%"), c.system_pct), Tint::kSystem);
     t += ' ';
-    tinted(t, sp, fmt::format("wait {:.1f}%", c.iowait_pct), Tint::kIowait);
+    tinted(t, sp, fmt::format(FMT_COMPILE("wait {:.1f}%"), c.iowait_pct), Tint::kIowait);
     t += ' ';
-    tinted(t, sp, fmt::format("steal {:.1f}%", c.steal_pct), Tint::kSteal);
-    t += fmt::format(" idle {:.1f}%  run {} blk {}  ctxsw {}", c.idle_pct, m.procs_running,
-                     m.procs_blocked, rate(m.context_switches_s));
+    tinted(t, sp, fmt::format(FMT_COMPILE("steal {:.1f}%"), c.steal_pct), Tint::kSteal);
+    t += fmt::format(FMT_COMPILE(" idle {:.1f}%  run {} blk {}  ctxsw {}"), c.idle_pct,
+                     m.procs_running, m.procs_blocked, rate(m.context_switches_s));
     l.add(std::move(t), Style::kNormal, std::move(sp));
   }
   if (m.cpus.empty()) return;
@@ -167,7 +167,7 @@ void cpu_lines(const Model& m, Lines& l, int max_rows) {
   if (static_cast<int>(m.cpus.size()) > max_rows * std::max(1, l.width / 24)) {
     const int per_row = std::max(8, l.width - 12);
     for (std::size_t i = 0; i < m.cpus.size(); i += static_cast<std::size_t>(per_row)) {
-      std::string row = fmt::format("cpu{:<4}{:<5}", m.cpus[i].cpu, "");
+      std::string row = fmt::format(FMT_COMPILE("cpu{:<4}{:<5}"), m.cpus[i].cpu, "");
       row.resize(12, ' ');
       for (std::size_t j = i; j < m.cpus.size() && j < i + static_cast<std::size_t>(per_row); ++j) {
         const double busy = std::clamp(m.cpus[j].busy_pct(), 0.0, 100.0);
@@ -191,7 +191,7 @@ void cpu_lines(const Model& m, Lines& l, int max_rows) {
     std::string b(static_cast<std::size_t>(bar), ' ');
     for (int i = 0; i < std::min(total, bar); ++i)
       b[static_cast<std::size_t>(i)] = i < user ? '|' : '+';
-    auto text = fmt::format("cpu{:<3}[{}{:>4.0f}%]", cpu.cpu, b, busy);
+    auto text = fmt::format(FMT_COMPILE("cpu{:<3}[{}{:>4.0f}%]"), cpu.cpu, b, busy);
     text.resize(static_cast<std::size_t>(cell), ' ');
     // The bar's cells by mode: user, then system, iowait and steal in their shares of the rest.
     const int at = static_cast<int>(row.size()) + 7;
@@ -232,24 +232,26 @@ void memory_lines(const Model& m, Lines& l) {
   {
     std::string t = "MEM  ";
     std::vector<Span> sp;
-    tinted(t, sp, fmt::format("used {}/{}", compact_bytes(mem.used), compact_bytes(mem.total)),
-           Tint::kUsed);
-    t += fmt::format("  avail {}  ", compact_bytes(mem.available));
-    tinted(t, sp, fmt::format("cache {}", compact_bytes(mem.cache)), Tint::kCache);
-    t += fmt::format("  dirty {}", compact_bytes(mem.dirty));
+    tinted(
+        t, sp,
+        fmt::format(FMT_COMPILE("used {}/{}"), compact_bytes(mem.used), compact_bytes(mem.total)),
+        Tint::kUsed);
+    t += fmt::format(FMT_COMPILE("  avail {}  "), compact_bytes(mem.available));
+    tinted(t, sp, fmt::format(FMT_COMPILE("cache {}"), compact_bytes(mem.cache)), Tint::kCache);
+    t += fmt::format(FMT_COMPILE("  dirty {}"), compact_bytes(mem.dirty));
     l.add(std::move(t), Style::kNormal, std::move(sp));
   }
   {
     std::string t = "SWAP ";
     std::vector<Span> sp;
     // Swap in use in red; none (or no swap at all) plain.
-    const auto used =
-        fmt::format("used {}/{}", compact_bytes(mem.swap_used), compact_bytes(mem.swap_total));
+    const auto used = fmt::format(FMT_COMPILE("used {}/{}"), compact_bytes(mem.swap_used),
+                                  compact_bytes(mem.swap_total));
     if (mem.swap_used > 0)
       tinted(t, sp, used, Tint::kSwap);
     else
       t += used;
-    t += fmt::format("  in {}B/s out {}B/s  majflt {}  minflt {}  refault {}",
+    t += fmt::format(FMT_COMPILE("  in {}B/s out {}B/s  majflt {}  minflt {}  refault {}"),
                      compact_bytes(mem.swap_in_bytes_s), compact_bytes(mem.swap_out_bytes_s),
                      rate(mem.major_faults_s), rate(mem.minor_faults_s), rate(mem.refault_file_s));
     l.add(std::move(t), mem.swap_in_bytes_s > 0 ? Style::kWarn : Style::kNormal, std::move(sp));
@@ -277,19 +279,20 @@ void device_lines(const Model& m, Lines& l) {
   for (std::size_t i = 0; i < m.disks.size() && i < kMax; ++i) {
     const auto& d = m.disks[i];
     l.add(
-        fmt::format("DISK {:<8} read {}B/s write {}B/s  util {:.0f}%  await {:.1f}ms  "
-                    "queue {}",
+        fmt::format(FMT_COMPILE("DISK {:<8} read {}B/s write {}B/s  util {:.0f}%  await {:.1f}ms  "
+                                "queue {}"),
                     d.name, compact_bytes(d.read_bytes_s), compact_bytes(d.write_bytes_s),
                     d.util_pct, d.await_ms, d.in_flight));
   }
-  if (m.disks.size() > kMax) l.add(fmt::format("DISK +{} more", m.disks.size() - kMax));
+  if (m.disks.size() > kMax)
+    l.add(fmt::format(FMT_COMPILE("DISK +{} more"), m.disks.size() - kMax));
   for (std::size_t i = 0; i < m.net.size() && i < kMax; ++i) {
     const auto& n = m.net[i];
-    l.add(fmt::format("NET  {:<8} rx {}B/s tx {}B/s  errors {}  drops {}", n.name,
+    l.add(fmt::format(FMT_COMPILE("NET  {:<8} rx {}B/s tx {}B/s  errors {}  drops {}"), n.name,
                       compact_bytes(n.rx_bytes_s), compact_bytes(n.tx_bytes_s), rate(n.errors_s),
                       rate(n.dropped_s)));
   }
-  if (m.net.size() > kMax) l.add(fmt::format("NET  +{} more", m.net.size() - kMax));
+  if (m.net.size() > kMax) l.add(fmt::format(FMT_COMPILE("NET  +{} more"), m.net.size() - kMax));
 }
 
 // Clocks held down by power or heat (NVML's SwPowerCap, HwSlowdown, SwThermalSlowdown,
@@ -307,15 +310,18 @@ void gpu_lines(const Model& m, Lines& l, bool compact) {
     // One column per GPU, so that eight fit 80 columns in three rows.
     std::string util = "GPU  util%  ", mem = "GPU  mem%   ", power = "GPU  W/C    ";
     for (const auto& g : m.gpus) {
-      util += g.utilization_gpu_pct ? fmt::format("{:>8.0f}", *g.utilization_gpu_pct) : "       -";
+      util += g.utilization_gpu_pct ? fmt::format(FMT_COMPILE("{:>8.0f}"), *g.utilization_gpu_pct)
+                                    : "       -";
       const bool has_mem = g.memory_used_bytes && g.memory_total_bytes && *g.memory_total_bytes;
-      mem += has_mem ? fmt::format("{:>8.0f}", 100.0 * double(*g.memory_used_bytes) /
-                                                   double(*g.memory_total_bytes))
+      mem += has_mem ? fmt::format(FMT_COMPILE("{:>8.0f}"), 100.0 * double(*g.memory_used_bytes) /
+                                                                double(*g.memory_total_bytes))
                      : "       -";
       power += fmt::format(
           "{:>8}",
-          fmt::format("{}/{}", g.power_watts ? fmt::format("{:.0f}", *g.power_watts) : "-",
-                      g.temperature_celsius ? fmt::format("{}", *g.temperature_celsius) : "-"));
+          fmt::format(FMT_COMPILE("{}/{}"),
+                      g.power_watts ? fmt::format(FMT_COMPILE("{:.0f}"), *g.power_watts) : "-",
+                      g.temperature_celsius ? fmt::format(FMT_COMPILE("{}"), *g.temperature_celsius)
+                                            : "-"));
     }
     l.add(util);
     l.add(mem);
@@ -333,18 +339,18 @@ void gpu_lines(const Model& m, Lines& l, bool compact) {
     return;
   }
   for (const auto& g : m.gpus) {
-    std::string s = fmt::format("GPU{} ", g.index);
-    if (g.name) s += fmt::format("{} ", *g.name);
-    s += fmt::format("util {}  mem {}/{}", pct(g.utilization_gpu_pct),
+    std::string s = fmt::format(FMT_COMPILE("GPU{} "), g.index);
+    if (g.name) s += fmt::format(FMT_COMPILE("{} "), *g.name);
+    s += fmt::format(FMT_COMPILE("util {}  mem {}/{}"), pct(g.utilization_gpu_pct),
                      g.memory_used_bytes ? compact_bytes(double(*g.memory_used_bytes)) : "-",
                      g.memory_total_bytes ? compact_bytes(double(*g.memory_total_bytes)) : "-");
-    if (g.power_watts) s += fmt::format("  {:.0f}W", *g.power_watts);
-    if (g.temperature_celsius) s += fmt::format("  {}C", *g.temperature_celsius);
-    if (g.sm_clock_mhz) s += fmt::format("  {}MHz", *g.sm_clock_mhz);
+    if (g.power_watts) s += fmt::format(FMT_COMPILE("  {:.0f}W"), *g.power_watts);
+    if (g.temperature_celsius) s += fmt::format(FMT_COMPILE("  {}C"), *g.temperature_celsius);
+    if (g.sm_clock_mhz) s += fmt::format(FMT_COMPILE("  {}MHz"), *g.sm_clock_mhz);
     if (g.pcie_tx_bytes_s && g.pcie_rx_bytes_s)
-      s += fmt::format("  pcie tx {}B/s rx {}B/s", compact_bytes(*g.pcie_tx_bytes_s),
+      s += fmt::format(FMT_COMPILE("  pcie tx {}B/s rx {}B/s"), compact_bytes(*g.pcie_tx_bytes_s),
                        compact_bytes(*g.pcie_rx_bytes_s));
-    if (!g.processes.empty()) s += fmt::format("  procs {}", g.processes.size());
+    if (!g.processes.empty()) s += fmt::format(FMT_COMPILE("  procs {}"), g.processes.size());
     std::vector<Span> sp;
     if (gpu_throttled(g)) tinted(s, sp, "  THROTTLED", Tint::kBad);
     if (gpu_hot(g)) tinted(s, sp, "  HOT", Tint::kBad);
@@ -355,19 +361,20 @@ void gpu_lines(const Model& m, Lines& l, bool compact) {
 void cgroup_lines(const Model& m, Lines& l) {
   if (!m.cgroup) return;
   const auto& c = *m.cgroup;
-  std::string s = fmt::format("JOB  {} ({})  cpu {}{}", c.path, c.version, pct(c.cpu_pct),
-                              c.cpu_from_processes ? " (its processes')" : "");
-  if (c.cpu_quota_cpus) s += fmt::format(" quota {:.2f}", *c.cpu_quota_cpus);
-  s += fmt::format("  throttled {}", pct(c.throttled_pct));
+  std::string s = fmt::format(FMT_COMPILE("JOB  {} ({})  cpu {}{}"), c.path, c.version,
+                              pct(c.cpu_pct), c.cpu_from_processes ? " (its processes')" : "");
+  if (c.cpu_quota_cpus) s += fmt::format(FMT_COMPILE(" quota {:.2f}"), *c.cpu_quota_cpus);
+  s += fmt::format(FMT_COMPILE("  throttled {}"), pct(c.throttled_pct));
   l.add(s, c.throttled_pct && *c.throttled_pct > 10 ? Style::kWarn : Style::kNormal);
   std::string mem = "JOB  mem ";
   mem += c.memory_bytes ? compact_bytes(double(*c.memory_bytes)) : "-";
-  mem += c.memory_limit_bytes ? fmt::format("/{}", compact_bytes(double(*c.memory_limit_bytes)))
-                              : std::string("/unlimited");
-  if (c.memory_limit_pct) mem += fmt::format(" ({:.0f}%)", *c.memory_limit_pct);
-  if (c.failcnt_delta) mem += fmt::format("  limit hits {}", *c.failcnt_delta);
-  if (c.oom_kills_delta) mem += fmt::format("  oom kills {}", *c.oom_kills_delta);
-  mem += fmt::format("  psi cpu {} mem {} io {}", pressure(c.pressure.cpu),
+  mem += c.memory_limit_bytes
+             ? fmt::format(FMT_COMPILE("/{}"), compact_bytes(double(*c.memory_limit_bytes)))
+             : std::string("/unlimited");
+  if (c.memory_limit_pct) mem += fmt::format(FMT_COMPILE(" ({:.0f}%)"), *c.memory_limit_pct);
+  if (c.failcnt_delta) mem += fmt::format(FMT_COMPILE("  limit hits {}"), *c.failcnt_delta);
+  if (c.oom_kills_delta) mem += fmt::format(FMT_COMPILE("  oom kills {}"), *c.oom_kills_delta);
+  mem += fmt::format(FMT_COMPILE("  psi cpu {} mem {} io {}"), pressure(c.pressure.cpu),
                      pressure(c.pressure.memory), pressure(c.pressure.io));
   const bool warn = (c.oom_kills_delta && *c.oom_kills_delta > 0) ||
                     (c.memory_limit_pct && *c.memory_limit_pct > 90);
@@ -421,16 +428,16 @@ static std::string gpu_column(const Model& model, pid_t pid) {
   std::string which;
   const bool run = used.size() > 2 && used.back() - used.front() + 1 == used.size();
   if (run)
-    which = fmt::format("{}-{}", used.front(), used.back());
+    which = fmt::format(FMT_COMPILE("{}-{}"), used.front(), used.back());
   else
     for (std::size_t i = 0; i < used.size(); ++i) which += (i ? "," : "") + std::to_string(used[i]);
-  return known ? fmt::format("{} {}", which, compact_bytes(double(bytes))) : which;
+  return known ? fmt::format(FMT_COMPILE("{} {}"), which, compact_bytes(double(bytes))) : which;
 }
 
 bool matches_filter(const ProcessModel& p, std::string_view filter) {
   if (filter.empty()) return true;
   if (!p.cmdline.empty()) return p.cmdline.find(filter) != std::string::npos;
-  return fmt::format("[{}]", p.comm).find(filter) != std::string::npos;
+  return fmt::format(FMT_COMPILE("[{}]"), p.comm).find(filter) != std::string::npos;
 }
 
 Tint pressure_tint(double some_pct) {
@@ -555,10 +562,10 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options, Top
   // The filter and the followed process first: they change what the list means, and the
   // title's end is cut on a narrow terminal.
   std::string scope;
-  if (!options.filter.empty()) scope += fmt::format("filter \"{}\"  ", options.filter);
-  if (options.follow) scope += fmt::format("follow {}  ", *options.follow);
-  l.add(fmt::format("dltune top  {}{}  {}  every {:.1f}s  sort {}", scope, options.title, when,
-                    model.interval_s, sort_name(options.sort)),
+  if (!options.filter.empty()) scope += fmt::format(FMT_COMPILE("filter \"{}\"  "), options.filter);
+  if (options.follow) scope += fmt::format(FMT_COMPILE("follow {}  "), *options.follow);
+  l.add(fmt::format(FMT_COMPILE("dltune top  {}{}  {}  every {:.1f}s  sort {}"), scope,
+                    options.title, when, model.interval_s, sort_name(options.sort)),
         Style::kTitle);
   // A notice is read whole: wrapped, never cut at the width.
   for (const auto& n : options.notices) {
@@ -590,11 +597,11 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options, Top
 
   const bool io = reads_io(model);
   const bool gpu = lists_gpu_processes(model);
-  l.add(
-      fmt::format("{:>7} {:<6} S {:>6} {:>5} {:>5} {:>6} {:>7} {}{}{:>4} {}", "PID", "ROLE", "CPU%",
-                  "SYS%", "RUNQ%", "RSS", "MAJF/s", io ? fmt::format("{:>7} ", "IO/s") : "",
-                  gpu ? fmt::format("{:<8} ", "GPU MEM") : "", "THR", "COMMAND"),
-      Style::kHeader);
+  l.add(fmt::format(FMT_COMPILE("{:>7} {:<6} S {:>6} {:>5} {:>5} {:>6} {:>7} {}{}{:>4} {}"), "PID",
+                    "ROLE", "CPU%", "SYS%", "RUNQ%", "RSS", "MAJF/s",
+                    io ? fmt::format(FMT_COMPILE("{:>7} "), "IO/s") : "",
+                    gpu ? fmt::format(FMT_COMPILE("{:<8} "), "GPU MEM") : "", "THR", "COMMAND"),
+        Style::kHeader);
   std::vector<const ProcessModel*> own;
   if (options.visible == nullptr)
     own = visible_processes(model, options.sort, options.filter, options.follow);
@@ -714,7 +721,7 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options, Top
   }
   if (!options.selected && procs.size() > room && room > 0) {
     TopLine more;
-    more.text = fmt::format("  ... {} more processes", procs.size() - room + 1);
+    more.text = fmt::format(FMT_COMPILE("  ... {} more processes"), procs.size() - room + 1);
     l.out.back() = std::move(more);
   }
   if (options.height > 0 && static_cast<int>(l.out.size()) > options.height - 1)
