@@ -64,6 +64,12 @@ struct CgroupCollector::State {
   std::string path, version;
   std::array<File, kCount> files;
   std::string procs_buf;  // pids() reads into its own buffer
+  // What collect read of cgroup.procs (a view of its buffer) and, for a group that holds none
+  // itself, the members found below it: pids() right after collect (a kCgroup scope's members,
+  // every sample) takes them rather than reading and walking the groups again.
+  bool procs_fresh = false;
+  std::string_view procs_text;
+  std::vector<pid_t> below;
   std::uint64_t ticks_per_second = 100;
   std::vector<std::string> notes;  // said once at the first collect
   bool noted = false;
@@ -226,6 +232,7 @@ Result<void> CgroupCollector::collect(std::optional<Cgroup>& out, Notices& notic
   if (c.version != s.version) c.version = s.version;
   const bool v2 = s.version == "v2";
 
+  s.procs_fresh = false;
   for (std::size_t i = 0; i < kCount; ++i) {
     File& f = s.files[i];
     if (!f.file) continue;
@@ -394,13 +401,16 @@ Result<void> CgroupCollector::collect(std::optional<Cgroup>& out, Notices& notic
       case kProcs: {
         std::uint64_t n = 0;
         for (const char ch : text) n += ch == '\n';
+        s.below.clear();
         if (n == 0) {  // a group that holds none itself: those of the groups below it
-          std::vector<pid_t> below;
-          s.descendant_pids(s.procs_dir, below);
-          std::sort(below.begin(), below.end());
-          n = static_cast<std::uint64_t>(std::unique(below.begin(), below.end()) - below.begin());
+          s.descendant_pids(s.procs_dir, s.below);
+          std::sort(s.below.begin(), s.below.end());
+          s.below.erase(std::unique(s.below.begin(), s.below.end()), s.below.end());
+          n = s.below.size();
         }
         c.pids = n;
+        s.procs_text = text;
+        s.procs_fresh = true;
         break;
       }
       case kCount:
@@ -413,17 +423,29 @@ Result<void> CgroupCollector::collect(std::optional<Cgroup>& out, Notices& notic
 
 std::vector<pid_t> CgroupCollector::pids() const {
   std::vector<pid_t> out;
-  File& f = state_->files[kProcs];
+  State& s = *state_;
+  File& f = s.files[kProcs];
   if (!f.file) return out;
-  auto r = f.file->read(state_->procs_buf);
-  if (!r || !*r) return out;
-  scan::Lines lines(**r);
+  // What collect read this sample, or the file now.
+  const bool fresh = std::exchange(s.procs_fresh, false);
+  std::string_view text = s.procs_text;
+  if (!fresh) {
+    auto r = f.file->read(s.procs_buf);
+    if (!r || !*r) return out;
+    text = **r;
+  }
+  scan::Lines lines(text);
   std::string_view line;
   while (lines.next(line)) {
     std::uint64_t v = 0;
     if (scan::to_u64(line, v) && v > 0) out.push_back(static_cast<pid_t>(v));
   }
-  if (out.empty()) state_->descendant_pids(state_->procs_dir, out);
+  if (out.empty()) {
+    if (fresh)
+      out = s.below;
+    else
+      s.descendant_pids(s.procs_dir, out);
+  }
   // v1 lists are neither sorted nor free of repeats (cgroup-v1/cgroups.rst 1.4).
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

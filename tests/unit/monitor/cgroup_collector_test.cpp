@@ -190,6 +190,41 @@ TEST(CgroupCollector, V2Host) {
   EXPECT_EQ(bad.error().input, "/sys/fs/cgroup/dltune/job/memory.events line 1: 'lots'");
 }
 
+// A Slurm job's group holds no process itself: its members are those of the groups below it
+// (steps, tasks). collect counts them and pids() right after gives the same members without
+// reading or walking again: what one sample saw, even if the groups changed in between.
+TEST(CgroupCollector, AGroupThatHoldsNoneHasTheMembersOfTheGroupsBelowItOnceASample) {
+  TempTree t;
+  t.write("proc/self/mountinfo", kMountV2);
+  const std::string d = "sys/fs/cgroup/system.slice/slurmstepd.scope/job_7";
+  t.write(d + "/memory.current", "1048576\n");
+  t.write(d + "/cgroup.procs", "");
+  t.write(d + "/step_0/cgroup.procs", "");
+  t.write(d + "/step_0/user/task_0/cgroup.procs", "300\n100\n");
+  t.write(d + "/step_batch/cgroup.procs", "200\n");
+  auto c = CgroupCollector::open(t.root(), "/system.slice/slurmstepd.scope/job_7");
+  ASSERT_TRUE(c) << c.error().message();
+  Notices notices;
+  std::optional<Cgroup> g;
+  ASSERT_TRUE(c->collect(g, notices));
+  ASSERT_TRUE(g);
+  EXPECT_EQ(*g->pids, 3u);
+  // A task that starts between the collect and the members: the sample's own view.
+  t.write(d + "/step_0/user/task_0/cgroup.procs", "300\n100\n400\n");
+  EXPECT_EQ(c->pids(), (std::vector<pid_t>{100, 200, 300}));
+  // Asked again without a collect: read now.
+  EXPECT_EQ(c->pids(), (std::vector<pid_t>{100, 200, 300, 400}));
+  ASSERT_TRUE(c->collect(g, notices));
+  EXPECT_EQ(*g->pids, 4u);
+  // A group that holds its processes itself: the members of its own list, read once.
+  t.write(d + "/cgroup.procs", "500\n");
+  ASSERT_TRUE(c->collect(g, notices));
+  EXPECT_EQ(*g->pids, 1u);
+  t.write(d + "/cgroup.procs", "500\n600\n");
+  EXPECT_EQ(c->pids(), (std::vector<pid_t>{500}));
+  EXPECT_EQ(c->pids(), (std::vector<pid_t>{500, 600}));
+}
+
 TEST(CgroupCollector, AGroupInNoHierarchyIsAnErrorAndARemovedOneIsEmpty) {
   TempTree t;
   t.write("proc/self/mountinfo", kMountV2);
