@@ -143,8 +143,10 @@ class CgroupCollector {
   CgroupCollector& operator=(CgroupCollector&&) noexcept;
   // The group removed since open: `out` is left empty, not an error.
   [[nodiscard]] Result<void> collect(std::optional<Cgroup>& out, Notices& notices);
-  // The PIDs in the group now (cgroup.procs), for Scope::kCgroup; for a group that holds none
-  // itself (a Slurm job's), those of the groups below it.
+  // The PIDs in the group (cgroup.procs), for Scope::kCgroup; for a group that holds none
+  // itself (a Slurm job's), those of the groups below it. The first call after a collect gives
+  // the members that collect read and counted (one sample, one reading: the Sampler calls it
+  // right after); any other call reads them now.
   [[nodiscard]] std::vector<pid_t> pids() const;
 
  private:

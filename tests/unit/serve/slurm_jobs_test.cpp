@@ -135,9 +135,13 @@ TEST(SlurmJobs, AJobsProcessesAreThoseOfTheGroupsBelowIt) {
   ASSERT_TRUE(out);
   EXPECT_EQ(out->pids, 3u);
   EXPECT_EQ(out->memory_bytes, 1048576u);
-  // A step that ends takes its processes with it; a new one brings its own.
+  EXPECT_EQ(c->pids(), (std::vector<pid_t>{100, 101, 102}));  // what that collect read
+  // A step that ends takes its processes with it; a new one brings its own: the next sample.
   fs::remove_all(t.dir() / "sys/fs/cgroup/memory/slurm/uid_1000/job_12/step_batch");
   t.write("sys/fs/cgroup/memory/slurm/uid_1000/job_12/step_1/task_0/cgroup.procs", "103\n");
+  ASSERT_TRUE(c->collect(out, notices));
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->pids, 2u);
   EXPECT_EQ(c->pids(), (std::vector<pid_t>{100, 103}));
 }
 
