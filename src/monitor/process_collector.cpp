@@ -97,6 +97,7 @@ struct Tracked {
   bool known = false;  // start_ticks read at least once
   host::OpenFile stat, schedstat, status, io;
   std::string comm, cmdline;
+  std::uint64_t startstack = 0;  // stat's, at its last reading: another is another exec
   bool cmdline_read = false;
   std::optional<int> rank;
   bool environ_read = false;   // for a main process or a rank only: RANK
@@ -533,10 +534,16 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
   }
   t.known = true;
   t.start_ticks = st->start_ticks;
-  if (t.comm != st->comm) {  // new, or it exec'd: the command line changed too
+  // New, or it exec'd: the command line changed too, and the environment. An exec of a program
+  // of the same name (torchrun's python3 starting a rank's python3, a fork read before its exec)
+  // keeps the name: its stack moved.
+  const bool execd = st->startstack != 0 && t.startstack != 0 && st->startstack != t.startstack;
+  if (t.comm != st->comm || execd) {
     t.comm.assign(st->comm);
-    t.cmdline_read = t.environ_read = false;  // an exec has a new environment too
+    t.cmdline_read = t.environ_read = false;
+    t.rank.reset();
   }
+  t.startstack = st->startstack;
   t.sched_of_last.reset();  // set below, when read with this stat
   t.last = {st->ppid,      st->state,  st->utime,   st->stime,
             st->minflt,    st->majflt, st->threads, st->rss_pages * page_size,

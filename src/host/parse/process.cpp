@@ -95,6 +95,7 @@ Result<ProcStat> parse_proc_stat(std::string_view text) {
   if (!(ok = need(20, s.threads, "num_threads"))) return tl::unexpected(ok.error());
   if (!(ok = need(22, s.start_ticks, "starttime"))) return tl::unexpected(ok.error());
   if (!(ok = need(24, s.rss_pages, "rss"))) return tl::unexpected(ok.error());
+  if (!(ok = need(28, s.startstack, "startstack"))) return tl::unexpected(ok.error());
   if (!(ok = need(39, s.processor, "processor"))) return tl::unexpected(ok.error());
   return s;
 }

@@ -28,7 +28,12 @@ struct ProcStat {
   std::uint64_t threads = 0;             // field 20
   std::uint64_t start_ticks = 0;         // field 22, clock ticks since boot
   std::uint64_t rss_pages = 0;           // field 24
-  int processor = -1;                    // field 39
+  // Field 28, the address of the bottom of the stack (proc(5)): set at each exec, at a new
+  // random place where the address space is randomised, so it tells an exec that kept the name
+  // (python3 running python3) from none. 0 for a kernel thread and where the reader may not
+  // ptrace the process.
+  std::uint64_t startstack = 0;
+  int processor = -1;  // field 39
 };
 // Errors name the file ("/proc/PID/stat") and the field that is missing or not a number.
 [[nodiscard]] Result<ProcStat> parse_proc_stat(std::string_view text);

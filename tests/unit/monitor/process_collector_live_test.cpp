@@ -467,3 +467,52 @@ TEST(ProcessCollectorLive, AProcessThatHasNotRunHasTheStatItKept) {
     EXPECT_GE(compared, 4u * 15) << "the tree's idle members at least, every sample";
   }
 }
+
+// An exec that keeps the process's name (python3 starting python3 under torchrun): a fork of
+// this test reads as its copy, then execs sleep through a link named as this test's process is.
+// Its name is the same before and after; its command line is the new program's once it exec'd.
+TEST(ProcessCollectorLive, AnExecThatKeepsTheNameHasTheNewCommandLine) {
+  const std::string own = comm_of(::getpid());
+  ASSERT_FALSE(own.empty());
+  char dir[] = "/tmp/dltune-exec-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string link = std::string(dir) + "/" + own;
+  ASSERT_EQ(::symlink("/bin/sleep", link.c_str()), 0);
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(go[1]);
+    char c = 0;
+    if (::read(go[0], &c, 1) != 1) ::_exit(2);
+    const char* argv[] = {own.c_str(), "1000", nullptr};
+    ::execv(link.c_str(), const_cast<char* const*>(argv));
+    ::_exit(127);
+  }
+  ::close(go[0]);
+  ProcessCollector collector(dltune::host::Root(), Scope{Scope::Kind::kTree, child, {}});
+  Notices notices;
+  std::vector<Process> out;
+  ASSERT_TRUE(collector.collect(out, notices, {}, 1));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].comm, own);
+  EXPECT_NE(out[0].cmdline, own + " 1000");  // the test's own, copied by the fork
+  ASSERT_EQ(::write(go[1], "x", 1), 1);
+  const auto execd = [&] {
+    std::ifstream in("/proc/" + std::to_string(child) + "/cmdline");
+    const std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return s == own + std::string("\0001000\0", 6);
+  };
+  const bool ok = wait_for(execd);
+  if (ok) {
+    ASSERT_TRUE(collector.collect(out, notices, {}, 2));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].comm, own);
+    EXPECT_EQ(out[0].cmdline, own + " 1000");
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ::close(go[1]);
+  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(ok) << "the child did not exec";
+}

@@ -174,6 +174,48 @@ TEST(ProcessCollectorTree, RanksCarryTheRankOfTheirEnvironment) {
   EXPECT_EQ(out[1].rank, 5);
 }
 
+// torchrun's python3 starts each rank's python3: between its fork and its exec a rank is a copy
+// of the launcher (its command line, no RANK), and the exec keeps the name. The stack's new
+// place (stat's startstack, moved by every exec) says it exec'd: its command line and RANK are
+// read again. The same place: read once, as before.
+TEST(ProcessCollectorTree, AnExecThatKeepsTheNameIsSeenByItsNewStack) {
+  using namespace std::string_literals;
+  const auto with_stack = [](std::string line, unsigned long stack) {
+    line.replace(line.find(" 18446744073709551615 1 1 0 "), 28,
+                 " 18446744073709551615 1 1 " + std::to_string(stack) + " ");
+    return line;
+  };
+  TempTree t;
+  add(t, 300, "python3", 1, 500, "python3\0torchrun\0--nproc\0002\0train.py\0"s);
+  add(t, 301, "python3", 300, 510, "python3\0torchrun\0--nproc\0002\0train.py\0"s);
+  t.write("proc/300/stat", with_stack(stat_line(300, "python3", 1, 500), 140731000000000))
+      .write("proc/301/stat", with_stack(stat_line(301, "python3", 300, 510), 140731000000000));
+  ProcessCollector c(t.root(), Scope{Scope::Kind::kTree, 300, {}});
+  Notices notices;
+  std::vector<Process> out;
+  ASSERT_TRUE(c.collect(out, notices));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].cmdline, "python3 torchrun --nproc 2 train.py");
+  EXPECT_FALSE(out[1].rank);
+  // Its exec: the rank's command line and environment, the same name.
+  t.write("proc/301/cmdline", "python3\0-u\0train.py\0"s)
+      .write("proc/301/environ", "RANK=1\0WORLD_SIZE=2\0"s);
+  // Not yet: the same stack is the same program, whose command line was read.
+  ASSERT_TRUE(c.collect(out, notices));
+  EXPECT_EQ(out[1].cmdline, "python3 torchrun --nproc 2 train.py");
+  t.write("proc/301/stat", with_stack(stat_line(301, "python3", 300, 510), 140735555555000));
+  ASSERT_TRUE(c.collect(out, notices));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].cmdline, "python3 -u train.py");
+  EXPECT_EQ(out[1].role, Role::kRank);
+  EXPECT_EQ(out[1].rank, 1);
+  // A process the reader may not trace shows 0 there: no exec seen from it, nothing read again.
+  t.write("proc/301/cmdline", "python3\0other.py\0"s)
+      .write("proc/301/stat", with_stack(stat_line(301, "python3", 300, 510), 0));
+  ASSERT_TRUE(c.collect(out, notices));
+  EXPECT_EQ(out[1].cmdline, "python3 -u train.py");
+}
+
 namespace {
 
 bool opened(const dltune::host::Root& r, const std::string& path) {

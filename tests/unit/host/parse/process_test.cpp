@@ -43,7 +43,8 @@ TEST(ParseProcStat, RealBashLine) {
   EXPECT_EQ(s->threads, 1u);    // field 20
   EXPECT_EQ(s->start_ticks, 2077332u);
   EXPECT_EQ(s->rss_pages, 968u);
-  EXPECT_EQ(s->processor, 1);  // field 39
+  EXPECT_EQ(s->startstack, 140731023624864u);  // field 28
+  EXPECT_EQ(s->processor, 1);                  // field 39
 }
 
 TEST(ParseProcStat, KernelThread) {
@@ -52,6 +53,7 @@ TEST(ParseProcStat, KernelThread) {
   EXPECT_EQ(s->comm, "kthreadd");
   EXPECT_EQ(s->ppid, 0);
   EXPECT_EQ(s->rss_pages, 0u);
+  EXPECT_EQ(s->startstack, 0u);
   EXPECT_EQ(s->start_ticks, 23u);
 }
 
