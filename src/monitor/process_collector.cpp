@@ -540,8 +540,7 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
   const bool execd = st->startstack != 0 && t.startstack != 0 && st->startstack != t.startstack;
   if (t.comm != st->comm || execd) {
     t.comm.assign(st->comm);
-    t.cmdline_read = t.environ_read = false;
-    t.rank.reset();
+    t.cmdline_read = t.environ_read = false;  // RANK is read again with the environment
   }
   t.startstack = st->startstack;
   t.sched_of_last.reset();  // set below, when read with this stat
