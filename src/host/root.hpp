@@ -50,9 +50,11 @@ class OpenFile {
   OpenFile& operator=(const OpenFile&) = delete;
   ~OpenFile();
 
-  // The whole file into `buf` (its capacity reused; grown when the file is larger), as a view of
-  // `buf`. An empty optional when what the file described is gone (ESRCH: the process exited;
-  // ENOENT/ENODEV: the device or group was removed). Other errors name the path and errno.
+  // The whole file into `buf` (its storage reused; grown when the file is larger), as a view of
+  // `buf`: the view is the text; `buf`'s size is the room kept for the next read (never shrunk,
+  // so that a read does not clear the room again first). An empty optional when what the file
+  // described is gone (ESRCH: the process exited; ENOENT/ENODEV: the device or group was removed).
+  // Other errors name the path and errno.
   [[nodiscard]] Result<std::optional<std::string_view>> read(std::string& buf) const;
   // For a directory opened with Root::open_directory: its numeric entries (PIDs, TIDs), sorted,
   // listed afresh from the start each call; false when it has gone (the process exited).

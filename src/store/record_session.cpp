@@ -31,8 +31,8 @@ Result<std::unique_ptr<RecordSession>> RecordSession::create(const RecordSetup& 
   info.command = setup.command;
   store::WriterOptions wo;
   wo.force = setup.force;
-  // A batch of about ten seconds: a crash loses at most that, and each commit's fsync is paid
-  // once per batch, not per sample.
+  // A batch of about ten seconds: a crash loses at most that (and the second of samples the
+  // recorder holds, below), and each commit's fsync is paid once per batch, not per sample.
   wo.batch = static_cast<std::size_t>(std::clamp<std::int64_t>(
       10'000'000'000 / std::max<std::int64_t>(setup.interval_ns, 1), 1, 100));
   auto writer = store::RecordingWriter::create(setup.path, info, wo);
@@ -54,6 +54,9 @@ Result<void> RecordSession::start(const host::Root& root, const monitor::Sampler
   ro.interval_ns = setup_.interval_ns;
   ro.duration_ns = setup_.duration_ns;
   ro.on_notice = setup_.notice;
+  // Up to a second of samples (ten at most) written together, while SQLite is warm.
+  ro.hold = static_cast<std::size_t>(std::clamp<std::int64_t>(
+      1'000'000'000 / std::max<std::int64_t>(setup_.interval_ns, 1), 1, 10));
   // A job's tree: its main process's Python stacks too, each interval's kept with its sample,
   // and its ranks' under a launcher.
   if (setup_.python_interval_ns > 0 && options.scope.kind == monitor::Scope::Kind::kTree &&
@@ -141,8 +144,8 @@ bool RecordSession::finish(const host::Root& root, std::optional<int> exit_statu
     notice(fmt::format(
         "{} samples ({} late) in {} ({}B); sampling and writing cost {:.2f} ms of CPU per sample "
         "({:.2f}% of one CPU at this interval)",
-        stats->samples, stats->late, setup_.path, monitor::compact_bytes(size), per_sample_ms,
-        per_sample_ms * 1e6 / double(setup_.interval_ns) * 100));
+        writer_->samples_written(), stats->late, setup_.path, monitor::compact_bytes(size),
+        per_sample_ms, per_sample_ms * 1e6 / double(setup_.interval_ns) * 100));
   }
   return ok;
 }

@@ -55,7 +55,9 @@ std::int64_t Pace::next(std::int64_t now) {
 }
 
 void Recorder::loop() {
-  monitor::Sample sample;
+  // The samples held for the writer, each one's storage reused: the sampler fills every field.
+  std::vector<monitor::Sample> held(std::max<std::size_t>(options_.hold, 1));
+  std::size_t taken = 0;  // held[0..taken) are waiting for the writer
   const Clock& clock = clock_or_system(options_.clock);
   const std::int64_t start = clock.monotonic_ns();
   Pace pace(start, options_.interval_ns);
@@ -63,20 +65,29 @@ void Recorder::loop() {
     std::lock_guard lock(mu_);
     stats_.error = std::move(e);
   };
+  bool writer_failed = false;
+  const auto hand_over = [&] {
+    for (std::size_t i = 0; i < taken && !writer_failed; ++i)
+      if (auto ok = writer_->append(held[i]); !ok) {
+        fail_with(ok.error());
+        writer_failed = true;
+      }
+    taken = 0;
+    return !writer_failed;
+  };
   const auto scope = sampler_->options().scope.kind;
   while (!stop_.load()) {
     const std::int64_t began = clock.monotonic_ns();
     const bool late = pace.late(began);
+    monitor::Sample& sample = held[taken];
     if (auto ok = sampler_->sample(sample); !ok) {
       fail_with(ok.error());
       break;
     }
+    ++taken;
     for (auto& n : sampler_->take_notices())
       if (options_.on_notice) options_.on_notice(n);
-    if (auto ok = writer_->append(sample); !ok) {
-      fail_with(ok.error());
-      break;
-    }
+    if (taken == held.size() && !hand_over()) break;
     if (options_.after_sample) options_.after_sample(sample);
     {
       std::lock_guard lock(mu_);
@@ -102,7 +113,14 @@ void Recorder::loop() {
       ::ppoll(&p, 1, &ts, nullptr);
     }
   }
-  if (auto ok = writer_->flush(); !ok) fail_with(ok.error());
+  // What is held is written, also after the sampler failed: those samples are whole.
+  if (hand_over()) {
+    if (auto ok = writer_->flush(); !ok) fail_with(ok.error());
+  }
+  {
+    std::lock_guard lock(mu_);
+    stats_.thread_cpu_seconds = static_cast<double>(now_ns(CLOCK_THREAD_CPUTIME_ID)) / 1e9;
+  }
   finished_.store(true);
 }
 

@@ -28,12 +28,24 @@ using sql::Database;
 using sql::Statement;
 using sqlite::Transaction;
 
+// What process_info says of a process, as last written; `seen`: the sample it was last in.
 struct Identity {
-  pid_t ppid;
-  monitor::Role role;
+  pid_t ppid = 0;
+  monitor::Role role{};
   std::string comm, cmdline;
   std::optional<int> rank;
-  bool operator==(const Identity&) const = default;
+  std::int64_t seen = 0;
+  [[nodiscard]] bool same_as(const monitor::Process& p) const {
+    return ppid == p.ppid && role == p.role && rank == p.rank && comm == p.comm &&
+           cmdline == p.cmdline;
+  }
+  void assign(const monitor::Process& p) {
+    ppid = p.ppid;
+    role = p.role;
+    rank = p.rank;
+    comm = p.comm;
+    cmdline = p.cmdline;
+  }
 };
 
 std::string dir_of(const std::string& path) {
@@ -81,8 +93,9 @@ struct RecordingWriter::State {
   std::size_t committed = 0, pending = 0;
   bool finished = false;
   std::string path;  // for messages, also once the database is closed
-  // The identity text last written for each process of the last sample.
-  std::map<std::pair<pid_t, std::uint64_t>, Identity> written, next;
+  // The identity last written for each process of the last sample, updated in place (no
+  // allocation for a process that stays the same).
+  std::map<std::pair<pid_t, std::uint64_t>, Identity> written;
 
   Result<void> prepare() {
     const std::pair<std::optional<Statement>*, const char*> all[] = {
@@ -151,20 +164,21 @@ Result<void> RecordingWriter::State::write(std::int64_t id, const monitor::Sampl
   if (s.cgroup) {
     if (auto r = row(cgroup, [&](Binder& b) { sql::bind_cgroup(b, id, *s.cgroup); }); !r) return r;
   }
-  next.clear();
   for (const auto& p : s.processes) {
     if (auto r = row(process, [&](Binder& b) { sql::bind_process(b, id, p); }); !r) return r;
-    const auto key = std::make_pair(p.pid, p.start_ticks);
-    Identity ident{p.ppid, p.role, p.comm, p.cmdline, p.rank};
-    auto it = written.find(key);
-    if (it == written.end() || !(it->second == ident)) {
+    auto [it, added] = written.try_emplace(std::make_pair(p.pid, p.start_ticks));
+    if (added || !it->second.same_as(p)) {
       auto r = row(process_info, [&](Binder& b) { sql::bind_process_info(b, id, p); });
-      if (!r) return r;
+      if (!r) {
+        written.erase(it);
+        return r;
+      }
+      it->second.assign(p);
     }
-    next.insert_or_assign(key, std::move(ident));
+    it->second.seen = id;
   }
   // Only the processes of this sample are remembered: memory stays bounded by the scope.
-  std::swap(written, next);
+  std::erase_if(written, [id](const auto& kv) { return kv.second.seen != id; });
   for (const auto& g : s.gpus) {
     if (auto r = row(gpu, [&](Binder& b) { sql::bind_gpu(b, id, g); }); !r) return r;
     for (std::size_t i = 0; i < g.processes.size(); ++i) {

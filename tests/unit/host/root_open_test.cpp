@@ -53,6 +53,23 @@ TEST(RootOpen, GrowsTheBufferForALargeFile) {
   ASSERT_TRUE(text && text->has_value());
   EXPECT_EQ((*text)->size(), big.size());
   EXPECT_TRUE((*text)->ends_with("END"));
+
+  // The buffer keeps its room; a shorter text after a long one is that text alone, and a text
+  // that fills the room exactly is read to its end.
+  t.write("proc/big", "short\n");
+  text = (*f)->read(buf);
+  ASSERT_TRUE(text && text->has_value());
+  EXPECT_EQ(**text, "short\n");
+  EXPECT_GE(buf.size(), big.size());
+  const std::string exact(buf.size(), 'y');
+  t.write("proc/big", exact);
+  text = (*f)->read(buf);
+  ASSERT_TRUE(text && text->has_value());
+  EXPECT_EQ(**text, exact);
+  t.write("proc/big", "");
+  text = (*f)->read(buf);
+  ASSERT_TRUE(text && text->has_value());
+  EXPECT_TRUE((*text)->empty());
 }
 
 TEST(RootOpen, AbsentIsEmptyAndAnExitedProcessIsGoneNotAnError) {
