@@ -55,8 +55,7 @@ Result<void> RecordSession::start(const host::Root& root, const monitor::Sampler
   ro.duration_ns = setup_.duration_ns;
   ro.on_notice = setup_.notice;
   // Up to a second of samples (ten at most) written together, while SQLite is warm.
-  ro.hold = static_cast<std::size_t>(std::clamp<std::int64_t>(
-      1'000'000'000 / std::max<std::int64_t>(setup_.interval_ns, 1), 1, 10));
+  ro.hold = std::min(monitor::samples_a_second(setup_.interval_ns), 10u);
   // A job's tree: its main process's Python stacks too, each interval's kept with its sample,
   // and its ranks' under a launcher.
   if (setup_.python_interval_ns > 0 && options.scope.kind == monitor::Scope::Kind::kTree &&
