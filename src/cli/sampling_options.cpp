@@ -45,6 +45,9 @@ monitor::SamplerOptions sampler_options(const monitor::Scope& scope, std::int64_
   // A process that has not run since its last reading (most of a host's, and a job's idle
   // helpers) keeps it: its schedstat says so, and is cheaper than its stat and io.
   o.process_detail.unchanged_every = monitor::samples_a_second(interval_ns);
+  // A job's group counted about once a second when it holds many processes: a shared group's
+  // list costs in proportion to its size (a host's root group: every process).
+  o.group_count_every = monitor::samples_a_second(interval_ns);
   return o;
 }
 

@@ -70,6 +70,11 @@ struct CgroupCollector::State {
   bool procs_fresh = false;
   std::string_view procs_text;
   std::vector<pid_t> below;
+  // count_every: a group that counted more than kSmallGroup at its last reading is counted
+  // every `count_every` collects, its last count carried between.
+  unsigned count_every = 1;
+  std::uint64_t collects = 0;
+  std::optional<std::uint64_t> last_count;
   std::uint64_t ticks_per_second = 100;
   std::vector<std::string> notes;  // said once at the first collect
   bool noted = false;
@@ -233,9 +238,16 @@ Result<void> CgroupCollector::collect(std::optional<Cgroup>& out, Notices& notic
   const bool v2 = s.version == "v2";
 
   s.procs_fresh = false;
+  const bool count_now = s.count_every <= 1 || !s.last_count || *s.last_count <= kSmallGroup ||
+                         s.collects % s.count_every == 0;
+  ++s.collects;
   for (std::size_t i = 0; i < kCount; ++i) {
     File& f = s.files[i];
     if (!f.file) continue;
+    if (i == kProcs && !count_now) {
+      c.pids = s.last_count;
+      continue;
+    }
     auto r = f.file->read(f.buf);
     if (!r) {
       // A pressure file of a group whose PSI is switched off (cgroup.pressure 0, Linux 6.5+).
@@ -408,7 +420,7 @@ Result<void> CgroupCollector::collect(std::optional<Cgroup>& out, Notices& notic
           s.below.erase(std::unique(s.below.begin(), s.below.end()), s.below.end());
           n = s.below.size();
         }
-        c.pids = n;
+        c.pids = s.last_count = n;
         s.procs_text = text;
         s.procs_fresh = true;
         break;
@@ -419,6 +431,10 @@ Result<void> CgroupCollector::collect(std::optional<Cgroup>& out, Notices& notic
     if (!ok) return ok;
   }
   return {};
+}
+
+void CgroupCollector::count_every(unsigned n) {
+  state_->count_every = std::max(n, 1u);
 }
 
 std::vector<pid_t> CgroupCollector::pids() const {

@@ -111,7 +111,7 @@ struct Cgroup {
   // Pressure of the group itself (v2, or the hybrid's unified group that `run` makes)
   Pressures pressure;
   // Processes in the group now; for a group that holds none itself (a Slurm job's), those in the
-  // groups below it.
+  // groups below it. Carried between readings of a large group (CgroupCollector::count_every).
   std::optional<std::uint64_t> pids;
 };
 

@@ -37,6 +37,7 @@ Result<std::unique_ptr<Sampler>> Sampler::open(const host::Root& root, SamplerOp
   if (group) {
     auto c = CgroupCollector::open(root, *group);
     if (!c) return tl::unexpected(c.error());
+    if (o.scope.kind != Scope::Kind::kCgroup) c->count_every(o.group_count_every);
     s->cgroup_ = std::make_unique<CgroupCollector>(std::move(*c));
   }
   if (o.scope.kind != Scope::Kind::kNone)

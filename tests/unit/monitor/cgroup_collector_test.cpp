@@ -225,6 +225,94 @@ TEST(CgroupCollector, AGroupThatHoldsNoneHasTheMembersOfTheGroupsBelowItOnceASam
   EXPECT_EQ(c->pids(), (std::vector<pid_t>{500, 600}));
 }
 
+std::string pid_lines(int from, int count) {
+  std::string out;
+  for (int i = 0; i < count; ++i) out += std::to_string(from + i) + "\n";
+  return out;
+}
+
+// count_every (a tree's group, shared with other processes): a large group is counted every
+// n-th collect and its count carried between; a small one every collect; the other files are
+// read every collect all the same. pids() still reads the list itself.
+TEST(CgroupCollector, ALargeGroupIsCountedEveryNthCollectASmallOneEveryCollect) {
+  TempTree t;
+  t.write("proc/self/mountinfo", kMountV2);
+  const std::string d = "sys/fs/cgroup/user.slice";
+  t.write(d + "/memory.current", "1\n");
+  t.write(d + "/cgroup.procs", pid_lines(100, 3));
+  auto c = CgroupCollector::open(t.root(), "/user.slice");
+  ASSERT_TRUE(c) << c.error().message();
+  c->count_every(4);
+  Notices notices;
+  std::optional<Cgroup> g;
+  // Small: every collect.
+  ASSERT_TRUE(c->collect(g, notices));
+  EXPECT_EQ(*g->pids, 3u);
+  t.write(d + "/cgroup.procs", pid_lines(100, 200));
+  ASSERT_TRUE(c->collect(g, notices));  // read: the last count was small
+  EXPECT_EQ(*g->pids, 200u);
+  // Large now: carried until the 4th collect's turn (collects 0, 4, 8, ... read).
+  t.write(d + "/cgroup.procs", pid_lines(100, 201));
+  t.write(d + "/memory.current", "2\n");
+  ASSERT_TRUE(c->collect(g, notices));
+  EXPECT_EQ(*g->pids, 200u);
+  EXPECT_EQ(*g->memory_bytes, 2u);    // the other files every collect
+  EXPECT_EQ(c->pids().size(), 201u);  // read now, not carried
+  ASSERT_TRUE(c->collect(g, notices));
+  EXPECT_EQ(*g->pids, 200u);
+  ASSERT_TRUE(c->collect(g, notices));  // the 4th collect's turn
+  EXPECT_EQ(*g->pids, 201u);
+  // Small again: every collect from its next reading.
+  t.write(d + "/cgroup.procs", pid_lines(100, 2));
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(c->collect(g, notices));
+  EXPECT_EQ(*g->pids, 201u);
+  ASSERT_TRUE(c->collect(g, notices));
+  EXPECT_EQ(*g->pids, 2u);
+  t.write(d + "/cgroup.procs", pid_lines(100, 1));
+  ASSERT_TRUE(c->collect(g, notices));
+  EXPECT_EQ(*g->pids, 1u);
+
+  // Without count_every (a kCgroup scope's members): a large group every collect.
+  auto every = CgroupCollector::open(t.root(), "/user.slice");
+  ASSERT_TRUE(every);
+  t.write(d + "/cgroup.procs", pid_lines(100, 300));
+  ASSERT_TRUE(every->collect(g, notices));
+  t.write(d + "/cgroup.procs", pid_lines(100, 301));
+  ASSERT_TRUE(every->collect(g, notices));
+  EXPECT_EQ(*g->pids, 301u);
+}
+
+// The Sampler counts a large group every group_count_every samples unless the group's processes
+// are the scope's members (kCgroup): those it needs every sample.
+TEST(CgroupCollector, TheSamplerCarriesALargeGroupsCountUnlessItsProcessesAreTheScope) {
+  TempTree t;
+  t.write("proc/self/mountinfo", kMountV2);
+  t.write("proc/stat", "cpu  10 0 10 10 0 0 0 0\ncpu0 10 0 10 10 0 0 0 0\nctxt 5\n");
+  t.write("proc/meminfo", "MemTotal: 100 kB\nMemAvailable: 50 kB\n");
+  const std::string d = "sys/fs/cgroup/user.slice";
+  t.write(d + "/memory.current", "1\n");
+  t.write(d + "/cgroup.procs", pid_lines(100, 100));
+  for (const auto kind : {Scope::Kind::kNone, Scope::Kind::kCgroup}) {
+    SCOPED_TRACE(kind == Scope::Kind::kNone ? "not the scope" : "the scope");
+    SamplerOptions o;
+    o.gpus = false;
+    o.scope.kind = kind;
+    o.scope.cgroup = "/user.slice";
+    o.cgroup = "/user.slice";
+    o.group_count_every = 10;
+    auto sampler = Sampler::open(t.root(), o);
+    ASSERT_TRUE(sampler) << sampler.error().message();
+    t.write(d + "/cgroup.procs", pid_lines(100, 100));
+    Sample sample;
+    ASSERT_TRUE((*sampler)->sample(sample));
+    ASSERT_TRUE(sample.cgroup);
+    EXPECT_EQ(*sample.cgroup->pids, 100u);
+    t.write(d + "/cgroup.procs", pid_lines(100, 101));
+    ASSERT_TRUE((*sampler)->sample(sample));
+    EXPECT_EQ(*sample.cgroup->pids, kind == Scope::Kind::kNone ? 100u : 101u);
+  }
+}
+
 TEST(CgroupCollector, AGroupInNoHierarchyIsAnErrorAndARemovedOneIsEmpty) {
   TempTree t;
   t.write("proc/self/mountinfo", kMountV2);
