@@ -62,7 +62,9 @@ struct ProcessDetail {
   // children) is listed every `threads_every` samples, a share of the members each sample. The
   // main process's and the ranks' known threads' children files are read every sample (they
   // start the job's workers); a worker's only in its turn, its children carried between. A
-  // child forked by a new thread, or by a worker, is found up to that many samples late.
+  // child forked by a new thread, or by a worker, is found up to that many samples late. A
+  // member single-threaded at its last reading (stat's thread count) is not listed at all until
+  // its stat counts more (a child of a new thread: up to one sample later still).
   unsigned threads_every = 1;
   // A process whose schedstat is read (`pids`), single-threaded and not running at its last
   // reading, whose schedstat (read before its stat) shows the same run time and timeslices, has

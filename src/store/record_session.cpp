@@ -1,11 +1,14 @@
 #include "store/record_session.hpp"
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include <fmt/format.h>
 
@@ -150,6 +153,23 @@ bool RecordSession::finish(const host::Root& root, std::optional<int> exit_statu
 }
 
 void wait_for_end(const RecordSession& session, const sigset_t& stop_set) {
+  // Asleep until a signal or the recorder's end, not awake every so often to ask: a signalfd of
+  // the stop signals (blocked here) and the recorder's done_fd in one poll.
+  const int sig = ::signalfd(-1, &stop_set, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sig >= 0 && session.done_fd() >= 0) {
+    pollfd fds[2] = {{sig, POLLIN, 0}, {session.done_fd(), POLLIN, 0}};
+    while (!session.finished()) {
+      if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
+      if (fds[0].revents & POLLIN) {
+        signalfd_siginfo info{};
+        [[maybe_unused]] const auto n = ::read(sig, &info, sizeof info);
+        break;
+      }
+    }
+    ::close(sig);
+    return;
+  }
+  if (sig >= 0) ::close(sig);
   const timespec tick{0, 200'000'000};
   while (!session.finished())
     if (::sigtimedwait(&stop_set, nullptr, &tick) > 0) return;

@@ -50,6 +50,8 @@ class RecordSession {
   // Starts sampling on a thread of its own.
   [[nodiscard]] Result<void> start(const host::Root& root, const monitor::SamplerOptions& options);
   [[nodiscard]] bool finished() const { return recorder_ && recorder_->finished(); }
+  // Readable once the recording has ended by itself (Recorder::done_fd); -1 before start().
+  [[nodiscard]] int done_fd() const { return recorder_ ? recorder_->done_fd() : -1; }
   // Stops sampling (the samples taken stay); finish() may come later.
   void stop() {
     if (recorder_) recorder_->stop();

@@ -19,6 +19,7 @@ std::unique_ptr<Recorder> Recorder::start(std::unique_ptr<monitor::Sampler> samp
   r->writer_ = &writer;
   r->options_ = std::move(options);
   r->wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  r->done_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   // The thread starts with every signal blocked, so that SIGINT reaches the command's handler
   // (or spawn_and_wait's signalfd) and never this thread.
   sigset_t all, old;
@@ -32,6 +33,7 @@ std::unique_ptr<Recorder> Recorder::start(std::unique_ptr<monitor::Sampler> samp
 Recorder::~Recorder() {
   stop();
   if (wake_fd_ >= 0) ::close(wake_fd_);
+  if (done_fd_ >= 0) ::close(done_fd_);
 }
 
 void Recorder::stop() {
@@ -122,6 +124,10 @@ void Recorder::loop() {
     stats_.thread_cpu_seconds = static_cast<double>(now_ns(CLOCK_THREAD_CPUTIME_ID)) / 1e9;
   }
   finished_.store(true);
+  if (done_fd_ >= 0) {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const auto n = ::write(done_fd_, &one, sizeof one);
+  }
 }
 
 }  // namespace dltune::store

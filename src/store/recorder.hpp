@@ -80,6 +80,10 @@ class Recorder {
   void stop();
   // Whether the thread has ended (stop(), the duration, the scope ended, or an error).
   [[nodiscard]] bool finished() const { return finished_.load(); }
+  // An eventfd that becomes readable when the thread has ended, to wait for it with poll(2)
+  // (among other descriptors) instead of asking finished() again and again. -1 if none could be
+  // made.
+  [[nodiscard]] int done_fd() const { return done_fd_; }
   [[nodiscard]] RecorderStats stats() const;
 
  private:
@@ -94,6 +98,7 @@ class Recorder {
   RecorderStats stats_;
   std::thread thread_;
   int wake_fd_ = -1;  // an eventfd that stop() writes, so a long interval ends at once
+  int done_fd_ = -1;
 };
 
 }  // namespace dltune::store

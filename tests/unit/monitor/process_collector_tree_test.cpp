@@ -505,6 +505,41 @@ TEST(ProcessCollectorTree, ThreadsAreListedInTurnAndKnownThreadsChildrenEverySam
   EXPECT_EQ(pids(), (std::vector<pid_t>{99, 100, 101, 102, 103, 104}));
 }
 
+// A member whose stat counted one thread, listed as that thread alone, is not listed again: a
+// thread it starts is seen once its stat counts it, and listed at the sample after.
+TEST(ProcessCollectorTree, ASingleThreadedMembersTaskDirectoryIsNotListedAgain) {
+  using namespace std::string_literals;
+  TempTree t;
+  add(t, 99, "python", 1, 500, "python\0train.py\0"s);
+  t.write("proc/99/stat", stat_with(99, "python", 1, 500, 'S', 120, 1));
+  add(t, 100, "sh", 99, 600, "sh\0"s);
+  t.write("proc/99/task/99/children", "100 ").write("proc/100/task/100/children", "");
+  ProcessCollector tree(t.root(), Scope{Scope::Kind::kTree, 99, {}});  // threads_every 1
+  Notices notices;
+  std::vector<Process> out;
+  const auto pids = [&out] {
+    std::vector<pid_t> v;
+    for (const auto& p : out) v.push_back(p.pid);
+    return v;
+  };
+  ASSERT_TRUE(tree.collect(out, notices));
+  EXPECT_EQ(pids(), (std::vector<pid_t>{99, 100}));
+  // A second thread with a child, its stat not yet saying so: the directory is not listed.
+  add(t, 102, "sh", 99, 800, "sh\0"s);
+  t.mkdir("proc/99/task/98").write("proc/99/task/98/children", "102 ");
+  ASSERT_TRUE(tree.collect(out, notices));
+  EXPECT_EQ(pids(), (std::vector<pid_t>{99, 100}));
+  // Its stat counts two threads (read in this sample, after the members were found) ...
+  t.write("proc/99/stat", stat_with(99, "python", 1, 500, 'R', 130, 2));
+  ASSERT_TRUE(tree.collect(out, notices));
+  EXPECT_EQ(pids(), (std::vector<pid_t>{99, 100}));
+  ASSERT_NE(find(out, 99), nullptr);
+  EXPECT_EQ(find(out, 99)->threads, 2u);
+  // ... so the next sample lists the directory and finds the new thread's child.
+  ASSERT_TRUE(tree.collect(out, notices));
+  EXPECT_EQ(pids(), (std::vector<pid_t>{99, 100, 102}));
+}
+
 // ProcessDetail::unchanged_every (every CLI sampler): a single-threaded process that was not
 // running at its last reading and whose schedstat shows the same run time and timeslices keeps
 // its reading as of now (stat, io and status not read: changes to them here stay unseen); a

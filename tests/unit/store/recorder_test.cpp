@@ -2,6 +2,8 @@
 // writer together, every one of them written in order, also those held when it stops.
 #include "store/recorder.hpp"
 
+#include <poll.h>
+
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -60,10 +62,12 @@ class RecorderTest : public ::testing::Test {
     return times ? *times : std::vector<std::int64_t>{};
   }
 
-  // The recorder ends by itself (its duration, an error): stop() would also end it early.
+  // The recorder ends by itself (its duration, an error): stop() would also end it early. Its
+  // done_fd says so (what `record` waits on).
   static void wait_until_finished(const Recorder& rec) {
-    for (int i = 0; i < 10'000 && !rec.finished(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_GE(rec.done_fd(), 0);
+    pollfd p{rec.done_fd(), POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, 10'000), 1);
     ASSERT_TRUE(rec.finished());
   }
 
@@ -123,7 +127,10 @@ TEST_F(RecorderTest, StoppedWhileHoldingWritesWhatItHeld) {
   auto rec = Recorder::start(sampler(), *writer_, ro);
   first.get_future().wait();
   EXPECT_EQ(writer_->samples_written(), 0u);  // held
+  pollfd p{rec->done_fd(), POLLIN, 0};
+  EXPECT_EQ(::poll(&p, 1, 0), 0);  // not ended
   rec->stop();
+  EXPECT_EQ(::poll(&p, 1, 0), 1);
   EXPECT_EQ(rec->stats().samples, 1u);
   EXPECT_EQ(writer_->samples_written(), 1u);
   EXPECT_EQ(written_times().size(), 1u);
