@@ -45,6 +45,12 @@ void add(TempTree& t, int pid, const std::string& comm, int ppid, unsigned start
       .mkdir(d + "/task/" + std::to_string(pid));
 }
 
+std::vector<pid_t> pids_of(const std::vector<Process>& ps) {
+  std::vector<pid_t> v;
+  for (const auto& p : ps) v.push_back(p.pid);
+  return v;
+}
+
 const Process* find(const std::vector<Process>& ps, pid_t pid) {
   for (const auto& p : ps)
     if (p.pid == pid) return &p;
@@ -473,11 +479,7 @@ TEST(ProcessCollectorTree, ThreadsAreListedInTurnAndKnownThreadsChildrenEverySam
   ProcessCollector tree(t.root(), Scope{Scope::Kind::kTree, 99, {}}, d);
   Notices notices;
   std::vector<Process> out;
-  const auto pids = [&out] {
-    std::vector<pid_t> v;
-    for (const auto& p : out) v.push_back(p.pid);
-    return v;
-  };
+  const auto pids = [&out] { return pids_of(out); };
   ASSERT_TRUE(tree.collect(out, notices));  // turn 0: every member new, listed
   EXPECT_EQ(pids(), (std::vector<pid_t>{99, 100}));
   // A child of a worker's known thread: found in the worker's turn ((100 + 2) % 3 == 0: turn 2).
@@ -517,11 +519,7 @@ TEST(ProcessCollectorTree, ASingleThreadedMembersTaskDirectoryIsNotListedAgain) 
   ProcessCollector tree(t.root(), Scope{Scope::Kind::kTree, 99, {}});  // threads_every 1
   Notices notices;
   std::vector<Process> out;
-  const auto pids = [&out] {
-    std::vector<pid_t> v;
-    for (const auto& p : out) v.push_back(p.pid);
-    return v;
-  };
+  const auto pids = [&out] { return pids_of(out); };
   ASSERT_TRUE(tree.collect(out, notices));
   EXPECT_EQ(pids(), (std::vector<pid_t>{99, 100}));
   // A second thread with a child, its stat not yet saying so: the directory is not listed.
