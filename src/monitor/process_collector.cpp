@@ -327,11 +327,12 @@ Result<void> ProcessCollector::State::tree_members(Notices& notices) {
     // alone: its only thread is itself, and listing it again would say so (most of a job's
     // helpers, and a shell). A thread it starts shows in its stat at the sample it runs, so the
     // next turn lists it: a child forked by that thread is found up to a sample later still.
-    const bool one_thread = was_known && dir.tids.size() == 1 && dir.tids[0] == m && [&] {
-      const auto t = std::lower_bound(tracked.begin(), tracked.end(), m,
-                                      [](const Tracked& k, pid_t p) { return k.pid < p; });
-      return t != tracked.end() && t->pid == m && t->known && t->last.threads == 1;
-    }();
+    const bool one_thread =
+        its_turn && was_known && dir.tids.size() == 1 && dir.tids[0] == m && [&] {
+          const auto t = std::lower_bound(tracked.begin(), tracked.end(), m,
+                                          [](const Tracked& k, pid_t p) { return k.pid < p; });
+          return t != tracked.end() && t->pid == m && t->known && t->last.threads == 1;
+        }();
     if (!its_turn && m != scope.pid && !std::binary_search(forkers.begin(), forkers.end(), m)) {
       // A worker (not the main process or a rank, which start the job's processes): its
       // children as its threads' files last named them, those files kept for its turn.
