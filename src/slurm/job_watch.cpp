@@ -256,7 +256,15 @@ Result<void> watch_job(const host::Root& root, const WatchRequest& request,
         options.scope = {monitor::Scope::Kind::kCgroup, 0, group->path};
         options.gpus = request.gpus;
         options.nvml_library = request.nvml_library;
-        if (auto s = monitor::Sampler::open(root, options); s && (*s)->sample(previous)) {
+        // The group listed again after its first sample, with the same inode: the files that
+        // sample read are that group's, not those of one made again in between (its directory
+        // was listed, then removed and made again before the files were opened).
+        auto s = monitor::Sampler::open(root, options);
+        const auto same = [&] {
+          const auto again = job_group(root, *layout, request.job_id, kinds);
+          return again && again->inode == group->inode;
+        };
+        if (s && (*s)->sample(previous) && same()) {
           sampler = std::move(*s);
           // A group found again after samples of an earlier one is a new one (its counters
           // start over) when it was made again; the same group again (a sample that failed for
