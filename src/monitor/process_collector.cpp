@@ -259,6 +259,9 @@ struct ProcessCollector::State {
   }
 
   Result<bool> sample_one(Tracked& t, Process& p, Notices& notices, std::int64_t now_ns);
+  Result<void> merge(std::vector<Process>& out, Notices& notices, std::int64_t now_ns,
+                     std::size_t& n);
+  Result<void> after_sampling(std::vector<Process>& out, std::size_t n);
   static void from_last_reading(const Tracked& t, Process& p);
   Result<std::optional<host::parse::ProcSchedstat>> read_schedstat(Tracked& t);
   // The io and switches of its last reading of them into `p` (a process kept unchanged).
@@ -656,9 +659,42 @@ Result<void> ProcessCollector::collect(std::vector<Process>& out, Notices& notic
       break;
   }
 
-  // Merge-walk the pids (sorted) with what was tracked (sorted): kept, new, and gone.
+  std::size_t n = 0;
+  if (std::equal(s.pids.begin(), s.pids.end(), s.tracked.begin(), s.tracked.end(),
+                 [](pid_t pid, const Tracked& t) { return pid == t.pid; })) {
+    // The same processes as before (every sample of top between two listings of /proc, and
+    // most others): each sampled where it is, the ones gone mid-sample closed up over.
+    for (std::size_t k = 0; k < s.tracked.size(); ++k) {
+      Tracked& t = s.tracked[k];
+      if (n == out.size()) out.emplace_back();
+      auto ok = s.sample_one(t, out[n], notices, now_ns);
+      if (!ok) {
+        for (auto& x : s.tracked) s.release(x);
+        s.tracked.clear();
+        return tl::unexpected(ok.error());
+      }
+      if (!*ok) {
+        s.release(t);  // exited mid-sample: simply gone
+        continue;
+      }
+      if (n != k) s.tracked[n] = std::move(t);
+      ++n;
+    }
+    s.tracked.erase(s.tracked.begin() + static_cast<std::ptrdiff_t>(n), s.tracked.end());
+  } else if (auto ok = s.merge(out, notices, now_ns, n); !ok) {
+    return ok;
+  }
+  out.resize(n);
+  return s.after_sampling(out, n);
+}
+
+// Merge-walk the pids (sorted) with what was tracked (sorted): kept, new, and gone; `n`: how
+// many of `out` are filled.
+Result<void> ProcessCollector::State::merge(std::vector<Process>& out, Notices& notices,
+                                            std::int64_t now_ns, std::size_t& n) {
+  State& s = *this;
   s.next.clear();
-  std::size_t j = 0, n = 0;
+  std::size_t j = 0;
   for (const int pid : s.pids) {
     while (j < s.tracked.size() && s.tracked[j].pid < pid) s.release(s.tracked[j++]);
     Tracked t;
@@ -686,7 +722,12 @@ Result<void> ProcessCollector::collect(std::vector<Process>& out, Notices& notic
   while (j < s.tracked.size()) s.release(s.tracked[j++]);
   s.tracked.swap(s.next);
   s.next.clear();
-  out.resize(n);
+  return {};
+}
+
+// The roles of the `n` processes sampled, and what is read once they are known.
+Result<void> ProcessCollector::State::after_sampling(std::vector<Process>& out, std::size_t n) {
+  State& s = *this;
   assign_roles(out, s.scope.kind, s.scope.pid);
   s.forkers.clear();
   for (std::size_t i = 0; i < n; ++i)

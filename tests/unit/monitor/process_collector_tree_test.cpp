@@ -117,6 +117,49 @@ TEST(ProcessCollectorTree, GarbledStatIsAnErrorNamingTheField) {
   EXPECT_NE(ok.error().message().find("minflt"), std::string::npos) << ok.error().message();
 }
 
+// The same processes as the sample before are sampled where they are kept; one gone mid-sample
+// is closed up over, and the others keep their own files and readings; a new one is merged in.
+TEST(ProcessCollectorTree, TheSameProcessesAgainWithOneGoneMidSample) {
+  using namespace std::string_literals;
+  TempTree t;
+  for (int pid : {100, 101, 102, 103}) add(t, pid, "p" + std::to_string(pid), 1, 500, "p\0"s);
+  auto root = t.root();
+  root.inject_fault(
+      {dltune::host::FaultOp::kRead, "/nowhere", EIO});  // the table, shared by the files
+  ProcessCollector c(root, Scope{Scope::Kind::kCgroup, 0, {}});
+  Notices notices;
+  std::vector<Process> out;
+  ASSERT_TRUE(c.collect(out, notices, {100, 101, 102, 103}));
+  ASSERT_EQ(out.size(), 4u);
+  // 101 exited: its stat answers ESRCH, through its kept descriptor and opened again; the
+  // others ran.
+  root.inject_fault({dltune::host::FaultOp::kRead, "/proc/101/stat", ESRCH});
+  for (int pid : {100, 102, 103})
+    t.write("proc/" + std::to_string(pid) + "/stat",
+            stat_with(pid, "p" + std::to_string(pid), 1, 500, 'S', 200 + pid, 4));
+  ASSERT_TRUE(c.collect(out, notices, {100, 101, 102, 103}));
+  ASSERT_EQ(out.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const int pid = i == 0 ? 100 : static_cast<int>(i) + 101;
+    EXPECT_EQ(out[i].pid, pid);
+    EXPECT_EQ(out[i].comm, "p" + std::to_string(pid));
+    EXPECT_EQ(out[i].utime, 200u + static_cast<unsigned>(pid));
+  }
+  // The three again (the same as kept), then with a new one merged in among them.
+  t.write("proc/103/stat", stat_with(103, "p103", 1, 500, 'S', 999, 4));
+  ASSERT_TRUE(c.collect(out, notices, {100, 102, 103}));
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[2].pid, 103);
+  EXPECT_EQ(out[2].utime, 999u);
+  add(t, 99, "new", 1, 700, "new\0"s);
+  ASSERT_TRUE(c.collect(out, notices, {99, 100, 102, 103}));
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0].comm, "new");
+  EXPECT_EQ(out[1].utime, 300u);
+  EXPECT_EQ(out[3].utime, 999u);
+  EXPECT_TRUE(notices.take().empty());
+}
+
 TEST(ProcessCollectorTree, NoScopeNoProcesses) {
   TempTree t;
   add(t, 100, "python", 1, 500, "python");
