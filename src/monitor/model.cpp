@@ -19,7 +19,7 @@ void model_into(const Sample& now, const Sample* previous, double dt_s, const Mo
   if (previous == nullptr || dt_s <= 0) previous = nullptr;
   m.interval_s = previous != nullptr ? dt_s : 0;
   m.has_rates = previous != nullptr;
-  model_system(now, previous, m.interval_s, m);
+  model_system(now, previous, m.interval_s, m, previous != nullptr ? before : nullptr);
   model_cgroup(now, previous, m.interval_s, m);
   model_processes(now, previous, m.interval_s, m, previous != nullptr ? before : nullptr);
   // A group without CPU accounting of its own: its processes' CPU, which are all sampled with

@@ -148,7 +148,9 @@ struct Model {
   [[nodiscard]] static Model from(const Sample& now, const Sample* previous, double dt_s);
   // As from(now, previous), for samples whose processes may be carried between readings of
   // their stat (Process::stat_ns; top's processes off screen): a process read in neither `now`
-  // nor `previous`'s last reading keeps the rates `before` gave it (the model of `previous`).
+  // nor `previous`'s last reading keeps the rates `before` gave it (the model of `previous`);
+  // so do the host's activity counters when `now` carries their reading
+  // (System::activity_carried).
   [[nodiscard]] static Model from(const Sample& now, const Sample* previous, const Model& before);
   // The same into `out` (not `before`), whose storage is reused: a live view at 10 Hz keeps two
   // models and swaps them, rather than allocating every process's strings again each sample.
@@ -156,7 +158,10 @@ struct Model {
 };
 
 // The parts, each pure (model_system.cpp, model_process.cpp); Model::from calls them all.
-void model_system(const Sample& now, const Sample* previous, double dt_s, Model& out);
+// `before`: the model of `previous`, whose activity rates (disks, network, PSI, swap and faults)
+// a sample that carries their reading keeps (System::activity_carried; null: no rates then).
+void model_system(const Sample& now, const Sample* previous, double dt_s, Model& out,
+                  const Model* before = nullptr);
 void model_cgroup(const Sample& now, const Sample* previous, double dt_s, Model& out);
 // `before`: the model of `previous`, whose rates a carried process keeps (null: none kept).
 void model_processes(const Sample& now, const Sample* previous, double dt_s, Model& out,

@@ -79,38 +79,11 @@ std::optional<std::uint64_t> opt_delta(const std::optional<std::uint64_t>& now,
   return delta(*now, *before);
 }
 
-}  // namespace
-
-void model_system(const Sample& now, const Sample* previous, double dt_s, Model& out) {
+// The host's activity counters (vmstat, PSI, diskstats, net/dev) of `now` against `previous`
+// (null: none, no rates), `dt_s` apart.
+void model_activity(const Sample& now, const Sample* previous, double dt_s, Model& out) {
   const System& s = now.system;
   const System* p = previous != nullptr && dt_s > 0 ? &previous->system : nullptr;
-
-  out.cpu = cpu_model(s.total, p != nullptr ? &p->total : nullptr);
-  out.cpus.clear();
-  for (std::size_t i = 0; i < s.cpus.size(); ++i) {
-    const CpuTimes* before =
-        p == nullptr ? nullptr
-                     : match(p->cpus, i, s.cpus[i].cpu, [](const CpuTimes& c) { return c.cpu; });
-    out.cpus.push_back(cpu_model(s.cpus[i], before));
-  }
-  out.procs_running = s.procs_running;
-  out.procs_blocked = s.procs_blocked;
-  out.observer_cpu_pct.reset();
-  if (p != nullptr && now.observer_cpu_us && previous->observer_cpu_us &&
-      *now.observer_cpu_us >= *previous->observer_cpu_us)
-    out.observer_cpu_pct =
-        static_cast<double>(*now.observer_cpu_us - *previous->observer_cpu_us) / 1e4 / dt_s;
-
-  MemoryModel& m = out.memory;
-  m = MemoryModel{};
-  m.total = s.memory.total;
-  m.available = s.memory.available;
-  m.used = delta(s.memory.total, s.memory.available);
-  m.cache = s.memory.cached + s.memory.buffers;  // free(1)'s buff/cache without slab
-  m.dirty = s.memory.dirty;
-  m.swap_total = s.memory.swap_total;
-  m.swap_used = delta(s.memory.swap_total, s.memory.swap_free);
-
   out.disks.clear();
   for (std::size_t i = 0; i < s.disks.size(); ++i) {
     const Disk& d = s.disks[i];
@@ -160,12 +133,8 @@ void model_system(const Sample& now, const Sample* previous, double dt_s, Model&
   }
 
   out.pressure = pressures_model(s.pressure, p != nullptr ? &p->pressure : nullptr, dt_s);
-  out.context_switches_s = 0;
-  out.forks_s = 0;
   if (p == nullptr) return;
-
-  out.context_switches_s = per_s(s.context_switches, p->context_switches, dt_s);
-  out.forks_s = per_s(s.processes_forked, p->processes_forked, dt_s);
+  MemoryModel& m = out.memory;
   const VmStat& v = s.vm;
   const VmStat& w = p->vm;
   const auto page = static_cast<double>(now.page_size);
@@ -180,6 +149,80 @@ void model_system(const Sample& now, const Sample* previous, double dt_s, Model&
   m.thp_fault_alloc_s = per_s(v.thp_fault_alloc, w.thp_fault_alloc, dt_s);
   m.compact_stall_s = per_s(v.compact_stall, w.compact_stall, dt_s);
   m.oom_kills = delta(v.oom_kill, w.oom_kill);
+}
+
+// The activity counters' model of the sample before, for a sample that carries their reading:
+// nothing new was read, so the rates stay and no OOM kill is counted again.
+void carry_activity(const Model& before, Model& out) {
+  out.disks = before.disks;
+  out.net = before.net;
+  out.pressure = before.pressure;
+  MemoryModel& m = out.memory;
+  const MemoryModel& b = before.memory;
+  m.swap_in_bytes_s = b.swap_in_bytes_s;
+  m.swap_out_bytes_s = b.swap_out_bytes_s;
+  m.major_faults_s = b.major_faults_s;
+  m.minor_faults_s = b.minor_faults_s;
+  m.refault_file_s = b.refault_file_s;
+  m.thp_fault_alloc_s = b.thp_fault_alloc_s;
+  m.compact_stall_s = b.compact_stall_s;
+  m.oom_kills = 0;
+}
+
+}  // namespace
+
+void model_system(const Sample& now, const Sample* previous, double dt_s, Model& out,
+                  const Model* before) {
+  const System& s = now.system;
+  const System* p = previous != nullptr && dt_s > 0 ? &previous->system : nullptr;
+
+  out.cpu = cpu_model(s.total, p != nullptr ? &p->total : nullptr);
+  out.cpus.clear();
+  for (std::size_t i = 0; i < s.cpus.size(); ++i) {
+    const CpuTimes* was =
+        p == nullptr ? nullptr
+                     : match(p->cpus, i, s.cpus[i].cpu, [](const CpuTimes& c) { return c.cpu; });
+    out.cpus.push_back(cpu_model(s.cpus[i], was));
+  }
+  out.procs_running = s.procs_running;
+  out.procs_blocked = s.procs_blocked;
+  out.observer_cpu_pct.reset();
+  if (p != nullptr && now.observer_cpu_us && previous->observer_cpu_us &&
+      *now.observer_cpu_us >= *previous->observer_cpu_us)
+    out.observer_cpu_pct =
+        static_cast<double>(*now.observer_cpu_us - *previous->observer_cpu_us) / 1e4 / dt_s;
+
+  MemoryModel& m = out.memory;
+  m = MemoryModel{};
+  m.total = s.memory.total;
+  m.available = s.memory.available;
+  m.used = delta(s.memory.total, s.memory.available);
+  m.cache = s.memory.cached + s.memory.buffers;  // free(1)'s buff/cache without slab
+  m.dirty = s.memory.dirty;
+  m.swap_total = s.memory.swap_total;
+  m.swap_used = delta(s.memory.swap_total, s.memory.swap_free);
+
+  out.context_switches_s = 0;
+  out.forks_s = 0;
+  if (p != nullptr) {
+    out.context_switches_s = per_s(s.context_switches, p->context_switches, dt_s);
+    out.forks_s = per_s(s.processes_forked, p->processes_forked, dt_s);
+  }
+
+  if (s.activity_carried && before != nullptr) {
+    carry_activity(*before, out);
+    return;
+  }
+  // The activity counters' rates over the span between their readings (System::activity_ns),
+  // which is the samples' when both were read with their sample. A carried reading without the
+  // model before: no rates.
+  const auto read_at = [](const Sample& x) {
+    return x.system.activity_ns != 0 ? x.system.activity_ns : x.monotonic_ns;
+  };
+  double activity_dt = dt_s;
+  if (p != nullptr && (s.activity_ns != 0 || p->activity_ns != 0))
+    activity_dt = static_cast<double>(read_at(now) - read_at(*previous)) / 1e9;
+  model_activity(now, activity_dt > 0 ? previous : nullptr, activity_dt, out);
 }
 
 void model_cgroup(const Sample& now, const Sample* previous, double dt_s, Model& out) {

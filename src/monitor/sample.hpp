@@ -87,6 +87,11 @@ struct System {
   Pressures pressure;
   std::vector<Disk> disks;
   std::vector<NetDevice> net;
+  // When `vm`, `pressure`, `disks` and `net` (the host's activity counters) were read, in
+  // CLOCK_MONOTONIC ns, and whether they are an earlier sample's reading carried into this one
+  // (SamplerOptions::host_activity_every). 0: read with this sample, at its monotonic_ns.
+  std::int64_t activity_ns = 0;
+  bool activity_carried = false;
 };
 
 // A cgroup (the job's): v1 reads the group of the same path in each hierarchy it is in.

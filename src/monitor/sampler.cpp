@@ -21,6 +21,7 @@ Result<std::unique_ptr<Sampler>> Sampler::open(const host::Root& root, SamplerOp
     s->ticks_per_second_ = static_cast<std::uint64_t>(t);
   if (const long p = ::sysconf(_SC_PAGESIZE); p > 0) s->page_size_ = static_cast<std::uint64_t>(p);
   s->system_ = std::make_unique<SystemCollector>(root);
+  s->system_->activity_every(o.host_activity_every);
   s->live_ = root.live();
 
   // The members of a kCgroup scope are the sampled group's (cgroup.procs): one group.
@@ -51,6 +52,11 @@ void Sampler::set_process_detail(ProcessDetail detail) {
   options_.process_detail = std::move(detail);
 }
 
+void Sampler::set_host_activity_every(unsigned n) {
+  system_->activity_every(n);
+  options_.host_activity_every = std::max(1u, n);
+}
+
 Result<void> Sampler::sample(Sample& out) {
   const Clock& clock = clock_or_system(options_.clock);
   out.wall_ns = clock.wall_ns();
@@ -66,7 +72,7 @@ Result<void> Sampler::sample(Sample& out) {
     out.observer_cpu_us = us(u.ru_utime) + us(u.ru_stime);
   }
 
-  if (auto ok = system_->collect(out.system, notices_); !ok) return ok;
+  if (auto ok = system_->collect(out.system, notices_, out.monotonic_ns); !ok) return ok;
   if (cgroup_) {
     if (auto ok = cgroup_->collect(out.cgroup, notices_); !ok) return ok;
   } else {

@@ -106,6 +106,13 @@ struct SamplerOptions {
   // sampled group's process count is read every `group_count_every` samples when the group is
   // large (CgroupCollector::count_every). 1: every sample.
   unsigned group_count_every = 1;
+  // The host's activity counters (/proc/vmstat, the PSI files, diskstats, net/dev: the rates of
+  // swap, faults, stalls, disks and network) read every `host_activity_every` samples and
+  // carried between (System::activity_carried); the Model takes their rates over the span
+  // between two readings and keeps them between (Model::into). /proc/stat and meminfo (the CPU
+  // bars, memory in use) are read every sample. For a live view at a fast interval, where these
+  // rates over a fraction of a second are noise to the eye; 1: every sample.
+  unsigned host_activity_every = 1;
 };
 
 // Messages said once per source ("no /proc/pressure: the kernel has PSI off (psi=0)").
@@ -129,7 +136,12 @@ class SystemCollector {
   SystemCollector(SystemCollector&&) noexcept;
   SystemCollector& operator=(SystemCollector&&) noexcept;
   // Errors only for a file that is there and does not parse (naming the file and the line).
-  [[nodiscard]] Result<void> collect(System& out, Notices& notices);
+  // `now_ns`: the sample's CLOCK_MONOTONIC time (System::activity_ns).
+  [[nodiscard]] Result<void> collect(System& out, Notices& notices, std::int64_t now_ns = 0);
+  // vmstat, the PSI files, diskstats and net/dev read every `n` collects from the next one
+  // (which reads them), carried between (SamplerOptions::host_activity_every). 1 (the
+  // default): every collect.
+  void activity_every(unsigned n);
 
  private:
   struct State;
@@ -221,6 +233,8 @@ class Sampler {
   [[nodiscard]] const SamplerOptions& options() const { return options_; }
   // From the next sample on (ProcessCollector::set_detail); nothing without processes in scope.
   void set_process_detail(ProcessDetail detail);
+  // SamplerOptions::host_activity_every from now on; the next sample reads the counters.
+  void set_host_activity_every(unsigned n);
 
  private:
   Sampler() = default;

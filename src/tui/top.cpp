@@ -225,6 +225,11 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
   if (!screen) {
     return failed(true, why);
   }
+  // The host's disk, network, swap, fault and PSI rates about twice a second at an interval of
+  // 250 ms or less (each over the span between two readings): a tenth of a second's rates are
+  // noise to the eye, and reading vmstat, diskstats, net/dev and the PSI files is a tenth of a
+  // 10 Hz frame's cost (bench/README.md). The CPU bars and memory stay at every interval.
+  sampler.set_host_activity_every(monitor::samples_a_second(settings.interval_ns) / 2);
   const bool utf8 = locale_is_utf8();
   auto sort = settings.sort;
   TopUi ui;

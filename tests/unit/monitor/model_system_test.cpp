@@ -196,6 +196,56 @@ TEST(ModelSystem, CountersThatWentBackwardsGiveZeroNeverNegative) {
   EXPECT_DOUBLE_EQ(m.cpu.idle_pct, 0);
 }
 
+// A sample that carries the activity counters' reading (System::activity_carried) keeps the
+// rates of the model before; the next reading's rates are over the span between the two
+// readings, not the last interval.
+TEST(ModelSystem, CarriedActivityKeepsTheRatesBeforeAndTheNextReadingSpansBoth) {
+  Pair p;
+  p.before.monotonic_ns = 10'000'000'000;
+  p.before.system.activity_ns = p.before.monotonic_ns;
+  Sample carried = p.before;  // 0.5 s later, its activity counters the reading of `before`
+  carried.monotonic_ns += 500'000'000;
+  carried.system.activity_carried = true;
+  carried.system.context_switches += 500;  // /proc/stat is read every sample: 1000/s
+  p.now.monotonic_ns = p.before.monotonic_ns + 2'000'000'000;
+  p.now.system.activity_ns = p.now.monotonic_ns;
+
+  Model earlier;
+  earlier.memory.swap_in_bytes_s = 123;
+  earlier.memory.oom_kills = 4;
+  earlier.pressure.cpu.emplace().some_pct = 7;
+  earlier.disks.emplace_back().name = "vda";
+  earlier.disks.back().reads_s = 9;
+  Model m;
+  model_system(carried, &p.before, 0.5, m, &earlier);
+  EXPECT_DOUBLE_EQ(m.context_switches_s, 1000);
+  EXPECT_DOUBLE_EQ(m.memory.swap_in_bytes_s, 123);
+  EXPECT_EQ(m.memory.oom_kills, 0u);  // counted in the model before, not again
+  ASSERT_TRUE(m.pressure.cpu);
+  EXPECT_DOUBLE_EQ(m.pressure.cpu->some_pct, 7);
+  ASSERT_EQ(m.disks.size(), 1u);
+  EXPECT_DOUBLE_EQ(m.disks[0].reads_s, 9);
+  EXPECT_EQ(m.memory.used, p.before.system.memory.total - p.before.system.memory.available);
+
+  // Without the model before, a carried reading gives no rates (nothing new was read).
+  Model alone;
+  model_system(carried, &p.before, 0.5, alone);
+  EXPECT_DOUBLE_EQ(alone.memory.swap_in_bytes_s, 0);
+  EXPECT_FALSE(alone.pressure.cpu);
+
+  // `now` read 1.5 s after `carried` and 2 s after the reading it carried: the activity rates
+  // are over 2 s (as RatesFromHandComputedDeltas), the CPU and /proc/stat's over 1.5 s.
+  model_system(p.now, &carried, 1.5, m, &earlier);
+  EXPECT_DOUBLE_EQ(m.memory.swap_in_bytes_s, 40960);
+  EXPECT_DOUBLE_EQ(m.memory.major_faults_s, 50);
+  EXPECT_EQ(m.memory.oom_kills, 1u);
+  ASSERT_TRUE(m.pressure.cpu);
+  EXPECT_DOUBLE_EQ(m.pressure.cpu->some_pct, 25);
+  ASSERT_EQ(m.disks.size(), 2u);
+  EXPECT_DOUBLE_EQ(m.disks[1].read_bytes_s, 512000);
+  EXPECT_DOUBLE_EQ(m.context_switches_s, 1500 / 1.5);  // 3000 - 1500
+}
+
 Cgroup group(std::uint64_t scale) {
   Cgroup c;
   c.path = "/dltune/job";

@@ -111,6 +111,57 @@ TEST(SystemCollector, NoSysBlockMeansNoDisksWithANotice) {
   EXPECT_NE(said[0].find("/sys/block"), std::string::npos);
 }
 
+// activity_every(3): vmstat, PSI, diskstats and net/dev read at the first collect and every third
+// after, their last reading carried between with its time; /proc/stat and meminfo every collect.
+TEST(SystemCollector, ActivityCountersEveryNCollectsCarriedBetween) {
+  TempTree t;
+  write_host(t);
+  SystemCollector c(t.root());
+  c.activity_every(3);
+  Notices notices;
+  System s;
+  ASSERT_TRUE(c.collect(s, notices, 1000));
+  EXPECT_FALSE(s.activity_carried);
+  EXPECT_EQ(s.activity_ns, 1000);
+  EXPECT_EQ(s.vm.oom_kill, 29u);
+  t.write("proc/vmstat", "pgfault 862383600\npgmajfault 25514\noom_kill 30\n");
+  t.write("proc/pressure/io",
+          "some avg10=0.00 avg60=0.00 avg300=0.00 total=99999\n"
+          "full avg10=0.00 avg60=0.00 avg300=0.00 total=8908\n");
+  t.write("proc/stat", "cpu  1 0 1 1\ncpu0 1 0 1 1\nctxt 5\n");
+  for (const std::int64_t at : {2000, 3000}) {
+    s.vm = VmStat{};  // the caller's sample held something else: the carried reading replaces it
+    s.disks.clear();
+    ASSERT_TRUE(c.collect(s, notices, at));
+    EXPECT_TRUE(s.activity_carried);
+    EXPECT_EQ(s.activity_ns, 1000);  // when what it carries was read
+    EXPECT_EQ(s.vm.oom_kill, 29u);
+    EXPECT_EQ(s.pressure.io->some.total_us, 24311u);
+    ASSERT_EQ(s.disks.size(), 2u);
+    EXPECT_EQ(s.disks[0].name, "vda");
+    ASSERT_EQ(s.net.size(), 1u);
+    EXPECT_EQ(s.total.user, 1u);  // /proc/stat read anew
+    EXPECT_EQ(s.context_switches, 5u);
+  }
+  ASSERT_TRUE(c.collect(s, notices, 4000));
+  EXPECT_FALSE(s.activity_carried);
+  EXPECT_EQ(s.activity_ns, 4000);
+  EXPECT_EQ(s.vm.oom_kill, 30u);
+  EXPECT_EQ(s.pressure.io->some.total_us, 99999u);
+  ASSERT_TRUE(c.collect(s, notices, 5000));
+  EXPECT_TRUE(s.activity_carried);
+  EXPECT_EQ(s.vm.oom_kill, 30u);
+
+  // Set again, the next collect reads; 1 is every collect.
+  c.activity_every(1);
+  for (const std::int64_t at : {6000, 7000}) {
+    ASSERT_TRUE(c.collect(s, notices, at));
+    EXPECT_FALSE(s.activity_carried);
+    EXPECT_EQ(s.activity_ns, at);
+  }
+  EXPECT_TRUE(notices.take().empty());
+}
+
 TEST(SystemCollector, ABrokenFileIsAnErrorNamingIt) {
   TempTree t;
   write_host(t);

@@ -137,6 +137,20 @@ TEST(WarmSample, SystemAndCgroupCollectorsAllocateNothing) {
   EXPECT_EQ(g->path, "/dltune/a-job-name-longer-than-sso");
   EXPECT_EQ(s.net[0].name, "eth0-with-a-long-name");
 
+  // The activity counters read every third collect (activity_every): their reading kept and
+  // carried into the collects between allocates nothing once warm either.
+  SystemCollector every3(root);
+  every3.activity_every(3);
+  System s3;
+  for (std::int64_t i = 1; i <= 3; ++i) ASSERT_TRUE(every3.collect(s3, notices, i));
+  Count carried;
+  for (std::int64_t i = 4; i <= 9; ++i) ASSERT_TRUE(every3.collect(s3, notices, i));
+  EXPECT_EQ(carried.stop(), 0);
+  EXPECT_TRUE(s3.activity_carried);
+  EXPECT_EQ(s3.activity_ns, 7);
+  ASSERT_EQ(s3.net.size(), 1u);
+  EXPECT_EQ(s3.net[0].name, "eth0-with-a-long-name");
+
   // The counter itself works: a string longer than the small-string buffer allocates.
   Count check;
   std::string big(100, 'x');

@@ -14,12 +14,14 @@ namespace dltune::testing {
 // A new field in these structs must be added to fill_all(), expect_same_sample() and the
 // recording's schema; these sizes (x86-64, libstdc++) are the reminder.
 // Process::stat_ns is not recorded: a recording reads every process at every sample, so it is 0
-// when read back and the model takes the samples' own interval.
+// when read back and the model takes the samples' own interval. Neither are
+// System::activity_ns and activity_carried: a recording reads the activity counters at every
+// sample (only top carries them), so they read back as 0 and false, which means the same.
 static_assert(sizeof(monitor::Process) == 304, "a Process field was added: see above");
 static_assert(sizeof(monitor::Cgroup) == 640, "a Cgroup field was added: see above");
 static_assert(sizeof(monitor::Gpu) == 448, "a Gpu field was added: see above");
-static_assert(sizeof(monitor::System) == 624, "a System field was added: see above");
-static_assert(sizeof(monitor::Sample) == 1368, "a Sample field was added: see above");
+static_assert(sizeof(monitor::System) == 640, "a System field was added: see above");
+static_assert(sizeof(monitor::Sample) == 1384, "a Sample field was added: see above");
 static_assert(sizeof(monitor::Disk) == 104, "a Disk field was added: see above");
 static_assert(sizeof(monitor::NetDevice) == 96, "a NetDevice field was added: see above");
 static_assert(sizeof(monitor::GpuProcess) == 24, "a GpuProcess field was added: see above");
