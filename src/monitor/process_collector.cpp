@@ -561,8 +561,13 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
             st->minflt,    st->majflt, st->threads, st->rss_pages * page_size,
             st->processor, now_ns};
   if (!t.cmdline_read) {
-    auto raw = root.read(path.of(t.pid, "cmdline"), kCmdlineMax + 1);
-    if (raw && *raw) cmdline_text(**raw, t.cmdline);
+    // A kernel thread has none; its name changes with its work (kworkers, several times a
+    // second on a busy host), which would read its empty command line again each time.
+    if ((st->flags & host::parse::kPfKthread) != 0) {
+      t.cmdline.clear();
+    } else if (auto raw = root.read(path.of(t.pid, "cmdline"), kCmdlineMax + 1); raw && *raw) {
+      cmdline_text(**raw, t.cmdline);
+    }
     t.cmdline_read = true;
   }
   from_last_reading(t, p);

@@ -88,6 +88,7 @@ Result<ProcStat> parse_proc_stat(std::string_view text) {
   s.state = state[0];
   Result<void> ok;
   if (!(ok = need(4, s.ppid, "ppid"))) return tl::unexpected(ok.error());
+  if (!(ok = need(9, s.flags, "flags"))) return tl::unexpected(ok.error());
   if (!(ok = need(10, s.minflt, "minflt"))) return tl::unexpected(ok.error());
   if (!(ok = need(12, s.majflt, "majflt"))) return tl::unexpected(ok.error());
   if (!(ok = need(14, s.utime, "utime"))) return tl::unexpected(ok.error());

@@ -23,6 +23,7 @@ struct ProcStat {
   std::string_view comm;  // a view into the text given
   char state = '?';
   pid_t ppid = 0;
+  std::uint64_t flags = 0;               // field 9, the kernel's PF_* flags (include/linux/sched.h)
   std::uint64_t minflt = 0, majflt = 0;  // fields 10 and 12
   std::uint64_t utime = 0, stime = 0;    // fields 14 and 15, clock ticks
   std::uint64_t threads = 0;             // field 20
@@ -37,6 +38,9 @@ struct ProcStat {
 };
 // Errors name the file ("/proc/PID/stat") and the field that is missing or not a number.
 [[nodiscard]] Result<ProcStat> parse_proc_stat(std::string_view text);
+// PF_KTHREAD in ProcStat::flags: a kernel thread (include/linux/sched.h), whose command line is
+// empty and whose name may change with the work it does (a kworker's "-events" suffix).
+constexpr std::uint64_t kPfKthread = 0x00200000;
 
 // /proc/PID/schedstat: "run_ns wait_ns timeslices" (Documentation/scheduler/sched-stats.rst).
 struct ProcSchedstat {

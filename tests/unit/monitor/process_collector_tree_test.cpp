@@ -160,6 +160,33 @@ TEST(ProcessCollectorTree, TheSameProcessesAgainWithOneGoneMidSample) {
   EXPECT_TRUE(notices.take().empty());
 }
 
+// A kernel thread (PF_KTHREAD in stat's flags) has no command line: none is read, also when
+// its name changes with its work as a kworker's does.
+TEST(ProcessCollectorTree, AKernelThreadsCommandLineIsNeverRead) {
+  using namespace std::string_literals;
+  TempTree t;
+  add(t, 100, "python", 1, 500, "python\0train.py\0"s);
+  const auto kworker = [](const std::string& comm) {
+    std::string line = stat_line(43, comm, 2, 40);
+    line.replace(line.find(" -1 4194304 "), 12, " -1 69238880 ");  // a kworker's, on this VM
+    return line;
+  };
+  add(t, 43, "kworker/1:1-events", 2, 40, "a file a kernel thread never has\0"s);
+  t.write("proc/43/stat", kworker("kworker/1:1-events"));
+  ProcessCollector c(t.root(), Scope{Scope::Kind::kAll, 0, {}});
+  Notices notices;
+  std::vector<Process> out;
+  ASSERT_TRUE(c.collect(out, notices));
+  ASSERT_TRUE(find(out, 43) && find(out, 100));
+  EXPECT_EQ(find(out, 43)->comm, "kworker/1:1-events");
+  EXPECT_EQ(find(out, 43)->cmdline, "");
+  EXPECT_EQ(find(out, 100)->cmdline, "python train.py");
+  t.write("proc/43/stat", kworker("kworker/1:1-mm_percpu_wq"));
+  ASSERT_TRUE(c.collect(out, notices));
+  EXPECT_EQ(find(out, 43)->comm, "kworker/1:1-mm_percpu_wq");
+  EXPECT_EQ(find(out, 43)->cmdline, "");
+}
+
 TEST(ProcessCollectorTree, NoScopeNoProcesses) {
   TempTree t;
   add(t, 100, "python", 1, 500, "python");

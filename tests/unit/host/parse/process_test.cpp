@@ -36,6 +36,8 @@ TEST(ParseProcStat, RealBashLine) {
   EXPECT_EQ(s->comm, "bash");
   EXPECT_EQ(s->state, 'S');
   EXPECT_EQ(s->ppid, 24191);
+  EXPECT_EQ(s->flags, 4194560u);  // field 9
+  EXPECT_EQ(s->flags & kPfKthread, 0u);
   EXPECT_EQ(s->minflt, 3394u);  // field 10
   EXPECT_EQ(s->majflt, 0u);     // field 12
   EXPECT_EQ(s->utime, 0u);      // field 14
@@ -55,6 +57,7 @@ TEST(ParseProcStat, KernelThread) {
   EXPECT_EQ(s->rss_pages, 0u);
   EXPECT_EQ(s->startstack, 0u);
   EXPECT_EQ(s->start_ticks, 23u);
+  EXPECT_NE(s->flags & kPfKthread, 0u);  // 2129984 = 0x208040
 }
 
 TEST(ParseProcStat, NamesWithParenthesesAndSpaces) {
