@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include "monitor/top_view.hpp"
@@ -20,23 +21,22 @@ constexpr std::array<const char*, 8> kBlocks{"\u2581", "\u2582", "\u2583", "\u25
                                              "\u2585", "\u2586", "\u2587", "\u2588"};
 constexpr std::array<char, 8> kAscii{'_', '.', '-', '=', '+', '*', '#', '%'};
 
-std::vector<std::optional<double>> values_of(const std::deque<std::optional<double>>& d) {
-  return {d.begin(), d.end()};
-}
-
-std::string last_value(const std::deque<std::optional<double>>& d, const char* format) {
+// The last value as a percentage with `decimals` (0 or 1) decimals; "-" when there is none.
+// The formats are compiled (a frame at 10 Hz draws these each time).
+std::string last_value(const std::deque<std::optional<double>>& d, int decimals) {
   if (d.empty() || !d.back()) return "-";
-  return fmt::format(fmt::runtime(format), *d.back());
+  return decimals == 0 ? fmt::format(FMT_COMPILE("{:.0f}%"), *d.back())
+                       : fmt::format(FMT_COMPILE("{:.1f}%"), *d.back());
 }
 
-}  // namespace
-
-std::string sparkline(const std::vector<std::optional<double>>& values, double max,
-                      std::size_t columns, bool utf8) {
+// sparkline() of any sequence of optional values (the history's deques, read in place).
+template <class Values>
+std::string sparkline_of(const Values& values, double max, std::size_t columns, bool utf8) {
   std::string out;
   if (values.empty() || columns == 0) return out;
   const std::size_t n = values.size();
   const std::size_t cols = std::min(columns, n);
+  out.reserve(utf8 ? cols * 3 : cols);  // a block character is 3 bytes of UTF-8
   for (std::size_t c = 0; c < cols; ++c) {
     // The values this character stands for: [from, to).
     const std::size_t from = c * n / cols, to = std::max(from + 1, (c + 1) * n / cols);
@@ -55,6 +55,13 @@ std::string sparkline(const std::vector<std::optional<double>>& values, double m
       out += kAscii[level];
   }
   return out;
+}
+
+}  // namespace
+
+std::string sparkline(const std::vector<std::optional<double>>& values, double max,
+                      std::size_t columns, bool utf8) {
+  return sparkline_of(values, max, columns, utf8);
 }
 
 bool locale_is_utf8() {
@@ -92,13 +99,13 @@ std::vector<std::string> history_lines(const History& h, int width, bool utf8) {
   if (h.at_ns.empty() || width < 40) return out;
   // "CPU  <line> 100%   PSI cpu <line> 12.5%": two lines of (width - 30) / 2 columns.
   const auto line = static_cast<std::size_t>((width - 30) / 2);
-  out.push_back(fmt::format("CPU  {} {:>4}   PSI cpu {} {:>5}",
-                            sparkline(values_of(h.cpu), 100, line, utf8) +
-                                std::string(line - std::min(line, h.cpu.size()), ' '),
-                            last_value(h.cpu, "{:.0f}%"),
-                            sparkline(values_of(h.psi_cpu), 100, line, utf8) +
-                                std::string(line - std::min(line, h.psi_cpu.size()), ' '),
-                            last_value(h.psi_cpu, "{:.1f}%")));
+  out.push_back(fmt::format(
+      FMT_COMPILE("CPU  {} {:>4}   PSI cpu {} {:>5}"),
+      sparkline_of(h.cpu, 100, line, utf8) + std::string(line - std::min(line, h.cpu.size()), ' '),
+      last_value(h.cpu, 0),
+      sparkline_of(h.psi_cpu, 100, line, utf8) +
+          std::string(line - std::min(line, h.psi_cpu.size()), ' '),
+      last_value(h.psi_cpu, 1)));
   // The job's pace, each series scaled to its own peak over the window.
   const auto any = [](const std::deque<std::optional<double>>& d) {
     return std::any_of(d.begin(), d.end(), [](const auto& v) { return v.has_value(); });
@@ -116,10 +123,10 @@ std::vector<std::string> history_lines(const History& h, int width, bool utf8) {
     const std::string read = h.job_read.empty() || !h.job_read.back()
                                  ? std::string("-")
                                  : monitor::compact_bytes(*h.job_read.back()).append("/s");
-    out.push_back(fmt::format("JOB  {}{} {:>4}   read    {}{} {:>5}",
-                              sparkline(values_of(h.job_cpu), peak(h.job_cpu, 100), line, utf8),
-                              pad(h.job_cpu), last_value(h.job_cpu, "{:.0f}%"),
-                              sparkline(values_of(h.job_read), peak(h.job_read, 1), line, utf8),
+    out.push_back(fmt::format(FMT_COMPILE("JOB  {}{} {:>4}   read    {}{} {:>5}"),
+                              sparkline_of(h.job_cpu, peak(h.job_cpu, 100), line, utf8),
+                              pad(h.job_cpu), last_value(h.job_cpu, 0),
+                              sparkline_of(h.job_read, peak(h.job_read, 1), line, utf8),
                               pad(h.job_read), read));
   }
   // The GPUs: cells of "GPUn <line> 100%  ", at least 12 columns of line each.
@@ -132,9 +139,9 @@ std::vector<std::string> history_lines(const History& h, int width, bool utf8) {
   for (std::size_t g = 0; g < h.gpus.size(); ++g) {
     const auto& d = h.gpus[g];
     const unsigned index = g < h.gpu_index.size() ? h.gpu_index[g] : static_cast<unsigned>(g);
-    row += fmt::format("GPU{:<2}{}{} {:>4}  ", index, sparkline(values_of(d), 100, columns, utf8),
-                       std::string(columns - std::min(columns, d.size()), ' '),
-                       last_value(d, "{:.0f}%"));
+    row +=
+        fmt::format(FMT_COMPILE("GPU{:<2}{}{} {:>4}  "), index, sparkline_of(d, 100, columns, utf8),
+                    std::string(columns - std::min(columns, d.size()), ' '), last_value(d, 0));
     if ((g + 1) % per_row == 0) {
       out.push_back(row);
       row.clear();

@@ -120,12 +120,12 @@ void print_plain(const monitor::Model& model, const TopSettings& s,
 
 // The keys line; the I/O sort only where the view reads I/O.
 std::string keys_live(const monitor::Model& m) {
-  return fmt::format("q quit  h help  / filter  k kill  F follow  sort: c m p r {}t",
-                     monitor::reads_io(m) ? "i " : "");
+  return monitor::reads_io(m) ? "q quit  h help  / filter  k kill  F follow  sort: c m p r i t"
+                              : "q quit  h help  / filter  k kill  F follow  sort: c m p r t";
 }
 std::string keys_replay(const monitor::Model& m) {
-  return fmt::format("q quit  <- -> step  Home End  h help  / filter  F follow  sort: c m p r {}t",
-                     monitor::reads_io(m) ? "i " : "");
+  return std::string("q quit  <- -> step  Home End  h help  / filter  F follow  sort: c m p r ") +
+         (monitor::reads_io(m) ? "i t" : "t");
 }
 
 constexpr std::array<monitor::TopSort, 6> kSorts{
