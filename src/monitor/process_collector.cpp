@@ -631,6 +631,7 @@ Result<void> ProcessCollector::collect(std::vector<Process>& out, Notices& notic
                                        const std::vector<pid_t>& cgroup_pids, std::int64_t now_ns) {
   State& s = *state_;
   s.turn = s.collects++;
+  bool listed = true;  // false: the processes tracked, without a listing this sample
   switch (s.scope.kind) {
     case Scope::Kind::kNone:
       out.clear();
@@ -645,8 +646,7 @@ Result<void> ProcessCollector::collect(std::vector<Process>& out, Notices& notic
       break;
     case Scope::Kind::kAll:
       if (!s.list_now()) {  // the processes known; new ones are found at the next listing
-        s.pids.clear();
-        for (const auto& t : s.tracked) s.pids.push_back(t.pid);
+        listed = false;
         break;
       }
       // /proc kept open like the files (and counted in the same budget).
@@ -665,8 +665,8 @@ Result<void> ProcessCollector::collect(std::vector<Process>& out, Notices& notic
   }
 
   std::size_t n = 0;
-  if (std::equal(s.pids.begin(), s.pids.end(), s.tracked.begin(), s.tracked.end(),
-                 [](pid_t pid, const Tracked& t) { return pid == t.pid; })) {
+  if (!listed || std::equal(s.pids.begin(), s.pids.end(), s.tracked.begin(), s.tracked.end(),
+                            [](pid_t pid, const Tracked& t) { return pid == t.pid; })) {
     // The same processes as before (every sample of top between two listings of /proc, and
     // most others): each sampled where it is, the ones gone mid-sample closed up over.
     for (std::size_t k = 0; k < s.tracked.size(); ++k) {

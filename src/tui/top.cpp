@@ -120,8 +120,8 @@ void print_plain(const monitor::Model& model, const TopSettings& s,
 
 // The keys line; the I/O sort only where the view reads I/O.
 std::string keys_live(const monitor::Model& m) {
-  return monitor::reads_io(m) ? "q quit  h help  / filter  k kill  F follow  sort: c m p r i t"
-                              : "q quit  h help  / filter  k kill  F follow  sort: c m p r t";
+  return std::string("q quit  h help  / filter  k kill  F follow  sort: c m p r ") +
+         (monitor::reads_io(m) ? "i t" : "t");
 }
 std::string keys_replay(const monitor::Model& m) {
   return std::string("q quit  <- -> step  Home End  h help  / filter  F follow  sort: c m p r ") +
