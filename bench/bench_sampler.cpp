@@ -10,6 +10,12 @@
 //   BM_Sampler/...        dltune's Sampler (no GPUs), same scopes, and two cheaper ones:
 //                         screen: all processes, schedstat of 40 (top's rows on screen) only
 //                         tree_main_status: the job tree, status of the main process only
+//   BM_ColdFloor/wake     a 100 ms sleep and nothing else: the wake-up alone, at 10 Hz
+//   BM_ColdFloor/tree     a 100 ms sleep, then what a sample of the asleep tree reads: the 8
+//                         system files, the tree's group's files, each member's schedstat and
+//                         the main process's children file. record at 10 Hz against this is
+//                         its cost over the floor on this machine today (everything runs cold
+//                         after 100 ms asleep, several times the hot-loop figure).
 //   BM_File/<leaf>        one pread of /proc/PID/<leaf> on a kept descriptor, per process of the
 //                         20-process tree: what each file costs (the kernel making its text)
 #include <dirent.h>
@@ -24,6 +30,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -213,6 +221,68 @@ BENCHMARK(BM_Sampler)
     ->Arg(3)
     ->Arg(4)
     ->ArgNames({"host/all/tree/screen/tree_main_status"})
+    ->Unit(benchmark::kMicrosecond);
+
+// The tree's group's files that the sampler reads each sample (CgroupCollector): the group
+// (its memory hierarchy's path on cgroup v1, else its cgroup2 path, from /proc/PID/cgroup) in
+// each hierarchy mounted under /sys/fs/cgroup; those that exist (Kept leaves out the others).
+std::vector<std::string> group_files(pid_t pid) {
+  std::string text(8192, '\0');
+  const int fd = ::open(("/proc/" + std::to_string(pid) + "/cgroup").c_str(), O_RDONLY);
+  if (fd < 0) return {};
+  const auto n = ::read(fd, text.data(), text.size());
+  ::close(fd);
+  text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  std::string group;
+  for (const char* prefix : {":memory:", "0::"}) {
+    const auto at = text.find(prefix);
+    if (at == std::string::npos) continue;
+    const auto from = at + std::strlen(prefix);
+    group = text.substr(from, text.find('\n', from) - from);
+    break;
+  }
+  if (group.empty()) return {};
+  std::vector<std::string> out;
+  const auto add = [&](const std::string& mount, std::initializer_list<const char*> files) {
+    for (const char* f : files) out.push_back("/sys/fs/cgroup" + mount + group + "/" + f);
+  };
+  add("/memory", {"memory.usage_in_bytes", "memory.limit_in_bytes", "memory.max_usage_in_bytes",
+                  "memory.failcnt", "memory.stat", "memory.oom_control", "cgroup.procs"});
+  for (const char* cpu : {"/cpu", "/cpu,cpuacct"})
+    add(cpu, {"cpu.stat", "cpu.cfs_quota_us", "cpu.cfs_period_us"});
+  for (const char* acct : {"/cpuacct", "/cpu,cpuacct"})
+    add(acct, {"cpuacct.usage", "cpuacct.stat"});
+  add("/unified", {"cpu.pressure", "memory.pressure", "io.pressure"});  // a hybrid host's
+  add("", {"cpu.stat", "cpu.max", "memory.current", "memory.max", "memory.peak",
+           "memory.swap.current", "memory.stat", "memory.events", "cpu.pressure", "memory.pressure",
+           "io.pressure", "cgroup.procs"});  // cgroup v2
+  return out;
+}
+
+void BM_ColdFloor(benchmark::State& state) {
+  raise_nofile();
+  const pid_t tree = job_tree(20);
+  Kept kept;
+  if (state.range(0) == 1) {
+    for (const char* f : kSystemFiles) kept.open(f);
+    for (const auto& f : group_files(tree)) kept.open(f);
+    for (const pid_t p : tree_pids(tree)) kept.open("/proc/" + std::to_string(p) + "/schedstat");
+    kept.open("/proc/" + std::to_string(tree) + "/task/" + std::to_string(tree) + "/children");
+  }
+  std::vector<char> buf(1 << 16);
+  const timespec interval{0, 100'000'000};
+  for (auto _ : state) {
+    ::nanosleep(&interval, nullptr);
+    for (int fd : kept.fds) benchmark::DoNotOptimize(::pread(fd, buf.data(), buf.size(), 0));
+  }
+  state.counters["files"] = static_cast<double>(kept.fds.size());
+}
+// 30 samples at 10 Hz (3 s each): the thread's CPU per sample, as record's summary counts it.
+BENCHMARK(BM_ColdFloor)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgNames({"wake/tree"})
+    ->Iterations(30)
     ->Unit(benchmark::kMicrosecond);
 
 // What one file of one process costs, read on a kept descriptor (the kernel generating its text):
