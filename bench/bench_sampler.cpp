@@ -32,6 +32,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -225,7 +226,7 @@ BENCHMARK(BM_Sampler)
 
 // The tree's group's files that the sampler reads each sample (CgroupCollector): the group
 // (its memory hierarchy's path on cgroup v1, else its cgroup2 path, from /proc/PID/cgroup) in
-// each hierarchy mounted under /sys/fs/cgroup; those that exist (Kept leaves out the others).
+// each hierarchy mounted under /sys/fs/cgroup; those that exist.
 std::vector<std::string> group_files(pid_t pid) {
   std::string text(8192, '\0');
   const int fd = ::open(("/proc/" + std::to_string(pid) + "/cgroup").c_str(), O_RDONLY);
@@ -242,9 +243,16 @@ std::vector<std::string> group_files(pid_t pid) {
     break;
   }
   if (group.empty()) return {};
-  std::vector<std::string> out;
+  // By their real paths, each once: /sys/fs/cgroup/cpu is often a link to cpu,cpuacct.
+  std::set<std::string> out;
   const auto add = [&](const std::string& mount, std::initializer_list<const char*> files) {
-    for (const char* f : files) out.push_back("/sys/fs/cgroup" + mount + group + "/" + f);
+    for (const char* f : files) {
+      const std::string path = "/sys/fs/cgroup" + mount + group + "/" + f;
+      if (char* real = ::realpath(path.c_str(), nullptr)) {
+        out.insert(real);
+        std::free(real);
+      }
+    }
   };
   add("/memory", {"memory.usage_in_bytes", "memory.limit_in_bytes", "memory.max_usage_in_bytes",
                   "memory.failcnt", "memory.stat", "memory.oom_control", "cgroup.procs"});
@@ -256,7 +264,7 @@ std::vector<std::string> group_files(pid_t pid) {
   add("", {"cpu.stat", "cpu.max", "memory.current", "memory.max", "memory.peak",
            "memory.swap.current", "memory.stat", "memory.events", "cpu.pressure", "memory.pressure",
            "io.pressure", "cgroup.procs"});  // cgroup v2
-  return out;
+  return {out.begin(), out.end()};
 }
 
 void BM_ColdFloor(benchmark::State& state) {
