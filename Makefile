@@ -2,6 +2,14 @@
 JOBS ?= $(shell nproc)
 DLTUNE_ARGS ?= check
 
+# The presets build with Ninja. A build directory that an older checkout made with Unix Makefiles
+# cannot be configured for Ninja: it is removed (its objects with it) and configured anew.
+define configure
+	@if [ -f build/$(1)/CMakeCache.txt ] && ! grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' build/$(1)/CMakeCache.txt; then \
+	  echo "build/$(1) was made for another generator: removing it"; rm -rf build/$(1); fi
+	cmake --preset $(1) $(2) >/dev/null
+endef
+
 .PHONY: run test test-release unit-release deps deps-run release debug asan bench fuzz fuzz-build format clean deb
 
 # `dltune check` exits 1 for warnings and 2 for critical findings: that is its report, not a
@@ -9,7 +17,7 @@ DLTUNE_ARGS ?= check
 # `make run` installs what building and running need, not the test tools, and builds without the
 # tests (GoogleTest is a test tool).
 run: deps-run
-	cmake --preset release -DDLTUNE_TESTS=OFF >/dev/null
+	$(call configure,release,-DDLTUNE_TESTS=OFF)
 	cmake --build --preset release -j$(JOBS) --target dltune
 	@./build/release/dltune $(DLTUNE_ARGS); rc=$$?; \
 	if [ $$rc -eq 1 ] || [ $$rc -eq 2 ]; then echo "(dltune exited $$rc: 1 = warnings, 2 = critical findings or bad input)"; \
@@ -24,7 +32,7 @@ run: deps-run
 CI_FUZZ_SECONDS ?= 5
 test: deps
 	./tools/check-layering
-	cmake --preset asan >/dev/null
+	$(call configure,asan)
 	cmake --build --preset asan-all -j$(JOBS)
 	ctest --preset asan -L shards -j$(JOBS)
 	ctest --preset asan -L integration
@@ -32,13 +40,13 @@ test: deps
 	./tests/fuzz/run-fuzzers --seconds $(CI_FUZZ_SECONDS)
 
 test-release: deps
-	cmake --preset release -DDLTUNE_TESTS=ON >/dev/null
+	$(call configure,release,-DDLTUNE_TESTS=ON)
 	cmake --build --preset release -j$(JOBS)
 	ctest --preset release -L shards -j$(JOBS)
 	ctest --preset release -L integration
 
 unit-release: deps
-	cmake --preset release -DDLTUNE_TESTS=ON >/dev/null
+	$(call configure,release,-DDLTUNE_TESTS=ON)
 	cmake --build --preset release -j$(JOBS) --target dltune_unit
 	ctest --preset release -L shards -j$(JOBS)
 
@@ -57,15 +65,15 @@ deb: deps-run
 	cd build/deb && cpack -G DEB
 
 release:
-	cmake --preset release -DDLTUNE_TESTS=ON >/dev/null
+	$(call configure,release,-DDLTUNE_TESTS=ON)
 	cmake --build --preset release -j$(JOBS)
 
 debug:
-	cmake --preset debug >/dev/null
+	$(call configure,debug)
 	cmake --build --preset debug -j$(JOBS)
 
 asan:
-	cmake --preset asan >/dev/null
+	$(call configure,asan)
 	cmake --build --preset asan -j$(JOBS)
 
 # The libFuzzer targets (tests/fuzz, clang with ASan and UBSan), each run for FUZZ_SECONDS on a
@@ -76,11 +84,11 @@ fuzz: deps fuzz-build
 	./tests/fuzz/run-fuzzers --seconds $(FUZZ_SECONDS)
 
 fuzz-build:
-	cmake --preset fuzz >/dev/null
+	$(call configure,fuzz)
 	cmake --build --preset fuzz -j$(JOBS)
 
 bench: deps
-	cmake --preset bench >/dev/null
+	$(call configure,bench)
 	cmake --build --preset bench -j$(JOBS)
 	./bench/run-env-bench
 

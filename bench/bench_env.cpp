@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "core/json.hpp"
 #include "host/root.hpp"
 #include "inventory/host_facts.hpp"
 

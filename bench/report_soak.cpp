@@ -18,6 +18,7 @@
 
 #include "audit/check.hpp"
 #include "audit/rules.hpp"
+#include "core/json.hpp"
 #include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 #include "settings/profile.hpp"

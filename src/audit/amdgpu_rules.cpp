@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "audit/rules.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/gpu_judge.hpp"
 
 namespace dltune::audit {

@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 
 #include "audit/rules.hpp"
+#include "core/json.hpp"
 #include "core/text.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/sysctl_files.hpp"
 
 namespace dltune::audit {

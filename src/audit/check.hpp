@@ -6,7 +6,7 @@
 
 #include "audit/finding.hpp"
 #include "core/error.hpp"
-#include "inventory/host_facts.hpp"
+#include "inventory/host_facts_fwd.hpp"
 #include "settings/profile.hpp"
 
 namespace dltune::audit {

@@ -10,7 +10,7 @@
 #include <cctype>
 #include <set>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "audit/cuda_driver_table.hpp"
 #include "core/text.hpp"

@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <set>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "audit/rules.hpp"
+#include "core/json.hpp"
 #include "core/text.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/judge.hpp"
 
 namespace dltune::audit {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "audit/finding.hpp"
-#include "inventory/host_facts.hpp"
+#include "inventory/host_facts_fwd.hpp"
 
 namespace dltune::audit {
 

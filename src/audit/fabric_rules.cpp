@@ -7,6 +7,7 @@
 
 #include "audit/system_rules.hpp"
 #include "core/text.hpp"
+#include "inventory/host_facts.hpp"
 
 namespace dltune::audit {
 

@@ -7,6 +7,7 @@
 
 #include "audit/rules.hpp"
 #include "gpu/report_text.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/gpu_judge.hpp"
 
 namespace dltune::audit {

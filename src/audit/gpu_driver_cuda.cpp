@@ -10,6 +10,7 @@
 #include "audit/cuda_driver_table.hpp"
 #include "audit/cuda_wheels.hpp"
 #include "audit/rules.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/gpu_judge.hpp"
 
 namespace dltune::audit {

@@ -1,10 +1,11 @@
 // gpu.pcie_link: every GPU's PCIe link at its maximum width and generation, from sysfs
 // (Documentation/ABI/testing/sysfs-bus-pci: current_link_speed/width, max_link_speed/width) and
 // NVML's nvmlDeviceGetCurrPcieLink* / GetMaxPcieLink* where sysfs has no value.
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "audit/rules.hpp"
 #include "gpu/report_text.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/gpu_judge.hpp"
 
 namespace dltune::audit {

@@ -9,6 +9,7 @@
 
 #include "audit/rules.hpp"
 #include "core/text.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/gpu_judge.hpp"
 
 namespace dltune::audit {

@@ -9,7 +9,7 @@
 
 #include "audit/finding.hpp"
 #include "core/error.hpp"
-#include "inventory/host_facts.hpp"
+#include "inventory/host_facts_fwd.hpp"
 #include "settings/judge.hpp"
 #include "settings/profile.hpp"
 #include "settings/sysctl_files.hpp"

@@ -4,9 +4,10 @@
 
 #include <algorithm>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/data_paths.hpp"
 #include "settings/mount_setting.hpp"
 #include "settings/sysctl_files.hpp"

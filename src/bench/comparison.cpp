@@ -1,10 +1,11 @@
 #include "bench/comparison.hpp"
+#include "core/json.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace dltune::bench {
 

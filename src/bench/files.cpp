@@ -9,8 +9,9 @@
 #include <map>
 #include <sstream>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
+#include "core/json.hpp"
 #include "core/local_file.hpp"
 #include "core/time_format.hpp"
 #include "launch/spawn.hpp"

@@ -8,11 +8,13 @@
 #include <cstring>
 #include <ctime>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "bench/files.hpp"
 #include "bench/stop_signals.hpp"
+#include "core/json.hpp"
 #include "core/text.hpp"
+#include "inventory/host_facts.hpp"
 #include "launch/summary.hpp"
 #include "settings/catalog.hpp"
 #include "store/recorded_run.hpp"

@@ -6,7 +6,6 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -15,7 +14,7 @@
 #include "bench/comparison.hpp"
 #include "bench/sides.hpp"
 #include "host/root.hpp"
-#include "inventory/host_facts.hpp"
+#include "inventory/host_facts_fwd.hpp"
 #include "launch/run_job.hpp"
 #include "monitor/sampler.hpp"
 #include "tune/journal.hpp"
@@ -27,7 +26,7 @@ struct BenchRequest {
   std::vector<std::string> command;
   int runs = 6, warmup = 1;
   bool abba = true;  // A B, then B A; false: A B every round
-  std::optional<std::regex> rate_regex;
+  std::optional<launch::RatePattern> rate_regex;
   std::int64_t interval_ns = 1'000'000'000;
   std::vector<std::string> data;  // tune's --data
   double confidence = 0.95;

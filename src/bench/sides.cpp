@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <map>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
+#include "inventory/host_facts.hpp"
 #include "launch/job_plan.hpp"
 #include "settings/catalog.hpp"
 #include "tune/drivers.hpp"

@@ -7,7 +7,7 @@
 #include <numbers>
 #include <utility>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace dltune::bench {
 namespace {

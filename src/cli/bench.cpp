@@ -4,7 +4,7 @@
 // printing.
 #include <unistd.h>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "bench/files.hpp"
@@ -13,7 +13,9 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/sampling_options.hpp"
+#include "core/json.hpp"
 #include "core/local_file.hpp"
+#include "inventory/host_facts.hpp"
 #include "launch/spawn.hpp"
 #include "options/options.hpp"
 

@@ -1,12 +1,13 @@
 // `dltune capture`: pack every host file that env read, so that `env --root` on another machine
 // reports the same facts.
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "core/json.hpp"
 #include "core/local_file.hpp"
 #include "core/text.hpp"
 #include "host/capture.hpp"

@@ -4,13 +4,14 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "audit/check.hpp"
 #include "audit/rules.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "core/json.hpp"
 #include "inventory/host_facts.hpp"
 #include "options/options.hpp"
 #include "settings/catalog.hpp"

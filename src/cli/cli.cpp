@@ -5,12 +5,13 @@
 #include <algorithm>
 #include <cstdio>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/docs.hpp"
 #include "core/build_info.hpp"
+#include "core/json.hpp"
 #include "host/fault.hpp"
 #include "options/options.hpp"
 #include "tune/journal.hpp"

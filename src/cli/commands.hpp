@@ -8,7 +8,7 @@
 #include "core/environment.hpp"
 #include "core/error.hpp"
 #include "host/root.hpp"
-#include "inventory/host_facts.hpp"
+#include "inventory/host_facts_fwd.hpp"
 #include "store/recorded_run.hpp"
 #include "tui/top.hpp"
 

@@ -2,10 +2,11 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "inventory/host_facts.hpp"
 
 namespace dltune::cli {
 

@@ -2,13 +2,14 @@
 // `dltune bench` for runs recorded by hand, or a bench directory read again.
 #include <sys/stat.h>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "bench/comparison.hpp"
 #include "bench/files.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "core/json.hpp"
 #include "core/local_file.hpp"
 #include "core/text.hpp"
 #include "options/options.hpp"

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <set>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/cli.hpp"

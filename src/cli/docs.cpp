@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/cli.hpp"

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 

@@ -2,11 +2,12 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "core/json.hpp"
 #include "host/root.hpp"
 #include "inventory/host_facts.hpp"
 #include "options/options.hpp"

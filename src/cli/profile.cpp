@@ -8,13 +8,14 @@
 #include <cstdio>
 #include <map>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "audit/env_rules.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/sampling_options.hpp"
+#include "core/json.hpp"
 #include "diagnose/profile_job.hpp"
 #include "host/parse/process.hpp"
 #include "inventory/host_facts.hpp"

@@ -1,5 +1,5 @@
 // `dltune record`: samples into a SQLite recording, and `--replay` to look at one.
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/cli.hpp"

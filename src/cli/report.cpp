@@ -1,9 +1,10 @@
 // `dltune report`: a recording as a self-contained HTML page of charts, or as JSON.
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "core/json.hpp"
 #include "core/local_file.hpp"
 #include "options/options.hpp"
 #include "report/decimate.hpp"

@@ -6,14 +6,16 @@
 #include <cstdio>
 #include <ctime>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/sampling_options.hpp"
+#include "core/json.hpp"
 #include "core/local_file.hpp"
 #include "core/text.hpp"
+#include "inventory/host_facts.hpp"
 #include "launch/run_job.hpp"
 #include "options/options.hpp"
 #include "settings/catalog.hpp"

@@ -1,7 +1,7 @@
 // SamplingFlags (cli/sampling_options.hpp).
 #include "cli/sampling_options.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"

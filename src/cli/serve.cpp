@@ -4,11 +4,12 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "core/json.hpp"
 #include "core/text.hpp"
 #include "options/options.hpp"
 #include "serve/exporter.hpp"

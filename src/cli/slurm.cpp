@@ -8,11 +8,12 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "core/json.hpp"
 #include "core/text.hpp"
 #include "core/watchdog.hpp"
 #include "options/options.hpp"

@@ -10,11 +10,12 @@
 #include <csignal>
 #include <cstdio>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "core/json.hpp"
 #include "options/options.hpp"
 #include "pystack/process.hpp"
 #include "pystack/render.hpp"

@@ -1,5 +1,5 @@
 // `dltune top`: the live view of the host and a job.
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/cli.hpp"

@@ -5,11 +5,12 @@
 #include <cstdio>
 #include <iostream>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "core/json.hpp"
 #include "options/options.hpp"
 #include "tune/journal.hpp"
 #include "tune/plan.hpp"

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <iostream>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace dltune::local_file {
 

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <thread>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace dltune::private_files {
 

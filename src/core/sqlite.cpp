@@ -1,6 +1,6 @@
 #include "core/sqlite.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace dltune::sqlite {
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace dltune::text {
 

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <ctime>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace dltune::text {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <toml++/toml.h>
 
 #include "core/error.hpp"

@@ -11,6 +11,7 @@
 #include <toml++/toml.h>
 
 #include "core/embedded.hpp"
+#include "core/json.hpp"
 #include "monitor/roles.hpp"
 
 namespace dltune::diagnose {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/json.hpp"
 #include "core/text.hpp"
 #include "core/time_format.hpp"
 #include "diagnose/fd_risk.hpp"

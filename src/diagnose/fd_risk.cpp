@@ -1,7 +1,7 @@
 // Open descriptors against nofile (diagnose/fd_risk.hpp).
 #include "diagnose/fd_risk.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "host/parse/proc.hpp"
 

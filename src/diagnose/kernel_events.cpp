@@ -8,7 +8,7 @@
 #include <limits>
 #include <set>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <toml++/toml.h>
 
 #include "core/embedded.hpp"

@@ -7,9 +7,10 @@
 #include <cerrno>
 #include <map>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/clock.hpp"
+#include "core/json.hpp"
 #include "core/text.hpp"
 #include "diagnose/profile_text.hpp"
 #include "monitor/rank_pace.hpp"

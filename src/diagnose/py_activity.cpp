@@ -6,7 +6,7 @@
 #include <numeric>
 #include <set>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <toml++/toml.h>
 
 #include "core/embedded.hpp"

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <set>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace dltune::diagnose {
 

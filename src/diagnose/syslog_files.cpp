@@ -11,7 +11,7 @@
 #include <charconv>
 #include <cstring>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace dltune::diagnose {
 

@@ -1,6 +1,6 @@
 #include "gpu/backend.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "gpu/nvml_backend.hpp"
 #include "gpu/nvml_types.hpp"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "host/parse/pci_device.hpp"
 

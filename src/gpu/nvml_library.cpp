@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <array>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/clock.hpp"
 #include "gpu/nvml_backend.hpp"

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <memory>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "gpu/nvml_backend.hpp"
 #include "gpu/nvml_library.hpp"

@@ -1,8 +1,9 @@
 #include "gpu/report_json.hpp"
+#include "core/json.hpp"
 
 #include <limits>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace dltune::gpu {
 

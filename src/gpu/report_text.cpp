@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 

@@ -7,10 +7,11 @@
 
 #include <algorithm>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <mutex>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 #include "host/cgroup.hpp"
@@ -60,10 +61,10 @@ struct Root::Recorder {
 Root::Root() : faults_(process_faults()) {}
 Root::Root(std::string base) : base_(std::move(base)), faults_(process_faults()) {}
 
-Result<Root> Root::at(const std::filesystem::path& dir) {
+Result<Root> Root::at(const std::string& dir) {
   std::error_code ec;
   const auto abs = std::filesystem::absolute(dir, ec);
-  if (ec) return fail("cannot use host root", dir.string(), ec.value());
+  if (ec) return fail("cannot use host root", dir, ec.value());
   struct stat st {};
   if (::stat(abs.c_str(), &st) != 0) return fail("host root does not exist:", abs.string(), errno);
   if (!S_ISDIR(st.st_mode)) return fail("host root is not a directory:", abs.string());

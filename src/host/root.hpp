@@ -7,7 +7,6 @@
 // are followed inside the root, as a chroot would, so an absolute link in a capture never escapes
 // it. A missing file is an empty optional, not an error (CONTRIBUTING.md, convention 3).
 #include <cstdint>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -77,7 +76,7 @@ class Root {
   Root();
   // A host tree at `dir`. Fails when `dir` does not exist, is not a directory, or holds none of
   // proc/, sys/ and etc/ (it is then not a host tree).
-  static Result<Root> at(const std::filesystem::path& dir);
+  static Result<Root> at(const std::string& dir);
 
   [[nodiscard]] bool live() const { return base_.empty(); }
   // "/" for the live host, else the tree's directory.

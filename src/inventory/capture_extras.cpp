@@ -1,6 +1,8 @@
 #include "inventory/capture_extras.hpp"
 
+#include "core/json.hpp"
 #include "inventory/capture_files.hpp"
+#include "inventory/host_facts.hpp"
 
 namespace dltune::inventory {
 

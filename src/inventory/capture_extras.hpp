@@ -4,7 +4,8 @@
 #include <map>
 #include <string>
 
-#include "inventory/host_facts.hpp"
+#include "host/root.hpp"
+#include "inventory/host_facts_fwd.hpp"
 
 namespace dltune::inventory {
 

@@ -8,8 +8,10 @@
 
 #include <fmt/format.h>
 
+#include "core/json.hpp"
 #include "core/text.hpp"
 #include "host/parse/proc.hpp"
+#include "inventory/json.hpp"
 
 namespace dltune::inventory {
 

@@ -1,11 +1,13 @@
 // JSON and text for the CUDA stack (docs/json.md, "cuda").
 #include <algorithm>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 
+#include "core/json.hpp"
 #include "inventory/cuda.hpp"
+#include "inventory/json.hpp"
 
 namespace dltune::inventory {
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/json.hpp"
 #include "core/text.hpp"
 #include "gpu/amdgpu_sysfs.hpp"
 #include "gpu/report_json.hpp"
@@ -14,6 +15,7 @@
 #include "host/parse/pci_ids.hpp"
 #include "host/parse/proc_modules.hpp"
 #include "inventory/capture_files.hpp"
+#include "inventory/json.hpp"
 
 namespace dltune::inventory {
 

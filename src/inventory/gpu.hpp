@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "core/json_fwd.hpp"
 #include "core/sections.hpp"
 #include "gpu/backend.hpp"
 #include "inventory/context.hpp"
-#include "inventory/json.hpp"
 #include "inventory/pcie_path.hpp"
 
 namespace dltune::inventory {

@@ -3,9 +3,10 @@
 #include <cstdlib>
 #include <ctime>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <sys/statvfs.h>
 
+#include "core/json.hpp"
 #include "inventory/capture_files.hpp"
 
 namespace dltune::inventory {

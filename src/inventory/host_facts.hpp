@@ -4,11 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "core/json_fwd.hpp"
 #include "inventory/context.hpp"
 #include "inventory/cpu.hpp"
 #include "inventory/cuda.hpp"
 #include "inventory/gpu.hpp"
-#include "inventory/json.hpp"
+#include "inventory/host_facts_fwd.hpp"
 #include "inventory/memory.hpp"
 #include "inventory/network.hpp"
 #include "inventory/os.hpp"
@@ -29,16 +30,6 @@ struct HostFacts {
   PythonFacts python;
   CudaFacts cuda;
   std::vector<Problem> problems;  // facts reported unknown, with path and reason
-};
-
-struct CollectOptions {
-  std::string nvml_library;  // DLTUNE_NVML_LIBRARY or empty
-  // What `run` needs before it starts a job, quickly: the OS (cgroups), CPUs and memory, and the
-  // GPUs when `gpus`; storage, network, Python and CUDA are left empty.
-  bool launch_only = false;
-  bool gpus = true;
-  // With launch_only: the network too (interfaces, RDMA), to judge a job's NCCL variables.
-  bool network = false;
 };
 
 // The environment variables env consults: this process's own on the live host, the captured

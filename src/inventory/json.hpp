@@ -1,13 +1,12 @@
 #pragma once
-// JSON for `--json`: key order is kept as written (docs/json.md documents the schema).
+// JSON for `--json`: key order is kept as written (docs/json.md documents the schema). A header
+// that only declares functions taking or returning Json includes core/json_fwd.hpp instead.
 #include <optional>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
+#include "core/json.hpp"
 
 namespace dltune::inventory {
-
-using Json = nlohmann::ordered_json;
 
 // Sets j[key] only when the value is present: absent facts are left out, never null.
 template <class T>

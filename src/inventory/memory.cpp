@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "core/json.hpp"
 #include "core/text.hpp"
+#include "inventory/json.hpp"
 #include "inventory/mounts.hpp"
 
 namespace dltune::inventory {

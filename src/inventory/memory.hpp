@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "core/json_fwd.hpp"
 #include "core/sections.hpp"
 #include "host/parse/proc.hpp"
 #include "inventory/context.hpp"
-#include "inventory/json.hpp"
 
 namespace dltune::inventory {
 

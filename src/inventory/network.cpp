@@ -2,9 +2,11 @@
 
 #include <map>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
+#include "core/json.hpp"
 #include "core/text.hpp"
+#include "inventory/json.hpp"
 
 namespace dltune::inventory {
 

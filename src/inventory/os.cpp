@@ -5,9 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "core/json.hpp"
 #include "core/text.hpp"
 #include "core/time_format.hpp"
 #include "host/parse/proc.hpp"
+#include "inventory/json.hpp"
 #include "inventory/mounts.hpp"
 
 namespace dltune::inventory {

@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 #include "host/parse/python_files.hpp"

@@ -1,10 +1,12 @@
 // JSON and text for the Python facts (docs/json.md, "python").
 #include <algorithm>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 
+#include "core/json.hpp"
+#include "inventory/json.hpp"
 #include "inventory/python.hpp"
 
 namespace dltune::inventory {

@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "core/json.hpp"
 #include "core/text.hpp"
 #include "host/parse/proc.hpp"
+#include "inventory/json.hpp"
 #include "inventory/mounts.hpp"
 
 namespace dltune::inventory {

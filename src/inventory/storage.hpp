@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "core/json_fwd.hpp"
 #include "core/sections.hpp"
 #include "inventory/context.hpp"
-#include "inventory/json.hpp"
 
 namespace dltune::inventory {
 

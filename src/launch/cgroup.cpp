@@ -9,7 +9,7 @@
 #include <chrono>
 #include <thread>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 #include "host/parse/proc.hpp"

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <map>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 #include "launch/cgroup_internal.hpp"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <set>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 #include "launch/cgroup_internal.hpp"

@@ -8,10 +8,11 @@
 #include <cmath>
 #include <set>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 #include "host/cgroup.hpp"
+#include "inventory/host_facts.hpp"
 
 namespace dltune::launch {
 

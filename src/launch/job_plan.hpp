@@ -10,7 +10,7 @@
 
 #include "core/error.hpp"
 #include "host/root.hpp"
-#include "inventory/host_facts.hpp"
+#include "inventory/host_facts_fwd.hpp"
 #include "launch/cgroup.hpp"
 #include "launch/rank_plan.hpp"
 #include "launch/spawn.hpp"

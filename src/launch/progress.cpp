@@ -111,27 +111,22 @@ std::optional<RateReading> read_tqdm(std::string_view line) {
   return last;
 }
 
-std::optional<RateReading> read_custom(std::string_view line, const std::regex& re) {
+std::optional<RateReading> read_custom(std::string_view line, const RatePattern& re) {
   std::optional<RateReading> last;
-  const std::size_t group = re.mark_count() > 0 ? 1 : 0;
-  for (auto it = std::cregex_iterator(line.data(), line.data() + line.size(), re);
-       it != std::cregex_iterator(); ++it) {
-    const auto& m = (*it)[static_cast<int>(group)];
-    if (!m.matched) continue;
-    if (auto v = to_number(std::string_view(m.first, static_cast<std::size_t>(m.length()))))
-      last = RateReading{*v, ""};
-  }
+  re.each_match(line, [&](std::string_view text) {
+    if (auto v = to_number(text)) last = RateReading{*v, ""};
+  });
   return last;
 }
 
 }  // namespace
 
 std::optional<RateReading> read_rate(std::string_view line,
-                                     const std::optional<std::regex>& custom) {
+                                     const std::optional<RatePattern>& custom) {
   return custom ? read_custom(line, *custom) : read_tqdm(line);
 }
 
-std::optional<double> parse_rate(std::string_view line, const std::optional<std::regex>& custom) {
+std::optional<double> parse_rate(std::string_view line, const std::optional<RatePattern>& custom) {
   if (auto r = read_rate(line, custom)) return r->per_second;
   return std::nullopt;
 }
@@ -160,7 +155,7 @@ double RateSeries::median_after_warmup() const {
   return (lower + upper) / 2;
 }
 
-ProgressMeter::ProgressMeter(std::optional<std::regex> custom) : custom_(std::move(custom)) {}
+ProgressMeter::ProgressMeter(std::optional<RatePattern> custom) : custom_(std::move(custom)) {}
 
 void ProgressMeter::feed(std::string_view bytes, std::size_t channel) {
   // A job that never ends a line must not grow this without bound: a rate sits at the end of a

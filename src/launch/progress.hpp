@@ -6,11 +6,11 @@
 #include <cstddef>
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "launch/rate_pattern.hpp"
 #include "launch/spawn.hpp"
 
 namespace dltune::launch {
@@ -22,7 +22,7 @@ struct RateReading {
   std::string unit;
 };
 [[nodiscard]] std::optional<RateReading> read_rate(std::string_view line,
-                                                   const std::optional<std::regex>& custom);
+                                                   const std::optional<RatePattern>& custom);
 
 // Rates of one unit, kept evenly spaced in bounded memory: when full, every other one is
 // dropped and only every 2nd (then 4th, ...) new one is kept, so a job that prints for days
@@ -49,7 +49,7 @@ class RateSeries {
 // (stderr, stdout) keep their partial segments apart.
 class ProgressMeter {
  public:
-  explicit ProgressMeter(std::optional<std::regex> custom = std::nullopt);
+  explicit ProgressMeter(std::optional<RatePattern> custom = std::nullopt);
   void feed(std::string_view bytes, std::size_t channel = 0);
   void finish();
   // The unit read most often wins (a download bar in B/s before the training bar in it/s).
@@ -57,7 +57,7 @@ class ProgressMeter {
 
  private:
   void segment(std::string_view line);
-  std::optional<std::regex> custom_;
+  std::optional<RatePattern> custom_;
   std::array<std::string, 2> pending_;
   std::map<std::string, RateSeries> series_;
 };

@@ -7,9 +7,10 @@
 
 #include <algorithm>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
+#include "inventory/host_facts.hpp"
 #include "launch/cgroup.hpp"
 #include "launch/kernel_log.hpp"
 #include "launch/slurm_step.hpp"
@@ -221,15 +222,12 @@ tl::expected<RunSummary, RunFailure> run_job(const host::Root& root,
   return summary;
 }
 
-Result<std::regex> compile_rate_regex(const std::string& pattern) {
-  try {
-    std::regex rate(pattern, std::regex::ECMAScript);
-    if (rate.mark_count() < 1)
-      return fail("--rate-regex " + pattern + ": expected a group, e.g. '([0-9.]+) img/s'");
-    return rate;
-  } catch (const std::regex_error& e) {
-    return fail(fmt::format("--rate-regex {}: {}", pattern, e.what()));
-  }
+Result<RatePattern> compile_rate_regex(const std::string& pattern) {
+  auto rate = RatePattern::compile(pattern);
+  if (!rate) return fail(fmt::format("--rate-regex {}: {}", pattern, rate.error().message()));
+  if (rate->groups() < 1)
+    return fail("--rate-regex " + pattern + ": expected a group, e.g. '([0-9.]+) img/s'");
+  return rate;
 }
 
 }  // namespace dltune::launch

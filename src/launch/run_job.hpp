@@ -8,13 +8,13 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
 
 #include "core/error.hpp"
 #include "host/root.hpp"
-#include "inventory/host_facts.hpp"
+#include "inventory/host_facts_fwd.hpp"
 #include "launch/job_plan.hpp"
+#include "launch/rate_pattern.hpp"
 #include "launch/summary.hpp"
 #include "settings/profile.hpp"
 
@@ -26,8 +26,8 @@ struct RunRequest {
   std::map<std::string, std::string> environment;  // dltune's own; the job's starts from it
   bool keep_root = false;  // under sudo, run the job as root rather than the sudo user
   bool watch_stdout = false;
-  std::optional<std::regex> rate_regex;  // the job's rate, first group, on its output lines
-  std::string unique;                    // makes the cgroup's default name unique
+  std::optional<RatePattern> rate_regex;  // the job's rate, first group, on its output lines
+  std::string unique;                     // makes the cgroup's default name unique
   // The job's output (stdout and stderr, its stdin then /dev/null) into this descriptor rather
   // than dltune's own (SpawnRequest::output_fd).
   std::optional<int> output_fd;
@@ -36,7 +36,7 @@ struct RunRequest {
 
 // --rate-regex: an ECMAScript expression with a group (the job's rate); the error names the
 // option and the pattern.
-[[nodiscard]] Result<std::regex> compile_rate_regex(const std::string& pattern);
+[[nodiscard]] Result<RatePattern> compile_rate_regex(const std::string& pattern);
 
 // Where in its life the job is, for whoever watches it (a recording). Each is optional.
 struct JobHooks {

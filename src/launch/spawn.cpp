@@ -16,7 +16,7 @@
 #include <cerrno>
 #include <memory>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 #include "launch/child.hpp"

@@ -11,11 +11,11 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
+#include "launch/rate_pattern.hpp"
 
 namespace dltune::launch {
 
@@ -49,7 +49,7 @@ struct SpawnRequest {
   // Watch the job's stderr (and stdout when `watch_stdout`) for progress: the job's bytes are
   // copied through unchanged to dltune's own stderr/stdout as they come.
   bool watch_stdout = false;
-  std::optional<std::regex> rate_regex;  // its first group is a rate (per second)
+  std::optional<RatePattern> rate_regex;  // its first group is a rate (per second)
   // When set, the job's stdin is /dev/null and both its stdout and stderr (both watched) are
   // copied to this descriptor instead of dltune's own: bench keeps each run's output in a log.
   std::optional<int> output_fd;
@@ -145,7 +145,7 @@ struct GroupResult {
 // Progress rates in one line of output: tqdm's "12.5it/s" or "3.20s/it" (the last one on the
 // line; tqdm redraws with '\r'), or the first group of `custom` when given. Per second.
 [[nodiscard]] std::optional<double> parse_rate(std::string_view line,
-                                               const std::optional<std::regex>& custom);
+                                               const std::optional<RatePattern>& custom);
 
 // SIGINT and SIGQUIT with their default actions while this lives, as a terminal's job expects
 // them, even when this process was started with them ignored (a non-interactive shell's

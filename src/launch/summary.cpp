@@ -1,8 +1,10 @@
 #include "launch/summary.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
+#include "core/json.hpp"
 #include "core/text.hpp"
+#include "inventory/json.hpp"
 
 namespace dltune::launch {
 

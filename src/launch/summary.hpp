@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "audit/env_rules.hpp"
+#include "core/json_fwd.hpp"
 #include "host/parse/kmsg.hpp"
-#include "inventory/json.hpp"
 #include "launch/cgroup.hpp"
 #include "launch/job_plan.hpp"
 #include "launch/slurm_step.hpp"

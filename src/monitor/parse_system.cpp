@@ -2,7 +2,7 @@
 // overwritten in place and trimmed at the end, names assigned only when they changed.
 #include "monitor/parse_system.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <array>
 

@@ -1,5 +1,6 @@
 // The names of a Sample's enums (monitor/sample.hpp): what --json, recordings and views say.
 #include "monitor/sample.hpp"
+#include "core/json.hpp"
 
 namespace dltune::monitor {
 

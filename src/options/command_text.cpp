@@ -1,6 +1,6 @@
 #include "options/command_text.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <toml++/toml.h>
 

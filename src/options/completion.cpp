@@ -4,7 +4,7 @@
 #include <cctype>
 #include <stdexcept>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 #include "options/command_text.hpp"

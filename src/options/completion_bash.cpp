@@ -2,7 +2,7 @@
 // finds the command being typed (skipping options' values) and completes the word at the cursor.
 // It needs nothing beyond bash itself; where bash-completion is loaded, a job's command after
 // "--" is completed as that command.
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 #include "options/completion.hpp"

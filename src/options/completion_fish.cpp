@@ -1,7 +1,7 @@
 // The fish script: a function that finds the command being typed (skipping options' values),
 // and one `complete` line per subcommand, option and argument, each under the condition that
 // the command being typed is its command.
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 #include "options/completion.hpp"

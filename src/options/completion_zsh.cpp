@@ -1,7 +1,7 @@
 // The zsh script: one function per command, each an _arguments spec of its options (with their
 // help) and, for a command with subcommands, a state that hands the rest to the subcommand's
 // function. It works autoloaded from $fpath (as _dltune) and sourced after compinit.
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 #include "options/completion.hpp"

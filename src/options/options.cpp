@@ -12,7 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 #include "options/command_text.hpp"

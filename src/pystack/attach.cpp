@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <csignal>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 #include "pystack/debug_offsets.hpp"

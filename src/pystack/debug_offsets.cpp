@@ -3,7 +3,7 @@
 #include <cstring>
 #include <string>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace dltune::pystack {
 

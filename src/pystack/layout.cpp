@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <initializer_list>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <toml++/toml.h>
 

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace dltune::pystack {
 

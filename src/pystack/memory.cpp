@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace dltune::pystack {
 

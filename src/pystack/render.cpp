@@ -1,6 +1,7 @@
 #include "pystack/render.hpp"
+#include "core/json.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace dltune::pystack {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <unordered_set>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace dltune::pystack {
 

@@ -10,8 +10,9 @@
 #include <sstream>
 #include <string_view>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
+#include "core/json.hpp"
 #include "report/assets.hpp"
 #include "report/html_page.hpp"
 

@@ -4,7 +4,7 @@
 // (docs/json.md).
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 namespace dltune::report {
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "diagnose/py_activity.hpp"
 #include "pystack/maps.hpp"

@@ -4,8 +4,9 @@
 #include <algorithm>
 #include <map>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
+#include "core/json.hpp"
 #include "core/text.hpp"
 #include "report/html_page.hpp"
 

@@ -8,8 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
+#include "core/json.hpp"
 #include "core/time_format.hpp"
 #include "report/assets.hpp"
 #include "report/flame.hpp"

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/json.hpp"
 #include "report/output.hpp"
 
 namespace dltune::report {

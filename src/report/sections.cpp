@@ -3,7 +3,7 @@
 #include <cmath>
 #include <initializer_list>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "report/sections.hpp"
 

@@ -7,8 +7,9 @@
 #include <cmath>
 #include <unordered_map>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
+#include "core/json.hpp"
 #include "core/time_format.hpp"
 #include "report/sections.hpp"
 #include "report/series.hpp"

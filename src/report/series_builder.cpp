@@ -8,7 +8,7 @@
 #include <set>
 #include <unordered_map>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "monitor/model.hpp"
 

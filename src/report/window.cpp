@@ -7,7 +7,7 @@
 #include <cctype>
 #include <cmath>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 #include "report/series.hpp"

@@ -7,10 +7,11 @@
 #include <chrono>
 #include <utility>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "audit/check.hpp"
 #include "core/clock.hpp"
+#include "core/json.hpp"
 #include "core/text.hpp"
 #include "inventory/host_facts.hpp"
 

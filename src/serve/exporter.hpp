@@ -14,8 +14,8 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/json_fwd.hpp"
 #include "host/root.hpp"
-#include "inventory/json.hpp"
 #include "monitor/sampler.hpp"
 #include "serve/exposition.hpp"
 #include "serve/job_groups.hpp"

@@ -1,5 +1,6 @@
 // The sinks, and the families of the check and of the exporter itself (exposition.hpp).
 #include "serve/exposition.hpp"
+#include "core/json.hpp"
 
 #include <cmath>
 

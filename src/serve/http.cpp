@@ -8,7 +8,7 @@
 #include <charconv>
 #include <mutex>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "serve/basic_auth.hpp"
 #include "serve/connection.hpp"

@@ -3,7 +3,7 @@
 
 #include <openssl/err.h>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace dltune::serve {
 

@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <yaml-cpp/yaml.h>
 
 #include "core/text.hpp"

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "core/text.hpp"
+#include "inventory/host_facts.hpp"
 #include "inventory/storage.hpp"
 
 namespace dltune::settings {

@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "host/root.hpp"
-#include "inventory/host_facts.hpp"
+#include "inventory/host_facts_fwd.hpp"
+#include "inventory/storage.hpp"
 
 namespace dltune::settings {
 

@@ -3,7 +3,7 @@
 #include <cctype>
 #include <set>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 #include "host/parse/limits_conf.hpp"

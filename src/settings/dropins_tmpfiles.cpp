@@ -1,5 +1,5 @@
 // /etc/tmpfiles.d/90-dltune.conf: sysfs values that systemd-tmpfiles writes at boot.
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 #include "settings/dropins.hpp"

@@ -1,4 +1,5 @@
 #include "settings/finding.hpp"
+#include "core/json.hpp"
 
 namespace dltune::settings {
 

@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <cctype>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 #include "inventory/capture_files.hpp"
+#include "inventory/host_facts.hpp"
 
 namespace dltune::settings::gpu_judge {
 

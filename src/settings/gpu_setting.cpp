@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "gpu/persistence_setting.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 #include "settings/gpu_judge.hpp"
 

@@ -1,6 +1,7 @@
 #include "settings/judge.hpp"
+#include "inventory/host_facts.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace dltune::settings {
 

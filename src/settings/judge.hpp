@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "host/root.hpp"
-#include "inventory/host_facts.hpp"
+#include "inventory/host_facts_fwd.hpp"
 #include "settings/finding.hpp"
 #include "settings/profile.hpp"
 #include "settings/sysctl_files.hpp"

@@ -2,9 +2,10 @@
 // dltune's limits.d drop-in; `dltune run` gives a job its limits directly.
 #include <set>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 
 namespace dltune::settings {

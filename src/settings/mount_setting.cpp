@@ -9,6 +9,7 @@
 
 #include "core/text.hpp"
 #include "host/parse/proc.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 #include "settings/data_paths.hpp"
 #include "settings/dropins.hpp"

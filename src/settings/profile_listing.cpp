@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "settings/catalog.hpp"
 #include "settings/profile.hpp"

@@ -20,7 +20,7 @@
 
 #include "core/error.hpp"
 #include "host/root.hpp"
-#include "inventory/host_facts.hpp"
+#include "inventory/host_facts_fwd.hpp"
 #include "settings/profile.hpp"
 
 namespace dltune::settings {

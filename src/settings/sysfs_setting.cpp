@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/text.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 #include "settings/data_paths.hpp"
 

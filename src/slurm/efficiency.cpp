@@ -4,8 +4,9 @@
 #include <cmath>
 #include <thread>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
+#include "core/json.hpp"
 #include "core/text.hpp"
 #include "host/cgroup.hpp"
 #include "monitor/model.hpp"

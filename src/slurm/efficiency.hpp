@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/json_fwd.hpp"
 #include "host/cgroup.hpp"
 #include "host/root.hpp"
-#include "inventory/json.hpp"
 #include "monitor/sample.hpp"
 
 namespace dltune::slurm {

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/json.hpp"
 #include "core/local_file.hpp"
 #include "core/text.hpp"
 #include "core/time_format.hpp"

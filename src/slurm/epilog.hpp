@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/json_fwd.hpp"
 #include "diagnose/doctor.hpp"
 #include "host/root.hpp"
-#include "inventory/json.hpp"
 #include "slurm/efficiency.hpp"
 #include "slurm/job_watch.hpp"
 

@@ -1,7 +1,9 @@
 #include "slurm/health.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
+#include "core/json.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 #include "settings/profile.hpp"
 

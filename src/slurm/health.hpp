@@ -10,7 +10,7 @@
 #include "audit/check.hpp"
 #include "core/error.hpp"
 #include "host/root.hpp"
-#include "inventory/host_facts.hpp"
+#include "inventory/host_facts_fwd.hpp"
 #include "settings/finding.hpp"
 #include "slurm/node.hpp"
 

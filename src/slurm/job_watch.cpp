@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "core/clock.hpp"
+#include "core/json.hpp"
 #include "core/local_file.hpp"
 #include "core/text.hpp"
 #include "host/cgroup.hpp"

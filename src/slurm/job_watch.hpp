@@ -15,8 +15,8 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/json_fwd.hpp"
 #include "host/root.hpp"
-#include "inventory/json.hpp"
 #include "monitor/model.hpp"
 #include "slurm/efficiency.hpp"
 

@@ -1,7 +1,8 @@
 #include "slurm/recorded_verdict.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
+#include "core/json.hpp"
 #include "diagnose/bottleneck.hpp"
 #include "diagnose/profile_job.hpp"
 #include "store/recording.hpp"

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "inventory/json.hpp"
+#include "core/json_fwd.hpp"
 
 namespace dltune::slurm {
 

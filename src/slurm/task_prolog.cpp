@@ -3,7 +3,7 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/environment.hpp"
 #include "core/text.hpp"

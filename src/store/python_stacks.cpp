@@ -6,8 +6,9 @@
 
 #include <algorithm>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
+#include "core/json.hpp"
 #include "host/parse/process.hpp"
 #include "pystack/maps.hpp"
 #include "pystack/render.hpp"

@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "core/error.hpp"
 #include "host/root.hpp"

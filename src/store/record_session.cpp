@@ -10,11 +10,12 @@
 #include <algorithm>
 #include <cerrno>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "audit/check.hpp"
 #include "audit/rules.hpp"
 #include "core/clock.hpp"
+#include "core/json.hpp"
 #include "inventory/host_facts.hpp"
 #include "monitor/top_view.hpp"
 #include "settings/catalog.hpp"

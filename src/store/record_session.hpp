@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "host/root.hpp"
-#include "inventory/host_facts.hpp"
+#include "inventory/host_facts_fwd.hpp"
 #include "launch/spawn.hpp"
 #include "monitor/sampler.hpp"
 #include "store/python_stacks.hpp"

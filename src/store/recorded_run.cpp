@@ -1,4 +1,5 @@
 #include "store/recorded_run.hpp"
+#include "core/json.hpp"
 
 #include <unistd.h>
 

@@ -11,8 +11,9 @@
 #include <map>
 #include <set>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
+#include "core/json.hpp"
 #include "core/text.hpp"
 #include "store/recording.hpp"
 #include "store/recording_sql.hpp"

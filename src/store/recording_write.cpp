@@ -11,9 +11,10 @@
 #include <map>
 #include <tuple>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/clock.hpp"
+#include "core/json.hpp"
 #include "core/local_file.hpp"
 #include "core/private_files.hpp"
 #include "store/recording.hpp"

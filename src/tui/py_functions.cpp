@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <set>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "pystack/maps.hpp"
 

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include <fmt/compile.h>
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "monitor/top_view.hpp"
 

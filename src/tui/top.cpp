@@ -12,7 +12,7 @@
 #include <cstring>
 #include <ctime>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/clock.hpp"
 #include "core/text.hpp"

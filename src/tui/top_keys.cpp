@@ -8,7 +8,7 @@
 #include <cctype>
 #include <utility>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "tui/screen.hpp"
 

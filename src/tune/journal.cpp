@@ -11,7 +11,7 @@
 #include <functional>
 #include <utility>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/private_files.hpp"
 #include "core/sqlite.hpp"

@@ -1,7 +1,7 @@
 // The journal's schema and the names of its states, stored as text.
 #include "tune/journal_schema.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "tune/journal.hpp"
 

@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <map>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/dropins.hpp"
 #include "settings/sysctl_files.hpp"
 

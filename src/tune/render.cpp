@@ -3,8 +3,9 @@
 
 #include <algorithm>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
+#include "core/json.hpp"
 #include "core/time_format.hpp"
 
 namespace dltune::tune {

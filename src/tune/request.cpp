@@ -1,7 +1,8 @@
 #include "tune/request.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
+#include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 #include "tune/render.hpp"
 

@@ -8,7 +8,7 @@
 
 #include "core/error.hpp"
 #include "host/root.hpp"
-#include "inventory/host_facts.hpp"
+#include "inventory/host_facts_fwd.hpp"
 #include "tune/journal.hpp"
 #include "tune/plan.hpp"
 #include "tune/transaction.hpp"

@@ -10,6 +10,7 @@
 #include <regex>
 #include <vector>
 
+#include "core/json.hpp"
 #include "fuzz_input.hpp"
 #include "gpu/nvml_library.hpp"
 #include "host/parse/cuda_files.hpp"

@@ -14,7 +14,7 @@
 #include <fstream>
 #include <thread>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

@@ -15,9 +15,10 @@
 #include <set>
 #include <thread>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "core/text.hpp"
 #include "store/recording.hpp"
 #include "support/host_values.hpp"

@@ -24,7 +24,7 @@
 #include <sstream>
 #include <thread>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 

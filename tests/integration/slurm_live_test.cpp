@@ -12,7 +12,7 @@
 #include <sstream>
 #include <thread>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

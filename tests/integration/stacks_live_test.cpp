@@ -15,7 +15,7 @@
 #include <fstream>
 #include <regex>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include "pystack/process.hpp"

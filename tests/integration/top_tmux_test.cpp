@@ -10,7 +10,7 @@
 #include <regex>
 #include <thread>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include "core/text.hpp"

@@ -18,7 +18,7 @@
 #include <map>
 #include <sstream>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace dltune::testing {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include "support/process.hpp"

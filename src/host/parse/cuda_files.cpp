@@ -3,7 +3,7 @@
 #include <cctype>
 #include <regex>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include "core/text.hpp"

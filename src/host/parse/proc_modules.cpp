@@ -1,6 +1,6 @@
 #include "host/parse/proc_modules.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 

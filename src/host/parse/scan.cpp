@@ -1,6 +1,6 @@
 #include "host/parse/scan.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace dltune::host::parse::scan {
 

@@ -8,6 +8,7 @@
 
 #include "audit/rules.hpp"
 #include "gpu_hosts.hpp"
+#include "inventory/host_facts.hpp"
 #include "inventory/python.hpp"
 #include "support/temp_tree.hpp"
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "inventory/host_facts.hpp"
 #include "support/run.hpp"
 
 using dltune::audit::EnvProblem;

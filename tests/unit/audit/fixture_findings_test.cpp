@@ -4,6 +4,7 @@
 
 #include "audit/check.hpp"
 #include "audit/rules.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 
 using namespace dltune;

@@ -5,6 +5,7 @@
 
 #include "audit/rules.hpp"
 #include "gpu_hosts.hpp"
+#include "inventory/host_facts.hpp"
 
 using namespace dltune::audit;
 using dltune::inventory::HostFacts;

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "audit/rules.hpp"
+#include "core/json.hpp"
 #include "gpu_hosts.hpp"
 #include "inventory/capture_files.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 
 using namespace dltune::audit;

@@ -7,6 +7,7 @@
 #include "audit/check.hpp"
 #include "audit/rules.hpp"
 #include "gpu_hosts.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 #include "support/temp_tree.hpp"
 

@@ -6,6 +6,7 @@
 #include "audit/check.hpp"
 #include "audit/rules.hpp"
 #include "audit/system_rules.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 #include "settings/data_paths.hpp"
 #include "settings/sysctl_files.hpp"

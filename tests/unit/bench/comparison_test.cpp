@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/sides.hpp"
+#include "core/json.hpp"
 
 namespace dltune::bench {
 namespace {

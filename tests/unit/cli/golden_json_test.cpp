@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "support/run.hpp"
 
 namespace fs = std::filesystem;

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "support/run.hpp"
 #include "unit/report/report_samples.hpp"
 

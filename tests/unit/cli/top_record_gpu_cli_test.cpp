@@ -4,10 +4,11 @@
 
 #include <filesystem>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include "../gpu/fake_nvml_config.hpp"
+#include "core/json.hpp"
 #include "store/recording.hpp"
 #include "support/run.hpp"
 

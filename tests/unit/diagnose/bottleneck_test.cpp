@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "diagnose/bottleneck.hpp"
 #include "diagnose/profile_text.hpp"
 

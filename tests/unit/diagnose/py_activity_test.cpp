@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "diagnose/bottleneck.hpp"
 #include "diagnose/py_sampler.hpp"
 

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "fake_nvml_config.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/nvml_backend.hpp"

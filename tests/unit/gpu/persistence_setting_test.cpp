@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "../gpu/fake_nvml_config.hpp"
+#include "core/json.hpp"
 #include "gpu/persistence_setting.hpp"
 
 using dltune::gpu::read_nvml_setting;

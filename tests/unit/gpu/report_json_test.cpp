@@ -1,6 +1,7 @@
 // gpu::Report to JSON and back: what `capture` writes and `env --root` reads.
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "fake_nvml_config.hpp"
 #include "gpu/nvml_backend.hpp"
 #include "gpu/report_json.hpp"

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <thread>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include "host/root.hpp"

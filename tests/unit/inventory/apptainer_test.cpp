@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "core/json.hpp"
 #include "host/root.hpp"
 #include "inventory/os.hpp"
 #include "support/temp_tree.hpp"

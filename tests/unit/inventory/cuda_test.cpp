@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "support/temp_tree.hpp"
 
 namespace fs = std::filesystem;

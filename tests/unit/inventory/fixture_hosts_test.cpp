@@ -2,6 +2,7 @@
 // facts each host was made to show.
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "inventory/host_facts.hpp"
 
 using namespace dltune::inventory;

@@ -12,6 +12,7 @@
 #include "support/temp_tree.hpp"
 
 #include "../gpu/fake_nvml_config.hpp"
+#include "core/json.hpp"
 #include "gpu/nvml_backend.hpp"
 #include "gpu/report_json.hpp"
 #include "inventory/capture_files.hpp"

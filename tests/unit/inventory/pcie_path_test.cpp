@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "inventory/gpu.hpp"
 #include "inventory/network.hpp"
 #include "support/temp_tree.hpp"

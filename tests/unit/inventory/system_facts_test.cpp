@@ -1,6 +1,7 @@
 // OS, memory, storage and network facts on small hand-made host trees.
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "inventory/memory.hpp"
 #include "inventory/network.hpp"
 #include "inventory/os.hpp"

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "audit/rules.hpp"
+#include "inventory/host_facts.hpp"
 #include "launch/job_plan.hpp"
 #include "settings/catalog.hpp"
 #include "support/temp_tree.hpp"

@@ -8,7 +8,13 @@
 namespace dltune::launch {
 namespace {
 
-const std::optional<std::regex> kTqdm;
+const std::optional<RatePattern> kTqdm;
+
+RatePattern pattern(const std::string& text) {
+  auto p = RatePattern::compile(text);
+  EXPECT_TRUE(p) << text;
+  return *p;
+}
 
 // Printed by tqdm 4.64.1 (ascii bars, file=StringIO), one redraw each.
 TEST(ParseRate, RealTqdmLines) {
@@ -53,7 +59,7 @@ TEST(ParseRate, LinesWithoutARate) {
 }
 
 TEST(ParseRate, CustomRegexFirstGroup) {
-  const std::optional<std::regex> re(std::regex(R"(throughput: ([0-9.]+) img/s)"));
+  const std::optional<RatePattern> re(pattern(R"(throughput: ([0-9.]+) img/s)"));
   EXPECT_DOUBLE_EQ(*parse_rate("step 100 throughput: 1190.5 img/s loss 0.3", re), 1190.5);
   EXPECT_FALSE(parse_rate("step 100 loss 0.3", re));
   EXPECT_FALSE(parse_rate("throughput: 1.2.3 img/s", re));  // the group is not a number
@@ -61,7 +67,7 @@ TEST(ParseRate, CustomRegexFirstGroup) {
   EXPECT_FALSE(parse_rate("[00:00<00:00, 12.5it/s]", re));
   EXPECT_EQ(read_rate("throughput: 3 img/s", re)->unit, "");
   // Without a group, the whole match.
-  const std::optional<std::regex> whole(std::regex(R"([0-9]+(?= samples))"));
+  const std::optional<RatePattern> whole(pattern(R"([0-9]+(?= samples))"));
   EXPECT_DOUBLE_EQ(*parse_rate("42 samples", whole), 42);
 }
 

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "inventory/host_facts.hpp"
 #include "launch/job_plan.hpp"
 #include "launch/rank_plan.hpp"
 

@@ -314,7 +314,7 @@ TEST(Spawn, RateFromATqdmLikeJobAndACustomRegex) {
     const auto r = spawn_and_wait(shell(script));
     if (!r) return r.error().message();
     auto custom = shell(script);
-    custom.rate_regex = std::regex("throughput: ([0-9.]+)");
+    custom.rate_regex = *RatePattern::compile("throughput: ([0-9.]+)");
     const auto c = spawn_and_wait(custom);
     if (!c) return c.error().message();
     const auto& p = r->progress;

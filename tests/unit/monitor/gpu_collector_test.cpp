@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "../gpu/fake_nvml_config.hpp"
+#include "core/json.hpp"
 #include "monitor/sampler.hpp"
 
 using dltune::monitor::Gpu;

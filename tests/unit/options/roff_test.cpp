@@ -1,6 +1,7 @@
 // The man pages' roff: every character groff would read as markup is escaped, and the help
 // texts' layout (filled paragraphs, kept blocks, "name   text" lists) maps to man macros.
 #include "options/roff.hpp"
+#include "core/json.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "core/local_file.hpp"
 #include "report/assets.hpp"
 #include "report/decimate.hpp"

@@ -1,5 +1,6 @@
 // known(): samples whose rates are worked out in report_samples.hpp.
 #include "unit/report/report_samples.hpp"
+#include "core/json.hpp"
 
 #include <unistd.h>
 

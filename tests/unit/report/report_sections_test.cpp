@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "report/output.hpp"
 #include "report/sections.hpp"
 #include "report/series.hpp"

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "serve/exporter.hpp"
 #include "serve/http.hpp"
 #include "support/manual_clock.hpp"

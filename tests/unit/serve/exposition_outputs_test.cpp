@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "serve/exposition.hpp"
 #include "support/allocations.hpp"
 #include "unit/serve/exposition_parser.hpp"

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "inventory/host_facts.hpp"
 #include "support/temp_tree.hpp"
 
 using dltune::inventory::FileSystem;

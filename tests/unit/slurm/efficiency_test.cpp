@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "monitor/sample.hpp"
 #include "support/temp_tree.hpp"
 

@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "slurm/epilog.hpp"
 #include "slurm/job_watch.hpp"
 #include "support/temp_tree.hpp"

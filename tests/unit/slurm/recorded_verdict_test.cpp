@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "store/recording.hpp"
 
 using dltune::slurm::recorded_verdict;

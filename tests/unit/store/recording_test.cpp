@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "unit/store/sample_fields.hpp"
 
 namespace dltune::store {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "audit/rules.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 #include "settings/dropins.hpp"
 #include "settings/mount_setting.hpp"

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/json.hpp"
 #include "host/root.hpp"
 #include "tune/journal.hpp"
 #include "tune/render.hpp"

@@ -11,8 +11,10 @@
 
 #include "../gpu/fake_nvml_config.hpp"
 #include "audit/rules.hpp"
+#include "core/json.hpp"
 #include "gpu/nvml_backend.hpp"
 #include "gpu/persistence_setting.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 #include "support/temp_tree.hpp"
 #include "tune/plan.hpp"

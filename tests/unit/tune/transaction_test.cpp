@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "audit/rules.hpp"
+#include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 #include "support/temp_tree.hpp"
 #include "tune/plan.hpp"

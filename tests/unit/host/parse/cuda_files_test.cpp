@@ -1,4 +1,5 @@
 #include "host/parse/cuda_files.hpp"
+#include "core/json.hpp"
 
 #include <gtest/gtest.h>
 
