@@ -13,9 +13,8 @@
 #include "core/text.hpp"
 #include "options/options.hpp"
 #include "serve/exporter.hpp"
-#include "serve/http.hpp"
+#include "serve/http_module.hpp"
 #include "serve/session.hpp"
-#include "serve/web_config.hpp"
 
 namespace dltune::cli {
 
@@ -57,7 +56,9 @@ class ServeCommand : public Command {
     if (!address) return refuse(address.error().message());
     std::optional<serve::WebConfig> web;
     if (!web_config_.empty()) {
-      auto loaded = serve::load_web_config(web_config_);
+      auto module = serve::http_module();
+      if (!module) return failure(module.error().message());
+      auto loaded = (*module)->load_web_config(web_config_);
       if (!loaded) return refuse(loaded.error().message());
       web = std::move(*loaded);
     }

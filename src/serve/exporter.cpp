@@ -212,6 +212,13 @@ std::uint64_t Exporter::count_scrape() {
   return ++scrapes_;
 }
 
+std::string Exporter::count_scrape_text() {
+  std::string text;
+  TextSink sink(text);
+  render_scrapes(count_scrape(), sink);
+  return text;
+}
+
 Health Exporter::health() const {
   std::lock_guard lock(mu_);
   const double interval_s = static_cast<double>(options_.interval_ns) / 1e9;

@@ -19,6 +19,7 @@
 #include "monitor/sampler.hpp"
 #include "serve/exposition.hpp"
 #include "serve/job_groups.hpp"
+#include "serve/metrics_source.hpp"
 #include "settings/profile.hpp"
 
 namespace dltune::serve {
@@ -36,22 +37,13 @@ struct ExporterOptions {
   const Clock* clock = nullptr;
 };
 
-// What a scrape serves: the text of every family but dltune_scrapes_total.
-struct Exposition {
-  std::string text;
-  std::int64_t sampled_monotonic_ns = 0;
-};
-
-struct Health {
-  bool ok = false;
-  std::string why;  // "ok", or what is wrong
-};
-
-class Exporter {
+// What a scrape serves (Exposition, metrics_source.hpp) is the text of every family but
+// dltune_scrapes_total, which count_scrape_text renders per scrape.
+class Exporter final : public MetricsSource {
  public:
   [[nodiscard]] static Result<std::unique_ptr<Exporter>> open(const host::Root& root,
                                                               ExporterOptions options);
-  ~Exporter();  // stops the threads
+  ~Exporter() override;  // stops the threads
   Exporter(const Exporter&) = delete;
   Exporter& operator=(const Exporter&) = delete;
 
@@ -66,11 +58,13 @@ class Exporter {
   void stop();
 
   // The latest exposition; null before the first sample.
-  [[nodiscard]] std::shared_ptr<const Exposition> exposition() const;
+  [[nodiscard]] std::shared_ptr<const Exposition> exposition() const override;
   // Counts a scrape; returns the count with it.
   std::uint64_t count_scrape();
+  // Counts a scrape and renders dltune_scrapes_total with the count.
+  [[nodiscard]] std::string count_scrape_text() override;
   // Healthy when the last sample is younger than three intervals.
-  [[nodiscard]] Health health() const;
+  [[nodiscard]] Health health() const override;
   // The latest sample's families as JSON (docs/json.md "dltune.serve/1"). Only while the
   // threads are not running (--once).
   [[nodiscard]] inventory::Json json() const;

@@ -14,29 +14,11 @@
 #include <string_view>
 
 #include "core/error.hpp"
-#include "serve/exporter.hpp"
+#include "serve/listen.hpp"
+#include "serve/metrics_source.hpp"
 #include "serve/web_config.hpp"
 
 namespace dltune::serve {
-
-struct ListenAddress {
-  std::string host;  // as given, without IPv6 brackets: "127.0.0.1", "::1", "localhost"
-  int port = 9464;
-  // "127.0.0.1:9464", "[::1]:9464"
-  [[nodiscard]] std::string text() const;
-};
-
-// "HOST:PORT" with an IPv4 address, a name, or "[IPv6]"; PORT 0 to 65535 (0: any free port).
-[[nodiscard]] Result<ListenAddress> parse_listen(std::string_view text);
-// 127.0.0.0/8, ::1 and "localhost": only this machine can connect.
-[[nodiscard]] bool is_loopback(const ListenAddress& a);
-
-// What serve says once at start about who can read it, or nothing: on loopback nothing; off
-// loopback, without a web config (or with one that asks for no password and no client
-// certificate), who can read what and the fix; with basic auth but no TLS, that passwords cross
-// the network in clear text.
-[[nodiscard]] std::optional<std::string> exposure_warning(const ListenAddress& a,
-                                                          const WebConfig* web);
 
 struct HttpLimits {
   std::size_t workers = 8;  // connections served at once (--max-connections)
@@ -53,28 +35,25 @@ struct HttpLimits {
   std::size_t max_request_bytes = 16384;
 };
 
+// A bound server. The program drives it through these calls alone, since its code lives in the
+// HTTP module (http_module.hpp) that the program loads when serve starts.
 class MetricsServer {
  public:
-  // Binds now (so the port is known and a bad address fails before anything starts). With
-  // `web`, loads its certificate, key and client CA now too (as root, before serve drops it: a
-  // key is usually readable by root alone); an error names the file and OpenSSL's reason.
-  [[nodiscard]] static Result<std::unique_ptr<MetricsServer>> bind(const ListenAddress& address,
-                                                                   const HttpLimits& limits,
-                                                                   Exporter& exporter,
-                                                                   const WebConfig* web = nullptr);
-  ~MetricsServer();
+  virtual ~MetricsServer() = default;
   // The address bound, with the port chosen when 0 was asked for.
-  [[nodiscard]] const ListenAddress& bound() const { return bound_; }
+  [[nodiscard]] virtual const ListenAddress& bound() const = 0;
   // Serves until stop() (from another thread).
-  void run();
-  [[nodiscard]] bool running() const;
-  void stop();
-
- private:
-  MetricsServer() = default;
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-  ListenAddress bound_;
+  virtual void run() = 0;
+  [[nodiscard]] virtual bool running() const = 0;
+  virtual void stop() = 0;
 };
+
+// Binds now (so the port is known and a bad address fails before anything starts). With `web`,
+// loads its certificate, key and client CA now too (as root, before serve drops it: a key is
+// usually readable by root alone); an error names the file and OpenSSL's reason. `source` must
+// outlive the server.
+[[nodiscard]] Result<std::unique_ptr<MetricsServer>> bind_metrics_server(
+    const ListenAddress& address, const HttpLimits& limits, MetricsSource& source,
+    const WebConfig* web = nullptr);
 
 }  // namespace dltune::serve

@@ -12,6 +12,7 @@
 
 #include <fmt/core.h>
 
+#include "serve/http_module.hpp"
 #include "settings/catalog.hpp"
 
 namespace dltune::serve {
@@ -62,8 +63,10 @@ tl::expected<void, ServeFailure> serve_until_signal(const host::Root& root, Expo
                                                     const sigset_t& stop_set) {
   auto exporter = Exporter::open(root, std::move(options));
   if (!exporter) return tl::unexpected(ServeFailure{exporter.error()});
-  auto server = MetricsServer::bind(request.address, request.limits, **exporter,
-                                    request.web ? &*request.web : nullptr);
+  auto module = http_module();
+  if (!module) return tl::unexpected(ServeFailure{module.error()});
+  auto server = (*module)->bind(request.address, request.limits, **exporter,
+                                request.web ? &*request.web : nullptr);
   if (!server) return tl::unexpected(ServeFailure{server.error(), true});
   // Root was needed at most to bind a port below 1024 (and to open NVML's devices): nothing
   // that serves a request or reads the host runs as root.

@@ -1,6 +1,8 @@
 // The exporter-toolkit's web configuration file (web_config.hpp), read with yaml-cpp.
 #include "serve/web_config.hpp"
 
+#include <filesystem>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -291,13 +293,8 @@ const char* tls_version_name(TlsVersion v) {
   return "?";
 }
 
-bool WebConfig::authenticates() const {
-  return !basic_auth_users.empty() ||
-         (tls && tls->client_auth == ClientAuth::kRequireAndVerifyClientCert);
-}
-
 Result<WebConfig> parse_web_config(std::string_view text, const std::string& file,
-                                   const std::filesystem::path& dir) {
+                                   const std::string& dir) {
   try {
     const auto root = YAML::Load(std::string(text));
     if (!root.IsNull() && !root.IsMap())

@@ -12,7 +12,6 @@
 // does, relative paths are relative to the file's own directory. The file is read once, at start
 // (the toolkit reads it on every request): restart serve to take a renewed certificate.
 #include <cstdint>
-#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -54,14 +53,17 @@ struct WebConfig {
   RateLimit rate_limit;
 
   // Something asks who the client is: basic auth, or a verified client certificate.
-  [[nodiscard]] bool authenticates() const;
+  [[nodiscard]] bool authenticates() const {
+    return !basic_auth_users.empty() ||
+           (tls && tls->client_auth == ClientAuth::kRequireAndVerifyClientCert);
+  }
 };
 
 // The file's text: `file` names it in errors ("web.yml:7: tls_server_config.min_version:
 // expected TLS10, TLS11, TLS12 or TLS13, not 'TLS14'"), `dir` is where its relative paths start.
 // Pure: no file is opened.
 [[nodiscard]] Result<WebConfig> parse_web_config(std::string_view text, const std::string& file,
-                                                 const std::filesystem::path& dir);
+                                                 const std::string& dir);
 // Reads `path` and parses it, then checks that each file it names can be read (the certificate,
 // the key and the client CA are loaded later, by the server; this says early which is missing).
 [[nodiscard]] Result<WebConfig> load_web_config(const std::string& path);
