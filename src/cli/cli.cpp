@@ -43,15 +43,64 @@ void warn_about_unfinished_transactions() {
 
 }  // namespace
 
-std::vector<std::unique_ptr<Command>> make_commands(CLI::App& app, GlobalOptions& global) {
+namespace {
+
+using MakeCommand = std::unique_ptr<Command> (*)(CLI::App&, GlobalOptions&);
+struct NamedCommand {
+  std::string_view name;
+  MakeCommand make;
+};
+// In the order `dltune --help` lists them.
+constexpr NamedCommand kCommands[] = {
+    {"check", make_check_command},
+    {"env", make_env_command},
+    {"capture", make_capture_command},
+    {"tune", make_tune_command},
+    {"profiles", make_profiles_command},
+    {"run", make_run_command},
+    {"top", make_top_command},
+    {"record", make_record_command},
+    {"serve", make_serve_command},
+    {"report", make_report_command},
+    {"profile", make_profile_command},
+    {"doctor", make_doctor_command},
+    {"bench", make_bench_command},
+    {"compare", make_compare_command},
+    {"slurm", make_slurm_command},
+    {"stacks", make_stacks_command},
+    {"completion", make_completion_command},
+};
+
+bool is_command(std::string_view name) {
+  return std::any_of(std::begin(kCommands), std::end(kCommands),
+                     [&](const NamedCommand& c) { return c.name == name; });
+}
+
+}  // namespace
+
+std::vector<std::string_view> command_names() {
+  std::vector<std::string_view> names;
+  for (const auto& c : kCommands) names.push_back(c.name);
+  return names;
+}
+
+std::vector<std::unique_ptr<Command>> make_commands(CLI::App& app, GlobalOptions& global,
+                                                    std::optional<std::string_view> only) {
   std::vector<std::unique_ptr<Command>> c;
-  for (auto make : {make_check_command, make_env_command, make_capture_command, make_tune_command,
-                    make_profiles_command, make_run_command, make_top_command, make_record_command,
-                    make_serve_command, make_report_command, make_profile_command,
-                    make_doctor_command, make_bench_command, make_compare_command,
-                    make_slurm_command, make_stacks_command, make_completion_command})
-    c.push_back(make(app, global));
+  for (const auto& command : kCommands)
+    if (!only || command.name == *only) c.push_back(command.make(app, global));
   return c;
+}
+
+std::optional<std::optional<std::string_view>> command_to_make(
+    const std::vector<std::string>& args) {
+  if (args.size() == 1 && args[0] == "--version") return std::optional<std::string_view>{""};
+  std::string_view named;
+  if (!args.empty() && is_command(args[0])) named = args[0];
+  if (args.size() > 1 && args[0] == "help" && is_command(args[1])) named = args[1];
+  // completion writes scripts for every command, so it needs them all.
+  if (named.empty() || named == "completion") return std::nullopt;
+  return std::optional<std::string_view>{named};
 }
 
 int run(int argc, char** argv) {
@@ -79,14 +128,21 @@ int run(int argc, char** argv) {
 #endif
 
   GlobalOptions global;
-  const auto commands = make_commands(app, global);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  // Only the command that runs is made, when the command line names it: making one reads its
+  // help text (commands/NAME.toml) and declares its options, and making all seventeen was most
+  // of what `dltune env` did before it looked at the host (bench/README.md, "Start-up"). Help
+  // for the program, a mistyped command (whose nearest name is suggested) and completion need
+  // them all; --version alone needs none.
+  std::optional<std::optional<std::string_view>> only;
+  if (!(argc == 3 && std::string(argv[1]) == kGenerateDocs)) only = command_to_make(args);
+  const auto commands = only ? make_commands(app, global, *only) : make_commands(app, global);
   // The man pages and completion scripts, at build time (CMakeLists.txt): hidden, no help lists it.
   if (argc == 3 && std::string(argv[1]) == kGenerateDocs)
     return generate_docs(app, kExitStatus, argv[2]);
 
   // Everything after the first "--" belongs to the job that `run`, `record`, `profile` or `bench`
   // starts.
-  std::vector<std::string> args(argv + 1, argv + argc);
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] != "--") continue;
     const auto before = args.begin() + static_cast<std::ptrdiff_t>(i);

@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/environment.hpp"
@@ -91,8 +92,15 @@ std::unique_ptr<Command> make_doctor_command(CLI::App& app, GlobalOptions& globa
 std::unique_ptr<Command> make_bench_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_compare_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_slurm_command(CLI::App& app, GlobalOptions& global);
-// Every command, added to `app` in the order `dltune --help` lists them.
-[[nodiscard]] std::vector<std::unique_ptr<Command>> make_commands(CLI::App& app,
-                                                                  GlobalOptions& global);
+// Every command (or, with `only`, the one of that name; none for ""), added to `app` in the order
+// `dltune --help` lists them.
+[[nodiscard]] std::vector<std::unique_ptr<Command>> make_commands(
+    CLI::App& app, GlobalOptions& global, std::optional<std::string_view> only = std::nullopt);
+// The names of the commands, in that order.
+[[nodiscard]] std::vector<std::string_view> command_names();
+// Which command a command line needs made: one name, "" for none (`--version` alone), or
+// nullopt for all (help for the program, a name that is no command's, completion).
+[[nodiscard]] std::optional<std::optional<std::string_view>> command_to_make(
+    const std::vector<std::string>& args);
 
 }  // namespace dltune::cli

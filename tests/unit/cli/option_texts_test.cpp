@@ -95,3 +95,42 @@ TEST(OptionTexts, AnOptionWithoutAnEntryIsABuildDefectNamingTheFileAndTheOption)
   EXPECT_EQ(o->get_description(),
             "DataLoader workers per rank: intra-op threads get the CPUs they leave (0 to 1024)");
 }
+
+// The program makes only the command its command line names (cli.cpp): each name makes that
+// command alone, with the same options as when every command is made.
+TEST(OptionTexts, EachCommandMadeAloneIsTheSameAsAmongAll) {
+  CLI::App all{"dltune"};
+  dltune::cli::GlobalOptions global_all;
+  const auto every = dltune::cli::make_commands(all, global_all);
+  const auto names = dltune::cli::command_names();
+  ASSERT_EQ(names.size(), every.size());
+  for (const auto name : names) {
+    CLI::App one{"dltune"};
+    dltune::cli::GlobalOptions global;
+    const auto made = dltune::cli::make_commands(one, global, name);
+    ASSERT_EQ(made.size(), 1u) << name;
+    const auto subs = one.get_subcommands([](const CLI::App*) { return true; });
+    ASSERT_EQ(subs.size(), 1u) << name;
+    EXPECT_EQ(subs.front()->get_name(), name);
+    std::set<std::string> alone, among;
+    collect(*subs.front(), alone, std::string(name));
+    collect(*all.get_subcommand(std::string(name)), among, std::string(name));
+    EXPECT_EQ(alone, among) << name;
+  }
+}
+
+TEST(OptionTexts, TheCommandLineSaysWhichCommandsToMake) {
+  using dltune::cli::command_to_make;
+  using V = std::vector<std::string>;
+  EXPECT_EQ(command_to_make(V{"env", "--json"}), std::optional<std::string_view>("env"));
+  EXPECT_EQ(command_to_make(V{"help", "tune"}), std::optional<std::string_view>("tune"));
+  EXPECT_EQ(command_to_make(V{"--version"}), std::optional<std::string_view>(""));
+  // Help for the program, a mistyped command (its nearest name is suggested from all of them),
+  // options before the command, and completion (scripts for every command) make them all.
+  EXPECT_EQ(command_to_make(V{}), std::nullopt);
+  EXPECT_EQ(command_to_make(V{"--help"}), std::nullopt);
+  EXPECT_EQ(command_to_make(V{"chek"}), std::nullopt);
+  EXPECT_EQ(command_to_make(V{"help"}), std::nullopt);
+  EXPECT_EQ(command_to_make(V{"completion", "bash"}), std::nullopt);
+  EXPECT_EQ(command_to_make(V{"--version", "env"}), std::nullopt);
+}
