@@ -41,6 +41,7 @@ std::string read(const fs::path& p) {
 const std::vector<std::string> kInstalled = {
     "bin/dltune",
     "bin/dltune-task-prolog",
+    "lib/dltune/dltune-serve-http.so",
     "lib/systemd/system/dltune-serve.service",
     "share/man/man1/dltune.1",
     "share/man/man1/dltune-check.1",
@@ -68,6 +69,20 @@ TEST(Install, CmakeInstallPutsEveryFileInItsPlace) {
   const auto version = run({(prefix.path / "bin/dltune").string(), "--version"});
   EXPECT_EQ(version.exit_code, 0) << version.err;
   EXPECT_THAT(version.out, HasSubstr("dltune "));
+  // The installed serve finds its HTTP module in ../lib/dltune (serve/http_module.hpp): the web
+  // config is read by the module, whose error names the file rather than the module.
+  const auto web = run({(prefix.path / "bin/dltune").string(), "serve", "--no-gpus", "--no-check",
+                        "--web-config", (prefix.path / "no-such-web.yml").string()});
+  EXPECT_EQ(web.exit_code, 2) << web.err;
+  EXPECT_THAT(web.err, HasSubstr("no-such-web.yml"));
+  EXPECT_THAT(web.err, ::testing::Not(HasSubstr("HTTP module")));
+  // Without its module beside it or in ../lib/dltune, serve says where it looked.
+  fs::remove(prefix.path / "lib/dltune/dltune-serve-http.so");
+  const auto lost = run({(prefix.path / "bin/dltune").string(), "serve", "--no-gpus", "--no-check",
+                         "--web-config", (prefix.path / "no-such-web.yml").string()});
+  EXPECT_EQ(lost.exit_code, 1) << lost.err;
+  EXPECT_THAT(lost.err, HasSubstr("cannot find serve's HTTP module (dltune-serve-http.so)"));
+  EXPECT_THAT(lost.err, HasSubstr("lib/dltune/dltune-serve-http.so: not there"));
   // The deploy scripts keep their mode.
   struct stat st {};
   ASSERT_EQ(::stat((prefix.path / "share/doc/dltune/examples/slurm/dltune-prolog").c_str(), &st),
