@@ -7,7 +7,7 @@
 #include <map>
 
 #include <fmt/compile.h>
-#include <fmt/core.h>
+#include <fmt/format.h>
 
 #include "core/text.hpp"
 #include "core/time_format.hpp"

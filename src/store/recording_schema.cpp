@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <map>
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
