@@ -11,7 +11,6 @@
 #include "cli/commands.hpp"
 #include "cli/docs.hpp"
 #include "core/build_info.hpp"
-#include "core/json.hpp"
 #include "host/fault.hpp"
 #include "options/options.hpp"
 #include "tune/journal.hpp"
@@ -129,9 +128,9 @@ int run(int argc, char** argv) {
 
   GlobalOptions global;
   std::vector<std::string> args(argv + 1, argv + argc);
-  // Only the command that runs is made, when the command line names it: making one reads its
-  // help text (commands/NAME.toml) and declares its options, and making all seventeen was most
-  // of what `dltune env` did before it looked at the host (bench/README.md, "Start-up"). Help
+  // Only the command that runs is made, when the command line names it: making one parses its
+  // help text (commands/NAME.toml) and declares its options, and making all seventeen was a
+  // quarter of a start once the libraries were loaded lazily (bench/README.md, "Start-up"). Help
   // for the program, a mistyped command (whose nearest name is suggested) and completion need
   // them all; --version alone needs none.
   std::optional<std::optional<std::string_view>> only;
