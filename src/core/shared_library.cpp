@@ -25,6 +25,14 @@ Result<SharedLibrary> SharedLibrary::open(const std::string& soname, std::string
   return SharedLibrary(std::move(handle), soname);
 }
 
+void SharedLibrary::keep_loaded() const {
+  // One reference that is never released: the handle outlives every copy of this object.
+  static std::mutex mu;
+  static std::vector<std::shared_ptr<Handle>> kept;
+  std::lock_guard lock(mu);
+  kept.push_back(handle_);
+}
+
 Result<void*> SharedLibrary::address(const char* name) const {
   ::dlerror();
   void* p = ::dlsym(handle_->h, name);

@@ -1,7 +1,8 @@
 #pragma once
 // A C library that only some commands use, loaded with dlopen when one of them first needs it
-// rather than by the dynamic loader at every start (issue 47: libarchive brought libxml2, ICU
-// and nettle into `dltune --version`, libsystemd brought libgcrypt).
+// rather than by the dynamic loader at every start of every command: a linked library costs each
+// start its mappings, page faults and relocations, and those of the libraries it needs
+// (libarchive needs libxml2, ICU and nettle; libsystemd needs libgcrypt).
 //
 // The module that owns the library keeps including the library's own header, for its types and
 // its functions' signatures, and resolves each function it calls by name into a pointer of that
@@ -56,6 +57,27 @@ class SharedLibrary {
   };
 
   [[nodiscard]] const std::string& soname() const { return soname_; }
+
+  // Opens `soname` and fills a table of its functions with `fill(resolver, table)`; the library
+  // stays loaded for the rest of the process (the table points into it). Meant for a
+  // function-local static, so that a library is opened once, on its first use:
+  //   static const Result<ArchiveLib> lib = SharedLibrary::load_table<ArchiveLib>(...);
+  template <class Table, class Fill>
+  [[nodiscard]] static Result<Table> load_table(const std::string& soname,
+                                                std::string_view needed_by,
+                                                std::string_view package, Fill fill) {
+    auto so = open(soname, needed_by, package);
+    if (!so) return tl::unexpected(so.error());
+    Table table;
+    Resolver r(*so);
+    fill(r, table);
+    if (r.error()) return tl::unexpected(*r.error());
+    so->keep_loaded();
+    return table;
+  }
+
+  // Never dlclose this library, whatever becomes of this object and its copies.
+  void keep_loaded() const;
 
  private:
   struct Handle;

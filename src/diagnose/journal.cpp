@@ -27,24 +27,19 @@ struct JournalLib {
 };
 
 Result<const JournalLib*> journal_lib() {
-  static const Result<JournalLib> loaded = []() -> Result<JournalLib> {
-    auto so = SharedLibrary::open("libsystemd.so.0", "reading the systemd journal", "libsystemd0");
-    if (!so) return tl::unexpected(so.error());
-    static const SharedLibrary kept = *so;  // never closed: the pointers below live on
-    JournalLib api;
-    SharedLibrary::Resolver r(*so);
+  static const Result<JournalLib> loaded = SharedLibrary::load_table<JournalLib>(
+      "libsystemd.so.0", "reading the systemd journal", "libsystemd0",
+      [](SharedLibrary::Resolver& r, JournalLib& api) {
 #define DLTUNE_SYMBOL(f) r(api.f, #f)
-    DLTUNE_SYMBOL(sd_journal_add_match);
-    DLTUNE_SYMBOL(sd_journal_close);
-    DLTUNE_SYMBOL(sd_journal_get_data);
-    DLTUNE_SYMBOL(sd_journal_get_realtime_usec);
-    DLTUNE_SYMBOL(sd_journal_next);
-    DLTUNE_SYMBOL(sd_journal_open_directory);
-    DLTUNE_SYMBOL(sd_journal_seek_realtime_usec);
+        DLTUNE_SYMBOL(sd_journal_add_match);
+        DLTUNE_SYMBOL(sd_journal_close);
+        DLTUNE_SYMBOL(sd_journal_get_data);
+        DLTUNE_SYMBOL(sd_journal_get_realtime_usec);
+        DLTUNE_SYMBOL(sd_journal_next);
+        DLTUNE_SYMBOL(sd_journal_open_directory);
+        DLTUNE_SYMBOL(sd_journal_seek_realtime_usec);
 #undef DLTUNE_SYMBOL
-    if (r.error()) return tl::unexpected(*r.error());
-    return api;
-  }();
+      });
   if (!loaded) return tl::unexpected(loaded.error());
   return &*loaded;
 }
@@ -73,18 +68,18 @@ JournalStats read_journal(const host::Root& root, std::int64_t since_wall_ns,
                           std::int64_t until_wall_ns,
                           const std::function<void(std::int64_t, std::string_view)>& each) {
   JournalStats st;
-  if (!has_journal(root)) return st;
-  auto loaded = journal_lib();
-  if (!loaded) {
-    st.error = loaded.error().message();
-    return st;
-  }
-  const JournalLib& lib = **loaded;
   for (const char* d : kDirectories) {
     if (!has_files(root, d)) continue;
+    // Loaded at the first directory that has journal files, never for a host without them.
+    auto loaded = journal_lib();
+    if (!loaded) {
+      st.error = loaded.error().message();
+      return st;
+    }
+    const JournalLib& lib = **loaded;
     const std::string dir = root.outside(d);
     sd_journal* j = nullptr;
-    // lib.sd_journal_open_directory(3): every journal file in the directory and its machine-id
+    // sd_journal_open_directory(3): every journal file in the directory and its machine-id
     // subdirectories, interleaved by time.
     int r = lib.sd_journal_open_directory(&j, dir.c_str(), 0);
     if (r < 0) {

@@ -47,36 +47,31 @@ struct ArchiveLib {
 };
 
 Result<const ArchiveLib*> archive_lib() {
-  static const Result<ArchiveLib> loaded = []() -> Result<ArchiveLib> {
-    auto so = SharedLibrary::open("libarchive.so.13", "`dltune capture`", "libarchive13");
-    if (!so) return tl::unexpected(so.error());
-    static const SharedLibrary kept = *so;  // never closed: the pointers below live on
-    ArchiveLib api;
-    SharedLibrary::Resolver r(*so);
+  static const Result<ArchiveLib> loaded = SharedLibrary::load_table<ArchiveLib>(
+      "libarchive.so.13", "`dltune capture`", "libarchive13",
+      [](SharedLibrary::Resolver& r, ArchiveLib& api) {
 #define DLTUNE_SYMBOL(f) r(api.f, #f)
-    DLTUNE_SYMBOL(archive_entry_free);
-    DLTUNE_SYMBOL(archive_entry_new);
-    DLTUNE_SYMBOL(archive_entry_set_filetype);
-    DLTUNE_SYMBOL(archive_entry_set_mtime);
-    DLTUNE_SYMBOL(archive_entry_set_pathname);
-    DLTUNE_SYMBOL(archive_entry_set_perm);
-    DLTUNE_SYMBOL(archive_entry_set_size);
-    DLTUNE_SYMBOL(archive_entry_set_symlink);
-    DLTUNE_SYMBOL(archive_errno);
-    DLTUNE_SYMBOL(archive_error_string);
-    DLTUNE_SYMBOL(archive_write_add_filter_gzip);
-    DLTUNE_SYMBOL(archive_write_close);
-    DLTUNE_SYMBOL(archive_write_data);
-    DLTUNE_SYMBOL(archive_write_free);
-    DLTUNE_SYMBOL(archive_write_header);
-    DLTUNE_SYMBOL(archive_write_new);
-    DLTUNE_SYMBOL(archive_write_open_fd);
-    DLTUNE_SYMBOL(archive_write_open_filename);
-    DLTUNE_SYMBOL(archive_write_set_format_pax_restricted);
+        DLTUNE_SYMBOL(archive_entry_free);
+        DLTUNE_SYMBOL(archive_entry_new);
+        DLTUNE_SYMBOL(archive_entry_set_filetype);
+        DLTUNE_SYMBOL(archive_entry_set_mtime);
+        DLTUNE_SYMBOL(archive_entry_set_pathname);
+        DLTUNE_SYMBOL(archive_entry_set_perm);
+        DLTUNE_SYMBOL(archive_entry_set_size);
+        DLTUNE_SYMBOL(archive_entry_set_symlink);
+        DLTUNE_SYMBOL(archive_errno);
+        DLTUNE_SYMBOL(archive_error_string);
+        DLTUNE_SYMBOL(archive_write_add_filter_gzip);
+        DLTUNE_SYMBOL(archive_write_close);
+        DLTUNE_SYMBOL(archive_write_data);
+        DLTUNE_SYMBOL(archive_write_free);
+        DLTUNE_SYMBOL(archive_write_header);
+        DLTUNE_SYMBOL(archive_write_new);
+        DLTUNE_SYMBOL(archive_write_open_fd);
+        DLTUNE_SYMBOL(archive_write_open_filename);
+        DLTUNE_SYMBOL(archive_write_set_format_pax_restricted);
 #undef DLTUNE_SYMBOL
-    if (r.error()) return tl::unexpected(*r.error());
-    return api;
-  }();
+      });
   if (!loaded) return tl::unexpected(loaded.error());
   return &*loaded;
 }

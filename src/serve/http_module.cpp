@@ -43,7 +43,7 @@ Result<const HttpModule*> load() {
           fmt::format("{} was built from other sources than this dltune (rebuild both, "
                       "or reinstall the package)",
                       path));
-    static const SharedLibrary kept = *so;  // never closed: the table points into it
+    so->keep_loaded();  // the table points into it
     return m;
   }
   return fail("cannot find serve's HTTP module (" + std::string(kHttpModuleFile) +
