@@ -26,6 +26,9 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
       COMMENT "Embedding ${E_DIR}/*.toml"
       VERBATIM)
     target_sources(${E_TARGET} PRIVATE ${output})
+    # Data, compiled on its own: a unity batch that held it would recompile it with each
+    # change to a neighbour.
+    set_source_files_properties(${output} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
   endfunction()
   return()
 endif()

@@ -15,8 +15,6 @@ using namespace settings::gpu_judge;
 
 namespace {
 
-constexpr double kPowerTolerance = 0.99;  // as for NVIDIA: within 1% of the default is it
-
 bool has_amd_gpu(const inventory::GpuFacts& g) {
   return g.amdgpu.loaded && !g.amdgpu.devices.empty();
 }

@@ -81,7 +81,7 @@ const Wheel* find(const std::vector<Wheel>& wheels, const std::string& lib, int 
   return nullptr;
 }
 
-std::string label(const Wheel& w) {
+std::string wheel_label(const Wheel& w) {
   return w.dist->version.empty() ? w.dist->name : w.dist->name + " " + w.dist->version;
 }
 
@@ -148,18 +148,18 @@ void other_majors(const Subject& s, bool torch_libs, std::vector<Finding>& out) 
   for (const auto* w : found) {
     majors.insert(w->major);
     const auto* own = find(s.wheels, w->lib, s.cuda.major);
-    listed.push_back(fmt::format(
-        "{} ({})", label(*w),
-        own ? "beside " + label(*own) : fmt::format("no nvidia-{}-cu{}", w->lib, s.cuda.major)));
-    labels.push_back(label(*w));
+    listed.push_back(fmt::format("{} ({})", wheel_label(*w),
+                                 own ? "beside " + wheel_label(*own)
+                                     : fmt::format("no nvidia-{}-cu{}", w->lib, s.cuda.major)));
+    labels.push_back(wheel_label(*w));
     if (std::find(names.begin(), names.end(), w->dist->name) == names.end())
       names.push_back(w->dist->name);
-    f.evidence.push_back({w->dist->path, label(*w)});
+    f.evidence.push_back({w->dist->path, wheel_label(*w)});
     if (own == nullptr || own->dist->version.empty()) {
       every_lib_has_its_own = false;
       continue;
     }
-    f.evidence.push_back({own->dist->path, label(*own)});
+    f.evidence.push_back({own->dist->path, wheel_label(*own)});
     const auto pin = text::shell_quote(own->dist->name + "==" + own->dist->version);
     if (std::find(reinstall.begin(), reinstall.end(), pin) == reinstall.end())
       reinstall.push_back(pin);
@@ -232,13 +232,13 @@ void pinned(const Subject& s, const char* what, const std::string& lib,
   const std::string& name = w->dist->name;
   const std::string& have = w->dist->version;
   Finding f = frame(e, fmt::format("{} {} (torch's Requires-Dist)", name, *pin));
-  f.actual = label(*w);
+  f.actual = wheel_label(*w);
   f.summary = fmt::format("{} pins {} {}, and {} is installed", s.who, name, *pin, have);
   const auto& meta = s.torch->metadata;
   f.evidence.push_back({meta ? *meta + (meta->ends_with(".egg-info") ? "/PKG-INFO" : "/METADATA")
                              : s.torch->location,
                         fmt::format("Requires-Dist: {}=={}", name, *pin)});
-  f.evidence.push_back({w->dist->path, label(*w)});
+  f.evidence.push_back({w->dist->path, wheel_label(*w)});
   f.severity = std::min(Severity::kWarn, not_met(e));
   const auto built = leading(*pin, 2);
   const auto runs = leading(have, 2);

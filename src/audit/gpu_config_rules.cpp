@@ -16,9 +16,6 @@ using namespace settings::gpu_judge;
 
 namespace {
 
-// A limit within 1% of the default is the default (NVML rounds some boards' limits).
-constexpr double kPowerTolerance = 0.99;
-
 std::string where(const gpu::Device& d) {
   return d.pci_bus_id.value_or(std::to_string(d.index));
 }

@@ -19,7 +19,7 @@ using namespace settings::gpu_judge;
 
 namespace {
 
-constexpr const char* kExpected = "a driver that runs torch's CUDA";
+constexpr const char* kDriverExpected = "a driver that runs torch's CUDA";
 constexpr const char* kTableFile = "knowledge/cuda-driver.toml";
 
 struct Driver {
@@ -64,7 +64,7 @@ Finding judge_torch(const AuditInput& in, const settings::ProfileEntry& e,
                     const inventory::Interpreter& py, const inventory::TorchFacts& torch,
                     const std::optional<Driver>& driver, const Result<CudaDriverTable>& table) {
   const auto& g = in.facts.gpu;
-  Finding f = frame(e, kExpected);
+  Finding f = frame(e, kDriverExpected);
   const std::string who = fmt::format("torch {} in {}", torch.version.value_or("?"), py.path);
   const bool has_version_py =
       std::find(torch.sources.begin(), torch.sources.end(), "version.py") != torch.sources.end();
@@ -229,7 +229,7 @@ const inventory::Interpreter& owner_of(const std::vector<inventory::Interpreter>
 std::vector<Finding> gpu_driver_cuda(const AuditInput& in, const settings::ProfileEntry& e) {
   const auto& g = in.facts.gpu;
   if (expected_bool(e) == false) return not_asked(e);
-  if (!has_nvidia_gpu(g)) return no_gpu(e, kExpected);
+  if (!has_nvidia_gpu(g)) return no_gpu(e, kDriverExpected);
   const auto driver = driver_of(g);
   const auto& table = builtin_cuda_driver_table();
   std::vector<Finding> out;
@@ -241,7 +241,7 @@ std::vector<Finding> gpu_driver_cuda(const AuditInput& in, const settings::Profi
       out.push_back(std::move(f));
   }
   if (out.empty()) {
-    Finding f = frame(e, kExpected);
+    Finding f = frame(e, kDriverExpected);
     f.applicable = false;
     f.summary = "no Python interpreter has torch: nothing to check";
     if (driver) {

@@ -21,7 +21,7 @@ using inventory::PcieRelation;
 namespace {
 
 constexpr const char* kPlacementArea = "network";
-constexpr const char* kExpected =
+constexpr const char* kPlacementExpected =
     "an RDMA NIC behind each GPU's PCIe switch (at least on its NUMA node), no ACS redirection "
     "between them";
 
@@ -53,7 +53,7 @@ Evidence place_evidence(const std::string& address,
 }
 
 Finding framed(const settings::ProfileEntry& e) {
-  Finding f = frame(e, kExpected);
+  Finding f = frame(e, kPlacementExpected);
   f.area = kPlacementArea;
   return f;
 }
@@ -224,7 +224,7 @@ std::vector<Finding> pci_gpu_nic(const AuditInput& in, const settings::ProfileEn
     if (d.compute) gpus.push_back(&d);
   if (gpus.empty()) {
     if (!has_nvidia_gpu(g)) {
-      auto out = no_gpu(e, kExpected);
+      auto out = no_gpu(e, kPlacementExpected);
       for (auto& f : out) f.area = kPlacementArea;
       return out;
     }

@@ -24,6 +24,10 @@ using settings::not_applicable;
 using settings::tune_fix;
 using settings::worse;
 
+// A GPU's power limit within 1% of its default is the default (NVML and amdgpu round some
+// boards' limits).
+inline constexpr double kPowerTolerance = 0.99;
+
 // One of audit's own checks: a key of the settings catalog that no kind of setting judges.
 struct Rule {
   const char* key;  // a key of the settings catalog

@@ -12,7 +12,6 @@
 namespace dltune::bench {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Rank intervals sort every Walsh average or difference: past this many (16 MiB of doubles) the
 // t interval is used instead, which at such sample sizes is as good.
 constexpr std::size_t kMaxRankPoints = std::size_t{1} << 21;
@@ -219,7 +218,7 @@ Result<RatioEstimate> unpaired_ratio(const std::vector<double>& a, const std::ve
 }
 
 double median(std::vector<double> v) {
-  if (v.empty()) return kNaN;
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
   const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
   std::nth_element(v.begin(), mid, v.end());
   if (v.size() % 2 == 1) return *mid;

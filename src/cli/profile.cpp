@@ -28,7 +28,7 @@ namespace dltune::cli {
 
 namespace {
 
-constexpr std::int64_t kSecond = 1'000'000'000;
+using options::kSecond;
 
 class ProfileCommand : public Command {
  public:

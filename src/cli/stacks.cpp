@@ -26,7 +26,7 @@ namespace dltune::cli {
 
 namespace {
 
-constexpr std::int64_t kSecond = 1'000'000'000;
+using options::kSecond;
 
 std::atomic<bool> stop_sampling{false};
 void on_stop_signal(int) {

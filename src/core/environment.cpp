@@ -1,8 +1,8 @@
 #include "core/environment.hpp"
 
-#include <string_view>
+#include <unistd.h>  // environ (glibc declares it under _GNU_SOURCE, which C++ builds define)
 
-extern char** environ;
+#include <string_view>
 
 namespace dltune {
 

@@ -10,8 +10,6 @@
 #include <array>
 #include <cstring>
 
-extern char** environ;
-
 namespace dltune::program {
 
 namespace {

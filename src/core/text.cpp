@@ -55,6 +55,11 @@ std::string wrap(std::string_view s, std::size_t indent, std::size_t width) {
   return out;
 }
 
+std::string_view base_name(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
 std::string_view trim(std::string_view s) {
   const char* ws = " \t\r\n\v\f";
   const auto b = s.find_first_not_of(ws);

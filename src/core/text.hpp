@@ -11,6 +11,8 @@
 namespace dltune::text {
 
 [[nodiscard]] std::string_view trim(std::string_view s);
+// The last component of a path: what follows its last '/' (all of it when it has none).
+[[nodiscard]] std::string_view base_name(std::string_view path);
 // Splits on `sep`; keeps empty fields.
 [[nodiscard]] std::vector<std::string_view> split(std::string_view s, char sep);
 // Splits on runs of spaces, tabs, CR and LF; no empty fields.

@@ -21,7 +21,6 @@ constexpr std::uint32_t kMaxPcieGeneration = 8;
 constexpr std::uint32_t kMaxPcieWidth = 32;
 constexpr std::uint32_t kMaxTemperatureCelsius = 200;
 constexpr std::uint32_t kMaxPowerMilliwatts = 10'000'000;  // 10 kW
-constexpr std::uint64_t kMaxEccCount = std::uint64_t{1} << 48;
 
 template <class T>
 std::optional<T> bounded(T v, T lo, T hi) {

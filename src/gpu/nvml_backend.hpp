@@ -1,11 +1,16 @@
 #pragma once
 // The NVML backend: the facts NVML gives about the driver and each GPU.
+#include <cstdint>
 #include <string>
 
 #include "gpu/backend.hpp"
 #include "gpu/nvml_library.hpp"
 
 namespace dltune::gpu {
+
+// Beyond this an ECC count is not believed (a GPU off the bus reads as all ones): the backend
+// and the sampler bound counts with it.
+inline constexpr std::uint64_t kMaxEccCount = std::uint64_t{1} << 48;
 
 // At most this many devices are read, whatever nvmlDeviceGetCount says (the largest systems
 // have 16 GPUs; a library that says a million is broken or hostile).

@@ -19,9 +19,6 @@ namespace dltune::gpu {
 
 namespace {
 
-// Beyond this an ECC count is not believed (as NvmlBackend bounds it).
-constexpr std::uint64_t kMaxEccCount = std::uint64_t{1} << 48;
-
 // NVLink's data counters: the scope asked for, in this one place. nvml.h describes scopeId as
 // the link for per-link fields, and does not say clearly whether NVLINK_THROUGHPUT_DATA_TX/RX
 // with scopeId 0 is link 0's count or the GPU's, its links together. Public code that reads them

@@ -21,9 +21,9 @@ Json strings(const std::vector<std::string>& v) {
 }
 
 // Reads the fields of an object, keeping what has the right type and naming what has not.
-class Reader {
+class ReportReader {
  public:
-  Reader(const Json& j, std::string where, std::vector<std::string>& issues)
+  ReportReader(const Json& j, std::string where, std::vector<std::string>& issues)
       : j_(j), where_(std::move(where)), issues_(issues) {}
 
   const Json* find(const char* key) const {
@@ -104,7 +104,7 @@ class Reader {
 
 Device device_from_json(const Json& j, std::string where, std::vector<std::string>& issues) {
   Device d;
-  Reader r(j, where, issues);
+  ReportReader r(j, where, issues);
   std::optional<std::uint32_t> index;
   r.get("index", index);
   d.index = index.value_or(0);
@@ -115,7 +115,7 @@ Device device_from_json(const Json& j, std::string where, std::vector<std::strin
   r.get("memory_used_bytes", d.memory_used_bytes);
   r.get("persistence_mode", d.persistence_mode);
   if (const auto* e = r.member("ecc", false)) {
-    Reader er(*e, where + "ecc.", issues);
+    ReportReader er(*e, where + "ecc.", issues);
     er.get("enabled", d.ecc_enabled);
     er.get("pending_enabled", d.ecc_pending_enabled);
     er.get("volatile_corrected", d.ecc_errors.volatile_corrected);
@@ -124,7 +124,7 @@ Device device_from_json(const Json& j, std::string where, std::vector<std::strin
     er.get("aggregate_uncorrected", d.ecc_errors.aggregate_uncorrected);
   }
   if (const auto* rr = r.member("row_remap", false)) {
-    Reader rm(*rr, where + "row_remap.", issues);
+    ReportReader rm(*rr, where + "row_remap.", issues);
     std::optional<std::uint32_t> corr, unc;
     std::optional<bool> pending, failure;
     rm.get("corrected_rows", corr);
@@ -134,14 +134,14 @@ Device device_from_json(const Json& j, std::string where, std::vector<std::strin
     if (corr && unc && pending && failure) d.row_remap = RowRemap{*corr, *unc, *pending, *failure};
   }
   if (const auto* rp = r.member("retired_pages", false)) {
-    Reader pr(*rp, where + "retired_pages.", issues);
+    ReportReader pr(*rp, where + "retired_pages.", issues);
     pr.get("multiple_single_bit", d.retired_pages.multiple_single_bit);
     pr.get("double_bit", d.retired_pages.double_bit);
     pr.get("pending", d.retired_pages.pending);
     pr.get("failed", d.retired_pages.failed);
   }
   if (const auto* c = r.member("clocks", false)) {
-    Reader cr(*c, where + "clocks.", issues);
+    ReportReader cr(*c, where + "clocks.", issues);
     cr.get("sm_mhz", d.sm_clock_mhz);
     cr.get("memory_mhz", d.memory_clock_mhz);
     cr.get("max_sm_mhz", d.max_sm_clock_mhz);
@@ -152,7 +152,7 @@ Device device_from_json(const Json& j, std::string where, std::vector<std::strin
     cr.get("default_app_memory_mhz", d.default_app_memory_clock_mhz);
   }
   if (const auto* m = r.member("mig", false)) {
-    Reader mr(*m, where + "mig.", issues);
+    ReportReader mr(*m, where + "mig.", issues);
     mr.get("enabled", d.mig_enabled);
     mr.get("pending_enabled", d.mig_pending_enabled);
     if (const auto* list = mr.member("devices", true)) {
@@ -163,7 +163,7 @@ Device device_from_json(const Json& j, std::string where, std::vector<std::strin
           issues.push_back(at + ": expected an object");
           continue;
         }
-        Reader dr(md, at + ".", issues);
+        ReportReader dr(md, at + ".", issues);
         MigDevice mig;
         std::optional<std::uint32_t> index;
         dr.get("index", index);
@@ -178,11 +178,11 @@ Device device_from_json(const Json& j, std::string where, std::vector<std::strin
     }
   }
   if (const auto* c = r.member("clock_event_reasons", false)) {
-    Reader cr(*c, where + "clock_event_reasons.", issues);
+    ReportReader cr(*c, where + "clock_event_reasons.", issues);
     cr.get("mask", d.clock_event_reasons);
   }
   if (const auto* p = r.member("pcie", false)) {
-    Reader pr(*p, where + "pcie.", issues);
+    ReportReader pr(*p, where + "pcie.", issues);
     pr.get("generation", d.pcie_generation);
     pr.get("width", d.pcie_width);
     pr.get("max_generation", d.pcie_max_generation);
@@ -203,7 +203,7 @@ Device device_from_json(const Json& j, std::string where, std::vector<std::strin
         issues.push_back(at + ": expected an object");
         continue;
       }
-      Reader lr(l, at + ".", issues);
+      ReportReader lr(l, at + ".", issues);
       std::optional<std::uint32_t> link;
       std::optional<bool> active;
       lr.get("link", link);
@@ -216,7 +216,7 @@ Device device_from_json(const Json& j, std::string where, std::vector<std::strin
       lr.get("version", nl.version);
       lr.get("remote_type", nl.remote_type);
       if (const auto* e = lr.member("errors", false)) {
-        Reader er(*e, at + ".errors.", issues);
+        ReportReader er(*e, at + ".errors.", issues);
         er.get("replay", nl.replay_errors);
         er.get("recovery", nl.recovery_errors);
         er.get("crc_flit", nl.crc_flit_errors);
@@ -359,7 +359,7 @@ ReportFromJson report_from_json(std::string_view text) {
     out.issues.push_back("expected a JSON object");
     return out;
   }
-  Reader r(j, "", out.issues);
+  ReportReader r(j, "", out.issues);
   std::optional<bool> loaded;
   r.get("loaded", loaded);
   out.report.loaded = loaded.value_or(false);
@@ -388,7 +388,7 @@ ReportFromJson report_from_json(std::string_view text) {
         out.issues.push_back(at + ": expected an object");
         continue;
       }
-      Reader pr(p, at + ".", out.issues);
+      ReportReader pr(p, at + ".", out.issues);
       std::optional<std::uint32_t> a, b, nvlinks, level;
       pr.get("a", a);
       pr.get("b", b);

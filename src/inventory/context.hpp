@@ -31,6 +31,9 @@ struct FsUsage {
 
 class Context {
  public:
+  // The cap for small version and metadata files (version.json, METADATA headers, pyvenv.cfg).
+  static constexpr std::size_t kSmallFile = 65536;
+
   // The variables env consults (captured with a host so that --root gives the same answer).
   static const std::vector<std::string>& environment_names();
 

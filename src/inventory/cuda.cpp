@@ -17,15 +17,10 @@ namespace parse = host::parse;
 
 namespace {
 
-constexpr std::size_t kSmallFile = 65536;
 // cuda.h is 1.1 MB (CUDA 13.0); CUDA_VERSION is defined near its top (line 263 there).
 constexpr std::size_t kCudaHPrefix = 65536;
 constexpr std::size_t kScriptPrefix = 4096;
 constexpr const char* kMultiarchLib = "/usr/lib/x86_64-linux-gnu";
-
-std::string base_name(std::string_view path) {
-  return std::string(path.substr(path.rfind('/') + 1));
-}
 
 std::optional<std::string> non_empty(std::string v) {
   return v.empty() ? std::nullopt : std::optional<std::string>(std::move(v));
@@ -101,7 +96,7 @@ class Collector {
     const auto real = resolve(nvcc, "cuda.toolkit");
     if (!real) return std::nullopt;
     const auto bin = parent_path(*real);
-    if (base_name(bin) == "bin" && is_toolkit(parent_path(bin))) return parent_path(bin);
+    if (text::base_name(bin) == "bin" && is_toolkit(parent_path(bin))) return parent_path(bin);
     auto script = root_.read(*real, kScriptPrefix);
     if (!script || !*script || !(*script)->starts_with("#!")) return std::nullopt;
     for (const auto line : text::lines(**script))
@@ -114,7 +109,8 @@ class Collector {
         const auto target = env_host_path(word);
         if (!target) continue;
         const auto t = resolve(*target, "cuda.toolkit");
-        if (t && base_name(parent_path(*t)) == "bin" && is_toolkit(parent_path(parent_path(*t))))
+        if (t && text::base_name(parent_path(*t)) == "bin" &&
+            is_toolkit(parent_path(parent_path(*t))))
           return parent_path(parent_path(*t));
       }
     return std::nullopt;
@@ -149,15 +145,15 @@ class Collector {
     if (!v) return ctx_.problem("cuda.toolkit", path, v.error().what);
     if (!*v) return;
     t.version = **v;
-    t.version_source = base_name(file);
+    t.version_source = text::base_name(file);
   }
 
   void describe(Toolkit& t) {
     const auto& names = list(t.path, "cuda.toolkit");
     if (has(names, "version.json"))
-      version_from(t, "version.json", kSmallFile, parse::cuda_version_json);
+      version_from(t, "version.json", Context::kSmallFile, parse::cuda_version_json);
     if (has(names, "version.txt"))
-      version_from(t, "version.txt", kSmallFile, parse::cuda_version_txt);
+      version_from(t, "version.txt", Context::kSmallFile, parse::cuda_version_txt);
     if (has(names, "include"))
       version_from(t, "include/cuda.h", kCudaHPrefix, parse::cuda_h_version);
     if (has(names, "bin") && root_.exists(join_path(t.path, "bin/nvcc")))
@@ -201,7 +197,7 @@ class Collector {
               Parser parser) {
     const auto real = resolve(path, fact);
     if (!real) return;
-    auto text = ctx_.read(fact, *real, kSmallFile);
+    auto text = ctx_.read(fact, *real, Context::kSmallFile);
     if (!text) return;
     auto v = parser(*text);
     if (!v) return ctx_.problem(fact, *real, v.error().what);
@@ -329,7 +325,8 @@ class Collector {
         continue;
       }
       BlasFinding b{kind, *real, {}, "library", link};
-      if (auto v = parse::library_version(base_name(*real), "libblas")) b.version = non_empty(*v);
+      if (auto v = parse::library_version(text::base_name(*real), "libblas"))
+        b.version = non_empty(*v);
       f_.blas.push_back(std::move(b));
     }
   }

@@ -60,11 +60,6 @@ std::optional<std::string> builtin_vendor_name(std::uint16_t vendor) {
   }
 }
 
-std::string basename_of(std::string_view p) {
-  const auto slash = p.rfind('/');
-  return std::string(slash == std::string_view::npos ? p : p.substr(slash + 1));
-}
-
 PciLinkFacts read_link(Context& ctx, const std::string& dir) {
   PciLinkFacts l;
   auto value = [&](const char* name) { return ctx.read_value(kFact, dir + "/" + name); };
@@ -139,7 +134,7 @@ std::optional<PciGpu> read_pci_device(Context& ctx, const std::string& name) {
     }
   }
   if (auto link = ctx.root().readlink(dir + "/driver"); link && *link)
-    g.driver = basename_of(**link);
+    g.driver = text::base_name(**link);
   else if (!link)
     ctx.problem(kFact, link.error());
   g.link = read_link(ctx, dir);
@@ -211,15 +206,15 @@ void read_driver_versions(Context& ctx, GpuFacts& f) {
       const std::string so1 = std::string(dir) + "/libnvidia-ml.so.1";
       std::optional<std::string> found;
       if (auto link = ctx.root().readlink(so1); link && *link) {
-        if (const auto v = version_of(basename_of(**link)))
-          found = std::string(dir) + "/" + basename_of(**link);
+        if (const auto v = version_of(text::base_name(**link)))
+          found = std::string(dir) + "/" + std::string(text::base_name(**link));
       }
       if (!found && ctx.root().exists(so1)) {
         for (const auto& name : ctx.list(kFact, dir))
           if (version_of(name)) found = std::string(dir) + "/" + name;
       }
       if (found) {
-        f.driver.user_library_version = version_of(basename_of(*found));
+        f.driver.user_library_version = version_of(text::base_name(*found));
         f.driver.user_library_source = *found;
         break;
       }

@@ -66,11 +66,6 @@ void collect_rdma(Context& ctx, NetworkFacts& f) {
   }
 }
 
-std::string basename_of(std::string_view p) {
-  const auto slash = p.rfind('/');
-  return std::string(slash == std::string_view::npos ? p : p.substr(slash + 1));
-}
-
 // A NIC's NUMA node: numa_node (Documentation/ABI/testing/sysfs-bus-pci: "-1" when the firmware
 // gives none), else the one node that holds all of local_cpulist, as for GPUs.
 void read_nic_node(Context& ctx, const std::string& dir, PciNic& n) {
@@ -105,7 +100,7 @@ void collect_nics(Context& ctx, NetworkFacts& f) {
       continue;
     }
     if (!*real) continue;  // a software device (rxe, siw) has no PCI function of its own
-    const auto address = basename_of(**real);
+    const std::string address(text::base_name(**real));
     if (!is_sysfs_pci_address(address)) continue;
     auto& n = by_address[address];
     n.pci_address = address;

@@ -35,8 +35,6 @@ std::string parent_path(std::string_view path) {
 
 namespace {
 
-constexpr std::size_t kSmallFile = 65536;  // version.py, METADATA headers, pyvenv.cfg
-
 std::string base_name(std::string_view path) {
   return std::string(path.substr(path.rfind('/') + 1));
 }
@@ -113,7 +111,8 @@ class Finder {
     if (auto v = ctx_.env("PYENV_VERSION"); v && !text::trim(*v).empty()) {
       p.selected = parse::pyenv_versions(*v);
       p.selected_by = "PYENV_VERSION";
-    } else if (auto text = ctx_.read("python.pyenv", join_path(*root, "version"), kSmallFile)) {
+    } else if (auto text =
+                   ctx_.read("python.pyenv", join_path(*root, "version"), Context::kSmallFile)) {
       p.selected = parse::pyenv_versions(*text);
       p.selected_by = join_path(*root, "version");
     }
@@ -139,7 +138,8 @@ class Finder {
     std::vector<std::string> selected;
     if (pyenv_ && pyenv_->root == root) {
       selected = pyenv_->selected;
-    } else if (auto text = ctx_.read("python.pyenv", join_path(root, "version"), kSmallFile)) {
+    } else if (auto text =
+                   ctx_.read("python.pyenv", join_path(root, "version"), Context::kSmallFile)) {
       selected = parse::pyenv_versions(*text);
     }
     if (selected.empty()) selected = {"system"};  // pyenv's default without a version file
@@ -250,7 +250,8 @@ class Finder {
 void Finder::describe(Interpreter& i) {
   std::optional<parse::PyvenvCfg> cfg;
   if (i.source == "venv") {
-    if (auto text = ctx_.read("python.interpreters", join_path(i.prefix, "pyvenv.cfg"), kSmallFile))
+    if (auto text = ctx_.read("python.interpreters", join_path(i.prefix, "pyvenv.cfg"),
+                              Context::kSmallFile))
       cfg = parse::pyvenv_cfg(*text);
   } else if (root_.exists(join_path(i.prefix, "conda-meta"))) {
     i.source = "conda";
@@ -299,7 +300,7 @@ void Finder::find_version(Interpreter& i, const std::optional<parse::PyvenvCfg>&
   if (from_name.find('.') != std::string::npos) {
     // Debian's python3.X-dev and every source build install patchlevel.h beside the program.
     const auto header = fmt::format("{}/include/python{}/patchlevel.h", i.prefix, from_name);
-    if (auto text = ctx_.read("python.interpreters", header, kSmallFile))
+    if (auto text = ctx_.read("python.interpreters", header, Context::kSmallFile))
       if (auto v = parse::py_version_define(*text); v && major_minor(*v) == from_name)
         return set(*v, "patchlevel.h");
     return set(from_name, "file name");
@@ -354,7 +355,7 @@ void Finder::read_torch(Interpreter& i, const std::string& dir,
   t.location = join_path(dir, "torch");
   if (std::binary_search(names.begin(), names.end(), std::string("torch"))) {
     const auto path = join_path(t.location, "version.py");
-    if (auto text = ctx_.read("python.torch", path, kSmallFile)) {
+    if (auto text = ctx_.read("python.torch", path, Context::kSmallFile)) {
       t.sources.push_back("version.py");
       const auto a = parse::python_assignments(*text);
       using Kind = parse::PyLiteral::Kind;
@@ -380,7 +381,7 @@ void Finder::read_torch(Interpreter& i, const std::string& dir,
     if (d.name != "torch") continue;
     const bool egg = d.path.ends_with(".egg-info");
     const auto file = join_path(d.path, egg ? "PKG-INFO" : "METADATA");
-    auto text = ctx_.read("python.torch", file, kSmallFile);
+    auto text = ctx_.read("python.torch", file, Context::kSmallFile);
     if (!text) continue;
     const auto m = parse::core_metadata(*text);
     t.metadata = d.path;

@@ -8,14 +8,14 @@ namespace dltune::monitor {
 namespace {
 
 // A counter's growth; 0 when it went backwards (a counter reset; never a negative rate).
-double delta(std::uint64_t now, std::uint64_t before) {
+double growth(std::uint64_t now, std::uint64_t before) {
   return now >= before ? static_cast<double>(now - before) : 0.0;
 }
 
 std::optional<double> rate(const std::optional<std::uint64_t>& now,
                            const std::optional<std::uint64_t>& before, double dt_s) {
   if (!now || !before) return std::nullopt;
-  return delta(*now, *before) / dt_s;
+  return growth(*now, *before) / dt_s;
 }
 
 // `stat_s`: the seconds between the two readings of stat and schedstat (dt unless one was
@@ -24,13 +24,13 @@ void rates(const Process& now, const Process& before, double dt_s, double stat_s
            double ticks_per_second, ProcessModel& m) {
   m.has_rates = true;
   // Ticks between the readings, as a percentage of one CPU: Δticks / ticks_per_second / s · 100.
-  const double user = delta(now.utime, before.utime) / ticks_per_second / stat_s * 100;
-  const double system = delta(now.stime, before.stime) / ticks_per_second / stat_s * 100;
+  const double user = growth(now.utime, before.utime) / ticks_per_second / stat_s * 100;
+  const double system = growth(now.stime, before.stime) / ticks_per_second / stat_s * 100;
   m.user_pct = user;
   m.system_pct = system;
   m.cpu_pct = user + system;
-  m.minor_faults_s = delta(now.minflt, before.minflt) / stat_s;
-  m.major_faults_s = delta(now.majflt, before.majflt) / stat_s;
+  m.minor_faults_s = growth(now.minflt, before.minflt) / stat_s;
+  m.major_faults_s = growth(now.majflt, before.majflt) / stat_s;
   m.read_bytes_s = rate(now.read_bytes, before.read_bytes, dt_s);
   m.write_bytes_s = rate(now.write_bytes, before.write_bytes, dt_s);
   // schedstat is in ns: Δns / (s · 1e9) · 100 = % of the time (docs/measurements.md: run-queue

@@ -115,7 +115,7 @@ std::string pressure(const std::optional<monitor::PressureModel>& p) {
   return fmt::format(FMT_COMPILE("{:.1f}%"), p->some_pct);
 }
 
-struct Lines {
+struct ViewLines {
   std::vector<TopLine> out;
   int width;
   void add(std::string text, Style style = Style::kNormal, std::vector<Span> spans = {}) {
@@ -145,7 +145,7 @@ void tinted(std::string& text, std::vector<Span>& spans, const std::string& piec
   spans.push_back(sp);
 }
 
-void cpu_lines(const Model& m, Lines& l, int max_rows) {
+void cpu_lines(const Model& m, ViewLines& l, int max_rows) {
   const auto& c = m.cpu;
   {
     std::string t = "CPU  ";
@@ -227,7 +227,7 @@ void cpu_lines(const Model& m, Lines& l, int max_rows) {
   if (!row.empty()) l.add(row, Style::kNormal, std::move(spans));
 }
 
-void memory_lines(const Model& m, Lines& l) {
+void memory_lines(const Model& m, ViewLines& l) {
   const auto& mem = m.memory;
   {
     std::string t = "MEM  ";
@@ -274,7 +274,7 @@ void memory_lines(const Model& m, Lines& l) {
   }
 }
 
-void device_lines(const Model& m, Lines& l) {
+void device_lines(const Model& m, ViewLines& l) {
   constexpr std::size_t kMax = 3;  // more would crowd out the processes on 24 lines
   for (std::size_t i = 0; i < m.disks.size() && i < kMax; ++i) {
     const auto& d = m.disks[i];
@@ -305,7 +305,7 @@ bool gpu_hot(const GpuModel& g) {
   return g.temperature_celsius && *g.temperature_celsius >= 85;
 }
 
-void gpu_lines(const Model& m, Lines& l, bool compact) {
+void gpu_lines(const Model& m, ViewLines& l, bool compact) {
   if (compact && m.gpus.size() > 2) {
     // One column per GPU, so that eight fit 80 columns in three rows.
     std::string util = "GPU  util%  ", mem = "GPU  mem%   ", power = "GPU  W/C    ";
@@ -358,7 +358,7 @@ void gpu_lines(const Model& m, Lines& l, bool compact) {
   }
 }
 
-void cgroup_lines(const Model& m, Lines& l) {
+void cgroup_lines(const Model& m, ViewLines& l) {
   if (!m.cgroup) return;
   const auto& c = *m.cgroup;
   std::string s = fmt::format(FMT_COMPILE("JOB  {} ({})  cpu {}{}"), c.path, c.version,
@@ -553,7 +553,7 @@ std::vector<const ProcessModel*> ordered_processes(const Model& model, TopSort s
 }
 
 std::vector<TopLine> top_view(const Model& model, const TopOptions& options, TopLayout* layout) {
-  Lines l{{}, std::max(40, options.width)};
+  ViewLines l{{}, std::max(40, options.width)};
   std::string when = "--:--:--";
   if (model.wall_ns > 0)
     if (auto t = text::format_time_ns(model.wall_ns, "%H:%M:%S", text::TimeZone::kLocal);
@@ -696,7 +696,7 @@ std::vector<TopLine> top_view(const Model& model, const TopOptions& options, Top
     row.append(static_cast<std::size_t>(d) * 2, ' ');
     if (straggler) row += "STRAGGLER ";
     // The command line (its name in brackets when it has none, a kernel thread), as much as
-    // fits (Lines::add cuts at the width). One may hold newlines and tabs (python3 -c "..."):
+    // fits (ViewLines::add cuts at the width). One may hold newlines and tabs (python3 -c "..."):
     // one row each, as spaces.
     const std::size_t cmd_at = row.size();
     const std::size_t room_left =

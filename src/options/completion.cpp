@@ -138,6 +138,13 @@ std::vector<CompletedCommand> completion_model(const CLI::App& program) {
   return out;
 }
 
+const CompletedCommand* find_completed(const std::vector<CompletedCommand>& model,
+                                       const std::string& path) {
+  for (const auto& c : model)
+    if (c.path == path) return &c;
+  return nullptr;
+}
+
 const std::vector<std::string>& completion_shells() {
   static const std::vector<std::string> shells{"bash", "zsh", "fish"};
   return shells;

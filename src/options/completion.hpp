@@ -57,6 +57,10 @@ struct CompletionWords {
 // The program, then each command and subcommand, depth first; also `help` with the commands.
 [[nodiscard]] std::vector<CompletedCommand> completion_model(const CLI::App& program);
 
+// The command whose path is `path` ("tune apply") in `model`; null when there is none.
+[[nodiscard]] const CompletedCommand* find_completed(const std::vector<CompletedCommand>& model,
+                                                     const std::string& path);
+
 // Option `o` as the scripts complete it: its names, short help, and what its value completes to.
 [[nodiscard]] CompletedOption completed_option(const CLI::Option& o);
 

@@ -50,7 +50,7 @@ std::string kind_word(const CompletedOption& o) {
   return k;
 }
 
-constexpr const char* kFunctions = R"BASH(
+constexpr const char* kBashFunctions = R"BASH(
 # Profiles in /etc/dltune/profiles, and the setting ids they name, looked up when completing.
 _dltune_etc_profiles() {
   local f
@@ -247,7 +247,7 @@ std::string bash_completion(const std::vector<CompletedCommand>& model,
     if (c.job_command) jobs.push_back(shell_quote(c.path));
   if (!jobs.empty()) out += "    " + text::join(jobs, "|") + ") return 0 ;;\n";
   out += "  esac\n  return 1\n}\n";
-  return out + kFunctions;
+  return out + kBashFunctions;
 }
 
 }  // namespace dltune::options

@@ -53,13 +53,7 @@ std::string value_arguments(const CompletedOption& o, bool option) {
   return "";
 }
 
-const CompletedCommand* find(const std::vector<CompletedCommand>& model, const std::string& path) {
-  for (const auto& c : model)
-    if (c.path == path) return &c;
-  return nullptr;
-}
-
-constexpr const char* kFunctions = R"FISH(
+constexpr const char* kFishFunctions = R"FISH(
 # The command being typed ("tune apply"): the known command words, options' values skipped;
 # "PATH --" after the "--" of a command that runs a job.
 function __dltune_path
@@ -206,14 +200,15 @@ std::string fish_completion(const std::vector<CompletedCommand>& model,
   for (const auto& c : model)
     if (c.job_command) jobs.push_back(quoted(c.path));
   out += "function __dltune_job\n    contains -- \"$argv[1]\" " + text::join(jobs, " ") + "\nend\n";
-  out += kFunctions;
+  out += kFishFunctions;
 
   for (const auto& c : model) {
     // Command paths are words of letters and hyphens: quoted as they are.
     const std::string at = "complete -c dltune -n \"__dltune_at '" + c.path + "'\"";
     out += "\n# dltune" + (c.path.empty() ? "" : " " + c.path) + "\n";
     for (const auto& s : c.subcommands) {
-      const auto* sub = find(model, c.path == "help" ? s : (c.path.empty() ? s : c.path + " " + s));
+      const auto* sub =
+          find_completed(model, c.path == "help" ? s : (c.path.empty() ? s : c.path + " " + s));
       out += at + " -a " + quoted(s) + " -d " + quoted(sub != nullptr ? sub->summary : s) + "\n";
     }
     for (const auto& o : c.options) {

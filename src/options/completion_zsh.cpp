@@ -92,12 +92,6 @@ std::string arguments(const CompletedCommand& c, const std::vector<std::string>&
   return out;
 }
 
-const CompletedCommand* find(const std::vector<CompletedCommand>& model, const std::string& path) {
-  for (const auto& c : model)
-    if (c.path == path) return &c;
-  return nullptr;
-}
-
 std::string command_function(const std::vector<CompletedCommand>& model,
                              const CompletedCommand& c) {
   const auto fn = function_of(c.path);
@@ -121,7 +115,7 @@ std::string command_function(const std::vector<CompletedCommand>& model,
   // The subcommands with their summaries, then the command's own function.
   out += fn + "_commands() {\n  local -a commands=(\n";
   for (const auto& s : c.subcommands) {
-    const auto* sub = find(model, prefix + s);
+    const auto* sub = find_completed(model, prefix + s);
     out += "    " + shell_quote(s + ":" + (sub != nullptr ? sub->summary : s)) + "\n";
   }
   out += fmt::format("  )\n  _describe -t commands {} commands\n}}\n\n",

@@ -59,6 +59,9 @@ CLI::Option* add_flag(CLI::App& app, const std::string& name, T& value) {
   return app.add_flag(name, value, option_text(app, name).help);
 }
 
+// A second in the nanoseconds that duration options hold.
+inline constexpr std::int64_t kSecond = 1'000'000'000;
+
 // A duration option stored in nanoseconds, refused outside [min_ns, max_ns]; the help gets the
 // range appended. The optional form stays empty unless given.
 CLI::Option* add_duration(CLI::App& app, const std::string& name, std::int64_t& ns,

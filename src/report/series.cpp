@@ -21,10 +21,6 @@ namespace {
 
 using monitor::Sample;
 
-std::int64_t to_ms(std::int64_t ns) {
-  return ns / 1'000'000;
-}
-
 // "2026-11-30T14:05:00Z" (UTC, whole seconds): how window errors name times.
 std::string iso(std::int64_t ns) {
   return text::format_time_ns(ns, "%Y-%m-%dT%H:%M:%SZ", text::TimeZone::kUtc);

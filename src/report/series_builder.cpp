@@ -20,10 +20,6 @@ using monitor::Model;
 using monitor::Role;
 using monitor::Sample;
 
-std::int64_t to_ms(std::int64_t ns) {
-  return ns / 1'000'000;
-}
-
 template <class T>
 double opt(const std::optional<T>& v) {
   return v ? static_cast<double>(*v) : kNull;

@@ -1,6 +1,7 @@
 #pragma once
 // The columns of a report, filled sample by sample (internal to report/: extract() drives it).
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +11,11 @@
 #include "report/series.hpp"
 
 namespace dltune::report {
+
+// Nanoseconds as the report's milliseconds (its charts' time axis).
+[[nodiscard]] inline std::int64_t to_ms(std::int64_t ns) {
+  return ns / 1'000'000;
+}
 
 class SeriesBuilder {
  public:

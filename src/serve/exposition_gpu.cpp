@@ -11,8 +11,7 @@ namespace dltune::serve {
 namespace {
 
 using monitor::Gpu;
-constexpr auto kCounter = MetricType::kCounter;
-constexpr auto kGauge = MetricType::kGauge;
+using enum MetricType;
 
 // The labels of every GPU series, formatted once per GPU and render.
 struct GpuLabels {

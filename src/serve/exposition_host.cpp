@@ -9,8 +9,7 @@ namespace dltune::serve {
 namespace {
 
 using monitor::Sample;
-constexpr auto kCounter = MetricType::kCounter;
-constexpr auto kGauge = MetricType::kGauge;
+using enum MetricType;
 
 // A small number as a label value, without allocating.
 struct NumberLabel {

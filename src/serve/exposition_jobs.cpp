@@ -14,8 +14,7 @@ namespace dltune::serve {
 namespace {
 
 using monitor::Cgroup;
-constexpr auto kCounter = MetricType::kCounter;
-constexpr auto kGauge = MetricType::kGauge;
+using enum MetricType;
 
 // A Slurm job's series also say which job and whose, so that Prometheus can sum a job over
 // the nodes it ran on.

@@ -17,7 +17,6 @@ namespace {
 
 constexpr std::size_t kMaxProfileBytes = 1u << 20;
 constexpr std::size_t kMaxIncludeDepth = 16;
-constexpr std::string_view kUserDir = "/etc/dltune/profiles/";
 
 // A profile's text and where it came from.
 struct Source {
@@ -42,14 +41,14 @@ Result<Source> find_named(const std::string& name, const host::Root& root) {
     return fail("not a profile name (letters, digits, '_', '-', '.'; a file needs a '/'):", name);
   if (const auto text = builtin_profile_text(name))
     return Source{name, fmt::format("<built-in>/{}.toml", name), std::string(*text), true};
-  const std::string path = fmt::format("{}{}.toml", kUserDir, name);
+  const std::string path = fmt::format("{}/{}.toml", kUserProfileDir, name);
   auto text = root.read(path, kMaxProfileBytes + 1);
   if (!text) return tl::unexpected(text.error());
   if (!*text) {
     std::string hint;
     if (name.ends_with(".toml")) hint = fmt::format("; for a file, write ./{}", name);
-    return fail(fmt::format("no such profile (built in: {}; or {}NAME.toml{}):",
-                            fmt::join(builtin_profiles(), ", "), kUserDir, hint),
+    return fail(fmt::format("no such profile (built in: {}; or {}/NAME.toml{}):",
+                            fmt::join(builtin_profiles(), ", "), kUserProfileDir, hint),
                 name);
   }
   if ((*text)->size() > kMaxProfileBytes)

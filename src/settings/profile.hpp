@@ -12,6 +12,9 @@
 
 namespace dltune::settings {
 
+// Where a site's own profiles are: NAME.toml here is the profile NAME.
+inline constexpr std::string_view kUserProfileDir = "/etc/dltune/profiles";
+
 // What a value must be: exactly one value, at least a number, or one of a set.
 // TOML: value = 10 | value = "madvise" | value = true | value = ">= 16777216" |
 //       value = ["always", "madvise"]

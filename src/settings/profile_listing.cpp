@@ -12,8 +12,6 @@
 namespace dltune::settings {
 namespace {
 
-constexpr std::string_view kUserDir = "/etc/dltune/profiles";
-
 // The kind of setting, from the planner that changes it.
 std::string kind_of(const KeySpec& spec) {
   if (spec.plan == nullptr) return "check";
@@ -54,14 +52,14 @@ Result<std::vector<ProfileSummary>> list_profiles(const host::Root& root) {
     }
     out.push_back(std::move(s));
   }
-  auto names = root.list(kUserDir);
+  auto names = root.list(kUserProfileDir);
   if (!names) return tl::unexpected(names.error());
   if (!*names) return out;
   for (const auto& file : **names) {
     if (!file.ends_with(".toml") || file.size() <= 5) continue;
     ProfileSummary s;
     s.name = file.substr(0, file.size() - 5);
-    s.file = fmt::format("{}/{}", kUserDir, file);
+    s.file = fmt::format("{}/{}", kUserProfileDir, file);
     // Loaded whole (includes too), so that a broken one says so here rather than in check.
     auto p = load_profile(s.name, root, validate_key);
     if (p) {

@@ -22,6 +22,8 @@
 
 #include "support/run.hpp"
 
+namespace bench_live_test {
+
 namespace fs = std::filesystem;
 using dltune::testing::run;
 using dltune::testing::RunResult;
@@ -487,3 +489,7 @@ TEST(BenchLive, BadSetValuesAreRefusedNamingKeyAndValue) {
   }
   EXPECT_EQ(read_file(kSwappiness), keep.before());
 }
+
+}  // namespace bench_live_test
+
+#undef NEED_ROOT

@@ -8,6 +8,8 @@
 
 #include "support/run.hpp"
 
+namespace capture_test {
+
 using dltune::testing::run;
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -69,3 +71,5 @@ TEST(Capture, UnwritableOutputIsAClearErrorAndLeavesNothing) {
   EXPECT_NE(r.err.find("/nonexistent-dir/host.tar.gz"), std::string::npos);
   EXPECT_FALSE(fs::exists("/nonexistent-dir"));
 }
+
+}  // namespace capture_test

@@ -17,7 +17,7 @@
 #include "monitor/model.hpp"
 #include "monitor/sampler.hpp"
 
-namespace dltune::monitor {
+namespace dltune::monitor::cgroup_collector_live_test {
 namespace {
 
 // Kills and reaps the child, then removes the groups, also when an assertion failed.
@@ -148,4 +148,4 @@ TEST(SystemCollectorLive, ThisHost) {
 }
 
 }  // namespace
-}  // namespace dltune::monitor
+}  // namespace dltune::monitor::cgroup_collector_live_test

@@ -23,6 +23,8 @@
 
 #include "launch/cgroup.hpp"
 
+namespace cgroup_live_test {
+
 using dltune::host::cgroup_layout;
 using dltune::host::CgroupLayout;
 using dltune::launch::CgroupLimits;
@@ -252,3 +254,5 @@ TEST_F(CgroupLive, TheJobHasItsOwnPressureFiles) {
                  << "/cpu.pressure";
   EXPECT_EQ(job.cg->pressure_dir(), unified);
 }
+
+}  // namespace cgroup_live_test

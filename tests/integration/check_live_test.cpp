@@ -10,6 +10,8 @@
 
 #include "support/run.hpp"
 
+namespace check_live_test {
+
 using dltune::testing::run;
 using nlohmann::json;
 
@@ -97,3 +99,5 @@ TEST(CheckLive, TheWholeCheckRunsAndItsExitCodeMatchesItsSummary) {
     }
   }
 }
+
+}  // namespace check_live_test

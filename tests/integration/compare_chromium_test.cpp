@@ -22,6 +22,8 @@
 #include "report/compare_html.hpp"
 #include "support/chromium.hpp"
 
+namespace compare_chromium_test {
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -32,8 +34,8 @@ const char* kInjected = "<script>alert(1)</script>";
 using dltune::testing::chromium;
 using dltune::testing::Exit;
 using dltune::testing::kChromium;
+using dltune::testing::read_bytes;
 using dltune::testing::run_group;
-using dltune::testing::slurp;
 
 // The value of `attribute` on the page's <body>, or nullopt. The page's own text never holds
 // `data-...="`, so the first one in the DOM is <body>'s.
@@ -320,3 +322,5 @@ TEST_F(CompareChromium, TooFewRunsDrawTheRunsAndSayWhyThereIsNoInterval) {
 }
 
 }  // namespace
+
+}  // namespace compare_chromium_test

@@ -14,6 +14,8 @@
 #include "inventory/host_facts.hpp"
 #include "inventory/python.hpp"
 
+namespace cuda_python_live_test {
+
 namespace fs = std::filesystem;
 using namespace dltune;
 
@@ -197,3 +199,5 @@ TEST(CudaPythonLive, SystemPythonAndTorchMatchWhatPythonSays) {
   std::printf("torch %s, CUDA %s (env: %s at %s)\n", out[1].c_str(), out[2].c_str(),
               i->torch->version.value_or("?").c_str(), i->torch->location.c_str());
 }
+
+}  // namespace cuda_python_live_test

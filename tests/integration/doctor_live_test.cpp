@@ -20,6 +20,8 @@
 
 #include "support/run.hpp"
 
+namespace doctor_live_test {
+
 namespace fs = std::filesystem;
 using dltune::testing::run;
 using nlohmann::json;
@@ -257,3 +259,5 @@ TEST(DoctorLive, BadInputChangesNothing) {
     EXPECT_NE(r.err.find("dltune doctor:"), std::string::npos) << r.err;
   }
 }
+
+}  // namespace doctor_live_test

@@ -20,6 +20,8 @@
 
 #include "support/run.hpp"
 
+namespace env_live_test {
+
 using dltune::testing::run;
 using nlohmann::json;
 
@@ -171,3 +173,5 @@ TEST(EnvLive, InterfacesMatchIfNameindex) {
 TEST(EnvLive, NothingUnreadableOnAHealthyHost) {
   EXPECT_TRUE(live()["problems"].empty()) << live()["problems"].dump(2);
 }
+
+}  // namespace env_live_test

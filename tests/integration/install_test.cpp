@@ -13,6 +13,8 @@
 
 #include "support/run.hpp"
 
+namespace install_test {
+
 namespace fs = std::filesystem;
 using dltune::testing::run;
 using ::testing::HasSubstr;
@@ -144,3 +146,5 @@ TEST(Install, TheDebianPackageInstallsRunsAndRemoves) {
   EXPECT_FALSE(fs::exists(program));
   EXPECT_FALSE(fs::exists(program.parent_path() / "dltune-task-prolog"));
 }
+
+}  // namespace install_test

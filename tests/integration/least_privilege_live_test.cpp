@@ -19,6 +19,8 @@
 #include "support/host_values.hpp"
 #include "support/run.hpp"
 
+namespace least_privilege_live_test {
+
 using dltune::testing::run;
 using dltune::testing::RunResult;
 using json = nlohmann::json;
@@ -192,3 +194,5 @@ TEST_F(LeastPrivilegeLive, TunesStateIsRootsAloneAndNobodyIsToldWhy) {
   ASSERT_EQ(back.exit_code, 0) << back.err;
   EXPECT_TRUE(host.changed().empty()) << ::testing::PrintToString(host.changed());
 }
+
+}  // namespace least_privilege_live_test

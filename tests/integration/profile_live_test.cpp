@@ -34,6 +34,8 @@
 #include "store/recording.hpp"
 #include "support/run.hpp"
 
+namespace profile_live_test {
+
 namespace fs = std::filesystem;
 using dltune::testing::run;
 using dltune::testing::RunResult;
@@ -771,3 +773,7 @@ TEST(ProfileLive, ARankWhoseCpuAnOutsideLoadSharesIsTheStraggler) {
       << j["straggler"].dump(2);
   EXPECT_NE(j["straggler"]["action"].get<std::string>().find("CPUs of its own"), std::string::npos);
 }
+
+}  // namespace profile_live_test
+
+#undef NEED_ROOT

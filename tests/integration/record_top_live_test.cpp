@@ -24,6 +24,8 @@
 #include "support/host_values.hpp"
 #include "support/run.hpp"
 
+namespace record_top_live_test {
+
 using dltune::testing::run;
 namespace fs = std::filesystem;
 using dltune::monitor::Role;
@@ -370,3 +372,5 @@ TEST_F(RecordLive, AFullFileSystemStopsRecordWithTheFileNamedAndKeepsWhatWasComm
   }
   EXPECT_EQ(::umount2(small.c_str(), MNT_DETACH), 0) << std::strerror(errno);
 }
+
+}  // namespace record_top_live_test

@@ -30,6 +30,8 @@
 #include "support/run.hpp"
 #include "unit/gpu/fake_nvml_config.hpp"
 
+namespace report_chromium_test {
+
 namespace fs = std::filesystem;
 using dltune::testing::run;
 
@@ -38,8 +40,8 @@ namespace {
 using dltune::testing::chromium;
 using dltune::testing::Exit;
 using dltune::testing::kChromium;
+using dltune::testing::read_bytes;
 using dltune::testing::run_group;
-using dltune::testing::slurp;
 
 constexpr const char* kHeadChecker = R"(<script>
 window.__dltuneErrors = [];
@@ -194,7 +196,7 @@ TEST_F(ReportChromium, TheReportOfARealRecordingLoadsWithoutErrorsAndDrawsEveryC
   }
 
   // (a) the page in Chromium, through the checker.
-  std::string page = slurp(html);
+  std::string page = read_bytes(html);
   const auto head = page.find("<head>");
   const auto body_end = page.rfind("</body>");
   ASSERT_NE(head, std::string::npos);
@@ -251,10 +253,12 @@ TEST_F(ReportChromium, TheReportOfARealRecordingLoadsWithoutErrorsAndDrawsEveryC
       dir_, 90);
   ASSERT_EQ(shot.code, 0) << shot.err;
   ASSERT_TRUE(fs::exists(png)) << shot.err;
-  const std::string bytes = slurp(png);
+  const std::string bytes = read_bytes(png);
   EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
   EXPECT_GT(bytes.size(), 50'000u) << "a 1280x3000 page of charts is more than a blank image";
   std::printf("screenshot: %s (%zu bytes)\n", png.c_str(), bytes.size());
 }
 
 }  // namespace
+
+}  // namespace report_chromium_test

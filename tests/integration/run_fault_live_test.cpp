@@ -18,6 +18,8 @@
 #include "store/recording.hpp"
 #include "support/run.hpp"
 
+namespace run_fault_live_test {
+
 using dltune::testing::run;
 using dltune::testing::RunResult;
 namespace fs = std::filesystem;
@@ -198,3 +200,5 @@ TEST(RecordFaultLive, ASourceCutShortOrVanishingIsSurvivedOrNamedAndTheRecording
 }
 
 }  // namespace
+
+}  // namespace run_fault_live_test

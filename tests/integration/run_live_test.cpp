@@ -16,6 +16,8 @@
 #include "support/host_values.hpp"
 #include "support/run.hpp"
 
+namespace run_live_test {
+
 using dltune::testing::run;
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -320,3 +322,5 @@ TEST_F(RunLive, ARankThatFailsStopsTheOthersAndIsNamed) {
   EXPECT_TRUE(launcher["ranks"].empty()) << launcher.dump(2);
   EXPECT_NE(launcher["notes"].dump().find("only sizes each one's threads"), std::string::npos);
 }
+
+}  // namespace run_live_test

@@ -33,11 +33,11 @@
 #include "support/process.hpp"
 #include "support/prometheus.hpp"
 
+namespace serve_live_test {
+
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-
-extern char** environ;
 
 namespace {
 
@@ -395,3 +395,5 @@ TEST(ServePrivilegeLive, StartedAsRootItBindsThenBecomesNobody) {
     EXPECT_NE(err.find(user), std::string::npos) << err;
   }
 }
+
+}  // namespace serve_live_test

@@ -27,6 +27,8 @@
 #include "support/prometheus.hpp"
 #include "support/run.hpp"
 
+namespace serve_tls_live_test {
+
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
@@ -328,3 +330,5 @@ TEST_F(ServeTlsLive, ADrippedHandshakeEndsAtTheDeadline) {
 }
 
 }  // namespace
+
+}  // namespace serve_tls_live_test

@@ -22,6 +22,8 @@
 #include "support/run.hpp"
 #include "support/slurm_cluster.hpp"
 
+namespace slurm_live_test {
+
 using dltune::testing::run;
 using dltune::testing::RunResult;
 using dltune::testing::SlurmCluster;
@@ -691,3 +693,5 @@ TEST_F(SlurmLive, RunInsideAJobNestsInTheStepsGroupAndItsLimitBinds) {
                             << "\n"
                             << cluster_->logs();
 }
+
+}  // namespace slurm_live_test

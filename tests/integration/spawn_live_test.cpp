@@ -14,7 +14,7 @@
 #include "launch/spawn.hpp"
 #include "support/in_child.hpp"
 
-namespace dltune::launch {
+namespace dltune::launch::spawn_live_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -172,4 +172,4 @@ TEST(SpawnLive, TheChildJoinsTheCgroupBeforeExec) {
 }
 
 }  // namespace
-}  // namespace dltune::launch
+}  // namespace dltune::launch::spawn_live_test

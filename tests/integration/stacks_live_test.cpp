@@ -23,7 +23,7 @@
 #include "support/process.hpp"
 #include "support/run.hpp"
 
-namespace dltune {
+namespace dltune::stacks_live_test {
 namespace {
 
 using nlohmann::json;
@@ -461,4 +461,4 @@ TEST(StacksLive, APythonInAPidNamespaceOfItsOwnHasThisHostsThreadIds) {
 }
 
 }  // namespace
-}  // namespace dltune
+}  // namespace dltune::stacks_live_test

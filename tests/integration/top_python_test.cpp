@@ -11,6 +11,8 @@
 #include "support/process.hpp"
 #include "support/run.hpp"
 
+namespace top_python_test {
+
 using dltune::testing::Process;
 using dltune::testing::run;
 
@@ -63,3 +65,5 @@ TEST(TopPython, AJobThatIsNotPythonShowsItsCommandAndNoNote) {
   EXPECT_EQ(r.out.find("no Python function"), std::string::npos)
       << "not Python is no news: " << r.out;
 }
+
+}  // namespace top_python_test

@@ -17,6 +17,8 @@
 #include "support/host_values.hpp"
 #include "support/run.hpp"
 
+namespace top_tmux_test {
+
 using dltune::testing::run;
 
 namespace {
@@ -547,3 +549,5 @@ TEST_F(TopTmux, ControlCharactersInACommandLineAreNotWrittenToTheTerminal) {
   ::kill(-job, SIGKILL);
   ::waitpid(job, nullptr, 0);
 }
+
+}  // namespace top_tmux_test

@@ -25,6 +25,8 @@
 #include "support/host_values.hpp"
 #include "support/run.hpp"
 
+namespace tune_fault_live_test {
+
 using dltune::testing::HostValues;
 using dltune::testing::kLimitsDropin;
 using dltune::testing::kSysctlDropin;
@@ -341,3 +343,5 @@ TEST_F(TuneFaultLive, EachWriteOfRollbackFailedInTurnIsReportedAndTheNextRollbac
     EXPECT_GE(failed, 1) << p.op << ": no call was failed: the test would prove nothing";
   }
 }
+
+}  // namespace tune_fault_live_test

@@ -17,6 +17,8 @@
 #include "support/host_values.hpp"
 #include "support/run.hpp"
 
+namespace tune_live_test {
+
 using dltune::testing::atime_of;
 using dltune::testing::HostValues;
 using dltune::testing::kSysctlDropin;
@@ -282,3 +284,5 @@ TEST_F(TuneLive, CgroupsSetsTheSwappinessOfExistingV1MemoryGroupsAndRollbackRest
   EXPECT_EQ(slurp((group / "memory.swappiness").string()), "61\n");
   EXPECT_TRUE(groups.changed().empty()) << ::testing::PrintToString(groups.changed());
 }
+
+}  // namespace tune_live_test

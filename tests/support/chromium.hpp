@@ -23,7 +23,8 @@ namespace fs = std::filesystem;
 
 inline constexpr const char* kChromium = "/usr/bin/chromium";
 
-inline std::string slurp(const fs::path& p) {
+// The whole file (empty when it cannot be read).
+inline std::string read_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), {}};
 }
@@ -70,8 +71,8 @@ inline Exit run_group(const std::vector<std::string>& argv, const fs::path& dir,
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ::kill(-pid, SIGKILL);
-  r.out = slurp(out);
-  r.err += slurp(err);
+  r.out = read_bytes(out);
+  r.err += read_bytes(err);
   return r;
 }
 

@@ -17,8 +17,6 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;
-
 namespace dltune::testing {
 
 // A program in a process group of its own, its stderr in a pipe; the group is killed when the

@@ -3,14 +3,13 @@
 #include <cctype>
 
 #include "core/text.hpp"
+#include "host/parse/scan.hpp"
 
 namespace dltune::host::parse {
 
 namespace {
 
-bool ident_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-}
+using scan::ident_char;
 
 // Removes /* ... */ (on this line) and // comments from a macro's replacement text.
 std::string strip_comments(std::string_view v) {

@@ -6,16 +6,16 @@
 
 #include "core/text.hpp"
 #include "host/parse/c_header.hpp"
+#include "host/parse/scan.hpp"
 
 namespace dltune::host::parse {
 
 namespace {
 
+using scan::ident_char;
+
 bool digit(char c) {
   return std::isdigit(static_cast<unsigned char>(c)) != 0;
-}
-bool ident_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
 }
 bool name_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';

@@ -43,6 +43,11 @@ inline std::string_view token(std::string_view& s) {
   return t;
 }
 
+// A character of a C or Python identifier (ASCII letters, digits and '_').
+inline bool ident_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
 // A whole word as an unsigned 64-bit number (no sign, no overflow, nothing after it).
 inline bool to_u64(std::string_view s, std::uint64_t& out) {
   if (s.empty()) return false;

@@ -10,6 +10,8 @@
 #include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 
+namespace amdgpu_rules_test {
+
 using namespace dltune::audit;
 using dltune::testing::entry;
 using dltune::testing::fixture_host;
@@ -101,3 +103,5 @@ TEST(AmdgpuRules, NvidiaHostsUnchanged) {
   for (const auto& f : judge("gpu.ecc", "gpu8-numa2-cgv2"))
     EXPECT_THAT(f.fix ? f.fix->command : "", ::testing::Not(HasSubstr("rocm-smi")));
 }
+
+}  // namespace amdgpu_rules_test

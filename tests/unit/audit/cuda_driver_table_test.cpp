@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+namespace cuda_driver_table_test {
+
 using namespace dltune::audit;
 using ::testing::HasSubstr;
 
@@ -168,3 +170,5 @@ TEST(CudaDriverTable, BrokenTablesAreRefusedWithTheRowNamed) {
   const auto no_arrays = parse_cuda_driver_table("title = 'x'\n");
   ASSERT_FALSE(no_arrays.has_value());
 }
+
+}  // namespace cuda_driver_table_test

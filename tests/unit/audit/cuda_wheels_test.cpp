@@ -12,6 +12,8 @@
 #include "inventory/python.hpp"
 #include "support/temp_tree.hpp"
 
+namespace cuda_wheels_test {
+
 using namespace dltune::audit;
 using dltune::testing::entry;
 using dltune::testing::fixture_host;
@@ -262,3 +264,5 @@ TEST_F(CudaWheels, AVenvSharingTorchIsJudgedOnceWithTheBasesPip) {
   EXPECT_THAT(out[1].fix->command,
               ::testing::StartsWith("/opt/py/bin/python -m pip uninstall -y nvidia-cudnn-cu11"));
 }
+
+}  // namespace cuda_wheels_test

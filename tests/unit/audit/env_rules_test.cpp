@@ -9,6 +9,8 @@
 #include "inventory/host_facts.hpp"
 #include "support/run.hpp"
 
+namespace env_rules_test {
+
 using dltune::audit::EnvProblem;
 using dltune::audit::judge_environment;
 using dltune::inventory::HostFacts;
@@ -225,3 +227,5 @@ TEST(EnvRules, SystemLibrariesInLdLibraryPathAheadOfTorchsWheels) {
                                 f, job)
                   .empty());
 }
+
+}  // namespace env_rules_test

@@ -7,6 +7,8 @@
 #include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 
+namespace fixture_findings_test {
+
 using namespace dltune;
 
 namespace {
@@ -145,3 +147,5 @@ TEST(FixtureFindings, TrainingProfileOnThisVm) {
             "env.training ok\n");
   EXPECT_EQ(exit, 1);
 }
+
+}  // namespace fixture_findings_test

@@ -7,6 +7,8 @@
 #include "gpu_hosts.hpp"
 #include "inventory/host_facts.hpp"
 
+namespace gpu_driver_cuda_test {
+
 using namespace dltune::audit;
 using dltune::inventory::HostFacts;
 using dltune::testing::entry;
@@ -165,3 +167,5 @@ TEST(GpuDriverCuda, InAContainerTheHostInstallsTheDriver) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_TRUE(has_note(out[0], "the host must"));
 }
+
+}  // namespace gpu_driver_cuda_test

@@ -11,6 +11,8 @@
 #include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 
+namespace gpu_rules_test {
+
 using namespace dltune::audit;
 // GPU persistence is judged by its kind of setting (settings/gpu_setting.cpp), beside its planner.
 constexpr auto gpu_persistence = dltune::settings::check_gpu_persistence;
@@ -510,3 +512,5 @@ TEST(GpuRules, NoNvLinkUpOnAnyGpuPointsAtTheFabricManager) {
   ASSERT_EQ(none.size(), 1u);
   EXPECT_FALSE(none[0].applicable);
 }
+
+}  // namespace gpu_rules_test

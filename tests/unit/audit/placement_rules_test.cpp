@@ -11,6 +11,8 @@
 #include "settings/catalog.hpp"
 #include "support/temp_tree.hpp"
 
+namespace placement_rules_test {
+
 using namespace dltune::audit;
 using dltune::testing::entry;
 using dltune::testing::fixture_host;
@@ -281,3 +283,5 @@ TEST(GpuNicPlacement, OnlyTheDistributedProfileAsksForIt) {
   }
   EXPECT_EQ(placement, 5);
 }
+
+}  // namespace placement_rules_test

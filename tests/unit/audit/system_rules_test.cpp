@@ -12,6 +12,8 @@
 #include "settings/sysctl_files.hpp"
 #include "support/temp_tree.hpp"
 
+namespace system_rules_test {
+
 using namespace dltune;
 using audit::Finding;
 using audit::Severity;
@@ -498,3 +500,5 @@ TEST(ContainerAdvice, DockerKeepsItsRuntimeFlags) {
   ASSERT_TRUE(memlock.at(0).fix);
   EXPECT_EQ(memlock[0].fix->command, "docker run --ulimit memlock=-1");
 }
+
+}  // namespace system_rules_test

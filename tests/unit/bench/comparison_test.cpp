@@ -10,7 +10,7 @@
 #include "bench/sides.hpp"
 #include "core/json.hpp"
 
-namespace dltune::bench {
+namespace dltune::bench::comparison_test {
 namespace {
 
 // A run of `side` with a rate and a wall time; noise that differs from round to round.
@@ -271,4 +271,4 @@ TEST(BenchComparison, RunsThatAllFailedAreNotSaidToBeOutOfTurn) {
 }
 
 }  // namespace
-}  // namespace dltune::bench
+}  // namespace dltune::bench::comparison_test

@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-namespace dltune::bench {
+namespace dltune::bench::stats_test {
 namespace {
 
 // Normal deviates from a fixed-seed mt19937_64 by Box–Muller, written out here because
@@ -517,4 +517,4 @@ TEST(BenchStatsMisc, MedianAndNames) {
 }
 
 }  // namespace
-}  // namespace dltune::bench
+}  // namespace dltune::bench::stats_test

@@ -14,6 +14,8 @@
 #include "core/text.hpp"
 #include "support/run.hpp"
 
+namespace advice_cli_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -99,3 +101,5 @@ TEST(AdviceCli, AContainersSysctlFlagCarriesTheWholeValue) {
 }
 
 }  // namespace
+
+}  // namespace advice_cli_test

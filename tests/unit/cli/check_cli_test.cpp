@@ -8,6 +8,8 @@
 #include "core/text.hpp"
 #include "support/run.hpp"
 
+namespace check_cli_test {
+
 using dltune::testing::run;
 namespace fs = std::filesystem;
 
@@ -129,3 +131,5 @@ TEST(CheckCli, AProfileOfValuesAloneIsJudgedWithNoReasonGiven) {
   EXPECT_NE(r.out.find("vm.swappiness is"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("why: (no reason given)"), std::string::npos) << r.out;
 }
+
+}  // namespace check_cli_test

@@ -14,6 +14,8 @@
 #include "support/run.hpp"
 #include "unit/report/report_samples.hpp"
 
+namespace compare_cli_test {
+
 namespace {
 
 using dltune::testing::run;
@@ -58,3 +60,5 @@ TEST(CompareCli, RecordingsOfARunningProcessArePairedInTurnAndNotFailures) {
 }
 
 }  // namespace
+
+}  // namespace compare_cli_test

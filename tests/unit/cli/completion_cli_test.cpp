@@ -22,6 +22,8 @@
 #include "support/run.hpp"
 #include "unit/report/report_samples.hpp"
 
+namespace completion_cli_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -225,3 +227,5 @@ TEST_F(Completion, FishCompletesCommandsOptionsAndTheirValues) {
 }
 
 }  // namespace
+
+}  // namespace completion_cli_test

@@ -13,6 +13,8 @@
 #include "support/run.hpp"
 #include "support/temp_tree.hpp"
 
+namespace doctor_cli_test {
+
 using dltune::testing::TempTree;
 
 TEST(DoctorCli, ATreeWithNothingToReadSaysSoAndFails) {
@@ -77,3 +79,5 @@ TEST(DoctorCli, StoresTheEventsOfARecordingsSpanForReport) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("/etc/hostname"), std::string::npos) << bad.err;
 }
+
+}  // namespace doctor_cli_test

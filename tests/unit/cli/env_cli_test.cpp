@@ -7,6 +7,8 @@
 #include "support/run.hpp"
 #include "support/temp_tree.hpp"
 
+namespace env_cli_test {
+
 using dltune::testing::run;
 
 TEST(EnvCli, RootThatDoesNotExistIsBadInput) {
@@ -68,3 +70,5 @@ TEST(EnvCli, GarbledFilesInATreeAreListedAsUnknownAndEverythingElseIsStillThere)
   EXPECT_TRUE(paths.count("/proc/self/mountinfo"));
   EXPECT_TRUE(paths.count("/proc/cmdline"));
 }
+
+}  // namespace env_cli_test

@@ -9,6 +9,8 @@
 #include "support/run.hpp"
 #include "unit/gpu/fake_nvml_config.hpp"
 
+namespace env_nvml_cli_test {
+
 using nlohmann::json;
 
 namespace {
@@ -110,3 +112,5 @@ TEST(EnvCommand, SaysTheMemoryHealthPowerLimitsAndMigOfEachGpu) {
   EXPECT_EQ(seen["gpu.power_limit GPU 1"], "warn");
   EXPECT_EQ(seen["gpu.mig GPU 1"], "warn");
 }
+
+}  // namespace env_nvml_cli_test

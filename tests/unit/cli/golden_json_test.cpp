@@ -15,6 +15,8 @@
 #include "core/json.hpp"
 #include "support/run.hpp"
 
+namespace golden_json_test {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -108,3 +110,5 @@ INSTANTIATE_TEST_SUITE_P(FixtureRoots, GoldenJson,
                          });
 
 }  // namespace
+
+}  // namespace golden_json_test

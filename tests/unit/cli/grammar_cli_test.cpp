@@ -15,6 +15,8 @@
 #include "support/run.hpp"
 #include "unit/report/report_samples.hpp"
 
+namespace grammar_cli_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -226,3 +228,5 @@ TEST(GrammarCli, AProfileValueOutOfRangeIsRefusedByEveryCommandThatTakesAProfile
 }
 
 }  // namespace
+
+}  // namespace grammar_cli_test

@@ -11,6 +11,8 @@
 
 #include "support/run.hpp"
 
+namespace json_schema_test {
+
 using nlohmann::json;
 
 namespace {
@@ -135,3 +137,5 @@ TEST(EnvJsonSchema, TheCheckCatchesAnUndocumentedKey) {
         missing);
   EXPECT_EQ(missing, std::vector<std::string>{"memory.surely_not_documented"});
 }
+
+}  // namespace json_schema_test

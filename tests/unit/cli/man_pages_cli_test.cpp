@@ -19,6 +19,8 @@
 #include "support/run.hpp"
 #include "unit/report/report_samples.hpp"
 
+namespace man_pages_cli_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -178,3 +180,5 @@ TEST_F(ManPages, TheBuildWritesThemBesideTheProgram) {
 }
 
 }  // namespace
+
+}  // namespace man_pages_cli_test

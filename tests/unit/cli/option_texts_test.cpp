@@ -13,6 +13,8 @@
 #include "options/command_text.hpp"
 #include "options/options.hpp"
 
+namespace option_texts_test {
+
 namespace {
 
 // The key an option's help is filed under: its first long name, else a positional's name,
@@ -134,3 +136,5 @@ TEST(OptionTexts, TheCommandLineSaysWhichCommandsToMake) {
   EXPECT_EQ(command_to_make(V{"completion", "bash"}), std::nullopt);
   EXPECT_EQ(command_to_make(V{"--version", "env"}), std::nullopt);
 }
+
+}  // namespace option_texts_test

@@ -19,6 +19,8 @@
 #include "support/run.hpp"
 #include "unit/report/report_samples.hpp"
 
+namespace outputs_cli_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -153,3 +155,5 @@ TEST(OutputsCli, ARecordingOfACgroupThatIsNotThereLeavesNoFile) {
 }
 
 }  // namespace
+
+}  // namespace outputs_cli_test

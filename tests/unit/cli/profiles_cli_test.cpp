@@ -9,6 +9,8 @@
 
 #include "support/run.hpp"
 
+namespace profiles_cli_test {
+
 using dltune::testing::run;
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -187,3 +189,5 @@ TEST(ProfilesCli, CheckAndTuneSayWhichProfileEachSettingComesFrom) {
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
   EXPECT_NE(plan.out.find("from " + file.string()), std::string::npos) << plan.out;
 }
+
+}  // namespace profiles_cli_test

@@ -9,6 +9,8 @@
 #include "support/run.hpp"
 #include "unit/report/report_samples.hpp"
 
+namespace report_cli_test {
+
 namespace {
 
 using dltune::testing::run;
@@ -111,3 +113,5 @@ TEST(ReportCli, BadOptionsAreBadInput) {
 }
 
 }  // namespace
+
+}  // namespace report_cli_test

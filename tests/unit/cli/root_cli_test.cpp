@@ -13,6 +13,8 @@
 #include "support/run.hpp"
 #include "unit/report/report_samples.hpp"
 
+namespace root_cli_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -70,3 +72,5 @@ TEST(RootCli, AnEmptyOrNonTreeRootIsBadInputForEveryCommandThatTakesOne) {
 }
 
 }  // namespace
+
+}  // namespace root_cli_test

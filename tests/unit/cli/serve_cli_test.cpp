@@ -12,6 +12,8 @@
 #include "support/run.hpp"
 #include "unit/serve/exposition_parser.hpp"
 
+namespace serve_cli_test {
+
 using dltune::testing::fake_hgx;
 using dltune::testing::FakeNvmlConfig;
 using dltune::testing::run;
@@ -189,3 +191,5 @@ TEST(ServeCli, HelpShowsAScrapeConfigAndCurl) {
 }
 
 }  // namespace
+
+}  // namespace serve_cli_test

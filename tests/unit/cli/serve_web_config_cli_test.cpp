@@ -11,6 +11,8 @@
 
 #include "support/run.hpp"
 
+namespace serve_web_config_cli_test {
+
 namespace fs = std::filesystem;
 using dltune::testing::run;
 
@@ -93,3 +95,5 @@ TEST_F(ServeWebConfigCli, NoHostMetricsLeavesTheHostToNodeExporter) {
 }
 
 }  // namespace
+
+}  // namespace serve_web_config_cli_test

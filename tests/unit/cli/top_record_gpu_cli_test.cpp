@@ -12,6 +12,8 @@
 #include "store/recording.hpp"
 #include "support/run.hpp"
 
+namespace top_record_gpu_cli_test {
+
 using dltune::testing::fake_hgx;
 using dltune::testing::FakeNvmlConfig;
 using dltune::testing::run;
@@ -69,3 +71,5 @@ TEST(RecordGpuCli, AGpuReadingIsStoredWithTheSamples) {
   EXPECT_EQ(last->gpus[0].name, "NVIDIA H100 80GB HBM3");
   fs::remove(db);
 }
+
+}  // namespace top_record_gpu_cli_test

@@ -10,6 +10,8 @@
 #include "support/run.hpp"
 #include "support/temp_tree.hpp"
 
+namespace tune_fault_cli_test {
+
 using dltune::testing::run;
 namespace fs = std::filesystem;
 
@@ -89,3 +91,5 @@ TEST_F(TuneFaultCli, AnEmptyHookIsNoFault) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("60 -> 10"), std::string::npos) << r.out;
 }
+
+}  // namespace tune_fault_cli_test

@@ -13,6 +13,8 @@
 #include "../gpu/fake_nvml_config.hpp"
 #include "support/run.hpp"
 
+namespace tune_nvml_cli_test {
+
 using dltune::testing::fake_hgx;
 using dltune::testing::FakeNvmlConfig;
 using dltune::testing::run;
@@ -119,3 +121,5 @@ TEST(TuneNvmlCli, ApplyWithoutPermissionFailsNamingTheGpuAndTheNvmlError) {
   // GPU 1 was set before GPU 3 failed, and is off again.
   EXPECT_EQ(fake.state()[config["gpus"][1]["uuid"].get<std::string>()]["persistence_mode"], false);
 }
+
+}  // namespace tune_nvml_cli_test

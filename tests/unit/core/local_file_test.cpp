@@ -20,6 +20,8 @@
 #include "support/in_child.hpp"
 #include "unit/report/report_samples.hpp"
 
+namespace local_file_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -164,3 +166,5 @@ TEST(TempDirectory, PrivateAndGoneWithWhatItHolds) {
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message().find("cannot make a temporary directory"), std::string::npos);
 }
+
+}  // namespace local_file_test

@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+namespace program_test {
+
 using dltune::program::Options;
 using dltune::program::run;
 using ::testing::HasSubstr;
@@ -50,3 +52,5 @@ TEST(Program, TheEnvironmentIsTheOneGivenAndOutputBeyondTheCapIsDropped) {
   EXPECT_EQ(r->out, "this \n" + std::string(4, '\0'));
   EXPECT_EQ(r->exit_code, 0);
 }
+
+}  // namespace program_test

@@ -13,7 +13,7 @@
 
 #include "support/run.hpp"
 
-namespace dltune {
+namespace dltune::shared_library_test {
 namespace {
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -85,4 +85,4 @@ TEST(SharedLibrary, TheProgramDoesNotLinkWhatOnlySomeCommandsLoad) {
 }
 
 }  // namespace
-}  // namespace dltune
+}  // namespace dltune::shared_library_test

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+namespace text_test {
+
 using namespace dltune::text;
 
 TEST(Text, TrimSplitFields) {
@@ -114,3 +116,5 @@ TEST(Text, ValuesWithinARangeSayWhatIsWrong) {
   EXPECT_EQ(number_within("nan", 50, 99.9).error().message(), "expected a number from 50 to 99.9");
   EXPECT_EQ(*number_within("97.5", 50, 99.9), 97.5);
 }
+
+}  // namespace text_test

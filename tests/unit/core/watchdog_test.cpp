@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+namespace watchdog_test {
+
 namespace {
 
 // Runs `work` under a watchdog of `limit` in a child; its exit status and what it wrote on stderr.
@@ -50,3 +52,5 @@ TEST(Watchdog, WorkDoneInTimeIsLeftAlone) {
   EXPECT_EQ(code, 0);
   EXPECT_EQ(err, "");
 }
+
+}  // namespace watchdog_test

@@ -387,6 +387,8 @@ TEST(DeployUnit, SystemdAnalyzeVerifiesTheUnit) {
 #include "serve/exposition.hpp"
 #include "unit/serve/snapshot_fixture.hpp"
 
+namespace deploy_test {
+
 namespace {
 
 // The names of the families that serve's exposition writes (at least one sample each).
@@ -538,3 +540,5 @@ TEST(DeployUnit, TheSlurmExamplesProgramsAreHereAndTheirCommandsParse) {
   }
   EXPECT_GE(programs, 1);
 }
+
+}  // namespace deploy_test

@@ -13,6 +13,8 @@
 #include "diagnose/bottleneck.hpp"
 #include "diagnose/profile_text.hpp"
 
+namespace bottleneck_test {
+
 using namespace dltune::diagnose;
 
 namespace {
@@ -478,3 +480,5 @@ TEST(BottleneckVerdicts, ThePythonStacksNameLoadingInTheMainProcess) {
   sync["py.sync"] = 0.3;
   EXPECT_EQ(judge(window(sync)).verdict.rule, "blocking-call");
 }
+
+}  // namespace bottleneck_test

@@ -6,7 +6,7 @@
 #include "diagnose/doctor.hpp"
 #include "diagnose/profile_job.hpp"
 
-namespace dltune::diagnose {
+namespace dltune::diagnose::doctor_window_test {
 namespace {
 
 constexpr std::int64_t kHour = 3'600'000'000'000;
@@ -64,4 +64,4 @@ TEST(JudgeJob, WindowsWithoutAJobAreBadInputAndOneSampleIsTooFew) {
 }
 
 }  // namespace
-}  // namespace dltune::diagnose
+}  // namespace dltune::diagnose::doctor_window_test

@@ -7,6 +7,8 @@
 #include "diagnose/fd_risk.hpp"
 #include "support/temp_tree.hpp"
 
+namespace fd_risk_test {
+
 using namespace dltune::diagnose;
 using dltune::testing::TempTree;
 
@@ -57,3 +59,5 @@ TEST(FdRisk, TrainingProcessesNearTheirLimitAndNoOthers) {
   EXPECT_EQ(e->fields.at("open"), "97");
   EXPECT_NE(e->explanation.find("Too many open files"), std::string::npos);
 }
+
+}  // namespace fd_risk_test

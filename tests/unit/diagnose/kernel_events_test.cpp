@@ -11,6 +11,8 @@
 #include "diagnose/kernel_log.hpp"
 #include "diagnose/syslog_files.hpp"
 
+namespace kernel_events_test {
+
 using namespace dltune::diagnose;
 
 namespace {
@@ -681,3 +683,5 @@ TEST(KernelEvents, AnOomKillCarriesTheUsageLimitAndLargestTasksOfItsReport) {
   EXPECT_EQ(events[0].raw.size(), 2u);
   EXPECT_NE(events[0].event.explanation.find("At the time: usage 65536kB"), std::string::npos);
 }
+
+}  // namespace kernel_events_test

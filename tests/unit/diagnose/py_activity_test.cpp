@@ -8,6 +8,8 @@
 #include "diagnose/bottleneck.hpp"
 #include "diagnose/py_sampler.hpp"
 
+namespace py_activity_test {
+
 using namespace dltune;
 using namespace dltune::diagnose;
 
@@ -228,3 +230,5 @@ TEST(PyStacksDocument, RoundTripsAndRefusesDamage) {
   EXPECT_NE(e.error().message().find("python_stacks"), std::string::npos);
   EXPECT_FALSE(store::PythonStacks::from_json(nlohmann::json::object()));
 }
+
+}  // namespace py_activity_test

@@ -6,6 +6,8 @@
 
 #include "diagnose/profile_job.hpp"
 
+namespace rank_comparison_test {
+
 using namespace dltune::diagnose;
 using ::testing::HasSubstr;
 
@@ -164,3 +166,5 @@ TEST(RankComparison, ASlowedGpuIsTheCauseWhenItsClocksSaySo) {
   ASSERT_EQ(same.straggler, 1u);
   EXPECT_THAT(same.cause, HasSubstr("at the same clocks"));
 }
+
+}  // namespace rank_comparison_test

@@ -9,6 +9,8 @@
 #include "diagnose/profile_text.hpp"
 #include "diagnose/signals.hpp"
 
+namespace signals_test {
+
 using namespace dltune::diagnose;
 using dltune::monitor::Gpu;
 using dltune::monitor::GpuProcess;
@@ -324,3 +326,5 @@ TEST(ProfileRanks, DltuneRunsRanksAndSiblingsInAGroupAreRanks) {
   EXPECT_TRUE(jw.ranks().at(300).job().main_gone);
   EXPECT_EQ(jw.ranks().at(300).window().samples.size(), 1u) << "the one interval it lived";
 }
+
+}  // namespace signals_test

@@ -22,6 +22,8 @@
 #include "support/run.hpp"
 #include "support/temp_tree.hpp"
 
+namespace syslog_files_test {
+
 using namespace dltune::diagnose;
 using dltune::testing::TempTree;
 
@@ -243,3 +245,5 @@ TEST(Journal, DoctorReadsTheKernelsEntriesOfARealJournalFile) {
   ASSERT_EQ(later.events.size(), 1u);
   EXPECT_EQ(later.events[0].event.fields.at("task"), "pt_data_worker");
 }
+
+}  // namespace syslog_files_test

@@ -5,6 +5,8 @@
 
 #include "support/run.hpp"
 
+namespace acceptance_script_test {
+
 namespace {
 
 const std::string kScript = std::string(DLTUNE_SOURCE_DIR) + "/tests/gpu/acceptance.py";
@@ -28,3 +30,5 @@ TEST(GpuAcceptanceScript, WithoutNvidiaSmiItSkipsWithTheReason) {
   EXPECT_EQ(r.exit_code, 77) << r.out << r.err;
   EXPECT_NE((r.out + r.err).find("no nvidia-smi"), std::string::npos) << r.out << r.err;
 }
+
+}  // namespace acceptance_script_test

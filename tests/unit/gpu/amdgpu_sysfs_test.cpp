@@ -8,6 +8,8 @@
 #include "monitor/sampler.hpp"
 #include "support/temp_tree.hpp"
 
+namespace amdgpu_sysfs_test {
+
 using namespace dltune::gpu;
 using dltune::testing::TempTree;
 
@@ -226,3 +228,5 @@ TEST(AmdgpuSysfs, CollectorReadsAmdWithoutNvml) {
   // No NVML on an AMD host is no news: nothing is said about it.
   EXPECT_TRUE(notices.take().empty());
 }
+
+}  // namespace amdgpu_sysfs_test

@@ -10,7 +10,7 @@
 #include "fake_nvml_config.hpp"
 #include "gpu/nvml_sampler.hpp"
 
-namespace dltune::gpu {
+namespace dltune::gpu::nvml_sampler_ecc_test {
 namespace {
 
 TEST(NvmlSamplerEcc, VolatileCountsOnlyWhileEccIsOn) {
@@ -60,4 +60,4 @@ TEST(NvmlSamplerEcc, AFailingCallIsSaidAndItsCountsLeftOut) {
 }
 
 }  // namespace
-}  // namespace dltune::gpu
+}  // namespace dltune::gpu::nvml_sampler_ecc_test

@@ -13,7 +13,7 @@
 #include "fake_nvml_config.hpp"
 #include "gpu/nvml_sampler.hpp"
 
-namespace dltune::gpu {
+namespace dltune::gpu::nvml_sampler_nvlink_test {
 namespace {
 
 // How often the fake (loaded by the sampler) saw `fn` called (tests/fakes/nvml/README.md).
@@ -104,4 +104,4 @@ TEST(NvmlSamplerNvLink, ADriverWithoutTheCallLeavesThemAbsent) {
 }
 
 }  // namespace
-}  // namespace dltune::gpu
+}  // namespace dltune::gpu::nvml_sampler_nvlink_test

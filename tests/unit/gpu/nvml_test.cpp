@@ -15,6 +15,8 @@
 #include "gpu/report_json.hpp"
 #include "gpu/report_text.hpp"
 
+namespace nvml_test {
+
 using dltune::gpu::NvmlBackend;
 using dltune::gpu::NvmlLibrary;
 using dltune::gpu::Report;
@@ -503,3 +505,5 @@ TEST(NvmlFake, NvLinkDetailsAndTheTopologyOfEveryPair) {
   EXPECT_TRUE(back.issues.empty()) << back.issues.front();
   EXPECT_EQ(dltune::gpu::to_json(back.report), dltune::gpu::to_json(r));
 }
+
+}  // namespace nvml_test

@@ -7,6 +7,8 @@
 #include "host/parse/pci_ids.hpp"
 #include "host/parse/proc_modules.hpp"
 
+namespace parsers_test {
+
 namespace parse = dltune::host::parse;
 
 namespace {
@@ -232,3 +234,5 @@ TEST(PciDevice, HexAttributes) {
   EXPECT_FALSE(parse::pci_hex("garbage"));
   EXPECT_FALSE(parse::pci_hex("0x1234567890"));
 }
+
+}  // namespace parsers_test

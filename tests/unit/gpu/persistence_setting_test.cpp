@@ -10,6 +10,8 @@
 #include "core/json.hpp"
 #include "gpu/persistence_setting.hpp"
 
+namespace persistence_setting_test {
+
 using dltune::gpu::read_nvml_setting;
 using dltune::gpu::write_nvml_setting;
 using dltune::testing::fake_hgx;
@@ -168,3 +170,5 @@ TEST(NvmlSetting, NvmlThatDoesNotLoadIsAnError) {
   ASSERT_FALSE(w);
   EXPECT_THAT(w.error().message(), HasSubstr("NVML_ERROR_DRIVER_NOT_LOADED"));
 }
+
+}  // namespace persistence_setting_test

@@ -6,6 +6,8 @@
 #include "gpu/nvml_backend.hpp"
 #include "gpu/report_json.hpp"
 
+namespace report_json_test {
+
 using dltune::gpu::report_from_json;
 using dltune::gpu::to_json;
 
@@ -102,3 +104,5 @@ TEST(ReportJson, FieldsOfTheWrongTypeAreNamedAndSkipped) {
   EXPECT_TRUE(has("devices[1].pcie: expected an object"));
   EXPECT_TRUE(has("devices[1].nvlinks[2]: expected an object"));
 }
+
+}  // namespace report_json_test

@@ -4,6 +4,8 @@
 #include "host/cgroup.hpp"
 #include "support/temp_tree.hpp"
 
+namespace cgroup_layout_test {
+
 using dltune::host::cgroup_layout;
 using dltune::host::CgroupLayout;
 using dltune::host::check_cgroup_name;
@@ -152,3 +154,5 @@ TEST(SlurmStepOf, TheJobStepAndWhatIsBelowFromSlurmsNames) {
         "/slurm/uid_0/job_3/step_0/a b", "/process_api/6d41582f3bbe8396e2af50c9329a72bb"})
     EXPECT_FALSE(slurm_step_of(none)) << none;
 }
+
+}  // namespace cgroup_layout_test

@@ -10,6 +10,8 @@
 #include "host/root.hpp"
 #include "support/temp_tree.hpp"
 
+namespace fault_test {
+
 using namespace dltune;
 using host::Fault;
 using host::FaultOp;
@@ -186,3 +188,5 @@ TEST(RootFault, WriteVirtualAndRemoveFailWithTheInjectedErrno) {
   EXPECT_TRUE(root.exists("/etc/security/limits.d/90-dltune.conf"));
   EXPECT_EQ(root.faults_fired(), 3);
 }
+
+}  // namespace fault_test

@@ -4,6 +4,8 @@
 
 #include "host/parse/kmsg.hpp"
 
+namespace kmsg_test {
+
 using namespace dltune::host::parse;
 
 TEST(Kmsg, RecordsWithTheirLevelSequenceAndTime) {
@@ -44,3 +46,5 @@ TEST(Kmsg, TheOomKillLineNamesTheVictimAndItsCgroup) {
   EXPECT_FALSE(oom_kill("oom-kill:constraint=CONSTRAINT_NONE,task=x"));          // no pid
   EXPECT_FALSE(oom_kill("oom-kill:constraint=CONSTRAINT_NONE,task=x,pid=abc"));  // bad pid
 }
+
+}  // namespace kmsg_test

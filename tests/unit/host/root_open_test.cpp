@@ -13,6 +13,8 @@
 #include "host/root.hpp"
 #include "support/temp_tree.hpp"
 
+namespace root_open_test {
+
 using namespace dltune;
 
 TEST(RootOpen, ReadsTheLiveFileAfreshEachTimeIntoTheSameBuffer) {
@@ -134,3 +136,5 @@ TEST(RootOpen, ADirectoryKeptOpenListsItsNumericEntriesAfreshEachTime) {
   ASSERT_FALSE(not_dir);
   EXPECT_EQ(not_dir.error().errno_, ENOTDIR);
 }
+
+}  // namespace root_open_test

@@ -10,6 +10,8 @@
 
 #include "support/temp_tree.hpp"
 
+namespace root_test {
+
 namespace fs = std::filesystem;
 using dltune::host::Access;
 using dltune::host::Root;
@@ -425,3 +427,5 @@ TEST(RootWrites, TheKernelsRefusalCarriesItsErrno) {
   }
   EXPECT_EQ(**r.read("/proc/sys/vm/dirty_bytes"), before);
 }
+
+}  // namespace root_test

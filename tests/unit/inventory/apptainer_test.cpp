@@ -12,6 +12,8 @@
 #include "inventory/os.hpp"
 #include "support/temp_tree.hpp"
 
+namespace apptainer_test {
+
 using dltune::testing::TempTree;
 using namespace dltune::inventory;
 
@@ -122,3 +124,5 @@ TEST(Apptainer, ItsVariablesAreCaptured) {
        {"APPTAINER_CONTAINER", "APPTAINER_NAME", "SINGULARITY_CONTAINER", "SINGULARITY_NAME"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
 }
+
+}  // namespace apptainer_test

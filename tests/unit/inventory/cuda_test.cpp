@@ -10,6 +10,8 @@
 #include "core/json.hpp"
 #include "support/temp_tree.hpp"
 
+namespace cuda_test {
+
 namespace fs = std::filesystem;
 using dltune::host::Root;
 using dltune::inventory::BlasFinding;
@@ -207,3 +209,5 @@ TEST(CudaFixture, Gpu8Numa2) {
         "wheels   /opt/conda/bin/python: nvidia-cudnn-cu12 8.9.2.26, nvidia-nccl-cu12 2.20.5"})
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
 }
+
+}  // namespace cuda_test

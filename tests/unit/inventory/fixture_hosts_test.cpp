@@ -5,6 +5,8 @@
 #include "core/json.hpp"
 #include "inventory/host_facts.hpp"
 
+namespace fixture_hosts_test {
+
 using namespace dltune::inventory;
 
 namespace {
@@ -129,3 +131,5 @@ TEST(ThisVmCapture, TheCapturedVmReadsBackWhole) {
   EXPECT_EQ(j["gpu"]["nvml_source"], "capture");
   EXPECT_EQ(j["gpu"]["nvml"]["loaded"], false);
 }
+
+}  // namespace fixture_hosts_test

@@ -17,6 +17,8 @@
 #include "gpu/report_json.hpp"
 #include "inventory/capture_files.hpp"
 
+namespace gpu_test {
+
 namespace fs = std::filesystem;
 using dltune::host::Root;
 using dltune::inventory::Context;
@@ -414,3 +416,5 @@ TEST_F(GpuTree, ASecondPciIdsIsNotReadWhenTheFirstNamesEveryGpu) {
   EXPECT_EQ(f.pci_ids, "/usr/share/misc/pci.ids");
   for (const auto& a : host.recorded()) EXPECT_NE(a.path, "/usr/share/hwdata/pci.ids");
 }
+
+}  // namespace gpu_test

@@ -15,6 +15,8 @@
 #include "inventory/network.hpp"
 #include "support/temp_tree.hpp"
 
+namespace pcie_path_test {
+
 using dltune::testing::TempTree;
 using namespace dltune::inventory;
 
@@ -272,3 +274,5 @@ TEST(PcieFacts, NicsFromSysfsAsTheKernelWritesThem) {
   EXPECT_EQ(mlx.pcie_place->root, "pci0000:97");
   EXPECT_EQ(mlx.pcie_place->path, Path{"0000:97:01.0"});
 }
+
+}  // namespace pcie_path_test

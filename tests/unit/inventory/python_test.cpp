@@ -10,6 +10,8 @@
 #include "core/json.hpp"
 #include "support/temp_tree.hpp"
 
+namespace python_test {
+
 namespace fs = std::filesystem;
 using dltune::host::Root;
 using dltune::inventory::collect_python;
@@ -253,3 +255,5 @@ TEST(PythonFixture, Gpu8Numa2) {
   EXPECT_FALSE(debian.torch);
   EXPECT_TRUE(ctx.problems().empty());
 }
+
+}  // namespace python_test

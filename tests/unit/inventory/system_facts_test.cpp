@@ -8,6 +8,8 @@
 #include "inventory/storage.hpp"
 #include "support/temp_tree.hpp"
 
+namespace system_facts_test {
+
 using dltune::testing::TempTree;
 using namespace dltune::inventory;
 
@@ -297,3 +299,5 @@ TEST(OsFacts, ADockerenvFileOnAMachinesOwnDiskIsNotAContainer) {
   ASSERT_EQ(f.container_evidence.size(), 1u);
   EXPECT_NE(f.container_evidence[0].find("not counted"), std::string::npos);
 }
+
+}  // namespace system_facts_test

@@ -10,6 +10,8 @@
 #include "launch/cgroup.hpp"
 #include "support/temp_tree.hpp"
 
+namespace cgroup_v1_test {
+
 namespace fs = std::filesystem;
 using dltune::host::CgroupLayout;
 using dltune::launch::CgroupLimits;
@@ -282,3 +284,5 @@ TEST_F(CgroupV1, ARanksGroupIsInsideTheJobsInEveryHierarchyWithItsOwnCpus) {
   ASSERT_TRUE((*job)->remove());
   expect_gone("job");
 }
+
+}  // namespace cgroup_v1_test

@@ -9,6 +9,8 @@
 #include "launch/cgroup.hpp"
 #include "support/temp_tree.hpp"
 
+namespace cgroup_v2_test {
+
 namespace fs = std::filesystem;
 using dltune::host::CgroupLayout;
 using dltune::launch::CgroupLimits;
@@ -263,3 +265,5 @@ TEST_F(CgroupV2, ARanksGroupGetsItsOwnCpusWithTheControllersEnabledInTheJobsGrou
   ASSERT_TRUE((*job)->remove());
   EXPECT_FALSE(there("dltune/train1"));
 }
+
+}  // namespace cgroup_v2_test

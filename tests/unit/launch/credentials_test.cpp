@@ -7,7 +7,7 @@
 
 #include "launch/spawn.hpp"
 
-namespace dltune::launch {
+namespace dltune::launch::credentials_test {
 namespace {
 
 TEST(SudoUser, NotUnderSudo) {
@@ -61,4 +61,4 @@ TEST(SudoUser, AnIdOfNoUser) {
 }
 
 }  // namespace
-}  // namespace dltune::launch
+}  // namespace dltune::launch::credentials_test

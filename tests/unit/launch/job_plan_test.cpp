@@ -10,6 +10,8 @@
 #include "settings/catalog.hpp"
 #include "support/temp_tree.hpp"
 
+namespace job_plan_test {
+
 using namespace dltune;
 using launch::RunOptions;
 
@@ -320,3 +322,5 @@ TEST(JobPlan, InsideASlurmJobTheAllocationIsTheMachine) {
   ASSERT_TRUE(bare);
   EXPECT_EQ(bare->env.count("OMP_NUM_THREADS"), 0u);
 }
+
+}  // namespace job_plan_test

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace dltune::launch {
+namespace dltune::launch::progress_test {
 namespace {
 
 const std::optional<RatePattern> kTqdm;
@@ -153,4 +153,4 @@ TEST(RateSeries, BoundedAndEvenlySpaced) {
 }
 
 }  // namespace
-}  // namespace dltune::launch
+}  // namespace dltune::launch::progress_test

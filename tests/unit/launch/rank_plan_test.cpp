@@ -8,6 +8,8 @@
 #include "launch/job_plan.hpp"
 #include "launch/rank_plan.hpp"
 
+namespace rank_plan_test {
+
 using namespace dltune;
 using launch::RunOptions;
 using ::testing::HasSubstr;
@@ -186,3 +188,5 @@ TEST(RankPlan, AProcessThatIsARankAlreadyIsRefused) {
   // Without --nproc the job is one process, whatever its environment.
   EXPECT_TRUE(plan("gpu8-numa2-cgv2", {}, {{"RANK", "3"}}));
 }
+
+}  // namespace rank_plan_test

@@ -11,6 +11,8 @@
 #include "launch/slurm_step.hpp"
 #include "support/temp_tree.hpp"
 
+namespace slurm_step_test {
+
 namespace fs = std::filesystem;
 using dltune::host::CgroupLayout;
 using dltune::launch::CgroupLimits;
@@ -204,3 +206,5 @@ TEST(SlurmStep, OnV2TheControllersAreEnabledInTheStepsUserGroup) {
   EXPECT_FALSE(fs::exists(t.dir() / user / "dltune"));
   EXPECT_FALSE(fs::exists(t.dir() / "sys/fs/cgroup/dltune")) << "nothing outside the step";
 }
+
+}  // namespace slurm_step_test

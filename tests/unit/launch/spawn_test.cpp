@@ -22,7 +22,7 @@
 
 #include "support/in_child.hpp"
 
-namespace dltune::launch {
+namespace dltune::launch::spawn_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -407,9 +407,9 @@ TEST(Spawn, TheJobStartsWithDefaultSignalsEvenWhenDltuneBlocksThem) {
 }
 
 }  // namespace
-}  // namespace dltune::launch
+}  // namespace dltune::launch::spawn_test
 
-namespace dltune::launch {
+namespace dltune::launch::spawn_test {
 namespace {
 
 // The ranks of `run --nproc N`: all started, each one's end, the output of each passed through.
@@ -470,4 +470,4 @@ TEST(SpawnGroup, AMemberThatCannotStartStopsTheGroupBeforeItRuns) {
 }
 
 }  // namespace
-}  // namespace dltune::launch
+}  // namespace dltune::launch::spawn_test

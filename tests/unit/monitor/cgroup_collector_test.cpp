@@ -8,7 +8,7 @@
 #include "monitor/sampler.hpp"
 #include "support/temp_tree.hpp"
 
-namespace dltune::monitor {
+namespace dltune::monitor::cgroup_collector_test {
 namespace {
 
 using dltune::testing::TempTree;
@@ -363,4 +363,4 @@ TEST(CgroupCollector, GroupOfAProcess) {
 }
 
 }  // namespace
-}  // namespace dltune::monitor
+}  // namespace dltune::monitor::cgroup_collector_test

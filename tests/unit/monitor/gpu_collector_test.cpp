@@ -8,6 +8,8 @@
 #include "core/json.hpp"
 #include "monitor/sampler.hpp"
 
+namespace gpu_collector_test {
+
 using dltune::monitor::Gpu;
 using dltune::monitor::GpuCollector;
 using dltune::monitor::Notices;
@@ -202,3 +204,5 @@ TEST(GpuCollector, XidEventsAndPcieReplays) {
     EXPECT_TRUE(notices.take().empty());
   }
 }
+
+}  // namespace gpu_collector_test

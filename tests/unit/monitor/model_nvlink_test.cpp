@@ -5,6 +5,8 @@
 
 #include "monitor/model.hpp"
 
+namespace model_nvlink_test {
+
 using namespace dltune::monitor;
 
 namespace {
@@ -73,3 +75,5 @@ TEST(ModelNvLink, NoneForARepeatedReadingAResetOrAnotherGpu) {
   EXPECT_FALSE(m.gpus[0].nvlink_tx_bytes_s);
   EXPECT_DOUBLE_EQ(m.gpus[0].pcie_tx_bytes_s.value(), 1024.0);
 }
+
+}  // namespace model_nvlink_test

@@ -3,6 +3,8 @@
 
 #include "monitor/model.hpp"
 
+namespace model_process_test {
+
 using namespace dltune::monitor;
 
 namespace {
@@ -279,3 +281,5 @@ TEST(ModelProcesses, IntoAReusedModelIsTheModelFromWouldGive) {
   EXPECT_DOUBLE_EQ(spare.interval_s, want.interval_s);
   EXPECT_EQ(spare.has_rates, want.has_rates);
 }
+
+}  // namespace model_process_test

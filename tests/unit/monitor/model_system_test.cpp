@@ -4,7 +4,7 @@
 
 #include "monitor/model.hpp"
 
-namespace dltune::monitor {
+namespace dltune::monitor::model_system_test {
 namespace {
 
 CpuTimes cpu(int n, std::uint64_t user, std::uint64_t nice, std::uint64_t system,
@@ -330,9 +330,9 @@ TEST(ModelCgroup, NoPreviousDtZeroAnotherGroupOrAResetGiveNoOrZeroRates) {
 }
 
 }  // namespace
-}  // namespace dltune::monitor
+}  // namespace dltune::monitor::model_system_test
 
-namespace dltune::monitor {
+namespace dltune::monitor::model_system_test {
 namespace {
 
 TEST(ModelCgroup, AGroupWithoutCpuAccountingGetsItsProcessesCpu) {
@@ -374,4 +374,4 @@ TEST(ModelCgroup, AGroupWithoutCpuAccountingGetsItsProcessesCpu) {
 }
 
 }  // namespace
-}  // namespace dltune::monitor
+}  // namespace dltune::monitor::model_system_test

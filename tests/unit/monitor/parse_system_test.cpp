@@ -5,7 +5,7 @@
 
 #include "monitor/parse_system.hpp"
 
-namespace dltune::monitor {
+namespace dltune::monitor::parse_system_test {
 namespace {
 
 constexpr const char* kStat =
@@ -324,4 +324,4 @@ TEST(ParseNumber, MaxAndGarbage) {
 }
 
 }  // namespace
-}  // namespace dltune::monitor
+}  // namespace dltune::monitor::parse_system_test

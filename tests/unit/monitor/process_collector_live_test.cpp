@@ -25,6 +25,8 @@
 #include "host/parse/process.hpp"
 #include "monitor/sampler.hpp"
 
+namespace process_collector_live_test {
+
 using dltune::monitor::Notices;
 using dltune::monitor::Process;
 using dltune::monitor::ProcessCollector;
@@ -516,3 +518,5 @@ TEST(ProcessCollectorLive, AnExecThatKeepsTheNameHasTheNewCommandLine) {
   std::filesystem::remove_all(dir);
   EXPECT_TRUE(ok) << "the child did not exec";
 }
+
+}  // namespace process_collector_live_test

@@ -8,6 +8,8 @@
 #include "monitor/sampler.hpp"
 #include "support/temp_tree.hpp"
 
+namespace process_collector_tree_test {
+
 using dltune::monitor::Notices;
 using dltune::monitor::Process;
 using dltune::monitor::ProcessCollector;
@@ -748,3 +750,5 @@ TEST(ProcessCollectorTree, AQuietRowIsAskedInTurnsUntilItRuns) {
   ASSERT_TRUE(top.collect(out, notices, {}, 11000));  // turn 10: odd, yet asked: not quiet
   EXPECT_EQ(out[0].run_ns, 7000u);
 }
+
+}  // namespace process_collector_tree_test

@@ -8,6 +8,8 @@
 
 #include "monitor/top_view.hpp"
 
+namespace rank_pace_test {
+
 using namespace dltune::monitor;
 using ::testing::HasSubstr;
 
@@ -187,3 +189,5 @@ TEST(RankPace, InAGroupTheMainProcessIsARank) {
   // Under a launcher it is not.
   EXPECT_EQ(ranks_in(ranks_model(0, {3, 'S'}, {99, 'R'})).size(), 2u);
 }
+
+}  // namespace rank_pace_test

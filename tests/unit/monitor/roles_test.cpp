@@ -3,6 +3,8 @@
 
 #include "monitor/roles.hpp"
 
+namespace roles_test {
+
 using namespace dltune::monitor;
 
 namespace {
@@ -101,3 +103,5 @@ TEST(Roles, RanksOfALauncherAndSiblingRanksInAGroup) {
   EXPECT_EQ(group[2].role, Role::kRank);
   EXPECT_EQ(group[3].role, Role::kWorker);
 }
+
+}  // namespace roles_test

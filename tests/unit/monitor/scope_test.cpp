@@ -8,6 +8,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+namespace scope_test {
+
 using dltune::monitor::Scope;
 using dltune::monitor::scope_for;
 using ::testing::HasSubstr;
@@ -63,3 +65,5 @@ TEST(MonitorScope, TheTitleNamesTheHostAndWhatIsSampled) {
   EXPECT_EQ(dltune::monitor::sampler_options(s, 5'000'000'000, false, "").gpu_interval_ns,
             5'000'000'000);
 }
+
+}  // namespace scope_test

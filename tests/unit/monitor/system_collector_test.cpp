@@ -6,7 +6,7 @@
 #include "monitor/sampler.hpp"
 #include "support/temp_tree.hpp"
 
-namespace dltune::monitor {
+namespace dltune::monitor::system_collector_test {
 namespace {
 
 using dltune::testing::TempTree;
@@ -175,4 +175,4 @@ TEST(SystemCollector, ABrokenFileIsAnErrorNamingIt) {
 }
 
 }  // namespace
-}  // namespace dltune::monitor
+}  // namespace dltune::monitor::system_collector_test

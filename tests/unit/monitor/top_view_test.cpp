@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+namespace top_view_test {
+
 using namespace dltune;
 using monitor::Model;
 using monitor::ProcessModel;
@@ -506,3 +508,5 @@ TEST(TopView, EachColumnOfARowIsWhereTheHeaderSays) {
   EXPECT_EQ(t[static_cast<std::size_t>(header) + 3],
             "   1002 child  R      -     -     -    900       -       - -           3   sleep 100");
 }
+
+}  // namespace top_view_test

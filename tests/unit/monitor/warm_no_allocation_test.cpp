@@ -69,7 +69,7 @@ long dltune::testing::stop_counting_allocations() {
   return allocations;
 }
 
-namespace dltune::monitor {
+namespace dltune::monitor::warm_no_allocation_test {
 namespace {
 
 using dltune::testing::TempTree;
@@ -158,4 +158,4 @@ TEST(WarmSample, SystemAndCgroupCollectorsAllocateNothing) {
 }
 
 }  // namespace
-}  // namespace dltune::monitor
+}  // namespace dltune::monitor::warm_no_allocation_test

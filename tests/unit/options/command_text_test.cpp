@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+namespace command_text_test {
+
 using dltune::options::command_text;
 using dltune::options::embedded_commands;
 using dltune::options::parse_command_text;
@@ -90,3 +92,5 @@ TEST(CommandText, ABrokenFileNamesItselfAndWhatIsWrong) {
     EXPECT_THAT(t.error().message(), HasSubstr(want)) << text;
   }
 }
+
+}  // namespace command_text_test

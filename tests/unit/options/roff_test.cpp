@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+namespace roff_test {
+
 using dltune::options::roff::blocks;
 using dltune::options::roff::escape;
 using dltune::options::roff::Layout;
@@ -53,3 +55,5 @@ TEST(Roff, NameAndTextItemsWhoseTextLinesUpAreADefinitionList) {
   // Lines that do not line up are not a list.
   EXPECT_THAT(blocks("  a   one\n        two\n"), HasSubstr(".nf\n"));
 }
+
+}  // namespace roff_test

@@ -11,7 +11,7 @@
 #include "pystack/process.hpp"
 #include "support/temp_tree.hpp"
 
-namespace dltune::pystack {
+namespace dltune::pystack::elf_maps_test {
 namespace {
 
 std::string file_bytes(const char* path) {
@@ -139,4 +139,4 @@ TEST(InterpreterFile, IsReadThroughTheProcesssRootFirst) {
 }
 
 }  // namespace
-}  // namespace dltune::pystack
+}  // namespace dltune::pystack::elf_maps_test

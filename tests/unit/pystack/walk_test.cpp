@@ -9,7 +9,7 @@
 #include "pystack/walk.hpp"
 #include "unit/pystack/image.hpp"
 
-namespace dltune::pystack {
+namespace dltune::pystack::walk_test {
 namespace {
 
 using testing::python311_image;
@@ -430,4 +430,4 @@ TEST(PythonDebugOffsets, TheLayoutOf313IsCheckedAgainstTheInterpretersOwn) {
 }
 
 }  // namespace
-}  // namespace dltune::pystack
+}  // namespace dltune::pystack::walk_test

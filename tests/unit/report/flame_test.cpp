@@ -5,6 +5,8 @@
 
 #include <regex>
 
+namespace flame_test {
+
 using namespace dltune;
 
 namespace {
@@ -85,3 +87,5 @@ TEST(Flame, NamesAreEscaped) {
   EXPECT_EQ(svg.find("<lambda>&"), std::string::npos);
   EXPECT_NE(svg.find("&lt;lambda&gt;&amp;"), std::string::npos);
 }
+
+}  // namespace flame_test

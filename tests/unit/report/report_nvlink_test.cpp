@@ -10,7 +10,7 @@
 #include "store/recording.hpp"
 #include "unit/report/report_samples.hpp"
 
-namespace dltune::report {
+namespace dltune::report::report_nvlink_test {
 namespace {
 
 using dltune::testing::known;
@@ -124,4 +124,4 @@ TEST(ReportNvLink, NoChartWithoutTheCounters) {
 }
 
 }  // namespace
-}  // namespace dltune::report
+}  // namespace dltune::report::report_nvlink_test

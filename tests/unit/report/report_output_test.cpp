@@ -14,7 +14,7 @@
 #include "report/output.hpp"
 #include "unit/report/report_samples.hpp"
 
-namespace dltune::report {
+namespace dltune::report::report_output_test {
 namespace {
 
 using dltune::testing::TempDir;
@@ -299,4 +299,4 @@ TEST(ReportWrite, RefusesAnExistingFileUnlessForcedAndLeavesNoTemporaryFile) {
 }
 
 }  // namespace
-}  // namespace dltune::report
+}  // namespace dltune::report::report_output_test

@@ -13,7 +13,7 @@
 #include "report/sections.hpp"
 #include "report/series.hpp"
 
-namespace dltune::report {
+namespace dltune::report::report_sections_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -276,4 +276,4 @@ TEST(ReportSections, ThePageSaysAnEmptyChartInWordsAndShowsTheNote) {
 }
 
 }  // namespace
-}  // namespace dltune::report
+}  // namespace dltune::report::report_sections_test

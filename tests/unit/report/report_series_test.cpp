@@ -9,7 +9,7 @@
 #include "report/series.hpp"
 #include "unit/report/report_samples.hpp"
 
-namespace dltune::report {
+namespace dltune::report::report_series_test {
 namespace {
 
 using dltune::testing::KnownOptions;
@@ -263,4 +263,4 @@ TEST(ReportTime, OffsetsAndAbsoluteTimes) {
 }
 
 }  // namespace
-}  // namespace dltune::report
+}  // namespace dltune::report::report_series_test

@@ -15,7 +15,7 @@
 #include "support/temp_tree.hpp"
 #include "unit/serve/exposition_parser.hpp"
 
-namespace dltune::serve {
+namespace dltune::serve::exporter_test {
 namespace {
 
 using dltune::testing::TempTree;
@@ -220,4 +220,4 @@ TEST(Listen, ParsesHostAndPortAndRefusesTheRest) {
 }
 
 }  // namespace
-}  // namespace dltune::serve
+}  // namespace dltune::serve::exporter_test

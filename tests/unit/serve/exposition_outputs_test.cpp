@@ -13,7 +13,7 @@
 #include "unit/serve/exposition_parser.hpp"
 #include "unit/serve/snapshot_fixture.hpp"
 
-namespace dltune::serve {
+namespace dltune::serve::exposition_outputs_test {
 namespace {
 
 using testing::full_fixture;
@@ -108,4 +108,4 @@ TEST(ExpositionCost, AWarmRenderAllocatesNothing) {
 }
 
 }  // namespace
-}  // namespace dltune::serve
+}  // namespace dltune::serve::exposition_outputs_test

@@ -9,7 +9,7 @@
 #include "unit/serve/exposition_parser.hpp"
 #include "unit/serve/snapshot_fixture.hpp"
 
-namespace dltune::serve {
+namespace dltune::serve::exposition_test {
 namespace {
 
 using testing::full_fixture;
@@ -308,4 +308,4 @@ TEST(Exposition, EscapesAndNumbers) {
 }
 
 }  // namespace
-}  // namespace dltune::serve
+}  // namespace dltune::serve::exposition_test

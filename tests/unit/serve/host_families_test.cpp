@@ -8,7 +8,7 @@
 #include "unit/serve/exposition_parser.hpp"
 #include "unit/serve/snapshot_fixture.hpp"
 
-namespace dltune::serve {
+namespace dltune::serve::host_families_test {
 namespace {
 
 std::set<std::string> families(const Snapshot& s) {
@@ -60,4 +60,4 @@ TEST(HostFamilies, WithoutNodeExportersOnlyThoseItLacks) {
 }
 
 }  // namespace
-}  // namespace dltune::serve
+}  // namespace dltune::serve::host_families_test

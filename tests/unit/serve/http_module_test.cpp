@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-namespace dltune::serve {
+namespace dltune::serve::http_module_test {
 namespace {
 
 class CountingSource final : public MetricsSource {
@@ -67,4 +67,4 @@ TEST(HttpModule, LoadsTheWebConfigThroughTheModule) {
 }
 
 }  // namespace
-}  // namespace dltune::serve
+}  // namespace dltune::serve::http_module_test

@@ -16,7 +16,7 @@
 #include "support/temp_tree.hpp"
 #include "unit/serve/exposition_parser.hpp"
 
-namespace dltune::serve {
+namespace dltune::serve::job_gpus_test {
 namespace {
 
 using dltune::testing::TempTree;
@@ -295,4 +295,4 @@ TEST(JobGpus, TheExporterJoinsNvmlsProcessesWithTheGroups) {
 }
 
 }  // namespace
-}  // namespace dltune::serve
+}  // namespace dltune::serve::job_gpus_test

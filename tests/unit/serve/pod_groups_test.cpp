@@ -15,7 +15,7 @@
 #include "support/temp_tree.hpp"
 #include "unit/serve/exposition_parser.hpp"
 
-namespace dltune::serve {
+namespace dltune::serve::pod_groups_test {
 namespace {
 
 using dltune::testing::TempTree;
@@ -146,4 +146,4 @@ TEST(PodGroups, ServeLabelsEachPodsSeriesWithItsUid) {
 }
 
 }  // namespace
-}  // namespace dltune::serve
+}  // namespace dltune::serve::pod_groups_test

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace dltune::serve {
+namespace dltune::serve::session_test {
 namespace {
 
 TEST(ServeUser, TheSudoUserElseNobodyAndNeverRoot) {
@@ -29,7 +29,7 @@ TEST(ServeUser, TheSudoUserElseNobodyAndNeverRoot) {
 }
 
 }  // namespace
-}  // namespace dltune::serve
+}  // namespace dltune::serve::session_test
 
 TEST(ServeSession, WhoServeRunsAs) {
   auto as_root = dltune::serve::choose_identity(0, "", false, "");

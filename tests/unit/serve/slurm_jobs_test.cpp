@@ -15,7 +15,7 @@
 #include "support/temp_tree.hpp"
 #include "unit/serve/exposition_parser.hpp"
 
-namespace dltune::serve {
+namespace dltune::serve::slurm_jobs_test {
 namespace {
 
 using dltune::testing::TempTree;
@@ -231,4 +231,4 @@ TEST(SlurmJobs, ServeFollowsEachStepOfAJob) {
 }
 
 }  // namespace
-}  // namespace dltune::serve
+}  // namespace dltune::serve::slurm_jobs_test

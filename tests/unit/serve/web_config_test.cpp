@@ -10,7 +10,7 @@
 #include "serve/basic_auth.hpp"
 #include "serve/http.hpp"
 
-namespace dltune::serve {
+namespace dltune::serve::web_config_test {
 namespace {
 
 // Openwall crypt_blowfish's test vectors (its wrapper.c), made by that implementation, not by
@@ -263,4 +263,4 @@ TEST(ExposureWarning, SaysTheRiskAndTheFixOffLoopbackOnly) {
 }
 
 }  // namespace
-}  // namespace dltune::serve
+}  // namespace dltune::serve::web_config_test

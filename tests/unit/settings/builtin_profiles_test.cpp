@@ -12,6 +12,8 @@
 #include "settings/profile.hpp"
 #include "support/temp_tree.hpp"
 
+namespace builtin_profiles_test {
+
 using dltune::settings::builtin_profile_text;
 using dltune::settings::builtin_profiles;
 using dltune::settings::Expected;
@@ -189,3 +191,5 @@ TEST(BuiltinProfiles, DefaultsAreTheKernelsStockValuesAsNotes) {
   }
   for (const auto& e : p.entries) EXPECT_EQ(e.severity, "info") << e.key;
 }
+
+}  // namespace builtin_profiles_test

@@ -10,6 +10,8 @@
 #include "settings/catalog.hpp"
 #include "tune/plan.hpp"
 
+namespace catalog_test {
+
 using namespace dltune;
 
 namespace {
@@ -95,3 +97,5 @@ TEST(SettingsCatalog, EveryPlannedChangeHasAChangeKind) {
   }
   EXPECT_GT(changes, 10u);  // the fixtures are misconfigured on purpose: there is work to plan
 }
+
+}  // namespace catalog_test

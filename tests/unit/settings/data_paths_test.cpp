@@ -11,6 +11,8 @@
 #include "inventory/host_facts.hpp"
 #include "support/temp_tree.hpp"
 
+namespace data_paths_test {
+
 using dltune::inventory::FileSystem;
 using dltune::settings::check_data_paths;
 using dltune::settings::data_mounts;
@@ -124,3 +126,5 @@ TEST(DataMounts, OnTheFixtureHosts) {
   // A 4 KiB tmpfs under /mnt: not data.
   EXPECT_TRUE(data_mounts(facts_of("this-vm").storage).empty());
 }
+
+}  // namespace data_paths_test

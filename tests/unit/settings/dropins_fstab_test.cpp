@@ -7,6 +7,8 @@
 #include "core/text.hpp"
 #include "settings/dropins.hpp"
 
+namespace dropins_fstab_test {
+
 using dltune::settings::fstab_add_option;
 using dltune::settings::fstab_options;
 
@@ -196,3 +198,5 @@ TEST(FstabOptions, ReadsTheFieldAsWritten) {
   EXPECT_EQ(*fstab_options(kUbuntu, "/dev/shm"), "defaults,size=64g");
   EXPECT_FALSE(fstab_options(kUbuntu, "/home"));
 }
+
+}  // namespace dropins_fstab_test

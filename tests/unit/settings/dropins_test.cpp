@@ -11,6 +11,8 @@
 #include "host/parse/sysctl_conf.hpp"
 #include "settings/sysctl_name.hpp"
 
+namespace dropins_test {
+
 using namespace dltune::settings;
 
 namespace {
@@ -291,3 +293,5 @@ TEST(LimitsDropin, CheckRefusesWhatPamLimitsWouldMisread) {
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message(), "limit nofile must be a number or unlimited, not 'lots'");
 }
+
+}  // namespace dropins_test

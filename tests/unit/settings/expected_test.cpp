@@ -2,6 +2,8 @@
 
 #include "settings/profile.hpp"
 
+namespace expected_test {
+
 using dltune::settings::Expected;
 using dltune::settings::parse_expected;
 
@@ -112,3 +114,5 @@ TEST(Expected, TextSaysWhatIsExpected) {
   EXPECT_EQ(at_least("16777216").text(), ">= 16777216");
   EXPECT_EQ((Expected{Expected::Kind::kOneOf, {"pt", "off"}}).text(), "one of pt, off");
 }
+
+}  // namespace expected_test

@@ -10,6 +10,8 @@
 #include "settings/profile.hpp"
 #include "support/temp_tree.hpp"
 
+namespace profile_load_test {
+
 using dltune::Result;
 using dltune::settings::load_profile;
 using dltune::settings::Profile;
@@ -229,3 +231,5 @@ TEST_F(ProfileLoad, RelativeFilePath) {
   ASSERT_TRUE(p.has_value()) << p.error().message();
   EXPECT_EQ(p->name, "mine");
 }
+
+}  // namespace profile_load_test

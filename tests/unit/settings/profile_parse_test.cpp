@@ -6,6 +6,8 @@
 #include "settings/catalog.hpp"
 #include "settings/profile.hpp"
 
+namespace profile_parse_test {
+
 using dltune::Result;
 using dltune::settings::Expected;
 using dltune::settings::parse_profile;
@@ -351,3 +353,5 @@ TEST(ProfileParse, ReasonAndSourceAreOptionalInAUsersFileAndRequiredInTheBuiltIn
   // Given, they are still checked.
   EXPECT_FALSE(parse_profile(bare + "reason = \" \"\n", "mine.toml", kValidate));
 }
+
+}  // namespace profile_parse_test

@@ -11,6 +11,8 @@
 #include "settings/profile_listing.hpp"
 #include "support/temp_tree.hpp"
 
+namespace profile_set_test {
+
 using dltune::Result;
 using dltune::settings::apply_sets;
 using dltune::settings::Expected;
@@ -229,3 +231,5 @@ TEST_F(ProfileSet, ListingNamesBuiltInAndInstalledProfilesAndTheSettings) {
   EXPECT_NE(find("vm.*"), settings.end());
   EXPECT_EQ(find("thp.enabled")->kind, "sysfs");
 }
+
+}  // namespace profile_set_test

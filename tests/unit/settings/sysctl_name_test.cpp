@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+namespace sysctl_name_test {
+
 using dltune::settings::sysctl_normalise;
 using dltune::settings::sysctl_path;
 
@@ -112,3 +114,5 @@ TEST(SysctlName, EveryPathStaysUnderProcSys) {
     EXPECT_EQ(path->find("//"), std::string::npos) << *path;
   }
 }
+
+}  // namespace sysctl_name_test

@@ -10,6 +10,8 @@
 #include "monitor/sample.hpp"
 #include "support/temp_tree.hpp"
 
+namespace efficiency_test {
+
 using dltune::slurm::JobUse;
 using dltune::slurm::judge_efficiency;
 using ::testing::HasSubstr;
@@ -208,3 +210,5 @@ TEST(Efficiency, TheGpusSlurmGaveAreReadFromTheJobsProcessesEnvironment) {
   EXPECT_FALSE(gpus[1].used);
   EXPECT_DOUBLE_EQ(gpus[1].utilization_pct.value_or(-1), 0.0);
 }
+
+}  // namespace efficiency_test

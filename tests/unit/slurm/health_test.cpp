@@ -6,6 +6,8 @@
 #include "slurm/health.hpp"
 #include "slurm/node.hpp"
 
+namespace health_test {
+
 using dltune::settings::Finding;
 using dltune::slurm::decide;
 using dltune::slurm::drain_reason;
@@ -121,3 +123,5 @@ TEST(SlurmHealth, TheReasonLeadsWithTheFirstFindingAndNamesTheOthersWithinTheLim
   // A first summary longer than the limit is cut.
   EXPECT_LE(drain_reason({finding("x", std::string(500, 'z'))}, 80).size(), 80u);
 }
+
+}  // namespace health_test

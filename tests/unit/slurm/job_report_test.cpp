@@ -16,6 +16,8 @@
 #include "slurm/job_watch.hpp"
 #include "support/temp_tree.hpp"
 
+namespace job_report_test {
+
 using dltune::diagnose::LoggedEvent;
 using dltune::diagnose::Severity;
 using dltune::monitor::Model;
@@ -474,3 +476,5 @@ TEST(SlurmJobWatch, AGroupFoundAgainIsTheSameUnlessItWasMadeAgain) {
   watcher.join();
   ASSERT_TRUE(watched) << watched.error().message();
 }
+
+}  // namespace job_report_test

@@ -13,6 +13,8 @@
 #include "core/json.hpp"
 #include "store/recording.hpp"
 
+namespace recorded_verdict_test {
+
 using dltune::slurm::recorded_verdict;
 using ::testing::HasSubstr;
 
@@ -81,3 +83,5 @@ TEST_F(RecordedVerdict, TheJobsOwnRecordingIsJudgedAndOneSampleIsTooFew) {
   EXPECT_THAT(r.error().message(), HasSubstr("--recording " + six));
   EXPECT_THAT(r.error().message(), ::testing::Not(HasSubstr("not a recording of")));
 }
+
+}  // namespace recorded_verdict_test

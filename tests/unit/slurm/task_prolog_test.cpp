@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+namespace task_prolog_test {
+
 using dltune::slurm::render;
 using dltune::slurm::task_prolog;
 using ::testing::Contains;
@@ -62,3 +64,5 @@ TEST(TaskProlog, AWholeMachineTaskKeepsTorchsThreadsAndBadValuesAreIgnoredWithAN
   EXPECT_THAT(task_prolog(kHost, {{"DLTUNE_ALLOCATOR", "default"}}, 1, 4).exports,
               Not(Contains(Pair("MALLOC_MMAP_THRESHOLD_", "33554432"))));
 }
+
+}  // namespace task_prolog_test

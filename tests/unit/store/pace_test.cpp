@@ -5,7 +5,7 @@
 
 #include "store/recorder.hpp"
 
-namespace dltune::store {
+namespace dltune::store::pace_test {
 namespace {
 
 constexpr std::int64_t kMs = 1'000'000;
@@ -43,4 +43,4 @@ TEST(Pace, AfterAStallMissedDeadlinesAreSkippedNotBurst) {
 }
 
 }  // namespace
-}  // namespace dltune::store
+}  // namespace dltune::store::pace_test

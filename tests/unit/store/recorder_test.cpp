@@ -16,7 +16,7 @@
 #include "support/manual_clock.hpp"
 #include "support/temp_tree.hpp"
 
-namespace dltune::store {
+namespace dltune::store::recorder_test {
 namespace {
 
 using dltune::testing::ManualClock;
@@ -158,4 +158,4 @@ TEST_F(RecorderTest, ASamplerErrorStillWritesTheWholeSamplesHeld) {
 }
 
 }  // namespace
-}  // namespace dltune::store
+}  // namespace dltune::store::recorder_test

@@ -16,7 +16,7 @@
 #include "support/in_child.hpp"
 #include "unit/store/sample_fields.hpp"
 
-namespace dltune::store {
+namespace dltune::store::recording_bad_input_test {
 namespace {
 
 using dltune::testing::expect_same_sample;
@@ -254,4 +254,4 @@ TEST_F(RecordingBadInputTest, AWriterKilledMidRecordingLeavesEveryCommittedSampl
 }
 
 }  // namespace
-}  // namespace dltune::store
+}  // namespace dltune::store::recording_bad_input_test

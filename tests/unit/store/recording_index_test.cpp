@@ -6,6 +6,8 @@
 #include "store/recording.hpp"
 #include "unit/report/report_samples.hpp"
 
+namespace recording_index_test {
+
 using ::testing::HasSubstr;
 
 TEST(RecordingIndex, AnOffsetFromTheStartAndOnePastTheEnd) {
@@ -22,3 +24,5 @@ TEST(RecordingIndex, AnOffsetFromTheStartAndOnePastTheEnd) {
   ASSERT_FALSE(past);
   EXPECT_THAT(past.error().message(), HasSubstr("--at 5214w2d: past the recording's end ("));
 }
+
+}  // namespace recording_index_test

@@ -11,6 +11,8 @@
 
 #include "store/recorded_run.hpp"
 
+namespace recording_place_test {
+
 using dltune::store::RecordingPlace;
 using ::testing::HasSubstr;
 
@@ -60,3 +62,5 @@ TEST(RecordingPlace, TheUsersFileIsKeptAndCheckedAsAnOutput) {
   ::unlink(fresh.c_str());
   ::rmdir(tmpl.c_str());
 }
+
+}  // namespace recording_place_test

@@ -6,7 +6,7 @@
 #include "unit/report/report_samples.hpp"
 #include "unit/store/sample_fields.hpp"
 
-namespace dltune::store {
+namespace dltune::store::recording_scan_test {
 namespace {
 
 using dltune::testing::expect_same_sample;
@@ -70,4 +70,4 @@ TEST(RecordingScan, AnErrorFromTheVisitorStopsTheWalk) {
 }
 
 }  // namespace
-}  // namespace dltune::store
+}  // namespace dltune::store::recording_scan_test

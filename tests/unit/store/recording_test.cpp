@@ -13,7 +13,7 @@
 #include "core/json.hpp"
 #include "unit/store/sample_fields.hpp"
 
-namespace dltune::store {
+namespace dltune::store::recording_test {
 namespace {
 
 using dltune::testing::expect_same_sample;
@@ -251,9 +251,9 @@ TEST_F(RecordingTest, AnHourAtOneHertzOfATwentyProcessJob) {
 }
 
 }  // namespace
-}  // namespace dltune::store
+}  // namespace dltune::store::recording_test
 
-namespace dltune::store {
+namespace dltune::store::recording_test {
 namespace {
 
 // A recording made before the gpu table gained its last eight columns, the sample table its
@@ -316,4 +316,4 @@ TEST_F(RecordingTest, ARecordingWithoutTheLaterColumnsOpens) {
 }
 
 }  // namespace
-}  // namespace dltune::store
+}  // namespace dltune::store::recording_test

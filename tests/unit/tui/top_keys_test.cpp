@@ -8,6 +8,8 @@
 #include "tui/screen.hpp"
 #include "tui/sparkline.hpp"
 
+namespace top_keys_test {
+
 using namespace dltune::tui;
 
 namespace {
@@ -223,3 +225,5 @@ TEST(TopSparkline, AJobsPaceIsALineOfItsOwnScaledToItsPeak) {
   EXPECT_NE(job.find("read"), std::string::npos) << job;
   EXPECT_NE(job.find("12M/s"), std::string::npos) << job;
 }
+
+}  // namespace top_keys_test

@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+namespace journal_test {
+
 namespace fs = std::filesystem;
 using dltune::tune::ChangeRecord;
 using dltune::tune::ChangeState;
@@ -578,3 +580,5 @@ TEST_F(JournalTest, TrailingSlashNamesTheSameDirectory) {
   EXPECT_FALSE(Journal::open(""));
   EXPECT_FALSE(Journal::open_read_only(""));
 }
+
+}  // namespace journal_test

@@ -12,6 +12,8 @@
 #include "support/temp_tree.hpp"
 #include "tune/plan.hpp"
 
+namespace plan_gpu_test {
+
 using namespace dltune;
 using dltune::testing::fake_hgx;
 using dltune::testing::FakeNvmlConfig;
@@ -154,3 +156,5 @@ TEST(PlanGpu, AProfileThatWantsItOffTurnsItOff) {
   EXPECT_EQ(item.changes.at(0).new_value, "off");
   EXPECT_TRUE(item.notes.empty());  // off is what a reboot gives anyway
 }
+
+}  // namespace plan_gpu_test

@@ -10,6 +10,8 @@
 #include "support/temp_tree.hpp"
 #include "tune/plan.hpp"
 
+namespace plan_storage_test {
+
 using namespace dltune;
 using tune::PlanItem;
 
@@ -248,3 +250,5 @@ TEST(PlanMemcg, V1GroupsThatKeepTheirOwnSwappinessAreNamedOrSet) {
   EXPECT_EQ(s->summary, "60 -> 10 (and 2 memory cgroup(s))");
   EXPECT_TRUE(s->notes.empty());
 }
+
+}  // namespace plan_storage_test

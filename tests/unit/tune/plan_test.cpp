@@ -7,6 +7,8 @@
 #include "support/temp_tree.hpp"
 #include "tune/plan.hpp"
 
+namespace plan_test {
+
 using namespace dltune;
 using settings::Expected;
 using tune::PlanItem;
@@ -161,3 +163,5 @@ TEST(Plan, OnlyWhatTheKernelsListOffers) {
             std::string::npos)
       << thp.error().message();
 }
+
+}  // namespace plan_test

@@ -7,6 +7,8 @@
 
 #include "support/temp_tree.hpp"
 
+namespace request_test {
+
 using namespace dltune;
 using ::testing::HasSubstr;
 
@@ -55,3 +57,5 @@ TEST(TuneRequest, ARollbackWithNothingToUndoIsBadInput) {
   auto journal = tune::journal_for_apply(state);
   EXPECT_TRUE(journal) << journal.error().message();
 }
+
+}  // namespace request_test

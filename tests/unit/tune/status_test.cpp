@@ -12,7 +12,7 @@
 #include "tune/journal.hpp"
 #include "tune/render.hpp"
 
-namespace dltune::tune {
+namespace dltune::tune::status_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -110,9 +110,9 @@ TEST_F(StatusTest, DriftAndAnUnfinishedTransactionAreNamedAndRollbackTakesTheCra
 }
 
 }  // namespace
-}  // namespace dltune::tune
+}  // namespace dltune::tune::status_test
 
-namespace dltune::tune {
+namespace dltune::tune::status_test {
 namespace {
 
 TEST(TuneResultText, ApplyAndRollbackSayWhatWasDoneAndWhatIsLeft) {
@@ -134,4 +134,4 @@ TEST(TuneResultText, ApplyAndRollbackSayWhatWasDoneAndWhatIsLeft) {
 }
 
 }  // namespace
-}  // namespace dltune::tune
+}  // namespace dltune::tune::status_test

@@ -18,6 +18,8 @@
 #include "tune/plan.hpp"
 #include "tune/transaction.hpp"
 
+namespace transaction_fault_test {
+
 using namespace dltune;
 namespace fs = std::filesystem;
 using host::FaultOp;
@@ -343,3 +345,5 @@ TEST(TransactionFault, ADropinThatCannotBeReadIsAPlanErrorNotANewFile) {
       << msg;
   EXPECT_NE(msg.find(std::strerror(EIO)), std::string::npos) << msg;
 }
+
+}  // namespace transaction_fault_test

@@ -20,6 +20,8 @@
 #include "tune/plan.hpp"
 #include "tune/transaction.hpp"
 
+namespace transaction_nvml_test {
+
 using namespace dltune;
 using dltune::testing::fake_hgx;
 using dltune::testing::FakeNvmlConfig;
@@ -159,3 +161,5 @@ TEST(TransactionNvml, AModeChangedBehindTunesBackIsDrift) {
   EXPECT_EQ(drift[0].actual, "off");
   EXPECT_EQ(drift[0].tx, applied->tx);
 }
+
+}  // namespace transaction_nvml_test

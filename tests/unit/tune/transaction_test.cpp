@@ -13,6 +13,8 @@
 #include "tune/plan.hpp"
 #include "tune/transaction.hpp"
 
+namespace transaction_test {
+
 using namespace dltune;
 namespace fs = std::filesystem;
 
@@ -126,3 +128,5 @@ TEST(Transaction, DriftIsWhatChangedSinceTheTransaction) {
   EXPECT_EQ(drift[0].expected, "10");
   EXPECT_EQ(drift[0].actual, "30");
 }
+
+}  // namespace transaction_test

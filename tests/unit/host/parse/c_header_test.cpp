@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+namespace c_header_test {
+
 using dltune::host::parse::c_defines;
 
 TEST(CDefines, ReadsObjectLikeMacrosWithTheirLines) {
@@ -56,3 +58,5 @@ TEST(CDefines, GarbageGivesNothingAndNoCrash) {
   EXPECT_TRUE(c_defines(std::string("\0\0#define\n#\n#define \n", 21)).empty());
   EXPECT_TRUE(c_defines("\xff\xfe binary \x01\x02").empty());
 }
+
+}  // namespace c_header_test

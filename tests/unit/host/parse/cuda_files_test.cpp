@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+namespace cuda_files_test {
+
 namespace p = dltune::host::parse;
 
 namespace {
@@ -138,3 +140,5 @@ TEST(VersionPrecision, CountsParts) {
   EXPECT_EQ(p::version_precision("9"), 1);
   EXPECT_EQ(p::version_precision("9.1.0"), 3);
 }
+
+}  // namespace cuda_files_test

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+namespace fstab_test {
+
 using namespace dltune::host::parse;
 
 TEST(Fstab, EntriesFieldsAndOffsets) {
@@ -45,3 +47,5 @@ TEST(Fstab, Unescape) {
   EXPECT_EQ(fstab_unescape("\\09x"), "\\09x");    // not octal
   EXPECT_EQ(fstab_unescape("trailing\\"), "trailing\\");
 }
+
+}  // namespace fstab_test

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+namespace limits_conf_test {
+
 using dltune::host::parse::limits_conf;
 
 TEST(LimitsConf, FieldsCommentsAndOddLines) {
@@ -40,3 +42,5 @@ TEST(LimitsConf, EmptyAndGarbage) {
   EXPECT_TRUE(limits_conf("#only\n\n   \n# * soft nofile 1\n").empty());
   EXPECT_TRUE(limits_conf("* soft#nofile 1\n").empty());  // the comment cuts it to two words
 }
+
+}  // namespace limits_conf_test

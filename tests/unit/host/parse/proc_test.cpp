@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+namespace proc_test {
+
 using namespace dltune::host::parse;
 
 TEST(OsRelease, QuotedUnquotedAndJunk) {
@@ -177,3 +179,5 @@ TEST(CpuInfo, X86AndArm) {
   EXPECT_EQ(a.flags.size(), 3u);
   EXPECT_EQ(cpuinfo("").processors, 0);
 }
+
+}  // namespace proc_test

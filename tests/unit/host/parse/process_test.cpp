@@ -3,6 +3,8 @@
 
 #include "host/parse/process.hpp"
 
+namespace process_test {
+
 using namespace dltune::host::parse;
 
 namespace {
@@ -174,3 +176,5 @@ TEST(EnvironEntries, EveryNameAndValueTheFirstOfADuplicate) {
   EXPECT_EQ(env.at("LAST"), "z");
   EXPECT_TRUE(environ_entries(""sv).empty());
 }
+
+}  // namespace process_test

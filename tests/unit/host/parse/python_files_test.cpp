@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+namespace python_files_test {
+
 namespace p = dltune::host::parse;
 using Kind = p::PyLiteral::Kind;
 
@@ -209,3 +211,5 @@ TEST(PythonProgram, OnlyInterpreters) {
                         "python.3", "python3.11.2", "ipython3", "python3-futurize"})
     EXPECT_EQ(p::python_program_version(n), std::nullopt) << n;
 }
+
+}  // namespace python_files_test
