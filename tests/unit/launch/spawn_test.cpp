@@ -436,9 +436,11 @@ TEST(SpawnGroup, EveryMemberRunsToItsEndAndItsOwnExitIsKept) {
 }
 
 // One fails while the others would run for long: they are stopped (SIGTERM), and one that
-// ignores SIGTERM is killed after the grace; the first failure is named.
+// ignores SIGTERM is killed after the grace; the first failure is named. (`exec`: the member is
+// the sleep itself. A shell's child would outlive its SIGTERM and hold the test's output open,
+// which kept ctest waiting for the minute it slept.)
 TEST(SpawnGroup, AMemberThatFailsStopsTheOthers) {
-  std::vector<SpawnRequest> ranks = {shell("sleep 60"), shell("sleep 0.2; exit 7"),
+  std::vector<SpawnRequest> ranks = {shell("exec sleep 60"), shell("sleep 0.2; exit 7"),
                                      shell("trap '' TERM; while :; do sleep 0.05; done")};
   GroupOptions o;
   o.grace = std::chrono::milliseconds(300);
