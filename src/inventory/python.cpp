@@ -35,10 +35,6 @@ std::string parent_path(std::string_view path) {
 
 namespace {
 
-std::string base_name(std::string_view path) {
-  return std::string(path.substr(path.rfind('/') + 1));
-}
-
 template <class T>
 void add_unique(std::vector<T>& v, const T& x) {
   if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
@@ -122,7 +118,7 @@ class Finder {
   }
 
   bool is_shim_dir(const std::string& dir) const {
-    if (base_name(dir) != "shims") return false;
+    if (text::base_name(dir) != "shims") return false;
     if (pyenv_ && dir == join_path(pyenv_->root, "shims")) return true;
     auto home = ctx_.env("HOME");
     auto h = home ? env_host_path(*home) : std::nullopt;
@@ -294,9 +290,9 @@ void Finder::find_version(Interpreter& i, const std::optional<parse::PyvenvCfg>&
     if (numeric_version(name)) return set(name, "pyenv");
   }
   // The version in the program's name: the resolved file first (python3 -> python3.11).
-  std::string from_name = parse::python_program_version(base_name(i.resolved)).value_or("");
+  std::string from_name = parse::python_program_version(text::base_name(i.resolved)).value_or("");
   if (from_name.find('.') == std::string::npos)
-    from_name = parse::python_program_version(base_name(i.path)).value_or(from_name);
+    from_name = parse::python_program_version(text::base_name(i.path)).value_or(from_name);
   if (from_name.find('.') != std::string::npos) {
     // Debian's python3.X-dev and every source build install patchlevel.h beside the program.
     const auto header = fmt::format("{}/include/python{}/patchlevel.h", i.prefix, from_name);

@@ -30,10 +30,6 @@ Json torch_json(const TorchFacts& t) {
   return j;
 }
 
-std::string base_name(const std::string& p) {
-  return p.substr(p.rfind('/') + 1);
-}
-
 // "2.3.1+cu121 (CUDA 12.1, cuDNN 8.9.2.26, NCCL 2.20.5)", "1.13.0a0 (CPU-only)"
 std::string torch_summary(const TorchFacts& t) {
   std::vector<std::string> what;
@@ -95,7 +91,7 @@ std::vector<text::Section> render_python(const PythonFacts& f) {
   for (const auto& i : f.interpreters) {
     std::string version = i.version.value_or("?");
     const std::string torch = i.torch ? torch_summary(*i.torch) : "no torch";
-    s.add(base_name(i.resolved),
+    s.add(std::string(text::base_name(i.resolved)),
           fmt::format("{:<{}}  {:<{}}  {}", version, vw, shown(i), pw, torch));
     std::string from = i.source;
     if (!i.commands.empty())

@@ -12,11 +12,6 @@ namespace dltune::launch {
 
 namespace {
 
-std::string base_name(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 // `count` contiguous shares of `pool`, sizes differing by at most one; with fewer CPUs than
 // shares, share i is the one CPU pool[i % size].
 std::vector<std::vector<int>> shares(const std::vector<int>& pool, std::size_t count) {
@@ -49,11 +44,11 @@ bool is_launcher(const std::vector<std::string>& argv) {
                                                    "accelerate",
                                                    "torch.distributed.run",
                                                    "torch.distributed.launch"};
-  if (kLaunchers.count(base_name(argv[0]))) return true;
+  if (kLaunchers.count(std::string(text::base_name(argv[0])))) return true;
   // python -m torch.distributed.run ..., python3.11 -m accelerate.commands.launch ...
   // The interpreter's own options come before the script or module (python(1)); -W and -X take
   // a value.
-  if (base_name(argv[0]).starts_with("python"))
+  if (text::base_name(argv[0]).starts_with("python"))
     for (std::size_t i = 1; i < argv.size() && argv[i].starts_with('-'); ++i) {
       if (argv[i] == "-W" || argv[i] == "-X") {
         ++i;

@@ -160,7 +160,7 @@ Result<PythonProcess> PythonProcess::attach(const host::Root& root, pid_t pid) {
     if (auto code = find_symbol(**bytes, "PyCode_Type"); code && *code)
       found.code_type = **code + bias;
     if (auto v = find_symbol(**bytes, "Py_Version"); v && *v) version_address = **v + bias;
-    if (const auto name = version_from_name(base_name(path))) {
+    if (const auto name = version_from_name(text::base_name(path))) {
       found.major = name->first;
       found.minor = name->second;
     }

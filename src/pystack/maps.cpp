@@ -77,9 +77,4 @@ Result<std::vector<Mapping>> parse_maps(std::string_view text) {
   return out;
 }
 
-std::string_view base_name(std::string_view path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 }  // namespace dltune::pystack

@@ -21,7 +21,4 @@ struct Mapping {
 // Every line; an error names the first line that does not parse ("line 3").
 [[nodiscard]] Result<std::vector<Mapping>> parse_maps(std::string_view text);
 
-// The file name of a path: "/usr/bin/python3.11" -> "python3.11".
-[[nodiscard]] std::string_view base_name(std::string_view path);
-
 }  // namespace dltune::pystack

@@ -58,7 +58,7 @@ std::vector<std::string> interpreter_candidates(const std::vector<Mapping>& maps
   std::vector<std::string> libraries, programs;
   for (const auto& m : maps) {
     if (m.path.empty() || m.path[0] != '/') continue;
-    const auto file = base_name(m.path);
+    const auto file = text::base_name(m.path);
     // "python3.11", "libpython3.11.so.1.0", and a venv's or conda's plain "python" or "python3".
     if (!file.starts_with("python") && !file.starts_with("libpython")) continue;
     if (file.find("-config") != std::string_view::npos) continue;

@@ -8,8 +8,8 @@
 
 #include <fmt/core.h>
 
+#include "core/text.hpp"
 #include "diagnose/py_activity.hpp"
-#include "pystack/maps.hpp"
 #include "report/output.hpp"
 
 namespace dltune::report {
@@ -108,7 +108,7 @@ std::string flame_svg(const store::PythonStacks& stacks, std::int64_t from_ns, s
     }
     for (auto it = frames.rbegin(); it != frames.rend(); ++it) {  // outermost first
       path.insert(path.begin(), *it);
-      const std::string label = fmt::format("{} ({})", it->function, pystack::base_name(it->file));
+      const std::string label = fmt::format("{} ({})", it->function, text::base_name(it->file));
       auto& child = at->children[label];
       if (!child) {
         child = std::make_unique<Node>();

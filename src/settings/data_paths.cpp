@@ -34,10 +34,6 @@ constexpr std::string_view kSystemDirs[] = {"/boot",  "/efi",   "/dev",    "/pro
                                             "/var",   "/tmp",   "/bin",    "/sbin",          "/lib",
                                             "/lib32", "/lib64", "/libx32", "/.singularity.d"};
 
-std::string basename(const std::string& path) {
-  return path.substr(path.rfind('/') + 1);
-}
-
 std::string dirname(const std::string& path) {
   return path.substr(0, path.rfind('/'));
 }
@@ -88,13 +84,14 @@ std::optional<std::string> disk_of(const host::Root& root, const std::string& de
   if (!device.starts_with("/dev/")) return std::nullopt;
   // /dev/mapper/x and /dev/disk/by-*/x are links to /dev/dm-0, /dev/sda1, ...
   auto real = root.resolve(device);
-  const std::string name = real && *real ? basename(**real) : basename(device);
+  const std::string name(real && *real ? text::base_name(**real) : text::base_name(device));
   if (name.empty()) return std::nullopt;
   // /sys/class/block/NAME links into the device tree: .../block/sda/sda1 for a partition
   // (which has a `partition` file), .../block/sda for a disk (sysfs-block(5)).
   auto dev = root.resolve("/sys/class/block/" + name);
   if (!dev || !*dev) return std::nullopt;
-  const std::string disk = root.exists(**dev + "/partition") ? basename(dirname(**dev)) : name;
+  const std::string disk =
+      root.exists(**dev + "/partition") ? std::string(text::base_name(dirname(**dev))) : name;
   if (!root.exists("/sys/block/" + disk + "/queue")) return std::nullopt;
   return disk;
 }

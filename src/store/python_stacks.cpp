@@ -9,8 +9,8 @@
 #include <fmt/core.h>
 
 #include "core/json.hpp"
+#include "core/text.hpp"
 #include "host/parse/process.hpp"
-#include "pystack/maps.hpp"
 #include "pystack/render.hpp"
 
 namespace dltune::store {
@@ -47,7 +47,7 @@ std::string collapsed(const std::vector<pystack::Frame>& frames) {
   std::string out;
   for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
     if (!out.empty()) out += ';';
-    out += fmt::format("{}:{}", pystack::base_name(it->file), it->function);
+    out += fmt::format("{}:{}", text::base_name(it->file), it->function);
   }
   return out;
 }

@@ -6,12 +6,12 @@
 
 #include <fmt/core.h>
 
-#include "pystack/maps.hpp"
+#include "core/text.hpp"
 
 namespace dltune::tui {
 
 std::string frame_text(const pystack::Frame& f) {
-  const auto base = pystack::base_name(f.file);
+  const auto base = text::base_name(f.file);
   return f.line > 0 ? fmt::format("{} {}:{}", f.function, base, f.line)
                     : fmt::format("{} {}", f.function, base);
 }
