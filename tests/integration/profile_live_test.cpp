@@ -243,7 +243,12 @@ bool wait_for_torch(pid_t pid, std::chrono::seconds settle) {
     std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
     const std::string text((std::istreambuf_iterator<char>(maps)),
                            std::istreambuf_iterator<char>());
-    if (text.empty()) return false;  // gone
+    // An empty map is a process that is gone, or one in execve: a maps file opened before the
+    // exec reads the old address space, which the exec has just released. Only the first ends.
+    if (text.empty()) {
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) return false;
+    }
     if (text.find("libtorch_cpu") != std::string::npos) {
       std::this_thread::sleep_for(settle);
       return true;
