@@ -26,11 +26,14 @@ Result<SharedLibrary> SharedLibrary::open(const std::string& soname, std::string
 }
 
 void SharedLibrary::keep_loaded() const {
-  // One reference that is never released: the handle outlives every copy of this object.
+  // One reference that is never released: the handle outlives every copy of this object, and
+  // the process's exit too. A static vector would be destroyed at exit and dlclose the library
+  // while what it allocated is still referenced from its own globals (ncurses' screen): the
+  // leak checker, which runs after the static destructors, then reports it all as leaked.
   static std::mutex mu;
-  static std::vector<std::shared_ptr<Handle>> kept;
+  static auto* kept = new std::vector<std::shared_ptr<Handle>>;
   std::lock_guard lock(mu);
-  kept.push_back(handle_);
+  kept->push_back(handle_);
 }
 
 Result<void*> SharedLibrary::address(const char* name) const {

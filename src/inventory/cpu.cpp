@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/json.hpp"
+#include "core/shared_library.hpp"
 #include "core/text.hpp"
 #include "host/parse/proc.hpp"
 #include "inventory/json.hpp"
@@ -25,10 +26,71 @@ const std::vector<std::string>& interesting_cpu_flags() {
 
 namespace {
 
-std::vector<int> bitmap_ids(hwloc_const_bitmap_t b) {
+// hwloc's functions, resolved from libhwloc.so.15 when a topology is first read
+// (core/shared_library.hpp): the commands that read no CPU topology (--version, run, record,
+// report, ...) do not load it, nor the libudev it needs. hwloc.h's inline helpers
+// (hwloc_get_nbobjs_by_type, hwloc_get_obj_by_type) call the library: count_of and object_of
+// below do their work through this table.
+struct HwlocLib {
+  decltype(&::hwloc_bitmap_first) bitmap_first = nullptr;
+  decltype(&::hwloc_bitmap_next) bitmap_next = nullptr;
+  decltype(&::hwloc_distances_get_by_name) distances_get_by_name = nullptr;
+  decltype(&::hwloc_distances_release) distances_release = nullptr;
+  decltype(&::hwloc_get_nbobjs_by_depth) get_nbobjs_by_depth = nullptr;
+  decltype(&::hwloc_get_obj_by_depth) get_obj_by_depth = nullptr;
+  decltype(&::hwloc_get_type_depth) get_type_depth = nullptr;
+  decltype(&::hwloc_topology_destroy) topology_destroy = nullptr;
+  decltype(&::hwloc_topology_init) topology_init = nullptr;
+  decltype(&::hwloc_topology_load) topology_load = nullptr;
+  decltype(&::hwloc_topology_set_components) topology_set_components = nullptr;
+  decltype(&::hwloc_topology_set_flags) topology_set_flags = nullptr;
+};
+
+Result<const HwlocLib*> load_hwloc() {
+  static const Result<HwlocLib> loaded = SharedLibrary::load_table<HwlocLib>(
+      "libhwloc.so.15", "reading the CPU topology", "libhwloc15",
+      [](SharedLibrary::Resolver& r, HwlocLib& api) {
+#define DLTUNE_SYMBOL(f) r(api.f, "hwloc_" #f)
+        DLTUNE_SYMBOL(bitmap_first);
+        DLTUNE_SYMBOL(bitmap_next);
+        DLTUNE_SYMBOL(distances_get_by_name);
+        DLTUNE_SYMBOL(distances_release);
+        DLTUNE_SYMBOL(get_nbobjs_by_depth);
+        DLTUNE_SYMBOL(get_obj_by_depth);
+        DLTUNE_SYMBOL(get_type_depth);
+        DLTUNE_SYMBOL(topology_destroy);
+        DLTUNE_SYMBOL(topology_init);
+        DLTUNE_SYMBOL(topology_load);
+        DLTUNE_SYMBOL(topology_set_components);
+        DLTUNE_SYMBOL(topology_set_flags);
+#undef DLTUNE_SYMBOL
+      });
+  if (!loaded) return tl::unexpected(loaded.error());
+  return &*loaded;
+}
+
+// How many objects of a type the topology has: 0 for a type it lacks, -1 for a type at more
+// than one depth (hwloc_get_type_depth's HWLOC_TYPE_DEPTH_UNKNOWN and _MULTIPLE, hwloc.h). The
+// other results, NUMA nodes' virtual depth included, are depths hwloc_get_nbobjs_by_depth takes.
+int count_of(const HwlocLib& hw, hwloc_topology_t topo, hwloc_obj_type_t type) {
+  const int depth = hw.get_type_depth(topo, type);
+  if (depth == HWLOC_TYPE_DEPTH_UNKNOWN) return 0;
+  if (depth == HWLOC_TYPE_DEPTH_MULTIPLE) return -1;
+  return static_cast<int>(hw.get_nbobjs_by_depth(topo, depth));
+}
+
+// The index-th object of a type, or null.
+hwloc_obj_t object_of(const HwlocLib& hw, hwloc_topology_t topo, hwloc_obj_type_t type,
+                      unsigned index) {
+  const int depth = hw.get_type_depth(topo, type);
+  if (depth == HWLOC_TYPE_DEPTH_UNKNOWN || depth == HWLOC_TYPE_DEPTH_MULTIPLE) return nullptr;
+  return hw.get_obj_by_depth(topo, depth, index);
+}
+
+std::vector<int> bitmap_ids(const HwlocLib& hw, hwloc_const_bitmap_t b) {
   std::vector<int> out;
   if (b == nullptr) return out;
-  for (int i = hwloc_bitmap_first(b); i >= 0; i = hwloc_bitmap_next(b, i)) out.push_back(i);
+  for (int i = hw.bitmap_first(b); i >= 0; i = hw.bitmap_next(b, i)) out.push_back(i);
   return out;
 }
 
@@ -53,19 +115,25 @@ void load_topology(Context& ctx, CpuFacts& f) {
       return;
     }
   }
+  const auto loaded = load_hwloc();
+  if (!loaded) {
+    f.topology_error = loaded.error().message();
+    return;
+  }
+  const HwlocLib& hw = **loaded;
   std::lock_guard lock(hwloc_env_mutex());
   hwloc_topology_t topo = nullptr;
-  if (hwloc_topology_init(&topo) != 0) {
+  if (hw.topology_init(&topo) != 0) {
     f.topology_error = "hwloc_topology_init failed";
     return;
   }
   // The x86 backend reads this machine's CPUID even for another host's tree, and the pci
   // backend is slow (about 80 s) and leaky under ASan: sysfs is enough for CPUs
   // and NUMA nodes, and GPUs are read from sysfs by the GPU module.
-  hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
-  hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
+  hw.topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
+  hw.topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
   // Keep CPUs and nodes that the cpuset hides, so that the host's shape is reported whole.
-  hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+  hw.topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
   const char* old = std::getenv("HWLOC_FSROOT");
   const std::string saved = old ? old : "";
   if (!ctx.root().live()) {
@@ -74,7 +142,7 @@ void load_topology(Context& ctx, CpuFacts& f) {
     // hwloc's own messages on stderr.
     ::setenv("HWLOC_HIDE_ERRORS", "2", 0);  // 2: its critical ones too (hwloc 2.x)
   }
-  const int rc = hwloc_topology_load(topo);
+  const int rc = hw.topology_load(topo);
   if (!ctx.root().live()) {
     if (old)
       ::setenv("HWLOC_FSROOT", saved.c_str(), 1);
@@ -83,24 +151,24 @@ void load_topology(Context& ctx, CpuFacts& f) {
   }
   if (rc != 0) {
     f.topology_error = fmt::format("hwloc_topology_load failed (errno {})", errno);
-    hwloc_topology_destroy(topo);
+    hw.topology_destroy(topo);
     return;
   }
-  const int packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
-  const int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
-  const int pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+  const int packages = count_of(hw, topo, HWLOC_OBJ_PACKAGE);
+  const int cores = count_of(hw, topo, HWLOC_OBJ_CORE);
+  const int pus = count_of(hw, topo, HWLOC_OBJ_PU);
   if (packages > 0) f.sockets = packages;
   if (cores > 0) f.cores = cores;
   if (pus > 0) f.threads = pus;
 
-  const int nnodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+  const int nnodes = count_of(hw, topo, HWLOC_OBJ_NUMANODE);
   std::vector<hwloc_obj_t> node_objs;
   for (int i = 0; i < nnodes; ++i) {
-    hwloc_obj_t n = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
+    hwloc_obj_t n = object_of(hw, topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
     node_objs.push_back(n);
     NumaNode node;
     node.id = static_cast<int>(n->os_index);
-    node.cpus = bitmap_ids(n->cpuset);
+    node.cpus = bitmap_ids(hw, n->cpuset);
     if (n->attr && n->attr->numanode.local_memory > 0)
       node.memory_bytes = n->attr->numanode.local_memory;
     f.numa_nodes.push_back(std::move(node));
@@ -108,7 +176,7 @@ void load_topology(Context& ctx, CpuFacts& f) {
   // The SLIT distances ("NUMALatency"), the matrix `numactl -H` prints.
   unsigned nr = 1;
   hwloc_distances_s* dist = nullptr;
-  if (hwloc_distances_get_by_name(topo, "NUMALatency", &nr, &dist, 0) == 0 && nr >= 1 && dist) {
+  if (hw.distances_get_by_name(topo, "NUMALatency", &nr, &dist, 0) == 0 && nr >= 1 && dist) {
     for (auto& node : f.numa_nodes) {
       hwloc_obj_t self = nullptr;
       for (auto* o : node_objs)
@@ -119,9 +187,9 @@ void load_topology(Context& ctx, CpuFacts& f) {
           node.distances.push_back(static_cast<int>(from_to));
       }
     }
-    hwloc_distances_release(topo, dist);
+    hw.distances_release(topo, dist);
   }
-  hwloc_topology_destroy(topo);
+  hw.topology_destroy(topo);
 }
 
 // What hwloc read we read too, through Root: the facts hwloc does not give, and a capture then

@@ -14,9 +14,74 @@
 #include <cstring>
 #include <ctime>
 
+#include "core/shared_library.hpp"
+
 namespace dltune::tui {
 
 namespace {
+
+// ncursesw's functions and the three variables we read, resolved from libncursesw.so.6 (and
+// the libtinfo it needs) when top first opens a terminal (core/shared_library.hpp): only top's
+// screen uses them, and linked, ncursesw and libtinfo cost every start of every command.
+// getch() and timeout() are macros over stdscr: their functions are named here.
+struct CursesLib {
+  decltype(&::cbreak) cbreak = nullptr;
+  decltype(&::curs_set) curs_set = nullptr;
+  decltype(&::endwin) endwin = nullptr;
+  decltype(&::has_colors) has_colors = nullptr;
+  decltype(&::keypad) keypad = nullptr;
+  decltype(&::newterm) newterm = nullptr;
+  decltype(&::noecho) noecho = nullptr;
+  decltype(&::refresh) refresh = nullptr;
+  decltype(&::set_escdelay) set_escdelay = nullptr;
+  decltype(&::start_color) start_color = nullptr;
+  decltype(&::tigetflag) tigetflag = nullptr;
+  decltype(&::tigetstr) tigetstr = nullptr;
+  decltype(&::tiparm) tiparm = nullptr;
+  decltype(&::typeahead) typeahead = nullptr;
+  decltype(&::use_default_colors) use_default_colors = nullptr;
+  decltype(&::wgetch) wgetch = nullptr;
+  decltype(&::wtimeout) wtimeout = nullptr;
+  decltype(&::stdscr) stdscr = nullptr;
+  decltype(&::LINES) LINES = nullptr;
+  decltype(&::COLS) COLS = nullptr;
+};
+
+Result<const CursesLib*> load_curses() {
+  static const Result<CursesLib> loaded = SharedLibrary::load_table<CursesLib>(
+      "libncursesw.so.6", "`dltune top`'s terminal view", "libncursesw6",
+      [](SharedLibrary::Resolver& r, CursesLib& api) {
+#define DLTUNE_SYMBOL(f) r(api.f, #f)
+        DLTUNE_SYMBOL(cbreak);
+        DLTUNE_SYMBOL(curs_set);
+        DLTUNE_SYMBOL(endwin);
+        DLTUNE_SYMBOL(has_colors);
+        DLTUNE_SYMBOL(keypad);
+        DLTUNE_SYMBOL(newterm);
+        DLTUNE_SYMBOL(noecho);
+        DLTUNE_SYMBOL(refresh);
+        DLTUNE_SYMBOL(set_escdelay);
+        DLTUNE_SYMBOL(start_color);
+        DLTUNE_SYMBOL(tigetflag);
+        DLTUNE_SYMBOL(tigetstr);
+        DLTUNE_SYMBOL(tiparm);
+        DLTUNE_SYMBOL(typeahead);
+        DLTUNE_SYMBOL(use_default_colors);
+        DLTUNE_SYMBOL(wgetch);
+        DLTUNE_SYMBOL(wtimeout);
+        DLTUNE_SYMBOL(stdscr);
+        DLTUNE_SYMBOL(LINES);
+        DLTUNE_SYMBOL(COLS);
+#undef DLTUNE_SYMBOL
+      });
+  if (!loaded) return tl::unexpected(loaded.error());
+  return &*loaded;
+}
+
+// The table, once a screen is open: Screen::open loaded it.
+const CursesLib& curses() {
+  return **load_curses();
+}
 
 // Set by the handlers below; read_key turns it into kKeyQuit so that the caller leaves its loop
 // and the destructor restores the terminal (a signal must never leave it in raw mode).
@@ -52,9 +117,9 @@ std::string capability(const char* text) {
   return out;
 }
 std::string capability(const char* name, int a) {
-  const char* text = tigetstr(name);
+  const char* text = curses().tigetstr(name);
   if (text == nullptr || text == reinterpret_cast<const char*>(-1)) return {};
-  return capability(tiparm(text, a));
+  return capability(curses().tiparm(text, a));
 }
 // Whether one character of a line (its UTF-8 bytes) is safe to write as it is: no control
 // character (C0, DEL, or C1 as U+0080..U+009F, which some terminals obey: U+009B is CSI), and
@@ -140,7 +205,7 @@ void put_look(std::string& out, const Look& l) {
 
 void put_move(std::string& out, int row, int col) {
   const char* cup = caps().cup;
-  if (cup != nullptr) out += capability(tiparm(cup, row, col));
+  if (cup != nullptr) out += capability(curses().tiparm(cup, row, col));
 }
 
 // Set by SIGCONT: the terminal was given back and taken again (ncurses repaints its own, blank,
@@ -158,12 +223,17 @@ std::unique_ptr<Screen> Screen::open(std::string& error) {
     error = "not a terminal (use --once for plain text)";
     return nullptr;
   }
+  const auto loaded = load_curses();
+  if (!loaded) {
+    error = loaded.error().message();
+    return nullptr;
+  }
   // The terminal's character set: the sparklines are UTF-8 where it is, and ncursesw reads keys
   // in it.
   ::setlocale(LC_CTYPE, "");
   // newterm rather than initscr: initscr exits the process on a TERM it does not know.
   const char* term = ::getenv("TERM");
-  SCREEN* s = newterm(term, stdout, stdin);
+  SCREEN* s = curses().newterm(term, stdout, stdin);
   if (s == nullptr) {
     error = std::string("TERM=") + (term ? term : "") + " is not a terminal ncurses knows";
     return nullptr;
@@ -176,24 +246,24 @@ std::unique_ptr<Screen> Screen::open(std::string& error) {
     ::sigemptyset(&sa.sa_mask);
     ::sigaction(kSignals[i], &sa, &g_old[i]);
   }
-  cbreak();
-  noecho();
-  keypad(stdscr, TRUE);
-  curs_set(0);
-  set_escdelay(25);  // Esc closes a prompt at once, not after ncurses' default second
-  typeahead(-1);     // its own updates (the first, after a resize) never wait on the keyboard
-  if (has_colors() && !no_colour()) {
-    start_color();
-    use_default_colors();
+  curses().cbreak();
+  curses().noecho();
+  curses().keypad(*curses().stdscr, TRUE);
+  curses().curs_set(0);
+  curses().set_escdelay(25);  // Esc closes a prompt at once, not after ncurses' default second
+  curses().typeahead(-1);  // its own updates (the first, after a resize) never wait on the keyboard
+  if (curses().has_colors() && !no_colour()) {
+    curses().start_color();
+    curses().use_default_colors();
     screen->colour_ = true;
   }
   Caps& c = caps();
-  c.sgr0 = capability(tigetstr("sgr0"));
-  c.bold = capability(tigetstr("bold"));
-  c.reverse = capability(tigetstr("rev"));
-  c.clear_eol = capability(tigetstr("el"));
-  c.clear = capability(tigetstr("clear"));
-  const char* cup = tigetstr("cup");
+  c.sgr0 = capability(curses().tigetstr("sgr0"));
+  c.bold = capability(curses().tigetstr("bold"));
+  c.reverse = capability(curses().tigetstr("rev"));
+  c.clear_eol = capability(curses().tigetstr("el"));
+  c.clear = capability(curses().tigetstr("clear"));
+  const char* cup = curses().tigetstr("cup");
   c.cup = cup == reinterpret_cast<const char*>(-1) ? nullptr : cup;
   for (int i = 0; i < 8 && screen->colour_; ++i) {
     c.fg[i] = capability("setaf", i);
@@ -204,9 +274,9 @@ std::unique_ptr<Screen> Screen::open(std::string& error) {
     error = std::string("TERM=") + (term ? term : "") + " cannot move the cursor";
     return nullptr;
   }
-  screen->last_cell_scrolls_ = tigetflag("am") > 0 && tigetflag("xenl") <= 0;
+  screen->last_cell_scrolls_ = curses().tigetflag("am") > 0 && curses().tigetflag("xenl") <= 0;
   // ncurses's first update (the alternate screen, cleared) now; it draws nothing after this.
-  refresh();
+  curses().refresh();
   g_redraw.store(false);
   struct sigaction sa {};
   sa.sa_handler = on_continue;
@@ -216,29 +286,30 @@ std::unique_ptr<Screen> Screen::open(std::string& error) {
 }
 
 Screen::~Screen() {
-  endwin();
+  curses().endwin();
   for (int i = 0; i < 3; ++i) ::sigaction(kSignals[i], &g_old[i], nullptr);
   ::sigaction(SIGCONT, &g_old_cont, nullptr);
 }
 
 int Screen::width() const {
-  return COLS;
+  return *curses().COLS;
 }
 int Screen::height() const {
-  return LINES;
+  return *curses().LINES;
 }
 
 void Screen::draw(const std::vector<PaintedLine>& lines) {
   out_.clear();
-  if (LINES != shown_lines_ || COLS != shown_cols_ || g_redraw.exchange(false)) {
+  if (*curses().LINES != shown_lines_ || *curses().COLS != shown_cols_ ||
+      g_redraw.exchange(false)) {
     // First draw, a new size, or back from a suspend: all of it, on a cleared screen.
     shown_.clear();
-    shown_lines_ = LINES;
-    shown_cols_ = COLS;
+    shown_lines_ = *curses().LINES;
+    shown_cols_ = *curses().COLS;
     out_ += caps().sgr0;
     out_ += caps().clear;
   }
-  const int rows = std::min(LINES, static_cast<int>(lines.size()));
+  const int rows = std::min(*curses().LINES, static_cast<int>(lines.size()));
   for (int row = 0; row < rows; ++row) {
     const auto r = static_cast<std::size_t>(row);
     const PaintedLine* before = r < shown_.size() ? &shown_[r] : nullptr;
@@ -247,7 +318,7 @@ void Screen::draw(const std::vector<PaintedLine>& lines) {
     if (before != nullptr) shown_[r] = lines[r];  // its strings' room reused
   }
   // Rows that held a line and hold none now.
-  for (int row = rows; row < std::min(LINES, static_cast<int>(shown_.size())); ++row) {
+  for (int row = rows; row < std::min(*curses().LINES, static_cast<int>(shown_.size())); ++row) {
     put_move(out_, row, 0);
     out_ += caps().sgr0;
     out_ += caps().clear_eol;
@@ -282,7 +353,8 @@ void Screen::put_line(int row, const PaintedLine& l, const PaintedLine* before) 
     while (from > 0 && (static_cast<unsigned char>(b[from]) & 0xC0) == 0x80) --from;
   }
   const int size = static_cast<int>(l.text.size());
-  const int last_col = row == LINES - 1 && last_cell_scrolls_ ? COLS - 1 : COLS;
+  const int last_col =
+      row == *curses().LINES - 1 && last_cell_scrolls_ ? *curses().COLS - 1 : *curses().COLS;
   int col = 0;  // a UTF-8 character is one column
   bool moved = false;
   Look now;
@@ -340,7 +412,7 @@ void Screen::put_line(int row, const PaintedLine& l, const PaintedLine* before) 
   put(at, size, line);
   const bool bar =
       l.paint == Paint::kTitle || l.paint == Paint::kHeader || l.paint == Paint::kSelected;
-  if (bar ? col >= last_col : col >= COLS) return;  // the text filled the row
+  if (bar ? col >= last_col : col >= *curses().COLS) return;  // the text filled the row
   if (!moved) put_move(out_, row, col);
   if (bar) {
     if (!look_set || !(now == line)) put_look(out_, line);
@@ -363,10 +435,10 @@ bool terminal_gone() {
 
 int Screen::read_key(int timeout_ms) {
   if (g_stop.load()) return kKeyQuit;
-  timeout(timeout_ms);
+  curses().wtimeout(*curses().stdscr, timeout_ms);
   timespec from{}, to{};
   ::clock_gettime(CLOCK_MONOTONIC, &from);
-  const int k = getch();
+  const int k = curses().wgetch(*curses().stdscr);
   if (g_stop.load()) return kKeyQuit;
   switch (k) {
     case ERR: {
@@ -381,7 +453,7 @@ int Screen::read_key(int timeout_ms) {
     case KEY_RESIZE:
       // ncurses repaints its own (blank) screen after a resize: let it do so now, before the
       // next frame is drawn whole (the size changed, or shown_ is dropped here).
-      refresh();
+      curses().refresh();
       shown_.clear();
       return kKeyResize;
     case 12:  // Ctrl-L: the screen drawn again whole (something else wrote on the terminal)
