@@ -65,6 +65,8 @@ Result<CheckReport> run_check(const inventory::HostFacts& facts, const host::Roo
     for (auto& f : judge_entry(in, entry)) {
       name_profile(f, options.profile_arg.empty() ? profile.name : options.profile_arg, entry);
       f.origin = entry.origin_text();
+      f.stakes = settings::severity_from(entry.severity).value_or(Severity::kWarn);
+      if (f.applicable && f.unknown) ++r.unknown;
       if (!f.applicable)
         ++r.not_applicable;
       else if (f.severity == Severity::kOk)
@@ -91,6 +93,13 @@ std::vector<Finding> failing(const CheckReport& r, settings::Severity at_least) 
   std::vector<Finding> out;
   for (const auto& f : r.findings)
     if (f.applicable && f.severity >= at_least) out.push_back(f);
+  return out;
+}
+
+std::vector<Finding> unknown(const CheckReport& r, settings::Severity at_least) {
+  std::vector<Finding> out;
+  for (const auto& f : r.findings)
+    if (f.applicable && f.unknown && f.stakes >= at_least) out.push_back(f);
   return out;
 }
 
@@ -128,7 +137,8 @@ inventory::Json to_json(const CheckReport& r, const inventory::HostFacts& facts)
                                  {"info", r.info},
                                  {"warn", r.warn},
                                  {"critical", r.critical},
-                                 {"not_applicable", r.not_applicable}};
+                                 {"not_applicable", r.not_applicable},
+                                 {"unknown", r.unknown}};
   j["exit_code"] = exit_code(r);
   inventory::Json fs = inventory::Json::array();
   for (const auto& f : r.findings) fs.push_back(to_json(f));
@@ -142,12 +152,15 @@ inventory::Json to_json(const CheckReport& r, const inventory::HostFacts& facts)
 
 namespace {
 
-// ECMA-48 colours (SGR): ok green, info cyan, warn yellow, critical bold red, n/a dim.
+// ECMA-48 colours (SGR): ok green, info cyan, warn yellow, critical bold red, unknown magenta,
+// n/a dim. A finding that could not be judged says "unknown", never its (info) severity.
 std::string severity_tag(const Finding& f, bool color) {
-  const std::string name = f.applicable ? severity_name(f.severity) : "n/a";
+  const bool unknown = f.applicable && f.unknown && f.severity <= Severity::kInfo;
+  const std::string name = !f.applicable ? "n/a" : unknown ? "unknown" : severity_name(f.severity);
   const std::string padded = fmt::format("{:<8}", name);
   if (!color) return padded;
   const char* sgr = !f.applicable                   ? "2"
+                    : unknown                       ? "35"
                     : f.severity == Severity::kOk   ? "32"
                     : f.severity == Severity::kInfo ? "36"
                     : f.severity == Severity::kWarn ? "33"
@@ -216,8 +229,9 @@ std::string render_text(const CheckReport& r, const TextStyle& style) {
     }
     if (!block.empty()) out += fmt::format("\n{}\n{}", title, block);
   }
-  out += fmt::format("\n{} ok, {} info, {} warn, {} critical, {} not applicable\n", r.ok, r.info,
-                     r.warn, r.critical, r.not_applicable);
+  out += fmt::format("\n{} ok, {} info, {} warn, {} critical, {} not applicable{}\n", r.ok, r.info,
+                     r.warn, r.critical, r.not_applicable,
+                     r.unknown > 0 ? fmt::format("; {} unknown (not judged)", r.unknown) : "");
   return out;
 }
 

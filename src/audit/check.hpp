@@ -25,6 +25,7 @@ struct CheckReport {
   std::vector<std::string> chain;
   std::vector<Finding> findings;  // in profile order
   int ok = 0, info = 0, warn = 0, critical = 0, not_applicable = 0;
+  int unknown = 0;  // applicable findings that could not be judged (counted in their severity too)
 };
 
 // Fails (bad input) when --only or --skip names an id the profile does not have.
@@ -39,6 +40,10 @@ struct CheckReport {
 // The applicable findings at or above `at_least`, in profile order: what a node's health
 // judgement counts (Slurm's health check, node-problem-detector's plugin).
 [[nodiscard]] std::vector<Finding> failing(const CheckReport& r, settings::Severity at_least);
+
+// The applicable findings that could not be judged and whose setting the profile rates at or
+// above `at_least` when it is not met: what a node's health judgement cannot call healthy.
+[[nodiscard]] std::vector<Finding> unknown(const CheckReport& r, settings::Severity at_least);
 
 // One line for a scheduler: `prefix`, the first finding's id and summary, then the others' ids,
 // at most `max` characters ("dltune: shm.size: /dev/shm is 64 MiB, expected at least 1 GiB; +2:

@@ -260,6 +260,12 @@ std::vector<Finding> gpu_ecc(const AuditInput& in, const settings::ProfileEntry&
   if (g.nvml.devices.empty()) return nvml_lists_none(e, g, expected);
   std::vector<Finding> out;
   for (const auto& d : g.nvml.devices) {
+    if (const auto why =
+            unreadable(d, {"nvmlDeviceGetEccMode", "nvmlDeviceGetTotalEccErrors",
+                           "nvmlDeviceGetRemappedRows", "nvmlDeviceGetRetiredPages"})) {
+      out.push_back(unknown_for_gpu(e, g, d, "its ECC state", expected, *why));
+      continue;
+    }
     Finding f = frame(e, expected);
     const auto who = label(d);
     if (!d.ecc_enabled) {
@@ -306,6 +312,11 @@ std::vector<Finding> gpu_throttle(const AuditInput& in, const settings::ProfileE
   if (g.nvml.devices.empty()) return nvml_lists_none(e, g, expected);
   std::vector<Finding> out;
   for (const auto& d : g.nvml.devices) {
+    if (const auto why = unreadable(d, {"nvmlDeviceGetCurrentClocksEventReasons",
+                                        "nvmlDeviceGetCurrentClocksThrottleReasons"})) {
+      out.push_back(unknown_for_gpu(e, g, d, "its clock event reasons", expected, *why));
+      continue;
+    }
     Finding f = frame(e, expected);
     const auto who = label(d);
     if (!d.clock_event_reasons) {

@@ -15,6 +15,7 @@ const std::vector<Rule>& rules() {
       {"pci.acs", pci_acs},
       {"pci.gpu_nic", pci_gpu_nic},
       {"rdma.ports", rdma_ports},
+      {"gpu.health", gpu_health},
       {"gpu.nouveau", gpu_nouveau},
       {"gpu.driver_match", gpu_driver_match},
       {"gpu.driver_cuda", gpu_driver_cuda},

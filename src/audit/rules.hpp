@@ -64,6 +64,8 @@ std::vector<Finding> gpu_driver_cuda(const AuditInput&, const settings::ProfileE
 std::vector<Finding> gpu_pcie_link(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> gpu_ecc(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> gpu_throttle(const AuditInput&, const settings::ProfileEntry&);
+// gpu_health_rules.cpp: gpu.health, every NVIDIA GPU on PCI driven and answering NVML.
+std::vector<Finding> gpu_health(const AuditInput&, const settings::ProfileEntry&);
 // gpu_config_rules.cpp: gpu.power_limit, gpu.mig, gpu.nvlink.
 std::vector<Finding> gpu_power_limit(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> gpu_mig(const AuditInput&, const settings::ProfileEntry&);

@@ -67,12 +67,18 @@ class CheckCommand : public Command {
       // one line of message on stdout (deploy/kubernetes/node-problem-detector/).
       const auto severity = *settings::severity_from(fail_on_);
       const auto failing = audit::failing(*report, severity);
-      if (failing.empty()) {
-        fmt::print("dltune: no finding at or above {} (profile {})\n", fail_on_, report->profile);
-        return 0;
+      if (!failing.empty()) {
+        fmt::print("{}\n", audit::short_reason(failing, "dltune: ", kNpdMessageMax));
+        return 1;
       }
-      fmt::print("{}\n", audit::short_reason(failing, "dltune: ", kNpdMessageMax));
-      return 1;
+      // What could not be judged is never reported healthy: NPD's "unknown".
+      if (const auto not_judged = audit::unknown(*report, severity); !not_judged.empty()) {
+        fmt::print("{}\n",
+                   audit::short_reason(not_judged, "dltune: cannot judge: ", kNpdMessageMax));
+        return kExitBadInput;
+      }
+      fmt::print("dltune: no finding at or above {} (profile {})\n", fail_on_, report->profile);
+      return 0;
     }
     if (json_) {
       fmt::print("{}\n", audit::to_json(*report, facts).dump(2));

@@ -234,6 +234,55 @@ void read_modules(Context& ctx, GpuFacts& f) {
     if (f.modules.count(m.name)) f.modules[m.name] = true;
 }
 
+void read_dev_nodes(Context& ctx, GpuFacts& f) {
+  auto names = ctx.root().list("/dev");
+  if (!names) {
+    ctx.problem(kFact, names.error());
+    return;
+  }
+  if (!*names) return;
+  std::vector<std::string> nodes;
+  for (const auto& n : **names)
+    if (n.starts_with("nvidia")) nodes.push_back(n);
+  f.dev_nodes = std::move(nodes);
+}
+
+// Whether depmod's modules.dep lists an nvidia.ko (any compression): a line starts with the
+// module's path, relative to the release's directory, and a colon.
+std::optional<std::string> nvidia_module_in(std::string_view modules_dep) {
+  for (const auto line : text::lines(modules_dep)) {
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const auto path = line.substr(0, colon);
+    const auto name = text::base_name(path);
+    if (name == "nvidia.ko" || name.starts_with("nvidia.ko.")) return std::string(path);
+  }
+  return std::nullopt;
+}
+
+void read_module_builds(Context& ctx, GpuFacts& f) {
+  const auto nvidia = f.modules.find("nvidia");
+  if (nvidia == f.modules.end() || nvidia->second) return;
+  if (std::none_of(f.devices.begin(), f.devices.end(),
+                   [](const PciGpu& d) { return d.vendor == "nvidia" && d.compute; }))
+    return;
+  NvidiaModuleBuilds b;
+  b.running_kernel = ctx.read_value(kFact, "/proc/sys/kernel/osrelease");
+  constexpr std::size_t kMaxModulesDep = 16u << 20;
+  for (const auto& release : ctx.list(kFact, "/lib/modules")) {
+    const auto dep = ctx.read(kFact, "/lib/modules/" + release + "/modules.dep", kMaxModulesDep);
+    if (!dep) continue;
+    const auto path = nvidia_module_in(*dep);
+    if (b.running_kernel && release == *b.running_kernel) {
+      b.for_running_kernel = path.has_value();
+      b.path = path;
+    } else if (path) {
+      b.other_kernels.push_back(release);
+    }
+  }
+  f.module_builds = std::move(b);
+}
+
 gpu::Report nvml_from_capture(Context& ctx) {
   gpu::Report r;
   r.backend = "nvml";
@@ -294,6 +343,8 @@ GpuFacts collect_gpus(Context& ctx, gpu::Report nvml) {
   read_amdgpu(ctx, f);
   read_driver_versions(ctx, f);
   read_modules(ctx, f);
+  if (has_nvidia_gpu(f)) read_dev_nodes(ctx, f);
+  read_module_builds(ctx, f);
   return f;
 }
 
@@ -414,6 +465,15 @@ Json to_json(const GpuFacts& f) {
   for (const auto& [name, loaded] : f.modules) modules[name] = loaded;
   j["modules"] = std::move(modules);
   put(j, "pci_ids", f.pci_ids);
+  if (f.dev_nodes) j["dev_nodes"] = *f.dev_nodes;
+  if (f.module_builds) {
+    Json b = Json::object();
+    put(b, "running_kernel", f.module_builds->running_kernel);
+    put(b, "for_running_kernel", f.module_builds->for_running_kernel);
+    put(b, "path", f.module_builds->path);
+    b["other_kernels"] = f.module_builds->other_kernels;
+    j["module_builds"] = std::move(b);
+  }
   return j;
 }
 

@@ -62,6 +62,17 @@ struct DriverVersions {
   std::optional<bool> match;
 };
 
+// Where an nvidia kernel module was built to, read only when NVIDIA GPUs are on PCI and no
+// nvidia module is loaded: the usual cause is a kernel update that DKMS did not build the driver
+// for. From each /lib/modules/RELEASE/modules.dep (depmod's list of every module file, DKMS's
+// included).
+struct NvidiaModuleBuilds {
+  std::optional<std::string> running_kernel;  // /proc/sys/kernel/osrelease
+  std::optional<bool> for_running_kernel;     // nvidia.ko in its modules.dep
+  std::optional<std::string> path;            // "updates/dkms/nvidia.ko.xz"
+  std::vector<std::string> other_kernels;     // other releases that have one
+};
+
 struct GpuFacts {
   std::vector<PciGpu> devices;     // display-class PCI devices, by address
   gpu::Report nvml;                // loaded = false with the error when it did not load
@@ -70,6 +81,11 @@ struct GpuFacts {
   DriverVersions driver;
   std::map<std::string, bool> modules;  // nvidia, nvidia_uvm, ... -> loaded (empty: unknown)
   std::optional<std::string> pci_ids;   // the pci.ids file that named the devices
+  // The NVIDIA device files in /dev ("nvidia0", "nvidiactl", "nvidia-uvm"), read when an NVIDIA
+  // GPU is on PCI or in NVML; absent when /dev could not be listed. In a container, the GPUs the
+  // runtime gave it.
+  std::optional<std::vector<std::string>> dev_nodes;
+  std::optional<NvidiaModuleBuilds> module_builds;  // only when the nvidia module is not loaded
 };
 
 // `nvml_library`: the library to dlopen (DLTUNE_NVML_LIBRARY, or empty for the default names).

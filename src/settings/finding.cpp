@@ -31,6 +31,7 @@ inventory::Json to_json(const Finding& f) {
   j["area"] = f.area;
   j["severity"] = severity_name(f.severity);
   j["applicable"] = f.applicable;
+  j["unknown"] = f.unknown;
   j["summary"] = f.summary;
   j["expected"] = f.expected;
   j["actual"] = f.actual;

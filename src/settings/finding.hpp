@@ -39,6 +39,13 @@ struct Finding {
   std::optional<Fix> fix;
   std::vector<std::string> notes;  // overriding sysctl.d files, container advice, idle links...
   std::string origin;              // the profile setting it: ProfileEntry::origin_text()
+  // Could not be judged (NVML did not answer, a file could not be read): the severity says what
+  // is known (info), and unknown is never healthy: node-problem-detector is told "unknown", and
+  // `slurm health` does not resume a node drained for this id while it stays unknown.
+  bool unknown = false;
+  // The severity the profile gives this setting when it is not met (its `severity`): what an
+  // unknown finding might hide. Set by the audit for every finding.
+  Severity stakes = Severity::kWarn;
 };
 
 [[nodiscard]] inventory::Json to_json(const Finding& f);

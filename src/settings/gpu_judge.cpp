@@ -42,6 +42,7 @@ std::vector<Finding> without_nvml(const ProfileEntry& entry, const inventory::Gp
                                   std::string_view what, std::string expected) {
   Finding f = frame(entry, std::move(expected));
   f.severity = Severity::kInfo;
+  f.unknown = true;
   const std::string error = g.nvml.error.value_or("it did not load");
   f.summary = fmt::format("{} cannot be checked without NVML: {}", what, error);
   f.evidence.push_back({nvml_path(g), error});
@@ -87,9 +88,32 @@ std::vector<Finding> nvml_lists_none(const ProfileEntry& e, const inventory::Gpu
                                      std::string expected) {
   Finding f = frame(e, std::move(expected));
   f.severity = Severity::kInfo;
+  f.unknown = true;
   f.summary = "NVML lists no GPU, although the PCI bus has NVIDIA GPUs";
   f.evidence.push_back({nvml_path(g), "0 devices"});
   return {std::move(f)};
+}
+
+std::optional<std::string> unreadable(const gpu::Device& d,
+                                      std::initializer_list<std::string_view> calls) {
+  for (const auto& e : d.errors)
+    if (e.find("NVML_ERROR_GPU_IS_LOST") != std::string::npos) return e;
+  for (const auto& e : d.errors)
+    for (const auto call : calls)
+      if (e.starts_with(call)) return e;
+  return std::nullopt;
+}
+
+Finding unknown_for_gpu(const ProfileEntry& entry, const inventory::GpuFacts& g,
+                        const gpu::Device& d, std::string_view what, std::string expected,
+                        const std::string& why) {
+  Finding f = frame(entry, std::move(expected));
+  f.severity = Severity::kInfo;
+  f.unknown = true;
+  f.actual = "unknown";
+  f.summary = fmt::format("{}: {} cannot be read: {}", label(d), what, why);
+  f.evidence.push_back({nvml_path(g), fmt::format("{}: {}", label(d), why)});
+  return f;
 }
 
 }  // namespace dltune::settings::gpu_judge

@@ -2,6 +2,7 @@
 // What the GPU judges share (GPU persistence's in gpu_setting.cpp, audit's GPU checks): the
 // finding's frame, the "no GPU" and "no NVML" findings, and how GPUs and NVML are named in
 // evidence.
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,16 @@ inline constexpr const char* kNoGpu = inventory::kNoNvidiaGpu;
 [[nodiscard]] Severity not_met(const ProfileEntry& entry);
 // A profile's boolean value ("true", "false"); nullopt when it is not one.
 [[nodiscard]] std::optional<bool> expected_bool(const ProfileEntry& entry);
+
+// Why one GPU's facts for a rule could not be read: NVML lost the GPU (any call said
+// NVML_ERROR_GPU_IS_LOST), or one of `calls` failed (a call that is merely not supported leaves no
+// error). A rule then says unknown for that GPU, never ok.
+[[nodiscard]] std::optional<std::string> unreadable(const gpu::Device& d,
+                                                    std::initializer_list<std::string_view> calls);
+// The unknown finding for one GPU whose `what` could not be read (`why`: unreadable's answer).
+[[nodiscard]] Finding unknown_for_gpu(const ProfileEntry& entry, const inventory::GpuFacts& g,
+                                      const gpu::Device& d, std::string_view what,
+                                      std::string expected, const std::string& why);
 
 // An NVIDIA GPU in sysfs or in NVML's answer.
 using inventory::has_nvidia_gpu;

@@ -31,11 +31,29 @@ enum class HealthAction {
   kUpdateReason,    // unhealthy and drained by dltune for other findings: the reason is updated
   kResume,          // healthy again and drained by dltune: resumed
   kKeepAdminDrain,  // drained by someone else: left alone, healthy or not
+  // Drained by dltune, nothing fails now, but an id its reason names could not be judged (NVML
+  // did not answer for gpu.ecc): kept drained, the reason saying so.
+  kKeepUnknown,
 };
 [[nodiscard]] const char* action_name(HealthAction a);  // "none", "drain", ...
 
-// What to do, from the node's state and the judgement (pure).
-[[nodiscard]] HealthAction decide(const NodeState& node, bool healthy, const std::string& reason);
+// What to do, from the node's state and the judgement (pure). `unknown_reason`: not empty when
+// an id of the node's drain reason could not be judged (unknown_for_reason), the reason to keep.
+[[nodiscard]] HealthAction decide(const NodeState& node, bool healthy, const std::string& reason,
+                                  const std::string& unknown_reason = {});
+
+// The ids a drain reason of ours names ("dltune: gpu.ecc: ...; +2: gpu.nvlink, 1 more" gives
+// gpu.ecc and gpu.nvlink), and whether it left some out ("1 more").
+struct ReasonIds {
+  std::vector<std::string> ids;
+  bool truncated = false;
+};
+[[nodiscard]] ReasonIds reason_ids(const std::string& reason);
+// The unknown findings that keep a node drained for `reason`: those with an id it names, or,
+// when it left ids out, every one rated at or above `drain_on`.
+[[nodiscard]] std::vector<settings::Finding> unknown_for_reason(const audit::CheckReport& check,
+                                                                const std::string& reason,
+                                                                settings::Severity drain_on);
 
 // "dltune: shm.size: /dev/shm is 64 MiB, expected at least 1 GiB; +2: gpu.ecc, limits.nofile":
 // the first finding's id and summary, then the others' ids, at most `max` characters (ids that
@@ -50,12 +68,14 @@ struct HealthReport {
   std::string profile;
   std::string drain_on;                    // "critical"
   std::vector<settings::Finding> failing;  // findings at or above drain_on
-  std::string reason;                      // the drain reason when unhealthy
+  // Unknown findings for ids of the drain reason (only when dltune drained the node).
+  std::vector<settings::Finding> unknown;
+  std::string reason;  // the drain reason when unhealthy, or when kept drained for unknown ids
   HealthAction action = HealthAction::kNone;
   bool dry_run = false;
   [[nodiscard]] bool healthy() const { return failing.empty(); }
-  // 0 healthy, 1 unhealthy (drained, or drained already).
-  [[nodiscard]] int exit_code() const { return healthy() ? 0 : 1; }
+  // 0 healthy, 1 unhealthy (drained, or drained already) or kept drained while unknown.
+  [[nodiscard]] int exit_code() const { return healthy() && unknown.empty() ? 0 : 1; }
 };
 
 // The facts the check needs: this host, `root` (the live one in production).

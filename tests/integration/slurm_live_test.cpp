@@ -21,6 +21,7 @@
 #include "support/prometheus.hpp"
 #include "support/run.hpp"
 #include "support/slurm_cluster.hpp"
+#include "unit/gpu/fake_nvml_config.hpp"
 
 namespace slurm_live_test {
 
@@ -101,6 +102,54 @@ class SlurmLive : public ::testing::Test {
 };
 
 }  // namespace
+
+// Unknown is never healthy: a node drained for a GPU's ECC errors stays drained while NVML cannot
+// read that GPU, and is resumed once it reads clean. The GPU is the fake NVML's (this VM has
+// none); the health check is run by hand, so that each step's NVML is the test's.
+TEST_F(SlurmLive, ANodeDrainedForAGpuStaysDrainedWhileNvmlCannotJudgeIt) {
+  ASSERT_TRUE(start());
+  auto gpu = dltune::testing::fake_hgx(1);
+  const auto step = [&](const nlohmann::json& config) {
+    const dltune::testing::FakeNvmlConfig fake(config);
+    return health({"--only", "gpu.ecc", "--json"},
+                  {{"DLTUNE_NVML_LIBRARY", DLTUNE_FAKE_NVML}, {"FAKE_NVML_CONFIG", fake.path()}});
+  };
+  // An uncorrectable ECC error: drained for gpu.ecc.
+  gpu["gpus"][0]["ecc_errors"]["volatile_uncorrected"] = 2;
+  auto r = step(gpu);
+  ASSERT_EQ(r.exit_code, 1) << explain(r);
+  auto j = json::parse(r.out);
+  EXPECT_EQ(j["action"], "drain");
+  EXPECT_THAT(j["reason"].get<std::string>(), StartsWith("dltune: gpu.ecc: "));
+
+  // The GPU lost: its ECC state cannot be read, so nothing fails, and the node stays drained
+  // with a reason that says why.
+  auto lost = gpu;
+  lost["gpus"][0]["fail"] = {{"nvmlDeviceGetTotalEccErrors", 15}};  // NVML_ERROR_GPU_IS_LOST
+  r = step(lost);
+  ASSERT_EQ(r.exit_code, 1) << explain(r);
+  j = json::parse(r.out);
+  EXPECT_EQ(j["healthy"], true);  // nothing judged fails
+  EXPECT_EQ(j["action"], "keep-unknown");
+  EXPECT_THAT(j["reason"].get<std::string>(), StartsWith("dltune: not judged: gpu.ecc: "));
+  EXPECT_THAT(j["reason"].get<std::string>(), HasSubstr("NVML_ERROR_GPU_IS_LOST"));
+  ASSERT_EQ(j["unknown"].size(), 1u);
+  EXPECT_EQ(j["unknown"][0]["unknown"], true);
+  // Slurm has the new reason, and the next check leaves it as it is.
+  r = step(lost);
+  ASSERT_EQ(r.exit_code, 1) << explain(r);
+  j = json::parse(r.out);
+  EXPECT_EQ(j["action"], "none");
+  EXPECT_THAT(j["state_before"].get<std::string>(), HasSubstr("DRAIN"));
+  EXPECT_THAT(j["reason_before"].get<std::string>(), StartsWith("dltune: not judged: gpu.ecc"));
+
+  // Read again and clean: resumed.
+  gpu["gpus"][0]["ecc_errors"]["volatile_uncorrected"] = 0;
+  r = step(gpu);
+  EXPECT_EQ(r.exit_code, 0) << explain(r);
+  j = json::parse(r.out);
+  EXPECT_EQ(j["action"], "resume");
+}
 
 TEST_F(SlurmLive, SlurmdsHealthCheckDrainsOnACriticalFindingAndResumesOnlyWhatItDrained) {
   const ShmSize shm;

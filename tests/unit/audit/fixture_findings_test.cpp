@@ -54,6 +54,7 @@ TEST(FixtureFindings, Gpu8Numa2) {
             "limits.nofile warn\n"                       // soft 1024
             "mount.noatime info ok info info\n"          // / relatime; /data, /archive, /datasets
             "block.read_ahead_kb ok ok ok\n"             // nvme0n1 (the root), nvme1n1, sda
+            "gpu.health info\n"                          // unknown: no NVML in the tree
             "gpu.persistence info\n"                     // no NVML in the tree
             "gpu.nouveau critical\n"                     // loaded beside nvidia
             "gpu.driver_match critical\n"                // 535.161.07 module, 550.54.15 library
@@ -94,6 +95,7 @@ TEST(FixtureFindings, ContainerCgv2) {
             "limits.nofile warn\n"
             "mount.noatime info info\n"  // / and /workspace
             "block.read_ahead_kb ok\n"   // the disk under /workspace
+            "gpu.health info\n"
             "gpu.persistence info\n"
             "gpu.nouveau ok\n"
             "gpu.driver_match ok\n"
@@ -134,7 +136,8 @@ TEST(FixtureFindings, TrainingProfileOnThisVm) {
             "limits.nofile warn\n"  // 20000
             "mount.noatime info\n"
             "block.read_ahead_kb n/a\n"  // the capture predates the rule: no /sys/class/block
-            "gpu.persistence n/a\n"      // no GPU
+            "gpu.health n/a\n"           // no GPU
+            "gpu.persistence n/a\n"
             "gpu.nouveau n/a\n"
             "gpu.driver_match n/a\n"
             "gpu.driver_cuda n/a\n"

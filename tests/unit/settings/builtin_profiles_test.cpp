@@ -91,6 +91,7 @@ TEST(BuiltinProfiles, TrainingHoldsEveryKeyATrainingHostNeeds) {
       {"mount.noatime", "true", "info"},
       {"block.read_ahead_kb", ">= 128", "info"},
       {"swap.consistency", "true", "warn"},
+      {"gpu.health", "true", "critical"},
       {"gpu.persistence", "true", "warn"},
       {"gpu.nouveau", "false", "critical"},
       {"gpu.driver_match", "true", "critical"},

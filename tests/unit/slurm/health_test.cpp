@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "audit/check.hpp"
 #include "slurm/health.hpp"
 #include "slurm/node.hpp"
 
@@ -15,6 +16,8 @@ using dltune::slurm::drained_by_dltune;
 using dltune::slurm::HealthAction;
 using dltune::slurm::NodeState;
 using dltune::slurm::parse_show_node;
+using dltune::slurm::reason_ids;
+using dltune::slurm::unknown_for_reason;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -122,6 +125,64 @@ TEST(SlurmHealth, TheReasonLeadsWithTheFirstFindingAndNamesTheOthersWithinTheLim
   EXPECT_THAT(r, HasSubstr(" more")) << r;
   // A first summary longer than the limit is cut.
   EXPECT_LE(drain_reason({finding("x", std::string(500, 'z'))}, 80).size(), 80u);
+}
+
+TEST(SlurmHealth, TheIdsOfOurDrainReasonAreReadBackAndALeftOutIdIsSaid) {
+  // What drain_reason writes, read back: the first id, the others, and whether some were left
+  // out ("N more"), however the summaries read.
+  const auto one = reason_ids("dltune: gpu.ecc: GPU 3 (0000:5d:00.0) has 2 uncorrectable errors");
+  EXPECT_THAT(one.ids, ElementsAre("gpu.ecc"));
+  EXPECT_FALSE(one.truncated);
+  const auto three =
+      reason_ids(drain_reason({finding("gpu.ecc", "a; summary: with +2: inside"),
+                               finding("gpu.nvlink", "x"), finding("limits.nofile", "y")}));
+  EXPECT_THAT(three.ids, ElementsAre("gpu.ecc", "gpu.nvlink", "limits.nofile"));
+  EXPECT_FALSE(three.truncated);
+  std::vector<Finding> many;
+  for (int i = 0; i < 40; ++i) many.push_back(finding("gpu.id" + std::to_string(i), "s"));
+  const auto cut = reason_ids(drain_reason(many, 80));
+  EXPECT_TRUE(cut.truncated);
+  EXPECT_EQ(cut.ids.front(), "gpu.id0");
+  EXPECT_LT(cut.ids.size(), 40u);
+  // A reason kept while its ids were unknown names them the same way.
+  EXPECT_THAT(reason_ids("dltune: not judged: gpu.ecc: ECC cannot be checked; +1: gpu.nvlink").ids,
+              ElementsAre("gpu.ecc", "gpu.nvlink"));
+  // Not ours: nothing.
+  EXPECT_TRUE(reason_ids("bad DIMM").ids.empty());
+}
+
+TEST(SlurmHealth, ANodeDrainedForAnIdThatIsNowUnknownStaysDrainedAndSaysWhy) {
+  const std::string ours = "dltune: gpu.ecc: GPU 3 (0000:5d:00.0) has 2 uncorrectable errors";
+  dltune::audit::CheckReport check;
+  auto ecc = finding("gpu.ecc", "ECC errors cannot be checked without NVML: nvmlInit failed");
+  ecc.unknown = true;
+  ecc.severity = dltune::settings::Severity::kInfo;
+  ecc.stakes = dltune::settings::Severity::kCritical;
+  auto throttle = finding("gpu.throttle", "throttling cannot be checked without NVML");
+  throttle.unknown = true;
+  throttle.stakes = dltune::settings::Severity::kWarn;
+  check.findings = {ecc, throttle, finding("shm.size", "ok")};
+  const auto kept = unknown_for_reason(check, ours, dltune::settings::Severity::kCritical);
+  ASSERT_EQ(kept.size(), 1u);  // gpu.throttle is unknown too, but the node was not drained for it
+  EXPECT_EQ(kept[0].id, "gpu.ecc");
+  // A reason that left ids out keeps every unknown at the drain's severity.
+  const auto cut = unknown_for_reason(check, "dltune: shm.size: x; +5: a.b, 4 more",
+                                      dltune::settings::Severity::kCritical);
+  ASSERT_EQ(cut.size(), 1u);
+  EXPECT_EQ(cut[0].id, "gpu.ecc");
+  // Judged again (not unknown), the node is resumed as before.
+  ecc.unknown = false;
+  check.findings = {ecc};
+  EXPECT_TRUE(unknown_for_reason(check, ours, dltune::settings::Severity::kCritical).empty());
+
+  const std::string keep = "dltune: not judged: gpu.ecc: ECC errors cannot be checked";
+  EXPECT_EQ(decide(node("IDLE+DRAIN", ours), true, keep, keep), HealthAction::kKeepUnknown);
+  EXPECT_EQ(decide(node("IDLE+DRAIN", keep), true, keep, keep), HealthAction::kNone);
+  EXPECT_EQ(decide(node("IDLE+DRAIN", ours), true, "", ""), HealthAction::kResume);
+  // Never an admin's drain, and never a drain for an unknown alone.
+  EXPECT_EQ(decide(node("IDLE+DRAIN", "bad DIMM"), true, keep, keep),
+            HealthAction::kKeepAdminDrain);
+  EXPECT_EQ(decide(node("IDLE"), true, "", ""), HealthAction::kNone);
 }
 
 }  // namespace health_test
