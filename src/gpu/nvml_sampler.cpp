@@ -103,6 +103,7 @@ class Reader {
  private:
   bool ok(Sym s, nvml::Return rc) {
     if (rc == nvml::kSuccess) return true;
+    if (rc == nvml::kErrorGpuIsLost) lost_ = true;
     if (rc != nvml::kErrorNotSupported)
       failed_->insert(fmt::format("{}: {}", lib_.name(s), lib_.describe(rc)));
     return false;
@@ -298,11 +299,15 @@ class Reader {
   void device(unsigned index, GpuReading& g) {
     g = GpuReading{};
     g.index = index;
+    lost_ = false;
     nvml::Device h = nullptr;
-    if (!ok(Sym::kHandleByIndex, lib_.fn<nvml::HandleByIndexFn>(Sym::kHandleByIndex)(index, &h)))
+    if (!ok(Sym::kHandleByIndex, lib_.fn<nvml::HandleByIndexFn>(Sym::kHandleByIndex)(index, &h))) {
+      g.lost = true;
       return;
+    }
     auto& id = ids_[index];
-    if (!id) id = Identity{text(Sym::kUuid, h), text(Sym::kName, h), bus_id(h)};
+    // Asked again while NVML has not given the UUID (a GPU that failed at first and came back).
+    if (!id || !id->uuid) id = Identity{text(Sym::kUuid, h), text(Sym::kName, h), bus_id(h)};
     g.uuid = id->uuid;
     g.vendor = "nvidia";
     g.name = id->name;
@@ -346,10 +351,12 @@ class Reader {
     else if (v == 2)
       processes_as<nvml::ProcessInfoV1, nvml::DeviceProcessesV1Fn>(h, g, procs_v1_);
     g.sampled_at_ns = now_ns(CLOCK_MONOTONIC);
+    g.lost = lost_;
   }
 
   const NvmlLibrary& lib_;
   std::set<std::string>* failed_ = nullptr;
+  bool lost_ = false;  // a call on the GPU being read said NVML_ERROR_GPU_IS_LOST
   std::vector<std::optional<Identity>> ids_;
   std::vector<Xids> xids_;
   std::vector<bool> no_nvlink_;  // per GPU: NVML said NOT_SUPPORTED for its NVLink counters

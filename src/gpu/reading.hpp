@@ -40,6 +40,9 @@ struct GpuReading {
   // NVML's NVLink data counters (KiB since the driver loaded): NVLink payload sent and
   // received, the GPU's links together; absent on a GPU without NVLink.
   std::optional<std::uint64_t> nvlink_tx_kib, nvlink_rx_kib;
+  // NVML said NVML_ERROR_GPU_IS_LOST to a call on this GPU at this reading (it fell off the bus
+  // or stopped answering), or could not give its handle: its values are missing, not zero.
+  bool lost = false;
 };
 
 }  // namespace dltune::gpu

@@ -23,14 +23,20 @@ struct GpuCollector::State {
   std::mutex mu;
   std::condition_variable wake, read;
   bool stop = false;
-  bool ended = false;             // the thread has nothing more to read (no NVML), under mu
-  std::uint64_t readings = 0;     // finished, under mu
-  std::vector<Gpu> latest;        // under mu
-  std::vector<std::string> said;  // notices for collect to pass on, under mu
+  bool ended = false;                // the thread has nothing more to read (no NVML), under mu
+  std::uint64_t readings = 0;        // finished, under mu
+  std::vector<Gpu> latest;           // under mu
+  std::vector<std::string> said;     // notices for collect to pass on, under mu
+  std::vector<gpu::PciGpuSlot> pci;  // found once at the start, under mu
   std::thread thread;
 
   void run() {
-    // AMD's GPUs are found once, as NVML's are when it initialises.
+    // AMD's GPUs are found once, as NVML's are when it initialises; so are the GPUs on PCI.
+    {
+      auto found = gpu::find_pci_gpus(root);
+      std::lock_guard lock(mu);
+      pci = std::move(found);
+    }
     const auto amd = gpu::amdgpu::find_cards(root);
     auto reader = gpu::NvmlSampler::open(library);
     if (!reader && amd.empty()) {
@@ -98,11 +104,13 @@ void GpuCollector::wait_for_readings(std::uint64_t n) {
   state_->read.wait(lock, [&] { return state_->ended || state_->readings >= n; });
 }
 
-void GpuCollector::collect(std::vector<Gpu>& out, Notices& notices) {
+void GpuCollector::collect(std::vector<Gpu>& out, std::vector<gpu::GpuSlot>& slots,
+                           Notices& notices) {
   std::lock_guard lock(state_->mu);
   for (const auto& s : state_->said) notices.once(s, s);
   state_->said.clear();
   out = state_->latest;  // element-wise: the strings and vectors of `out` are reused
+  gpu::match_slots(state_->pci, out, slots);
 }
 
 }  // namespace dltune::monitor

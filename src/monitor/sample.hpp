@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/pci_gpus.hpp"
 #include "gpu/reading.hpp"
 
 namespace dltune::monitor {
@@ -175,6 +176,9 @@ struct Sample {
   std::optional<Cgroup> cgroup;
   std::vector<Process> processes;  // sorted by pid
   std::vector<Gpu> gpus;
+  // Every compute GPU on PCI and whether NVML (or amdgpu's sysfs) answered for it; empty when
+  // GPUs are not read (--no-gpus) or PCI has none.
+  std::vector<gpu::GpuSlot> gpu_slots;
   // The sampling process's own CPU time (user + system, all its threads: getrusage RUSAGE_SELF),
   // microseconds, cumulative; only on the live host (a fixture root is not where it runs). The
   // observer is not load on the job: profile leaves it out of the CPU used outside the job.

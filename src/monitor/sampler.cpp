@@ -91,9 +91,11 @@ Result<void> Sampler::sample(Sample& out) {
     out.processes.clear();
   }
   if (gpus_)
-    gpus_->collect(out.gpus, notices_);
-  else
+    gpus_->collect(out.gpus, out.gpu_slots, notices_);
+  else {
     out.gpus.clear();
+    out.gpu_slots.clear();
+  }
   return {};
 }
 

@@ -211,7 +211,8 @@ class GpuCollector {
   ~GpuCollector();  // stops the thread
   GpuCollector(const GpuCollector&) = delete;
   GpuCollector& operator=(const GpuCollector&) = delete;
-  void collect(std::vector<Gpu>& out, Notices& notices);
+  // The latest reading into `out`, and every PCI GPU's slot (gpu/pci_gpus.hpp) into `slots`.
+  void collect(std::vector<Gpu>& out, std::vector<gpu::GpuSlot>& slots, Notices& notices);
   // Blocks until the thread has finished `n` readings since it started, or has ended (no NVML to
   // read): what a test waits for instead of sleeping.
   void wait_for_readings(std::uint64_t n);

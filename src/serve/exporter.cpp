@@ -135,6 +135,16 @@ void Exporter::check() {
   } else {
     state->ok = true;
     for (const auto& f : report->findings) {
+      if (f.applicable && f.unknown) {
+        const std::string stakes = audit::severity_name(f.stakes);
+        auto same = std::find_if(state->unknown.begin(), state->unknown.end(), [&](const auto& x) {
+          return x.id == f.id && x.severity == stakes && x.area == f.area;
+        });
+        if (same != state->unknown.end())
+          ++same->count;
+        else
+          state->unknown.push_back({f.id, stakes, f.area, 1});
+      }
       if (!f.applicable || f.severity == audit::Severity::kOk) continue;
       const std::string severity = audit::severity_name(f.severity);
       auto same = std::find_if(state->findings.begin(), state->findings.end(), [&](const auto& x) {
@@ -148,6 +158,7 @@ void Exporter::check() {
     state->counts = {
         static_cast<std::uint64_t>(report->ok), static_cast<std::uint64_t>(report->info),
         static_cast<std::uint64_t>(report->warn), static_cast<std::uint64_t>(report->critical)};
+    state->unknown_count = static_cast<std::uint64_t>(report->unknown);
     state->finished_wall_ns = clock_or_system(options_.clock).wall_ns();
     state->duration_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -148,6 +148,18 @@ void render_check(const CheckState& c, MetricSink& sink) {
               "Check findings of the last run by severity (all 0 when the check could not run)");
   for (std::size_t i = 0; i < kSeverities.size(); ++i)
     sink.sample({{"severity", kSeverities[i]}}, c.ok ? c.counts[i] : std::uint64_t{0});
+  if (c.ok) {
+    sink.family("dltune_check_unknown", MetricType::kGauge,
+                "Check ids that could not be judged (NVML did not answer, a file could not be "
+                "read): their number, by id, area and stakes, the severity the profile gives the "
+                "id when it is not met. Unknown is never healthy");
+    for (const auto& f : c.unknown)
+      sink.sample({{"id", f.id}, {"stakes", f.severity}, {"area", f.area}}, f.count);
+  }
+  sink.family("dltune_check_unknown_findings", MetricType::kGauge,
+              "Check findings of the last run that could not be judged (0 when the check could "
+              "not run)");
+  sink.sample({}, c.ok ? c.unknown_count : std::uint64_t{0});
   if (c.finished_wall_ns) {
     sink.family("dltune_check_last_run_timestamp_seconds", MetricType::kGauge,
                 "When the last completed check finished, in seconds since the epoch");

@@ -97,7 +97,11 @@ struct CheckState {
   bool ran = false;  // a run has finished, well or not (no check family is written before)
   bool ok = false;   // the last run completed; false: it failed (counts are then 0)
   std::vector<CheckFinding> findings;
-  std::array<std::uint64_t, 4> counts{};         // by severity: ok, info, warn, critical
+  std::array<std::uint64_t, 4> counts{};  // by severity: ok, info, warn, critical
+  // The findings that could not be judged (NVML did not answer, ...), by id, area and stakes
+  // (the severity the profile gives the id when it is not met): `severity` holds the stakes.
+  std::vector<CheckFinding> unknown;
+  std::uint64_t unknown_count = 0;
   std::optional<std::int64_t> finished_wall_ns;  // of the last completed run
   double duration_s = 0;
 };

@@ -88,6 +88,19 @@ void render_gpus(const monitor::Sample* s, bool gpus_on, std::string_view hostna
               "--no-gpus)");
   if (s != nullptr) sink.sample({}, std::uint64_t{up ? 1u : 0u});
 
+  // Labelled by the PCI address alone, so that the series stays the same when the GPU drops out
+  // of NVML's list (it then has no index or UUID).
+  sink.family("dltune_gpu_up", kGauge,
+              "1 for each GPU on PCI that its driver's interface answered for at the last "
+              "reading (NVML for NVIDIA, amdgpu's sysfs for AMD), 0 when it did not: NVML not "
+              "loaded, the GPU missing from NVML's list, its handle failing, or NVML saying it "
+              "is lost (Xid 79). pci_bus_id as dltune_gpu_info has it");
+  if (s != nullptr && gpus_on)
+    for (const auto& slot : s->gpu_slots)
+      sink.sample(
+          {{"pci_bus_id", slot.pci_bus_id}, {"vendor", slot.vendor}, {"Hostname", hostname}},
+          std::uint64_t{slot.up ? 1u : 0u});
+
   sink.family("dltune_gpu_info", kGauge,
               "1 for each GPU, labelled with its name, PCI bus id and vendor (nvidia: NVML; amd: "
               "amdgpu's sysfs)");

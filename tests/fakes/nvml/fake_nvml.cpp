@@ -217,6 +217,9 @@ unsigned device_count() {
 int handle_by_index(const char* fn, unsigned index, void** device) {
   return call(fn, nullptr, [&] {
     if (device == nullptr || index >= device_count()) return kInvalidArgument;
+    // A GPU's own `fail` of the call fails its index's handle (a GPU NVML cannot reach).
+    if (index < state().gpus.size())
+      if (const int rc = injected(fn, &state().gpus[index]); rc != kSuccess) return rc;
     *device = index < state().gpus.size() ? &state().gpus[index] : &state().blank;
     return kSuccess;
   });

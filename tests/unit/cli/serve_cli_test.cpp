@@ -99,6 +99,44 @@ TEST(ServeCli, OnceOnAnAmdHostReadsAmdgpuSysfs) {
   EXPECT_EQ(e.find("dltune_gpu_ecc_errors_total", ue)->value_text, "1");
   EXPECT_TRUE(e.all("dltune_gpu_xid_errors_total").empty());
   EXPECT_TRUE(e.all("dltune_gpu_compute_processes").empty());
+  // Every card bound to amdgpu answers through its sysfs: up, by its sysfs address.
+  const auto up = e.all("dltune_gpu_up");
+  ASSERT_EQ(up.size(), 4u) << r.out;
+  for (const auto* s : up) EXPECT_EQ(s->value_text, "1") << s->labels.at("pci_bus_id");
+  EXPECT_EQ(e.all("dltune_gpu_up", {{"pci_bus_id", "0000:63:00.0"}, {"vendor", "amd"}}).size(), 1u);
+}
+
+// An 8-GPU host (the gpu8-numa2-cgv2 tree's PCI bus) whose NVML lists seven: the eighth, which
+// fell off the bus, is 0 under the address NVML would give it; the others are 1. With NVML not
+// loading at all, all eight are 0.
+TEST(ServeCli, AGpuOnPciThatNvmlDoesNotListIsDown) {
+  const std::vector<std::string> argv = {
+      DLTUNE_BINARY, "serve",
+      "--once",      "--interval",
+      "200ms",       "--no-check",
+      "--root",      std::string(DLTUNE_FIXTURES) + "/roots/gpu8-numa2-cgv2"};
+  FakeNvmlConfig fake(fake_hgx(7));
+  auto r = run(argv, kFakeNvml);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto e = dltune::serve::testing::parse_exposition(r.out);
+  ASSERT_TRUE(e.errors.empty()) << ::testing::PrintToString(e.errors) << r.out;
+  const auto up = e.all("dltune_gpu_up");
+  ASSERT_EQ(up.size(), 8u) << r.out;
+  std::vector<std::string> down;
+  for (const auto* s : up)
+    if (s->value_text == "0") down.push_back(s->labels.at("pci_bus_id"));
+  EXPECT_EQ(down, std::vector<std::string>{"00000000:DB:00.0"});
+  EXPECT_EQ(e.all("dltune_gpu_info").size(), 7u);
+
+  auto broken = fake_hgx(7);
+  broken["init_error"] = 9;  // NVML_ERROR_DRIVER_NOT_LOADED
+  FakeNvmlConfig none(broken);
+  r = run(argv, kFakeNvml);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  e = dltune::serve::testing::parse_exposition(r.out);
+  ASSERT_EQ(e.all("dltune_gpu_up").size(), 8u) << r.out;
+  for (const auto* s : e.all("dltune_gpu_up")) EXPECT_EQ(s->value_text, "0");
+  EXPECT_EQ(e.find("dltune_nvml_up")->value_text, "0");
 }
 
 TEST(ServeCli, OnceJsonHasTheSameFamiliesAndEveryKeyIsDocumented) {

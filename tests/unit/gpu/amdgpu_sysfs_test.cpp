@@ -221,7 +221,8 @@ TEST(AmdgpuSysfs, CollectorReadsAmdWithoutNvml) {
   dltune::monitor::GpuCollector c(t.root(), "/nonexistent/libnvidia-ml.so.1",
                                   3600LL * 1'000'000'000);
   c.wait_for_readings(1);
-  c.collect(gpus, notices);
+  std::vector<dltune::gpu::GpuSlot> slots;
+  c.collect(gpus, slots, notices);
   ASSERT_EQ(gpus.size(), 1u);
   EXPECT_EQ(gpus[0].index, 0u);
   EXPECT_EQ(gpus[0].utilization_gpu_pct, 93u);

@@ -20,13 +20,16 @@ namespace {
 
 constexpr std::int64_t kHour = 3600LL * 1'000'000'000;
 
+// Every PCI GPU's slot from the latest collect (the tests below that check them read it).
+std::vector<dltune::gpu::GpuSlot> slots;
+
 // Collects after each of the thread's readings until `done` (at most 400 readings: no sleeping,
 // no timing); the reading that made it done, 0 when none did.
 template <class F>
 std::uint64_t collect_until(GpuCollector& c, std::vector<Gpu>& out, Notices& n, F&& done) {
   for (std::uint64_t reading = 1; reading <= 400; ++reading) {
     c.wait_for_readings(reading);
-    c.collect(out, n);
+    c.collect(out, slots, n);
     if (done()) return reading;
   }
   return 0;
@@ -135,7 +138,7 @@ TEST(GpuCollector, FailingCallSaidOnce) {
   EXPECT_FALSE(gpus[0].temperature_celsius);
   EXPECT_EQ(gpus[0].power_watts, 69.0);
   c.wait_for_readings(at + 4);  // more readings, same failure
-  c.collect(gpus, notices);
+  c.collect(gpus, slots, notices);
   const auto said = notices.take();
   ASSERT_EQ(said.size(), 1u);
   EXPECT_NE(said[0].find("nvmlDeviceGetTemperature"), std::string::npos) << said[0];
@@ -154,7 +157,7 @@ TEST(GpuCollector, MissingLibraryOneNoticeAndNothing) {
   EXPECT_TRUE(gpus.empty());
   ASSERT_EQ(said.size(), 1u);
   EXPECT_NE(said[0].find("cannot load NVML"), std::string::npos) << said[0];
-  c.collect(gpus, notices);
+  c.collect(gpus, slots, notices);
   EXPECT_TRUE(notices.take().empty());
   EXPECT_TRUE(gpus.empty());
 }
@@ -199,7 +202,7 @@ TEST(GpuCollector, XidEventsAndPcieReplays) {
     EXPECT_FALSE(gpus[1].pcie_replay_count);
     // Drained events are not counted again: a few readings later.
     c.wait_for_readings(at + 3);
-    c.collect(gpus, notices);
+    c.collect(gpus, slots, notices);
     EXPECT_EQ(gpus[0].xid_errors, 2u);
     EXPECT_TRUE(notices.take().empty());
   }

@@ -153,6 +153,27 @@ TEST(Exposition, GpuValuesAndLabels) {
   }
 }
 
+// One series per GPU on PCI, labelled by its address alone: 0 for the one NVML does not list.
+TEST(Exposition, GpuUpForEveryGpuOnPci) {
+  const auto f = full_fixture();
+  auto e = parse_exposition(render_text(f.snapshot()));
+  ASSERT_TRUE(e.errors.empty()) << ::testing::PrintToString(e.errors);
+  const auto up = e.all("dltune_gpu_up");
+  ASSERT_EQ(up.size(), 3u);
+  EXPECT_EQ(up[0]->labels, (std::map<std::string, std::string>{{"pci_bus_id", "00000000:18:00.0"},
+                                                               {"vendor", "nvidia"},
+                                                               {"Hostname", "gpu-node-07"}}));
+  EXPECT_EQ(up[0]->value_text, "1");
+  EXPECT_EQ(up[2]->labels.at("pci_bus_id"), "00000000:9A:00.0");
+  EXPECT_EQ(up[2]->value_text, "0");
+  EXPECT_EQ(e.type.at("dltune_gpu_up"), "gauge");
+  // The address joins to dltune_gpu_info's for a GPU NVML lists.
+  EXPECT_EQ(e.all("dltune_gpu_info", {{"pci_bus_id", "00000000:18:00.0"}}).size(), 1u);
+  // --no-gpus: GPUs are not read, so none is said to be down.
+  e = parse_exposition(render_text(f.snapshot(false)));
+  EXPECT_TRUE(e.all("dltune_gpu_up").empty());
+}
+
 TEST(Exposition, ThrottleReasonsAreNvmlsBits) {
   auto f = full_fixture();
   const auto e = parse_exposition(render_text(f.snapshot()));
@@ -228,6 +249,13 @@ TEST(Exposition, CheckFindings) {
   EXPECT_EQ(e.find("dltune_check_findings", {{"severity", "info"}})->value_text, "0");
   EXPECT_EQ(e.find("dltune_check_findings", {{"severity", "critical"}})->value_text, "1");
   EXPECT_EQ(e.find("dltune_check_up")->value_text, "1");
+  // Two GPUs' ECC could not be judged: unknown, with what the profile would have said.
+  const auto unknown = e.all("dltune_check_unknown");
+  ASSERT_EQ(unknown.size(), 1u);
+  EXPECT_EQ(unknown[0]->labels, (std::map<std::string, std::string>{
+                                    {"id", "gpu.ecc"}, {"stakes", "critical"}, {"area", "gpu"}}));
+  EXPECT_EQ(unknown[0]->value_text, "2");
+  EXPECT_EQ(e.find("dltune_check_unknown_findings")->value_text, "2");
   EXPECT_EQ(e.find("dltune_check_last_run_timestamp_seconds")->value_text, "1700000100");
   EXPECT_EQ(e.find("dltune_check_duration_seconds")->value_text, "0.25");
 
@@ -239,6 +267,8 @@ TEST(Exposition, CheckFindings) {
   EXPECT_TRUE(e.all("dltune_check_finding").empty());
   ASSERT_EQ(e.all("dltune_check_findings").size(), 4u);
   for (const auto* s : e.all("dltune_check_findings")) EXPECT_EQ(s->value_text, "0");
+  EXPECT_TRUE(e.all("dltune_check_unknown").empty());
+  EXPECT_EQ(e.find("dltune_check_unknown_findings")->value_text, "0");
   EXPECT_EQ(e.find("dltune_check_up")->value_text, "0");
   EXPECT_TRUE(e.find("dltune_check_last_run_timestamp_seconds"));
 

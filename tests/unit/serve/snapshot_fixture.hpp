@@ -134,6 +134,10 @@ inline Fixture full_fixture() {
   bare.uuid = "GPU-bare";
   bare.power_watts = std::numeric_limits<double>::quiet_NaN();
   s.gpus = {g, bare};
+  // PCI has a third GPU that NVML does not list (it fell off the bus).
+  s.gpu_slots = {{"00000000:18:00.0", "nvidia", true, 0u},
+                 {"00000000:2A:00.0", "nvidia", true, 1u},
+                 {"00000000:9A:00.0", "nvidia", false, std::nullopt}};
 
   monitor::Cgroup job;
   job.path = "/dltune/job-1";
@@ -173,6 +177,8 @@ inline Fixture full_fixture() {
   f.check.ok = true;
   f.check.findings = {{"vm.swappiness", "warn", "memory"}, {"gpu.persistence", "critical", "gpu"}};
   f.check.counts = {10, 0, 1, 1};
+  f.check.unknown = {{"gpu.ecc", "critical", "gpu", 2}};
+  f.check.unknown_count = 2;
   f.check.finished_wall_ns = 1'700'000'100'000'000'000;
   f.check.duration_s = 0.25;
   return f;

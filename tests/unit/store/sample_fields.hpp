@@ -17,11 +17,13 @@ namespace dltune::testing {
 // when read back and the model takes the samples' own interval. Neither are
 // System::activity_ns and activity_carried: a recording reads the activity counters at every
 // sample (only top carries them), so they read back as 0 and false, which means the same.
+// Gpu::lost and Sample::gpu_slots (whether each GPU on PCI answered) are not recorded either:
+// serve exports them; a recording keeps the readings NVML gave.
 static_assert(sizeof(monitor::Process) == 304, "a Process field was added: see above");
 static_assert(sizeof(monitor::Cgroup) == 640, "a Cgroup field was added: see above");
-static_assert(sizeof(monitor::Gpu) == 448, "a Gpu field was added: see above");
+static_assert(sizeof(monitor::Gpu) == 456, "a Gpu field was added: see above");
 static_assert(sizeof(monitor::System) == 640, "a System field was added: see above");
-static_assert(sizeof(monitor::Sample) == 1384, "a Sample field was added: see above");
+static_assert(sizeof(monitor::Sample) == 1408, "a Sample field was added: see above");
 static_assert(sizeof(monitor::Disk) == 104, "a Disk field was added: see above");
 static_assert(sizeof(monitor::NetDevice) == 96, "a NetDevice field was added: see above");
 static_assert(sizeof(monitor::GpuProcess) == 24, "a GpuProcess field was added: see above");
