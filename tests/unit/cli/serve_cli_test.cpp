@@ -71,6 +71,27 @@ TEST(ServeCli, OncePrintsTheHostItsGpusAndTheCheck) {
   EXPECT_GT(std::stod(e.find("dltune_memory_total_bytes")->value_text), 0);
 }
 
+// A GPU that NVML says is lost: the check cannot judge its ECC or clocks, which serve exports as
+// unknown with the profile's stakes, and gpu.health is critical for it.
+TEST(ServeCli, OnceExportsWhatTheCheckCouldNotJudge) {
+  auto config = fake_hgx(2);
+  config["gpus"][1]["fail"] = {{"nvmlDeviceGetMemoryInfo", 15}};  // NVML_ERROR_GPU_IS_LOST
+  FakeNvmlConfig fake(config);
+  const auto r = run({DLTUNE_BINARY, "serve", "--once", "--interval", "200ms"}, kFakeNvml);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto e = dltune::serve::testing::parse_exposition(r.out);
+  ASSERT_TRUE(e.errors.empty()) << ::testing::PrintToString(e.errors) << r.out;
+  ASSERT_EQ(e.find("dltune_check_up")->value_text, "1") << r.err;
+  const auto* ecc =
+      e.find("dltune_check_unknown", {{"id", "gpu.ecc"}, {"stakes", "critical"}, {"area", "gpu"}});
+  ASSERT_TRUE(ecc) << r.out;
+  EXPECT_EQ(ecc->value_text, "1");
+  EXPECT_GE(std::stoi(e.find("dltune_check_unknown_findings")->value_text), 2) << r.out;
+  EXPECT_EQ(e.all("dltune_check_finding", {{"id", "gpu.health"}, {"severity", "critical"}}).size(),
+            1u)
+      << r.out;
+}
+
 // A host with AMD GPUs alone (the amd-mi210x4 tree): their series come from amdgpu's sysfs,
 // NVML is not up, and what sysfs does not give has no series.
 TEST(ServeCli, OnceOnAnAmdHostReadsAmdgpuSysfs) {
