@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "audit/baseline.hpp"
 #include "audit/rules.hpp"
 #include "core/json.hpp"
 #include "core/text.hpp"
@@ -40,13 +41,45 @@ void name_profile(Finding& f, const std::string& profile_arg, const settings::Pr
 
 }  // namespace
 
+namespace {
+
+// Counted by severity, then kept in the report.
+void add(CheckReport& r, Finding f) {
+  if (f.applicable && f.unknown) ++r.unknown;
+  if (!f.applicable)
+    ++r.not_applicable;
+  else if (f.severity == Severity::kOk)
+    ++r.ok;
+  else if (f.severity == Severity::kInfo)
+    ++r.info;
+  else if (f.severity == Severity::kWarn)
+    ++r.warn;
+  else
+    ++r.critical;
+  r.findings.push_back(std::move(f));
+}
+
+}  // namespace
+
 Result<CheckReport> run_check(const inventory::HostFacts& facts, const host::Root& root,
                               const settings::Profile& profile, const CheckOptions& options) {
+  const std::string baseline_path = options.baseline.value_or(profile.baseline);
+  std::optional<Baseline> baseline;
+  if (!baseline_path.empty()) {
+    auto b = load_baseline(baseline_path);
+    if (!b) return tl::unexpected(b.error());
+    baseline = std::move(*b);
+  }
+  const auto is_baseline_id = [&](const std::string& id) {
+    return baseline && std::find(std::begin(kBaselineIds), std::end(kBaselineIds), id) !=
+                           std::end(kBaselineIds);
+  };
   for (const auto* ids : {&options.only, &options.skip}) {
     for (const auto& id : *ids) {
-      if (profile.find(id) == nullptr) {
+      if (profile.find(id) == nullptr && !is_baseline_id(id)) {
         std::vector<std::string> known;
         for (const auto& e : profile.entries) known.push_back(e.key);
+        if (baseline) known.insert(known.end(), std::begin(kBaselineIds), std::end(kBaselineIds));
         return fail(fmt::format("profile {} has no setting", profile.name),
                     fmt::format("{} (it has: {})", id, fmt::join(known, ", ")));
       }
@@ -66,20 +99,15 @@ Result<CheckReport> run_check(const inventory::HostFacts& facts, const host::Roo
       name_profile(f, options.profile_arg.empty() ? profile.name : options.profile_arg, entry);
       f.origin = entry.origin_text();
       f.stakes = settings::severity_from(entry.severity).value_or(Severity::kWarn);
-      if (f.applicable && f.unknown) ++r.unknown;
-      if (!f.applicable)
-        ++r.not_applicable;
-      else if (f.severity == Severity::kOk)
-        ++r.ok;
-      else if (f.severity == Severity::kInfo)
-        ++r.info;
-      else if (f.severity == Severity::kWarn)
-        ++r.warn;
-      else
-        ++r.critical;
-      r.findings.push_back(std::move(f));
+      add(r, std::move(f));
     }
   }
+  if (baseline)
+    for (auto& f : judge_baseline(*baseline, facts)) {
+      if (!options.only.empty() && !listed(options.only, f.id)) continue;
+      if (listed(options.skip, f.id)) continue;
+      add(r, std::move(f));
+    }
   return r;
 }
 

@@ -18,6 +18,9 @@ struct CheckOptions {
   // How `tune -p` names the profile (the name or file the user gave; default: its name): every
   // `dltune tune apply` a finding prints carries it, so that it runs as printed.
   std::string profile_arg;
+  // --baseline: the hardware baseline file to judge the host against (audit/baseline.hpp),
+  // instead of the profile's own `baseline`.
+  std::optional<std::string> baseline;
 };
 
 struct CheckReport {

@@ -30,6 +30,7 @@ class CheckCommand : public Command {
     options::add_list(*sub_, "--only", only_, "ID");
     options::add_list(*sub_, "--skip", skip_, "ID");
     options::add_value(*sub_, "--root", root_);
+    options::add_value(*sub_, "--baseline", baseline_);
     options::add_flag(*sub_, "-v,--verbose", verbose_);
     options::add_choice(*sub_, "--color", color_, {"auto", "always", "never"});
     options::add_flag(*sub_, "--json", json_);
@@ -57,7 +58,8 @@ class CheckCommand : public Command {
       return unknown("profile: " + profile.error().message());
     }
     const auto facts = inventory::collect(root, collect_options());
-    auto report = audit::run_check(facts, root, *profile, {only_, skip_, data_, profile_});
+    auto report =
+        audit::run_check(facts, root, *profile, {only_, skip_, data_, profile_, baseline_});
     if (!report) {
       (void)unknown(report.error().message());
       return refuse(report.error().message());
@@ -98,7 +100,7 @@ class CheckCommand : public Command {
   CLI::App* sub_ = nullptr;
   std::string profile_ = "training";
   std::vector<std::string> data_, only_, skip_, sets_;
-  std::optional<std::string> root_;
+  std::optional<std::string> root_, baseline_;
   bool verbose_ = false;
   bool json_ = false;
   bool npd_ = false;

@@ -54,6 +54,7 @@ constexpr NamedCommand kCommands[] = {
     {"check", make_check_command},
     {"env", make_env_command},
     {"capture", make_capture_command},
+    {"baseline", make_baseline_command},
     {"tune", make_tune_command},
     {"profiles", make_profiles_command},
     {"run", make_run_command},

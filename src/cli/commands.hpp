@@ -59,6 +59,7 @@ class Command {
 
 std::unique_ptr<Command> make_env_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_capture_command(CLI::App& app, GlobalOptions& global);
+std::unique_ptr<Command> make_baseline_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_stacks_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_check_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_tune_command(CLI::App& app, GlobalOptions& global);

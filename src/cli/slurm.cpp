@@ -54,6 +54,7 @@ class SlurmCommand : public Command {
     options::add_choice(*health_, "--drain-on", drain_on_, {"warn", "critical"});
     options::add_list(*health_, "--only", request_.only, "ID");
     options::add_list(*health_, "--skip", request_.skip, "ID");
+    options::add_value(*health_, "--baseline", request_.baseline);
     options::add_flag(*health_, "-n,--dry-run", request_.dry_run);
     options::add_duration(*health_, "--timeout", timeout_ns_, 100'000'000, 3'600'000'000'000);
     options::add_flag(*health_, "--json", json_);

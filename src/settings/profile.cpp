@@ -144,6 +144,7 @@ class Loader {
                         src.label, line > 0 ? fmt::format(":{}", line) : "", key));
       entries.erase(it);
     }
+    if (!p.baseline.empty()) merged_.baseline = p.baseline;
     merged_.chain.push_back(p.name);
     return {};
   }

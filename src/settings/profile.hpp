@@ -64,6 +64,10 @@ struct Profile {
   std::vector<int> include_lines;  // the line of each include (0: unknown)
   std::vector<std::string> drops;
   std::vector<int> drop_lines;  // the line of each drop's table (0: unknown)
+  // [profile] baseline: the hardware baseline file (an absolute path) that check judges the
+  // host against besides the settings (audit/baseline.hpp); the last profile of the include
+  // chain that names one wins. Empty: none.
+  std::string baseline;
   [[nodiscard]] const ProfileEntry* find(std::string_view key) const;
 };
 

@@ -16,7 +16,7 @@ namespace {
 
 constexpr std::array kSettingFields = {"value",  "severity", "critical", "field",
                                        "reason", "source",   "drop"};
-constexpr std::array kProfileFields = {"name", "description", "include"};
+constexpr std::array kProfileFields = {"name", "description", "include", "baseline"};
 constexpr std::array kSeverities = {"info", "warn", "critical"};
 
 const char* type_name(const toml::node& n) {
@@ -227,6 +227,11 @@ Result<void> parse_header(const toml::node& node, const Refusals& r, Profile& p)
                                           fmt::join(kProfileFields, ", ")));
     if (k.str() == "include") {
       if (auto ok = parse_include(v, r, p); !ok) return ok;
+    } else if (k.str() == "baseline") {
+      if (!v.is_string() || !v.as_string()->get().starts_with('/'))
+        return r.at(v.source(),
+                    "baseline must be the absolute path of a baseline file (dltune baseline -o)");
+      p.baseline = v.as_string()->get();
     } else {
       if (!v.is_string() || v.as_string()->get().empty())
         return r.at(v.source(), fmt::format("{} must be a non-empty string", k.str()));

@@ -120,8 +120,9 @@ Result<HealthReport> health_check(const HealthRequest& request, const HealthCont
   auto profile = settings::load_profile(request.profile, context.root, settings::validate_key);
   if (!profile) return fail("profile: " + profile.error().message());
   const auto facts = inventory::collect(context.root, context.collect);
-  auto check = audit::run_check(facts, context.root, *profile,
-                                {request.only, request.skip, {}, request.profile});
+  auto check =
+      audit::run_check(facts, context.root, *profile,
+                       {request.only, request.skip, {}, request.profile, request.baseline});
   if (!check) return tl::unexpected(check.error());
   report.failing = audit::failing(*check, request.drain_on);
   report.reason = drain_reason(report.failing);

@@ -4,6 +4,7 @@
 // is healthy again is resumed only when dltune drained it (its reason starts "dltune: "), never a
 // node an admin drained. Nothing is changed when the node cannot be judged.
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ struct HealthRequest {
   std::string node;  // Slurm's NodeName; empty: SLURMD_NODENAME, else this host's short name
   std::string profile = "training";
   std::vector<std::string> only, skip;  // check's --only and --skip
+  std::optional<std::string> baseline;  // check's --baseline: the hardware baseline file
   settings::Severity drain_on = settings::Severity::kCritical;
   bool dry_run = false;  // judge and say what would be done; change nothing
   Scontrol scontrol;

@@ -201,7 +201,7 @@ TEST_F(SlurmLive, SlurmdsHealthCheckDrainsOnACriticalFindingAndResumesOnlyWhatIt
   EXPECT_EQ(cluster_->state_and_reason(), "drained|disk swap by admin");
 }
 
-TEST_F(SlurmLive, DryRunJudgesAndChangesNothingAndAProfileSaysWhatIsCritical) {
+TEST_F(SlurmLive, DryRunJudgesAndChangesNothingAProfileSaysWhatIsCriticalAndABaselineDrains) {
   ASSERT_TRUE(start());
   // A profile of the admin's own makes a finding critical: more /dev/shm than any host has.
   const std::string profile = cluster_->dir() + "/demanding.toml";
@@ -229,6 +229,24 @@ TEST_F(SlurmLive, DryRunJudgesAndChangesNothingAndAProfileSaysWhatIsCritical) {
   // Just after a resume the controller marks the node not responding ("idle*") until it pings.
   EXPECT_EQ(cluster_->wait_for([](const std::string& s) { return s == "idle|none"; }, 30),
             "idle|none");
+
+  // A hardware baseline that expects a GPU this host does not have drains the node, naming the
+  // GPU; this host's own baseline (dltune baseline) finds it as it should be and resumes it.
+  const std::string expects_gpu = cluster_->dir() + "/expects-gpu.toml";
+  std::ofstream(expects_gpu) << "schema = \"dltune.baseline/1\"\n[gpus]\ncount = 1\n"
+                                "[[gpus.device]]\npci_bus_id = \"0000:9a:00.0\"\n";
+  const std::string own = cluster_->dir() + "/own.toml";
+  const auto written = run({DLTUNE_BINARY, "baseline", "-o", own});
+  ASSERT_EQ(written.exit_code, 0) << written.err;
+  const auto drifted = health({"--only", "baseline.gpu", "--baseline", expects_gpu, "--json"});
+  ASSERT_EQ(drifted.exit_code, 1) << explain(drifted);
+  EXPECT_EQ(json::parse(drifted.out)["reason"],
+            "dltune: baseline.gpu: GPU 0000:9a:00.0 missing: 1 expected, 0 seen");
+  EXPECT_EQ(cluster_->state_and_reason(),
+            "drained|dltune: baseline.gpu: GPU 0000:9a:00.0 missing: 1 expected, 0 seen");
+  const auto as_built = health({"--only", "baseline.gpu", "--baseline", own});
+  EXPECT_EQ(as_built.exit_code, 0) << explain(as_built);
+  EXPECT_THAT(as_built.out, HasSubstr("resumed")) << as_built.out;
 }
 
 TEST_F(SlurmLive, BadInputOrAControllerThatDoesNotAnswerChangesNothing) {

@@ -39,6 +39,8 @@ std::vector<std::vector<std::string>> writers(const std::string& rec) {
       {"compare", rec, rec, "--html", "OUT", "--force"},
       {"capture", "-o", "OUT"},
       {"capture", "-o", "OUT", "--force"},
+      {"baseline", "-o", "OUT"},
+      {"baseline", "-o", "OUT", "--force"},
       {"record", "-o", "OUT", "--force", "--duration", "1s"},
       {"run", "--json", "OUT", "--force", "--", "true"},
       {"run", "--record", "OUT", "--", "true"},

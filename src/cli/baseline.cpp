@@ -1,0 +1,73 @@
+// `dltune baseline`: write what this host's hardware should be (audit/baseline.hpp), for
+// `check --baseline` and `slurm health --baseline` to judge it against later.
+#include <ctime>
+#include <ostream>
+
+#include <fmt/core.h>
+#include <CLI/CLI.hpp>
+
+#include "audit/baseline.hpp"
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "core/json.hpp"
+#include "core/local_file.hpp"
+#include "core/time_format.hpp"
+#include "inventory/host_facts.hpp"
+#include "options/options.hpp"
+
+namespace dltune::cli {
+
+namespace {
+
+class BaselineCommand : public Command {
+ public:
+  explicit BaselineCommand(CLI::App& app) : Command("baseline") {
+    sub_ = options::add_command(app, "baseline");
+    options::add_value(*sub_, "-o,--output", output_);
+    options::add_value(*sub_, "--root", root_);
+    options::add_flag(*sub_, "--force", force_);
+    options::add_flag(*sub_, "--json", json_);
+  }
+  bool selected() const override { return sub_->parsed(); }
+
+  int execute() override {
+    // The output is checked before the host is read: a refusal changes nothing.
+    if (output_ != "-")
+      if (const auto target = local_file::output_target(output_, force_); !target)
+        return refuse("-o: " + target.error().message());
+    const auto opened = open_root("baseline", root_);
+    if (!opened) return kExitBadInput;
+    const auto facts = inventory::collect(*opened, collect_options());
+    const auto baseline = audit::baseline_of(facts);
+    for (const auto& note : audit::baseline_notes(facts)) say(note);
+    const std::string text =
+        json_ ? audit::to_json(baseline).dump(2) + "\n"
+              : audit::to_toml(baseline, text::format_time(std::time(nullptr), "%Y-%m-%d",
+                                                           text::TimeZone::kUtc));
+    auto written = local_file::write(
+        output_, force_, [&](std::ostream& out) { out << text; }, "the baseline");
+    if (!written) return failure(written.error().message());
+    if (output_ != "-")
+      fmt::print(stderr,
+                 "wrote {}: {} GPUs, {} RDMA ports, {} fast NICs; review it, then check with "
+                 "`dltune check --baseline {}`\n",
+                 output_, baseline.gpus ? baseline.gpus->size() : 0,
+                 baseline.rdma ? baseline.rdma->size() : 0,
+                 baseline.nics ? baseline.nics->size() : 0, output_);
+    return kExitOk;
+  }
+
+ private:
+  CLI::App* sub_ = nullptr;
+  std::string output_ = "-";
+  std::optional<std::string> root_;
+  bool json_ = false, force_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_baseline_command(CLI::App& app, GlobalOptions&) {
+  return std::make_unique<BaselineCommand>(app);
+}
+
+}  // namespace dltune::cli
