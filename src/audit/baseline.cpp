@@ -30,7 +30,7 @@ double round1(double v) {
 }
 
 std::string number(double v) {
-  return fmt::format("{:g}", v);
+  return fmt::format("{}", v);  // the shortest form that reads back the same
 }
 
 // "400 Gb/sec (4X NDR)" -> 400 (Documentation/ABI/stable/sysfs-class-infiniband, rate).

@@ -192,6 +192,20 @@ TEST_F(BaselineTree, TheSameHostDriftsOnlyWhereItsLinkIsDegraded) {
                                        "baseline.memory"}));
 }
 
+// A file written by an earlier dltune (tests/fixtures/baselines) reads and judges the same: the
+// format is a contract with the files admins keep.
+TEST_F(BaselineTree, AFileWrittenEarlierStillReads) {
+  auto kept =
+      dltune::audit::load_baseline(std::string(DLTUNE_FIXTURES) + "/baselines/hgx-h100-07.toml");
+  ASSERT_TRUE(kept) << kept.error().message();
+  EXPECT_EQ(kept->gpus->size(), 8u);
+  baseline_ = *kept;
+  const auto d = drifts(judge());
+  ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(summaries(d));
+  EXPECT_EQ(d[0].summary, "GPU 0000:ab:00.0 at PCIe x8, x16 expected");
+  EXPECT_EQ(d[0].origin, std::string(DLTUNE_FIXTURES) + "/baselines/hgx-h100-07.toml");
+}
+
 TEST_F(BaselineTree, AGpuThatLeftPciIsMissingByItsAddress) {
   (*baseline_.gpus)[5].pcie_width = 8;  // reviewed: that slot is x8
   fs::remove(tree_.dir() / "sys/bus/pci/devices/0000:9a:00.0");
