@@ -72,6 +72,7 @@ class ServeCommand : public Command {
     choice_.gpus = !no_gpus_;
     if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY"); lib != nullptr)
       choice_.nvml_library = lib;
+    if (const char* node = std::getenv("NODE_NAME"); node != nullptr) choice_.node_name = node;
     auto options = serve::exporter_options(root_, choice_);
     if (options && no_host_metrics_) options->host = serve::HostFamilies::kBeyondNodeExporter;
     return options;

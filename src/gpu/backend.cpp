@@ -57,7 +57,7 @@ std::optional<std::string> cuda_version_string(int v) {
 
 std::vector<std::unique_ptr<GpuBackend>> make_backends(const BackendOptions& options) {
   std::vector<std::unique_ptr<GpuBackend>> out;
-  out.push_back(std::make_unique<NvmlBackend>(options.nvml_library));
+  out.push_back(std::make_unique<NvmlBackend>(options.nvml_library, options.nvml_fallbacks));
   return out;
 }
 

@@ -142,6 +142,7 @@ struct Report {
 
 struct BackendOptions {
   std::string nvml_library;  // DLTUNE_NVML_LIBRARY, or empty for the driver's default names
+  std::vector<std::string> nvml_fallbacks;  // tried after the default names (nvml_libraries_in)
 };
 
 class GpuBackend {

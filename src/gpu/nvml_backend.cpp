@@ -435,7 +435,7 @@ Report query_nvml(const NvmlLibrary& lib) {
 }
 
 Report NvmlBackend::query() {
-  auto lib = NvmlLibrary::open(library_);
+  auto lib = NvmlLibrary::open(library_, fallbacks_);
   if (!lib) {
     Report r;
     r.backend = "nvml";

@@ -19,12 +19,15 @@ inline constexpr unsigned kMaxDevices = 64;
 class NvmlBackend : public GpuBackend {
  public:
   // `library`: the file to dlopen (DLTUNE_NVML_LIBRARY), or empty for the driver's names.
-  explicit NvmlBackend(std::string library) : library_(std::move(library)) {}
+  // `fallbacks`: tried after the driver's names when `library` is empty.
+  explicit NvmlBackend(std::string library, std::vector<std::string> fallbacks = {})
+      : library_(std::move(library)), fallbacks_(std::move(fallbacks)) {}
   [[nodiscard]] std::string_view name() const override { return "nvml"; }
   [[nodiscard]] Report query() override;
 
  private:
   std::string library_;
+  std::vector<std::string> fallbacks_;
 };
 
 // The facts of a library that is loaded and initialised.

@@ -236,7 +236,26 @@ std::string clean_string(const char* s, std::size_t cap) {
   return std::string(text::trim(out));
 }
 
-Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::open(const std::string& path) {
+std::vector<std::string> nvml_libraries_in(const host::Root& root) {
+  std::vector<std::string> out;
+  if (root.live() || !root.this_kernel()) return out;
+  // The driver installs its soname where the distribution keeps libraries (Debian and Ubuntu's
+  // multiarch directories, RHEL's lib64).
+  for (const char* p :
+       {"/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "/usr/lib64/libnvidia-ml.so.1",
+        "/usr/lib/aarch64-linux-gnu/libnvidia-ml.so.1", "/usr/lib/libnvidia-ml.so.1"}) {
+    // Links followed inside the tree: the soname links to the versioned file beside it.
+    const auto resolved = root.resolve(p);
+    if (!resolved || !*resolved) continue;
+    const auto info = root.stat(**resolved);
+    if (info && *info && (*info)->kind == host::Kind::kFile)
+      out.push_back(root.outside(**resolved));
+  }
+  return out;
+}
+
+Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::open(const std::string& path,
+                                                       const std::vector<std::string>& more) {
   std::unique_ptr<NvmlLibrary> lib(new NvmlLibrary());
   lib->versions_.fill(-1);
   ::dlerror();  // clear any earlier error
@@ -247,13 +266,15 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::open(const std::string& path) 
     lib->path_ = path;
   } else {
     std::string first_error;
-    for (const char* name : kDefaultLibraryNames) {
-      lib->handle_ = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    std::vector<std::string> names(kDefaultLibraryNames.begin(), kDefaultLibraryNames.end());
+    names.insert(names.end(), more.begin(), more.end());
+    for (const auto& name : names) {
+      lib->handle_ = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (lib->handle_ != nullptr) {
         lib->path_ = name;
         break;
       }
-      const auto e = last_dlerror(std::string(name) + ": dlopen failed");
+      const auto e = last_dlerror(name + ": dlopen failed");
       if (first_error.empty()) first_error = e;
     }
     // The driver's soname is the one that matters; the unversioned link is a development file.

@@ -12,9 +12,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 #include "gpu/nvml_types.hpp"
+#include "host/root.hpp"
 
 namespace dltune::gpu {
 
@@ -102,6 +104,12 @@ struct SymbolSpec {
 inline constexpr std::array<const char*, 2> kDefaultLibraryNames = {"libnvidia-ml.so.1",
                                                                     "libnvidia-ml.so"};
 
+// Where the driver's libnvidia-ml.so.1 is in a tree that is the live host seen through a mount
+// (host::Root::this_kernel, not the live root itself): the host's library files, as this
+// machine's paths, for a container that has the host's / but not the NVIDIA container toolkit's
+// libraries. Empty for the live host and for captures.
+[[nodiscard]] std::vector<std::string> nvml_libraries_in(const host::Root& root);
+
 // "NVML_ERROR_DRIVER_NOT_LOADED" for 9; "NVML_ERROR_UNKNOWN_CODE" for codes NVML never defined.
 [[nodiscard]] std::string_view return_name(nvml::Return r);
 
@@ -117,7 +125,10 @@ class NvmlLibrary {
   //   "cannot load NVML: libnvidia-ml.so.1: cannot open shared object file: No such file ..."
   //   "required NVML symbol not found: nvmlDeviceGetCount_v2 (or nvmlDeviceGetCount) in PATH"
   //   "nvmlInit_v2 failed: NVML_ERROR_DRIVER_NOT_LOADED (9): Driver Not Loaded"
-  [[nodiscard]] static Result<std::unique_ptr<NvmlLibrary>> open(const std::string& path);
+  // `more`: files tried after the default names when `path` is empty (the host's own library
+  // in a tree that is this kernel's: nvml_libraries_in).
+  [[nodiscard]] static Result<std::unique_ptr<NvmlLibrary>> open(
+      const std::string& path, const std::vector<std::string>& more = {});
 
   NvmlLibrary(const NvmlLibrary&) = delete;
   NvmlLibrary& operator=(const NvmlLibrary&) = delete;

@@ -373,8 +373,9 @@ struct NvmlSampler::Impl {
   Reader reader;
 };
 
-Result<NvmlSampler> NvmlSampler::open(const std::string& library) {
-  auto lib = NvmlLibrary::open(library);
+Result<NvmlSampler> NvmlSampler::open(const std::string& library,
+                                      const std::vector<std::string>& more) {
+  auto lib = NvmlLibrary::open(library, more);
   if (!lib) return tl::unexpected(lib.error());
   NvmlSampler s;
   s.impl_ = std::make_unique<Impl>(std::move(*lib));

@@ -15,7 +15,9 @@ namespace dltune::gpu {
 class NvmlSampler {
  public:
   // `library`: the libnvidia-ml.so to load (empty: the driver's own names). Errors name it.
-  [[nodiscard]] static Result<NvmlSampler> open(const std::string& library);
+  // `more`: tried after the driver's names when `library` is empty (nvml_libraries_in).
+  [[nodiscard]] static Result<NvmlSampler> open(const std::string& library,
+                                                const std::vector<std::string>& more = {});
   NvmlSampler();
   ~NvmlSampler();
   NvmlSampler(NvmlSampler&&) noexcept;

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,8 @@
 namespace dltune::host {
 
 namespace {
+
+constexpr decltype(statfs::f_type) kProcSuperMagic = 0x9fa0;  // linux/magic.h
 
 constexpr int kMaxLinkHops = 40;  // the kernel's own limit (MAXSYMLINKS)
 
@@ -78,7 +81,18 @@ Result<Root> Root::at(const std::string& dir) {
   std::string base = abs.lexically_normal().string();
   while (base.size() > 1 && base.back() == '/') base.pop_back();
   if (base == "/") return Root();
-  return Root(base);
+  Root r(base);
+  // Only the kernel makes a procfs: a tree whose proc/ is one (not a link to one) is this
+  // kernel's, whatever a capture or fixture holds (proc(5); PROC_SUPER_MAGIC, linux/magic.h).
+  const int base_fd = ::open(base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (base_fd >= 0) {
+    const int proc = ::openat(base_fd, "proc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct statfs fs {};
+    r.mounted_live_ = proc >= 0 && ::fstatfs(proc, &fs) == 0 && fs.f_type == kProcSuperMagic;
+    if (proc >= 0) ::close(proc);
+    ::close(base_fd);
+  }
+  return r;
 }
 
 const std::vector<std::string_view>& Root::known_locations() {

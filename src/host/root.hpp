@@ -79,6 +79,12 @@ class Root {
   static Result<Root> at(const std::string& dir);
 
   [[nodiscard]] bool live() const { return base_.empty(); }
+  // The live host, or a tree that is this kernel's own file systems seen through a mount: the
+  // DaemonSet's /host (Kubernetes hostPath volumes of /, /proc, /sys), node_exporter's
+  // --path.rootfs. Such a tree's proc/ is a procfs (a mount, not a link), which only the kernel
+  // makes and no capture or fixture can hold. Then what is not in files is asked live, as on the
+  // host itself: NVML, file system sizes.
+  [[nodiscard]] bool this_kernel() const { return base_.empty() || mounted_live_; }
   // "/" for the live host, else the tree's directory.
   [[nodiscard]] std::string base() const { return live() ? "/" : base_; }
   // Where `path` of this host is on this machine's file system (for libraries such as hwloc
@@ -177,6 +183,7 @@ class Root {
   [[nodiscard]] int fault(FaultOp op, std::string_view path) const;
 
   std::string base_;  // "" for the live host, else an absolute directory without trailing '/'
+  bool mounted_live_ = false;  // a tree whose proc/ is a procfs (this_kernel), set by at()
   std::shared_ptr<Recorder> recorder_;
   std::shared_ptr<FaultTable> faults_;  // null: no faults (the normal case)
 };

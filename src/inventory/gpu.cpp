@@ -8,6 +8,7 @@
 #include "core/json.hpp"
 #include "core/text.hpp"
 #include "gpu/amdgpu_sysfs.hpp"
+#include "gpu/nvml_library.hpp"
 #include "gpu/report_json.hpp"
 #include "gpu/report_text.hpp"
 #include "host/parse/nvidia_version.hpp"
@@ -302,13 +303,14 @@ gpu::Report nvml_from_capture(Context& ctx) {
 }  // namespace
 
 GpuFacts collect_gpus(Context& ctx, const std::string& nvml_library) {
-  if (!ctx.root().live()) {
+  // A tree that is this kernel's own (a mount of the live host) has a live NVML to ask.
+  if (!ctx.root().this_kernel()) {
     auto f = collect_gpus(ctx, nvml_from_capture(ctx));
     f.nvml_from_capture = true;
     return f;
   }
   gpu::Report nvml;
-  for (const auto& backend : gpu::make_backends({nvml_library}))
+  for (const auto& backend : gpu::make_backends({nvml_library, gpu::nvml_libraries_in(ctx.root())}))
     if (backend->name() == "nvml") nvml = backend->query();
   return collect_gpus(ctx, std::move(nvml));
 }

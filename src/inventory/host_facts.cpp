@@ -30,10 +30,12 @@ std::map<std::string, std::string> environment_for(const host::Root& root) {
 namespace {
 
 std::function<std::optional<FsUsage>(const std::string&)> fs_usage_for(const host::Root& root) {
-  if (root.live()) {
-    return [](const std::string& mount_point) -> std::optional<FsUsage> {
+  // On the live host, and in a tree that is this kernel's (a mount of the host's /): statvfs of
+  // the mount point where it is on this machine.
+  if (root.this_kernel()) {
+    return [root](const std::string& mount_point) -> std::optional<FsUsage> {
       struct statvfs st {};
-      if (::statvfs(mount_point.c_str(), &st) != 0) return std::nullopt;
+      if (::statvfs(root.outside(mount_point).c_str(), &st) != 0) return std::nullopt;
       return FsUsage{static_cast<std::uint64_t>(st.f_blocks) * st.f_frsize,
                      static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize};
     };

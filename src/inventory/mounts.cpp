@@ -5,11 +5,15 @@ namespace dltune::inventory {
 const std::vector<host::parse::Mount>& host_mounts(Context& ctx) {
   return ctx.shared<std::vector<host::parse::Mount>>("mountinfo", [](Context& c) {
     std::vector<host::parse::Mount> out;
-    auto text = c.read("storage.mounts", "/proc/self/mountinfo");
+    // In a mount of the live host (a DaemonSet's /host) our own mounts are the container's: the
+    // host's are those of its init process, whose paths are the tree's.
+    const char* path =
+        c.root().this_kernel() && !c.root().live() ? "/proc/1/mountinfo" : "/proc/self/mountinfo";
+    auto text = c.read("storage.mounts", path);
     if (!text) return out;
     auto parsed = host::parse::mountinfo(*text);
     if (!parsed) {
-      c.problem("storage.mounts", "/proc/self/mountinfo", parsed.error().message());
+      c.problem("storage.mounts", path, parsed.error().message());
       return out;
     }
     return std::move(*parsed);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "gpu/amdgpu_sysfs.hpp"
+#include "gpu/nvml_library.hpp"
 #include "gpu/nvml_sampler.hpp"
 #include "monitor/sampler.hpp"
 
@@ -38,7 +39,7 @@ struct GpuCollector::State {
       pci = std::move(found);
     }
     const auto amd = gpu::amdgpu::find_cards(root);
-    auto reader = gpu::NvmlSampler::open(library);
+    auto reader = gpu::NvmlSampler::open(library, gpu::nvml_libraries_in(root));
     if (!reader && amd.empty()) {
       {
         std::lock_guard lock(mu);

@@ -30,7 +30,11 @@ Result<std::unique_ptr<Exporter>> Exporter::open(const host::Root& root, Exporte
   std::unique_ptr<Exporter> e(new Exporter(root, std::move(options)));
   // The node's name as dcgm-exporter labels its series (Hostname): with the DaemonSet on the
   // host's network (deploy/kubernetes) it is the node's, as in a tree given with --root.
-  if (auto name = root.read("/proc/sys/kernel/hostname"); name && *name)
+  // On Kubernetes the node's name from the downward API (NODE_NAME) wins, as in dcgm-exporter:
+  // a node's hostname need not be its name in the cluster.
+  if (!e->options_.hostname.empty())
+    e->hostname_ = e->options_.hostname;
+  else if (auto name = root.read("/proc/sys/kernel/hostname"); name && *name)
     e->hostname_ = std::string(text::trim(**name));
   monitor::SamplerOptions so;
   so.scope.kind = monitor::Scope::Kind::kNone;  // the host and the GPUs; jobs are JobGroups'

@@ -29,7 +29,8 @@ struct ExporterOptions {
   bool gpus = true;
   // --no-host-metrics: only the host families node_exporter lacks (exposition.hpp).
   HostFamilies host = HostFamilies::kAll;
-  std::string nvml_library;                  // DLTUNE_NVML_LIBRARY, or empty for the default names
+  std::string nvml_library;  // DLTUNE_NVML_LIBRARY, or empty for the default names
+  std::string hostname;      // the Hostname label (NODE_NAME on Kubernetes); empty: the host's name
   std::vector<std::string> cgroups;          // --cgroup: exported besides those `run` made
   std::optional<settings::Profile> profile;  // the check's; none: no check
   std::int64_t check_interval_ns = 300'000'000'000;

@@ -140,6 +140,7 @@ Result<ExporterOptions> exporter_options(const host::Root& root, const ExporterC
   o.cgroups = choice.cgroups;
   o.gpus = choice.gpus;
   o.nvml_library = choice.nvml_library;
+  o.hostname = choice.node_name;
   if (choice.no_check && !choice.profile.empty())
     return fail("--profile and --no-check do not go together");
   if (!choice.no_check) {

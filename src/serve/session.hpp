@@ -43,6 +43,9 @@ struct ExporterChoice {
   bool no_check = false;
   bool gpus = true;
   std::string nvml_library;
+  // NODE_NAME from Kubernetes' downward API (spec.nodeName): the Hostname label, as
+  // dcgm-exporter takes it. Empty: the host's own name.
+  std::string node_name;
 };
 [[nodiscard]] Result<ExporterOptions> exporter_options(const host::Root& root,
                                                        const ExporterChoice& choice);

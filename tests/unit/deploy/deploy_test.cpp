@@ -111,6 +111,12 @@ TEST_F(Deploy, TheDaemonSetReadsTheHostReadOnlyAndTakesNoGpu) {
     node_ip = node_ip || (e["name"] == "NODE_IP" &&
                           e["valueFrom"]["fieldRef"]["fieldPath"] == "status.hostIP");
   EXPECT_TRUE(node_ip) << c["env"].dump();
+  // The Hostname label is the node's name in the cluster (serve reads NODE_NAME).
+  bool node_name = false;
+  for (const auto& e : c["env"])
+    node_name = node_name || (e["name"] == "NODE_NAME" &&
+                              e["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName");
+  EXPECT_TRUE(node_name) << c["env"].dump();
   EXPECT_EQ(env["NVIDIA_DRIVER_CAPABILITIES"], "utility");
   for (const char* kind : {"requests", "limits"})
     EXPECT_FALSE(c["resources"][kind].contains("nvidia.com/gpu")) << kind;

@@ -132,6 +132,27 @@ TEST(NvmlFake, EightGpusComeOutWithEveryField) {
   EXPECT_EQ(fake.log(), "nvmlInit_v2\nnvmlShutdown\n");
 }
 
+// With no library named, the driver's names come first and then the files given (the host's
+// own library in a mount of the host): on a machine without NVML, the file given is loaded.
+TEST(NvmlFake, TheFilesAfterTheDefaultNamesAreTriedInOrder) {
+  FakeNvmlConfig fake(fake_hgx(1));
+  auto lib =
+      dltune::gpu::NvmlLibrary::open("", {"/nonexistent/libnvidia-ml.so.1", DLTUNE_FAKE_NVML});
+  if (lib && (*lib)->path() == dltune::gpu::kDefaultLibraryNames[0])
+    GTEST_SKIP() << "this machine has NVML: its own library is found first";
+  ASSERT_TRUE(lib) << lib.error().message();
+  EXPECT_EQ((*lib)->path(), DLTUNE_FAKE_NVML);
+  lib = dltune::gpu::NvmlLibrary::open("", {"/nonexistent/libnvidia-ml.so.1"});
+  if (!lib) EXPECT_NE(lib.error().message().find("libnvidia-ml.so.1"), std::string::npos);
+  // Only a tree that is this kernel's gets the host's files to try; the live host and captures
+  // none.
+  EXPECT_TRUE(dltune::gpu::nvml_libraries_in(dltune::host::Root()).empty());
+  const auto fixture =
+      dltune::host::Root::at(std::string(DLTUNE_FIXTURES) + "/roots/gpu8-numa2-cgv2");
+  ASSERT_TRUE(fixture);
+  EXPECT_TRUE(dltune::gpu::nvml_libraries_in(*fixture).empty());
+}
+
 TEST(NvmlFake, InitErrorIsNamedWithTheLibrarysOwnText) {
   auto config = fake_hgx(2);
   config["init_error"] = 9;

@@ -74,6 +74,26 @@ TEST(RootAt, RejectsMissingAndNonHostDirectories) {
   fs::remove_all(tmp);
 }
 
+// A tree is this kernel's only when its proc/ is a procfs: never a capture's or fixture's
+// directory, nor a link to the real /proc (which a tree could hold to pass for the host).
+TEST(RootAt, ThisKernelOnlyWhereProcIsAProcfs) {
+  EXPECT_TRUE(Root().this_kernel());
+  const auto fixture = Root::at(std::string(DLTUNE_FIXTURES) + "/roots/gpu8-numa2-cgv2");
+  ASSERT_TRUE(fixture);
+  EXPECT_FALSE(fixture->this_kernel());
+  const auto tmp = fs::path(::testing::TempDir()) / ("linked_root_" + std::to_string(::getpid()));
+  fs::create_directories(tmp / "etc");
+  fs::create_directory_symlink("/proc", tmp / "proc");
+  const auto linked = Root::at(tmp);
+  ASSERT_TRUE(linked);
+  EXPECT_FALSE(linked->this_kernel());
+  fs::remove_all(tmp);
+  // The live root named by path is the live root.
+  const auto slash = Root::at("/");
+  ASSERT_TRUE(slash);
+  EXPECT_TRUE(slash->live());
+}
+
 TEST_F(TreeTest, ReadsFilesAndReportsAbsence) {
   write("proc/meminfo", "MemTotal: 1 kB\n");
   auto r = root();
