@@ -860,6 +860,93 @@ const Result<XidTable>& builtin_xid_table() {
 
 namespace {
 
+// amdgpu's failures (Linux drivers/gpu/drm/amd/amdgpu): amdgpu_job.c amdgpu_job_timedout,
+// "ring %s timeout, signaled seq=%u, emitted seq=%u" (DRM_ERROR: "[drm:amdgpu_job_timedout
+// [amdgpu]] *ERROR* ring ..."; dev_err since 6.x: "amdgpu ADDRESS: amdgpu: ring ...") and "ring
+// %s timeout, but soft recovered"; amdgpu_device.c "GPU reset begin!", "GPU reset(%d)
+// succeeded!", "GPU reset(%d) failed"; amdgpu_ras.c "%ld uncorrectable hardware errors detected
+// in %s block" (also "... detected in total in %s block", "socket: %d, die: %d, %lld new
+// uncorrectable ...") and the same for correctable errors.
+std::optional<KernelEvent> amdgpu(string_view text) {
+  std::string pci;
+  if (text.starts_with("amdgpu ")) {
+    const auto end = text.find(": ", 7);
+    if (end == string_view::npos) return std::nullopt;
+    pci = std::string(text.substr(7, end - 7));
+  }
+  const auto with_pci = [&](KernelEvent e) {
+    if (!pci.empty()) e.fields["pci"] = pci;
+    return e;
+  };
+  const std::string gpu = pci.empty() ? "an AMD GPU" : "the AMD GPU at PCI " + pci;
+  if (const auto ring = after(text, "ring "); ring && ring->find(" timeout") != string_view::npos) {
+    const auto name = until(*ring, " ");
+    if (ring->find(" timeout, but soft recovered") != string_view::npos) {
+      auto e = event("amdgpu_ring_timeout", Severity::kWarning,
+                     fmt::format("A job on ring {} of {} did not finish in time; the driver "
+                                 "recovered the ring without a reset.",
+                                 name, gpu),
+                     "Watch for more: a ring that keeps timing out ends in a GPU reset.");
+      e.fields["ring"] = std::string(name);
+      e.fields["recovered"] = "true";
+      return with_pci(std::move(e));
+    }
+    if (ring->find(" timeout, signaled seq=") == string_view::npos) return std::nullopt;
+    auto e = event("amdgpu_ring_timeout", Severity::kCritical,
+                   fmt::format("A job on ring {} of {} did not finish within amdgpu's job "
+                               "timeout: the GPU hung, and the driver resets it (the work of "
+                               "every process on it is lost).",
+                               name, gpu),
+                   "The next line names the process that ran. A hang that comes back on the same "
+                   "GPU is the hardware: run its diagnostics (AMD's RVS or AGFHC) and update its "
+                   "firmware; on several GPUs, suspect the kernel, ROCm or the job's code.");
+    e.fields["ring"] = std::string(name);
+    return with_pci(std::move(e));
+  }
+  if (text.find("GPU reset begin!") != string_view::npos)
+    return with_pci(event("amdgpu_reset", Severity::kWarning,
+                          fmt::format("The driver began to reset {}: every process using it "
+                                      "loses its work.",
+                                      gpu),
+                          "See the ring timeout or RAS error before it for the cause."));
+  if (const auto r = after(text, "GPU reset(")) {
+    if (r->find(") succeeded") != string_view::npos)
+      return with_pci(event("amdgpu_reset", Severity::kInfo,
+                            fmt::format("The reset of {} succeeded.", gpu),
+                            "Restart the jobs that were on it."));
+    if (r->find(") failed") != string_view::npos)
+      return with_pci(event("amdgpu_reset_failed", Severity::kCritical,
+                            fmt::format("The reset of {} failed: it is unusable until the node "
+                                        "reboots.",
+                                        gpu),
+                            "Drain the node and reboot it; service the GPU if it happens again."));
+    return std::nullopt;
+  }
+  const auto detected = text.find(" hardware errors detected in ");
+  if (detected == string_view::npos) return std::nullopt;
+  const auto block = until(text.substr(text.rfind(" in ") + 4), " ");
+  const bool uncorrectable = text.substr(0, detected).ends_with("uncorrectable");
+  // The count is the number before "[new ]uncorrectable" / "correctable".
+  auto head = text.substr(0, detected);
+  head = head.substr(0, head.rfind(' '));
+  if (head.ends_with(" new")) head.remove_suffix(4);
+  const auto count = leading_number(head.substr(head.rfind(' ') + 1));
+  auto e = uncorrectable
+               ? event("amdgpu_ras_uncorrectable", Severity::kCritical,
+                       fmt::format("{} uncorrectable hardware error(s) in the {} block of {}: "
+                                   "data was lost.",
+                                   count ? std::to_string(*count) : "Some", block, gpu),
+                       "Drain the node: the GPU needs a reset, and service if it happens again. "
+                       "`dltune check` reads its RAS counts and retired pages (gpu.ecc).")
+               : event("amdgpu_ras_correctable", Severity::kInfo,
+                       fmt::format("{} correctable hardware error(s) in the {} block of {}.",
+                                   count ? std::to_string(*count) : "Some", block, gpu),
+                       "Harmless one by one; a steady stream means the part is wearing out.");
+  e.fields["block"] = std::string(block);
+  if (count) e.fields["count"] = std::to_string(*count);
+  return with_pci(std::move(e));
+}
+
 std::optional<KernelEvent> oom_context(string_view text) {
   const auto k = host::parse::oom_kill(text);
   if (!k) return std::nullopt;
@@ -940,6 +1027,13 @@ std::optional<KernelEvent> classify(std::string_view text, const XidTable& xids)
       break;
     case 'A':
       if (text.starts_with("AER: "sv)) return aer(text);
+      break;
+    case 'a':
+      if (text.starts_with("amdgpu "sv))
+        if (auto e = amdgpu(text)) return e;
+      break;
+    case '[':
+      if (text.starts_with("[drm:amdgpu_"sv)) return amdgpu(text);
       break;
     default:
       break;

@@ -684,4 +684,62 @@ TEST(KernelEvents, AnOomKillCarriesTheUsageLimitAndLargestTasksOfItsReport) {
   EXPECT_NE(events[0].event.explanation.find("At the time: usage 65536kB"), std::string::npos);
 }
 
+// amdgpu's failures, in the forms the driver prints them (drivers/gpu/drm/amd/amdgpu): a ring
+// timeout (DRM_ERROR's form and dev_err's), a soft-recovered one, a reset begun, done or failed,
+// RAS errors per block (the count where the forms put it).
+TEST(KernelEvents, AmdgpuRingTimeoutsResetsAndRasErrors) {
+  auto e = must(
+      "[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx_0.0.0 timeout, signaled seq=2267, "
+      "emitted seq=2269");
+  EXPECT_EQ(e.kind, "amdgpu_ring_timeout");
+  EXPECT_EQ(e.severity, Severity::kCritical);
+  EXPECT_EQ(e.fields["ring"], "gfx_0.0.0");
+  EXPECT_FALSE(e.fields.count("pci"));
+  e = must("amdgpu 0000:c1:00.0: amdgpu: ring sdma0 timeout, signaled seq=10, emitted seq=12");
+  EXPECT_EQ(e.kind, "amdgpu_ring_timeout");
+  EXPECT_EQ(e.fields["pci"], "0000:c1:00.0");
+  EXPECT_EQ(e.fields["ring"], "sdma0");
+  EXPECT_NE(e.explanation.find("the AMD GPU at PCI 0000:c1:00.0"), std::string::npos);
+  e = must("amdgpu 0000:c1:00.0: amdgpu: ring comp_1.0.0 timeout, but soft recovered");
+  EXPECT_EQ(e.severity, Severity::kWarning);
+  EXPECT_EQ(e.fields["recovered"], "true");
+  e = must("amdgpu 0000:c1:00.0: amdgpu: GPU reset begin!");
+  EXPECT_EQ(e.kind, "amdgpu_reset");
+  EXPECT_EQ(e.severity, Severity::kWarning);
+  e = must("amdgpu 0000:c1:00.0: amdgpu: GPU reset(2) succeeded!");
+  EXPECT_EQ(e.kind, "amdgpu_reset");
+  EXPECT_EQ(e.severity, Severity::kInfo);
+  e = must("amdgpu 0000:c1:00.0: amdgpu: GPU reset(3) failed");
+  EXPECT_EQ(e.kind, "amdgpu_reset_failed");
+  EXPECT_EQ(e.severity, Severity::kCritical);
+  e = must("amdgpu 0000:c1:00.0: amdgpu: 1 uncorrectable hardware errors detected in umc block");
+  EXPECT_EQ(e.kind, "amdgpu_ras_uncorrectable");
+  EXPECT_EQ(e.severity, Severity::kCritical);
+  EXPECT_EQ(e.fields["block"], "umc");
+  EXPECT_EQ(e.fields["count"], "1");
+  e = must(
+      "amdgpu 0000:c1:00.0: amdgpu: socket: 0, die: 1, 2 new uncorrectable hardware errors "
+      "detected in umc block");
+  EXPECT_EQ(e.fields["count"], "2");
+  e = must(
+      "amdgpu 0000:c1:00.0: amdgpu: 5 uncorrectable hardware errors detected in total in gfx "
+      "block");
+  EXPECT_EQ(e.fields["block"], "gfx");
+  EXPECT_EQ(e.fields["count"], "5");
+  e = must("amdgpu 0000:c1:00.0: amdgpu: 17 correctable hardware errors detected in umc block");
+  EXPECT_EQ(e.kind, "amdgpu_ras_correctable");
+  EXPECT_EQ(e.severity, Severity::kInfo);
+  // The driver's ordinary lines are no events; its device's AER lines are still AER.
+  for (const char* line :
+       {"amdgpu 0000:c1:00.0: amdgpu: ring gfx_0.0.0 uses VM inv eng 0 on hub 0",
+        "amdgpu 0000:c1:00.0: amdgpu: SMU is initialized successfully!",
+        "[drm:amdgpu_device_init [amdgpu]] *ERROR* sw_init of IP block <gfx_v9_4_3> failed -22",
+        "amdgpu: 0 uncorrectable"})
+    EXPECT_FALSE(classify(line, xids())) << line;
+  e = must(
+      "amdgpu 0000:c1:00.0: AER: PCIe Bus Error: severity=Corrected, type=Physical Layer, "
+      "(Receiver ID)");
+  EXPECT_EQ(e.kind, "aer");
+}
+
 }  // namespace kernel_events_test
