@@ -96,6 +96,7 @@ class ProfileCommand : public Command {
     request.save_to = save_to;
     request.rank_extra = std::move(rank_extra);
     request.rank_notes = std::move(rank_notes);
+    request.job_errors = std::move(job_errors_);
     auto report = diagnose::judge_job(*rules_, windows, request);
     if (!report) return failed(report.error());
     if (json_)
@@ -111,6 +112,7 @@ class ProfileCommand : public Command {
     auto job = diagnose::read_recorded_job(path);
     if (!job) return failed(job.error());
     for (auto& n : job->notes) notes.push_back(std::move(n));
+    job_errors_ = std::move(job->job_errors);
     if (job->python) python_evidence(*job->python, extra, notes);
     auto [rank_extra, rank_notes] = rank_evidence(job->python_ranks);
     const std::string source =
@@ -292,6 +294,7 @@ class ProfileCommand : public Command {
   bool save_ = false, no_gpus_ = false, json_ = false, no_stacks_ = false;
   std::int64_t interval_ns_ = 250'000'000;
   std::optional<std::int64_t> skip_ns_, duration_ns_;
+  nlohmann::json job_errors_ = nlohmann::json::array();  // the recording's, for judge
   const diagnose::Rules* rules_ = nullptr;
 };
 

@@ -194,6 +194,11 @@ DoctorReport doctor(const DoctorRequest& request, const host::Root& root, const 
 
   if (span) {
     nlohmann::json doc = nlohmann::json::array();
+    // What the job's own output said (run --record wrote it) stays; the kernel's is replaced.
+    if (auto rec = store::Recording::open(request.recording_path))
+      if (auto kept = (*rec)->document("events"); kept && *kept && (*kept)->is_array())
+        for (const auto& e : **kept)
+          if (e.is_object() && e.value("source", "") == store::kJobOutputSource) doc.push_back(e);
     for (const auto& e : events)
       if (e.wall_ns >= span->first && e.wall_ns <= span->second && e.source != "/proc" &&
           e.source != "/proc/vmstat")

@@ -240,9 +240,46 @@ RankComparison compare_ranks(const std::vector<JobVerdict>& ranks) {
   return out;
 }
 
+namespace {
+
+// The job error that leads: a CUDA OOM first (the one the job's own code can fix), then the
+// first printed.
+const nlohmann::json* leading_error(const nlohmann::json& errors) {
+  const nlohmann::json* first = nullptr;
+  for (const auto& e : errors) {
+    if (!e.is_object()) continue;
+    if (e.value("kind", "") == "cuda_oom") return &e;
+    if (first == nullptr) first = &e;
+  }
+  return first;
+}
+
+std::string error_name(const std::string& kind) {
+  return kind == "cuda_oom"       ? "CUDA out of memory"
+         : kind == "cuda_error"   ? "CUDA error"
+         : kind == "nccl_timeout" ? "NCCL collective timeout"
+         : kind == "nccl_error"   ? "NCCL error"
+                                  : kind;
+}
+
+}  // namespace
+
 ProfileResult<ProfileReport> judge_job(const Rules& rules, const JobWindows& windows,
                                        const JudgeRequest& request) {
   const auto& b = windows.job();
+  // A job that failed on a GPU error before it could be judged still has that verdict.
+  if (const auto* failed = leading_error(request.job_errors);
+      failed != nullptr && (b.job().main == 0 || b.window().samples.size() < 2)) {
+    ProfileReport report;
+    report.job_errors = request.job_errors;
+    report.doc = {{"schema", "dltune.profile/1"},
+                  {"source", request.source},
+                  {"verdict", "failed"},
+                  {"failed", *failed},
+                  {"job_errors", request.job_errors},
+                  {"notes", request.notes}};
+    return report;
+  }
   if (b.job().main == 0)
     return failure(true, request.source +
                              ": no job in it (record a job: dltune record --pid PID, or dltune "
@@ -313,6 +350,10 @@ ProfileResult<ProfileReport> judge_job(const Rules& rules, const JobWindows& win
     report.doc["ranks_compared"] = report.ranks->text;
   }
   report.doc["notes"] = report.parts.front().notes;
+  report.job_errors = request.job_errors;
+  report.doc["job_errors"] = request.job_errors;
+  const auto* failed = leading_error(request.job_errors);
+  report.doc["failed"] = failed != nullptr ? *failed : nlohmann::json(nullptr);
   for (const auto& [k, v] : request.extra.items()) report.doc[k] = v;
   if (!request.save_to.empty()) {
     auto& notes = report.parts.front().notes;
@@ -326,6 +367,23 @@ ProfileResult<ProfileReport> judge_job(const Rules& rules, const JobWindows& win
 
 std::string render_text(const ProfileReport& report) {
   std::string out;
+  if (const auto* failed = leading_error(report.job_errors)) {
+    std::string where;
+    if (failed->contains("rank") && failed->at("rank").is_number_integer())
+      where = fmt::format(" (rank {})", failed->at("rank").get<int>());
+    out += fmt::format("FAILED: {}{}: {}\n", error_name(failed->value("kind", "")), where,
+                       failed->value("text", ""));
+    if (const auto why = failed->value("explanation", ""); !why.empty())
+      out += fmt::format("  {}\n", why);
+    if (failed->contains("actions") && failed->at("actions").is_array())
+      for (const auto& a : failed->at("actions"))
+        if (a.is_string()) out += fmt::format("  action: {}\n", a.get<std::string>());
+    for (const auto& e : report.job_errors)
+      if (&e != failed && e.is_object())
+        out += fmt::format("also: {}: {}\n", error_name(e.value("kind", "")), e.value("text", ""));
+    out += report.parts.empty() ? "(the job ended too soon for its OS signals to be judged)\n"
+                                : "\nWhat the OS signals showed before it:\n";
+  }
   if (report.ranks) {
     const auto& r = *report.ranks;
     if (r.straggler)
@@ -405,6 +463,10 @@ ProfileResult<RecordedJob> read_recorded_job(const std::string& path) {
   if (!walked) return tl::unexpected(ProfileFailure{false, walked.error()});
   const auto& info = (*rec)->info();
   job.launched = !info.command.empty() || info.scope.rfind("run ", 0) == 0;
+  if (auto events = (*rec)->document("events"); events && *events && (*events)->is_array())
+    for (const auto& e : **events)
+      if (e.is_object() && e.value("source", "") == store::kJobOutputSource)
+        job.job_errors.push_back(e);
   return job;
 }
 

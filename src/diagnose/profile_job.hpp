@@ -51,7 +51,13 @@ struct RankComparison {
 [[nodiscard]] RankComparison compare_ranks(const std::vector<JobVerdict>& ranks);
 
 struct ProfileReport {
-  // The job's verdict, or one per rank (the first leads and also carries the job's notes).
+  // What the job's output said of its GPUs (the recording's "events" from the job's output:
+  // CUDA out of memory, CUDA and NCCL errors), as launch::to_json(OutputEvent) gave them. The
+  // first (a CUDA OOM first of all) is the verdict that leads: the job failed, whatever the OS
+  // signals before it say ("failed" in the doc).
+  nlohmann::json job_errors = nlohmann::json::array();
+  // The job's verdict, or one per rank (the first leads and also carries the job's notes); none
+  // when the job failed too early to be judged.
   std::vector<JobVerdict> parts;
   std::optional<RankComparison> ranks;  // when there are ranks
   nlohmann::json doc;  // the leading verdict, with "notes", "ranks" and "launcher" when ranked
@@ -68,6 +74,7 @@ struct JudgeRequest {
   // Each rank's own, by its pid: merged into its verdict's doc, and its notes after its own.
   std::map<pid_t, nlohmann::json> rank_extra;
   std::map<pid_t, std::vector<std::string>> rank_notes;
+  nlohmann::json job_errors = nlohmann::json::array();  // RecordedJob's
 };
 
 // Errors: no job in the windows (bad input), fewer than two samples (failure).
@@ -85,6 +92,8 @@ struct RecordedJob {
   // Each rank's, by its pid ("python_stacks/PID").
   std::vector<std::pair<pid_t, PySummary>> python_ranks;
   std::vector<std::string> notes;  // why they are not there, where they could not be read
+  // The events its output gave (document "events", source "job output"), in time order.
+  nlohmann::json job_errors = nlohmann::json::array();
 };
 // The start-up left out of a job dltune launched (imports, worker start-up), by default.
 inline constexpr std::int64_t kLaunchedSkipNs = 5'000'000'000;

@@ -128,6 +128,7 @@ tl::expected<void, RunFailure> run_ranks(const host::Root& root, const RunReques
     job.wall = result->wall;
     job.forwarded_signals = result->forwarded_signals;
     job.received_signals = result->received_signals;
+    job.output_events = result->output_events;
     if (result->first_failure) {
       const auto& failed = result->members[*result->first_failure].result;
       summary.failed_rank = plan.ranks[*result->first_failure].rank;

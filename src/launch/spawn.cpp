@@ -247,13 +247,14 @@ Result<Started> start_child(const SpawnRequest& request, bool privileged) {
 }
 
 // Where a job's output goes: the request's descriptor, else dltune's stderr and stdout.
-void add_streams(Supervision& s, Started& started, const SpawnRequest& request, bool metered) {
-  s.add_stream(std::move(started.err), request.output_fd.value_or(STDERR_FILENO), metered);
+void add_streams(Supervision& s, Started& started, const SpawnRequest& request, bool metered,
+                 std::optional<int> rank) {
+  s.add_stream(std::move(started.err), request.output_fd.value_or(STDERR_FILENO), metered, rank);
   if (started.out)
     s.add_stream(
         std::move(*started.out),
         request.output_fd.value_or(request.stdout_to_stderr ? STDERR_FILENO : STDOUT_FILENO),
-        metered);
+        metered, rank);
 }
 
 double seconds_of(const timeval& t) {
@@ -289,6 +290,7 @@ Result<SpawnResult> spawn_and_wait(const SpawnRequest& request) {
   result.wall = group->wall;  // from before the fork, as a caller times the job
   result.forwarded_signals = std::move(group->forwarded_signals);
   result.received_signals = std::move(group->received_signals);
+  result.output_events = std::move(group->output_events);
   return result;
 }
 
@@ -317,15 +319,19 @@ Result<GroupResult> spawn_group_and_wait(const std::vector<SpawnRequest>& reques
   for (const auto& s : started) pids.push_back(s.job->pid());
   if (options.on_start) options.on_start(pids);
   ProgressMeter meter(requests.front().rate_regex);
+  OutputWatch watch;
   std::vector<Job*> jobs;
   for (auto& s : started) jobs.push_back(s.job.get());
-  Supervision s{jobs, **signals, meter};
+  Supervision s{jobs, **signals, meter, watch};
   for (std::size_t i = 0; i < started.size(); ++i)
-    add_streams(s, started[i], requests[i], i == options.metered);
+    add_streams(s, started[i], requests[i], i == options.metered,
+                started.size() > 1 ? std::optional<int>(static_cast<int>(i)) : std::nullopt);
   s.stop_others_on_failure(options.grace);
   auto end = s.run_all();
   if (!end) return tl::unexpected(end.error());
   meter.finish();
+  watch.finish();
+  out.output_events = watch.events();
   out.wall = std::chrono::steady_clock::now() - begun;
   out.first_failure = end->first_failure;
   out.forwarded_signals = end->forwarded;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "launch/output_watch.hpp"
 #include "launch/rate_pattern.hpp"
 
 namespace dltune::launch {
@@ -95,6 +96,9 @@ struct SpawnResult {
   // terminal too and those still pending at its end: a caller that runs several jobs (bench)
   // learns from it that it was asked to stop.
   std::vector<int> received_signals;
+  // What the job's output said of its GPUs (launch/output_watch.hpp): CUDA out of memory, CUDA
+  // and NCCL errors, each with its time, rank and count.
+  std::vector<OutputEvent> output_events;
 };
 
 // Starts the job and waits for it, forwarding SIGINT, SIGTERM and SIGHUP (and SIGQUIT) to it
@@ -127,6 +131,7 @@ struct GroupResult {
   std::chrono::duration<double> wall{};
   std::vector<int> forwarded_signals;  // as SpawnResult's, passed on to every member running
   std::vector<int> received_signals;
+  std::vector<OutputEvent> output_events;  // from every member's output (rank: its index)
 };
 // Starts every request (each child sets itself up as spawn_and_wait's does; one that cannot start
 // stops those started before it: an error naming it, nothing left running), forwards signals to

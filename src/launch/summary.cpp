@@ -120,6 +120,9 @@ Json to_json(const RunSummary& s) {
   Json problems = Json::array();
   for (const auto& p : s.environment) problems.push_back(audit::to_json(p));
   j["environment_problems"] = std::move(problems);
+  Json output = Json::array();
+  for (const auto& e : r.output_events) output.push_back(to_json(e));
+  j["output_events"] = std::move(output);
   j["warnings"] = r.warnings;
   return j;
 }
@@ -211,6 +214,15 @@ std::string render_text(const RunSummary& s) {
   for (const auto& p : s.environment)
     if (p.severity >= audit::Severity::kWarn) line("environment", audit::one_line(p));
   for (const auto& w : r.warnings) line("warning", w);
+  // What the job's output said of its GPUs, each with its actions, indented under one label.
+  for (const auto& e : r.output_events) {
+    const auto text = render_text(e);
+    bool first = true;
+    for (const auto& l : text::lines(text)) {
+      line(first ? "job output" : "", std::string(l));
+      first = false;
+    }
+  }
   return out;
 }
 

@@ -142,10 +142,10 @@ std::vector<int> ForwardedSignals::forward_to(const std::vector<pid_t>& jobs) {
   return passed;
 }
 
-void Supervision::add_stream(Fd from, int to, bool metered) {
+void Supervision::add_stream(Fd from, int to, bool metered, std::optional<int> rank) {
   std::optional<std::size_t> channel;
   if (metered) channel = metered_++;
-  streams_.push_back(Stream{std::move(from), to, true, channel});
+  streams_.push_back(Stream{std::move(from), to, true, channel, streams_.size(), rank});
 }
 
 bool Supervision::pump(Stream& stream) {
@@ -157,6 +157,7 @@ bool Supervision::pump(Stream& stream) {
   // Copied before it is scanned, and unchanged: a tqdm bar redraws in place with '\r'.
   if (stream.passing) stream.passing = write_all(stream.to, buffer, size);
   if (stream.channel) meter_.feed(std::string_view(buffer, size), *stream.channel);
+  watch_.feed(std::string_view(buffer, size), stream.watch_channel, stream.rank);
   return true;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "launch/output_watch.hpp"
 #include "launch/progress.hpp"
 
 namespace dltune::launch {
@@ -94,11 +95,13 @@ struct GroupEnd {
 
 class Supervision {
  public:
-  Supervision(std::vector<Job*> jobs, ForwardedSignals& signals, ProgressMeter& meter)
-      : jobs_(std::move(jobs)), signals_(signals), meter_(meter) {}
+  Supervision(std::vector<Job*> jobs, ForwardedSignals& signals, ProgressMeter& meter,
+              OutputWatch& watch)
+      : jobs_(std::move(jobs)), signals_(signals), meter_(meter), watch_(watch) {}
   // The job's output arriving on `from`, copied to dltune's descriptor `to`; `metered`: read for
-  // progress rates too (channel: the order of the metered streams).
-  void add_stream(Fd from, int to, bool metered = true);
+  // progress rates too (channel: the order of the metered streams). Every stream is read for
+  // GPU errors (the watch), labelled with `rank` when the group has several.
+  void add_stream(Fd from, int to, bool metered = true, std::optional<int> rank = std::nullopt);
   // When a job fails (exits non-zero or is killed by a signal) while others run, as torchrun's
   // agent does: SIGTERM to the others, SIGKILL to those left after `grace`.
   void stop_others_on_failure(std::chrono::milliseconds grace) { grace_ = grace; }
@@ -111,6 +114,8 @@ class Supervision {
     int to = -1;
     bool passing = true;  // false once `to` refused (EPIPE): the rest is read and dropped
     std::optional<std::size_t> channel;  // the meter's, when metered
+    std::size_t watch_channel = 0;       // the watch's: the stream's place
+    std::optional<int> rank;
   };
   bool pump(Stream& stream);  // false at end of file
   void drain(Stream& stream);
@@ -118,6 +123,7 @@ class Supervision {
   std::vector<Job*> jobs_;
   ForwardedSignals& signals_;
   ProgressMeter& meter_;
+  OutputWatch& watch_;
   std::vector<Stream> streams_;
   std::size_t metered_ = 0;
   std::optional<std::chrono::milliseconds> grace_;

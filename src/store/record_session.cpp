@@ -213,7 +213,21 @@ Result<launch::SpawnResult> record_job(RecordSession& session, const host::Root&
       session.notice("could not sample the job: " + ok.error().message());
     if (job.on_start) job.on_start(pid);
   };
-  return launch::spawn_and_wait(req);
+  auto result = launch::spawn_and_wait(req);
+  if (result) add_output_events(session, result->output_events);
+  return result;
+}
+
+void add_output_events(RecordSession& session, const std::vector<launch::OutputEvent>& events) {
+  if (events.empty()) return;
+  auto doc = nlohmann::json::array();
+  for (const auto& e : events) {
+    auto j = launch::to_json(e);
+    j["source"] = kJobOutputSource;
+    j["severity"] = "critical";
+    doc.push_back(nlohmann::json(std::move(j)));
+  }
+  session.add_document("events", std::move(doc));
 }
 
 }  // namespace dltune::store

@@ -107,4 +107,9 @@ void wait_for_end(const RecordSession& session, const sigset_t& stop_set);
                                                      const launch::SpawnRequest& job,
                                                      const monitor::SamplerOptions& options);
 
+// What the job's output said of its GPUs (launch/output_watch.hpp) as the recording's document
+// "events", each with "source": "job output" (kJobOutputSource): report marks them, profile
+// judges a CUDA OOM. Nothing when there are none.
+void add_output_events(RecordSession& session, const std::vector<launch::OutputEvent>& events);
+
 }  // namespace dltune::store

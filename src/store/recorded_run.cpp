@@ -59,6 +59,7 @@ tl::expected<launch::RunSummary, launch::RunFailure> run_recorded(const host::Ro
   }
   // With the summary, for compare and report (the job's it/s, OOM kills).
   session->add_document("summary", launch::to_json(*summary));
+  add_output_events(*session, summary->result.output_events);
   session->finish(root, summary->result.exit_code, recording.quiet);
   return summary;
 }

@@ -27,6 +27,10 @@ namespace dltune::store {
 
 inline constexpr int kRecordingSchema = 1;
 
+// The "source" of the events (document "events") that the job's own output gave (CUDA out of
+// memory, NCCL errors: launch/output_watch.hpp), which doctor keeps when it writes its own.
+inline constexpr const char* kJobOutputSource = "job output";
+
 struct RecordingInfo {
   int schema = kRecordingSchema;
   std::string dltune_version;

@@ -19,6 +19,7 @@
 #include "host/parse/pci_ids.hpp"
 #include "host/parse/proc_modules.hpp"
 #include "host/parse/python_files.hpp"
+#include "launch/output_watch.hpp"
 #include "launch/progress.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -26,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const dltune::fuzz::Input in(data, size);
   const auto t = in.text;
   const auto [first, second] = in.two();
-  switch (in.selector % 13) {
+  switch (in.selector % 14) {
     case 0:
       (void)parse::cuda_version_json(t);
       (void)parse::cuda_version_txt(t);
@@ -100,6 +101,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)parse::pci_address(s);
       (void)parse::nvidia_version(s);
       (void)parse::is_driver_version(s);
+      break;
+    }
+    case 13: {
+      // A job's output, as `run` reads it for CUDA and NCCL errors, in pieces as from a pipe.
+      dltune::launch::OutputWatch watch([] { return std::int64_t{1}; });
+      std::size_t at = 0;
+      while (at < t.size()) {
+        const std::size_t n = 1 + static_cast<unsigned char>(t[at]) % 61;
+        watch.feed(t.substr(at, n), at % 3, static_cast<int>(at % 2));
+        at += n;
+      }
+      watch.finish();
+      if (watch.events().size() > dltune::launch::OutputWatch::kMaxEvents) __builtin_trap();
+      for (const auto& e : watch.events()) {
+        if (e.text.size() > 400) __builtin_trap();
+        (void)dltune::launch::render_text(e);
+        (void)dltune::launch::to_json(e).dump();
+      }
       break;
     }
   }

@@ -323,4 +323,47 @@ TEST_F(RunLive, ARankThatFailsStopsTheOthersAndIsNamed) {
   EXPECT_NE(launcher["notes"].dump().find("only sizes each one's threads"), std::string::npos);
 }
 
+// A rank that runs out of GPU memory (the message PyTorch prints, from a CPU-only job here): run
+// names it with its rank and actions, keeps it in the summary and the recording, profile leads
+// with it, and doctor, writing the kernel's events into the recording, keeps it.
+TEST_F(RunLive, ACudaOutOfMemoryInARanksOutputIsNamedRecordedAndProfiled) {
+  const std::string script =
+      "import os, sys, time\n"
+      "time.sleep(1.5)\n"
+      "if os.environ['RANK'] == '1':\n"
+      "    sys.stderr.write('torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 "
+      "GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.06 GiB is free. Of the allocated "
+      "memory 70.12 GiB is allocated by PyTorch, and 6.50 GiB is reserved by PyTorch but "
+      "unallocated.\\n')\n"
+      "    sys.exit(1)\n"
+      "time.sleep(60)\n";
+  const auto rec = (dir_ / "job.db").string();
+  const auto r = dltune_run({"--nproc", "2", "--record", rec}, {"/usr/bin/python3", "-c", script});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("job output"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("CUDA out of memory (rank 1): torch.OutOfMemoryError"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("expandable_segments:True"), std::string::npos) << r.err;
+  const auto s = summary();
+  ASSERT_EQ(s["output_events"].size(), 1u) << s.dump(2);
+  const auto& e = s["output_events"][0];
+  EXPECT_EQ(e["kind"], "cuda_oom");
+  EXPECT_EQ(e["rank"], 1);
+  EXPECT_EQ(e["fields"]["gpu"], "0");
+  const auto missing = undocumented(s, run_section_of_the_docs());
+  EXPECT_TRUE(missing.empty()) << missing.front();
+
+  auto profile = run({DLTUNE_BINARY, "profile", rec}, {}, 120);
+  EXPECT_EQ(profile.exit_code, 0) << profile.err;
+  EXPECT_EQ(profile.out.rfind("FAILED: CUDA out of memory (rank 1): ", 0), 0u) << profile.out;
+  EXPECT_NE(profile.out.find("action: 6.50 GiB was reserved by PyTorch but unallocated"),
+            std::string::npos)
+      << profile.out;
+  const auto doctor = run({DLTUNE_BINARY, "doctor", "--recording", rec}, {}, 120);
+  EXPECT_LE(doctor.exit_code, 2) << doctor.err;
+  profile = run({DLTUNE_BINARY, "profile", rec, "--json"}, {}, 120);
+  ASSERT_EQ(profile.exit_code, 0) << profile.err;
+  EXPECT_EQ(json::parse(profile.out)["failed"]["kind"], "cuda_oom") << profile.out;
+}
+
 }  // namespace run_live_test

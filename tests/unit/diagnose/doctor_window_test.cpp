@@ -63,5 +63,37 @@ TEST(JudgeJob, WindowsWithoutAJobAreBadInputAndOneSampleIsTooFew) {
       << few.error().error.message();
 }
 
+// A job that failed on a GPU error leads its verdict with it, even when it ended too soon to be
+// judged on its OS signals (a CUDA OOM at the first step): the error, what it means, the actions.
+TEST(JudgeJob, AJobThatRanOutOfGpuMemoryIsThatVerdict) {
+  const auto& rules = builtin_rules();
+  ASSERT_TRUE(rules) << rules.error().message();
+  JudgeRequest request;
+  request.source = "recording job.db";
+  request.job_errors = nlohmann::json::array(
+      {{{"kind", "nccl_error"}, {"text", "NCCL error in: x.cpp:1, unhandled cuda error"}},
+       {{"kind", "cuda_oom"},
+        {"text", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."},
+        {"explanation", "The job asked for more GPU memory than was free, and stopped."},
+        {"actions", {"set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", "Lower the batch"}},
+        {"rank", 1}}});
+  JobWindows empty;
+  const auto r = judge_job(*rules, empty, request);
+  ASSERT_TRUE(r) << r.error().error.message();
+  EXPECT_EQ(r->doc["verdict"], "failed");
+  EXPECT_EQ(r->doc["failed"]["kind"], "cuda_oom");
+  EXPECT_EQ(r->doc["job_errors"].size(), 2u);
+  const auto text = render_text(*r);
+  EXPECT_EQ(text.rfind("FAILED: CUDA out of memory (rank 1): torch.OutOfMemoryError", 0), 0u)
+      << text;
+  EXPECT_NE(text.find("  action: set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("also: NCCL error: NCCL error in: x.cpp:1"), std::string::npos) << text;
+  EXPECT_NE(text.find("ended too soon"), std::string::npos);
+  // Without job errors the same windows are still bad input.
+  request.job_errors = nlohmann::json::array();
+  EXPECT_FALSE(judge_job(*rules, empty, request));
+}
+
 }  // namespace
 }  // namespace dltune::diagnose::doctor_window_test
