@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/json.hpp"
+#include "core/local_file.hpp"
 #include "core/text.hpp"
 #include "core/toml_parse.hpp"
 #include "host/parse/pci_device.hpp"
@@ -482,15 +483,12 @@ Result<Baseline> parse_baseline(std::string_view toml_text, std::string_view ori
 #undef DLTUNE_TRY
 
 Result<Baseline> load_baseline(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail("cannot read the baseline", path, errno);
-  // A baseline is a few kilobytes; a huge file is not one.
-  constexpr std::size_t kMax = 4u << 20;
-  std::string text(kMax + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kMax) return fail("the baseline is larger than 4 MiB", path);
-  return parse_baseline(text, path);
+  // A baseline is a few kilobytes; a FIFO or a device is refused at once, not waited on.
+  auto text = local_file::read_regular(path, 4u << 20);
+  if (!text && text.error().errno_ != 0)
+    return fail("cannot read the baseline", path, text.error().errno_);
+  if (!text) return fail("the baseline: " + text.error().message());
+  return parse_baseline(*text, path);
 }
 
 namespace {

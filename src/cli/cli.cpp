@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <system_error>
 
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
@@ -51,24 +54,15 @@ struct NamedCommand {
 };
 // In the order `dltune --help` lists them.
 constexpr NamedCommand kCommands[] = {
-    {"check", make_check_command},
-    {"env", make_env_command},
-    {"capture", make_capture_command},
-    {"baseline", make_baseline_command},
-    {"tune", make_tune_command},
-    {"profiles", make_profiles_command},
-    {"run", make_run_command},
-    {"top", make_top_command},
-    {"record", make_record_command},
-    {"serve", make_serve_command},
-    {"report", make_report_command},
-    {"profile", make_profile_command},
-    {"doctor", make_doctor_command},
-    {"bench", make_bench_command},
-    {"compare", make_compare_command},
-    {"slurm", make_slurm_command},
-    {"stacks", make_stacks_command},
-    {"completion", make_completion_command},
+    {"check", make_check_command},     {"env", make_env_command},
+    {"capture", make_capture_command}, {"baseline", make_baseline_command},
+    {"tune", make_tune_command},       {"profiles", make_profiles_command},
+    {"run", make_run_command},         {"top", make_top_command},
+    {"record", make_record_command},   {"serve", make_serve_command},
+    {"report", make_report_command},   {"profile", make_profile_command},
+    {"doctor", make_doctor_command},   {"bench", make_bench_command},
+    {"compare", make_compare_command}, {"slurm", make_slurm_command},
+    {"stacks", make_stacks_command},   {"completion", make_completion_command},
 };
 
 bool is_command(std::string_view name) {
@@ -102,6 +96,31 @@ std::optional<std::optional<std::string_view>> command_to_make(
   if (named.empty() || named == "completion") return std::nullopt;
   return std::optional<std::string_view>{named};
 }
+
+namespace {
+
+// The command's exit status, unless its output could not be written (standard output on a full
+// disk, a closed pipe): then exit 1 saying so, never an abort and never 0 with the output lost.
+// fmt::print throws std::system_error ("cannot write to file: ...") when a write fails; what is
+// still buffered fails at the flush.
+int executed(Command& c) {
+  int rc = 0;
+  try {
+    rc = c.execute();
+  } catch (const std::system_error& e) {
+    if (std::string_view(e.what()).find("cannot write to file") == std::string_view::npos) throw;
+    fmt::print(stderr, "dltune: cannot write the output: {}\n", std::strerror(e.code().value()));
+    return kExitFailure;
+  }
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    const int err = errno != 0 ? errno : EIO;
+    fmt::print(stderr, "dltune: cannot write the output: {}\n", std::strerror(err));
+    return kExitFailure;
+  }
+  return rc;
+}
+
+}  // namespace
 
 int run(int argc, char** argv) {
   CLI::App app{
@@ -158,7 +177,7 @@ int run(int argc, char** argv) {
   if (const auto rc = options::parse(app, std::move(args))) return *rc;
   warn_about_unfinished_transactions();
   for (auto& c : commands)
-    if (c->selected()) return c->execute();
+    if (c->selected()) return executed(*c);
   return kExitBadInput;
 }
 

@@ -41,9 +41,15 @@ class CompareCommand : public Command {
   bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
-    if (!html_.empty())
+    if (!html_.empty()) {
+      std::vector<std::string> inputs = paths_;
+      inputs.insert(inputs.end(), a_.begin(), a_.end());
+      inputs.insert(inputs.end(), b_.begin(), b_.end());
+      if (auto ok = local_file::not_an_input(html_, inputs); !ok)
+        return refuse("--html: " + ok.error().message());
       if (auto t = local_file::output_target(html_, force_); !t)
         return refuse("--html: " + t.error().message());
+    }
     std::vector<bench::Run> runs;
     bench::CompareOptions options;
     options.confidence = confidence_ / 100;

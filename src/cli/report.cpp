@@ -31,6 +31,8 @@ class ReportCommand : public Command {
   bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
+    if (auto ok = local_file::not_an_input(output_, {recording_}); !ok)
+      return refuse("-o: " + ok.error().message());
     auto recording = store::Recording::open(recording_);
     if (!recording) return refuse(recording.error().message());
     const auto& rec = **recording;

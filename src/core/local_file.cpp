@@ -25,17 +25,6 @@ mode_t new_file_mode() {
   return 0666 & ~mask;
 }
 
-// What a file that is not a regular one is, for refusals.
-const char* kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISLNK(mode)) return "a symbolic link";
-  return "not a regular file";
-}
-
 tl::unexpected<Error> not_regular(const std::string& path, mode_t mode) {
   return fail(
       fmt::format("{} is {}, not a regular file: dltune writes only regular files "
@@ -90,6 +79,67 @@ Result<std::string> in_writable_directory(const std::string& path, std::string t
 }
 
 }  // namespace
+
+const char* kind_of(unsigned mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
+Result<std::string> read_regular(const std::string& path, std::size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return fail("cannot read", path, errno);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return fail("cannot read", path, err);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail(fmt::format("{} is {}, not a regular file", path, kind_of(st.st_mode)));
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return fail(fmt::format("{} is larger than {} bytes", path, max_bytes));
+  }
+  std::string text(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t got = 0;
+  while (got < text.size()) {
+    const auto n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return fail("cannot read", path, err);
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  text.resize(got);
+  return text;
+}
+
+Result<void> not_an_input(const std::string& output, const std::vector<std::string>& inputs) {
+  struct stat out {};
+  if (output == "-" || ::stat(output.c_str(), &out) != 0) return {};
+  for (const auto& in : inputs) {
+    struct stat st {};
+    if (in == "-" || ::stat(in.c_str(), &st) != 0) continue;
+    if (st.st_dev == out.st_dev && st.st_ino == out.st_ino)
+      return fail(
+          fmt::format("{} is also an input ({}): writing it would destroy what is read, "
+                      "--force or not; write elsewhere",
+                      output, in));
+  }
+  return {};
+}
 
 Result<std::string> output_target(const std::string& path, bool replace) {
   auto target = classify_target(path, replace);

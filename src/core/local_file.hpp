@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -19,6 +20,21 @@ namespace dltune::local_file {
 // `replace` says (dltune never renames a file over them), and a link without `replace`.
 // "-" is returned as it is: standard output, for the callers that take it.
 [[nodiscard]] Result<std::string> output_target(const std::string& path, bool replace);
+
+// A local input file's text (a baseline, a web config, a profile the user names): opened without
+// blocking, so that a FIFO (`<(...)`, a named pipe) or a device is refused at once instead of
+// hanging, and read only when it is a regular file of at most `max_bytes`. Errors name the path
+// and what it is ("a FIFO", "a directory", "a character device").
+[[nodiscard]] Result<std::string> read_regular(const std::string& path,
+                                               std::size_t max_bytes = 16u << 20);
+// "a FIFO", "a directory", ... for a file type (st_mode); "a regular file" for one.
+[[nodiscard]] const char* kind_of(unsigned mode);
+
+// Refuses an output that is one of the command's inputs (the same file: device and inode, after
+// links), `--force` or not: `report r.db -o r.db` would replace the recording with its report.
+// Inputs that do not exist, and "-", are no conflict.
+[[nodiscard]] Result<void> not_an_input(const std::string& output,
+                                        const std::vector<std::string>& inputs);
 
 // A temporary file beside a target, with the mode a new file would get (0666 less the umask):
 // written by its holder, then committed by rename; removed when dropped uncommitted.

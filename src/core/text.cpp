@@ -193,26 +193,34 @@ std::string human_bytes(std::uint64_t bytes) {
   return fmt::format("{:.1f} {}", v, kUnits[u]);
 }
 
-std::optional<std::vector<int>> parse_cpu_list(std::string_view s) {
+std::optional<std::vector<int>> parse_cpu_list(std::string_view s, int max_id) {
   std::vector<int> out;
   s = trim(s);
   if (s.empty()) return out;
+  if (max_id < 0 || max_id > kMaxListId) max_id = kMaxListId;
+  // The ranges first, merged, and only then their ids: a list that names the same ids again and
+  // again ("0-1048575" a thousand times, from another user's environment) costs the text's length
+  // and the ids it names once, in time and in memory.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
   for (auto part : split(s, ',')) {
     part = trim(part);
     const auto dash = part.find('-');
+    std::optional<std::uint64_t> a, b;
     if (dash == std::string_view::npos) {
-      const auto v = to_uint(part);
-      if (!v || *v > 1u << 20) return std::nullopt;
-      out.push_back(static_cast<int>(*v));
+      a = b = to_uint(part);
     } else {
-      const auto a = to_uint(part.substr(0, dash));
-      const auto b = to_uint(part.substr(dash + 1));
-      if (!a || !b || *a > *b || *b > 1u << 20) return std::nullopt;
-      for (auto i = *a; i <= *b; ++i) out.push_back(static_cast<int>(i));
+      a = to_uint(part.substr(0, dash));
+      b = to_uint(part.substr(dash + 1));
     }
+    if (!a || !b || *a > *b || *b > static_cast<std::uint64_t>(max_id)) return std::nullopt;
+    ranges.emplace_back(*a, *b);
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  std::sort(ranges.begin(), ranges.end());
+  std::uint64_t next = 0;  // the first id not yet out
+  for (const auto& [a, b] : ranges) {
+    for (auto i = std::max(a, next); i <= b; ++i) out.push_back(static_cast<int>(i));
+    next = std::max(next, b + 1);  // sorted and distinct: the next range starts after this one
+  }
   return out;
 }
 

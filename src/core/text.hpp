@@ -43,8 +43,15 @@ namespace dltune::text {
 [[nodiscard]] std::string human_bytes(std::uint64_t bytes);
 // A time left or taken, for progress lines: "45 s", "3 min", "1 h 20 min".
 [[nodiscard]] std::string human_duration(double seconds);
-// Parses a CPU list ("0-3,8,10-11") into sorted ids.
-[[nodiscard]] std::optional<std::vector<int>> parse_cpu_list(std::string_view s);
+// The largest id a list may name: no host has more CPUs (the kernel's NR_CPUS is at most 8192).
+inline constexpr int kMaxListId = 1 << 20;
+// A GPU list (SLURM_JOB_GPUS, CUDA_VISIBLE_DEVICES, --gpus) names fewer: no host has more GPUs.
+inline constexpr int kMaxGpuId = 1023;
+// Parses a CPU list ("0-3,8,10-11") into sorted, distinct ids; nullopt for anything else and for
+// an id above `max_id`. Memory is bounded by `max_id`, not by the text: a list that repeats a
+// range costs what the range does once.
+[[nodiscard]] std::optional<std::vector<int>> parse_cpu_list(std::string_view s,
+                                                             int max_id = kMaxListId);
 // Formats ids as a CPU list ("0-3,8").
 [[nodiscard]] std::string format_cpu_list(const std::vector<int>& ids);
 // Parses a sysfs hex mask ("ffffffff,00000000" or "f0") into set bit indices.

@@ -325,7 +325,8 @@ Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& fac
   if (o.gpus) {
     const auto slots = gpu_slots(facts);
     if (slots.empty()) return fail("--gpus: this host has no NVIDIA GPU; got", *o.gpus);
-    const auto ids = text::parse_cpu_list(*o.gpus);  // the same list syntax: "0,1" or "0-3"
+    // The same list syntax: "0,1" or "0-3".
+    const auto ids = text::parse_cpu_list(*o.gpus, text::kMaxGpuId);
     if (!ids || ids->empty())
       return fail("--gpus: expected GPU indices such as 0,1 or 0-3, got", *o.gpus);
     for (int i : *ids)
@@ -354,7 +355,7 @@ Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& fac
       const auto it = plan.env.find(var);
       if (it == plan.env.end() || it->second.empty()) continue;
       const auto slots = gpu_slots(facts);
-      const auto ids = text::parse_cpu_list(it->second);
+      const auto ids = text::parse_cpu_list(it->second, text::kMaxGpuId);
       const bool known = ids && !ids->empty() && std::all_of(ids->begin(), ids->end(), [&](int i) {
                            return i >= 0 && static_cast<std::size_t>(i) < slots.size();
                          });

@@ -3,6 +3,8 @@
 
 #include <filesystem>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -309,11 +311,30 @@ Result<WebConfig> parse_web_config(std::string_view text, const std::string& fil
 }
 
 Result<WebConfig> load_web_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail("--web-config: cannot read", path, errno);
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto w = parse_web_config(text.str(), path, std::filesystem::path(path).parent_path());
+  // Opened without blocking and read only when it is a regular file: a FIFO or a device is
+  // refused at once, not waited on. (This file is part of the HTTP module, which has its own
+  // copy of the little of the program it uses: POSIX here, not core/local_file.)
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return fail("--web-config: cannot read", path, errno);
+  struct stat st {};
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  std::string text;
+  if (regular && st.st_size <= (1 << 20)) {
+    text.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t got = 0;
+    while (got < text.size()) {
+      const auto n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    text.resize(got);
+  }
+  ::close(fd);
+  if (!regular)
+    return fail("--web-config: not a regular file (a FIFO, device or directory):", path);
+  if (st.st_size > (1 << 20)) return fail("--web-config: larger than 1 MiB:", path);
+  auto w = parse_web_config(text, path, std::filesystem::path(path).parent_path());
   if (!w) return w;
   if (w->tls) {
     const std::pair<const char*, const std::string*> files[] = {

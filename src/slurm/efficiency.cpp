@@ -60,8 +60,9 @@ std::vector<unsigned> slurm_gpus_of(const host::Root& root, const std::vector<pi
       env.remove_prefix(std::min(end + 1, env.size()));
       for (std::string_view name : {"SLURM_JOB_GPUS=", "SLURM_STEP_GPUS="}) {
         if (!entry.starts_with(name)) continue;
-        // "0,1" (gres/gpu's list; a range as a cpu list's, should a version write one).
-        if (auto ids = text::parse_cpu_list(entry.substr(name.size())))
+        // "0,1" (gres/gpu's list; a range as a cpu list's, should a version write one). Another
+        // user's process writes this: ids beyond any GPU a host has make the list void.
+        if (auto ids = text::parse_cpu_list(entry.substr(name.size()), text::kMaxGpuId))
           for (const int id : *ids) out.push_back(static_cast<unsigned>(id));
       }
     }

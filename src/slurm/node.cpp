@@ -70,20 +70,32 @@ Result<NodeState> parse_show_node(std::string_view text) {
         node.state.substr(at + 1, next == std::string::npos ? next : next - at - 1));
     at = next;
   }
-  // The reason runs to the end of the line, then " [USER@TIME]" says who set it and when.
+  // The reason, then " [USER@TIME]" (who set it and when), then on newer Slurm more fields
+  // ("Comment=", "Extra="): the reason ends at the first such stamp, else at the first of those
+  // fields, else at the end of the line.
   const auto at = line.find(" Reason=");
   if (at != std::string_view::npos) {
-    std::string reason = trimmed(line.substr(at + 8));
-    if (!reason.empty() && reason.back() == ']') {
-      const auto open = reason.rfind(" [");
-      const auto sign = open == std::string::npos ? open : reason.find('@', open);
-      if (sign != std::string::npos) {
-        node.reason_by = reason.substr(open + 2, sign - open - 2);
-        node.reason_at = reason.substr(sign + 1, reason.size() - sign - 2);
-        reason.resize(open);
-      }
+    const auto rest = line.substr(at + 8);
+    std::size_t end = rest.size();
+    for (std::size_t open = rest.find(" ["); open != std::string_view::npos;
+         open = rest.find(" [", open + 1)) {
+      const auto close = rest.find(']', open);
+      const auto sign = rest.find('@', open);
+      if (close == std::string_view::npos || sign == std::string_view::npos || sign > close)
+        continue;
+      const auto stamp = rest.substr(open + 2, close - open - 2);
+      if (stamp.find(' ') != std::string_view::npos || sign == open + 2) continue;
+      end = open;
+      node.reason_by = std::string(rest.substr(open + 2, sign - open - 2));
+      node.reason_at = std::string(rest.substr(sign + 1, close - sign - 1));
+      break;
     }
-    if (reason != "(null)" && reason != "none") node.reason = trimmed(reason);
+    if (end == rest.size())
+      for (std::string_view next : {" Comment=", " Extra=", " ResumeAfterTime="})
+        end = std::min(end,
+                       rest.find(next) == std::string_view::npos ? rest.size() : rest.find(next));
+    const std::string reason = trimmed(rest.substr(0, end));
+    if (reason != "(null)" && reason != "none") node.reason = reason;
   }
   return node;
 }

@@ -16,6 +16,8 @@
 #include "core/json.hpp"
 #include "core/text.hpp"
 #include "store/recording.hpp"
+
+#include "core/local_file.hpp"
 #include "store/recording_sql.hpp"
 
 namespace dltune::store {
@@ -37,12 +39,22 @@ std::uint32_t be32(const unsigned char* p) {
 // version-valid-for number (offset 92). Pages are only ever added to a recording, so a file
 // shorter than that size was cut.
 Result<void> check_header(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  // Without blocking: a FIFO (`<(...)`) or a device is refused at once, not waited on.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return fail("cannot open the recording", path, errno);
   std::array<unsigned char, 100> h{};
   struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const int err = errno;
+    const bool stated = ::fstat(fd, &st) == 0;
+    ::close(fd);
+    if (!stated) return fail("cannot read the recording", path, err);
+    return fail(fmt::format("not a dltune recording ({}, not a regular file):",
+                            local_file::kind_of(st.st_mode)),
+                path);
+  }
   const ssize_t n = ::pread(fd, h.data(), h.size(), 0);
-  const int err = n < 0 || ::fstat(fd, &st) != 0 ? errno : 0;
+  const int err = n < 0 ? errno : 0;
   ::close(fd);
   if (err != 0) return fail("cannot read the recording", path, err);
   if (n < static_cast<ssize_t>(h.size()) || std::memcmp(h.data(), "SQLite format 3", 16) != 0)

@@ -1,6 +1,7 @@
 // Every command that writes a local file refuses, before doing anything, a target that is not a
 // regular file (a device, FIFO, directory), with or without --force: exit 2, the target named,
 // the target unchanged and nothing left beside it.
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -134,6 +135,91 @@ TEST(OutputsCli, AnExistingFileIsReplacedOnlyWithForceTheSameForEveryCommand) {
     EXPECT_THAT(r.err, HasSubstr(target + " exists; use --force to replace it")) << argv[1];
     std::ifstream in(target);
     EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "mine") << argv[1];
+  }
+}
+
+// An output that is one of the inputs is refused, --force or not, also through a link: the
+// recording stays a recording.
+TEST(OutputsCli, TheOutputIsNeverOneOfTheInputs) {
+  TempDir dir;
+  const auto rec = dir.file("run.db");
+  write_recording(rec, 6);
+  const auto link = dir.file("alias.db");
+  std::filesystem::create_symlink(rec, link);
+  const auto before = std::filesystem::file_size(rec);
+  for (auto argv : std::vector<std::vector<std::string>>{
+           {"report", rec, "-o", rec, "--force"},
+           {"report", rec, "-o", link, "--force"},
+           {"report", rec, "-o", rec, "--format", "json"},
+           {"compare", rec, rec, "--html", rec, "--force"},
+           {"compare", "-a", rec, "-a", rec, "-b", rec, "--html", link, "--force"}}) {
+    argv.insert(argv.begin(), DLTUNE_BINARY);
+    const auto r = run(argv);
+    EXPECT_EQ(r.exit_code, 2) << ::testing::PrintToString(argv) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("is also an input")) << r.err;
+    EXPECT_EQ(std::filesystem::file_size(rec), before);
+  }
+  EXPECT_EQ(run({DLTUNE_BINARY, "report", rec, "-o", dir.file("r.html")}).exit_code, 0);
+}
+
+// A FIFO (a named pipe, `<(...)`) or a device given as an input file is refused at once,
+// naming what it is, instead of waiting forever for a writer.
+TEST(OutputsCli, AFifoOrADeviceAsAnInputIsRefusedAtOnce) {
+  TempDir dir;
+  const auto fifo = dir.file("pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto out = dir.file("out.html");
+  for (auto argv : std::vector<std::vector<std::string>>{
+           {"report", fifo, "-o", out},
+           {"record", "--replay", fifo, "--once"},
+           {"profile", fifo},
+           {"compare", fifo, fifo},
+           {"doctor", "--recording", fifo},
+           {"check", "--baseline", fifo},
+           {"check", "--baseline", "/dev/zero"},
+           {"serve", "--once", "--no-gpus", "--no-check", "--web-config", fifo}}) {
+    argv.insert(argv.begin(), DLTUNE_BINARY);
+    const auto r = run(argv, {}, 20);
+    const std::string what = ::testing::PrintToString(argv);
+    EXPECT_NE(r.term_signal, SIGKILL) << what << " waited for a writer";
+    EXPECT_NE(r.exit_code, 0) << what << r.err;
+    EXPECT_THAT(r.err, ::testing::AnyOf(HasSubstr("FIFO"), HasSubstr("character device"),
+                                        HasSubstr("not a regular file")))
+        << what << r.err;
+  }
+}
+
+// Standard output that cannot be written (a full disk: /dev/full): every command that prints
+// exits 1 saying so, never aborts (134) and never exits 0 with its output lost.
+TEST(OutputsCli, StandardOutputThatCannotBeWrittenIsAFailureNamedOnce) {
+  if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no writable /dev/full here";
+  const std::string fixture = std::string(DLTUNE_FIXTURES) + "/roots/gpu8-numa2-cgv2";
+  const std::vector<std::vector<std::string>> commands = {
+      {"env", "--json", "--root", fixture},
+      {"env", "--root", fixture},
+      {"check", "--json", "--root", fixture},
+      {"profiles"},
+      {"profiles", "show", "training"},
+      {"completion", "bash"},
+      {"baseline", "--root", fixture},
+      {"serve", "--once", "--no-gpus", "--no-check", "--interval", "100ms"},
+      {"--help"},
+  };
+  for (const auto& words : commands) {
+    // A shell with a fixed script: the words are its arguments, never its text.
+    std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$@\" > /dev/full", "sh",
+                                     DLTUNE_BINARY};
+    argv.insert(argv.end(), words.begin(), words.end());
+    const auto r = run(argv);
+    const std::string what = ::testing::PrintToString(words);
+    if (words.front() == "--help") {  // CLI11's own printing: at least no abort
+      EXPECT_NE(r.exit_code, 134) << what << r.err;
+      continue;
+    }
+    EXPECT_EQ(r.exit_code, 1) << what << r.err;
+    EXPECT_THAT(r.err, HasSubstr("dltune: cannot write the output: No space left on device"))
+        << what;
+    EXPECT_EQ(r.err.find("terminate called"), std::string::npos) << what << r.err;
   }
 }
 

@@ -57,6 +57,24 @@ TEST(Text, CpuLists) {
   EXPECT_FALSE(parse_cpu_list("3-1"));
   EXPECT_FALSE(parse_cpu_list("a"));
   EXPECT_FALSE(parse_cpu_list("0-99999999"));
+  EXPECT_FALSE(parse_cpu_list("0-18446744073709551615"));
+  // A GPU list's ids are few: one beyond the cap makes the list void.
+  EXPECT_EQ(parse_cpu_list("0-3", kMaxGpuId), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_FALSE(parse_cpu_list("0,1024", kMaxGpuId));
+  // The same range again and again (another user's 128 KiB SLURM_JOB_GPUS) costs what it does
+  // once: 6,000 copies of a million ids would be 24 GiB expanded one by one.
+  std::string repeated;
+  for (int i = 0; i < 6000; ++i) repeated += "0-1048575,";
+  repeated += "7";
+  const auto big = parse_cpu_list(repeated);
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->size(), 1u << 20);
+  std::string gpus;
+  for (int i = 0; i < 20000; ++i) gpus += "0-1023,";
+  gpus += "0";
+  const auto many = parse_cpu_list(gpus, kMaxGpuId);
+  ASSERT_TRUE(many);
+  EXPECT_EQ(many->size(), 1024u);
   EXPECT_EQ(format_cpu_list({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
   EXPECT_EQ(format_cpu_list({}), "");
 }

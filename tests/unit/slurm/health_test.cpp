@@ -70,6 +70,30 @@ TEST(SlurmNode, TheOneLineRecordGivesStateFlagsAndAReasonWithSpaces) {
   EXPECT_TRUE(drained_by_dltune(*n));
 }
 
+// Newer Slurm prints fields after the reason's stamp (Comment=, Extra=): they are not part of the
+// reason, which would else differ from dltune's own at every run and re-drain the node. A reason
+// with brackets of its own keeps them.
+TEST(SlurmNode, TheReasonEndsAtItsStampNotAtTheEndOfTheLine) {
+  std::string line = kDrained;
+  line.pop_back();  // the newline
+  auto n = parse_show_node(line + " Comment=rack 12 Extra=(null)\n");
+  ASSERT_TRUE(n) << n.error().message();
+  EXPECT_EQ(n->reason, "dltune: shm.size: /dev/shm is 64 MiB, expected at least 1 GiB");
+  EXPECT_EQ(n->reason_by, "root");
+  EXPECT_EQ(n->reason_at, "2026-12-02T03:46:59");
+  n = parse_show_node(
+      "NodeName=vm State=IDLE+DRAIN Reason=swap [disk 2] by admin [slurm@2026-12-02T03:46:59] "
+      "Comment=(null)");
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->reason, "swap [disk 2] by admin");
+  EXPECT_EQ(n->reason_by, "slurm");
+  // Without a stamp, the reason stops at the next field.
+  n = parse_show_node("NodeName=vm State=IDLE+DRAIN Reason=dltune: gpu.ecc: x Extra=(null)");
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->reason, "dltune: gpu.ecc: x");
+  EXPECT_TRUE(n->reason_by.empty());
+}
+
 TEST(SlurmNode, NoReasonSeveralFlagsAndRecordsThatAreNotNodes) {
   const auto n = parse_show_node(
       "NodeName=gpu01 NodeHostName=gpu01.cluster State=MIXED+DRAIN+NOT_RESPONDING Weight=1");
