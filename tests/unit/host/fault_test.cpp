@@ -5,7 +5,11 @@
 #include <cstring>
 #include <filesystem>
 
+#include <fstream>
+#include <iterator>
+
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "host/root.hpp"
 #include "support/temp_tree.hpp"
@@ -187,6 +191,27 @@ TEST(RootFault, WriteVirtualAndRemoveFailWithTheInjectedErrno) {
   EXPECT_EQ(rm.error().errno_, EIO);
   EXPECT_TRUE(root.exists("/etc/security/limits.d/90-dltune.conf"));
   EXPECT_EQ(root.faults_fired(), 3);
+}
+
+// The hooks a test drives (DLTUNE_TEST_FAULT, DLTUNE_TEST_CRASH_AFTER) are only in the test
+// build: the release preset (what `make run` builds) and `make deb` (what a package installs)
+// turn them off, so that no environment variable can make an installed dltune fail on purpose.
+TEST(TestHooks, TheReleaseAndThePackageAreBuiltWithout) {
+  std::ifstream presets(std::string(DLTUNE_SOURCE_DIR) + "/CMakePresets.json");
+  const auto j = nlohmann::json::parse(presets);
+  bool release = false;
+  for (const auto& p : j["configurePresets"])
+    if (p["name"] == "release") {
+      release = true;
+      EXPECT_EQ(p["cacheVariables"].value("DLTUNE_TEST_HOOKS", ""), "OFF");
+    }
+  EXPECT_TRUE(release);
+  std::ifstream makefile(std::string(DLTUNE_SOURCE_DIR) + "/Makefile");
+  const std::string text{std::istreambuf_iterator<char>(makefile), {}};
+  const auto deb = text.find("\ndeb:");
+  ASSERT_NE(deb, std::string::npos);
+  const auto end = text.find("\n\n", deb);
+  EXPECT_NE(text.substr(deb, end - deb).find("-DDLTUNE_TEST_HOOKS=OFF"), std::string::npos);
 }
 
 }  // namespace fault_test
