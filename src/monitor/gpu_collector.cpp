@@ -43,7 +43,10 @@ struct GpuCollector::State {
     if (!reader && amd.empty()) {
       {
         std::lock_guard lock(mu);
-        said.push_back("no GPU figures: " + reader.error().message());
+        // Said only where an NVIDIA GPU is on PCI: on a host without one, no NVML is no news.
+        if (std::any_of(pci.begin(), pci.end(),
+                        [](const gpu::PciGpuSlot& p) { return p.vendor == "nvidia"; }))
+          said.push_back("no GPU figures: " + reader.error().message());
         ended = true;
       }
       read.notify_all();

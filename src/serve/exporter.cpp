@@ -138,26 +138,21 @@ void Exporter::check() {
             report.error().message());
   } else {
     state->ok = true;
-    for (const auto& f : report->findings) {
-      if (f.applicable && f.unknown) {
-        const std::string stakes = audit::severity_name(f.stakes);
-        auto same = std::find_if(state->unknown.begin(), state->unknown.end(), [&](const auto& x) {
-          return x.id == f.id && x.severity == stakes && x.area == f.area;
-        });
-        if (same != state->unknown.end())
-          ++same->count;
-        else
-          state->unknown.push_back({f.id, stakes, f.area, 1});
-      }
-      if (!f.applicable || f.severity == audit::Severity::kOk) continue;
-      const std::string severity = audit::severity_name(f.severity);
-      auto same = std::find_if(state->findings.begin(), state->findings.end(), [&](const auto& x) {
-        return x.id == f.id && x.severity == severity && x.area == f.area;
+    // One series per id, severity (or stakes) and area, its value how many share them.
+    const auto tally = [](std::vector<CheckFinding>& into, const audit::Finding& f,
+                          audit::Severity severity) {
+      const std::string name = audit::severity_name(severity);
+      auto same = std::find_if(into.begin(), into.end(), [&](const CheckFinding& x) {
+        return x.id == f.id && x.severity == name && x.area == f.area;
       });
-      if (same != state->findings.end())
+      if (same != into.end())
         ++same->count;
       else
-        state->findings.push_back({f.id, severity, f.area, 1});
+        into.push_back({f.id, name, f.area, 1});
+    };
+    for (const auto& f : report->findings) {
+      if (f.applicable && f.unknown) tally(state->unknown, f, f.stakes);
+      if (f.applicable && f.severity != audit::Severity::kOk) tally(state->findings, f, f.severity);
     }
     state->counts = {
         static_cast<std::uint64_t>(report->ok), static_cast<std::uint64_t>(report->info),

@@ -7,6 +7,7 @@
 #include "../gpu/fake_nvml_config.hpp"
 #include "core/json.hpp"
 #include "monitor/sampler.hpp"
+#include "support/temp_tree.hpp"
 
 namespace gpu_collector_test {
 
@@ -145,21 +146,35 @@ TEST(GpuCollector, FailingCallSaidOnce) {
   EXPECT_NE(said[0].find("NVML_ERROR_GPU_IS_LOST"), std::string::npos) << said[0];
 }
 
-TEST(GpuCollector, MissingLibraryOneNoticeAndNothing) {
-  std::vector<Gpu> gpus(1);
-  Notices notices;
-  GpuCollector c(dltune::host::Root{}, "/nonexistent/libnvidia-ml.so.1", 10'000'000);
-  std::vector<std::string> said;
-  ASSERT_TRUE(collect_until(c, gpus, notices, [&] {
-    for (auto& s : notices.take()) said.push_back(s);
-    return !said.empty();
-  }));
-  EXPECT_TRUE(gpus.empty());
-  ASSERT_EQ(said.size(), 1u);
-  EXPECT_NE(said[0].find("cannot load NVML"), std::string::npos) << said[0];
-  c.collect(gpus, slots, notices);
-  EXPECT_TRUE(notices.take().empty());
-  EXPECT_TRUE(gpus.empty());
+// Without NVML: one notice where an NVIDIA GPU is on PCI (its figures are missing), none on a
+// host without one (no NVML there is no news), and no GPU either way.
+TEST(GpuCollector, MissingLibraryOneNoticeWhereAnNvidiaGpuIsAndNothing) {
+  for (const bool nvidia : {true, false}) {
+    SCOPED_TRACE(nvidia ? "an NVIDIA GPU on PCI" : "no NVIDIA GPU");
+    dltune::testing::TempTree t;
+    const std::string dir = "sys/devices/pci0000:00/0000:18:00.0";
+    t.write(dir + "/vendor", nvidia ? "0x10de\n" : "0x1af4\n")
+        .write(dir + "/class", nvidia ? "0x030200\n" : "0x030000\n")
+        .link("sys/bus/pci/devices/0000:18:00.0", "../../../devices/pci0000:00/0000:18:00.0");
+    std::vector<Gpu> gpus(1);
+    Notices notices;
+    GpuCollector c(t.root(), "/nonexistent/libnvidia-ml.so.1", 10'000'000);
+    c.wait_for_readings(1);  // returns once the thread has ended (no NVML, no AMD GPU)
+    c.collect(gpus, slots, notices);
+    const auto said = notices.take();
+    EXPECT_TRUE(gpus.empty());
+    if (nvidia) {
+      ASSERT_EQ(said.size(), 1u);
+      EXPECT_NE(said[0].find("cannot load NVML"), std::string::npos) << said[0];
+      ASSERT_EQ(slots.size(), 1u);
+      EXPECT_FALSE(slots[0].up);
+    } else {
+      EXPECT_TRUE(said.empty()) << said.front();
+      EXPECT_TRUE(slots.empty());
+    }
+    c.collect(gpus, slots, notices);
+    EXPECT_TRUE(notices.take().empty());
+  }
 }
 
 TEST(GpuCollector, StopsAtOnceWithALongInterval) {
