@@ -13,6 +13,7 @@
 #include "core/json.hpp"
 #include "core/text.hpp"
 #include "diagnose/profile_text.hpp"
+#include "launch/output_watch.hpp"
 #include "monitor/rank_pace.hpp"
 #include "pystack/process.hpp"
 #include "store/recording.hpp"
@@ -254,14 +255,6 @@ const nlohmann::json* leading_error(const nlohmann::json& errors) {
   return first;
 }
 
-std::string error_name(const std::string& kind) {
-  return kind == "cuda_oom"       ? "CUDA out of memory"
-         : kind == "cuda_error"   ? "CUDA error"
-         : kind == "nccl_timeout" ? "NCCL collective timeout"
-         : kind == "nccl_error"   ? "NCCL error"
-                                  : kind;
-}
-
 }  // namespace
 
 ProfileResult<ProfileReport> judge_job(const Rules& rules, const JobWindows& windows,
@@ -371,8 +364,8 @@ std::string render_text(const ProfileReport& report) {
     std::string where;
     if (failed->contains("rank") && failed->at("rank").is_number_integer())
       where = fmt::format(" (rank {})", failed->at("rank").get<int>());
-    out += fmt::format("FAILED: {}{}: {}\n", error_name(failed->value("kind", "")), where,
-                       failed->value("text", ""));
+    out += fmt::format("FAILED: {}{}: {}\n", launch::output_event_name(failed->value("kind", "")),
+                       where, failed->value("text", ""));
     if (const auto why = failed->value("explanation", ""); !why.empty())
       out += fmt::format("  {}\n", why);
     if (failed->contains("actions") && failed->at("actions").is_array())
@@ -380,7 +373,8 @@ std::string render_text(const ProfileReport& report) {
         if (a.is_string()) out += fmt::format("  action: {}\n", a.get<std::string>());
     for (const auto& e : report.job_errors)
       if (&e != failed && e.is_object())
-        out += fmt::format("also: {}: {}\n", error_name(e.value("kind", "")), e.value("text", ""));
+        out += fmt::format("also: {}: {}\n", launch::output_event_name(e.value("kind", "")),
+                           e.value("text", ""));
     out += report.parts.empty() ? "(the job ended too soon for its OS signals to be judged)\n"
                                 : "\nWhat the OS signals showed before it:\n";
   }

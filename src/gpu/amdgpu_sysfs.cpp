@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "core/text.hpp"
+#include "gpu/pci_gpus.hpp"
 
 namespace dltune::gpu::amdgpu {
 
@@ -156,21 +157,17 @@ std::optional<std::uint32_t> parse_dpm_current_mhz(std::string_view t) {
 
 std::vector<Card> find_cards(const host::Root& root) {
   std::vector<Card> out;
-  auto names = root.list(kPciDevices);
-  if (!names || !*names) return out;
-  for (const auto& name : **names) {
-    const std::string dir = fmt::format("{}/{}", kPciDevices, name);
-    const auto vendor = text(root, dir + "/vendor");
-    if (!vendor || number(*vendor, 16) != 0x1002u) continue;
-    const auto cls = text(root, dir + "/class");
-    const auto code = cls ? number(*cls, 16) : std::nullopt;
-    if (!code || ((*code >> 16) != 0x03 && (*code >> 16) != 0x12)) continue;
+  // The AMD GPUs on PCI (gpu/pci_gpus.hpp: vendor 0x1002, display or accelerator class, by
+  // address), those bound to amdgpu.
+  for (const auto& gpu : find_pci_gpus(root)) {
+    if (gpu.vendor != "amd") continue;
+    const std::string dir = fmt::format("{}/{}", kPciDevices, gpu.address);
     auto driver = root.readlink(dir + "/driver");
     if (!driver || !*driver) continue;
     const std::string& d = **driver;
     if (d.substr(d.rfind('/') + 1) != "amdgpu") continue;
     Card c;
-    c.pci_address = name;
+    c.pci_address = gpu.address;
     c.device_dir = dir;
     if (auto mons = root.list(dir + "/hwmon"); mons && *mons)
       for (const auto& m : **mons) {
@@ -182,8 +179,6 @@ std::vector<Card> find_cards(const host::Root& root) {
       }
     out.push_back(std::move(c));
   }
-  std::sort(out.begin(), out.end(),
-            [](const Card& a, const Card& b) { return a.pci_address < b.pci_address; });
   return out;
 }
 

@@ -1,13 +1,12 @@
 #include "launch/output_watch.hpp"
 
-#include <time.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 
 #include <fmt/format.h>
 
+#include "core/clock.hpp"
 #include "core/json.hpp"
 #include "core/text.hpp"
 
@@ -21,9 +20,7 @@ constexpr std::size_t kMaxText = 400;
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 std::int64_t wall_now() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  return now_ns(CLOCK_REALTIME);
 }
 
 // The length of the well-formed UTF-8 sequence at the start of `s` (RFC 3629: no overlong
@@ -339,11 +336,16 @@ inventory::Json to_json(const OutputEvent& e) {
   return j;
 }
 
+std::string_view output_event_name(std::string_view kind) {
+  return kind == "cuda_oom"       ? "CUDA out of memory"
+         : kind == "cuda_error"   ? "CUDA error"
+         : kind == "nccl_timeout" ? "NCCL collective timeout"
+         : kind == "nccl_error"   ? "NCCL error"
+                                  : kind;
+}
+
 std::string render_text(const OutputEvent& e) {
-  const char* name = e.kind == "cuda_oom"       ? "CUDA out of memory"
-                     : e.kind == "cuda_error"   ? "CUDA error"
-                     : e.kind == "nccl_timeout" ? "NCCL collective timeout"
-                                                : "NCCL error";
+  const auto name = output_event_name(e.kind);
   std::string where;
   if (e.rank) where = fmt::format("rank {}", *e.rank);
   if (e.count > 1) where += fmt::format("{}{} times", where.empty() ? "" : ", ", e.count);

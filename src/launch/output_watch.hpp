@@ -68,6 +68,8 @@ class OutputWatch {
 };
 
 [[nodiscard]] inventory::Json to_json(const OutputEvent& e);
+// "CUDA out of memory" for "cuda_oom", ...; an unknown kind as it is.
+[[nodiscard]] std::string_view output_event_name(std::string_view kind);
 // "CUDA out of memory (rank 1, 3 times): Tried to allocate ..." and the actions, for a summary.
 [[nodiscard]] std::string render_text(const OutputEvent& e);
 

@@ -24,20 +24,16 @@ struct GpuCollector::State {
   std::mutex mu;
   std::condition_variable wake, read;
   bool stop = false;
-  bool ended = false;                // the thread has nothing more to read (no NVML), under mu
-  std::uint64_t readings = 0;        // finished, under mu
-  std::vector<Gpu> latest;           // under mu
-  std::vector<std::string> said;     // notices for collect to pass on, under mu
-  std::vector<gpu::PciGpuSlot> pci;  // found once at the start, under mu
+  bool ended = false;               // the thread has nothing more to read (no NVML), under mu
+  std::uint64_t readings = 0;       // finished, under mu
+  std::vector<Gpu> latest;          // under mu
+  std::vector<std::string> said;    // notices for collect to pass on, under mu
+  std::vector<gpu::GpuSlot> slots;  // each GPU on PCI at the latest reading, under mu
   std::thread thread;
 
   void run() {
     // AMD's GPUs are found once, as NVML's are when it initialises; so are the GPUs on PCI.
-    {
-      auto found = gpu::find_pci_gpus(root);
-      std::lock_guard lock(mu);
-      pci = std::move(found);
-    }
+    const auto pci = gpu::find_pci_gpus(root);
     const auto amd = gpu::amdgpu::find_cards(root);
     auto reader = gpu::NvmlSampler::open(library, gpu::nvml_libraries_in(root));
     if (!reader && amd.empty()) {
@@ -47,12 +43,14 @@ struct GpuCollector::State {
         if (std::any_of(pci.begin(), pci.end(),
                         [](const gpu::PciGpuSlot& p) { return p.vendor == "nvidia"; }))
           said.push_back("no GPU figures: " + reader.error().message());
+        gpu::match_slots(pci, {}, slots);  // every one down, for good
         ended = true;
       }
       read.notify_all();
       return;  // nothing to read, ever: the thread ends
     }
     std::vector<Gpu> reading;
+    std::vector<gpu::GpuSlot> reading_slots;
     std::set<std::string> failed, told;
     std::unique_lock lock(mu, std::defer_lock);
     for (;;) {
@@ -64,8 +62,10 @@ struct GpuCollector::State {
       // AMD's GPUs are numbered after NVIDIA's (a host with both is rare).
       if (!amd.empty())
         gpu::amdgpu::read(root, amd, static_cast<unsigned>(reading.size()), reading);
+      gpu::match_slots(pci, reading, reading_slots);  // once a reading, not at every collect
       lock.lock();
       latest.swap(reading);
+      slots.swap(reading_slots);
       for (const auto& f : failed)
         if (told.insert(f).second) said.push_back("NVML call failed (said once): " + f);
       failed.clear();
@@ -114,7 +114,7 @@ void GpuCollector::collect(std::vector<Gpu>& out, std::vector<gpu::GpuSlot>& slo
   for (const auto& s : state_->said) notices.once(s, s);
   state_->said.clear();
   out = state_->latest;  // element-wise: the strings and vectors of `out` are reused
-  gpu::match_slots(state_->pci, out, slots);
+  slots = state_->slots;
 }
 
 }  // namespace dltune::monitor

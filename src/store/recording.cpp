@@ -44,11 +44,13 @@ Result<void> check_header(const std::string& path) {
   if (fd < 0) return fail("cannot open the recording", path, errno);
   std::array<unsigned char, 100> h{};
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
     const int err = errno;
-    const bool stated = ::fstat(fd, &st) == 0;
     ::close(fd);
-    if (!stated) return fail("cannot read the recording", path, err);
+    return fail("cannot read the recording", path, err);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
     return fail(fmt::format("not a dltune recording ({}, not a regular file):",
                             local_file::kind_of(st.st_mode)),
                 path);

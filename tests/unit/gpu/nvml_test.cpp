@@ -142,8 +142,10 @@ TEST(NvmlFake, TheFilesAfterTheDefaultNamesAreTriedInOrder) {
     GTEST_SKIP() << "this machine has NVML: its own library is found first";
   ASSERT_TRUE(lib) << lib.error().message();
   EXPECT_EQ((*lib)->path(), DLTUNE_FAKE_NVML);
+  // Nothing loads when no file given is there (the driver's names did not load above).
   lib = dltune::gpu::NvmlLibrary::open("", {"/nonexistent/libnvidia-ml.so.1"});
-  if (!lib) EXPECT_NE(lib.error().message().find("libnvidia-ml.so.1"), std::string::npos);
+  ASSERT_FALSE(lib);
+  EXPECT_NE(lib.error().message().find("libnvidia-ml.so.1"), std::string::npos);
   // Only a tree that is this kernel's gets the host's files to try; the live host and captures
   // none.
   EXPECT_TRUE(dltune::gpu::nvml_libraries_in(dltune::host::Root()).empty());
