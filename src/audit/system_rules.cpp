@@ -47,6 +47,15 @@ std::vector<Finding> swap_consistency(const AuditInput& in, const settings::Prof
   const auto& m = in.facts.memory;
   const auto it = m.sysctls.find("vm.swappiness");
   const std::string swappiness = it == m.sysctls.end() ? "" : it->second;
+  if (!m.swaps_known) {
+    // A tree without /proc/swaps (or one that does not parse): not "no swap".
+    Finding f = judge(entry, "memory", "unknown", {{"/proc/swaps", "cannot be read"}});
+    f.severity = settings::Severity::kInfo;
+    f.unknown = true;
+    f.actual = "unknown";
+    f.summary = "cannot tell whether this host has swap: /proc/swaps could not be read";
+    return {f};
+  }
   const bool has_swap = !m.swap_devices.empty();
   const auto sw = text::to_uint(swappiness);
   const bool consistent = !has_swap || (sw && *sw <= 10);

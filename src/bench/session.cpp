@@ -17,6 +17,7 @@
 #include "inventory/host_facts.hpp"
 #include "launch/summary.hpp"
 #include "settings/catalog.hpp"
+#include "settings/data_paths.hpp"
 #include "store/recorded_run.hpp"
 #include "tune/render.hpp"
 #include "tune/transaction.hpp"
@@ -295,9 +296,7 @@ Result<void> plan_sides(
     return fail("--only-a needs a profile for A (-a PROFILE or --set-a KEY=VALUE)");
   if (!request.b.only.empty() && !request.b.changes_settings())
     return fail("--only needs a profile for B (-b PROFILE or --set-b KEY=VALUE)");
-  for (const auto& d : request.data)
-    if (d.empty() || d.front() != '/')
-      return fail(fmt::format("--data {}: expected an absolute path", d));
+  if (auto ok = settings::check_data_option(root, request.data); !ok) return ok;
   for (auto* side : {&request.a, &request.b}) {
     auto run = parse_run(side->run_args);
     if (!run) return tl::unexpected(run.error());

@@ -15,6 +15,7 @@
 #include "inventory/host_facts.hpp"
 #include "options/options.hpp"
 #include "settings/catalog.hpp"
+#include "settings/data_paths.hpp"
 
 namespace dltune::cli {
 
@@ -56,6 +57,10 @@ class CheckCommand : public Command {
     if (!profile) {
       fmt::print(stderr, "dltune check: profile: {}\n", profile.error().message());
       return unknown("profile: " + profile.error().message());
+    }
+    if (auto ok = settings::check_data_option(root, data_); !ok) {
+      (void)unknown(ok.error().message());
+      return refuse(ok.error().message());
     }
     const auto facts = inventory::collect(root, collect_options());
     auto report =

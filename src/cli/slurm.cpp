@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
@@ -20,6 +21,7 @@
 #include "slurm/efficiency.hpp"
 #include "slurm/epilog.hpp"
 #include "slurm/health.hpp"
+#include "slurm/node.hpp"
 #include "slurm/recorded_verdict.hpp"
 #include "slurm/task_prolog.hpp"
 
@@ -97,11 +99,10 @@ class SlurmCommand : public Command {
     if (watch_cmd_->parsed()) return watch();
     if (epilog_cmd_->parsed()) return epilog();
     request_.drain_on = *settings::severity_from(drain_on_);
-    const Watchdog watchdog(
-        std::chrono::nanoseconds(timeout_ns_),
-        fmt::format("dltune slurm health: no verdict within {}: the node is left as it is\n",
-                    text::human_duration(static_cast<double>(timeout_ns_) / 1e9)),
-        kExitBadInput);
+    const Watchdog watchdog(std::chrono::nanoseconds(timeout_ns_),
+                            std::function<std::string()>(
+                                [limit = timeout_ns_] { return slurm::watchdog_message(limit); }),
+                            kExitBadInput);
     const host::Root root;
     const char* slurmd_node = std::getenv("SLURMD_NODENAME");
     const slurm::HealthContext context{root, collect_options(), this_host(),

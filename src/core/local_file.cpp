@@ -55,6 +55,14 @@ Result<std::string> classify_target(const std::string& path, bool replace) {
   if (!replace)
     return fail(
         fmt::format("{} is a symbolic link; use --force to replace the file it points to", path));
+  // A link another user made (in /tmp, in a job's directory) would have this process, root
+  // often, replace whatever file that user points it at: followed only when it is this user's,
+  // as the kernel's fs.protected_symlinks has it for sticky directories.
+  if (st.st_uid != ::geteuid())
+    return fail(fmt::format(
+        "{} is a symbolic link of uid {}, not of this user (uid {}): dltune writes through no "
+        "other user's link, --force or not; remove it or name the file it points to",
+        path, st.st_uid, ::geteuid()));
   struct stat t {};
   if (::stat(path.c_str(), &t) != 0)
     return fail(fmt::format("{} is a symbolic link to nothing that can be written", path), {},

@@ -15,7 +15,9 @@ namespace dltune::local_file {
 
 // Where writing `path` lands, checked before anything is written. `path` itself when it does not
 // exist (its directory must) or is a regular file, replaced only with `replace`; with `replace`, a
-// symbolic link's target when that is a regular file this process may write (the link stays).
+// symbolic link's target when that is a regular file this process may write (the link stays)
+// and the link is this user's own (another user's link is refused: it could point root at any
+// file).
 // Refused, naming the path and what it is: a device, FIFO, socket or directory, whatever
 // `replace` says (dltune never renames a file over them), and a link without `replace`.
 // "-" is returned as it is: standard output, for the callers that take it.

@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 namespace dltune::private_files {
 
@@ -33,6 +35,38 @@ Result<void> make_one_dir(const std::string& dir, mode_t mode, bool* created) {
   return fail("cannot create the state directory", dir, err);
 }
 
+// An existing state directory is trusted only when it is this user's: what it holds (backups of
+// system files, the journal that rollback follows) would otherwise be another user's to change.
+// A link to it counts as the directory only when the link is this user's too. Group or other
+// permissions are taken off, saying so.
+Result<void> check_existing_dir(const std::string& dir) {
+  const uid_t me = ::geteuid();
+  struct stat link {};
+  if (::lstat(dir.c_str(), &link) != 0) return fail("cannot read the status of", dir, errno);
+  if (S_ISLNK(link.st_mode) && link.st_uid != me)
+    return fail(fmt::format(
+        "the state directory {} is a symbolic link of uid {}, not of this user (uid {}): dltune "
+        "will not keep its journal where another user points; name the directory itself",
+        dir, link.st_uid, me));
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return fail("cannot read the status of", dir, errno);
+  if (st.st_uid != me)
+    return fail(fmt::format(
+        "the state directory {} belongs to uid {}, not to this user (uid {}): dltune keeps its "
+        "journal and the backups of system files there and trusts them; use a directory of your "
+        "own (or chown it)",
+        dir, st.st_uid, me));
+  if ((st.st_mode & 077) != 0) {
+    if (::chmod(dir.c_str(), 0700) != 0)
+      return fail("cannot set the mode of the state directory", dir, errno);
+    fmt::print(stderr,
+               "dltune: the state directory {} was mode {:04o}, open to other users: set to "
+               "0700\n",
+               dir, st.st_mode & 07777);
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<void> make_private_dir(const std::string& dir) {
@@ -49,7 +83,8 @@ Result<void> make_private_dir(const std::string& dir) {
   while (leaf.size() > 1 && leaf.back() == '/') leaf.pop_back();
   bool created = false;
   if (auto r = make_one_dir(leaf, 0700, &created); !r) return r;
-  if (created) {
+  if (!created) return check_existing_dir(leaf);
+  {
     // mkdir's mode is reduced by the umask; the directory's mode must not depend on it.
     if (::chmod(leaf.c_str(), 0700) != 0)
       return fail("cannot set the mode of the state directory", leaf, errno);

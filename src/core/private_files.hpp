@@ -10,7 +10,9 @@
 namespace dltune::private_files {
 
 // Creates `dir` (mode 0700) and any missing parents (0755 less the umask, as mkdir -p does).
-// An existing directory is accepted as it is; an existing non-directory is an error.
+// An existing directory must be this user's (and a link to it too): another's is refused; one
+// open to group or others is set to 0700, saying so on standard error. An existing
+// non-directory is an error.
 [[nodiscard]] Result<void> make_private_dir(const std::string& dir);
 
 // Creates `path` empty with mode 0600 when it does not exist (never follows a symbolic link);

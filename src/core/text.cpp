@@ -26,6 +26,80 @@ std::string shell_quote(std::string_view s) {
   return out + "'";
 }
 
+namespace {
+
+// How many bytes at `i` of `s` make one control character (0 for none).
+std::size_t control_at(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (c < 0x20 || c == 0x7f) return 1;
+  if (c == 0xc2 && i + 1 < s.size()) {
+    const auto next = static_cast<unsigned char>(s[i + 1]);
+    if (next >= 0x80 && next <= 0x9f) return 2;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string nearest_word(std::string_view word, const std::vector<std::string>& known) {
+  const std::size_t limit = std::clamp<std::size_t>(word.size() / 3, 1, 2);
+  std::string best;
+  std::size_t best_distance = limit + 1;
+  for (const auto& k : known) {
+    if (k == word) continue;
+    const auto d = edit_distance(word, k);
+    if (d < best_distance) {
+      best = k;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    if (const auto n = control_at(s, i); n != 0) {
+      out += '?';
+      i += n;
+    } else {
+      out += s[i++];
+    }
+  }
+  return out;
+}
+
+bool is_printable_of(std::string_view shown, std::string_view raw) {
+  std::size_t j = 0;
+  for (std::size_t i = 0; i < raw.size(); ++j) {
+    if (j >= shown.size()) return false;
+    if (const auto n = control_at(raw, i); n != 0) {
+      if (shown[j] != '?') return false;
+      i += n;
+    } else {
+      if (shown[j] != raw[i]) return false;
+      ++i;
+    }
+  }
+  return j == shown.size();
+}
+
 std::string wrap(std::string_view s, std::size_t indent, std::size_t width) {
   std::string out;
   std::size_t col = indent;

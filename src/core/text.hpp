@@ -28,6 +28,20 @@ namespace dltune::text {
 // `s` as one word for a POSIX shell: as it is when it holds only safe characters
 // (letters, digits, _ - . / : = + , @ %), else in single quotes ('it'\''s').
 [[nodiscard]] std::string shell_quote(std::string_view s);
+// Text that another process chose (its name, command line, a Python function's name, an
+// environment variable's value) made safe for a terminal and for line-based readers (Slurm's
+// TaskProlog, a folded stack): each control character (C0, DEL, and C1 as UTF-8's U+0080 to
+// U+009F), a newline among them, becomes '?', as ps(1) shows it. Everything else is kept.
+[[nodiscard]] std::string printable(std::string_view s);
+// The Levenshtein distance of `a` and `b` (insertions, deletions, substitutions).
+[[nodiscard]] std::size_t edit_distance(std::string_view a, std::string_view b);
+// The word of `known` nearest to `word` for a "did you mean": at most one edit per three
+// characters of `word` (at least one, at most two); empty when none is that near.
+[[nodiscard]] std::string nearest_word(std::string_view word,
+                                       const std::vector<std::string>& known);
+// Whether `shown` is printable(`raw`), without making it (the sampler compares every process's
+// name every sample).
+[[nodiscard]] bool is_printable_of(std::string_view shown, std::string_view raw);
 // `s` wrapped at spaces to `width` columns, the lines after the first indented by `indent`
 // spaces (the first starts at column `indent` too); its own line breaks are kept.
 [[nodiscard]] std::string wrap(std::string_view s, std::size_t indent, std::size_t width);

@@ -5,6 +5,7 @@
 // done when the watchdog is destroyed.
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -14,6 +15,8 @@ namespace dltune {
 class Watchdog {
  public:
   Watchdog(std::chrono::nanoseconds limit, std::string message, int exit_status);
+  // The message made when the limit passes (it may say what the work was doing then).
+  Watchdog(std::chrono::nanoseconds limit, std::function<std::string()> message, int exit_status);
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;

@@ -1,5 +1,7 @@
 #include "inventory/context.hpp"
 
+#include <algorithm>
+
 #include "core/text.hpp"
 
 namespace dltune::inventory {
@@ -40,6 +42,15 @@ std::optional<std::string> Context::read(std::string_view fact, std::string_view
     return std::nullopt;
   }
   return std::move(*r);
+}
+
+std::optional<std::string> Context::read_required(std::string_view fact, std::string_view path) {
+  auto r = read(fact, path);
+  if (!r && std::none_of(problems_.begin(), problems_.end(),
+                         [&](const Problem& p) { return p.fact == fact && p.path == path; }))
+    problem(std::string(fact), std::string(path),
+            root_.live() ? "missing" : "missing from this host tree");
+  return r;
 }
 
 std::optional<std::string> Context::read_value(std::string_view fact, std::string_view path) {

@@ -51,6 +51,11 @@ class Context {
   [[nodiscard]] std::optional<std::string> read(
       std::string_view fact, std::string_view path,
       std::size_t max_bytes = host::Root::kDefaultMaxBytes);
+  // A file every Linux host has (/proc/meminfo, /proc/swaps, its mountinfo): absent is a
+  // Problem too ("missing"), so that a host tree without it reads as unknown, never as a host
+  // with no swap or no container.
+  [[nodiscard]] std::optional<std::string> read_required(std::string_view fact,
+                                                         std::string_view path);
   // The first line, trimmed (sysfs and procfs values).
   [[nodiscard]] std::optional<std::string> read_value(std::string_view fact, std::string_view path);
   // A directory's entries; absent or unreadable -> empty (unreadable also records a Problem).

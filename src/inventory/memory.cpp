@@ -83,7 +83,7 @@ void collect_shm(Context& ctx, MemoryFacts& f) {
 
 MemoryFacts collect_memory(Context& ctx) {
   MemoryFacts f;
-  if (auto text = ctx.read("memory.meminfo", "/proc/meminfo")) {
+  if (auto text = ctx.read_required("memory.meminfo", "/proc/meminfo")) {
     auto parsed = host::parse::meminfo(*text);
     if (!parsed) {
       ctx.problem("memory.meminfo", "/proc/meminfo", parsed.error().message());
@@ -98,8 +98,9 @@ MemoryFacts collect_memory(Context& ctx) {
       f.hugepage_size_bytes = get(m, "Hugepagesize");
     }
   }
-  if (auto text = ctx.read("memory.swap", "/proc/swaps")) {
+  if (auto text = ctx.read_required("memory.swap", "/proc/swaps")) {
     auto parsed = host::parse::swaps(*text);
+    f.swaps_known = static_cast<bool>(parsed);
     if (parsed)
       f.swap_devices = std::move(*parsed);
     else
@@ -208,7 +209,9 @@ std::vector<text::Section> render_memory(const MemoryFacts& f) {
                              f.available_bytes
                                  ? ", " + text::human_bytes(*f.available_bytes) + " available"
                                  : ""));
-  if (f.swap_devices.empty()) {
+  if (!f.swaps_known) {
+    s.add("swap", "unknown (/proc/swaps could not be read: see Unknown)");
+  } else if (f.swap_devices.empty()) {
     s.add("swap", "none");
   } else {
     for (const auto& d : f.swap_devices)

@@ -32,6 +32,7 @@ struct MemoryFacts {
   std::optional<std::uint64_t> swap_total_bytes;
   std::optional<std::uint64_t> swap_free_bytes;
   std::vector<host::parse::Swap> swap_devices;
+  bool swaps_known = false;  // /proc/swaps was read: an empty swap_devices is then "none"
   std::optional<std::uint64_t> hugepages_total;
   std::optional<std::uint64_t> hugepages_free;
   std::optional<std::uint64_t> hugepage_size_bytes;

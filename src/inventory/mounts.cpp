@@ -9,7 +9,7 @@ const std::vector<host::parse::Mount>& host_mounts(Context& ctx) {
     // host's are those of its init process, whose paths are the tree's.
     const char* path =
         c.root().this_kernel() && !c.root().live() ? "/proc/1/mountinfo" : "/proc/self/mountinfo";
-    auto text = c.read("storage.mounts", path);
+    auto text = c.read_required("storage.mounts", path);
     if (!text) return out;
     auto parsed = host::parse::mountinfo(*text);
     if (!parsed) {

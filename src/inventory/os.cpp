@@ -271,6 +271,8 @@ OsFacts collect_os(Context& ctx) {
       ctx.problem("os.cgroup", "/proc/self/cgroup", parsed.error().message());
     }
   }
+  // Without the mount table the root file system cannot be told (an overlay, a disk): unknown.
+  f.container_known = !mounts.empty();
   collect_container(ctx, f, mounts, own);
   collect_cgroup(ctx, f, mounts, own);
   return f;
@@ -342,7 +344,8 @@ std::vector<text::Section> render_os(const OsFacts& f) {
   if (f.virtualization) s.add("virtualization", *f.virtualization);
   s.add("container",
         f.container ? fmt::format("{} ({})", *f.container, fmt::join(f.container_evidence, "; "))
-                    : "none detected");
+        : f.container_known ? "none detected"
+                            : "unknown (no mount table: see Unknown)");
   if (f.cgroup) {
     std::string v = "cgroup " + f.cgroup->version;
     if (!f.cgroup->controllers.empty())

@@ -43,6 +43,7 @@ struct OsFacts {
   std::optional<std::string> virtualization;  // "kvm", "qemu", "vmware", "hyper-v", ... or "none"
   // "docker", "podman", "kubernetes", "apptainer", "singularity", "container"
   std::optional<std::string> container;
+  bool container_known = false;  // the mount table was read: no container is then "none"
   std::vector<std::string> container_evidence;
   std::optional<CgroupFacts> cgroup;
 };

@@ -551,8 +551,9 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
   // of the same name (torchrun's python3 starting a rank's python3, a fork read before its exec)
   // keeps the name: its stack moved.
   const bool execd = st->startstack != 0 && t.startstack != 0 && st->startstack != t.startstack;
-  if (t.comm != st->comm || execd) {
-    t.comm.assign(st->comm);
+  // The name is the process's to choose (prctl PR_SET_NAME): kept printable.
+  if (!text::is_printable_of(t.comm, st->comm) || execd) {
+    t.comm = text::printable(st->comm);
     t.cmdline_read = t.environ_read = false;  // RANK is read again with the environment
   }
   t.startstack = st->startstack;

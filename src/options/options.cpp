@@ -330,23 +330,11 @@ std::string nearest(const std::string& word, const std::vector<std::string>& kno
   std::size_t best_distance = 3;
   for (const auto& k : known) {
     if (word.size() >= 2 && k.starts_with(word)) return k;
-    // Levenshtein distance, one row at a time.
-    std::vector<std::size_t> row(k.size() + 1);
-    for (std::size_t j = 0; j <= k.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= word.size(); ++i) {
-      std::size_t diagonal = row[0];
-      row[0] = i;
-      for (std::size_t j = 1; j <= k.size(); ++j) {
-        const std::size_t up = row[j];
-        row[j] =
-            std::min({row[j] + 1, row[j - 1] + 1, diagonal + (word[i - 1] == k[j - 1] ? 0 : 1)});
-        diagonal = up;
-      }
-    }
+    const auto distance = text::edit_distance(word, k);
     const std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
-    if (row[k.size()] <= limit && row[k.size()] < best_distance) {
+    if (distance <= limit && distance < best_distance) {
       best = k;
-      best_distance = row[k.size()];
+      best_distance = distance;
     }
   }
   return best;

@@ -1,6 +1,10 @@
 // PythonProcess: attaching to a live process (its interpreter's file, as the process sees it,
 // its symbols, version and layout) and sampling it. Apart from process.cpp's pure helpers, so
 // that those link without host::Root's open files (the fuzz targets link process.cpp alone).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,21 +43,90 @@ bool in_own_pid_namespace(const host::Root& root, pid_t pid) {
   return false;
 }
 
+// Whether the open file `st` is the one `mapping` maps: its inode, and its device unless the file
+// is on an overlay (a container's image), whose files report the overlay's device while the
+// mapping names the layer's (overlayfs.rst: st_ino is the real inode's on one file system).
+bool is_mapped_file(int fd, const struct stat& st, const Mapping& mapping) {
+  if (st.st_ino != mapping.inode) return false;
+  if (major(st.st_dev) == mapping.dev_major && minor(st.st_dev) == mapping.dev_minor) return true;
+  struct statfs fs {};
+  constexpr long kOverlayfsMagic = 0x794c7630;  // OVERLAYFS_SUPER_MAGIC, linux/magic.h
+  return ::fstatfs(fd, &fs) == 0 && static_cast<long>(fs.f_type) == kOverlayfsMagic;
+}
+
+// The file at `path` (outside any root), read whole: opened without following a last link and
+// without blocking, then refused unless it is a regular file of at most kMaxInterpreterFile bytes
+// that is (unless `trusted`: the kernel's own link) the file `mapping` maps. Empty when absent.
+Result<std::optional<std::string>> read_mapped_file(const std::string& path, const Mapping& mapping,
+                                                    bool trusted) {
+  const int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (trusted ? 0 : O_NOFOLLOW);
+  const int fd = ::open(path.c_str(), flags);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>();
+    return fail("cannot read", mapping.path, errno);
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return fail("cannot read", mapping.path, errno);
+  if (!S_ISREG(st.st_mode))
+    return fail(fmt::format("{} is not a regular file, not what the process mapped", mapping.path));
+  if (!trusted && !is_mapped_file(fd, st, mapping))
+    return fail(fmt::format("{} is not the file the process mapped (another inode: replaced?)",
+                            mapping.path));
+  if (static_cast<std::uint64_t>(st.st_size) > kMaxInterpreterFile)
+    return fail(fmt::format("{} is {} MiB, over the {} MiB an interpreter may be", mapping.path,
+                            st.st_size >> 20, kMaxInterpreterFile >> 20));
+  std::string out(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t got = 0;
+  while (got < out.size()) {
+    const auto n = ::pread(fd, out.data() + got, out.size() - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail("cannot read", mapping.path, errno);
+    if (n == 0) break;  // shorter than it was: what there is
+    got += static_cast<std::size_t>(n);
+  }
+  out.resize(got);
+  return std::optional<std::string>(std::move(out));
+}
+
 }  // namespace
 
 Result<std::optional<std::string>> interpreter_file(const host::Root& root, pid_t pid,
-                                                    const std::string& path) {
-  // On the live host the kernel follows /proc/PID/root itself (Root::open does not walk the
-  // links), into the process's mount namespace; in a host tree the links are followed inside it.
-  if (auto own = root.open(fmt::format("/proc/{}/root{}", pid, path)); own && *own) {
-    std::string buffer;
-    if (auto bytes = (*own)->read(buffer); bytes && *bytes && !(*bytes)->empty()) {
-      if ((*bytes)->size() > kMaxInterpreterFile) return std::optional<std::string>();
-      buffer.resize((*bytes)->size());
-      return std::optional<std::string>(std::move(buffer));
+                                                    const Mapping& mapping, std::string* refused) {
+  if (!root.this_kernel()) {
+    // A host tree: its links are followed inside it, first through the process's own root.
+    if (auto own = root.open(fmt::format("/proc/{}/root{}", pid, mapping.path)); own && *own) {
+      std::string buffer;
+      if (auto bytes = (*own)->read(buffer); bytes && *bytes && !(*bytes)->empty()) {
+        if ((*bytes)->size() > kMaxInterpreterFile) return std::optional<std::string>();
+        buffer.resize((*bytes)->size());
+        return std::optional<std::string>(std::move(buffer));
+      }
     }
+    return root.read(mapping.path, kMaxInterpreterFile);
   }
-  return root.read(path, kMaxInterpreterFile);
+  // This kernel: the very file mapped. /proc/PID/map_files/START-END (proc(5)) is the kernel's
+  // own link to it, which needs CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE since 5.9); else the
+  // path as the process sees it, then as this host does, each only when it is the file mapped.
+  std::string why;
+  const std::string map_file =
+      root.outside(fmt::format("/proc/{}/map_files/{:x}-{:x}", pid, mapping.start, mapping.end));
+  for (const auto& [path, trusted] :
+       {std::pair{map_file, true},
+        std::pair{root.outside(fmt::format("/proc/{}/root{}", pid, mapping.path)), false},
+        std::pair{root.outside(mapping.path), false}}) {
+    auto bytes = read_mapped_file(path, mapping, trusted);
+    if (!bytes) {
+      why = bytes.error().message();
+      continue;
+    }
+    if (*bytes) return bytes;
+  }
+  if (refused && !why.empty()) *refused = why;
+  return std::optional<std::string>();
 }
 
 PythonProcess::PythonProcess(const host::Root& root, pid_t pid, Interpreter interpreter,
@@ -141,8 +214,11 @@ Result<PythonProcess> PythonProcess::attach(const host::Root& root, pid_t pid) {
   Interpreter found;
   ElfFile elf;
   std::optional<std::uint64_t> version_address;
+  std::string refused;  // why a candidate could not be read, for the error at the end
   for (const auto& path : interpreter_candidates(*maps)) {
-    const auto bytes = interpreter_file(root, pid, path);
+    const Mapping* mapping = mapping_of(*maps, path);
+    if (mapping == nullptr) continue;
+    const auto bytes = interpreter_file(root, pid, *mapping, &refused);
     if (!bytes || !*bytes) continue;  // gone, or outside the known locations: try the next
     auto runtime = find_symbol(**bytes, "_PyRuntime");
     if (!runtime || !*runtime) continue;
@@ -167,7 +243,9 @@ Result<PythonProcess> PythonProcess::attach(const host::Root& root, pid_t pid) {
     break;
   }
   if (found.path.empty())
-    return fail(fmt::format("{} {} (no _PyRuntime in its mappings)", pid, kNotPython));
+    return fail(refused.empty()
+                    ? fmt::format("{} {} (no _PyRuntime in its mappings)", pid, kNotPython)
+                    : fmt::format("{}: cannot read its interpreter: {}", pid, refused));
 
   // The first read: it says whether we may read at all.
   ProcessMemory memory(pid);

@@ -47,9 +47,14 @@ bool parse_line(std::string_view line, Mapping& m) {
   if (dash == std::string_view::npos || !hex(range.substr(0, dash), m.start) ||
       !hex(range.substr(dash + 1), m.end) || m.end < m.start)
     return false;
-  if (perms.size() != 4 || !hex(offset, m.offset) || dev.find(':') == std::string_view::npos ||
-      !decimal(inode, m.inode))
+  const auto colon = dev.find(':');
+  std::uint64_t major = 0, minor = 0;
+  if (perms.size() != 4 || !hex(offset, m.offset) || colon == std::string_view::npos ||
+      !hex(dev.substr(0, colon), major) || !hex(dev.substr(colon + 1), minor) ||
+      major > 0xffffffffu || minor > 0xffffffffu || !decimal(inode, m.inode))
     return false;
+  m.dev_major = static_cast<std::uint32_t>(major);
+  m.dev_minor = static_cast<std::uint32_t>(minor);
   m.readable = perms[0] == 'r';
   m.writable = perms[1] == 'w';
   m.executable = perms[2] == 'x';

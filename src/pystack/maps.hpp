@@ -14,6 +14,7 @@ struct Mapping {
   std::uint64_t start = 0, end = 0;
   std::uint64_t offset = 0;  // in the mapped file
   std::uint64_t inode = 0;
+  std::uint32_t dev_major = 0, dev_minor = 0;  // the device of the mapped file ("fd:01", hex)
   bool readable = false, writable = false, executable = false;
   std::string path;  // empty for anonymous memory; "[heap]", "[stack]" for the kernel's names
 };

@@ -69,6 +69,16 @@ std::vector<std::string> interpreter_candidates(const std::vector<Mapping>& maps
   return libraries;
 }
 
+const Mapping* mapping_of(const std::vector<Mapping>& maps, const std::string& path) {
+  const Mapping* first = nullptr;
+  for (const auto& m : maps) {
+    if (m.path != path) continue;
+    if (m.offset == 0) return &m;
+    if (first == nullptr) first = &m;
+  }
+  return first;
+}
+
 std::optional<std::uint64_t> load_start(const std::vector<Mapping>& maps, const std::string& path) {
   for (const auto& m : maps)
     if (m.path == path && m.offset == 0) return m.start;

@@ -36,11 +36,19 @@ struct Interpreter {
 // (a libpython-linked executable has only an undefined reference), by path, each once.
 [[nodiscard]] std::vector<std::string> interpreter_candidates(const std::vector<Mapping>& maps);
 
-// The interpreter's file `path` (from /proc/PID/maps) as process `pid` sees it: through
-// /proc/PID/root, its own root in its own mount namespace (a container's python at a path this
-// host lacks, or has another file at), else at `path` here. Empty when neither is there.
+// The interpreter's file that `mapping` (from /proc/PID/maps) maps in process `pid`, read whole.
+// On this kernel: the kernel's own link to it (/proc/PID/map_files, for root), else its path as
+// the process sees it (/proc/PID/root: a container's python at a path this host lacks), else as
+// this host does; a path is read only when it is a regular file with the mapping's inode (no FIFO,
+// device or link followed, never more than 256 MiB). In a host tree: the path through the tree's
+// /proc/PID/root, else in the tree. Empty when none is there; `refused` then says why a file that
+// was there was not read.
 [[nodiscard]] Result<std::optional<std::string>> interpreter_file(const host::Root& root, pid_t pid,
-                                                                  const std::string& path);
+                                                                  const Mapping& mapping,
+                                                                  std::string* refused = nullptr);
+
+// The mapping of `path` at file offset 0, else its first; null when none.
+[[nodiscard]] const Mapping* mapping_of(const std::vector<Mapping>& maps, const std::string& path);
 
 // Where `path` is loaded: the start of its mapping at file offset 0.
 [[nodiscard]] std::optional<std::uint64_t> load_start(const std::vector<Mapping>& maps,

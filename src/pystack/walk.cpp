@@ -12,6 +12,8 @@ namespace dltune::pystack {
 namespace {
 
 constexpr std::size_t kMaxCodes = 8192;
+// What a code object costs in the cache beyond its strings: the map's node and Code itself.
+constexpr std::size_t kCodeOverhead = 128;
 
 std::string hex(std::uint64_t a) {
   return fmt::format("{:#x}", a);
@@ -25,9 +27,12 @@ T field(const std::string& block, std::uint64_t offset) {
   return v;
 }
 
-// Appends code point `c` as UTF-8 (a surrogate or a value past U+10FFFF as U+FFFD).
+// Appends code point `c` as UTF-8 (a surrogate or a value past U+10FFFF as U+FFFD, a control
+// character as '?').
 void utf8(std::string& out, std::uint32_t c) {
   if ((c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff) c = 0xfffd;
+  // A control character (C0, DEL, C1) in a name the target chose reaches no terminal.
+  if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) c = '?';
   if (c < 0x80) {
     out += static_cast<char>(c);
   } else if (c < 0x800) {
@@ -218,7 +223,12 @@ Result<const StackReader::Code*> StackReader::code(std::uint64_t address) {
   c.file = std::move(*file);
   c.linetable = std::move(*table);
   c.first_line = field<std::int32_t>(block, l.code_firstlineno);
-  if (codes_.size() >= kMaxCodes) codes_.clear();
+  const std::size_t cost = c.function.size() + c.file.size() + c.linetable.size() + kCodeOverhead;
+  if (codes_.size() >= kMaxCodes || codes_bytes_ + cost > kMaxCodeCacheBytes) {
+    codes_.clear();
+    codes_bytes_ = 0;
+  }
+  codes_bytes_ += cost;
   return &codes_.emplace(address, std::move(c)).first->second;
 }
 

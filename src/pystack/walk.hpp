@@ -21,6 +21,9 @@ inline constexpr std::size_t kMaxThreads = 512;       // per process
 inline constexpr std::size_t kMaxInterpreters = 64;   // subinterpreters
 inline constexpr std::size_t kMaxStringChars = 1024;  // a longer name or path is cut
 inline constexpr std::size_t kMaxLineTable = 1u << 20;
+// The cache of code objects, in bytes (their names and line tables): a target whose code
+// objects share one large line table must not cost a table per object without bound.
+inline constexpr std::size_t kMaxCodeCacheBytes = 32u << 20;
 
 struct Frame {
   std::string function;  // co_qualname: "Model.forward" (3.9 and 3.10: co_name, "forward")
@@ -64,6 +67,8 @@ class StackReader {
 
   // One sample: each thread of each interpreter, in CPython's order (the newest thread first).
   [[nodiscard]] Result<std::vector<ThreadStack>> read();
+  // What the cache of code objects holds, in bytes (at most kMaxCodeCacheBytes).
+  [[nodiscard]] std::size_t cached_bytes() const { return codes_bytes_; }
 
  private:
   struct Code {
@@ -84,8 +89,10 @@ class StackReader {
   PythonLayout layout_;
   std::uint64_t runtime_;
   std::optional<std::uint64_t> code_type_;
-  // Code objects by address (their names do not change; bounded, emptied when full).
+  // Code objects by address (their names do not change; bounded in count and bytes, emptied
+  // when full).
   std::unordered_map<std::uint64_t, Code> codes_;
+  std::size_t codes_bytes_ = 0;
 };
 
 }  // namespace dltune::pystack

@@ -1,7 +1,13 @@
 #include "settings/data_paths.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <string_view>
+
+#include <fmt/core.h>
 
 #include "core/text.hpp"
 #include "inventory/host_facts.hpp"
@@ -39,6 +45,26 @@ std::string dirname(const std::string& path) {
 }
 
 }  // namespace
+
+Result<void> check_data_option(const host::Root& root, const std::vector<std::string>& paths) {
+  for (const auto& d : paths)
+    if (d.empty() || d.front() != '/')
+      return fail(fmt::format("--data {}: expected an absolute path", d));
+  // A host tree holds no data directories (a capture copies /proc, /sys and /etc): only this
+  // kernel's are looked for, through its mount when it is one (without the list of known
+  // locations: data lives anywhere, /data, /mnt, /scratch).
+  if (!root.this_kernel()) return {};
+  for (const auto& d : paths) {
+    struct stat st {};
+    const auto where = root.outside(d);
+    if (::stat(where.c_str(), &st) != 0)
+      return fail(
+          fmt::format("--data {}: {} (expected the directory that holds the training "
+                      "data, or a file in it)",
+                      d, std::strerror(errno)));
+  }
+  return {};
+}
 
 std::vector<std::string> default_data_paths() {
   return {"/", "/home"};

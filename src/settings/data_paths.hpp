@@ -15,6 +15,12 @@ namespace dltune::settings {
 
 // tune's data paths when none are given (tune --data): the root and home file systems.
 [[nodiscard]] std::vector<std::string> default_data_paths();
+// The --data paths of check, tune and bench: each absolute, and on this kernel's host (live, or
+// a mount of it) present; a typo would otherwise judge or remount the file system of / in its
+// place. A host tree's are not looked for (it holds no data). The error names the path and
+// says what was expected.
+[[nodiscard]] Result<void> check_data_option(const host::Root& root,
+                                             const std::vector<std::string>& paths);
 
 // File systems smaller than this are not data file systems (when their size is known).
 inline constexpr std::uint64_t kMinDataFileSystemBytes = 10ULL << 30;

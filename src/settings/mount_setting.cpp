@@ -1,9 +1,13 @@
 #include "settings/mount_setting.hpp"
 
+#include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -85,7 +89,29 @@ Result<std::string> set_atime_mode(const host::Root& root, const std::string& mo
 #ifdef MS_NOSYMFOLLOW
   if (has(o, "nosymfollow")) flags |= MS_NOSYMFOLLOW;
 #endif
-  if (::mount(nullptr, mount_point.c_str(), nullptr, flags, nullptr) != 0)
+  // The mount looked up, not whatever the path names by the time mount(2) walks it (a link or
+  // another mount put in its way meanwhile would get this mount's flags, "rw" among them): the
+  // path is opened once, checked to be that mount's root (its mount id, statx(2)), and
+  // remounted through the descriptor.
+  const int fd = ::open(mount_point.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return fail("cannot open the mount point", mount_point, errno);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct statx sx {};
+  if (::statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) != 0)
+    return fail("cannot read the status of", mount_point, errno);
+  if ((sx.stx_mask & STATX_MNT_ID) != 0 && sx.stx_mnt_id != static_cast<std::uint64_t>((*m)->id))
+    return fail(
+        fmt::format("{} is no longer mount {} of /proc/self/mountinfo (it leads to mount "
+                    "{}): not remounted",
+                    mount_point, (*m)->id, sx.stx_mnt_id));
+  if ((sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) != 0 &&
+      (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) == 0)
+    return fail(fmt::format("{} is not the root of a mount: not remounted", mount_point));
+  const std::string through = fmt::format("/proc/self/fd/{}", fd);
+  if (::mount(nullptr, through.c_str(), nullptr, flags, nullptr) != 0)
     return fail(fmt::format("cannot remount with {}:", mode), mount_point, errno);
   auto back = read_atime_mode(root, mount_point);
   if (!back) return tl::unexpected(back.error());

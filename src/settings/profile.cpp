@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/embedded.hpp"
+#include "core/text.hpp"
 
 namespace dltune::settings {
 namespace {
@@ -47,9 +48,14 @@ Result<Source> find_named(const std::string& name, const host::Root& root) {
   if (!*text) {
     std::string hint;
     if (name.ends_with(".toml")) hint = fmt::format("; for a file, write ./{}", name);
+    std::vector<std::string> known = builtin_profiles();
+    if (auto installed = root.list(kUserProfileDir); installed && *installed)
+      for (const auto& f : **installed)
+        if (f.ends_with(".toml")) known.push_back(f.substr(0, f.size() - 5));
+    const auto guess = text::nearest_word(name, known);
     return fail(fmt::format("no such profile (built in: {}; or {}/NAME.toml{}):",
                             fmt::join(builtin_profiles(), ", "), kUserProfileDir, hint),
-                name);
+                guess.empty() ? name : fmt::format("{}; did you mean {}?", name, guess));
   }
   if ((*text)->size() > kMaxProfileBytes)
     return fail("profile larger than 1 MiB:", root.outside(path));
@@ -80,8 +86,17 @@ class Loader {
 
   // Parses `src`, merges its includes and then itself into `merged_`; returns the parsed file.
   Result<Profile> load(const Source& src) {
-    auto p = parse_profile(src.text, src.label, validate_, src.builtin);
+    // A user's file: a key near one this host has is a typo, not another kernel's sysctl.
+    auto p =
+        parse_profile(src.text, src.label,
+                      src.builtin ? validate_ : file_key_validator(root_, validate_), src.builtin);
     if (!p) return p;
+    if (!src.builtin && p->entries.empty() && p->includes.empty() && p->drops.empty() &&
+        p->baseline.empty())
+      return fail(fmt::format(
+          "{}: the profile sets nothing (no [settings.KEY], no include, no baseline); `dltune "
+          "profiles show training` prints one to start from",
+          src.label));
     stack_.push_back(src.id);
     for (std::size_t i = 0; i < p->includes.size(); ++i) {
       const int line = i < p->include_lines.size() ? p->include_lines[i] : 0;

@@ -106,6 +106,16 @@ using KeyValidator = std::function<Result<void>(const std::string& key)>;
 // of another kernel. `root` must outlive the validator.
 [[nodiscard]] KeyValidator set_key_validator(const host::Root& root, KeyValidator validate);
 
+// "did you mean KEY?" for a key that is unknown (the nearest of the catalog's and the built-in
+// profiles' keys), or a sysctl this host lacks (the nearest of the sysctls beside it in
+// /proc/sys under `root`); empty when none is near (a sysctl of another kernel, say).
+[[nodiscard]] std::string did_you_mean(const host::Root& root, const std::string& key);
+
+// The key check of a user's profile file: `validate`, then a sysctl this host lacks whose name
+// is one edit or two from one it has is refused as a typo, with the nearest (a sysctl of
+// another kernel, near none here, stays: check says it does not apply). `root` must outlive it.
+[[nodiscard]] KeyValidator file_key_validator(const host::Root& root, KeyValidator validate);
+
 // Applies `sets` (each "KEY=VALUE") to `profile`: a key the profile has is replaced in place,
 // a new one is added at the end. The first bad one is the error.
 [[nodiscard]] Result<void> apply_sets(Profile& profile, const std::vector<std::string>& sets,

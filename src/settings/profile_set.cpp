@@ -111,21 +111,68 @@ std::string ProfileEntry::origin_text() const {
   return origin_file;
 }
 
+std::string did_you_mean(const host::Root& root, const std::string& key) {
+  std::vector<std::string> known;
+  const auto* spec = spec_for(key);
+  if (spec == nullptr || !spec->family()) {
+    for (const auto& s : catalog())
+      if (!s.family()) known.emplace_back(s.key);
+    for (const auto& name : builtin_profiles())
+      if (const auto text = builtin_profile_text(name))
+        if (auto p = parse_profile(*text, name, nullptr, false))
+          for (const auto& e : p->entries) known.push_back(e.key);
+  } else {
+    // Only sysctls this host has: two of another kernel's are not each other's typos.
+    // The sysctls beside it: "vm.swapiness" -> the names in /proc/sys/vm.
+    const auto dot = key.rfind('.');
+    if (auto path = sysctl_path(key); path && dot != std::string::npos) {
+      const auto dir = path->substr(0, path->rfind('/'));
+      if (auto names = root.list(dir); names && *names)
+        for (const auto& n : **names) known.push_back(key.substr(0, dot + 1) + n);
+    }
+  }
+  const auto guess = text::nearest_word(key, known);
+  return guess.empty() ? std::string() : fmt::format("did you mean {}?", guess);
+}
+
+namespace {
+
+// Unknown: the catalog's error with a guess after the key. A sysctl absent here: refused when
+// `strict` (a key typed on the command line), else only when it is near one this host has.
+Result<void> check_key(const host::Root& root, const KeyValidator& validate, const std::string& key,
+                       bool strict) {
+  if (validate) {
+    if (auto ok = validate(key); !ok) {
+      const auto guess = did_you_mean(root, key);
+      if (guess.empty() || ok.error().input != key) return ok;
+      return tl::unexpected(Error{ok.error().what, key + "; " + guess, 0});
+    }
+  }
+  // A sysctl is any well-formed name under a family (catalog.hpp); the others are the
+  // catalog's own keys, valid everywhere.
+  const auto* spec = spec_for(key);
+  if (spec == nullptr || !spec->family()) return {};
+  auto path = sysctl_path(key);
+  if (!path) return tl::unexpected(path.error());
+  auto info = root.stat(*path);
+  if (!info || *info) return {};
+  const auto guess = did_you_mean(root, key);
+  if (!strict && guess.empty()) return {};
+  return fail(fmt::format("no such sysctl on this host ({} does not exist){}", root.outside(*path),
+                          guess.empty() ? "" : "; " + guess));
+}
+
+}  // namespace
+
 KeyValidator set_key_validator(const host::Root& root, KeyValidator validate) {
   return [&root, validate = std::move(validate)](const std::string& key) -> Result<void> {
-    if (validate)
-      if (auto ok = validate(key); !ok) return ok;
-    // A sysctl is any well-formed name under a family (catalog.hpp); the others are the
-    // catalog's own keys, valid everywhere.
-    const auto* spec = spec_for(key);
-    if (spec == nullptr || !spec->family()) return {};
-    auto path = sysctl_path(key);
-    if (!path) return tl::unexpected(path.error());
-    auto info = root.stat(*path);
-    if (info && !*info)
-      return fail(
-          fmt::format("no such sysctl on this host ({} does not exist)", root.outside(*path)));
-    return {};
+    return check_key(root, validate, key, true);
+  };
+}
+
+KeyValidator file_key_validator(const host::Root& root, KeyValidator validate) {
+  return [&root, validate = std::move(validate)](const std::string& key) -> Result<void> {
+    return check_key(root, validate, key, false);
   };
 }
 

@@ -17,6 +17,7 @@
 #include "core/clock.hpp"
 #include "core/json.hpp"
 #include "core/local_file.hpp"
+#include "core/private_files.hpp"
 #include "core/text.hpp"
 #include "host/cgroup.hpp"
 #include "monitor/sampler.hpp"
@@ -226,10 +227,8 @@ Result<void> check_job_id(const std::string& job_id) {
 Result<void> watch_job(const host::Root& root, const WatchRequest& request,
                        const volatile sig_atomic_t* stop) {
   if (auto ok = check_job_id(request.job_id); !ok) return ok;
-  std::error_code ec;
-  std::filesystem::create_directories(request.state_dir, ec);
-  if (ec) return fail("cannot make the state directory", request.state_dir, ec.value());
-  ::chmod(request.state_dir.c_str(), 0700);
+  // Root's own (the Epilog trusts the watcher's pid from the record kept there).
+  if (auto ok = private_files::make_private_dir(request.state_dir); !ok) return ok;
   auto layout = host::cgroup_layout(root);
   if (!layout) return tl::unexpected(layout.error());
   const std::string file = record_path(request.state_dir, request.job_id);

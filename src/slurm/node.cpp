@@ -1,8 +1,12 @@
 #include "slurm/node.hpp"
 
 #include <algorithm>
+#include <atomic>
+
+#include <fmt/core.h>
 
 #include "core/program.hpp"
+#include "core/text.hpp"
 
 namespace dltune::slurm {
 
@@ -33,7 +37,17 @@ program::Options with_timeout(std::chrono::milliseconds timeout) {
   return o;
 }
 
+// The last update asked (its "state=" argument) and whether scontrol has returned: read by a
+// watchdog's thread, hence atomics holding pointers to literals.
+std::atomic<const char*> g_update_state{nullptr};
+std::atomic<bool> g_update_returned{false};
+
 Result<void> update(const Scontrol& s, std::vector<std::string> argv, const std::string& node) {
+  g_update_returned = false;
+  g_update_state = argv.size() > 3 && argv[3] == "state=drain" ? "state=drain" : "state=resume";
+  struct Returned {
+    ~Returned() { g_update_returned = true; }
+  } returned;
   auto r = program::run(argv, with_timeout(s.timeout));
   if (!r) return fail(r.error().message() + " (is Slurm installed on this node?)");
   if (r->exit_code != 0 || r->timed_out)
@@ -42,6 +56,29 @@ Result<void> update(const Scontrol& s, std::vector<std::string> argv, const std:
 }
 
 }  // namespace
+
+std::string update_progress() {
+  const char* state = g_update_state;
+  if (state == nullptr) return {};
+  return std::string(state) + (g_update_returned ? ": scontrol returned" : ": under way");
+}
+
+std::string watchdog_message(std::int64_t limit_ns) {
+  const auto within = text::human_duration(static_cast<double>(limit_ns) / 1e9);
+  const char* state = g_update_state;
+  if (state == nullptr)
+    return fmt::format("dltune slurm health: no verdict within {}: the node is left as it is\n",
+                       within);
+  if (g_update_returned)
+    return fmt::format(
+        "dltune slurm health: no verdict within {}; scontrol update {} had returned before: see "
+        "`scontrol show node` for the node's state\n",
+        within, state);
+  return fmt::format(
+      "dltune slurm health: no verdict within {}, while scontrol update {} was under way: it may "
+      "still take effect; see `scontrol show node` for the node's state\n",
+      within, state);
+}
 
 bool NodeState::drain() const {
   return std::find(flags.begin(), flags.end(), "DRAIN") != flags.end() || base == "DRAIN" ||

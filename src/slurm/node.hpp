@@ -3,6 +3,7 @@
 // Slurm's state): `scontrol -o show node NAME`, `scontrol update nodename=NAME state=...`.
 // Slurm 22.05 and later; the one-line format is slurm's own (scontrol(1), "show node").
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,5 +46,13 @@ struct Scontrol {
   [[nodiscard]] Result<void> drain(const std::string& name, const std::string& reason) const;
   [[nodiscard]] Result<void> resume(const std::string& name) const;
 };
+
+// What this process has asked of scontrol update so far, for a watchdog's last words: "" when
+// nothing; else what was asked and whether it finished ("state=drain: under way" while
+// scontrol runs, whose request may still take effect after this process ends).
+[[nodiscard]] std::string update_progress();
+// What `slurm health` says when it has no verdict within `limit_ns`: the node left as it is only
+// when no update was asked; else the update, and that one under way may still take effect.
+[[nodiscard]] std::string watchdog_message(std::int64_t limit_ns);
 
 }  // namespace dltune::slurm

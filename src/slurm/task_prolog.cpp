@@ -83,9 +83,17 @@ TaskPrologResult task_prolog_here(const host::Root& root) {
 }
 
 std::string render(const TaskPrologResult& r) {
+  // slurmstepd applies each "export" line: a newline in a note (which echoes the task's own
+  // DLTUNE_* values) would make a line of its own, so no control character is written.
   std::string out;
-  for (const auto& [k, v] : r.exports) out += fmt::format("export {}={}\n", k, v);
-  for (const auto& n : r.notes) out += "# dltune: " + n + "\n";
+  for (const auto& [k, v] : r.exports) {
+    if (text::printable(k) != k || text::printable(v) != v) {
+      out += "# dltune: " + text::printable(k) + " not set: its value holds control characters\n";
+      continue;
+    }
+    out += fmt::format("export {}={}\n", k, v);
+  }
+  for (const auto& n : r.notes) out += "# dltune: " + text::printable(n) + "\n";
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
+#include "settings/data_paths.hpp"
 #include "tune/render.hpp"
 
 namespace dltune::tune {
@@ -26,10 +27,8 @@ Outcome<Plan> plan_for(const host::Root& root, const PlanRequest& request) {
                                       settings::set_key_validator(root, settings::validate_key));
       !set)
     return tl::unexpected(Refused{set.error(), true});
-  for (const auto& d : request.data)
-    if (d.empty() || d.front() != '/')
-      return tl::unexpected(
-          Refused{Error{fmt::format("--data {}: expected an absolute path", d), {}, 0}, true});
+  if (auto ok = settings::check_data_option(root, request.data); !ok)
+    return tl::unexpected(Refused{ok.error(), true});
   const auto facts = inventory::collect(root, request.collect);
   auto plan = make_plan(root, facts, *profile, request.only, request.persist,
                         PlanOptions{request.data, request.cgroups});

@@ -206,6 +206,13 @@ class TuneMountLive : public TuneLive {
 TEST_F(TuneMountLive, NoatimeIsARemountThatRollbackUndoes) {
   const std::string mp = dir_.string();
   ASSERT_EQ(atime_of(mp), "relatime");
+  fs::create_directories(mp + "/imagenet");
+  // A --data path that is not there is refused: a typo would judge / in its place.
+  const auto typo = tune({"plan", "--only", "mount.noatime", "--data", mp + "/imagent"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find("--data " + mp + "/imagent: No such file or directory"),
+            std::string::npos)
+      << typo.err;
   const auto plan = json::parse(
       tune({"plan", "--only", "mount.noatime", "--data", mp + "/imagenet", "--json"}).out);
   ASSERT_EQ(plan["items"][0]["changes"].size(), 1u) << plan.dump(2);

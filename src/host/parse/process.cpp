@@ -1,6 +1,8 @@
 // Parsers of /proc/PID/{stat,schedstat,status,io,cmdline} (proc(5)).
 #include "host/parse/process.hpp"
 
+#include <algorithm>
+
 #include <charconv>
 #include <type_traits>
 
@@ -128,6 +130,12 @@ void cmdline_text(std::string_view raw, std::string& out) {
   out.assign(raw);
   for (char& c : out)
     if (c == '\0') c = ' ';
+  // Its arguments are the process's to choose: no control character reaches a terminal.
+  if (std::any_of(out.begin(), out.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u < 0x20 || u == 0x7f || u == 0xc2;
+      }))
+    out = text::printable(out);
 }
 
 std::map<std::string, std::string> environ_entries(std::string_view raw) {

@@ -16,6 +16,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/private_files.hpp"
 #include "support/dir_listing.hpp"
 #include "support/in_child.hpp"
 #include "unit/report/report_samples.hpp"
@@ -121,6 +122,59 @@ TEST(LocalFile, ASymlinkIsReplacedOnlyWithForceAndThenAsItsRegularTarget) {
   ASSERT_FALSE(d);
   EXPECT_THAT(d.error().message(), HasSubstr("a symbolic link to nothing"));
   EXPECT_FALSE(fs::exists(dir.file("nothing")));
+}
+
+// Root writing through a link that another user made (in /tmp, in a job's directory) would
+// replace whatever that user points it at: refused, --force or not, the target untouched.
+TEST(LocalFile, AnotherUsersSymlinkIsNeverWrittenThrough) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root, to give a link to another user";
+  TempDir dir;
+  const auto real = dir.file("shadow");
+  std::ofstream(real) << "precious";
+  const auto link = dir.file("report.html");
+  fs::create_symlink(real, link);
+  ASSERT_EQ(::lchown(link.c_str(), 65534, 65534), 0);
+  const auto r = write_new(link, true);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message(), HasSubstr("is a symbolic link of uid 65534, not of this user"));
+  EXPECT_EQ(dltune::testing::slurp_file(real), "precious");
+  EXPECT_EQ(kind_of(link), S_IFLNK);
+  // The user's own link is followed, as before.
+  ASSERT_EQ(::lchown(link.c_str(), 0, 0), 0);
+  ASSERT_TRUE(write_new(link, true));
+  EXPECT_EQ(dltune::testing::slurp_file(real), "new");
+}
+
+// A state directory (tune's journal and backups, the Slurm watcher's records) is trusted only
+// when it is this user's; one open to others is closed, saying so.
+TEST(PrivateFiles, AnExistingStateDirectoryMustBeThisUsersAndPrivate) {
+  TempDir dir;
+  const auto state = dir.file("state");
+  ASSERT_EQ(::mkdir(state.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(state.c_str(), 0755), 0);
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(dltune::private_files::make_private_dir(state));
+  const auto said = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(said, HasSubstr(state + " was mode 0755, open to other users: set to 0700"));
+  struct stat st {};
+  ASSERT_EQ(::stat(state.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(dltune::private_files::make_private_dir(state));
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "") << "private already: nothing to say";
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root, to give a directory to another user";
+  ASSERT_EQ(::chown(state.c_str(), 65534, 65534), 0);
+  const auto r = dltune::private_files::make_private_dir(state);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message(), HasSubstr("belongs to uid 65534, not to this user"));
+  // A link of another user's to a directory of this user's is refused too.
+  ASSERT_EQ(::chown(state.c_str(), 0, 0), 0);
+  const auto link = dir.file("state-link");
+  fs::create_symlink(state, link);
+  ASSERT_EQ(::lchown(link.c_str(), 65534, 65534), 0);
+  const auto l = dltune::private_files::make_private_dir(link);
+  ASSERT_FALSE(l);
+  EXPECT_THAT(l.error().message(), HasSubstr("is a symbolic link of uid 65534"));
 }
 
 TEST(LocalFile, TheRenameRefusesATargetThatBecameAFifoMeanwhile) {

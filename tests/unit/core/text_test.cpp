@@ -15,6 +15,25 @@ TEST(Text, TrimSplitFields) {
   EXPECT_EQ(lines("a\n\nb"), (std::vector<std::string_view>{"a", "", "b"}));
 }
 
+TEST(Text, PrintableTurnsEachControlCharacterIntoAQuestionMark) {
+  using dltune::text::is_printable_of;
+  using dltune::text::printable;
+  EXPECT_EQ(printable("python3"), "python3");
+  EXPECT_EQ(printable("a\nb\tc\x1b[2Jd\x7f"), "a?b?c?[2Jd?");
+  // C1 as UTF-8 (U+009B, a CSI) is one '?'; other UTF-8 stays.
+  EXPECT_EQ(printable("x\xc2\x9b"
+                      "31m\xc3\xa9\xd1\x84"),
+            "x?31m\xc3\xa9\xd1\x84");
+  EXPECT_EQ(printable("\xc2"), "\xc2");  // a cut sequence is not a control character
+  for (const std::string raw : {"", "python3", "a\nb", "\x1b\x1b", "x\xc2\x85y", "\xc2"}) {
+    EXPECT_TRUE(is_printable_of(printable(raw), raw)) << raw;
+    EXPECT_FALSE(is_printable_of(printable(raw) + "z", raw)) << raw;
+    EXPECT_FALSE(is_printable_of("z" + printable(raw), raw)) << raw;
+  }
+  EXPECT_FALSE(is_printable_of("a?b", "a\nc"));
+  EXPECT_FALSE(is_printable_of("a\nb", "a\nb"));  // the raw text is not its printable form
+}
+
 TEST(Text, NormaliseSpaces) {
   EXPECT_EQ(normalise_spaces("4096\t16384\t4194304\n"), "4096 16384 4194304");
   EXPECT_EQ(normalise_spaces("  a   b "), "a b");

@@ -205,9 +205,20 @@ TEST(MemoryFacts, GarbledMeminfoIsAProblem) {
   const auto f = collect_memory(ctx);
   EXPECT_FALSE(f.total_bytes);
   EXPECT_EQ(f.sysctls.at("vm.swappiness"), "10");
-  ASSERT_EQ(ctx.problems().size(), 1u);
+  ASSERT_EQ(ctx.problems().size(), 3u);
   EXPECT_EQ(ctx.problems()[0].path, "/proc/meminfo");
   EXPECT_NE(ctx.problems()[0].reason.find("line 1"), std::string::npos);
+  // What every host has and this tree lacks is unknown, not "no swap".
+  EXPECT_EQ(ctx.problems()[1].path, "/proc/swaps");
+  EXPECT_EQ(ctx.problems()[1].reason, "missing from this host tree");
+  EXPECT_EQ(ctx.problems()[2].path, "/proc/self/mountinfo");
+  EXPECT_FALSE(f.swaps_known);
+  const auto sections = render_memory(f);
+  ASSERT_FALSE(sections.empty());
+  bool said = false;
+  for (const auto& row : sections[0].rows)
+    if (row.label == "swap") said = row.value.starts_with("unknown");
+  EXPECT_TRUE(said) << "the swap line says unknown";
 }
 
 TEST(StorageFacts, DataFileSystemsAndBlockDevices) {

@@ -5,6 +5,7 @@
 // Only the test's own processes are asserted on, so this runs as any user.
 #include <linux/capability.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -422,7 +423,8 @@ TEST(ProcessCollectorLive, StatusForTheMainProcessAndDetailForTheRowsOnScreen) {
 // time, timeslices) has not moved has not run, so its stat (CPU times, faults, threads) has not
 // moved either. Checked here on this kernel for every single-threaded process on the host and
 // the test's tree, sample after sample: stat read after the collect, then schedstat; when that
-// schedstat is still the collect's, the collect's values (kept or read) are stat's. The
+// schedstat is still the collect's and the process was not running at either reading, the
+// collect's values (kept or read) are stat's. The
 // spinner is never kept: its CPU time grows from sample to sample.
 TEST(ProcessCollectorLive, AProcessThatHasNotRunHasTheStatItKept) {
   TestTree tree;
@@ -453,6 +455,9 @@ TEST(ProcessCollectorLive, AProcessThatHasNotRunHasTheStatItKept) {
           continue;  // gone, or it ran since the collect
         auto st = dltune::host::parse::parse_proc_stat(stat_text);
         if (!st || st->start_ticks != p.start_ticks) continue;
+        // On a CPU at either reading: its schedstat moves only at a tick or a switch, which the
+        // collector knows (it never keeps a process it last saw running).
+        if (p.state == 'R' || st->state == 'R') continue;
         EXPECT_EQ(st->utime, p.utime) << p.pid << " " << p.comm << " at sample " << sample;
         EXPECT_EQ(st->stime, p.stime) << p.pid << " " << p.comm;
         EXPECT_EQ(st->minflt, p.minflt) << p.pid << " " << p.comm;
@@ -517,6 +522,46 @@ TEST(ProcessCollectorLive, AnExecThatKeepsTheNameHasTheNewCommandLine) {
   ::close(go[1]);
   std::filesystem::remove_all(dir);
   EXPECT_TRUE(ok) << "the child did not exec";
+}
+
+// A process names itself (prctl PR_SET_NAME) and its arguments: a terminal escape or a newline
+// there reaches no terminal, top's rows, efficiency's text or a recording as it is.
+TEST(ProcessCollectorLive, AProcesssOwnNameAndArgumentsArePrintable) {
+  const pid_t named = ::fork();
+  if (named == 0) {
+    ::prctl(PR_SET_NAME, "ev\x1b[2Jil\n", 0, 0, 0);
+    for (;;) ::pause();
+  }
+  const pid_t argued = ::fork();
+  if (argued == 0) {
+    ::execl("/bin/sleep", "sl\neep\x1b]0;x\x07", "1000", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const auto end = [&] {
+    ::kill(named, SIGKILL);
+    ::kill(argued, SIGKILL);
+    ::waitpid(named, nullptr, 0);
+    ::waitpid(argued, nullptr, 0);
+  };
+  const bool ready =
+      wait_for([&] { return comm_of(named).starts_with("ev") && comm_of(argued) == "sleep"; });
+  if (!ready) end();
+  ASSERT_TRUE(ready);
+  ProcessCollector all(dltune::host::Root(), Scope{Scope::Kind::kAll, 0, {}}, {});
+  Notices notices;
+  std::vector<Process> out;
+  for (int sample = 0; sample < 2; ++sample) {  // the second keeps what the first made
+    auto ok = all.collect(out, notices);
+    if (!ok) end();
+    ASSERT_TRUE(ok) << ok.error().message();
+    const auto* n = find(out, named);
+    const auto* a = find(out, argued);
+    ASSERT_NE(n, nullptr);
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(n->comm, "ev?[2Jil?");
+    EXPECT_EQ(a->cmdline, "sl?eep?]0;x? 1000");
+  }
+  end();
 }
 
 }  // namespace process_collector_live_test

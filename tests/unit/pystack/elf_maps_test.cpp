@@ -1,11 +1,20 @@
 // The ELF symbol reader on a real interpreter and on broken bytes; /proc/PID/maps; the version
-// in an interpreter's file name; the interpreter's file as the process sees it (host trees).
+// in an interpreter's file name; the interpreter's file as the process sees it (host trees, and
+// this kernel's: the file mapped, not what its path names now).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <fstream>
 #include <iterator>
 
+#include <fmt/core.h>
+
+#include "host/root.hpp"
 #include "pystack/elf.hpp"
 #include "pystack/maps.hpp"
 #include "pystack/process.hpp"
@@ -80,6 +89,9 @@ TEST(ProcMaps, ParsesEachKindOfLine) {
   EXPECT_EQ((*maps)[0].path, "/usr/bin/python3.11");
   EXPECT_TRUE((*maps)[1].executable);
   EXPECT_EQ((*maps)[1].offset, 0x6e000u);
+  EXPECT_EQ((*maps)[1].dev_major, 8u);
+  EXPECT_EQ((*maps)[1].dev_minor, 1u);
+  EXPECT_EQ((*maps)[1].inode, 1835237u);
   EXPECT_EQ((*maps)[2].path, "[heap]");
   EXPECT_TRUE((*maps)[3].path.empty());
   EXPECT_EQ((*maps)[4].path, "/dev/shm/a file (deleted)");
@@ -91,6 +103,7 @@ TEST(ProcMaps, RefusesLinesThatDoNotParse) {
   EXPECT_FALSE(parse_maps("nonsense\n"));
   EXPECT_FALSE(parse_maps("2000-1000 r--p 0 08:01 1 /x\n"));  // end before start
   EXPECT_FALSE(parse_maps("1000-2000 r--p 0 0801 1 /x\n"));
+  EXPECT_FALSE(parse_maps("1000-2000 r--p 0 0g:01 1 /x\n"));  // a device that is not hex
   const auto e = parse_maps("1000-2000 r--p 0 08:01 1 /x\nbad\n");
   ASSERT_FALSE(e);
   EXPECT_NE(e.error().message().find("line 2"), std::string::npos);
@@ -113,29 +126,116 @@ TEST(PythonFiles, TheVersionInAnInterpretersName) {
       (std::vector<std::string>{"/opt/py/lib/libpython3.11.so.1.0", "/opt/py/bin/python3.11"}));
 }
 
+Mapping at(const std::string& path) {
+  Mapping m;
+  m.path = path;
+  return m;
+}
+
 TEST(InterpreterFile, IsReadThroughTheProcesssRootFirst) {
   testing::TempTree tree;
   tree.write("opt/py/bin/python3.10", "this host's file")
       .write("proc/77/root/opt/py/bin/python3.10", "the process's own file")
       .write("opt/other/python3.11", "only here");
   const auto root = tree.root();
-  const auto own = interpreter_file(root, 77, "/opt/py/bin/python3.10");
+  const auto own = interpreter_file(root, 77, at("/opt/py/bin/python3.10"));
   ASSERT_TRUE(own) << own.error().message();
   EXPECT_EQ(*own, std::optional<std::string>("the process's own file"));
   // Not in the process's root: the path here.
-  const auto here = interpreter_file(root, 77, "/opt/other/python3.11");
+  const auto here = interpreter_file(root, 77, at("/opt/other/python3.11"));
   ASSERT_TRUE(here) << here.error().message();
   EXPECT_EQ(*here, std::optional<std::string>("only here"));
   // Neither: nothing.
-  const auto none = interpreter_file(root, 77, "/opt/none/python3.12");
+  const auto none = interpreter_file(root, 77, at("/opt/none/python3.12"));
   ASSERT_TRUE(none);
   EXPECT_FALSE(*none);
   // A process whose root is a link to this tree's root (as /proc/PID/root is for a process
   // of this host's mount namespace) reads the same file.
   tree.link("proc/78/root", "/");
-  const auto linked = interpreter_file(root, 78, "/opt/py/bin/python3.10");
+  const auto linked = interpreter_file(root, 78, at("/opt/py/bin/python3.10"));
   ASSERT_TRUE(linked) << linked.error().message();
   EXPECT_EQ(*linked, std::optional<std::string>("this host's file"));
+}
+
+// On this kernel the file read is the one the process mapped, whatever its path names now: this
+// test maps a file of its own, then puts a FIFO, a link to /dev/zero, a sparse file of 400 MiB
+// and another file at its path. None blocks, follows the link, or is read; the kernel's own link
+// (/proc/PID/map_files, root only) still reads the mapped file.
+TEST(InterpreterFileLive, OnlyTheFileMappedIsReadWithoutBlockingOrFollowingLinks) {
+  char dir_template[] = "/tmp/dltune-mapped-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template, path = dir + "/libpython3.11.so.1.0";
+  const std::string content(10000, 'p');
+  { std::ofstream(path, std::ios::binary) << content; }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  void* const mapped = ::mmap(nullptr, content.size(), PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  ASSERT_NE(mapped, MAP_FAILED);
+  const auto start = reinterpret_cast<std::uint64_t>(mapped);
+  const auto maps = parse_maps(file_bytes("/proc/self/maps"));
+  ASSERT_TRUE(maps) << maps.error().message();
+  const Mapping* found = mapping_of(*maps, path);
+  ASSERT_NE(found, nullptr) << "the test's own mapping of " << path;
+  const Mapping m = *found;
+  EXPECT_EQ(m.start, start);
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(m.inode, st.st_ino);
+  EXPECT_EQ(m.dev_major, major(st.st_dev));
+  EXPECT_EQ(m.dev_minor, minor(st.st_dev));
+
+  const host::Root live;
+  const pid_t self = ::getpid();
+  // Without the kernel's link (a mapping it does not have): the path alone.
+  Mapping by_path = m;
+  by_path.start = by_path.end = 0;
+  auto read = interpreter_file(live, self, by_path);
+  ASSERT_TRUE(read) << read.error().message();
+  EXPECT_EQ(*read, std::optional<std::string>(content));
+
+  const std::string kept = dir + "/kept";
+  ASSERT_EQ(::rename(path.c_str(), kept.c_str()), 0);
+  const auto refused_with = [&](const Mapping& mapping, const char* says) {
+    std::string why;
+    const auto r = interpreter_file(live, self, mapping, &why);
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_FALSE(*r) << "read " << (*r)->size() << " bytes of what is at " << path;
+    EXPECT_NE(why.find(says), std::string::npos) << why;
+  };
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  refused_with(by_path, "is not a regular file");
+  // The kernel's link still leads to the file mapped, where this test may read it.
+  const bool map_files =
+      ::access(fmt::format("/proc/self/map_files/{:x}-{:x}", m.start, m.end).c_str(), F_OK) == 0;
+  if (map_files) {
+    read = interpreter_file(live, self, m);
+    ASSERT_TRUE(read) << read.error().message();
+    EXPECT_EQ(*read, std::optional<std::string>(content));
+  }
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  ASSERT_EQ(::symlink("/dev/zero", path.c_str()), 0);
+  refused_with(by_path, "Too many levels of symbolic links");
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  {
+    const int sparse = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_GE(sparse, 0);
+    EXPECT_EQ(::ftruncate(sparse, off_t{400} << 20), 0);
+    ::close(sparse);
+  }
+  refused_with(by_path, "is not the file the process mapped");
+  // The file mapped, grown past what an interpreter may be: refused by its size, unread.
+  ASSERT_EQ(::rename(kept.c_str(), path.c_str()), 0);
+  ASSERT_EQ(::truncate(path.c_str(), off_t{300} << 20), 0);
+  refused_with(by_path, "over the 256 MiB");
+  if (map_files) refused_with(m, "over the 256 MiB");
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(content.size())), 0);
+  read = interpreter_file(live, self, by_path);
+  ASSERT_TRUE(read) << read.error().message();
+  EXPECT_EQ(*read, std::optional<std::string>(content));
+  ::munmap(mapped, content.size());
+  ::unlink(path.c_str());
+  ::rmdir(dir.c_str());
 }
 
 }  // namespace

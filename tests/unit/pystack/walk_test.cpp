@@ -227,6 +227,44 @@ TEST(PythonFrameWalker, InconsistentMemoryFailsTheSample) {
   }
 }
 
+// A target whose 200 code objects share one line table of 1 MiB: the cache keeps at most its
+// bytes, not a copy of the table per code object, and every frame still reads.
+TEST(PythonFrameWalker, TheCacheOfCodeObjectsIsBoundedInBytes) {
+  const auto l = layout311();
+  auto img = python311_image(l);
+  constexpr std::uint64_t kFrames = 200, kTable = 0x10000000;
+  img.memory.add(kTable, testing::python_bytes(l, std::string(kMaxLineTable, '\xf8')));
+  for (std::uint64_t i = 0; i < kFrames; ++i) {
+    const std::uint64_t code = 0x1000000 + i * 0x1000;
+    std::string f;
+    set_at<std::uint64_t>(f, l.frame_code, code);
+    set_at<std::uint64_t>(f, l.frame_previous, i + 1 < kFrames ? 0x100000 + (i + 1) * 0x100 : 0);
+    set_at<std::uint64_t>(f, l.frame_instr, code + l.code_adaptive - 2);  // before its first
+    set_at<std::uint8_t>(f, l.frame_owner, 0);
+    f.resize(96);
+    img.memory.add(i == 0 ? 0x4000 : 0x100000 + i * 0x100, f);
+    std::string c;
+    set_at<std::uint64_t>(c, 8, PythonImage::kCodeType);
+    set_at<std::uint64_t>(c, l.code_qualname, 0x6000);
+    set_at<std::uint64_t>(c, l.code_name, 0x6000);
+    set_at<std::uint64_t>(c, l.code_filename, 0x6100);
+    set_at<std::uint64_t>(c, l.code_linetable, kTable);
+    set_at<std::int32_t>(c, l.code_firstlineno, static_cast<std::int32_t>(i + 1));
+    c.resize(l.code_adaptive + 32);
+    img.memory.add(code, c);
+  }
+  StackReader reader(img.memory, l, PythonImage::kRuntime, PythonImage::kCodeType);
+  for (int sample = 0; sample < 2; ++sample) {
+    const auto r = reader.read();
+    ASSERT_TRUE(r) << r.error().message();
+    ASSERT_EQ((*r)[0].frames.size(), kFrames);
+    EXPECT_EQ((*r)[0].frames[0], (Frame{"inner", "/x/\u00e9.py", 1}));
+    EXPECT_EQ((*r)[0].frames[kFrames - 1].line, static_cast<int>(kFrames));
+    EXPECT_LE(reader.cached_bytes(), kMaxCodeCacheBytes);
+    EXPECT_GT(reader.cached_bytes(), 0u);  // 200 MiB of tables without the bound
+  }
+}
+
 TEST(PythonFrameWalker, ALongStringIsCut) {
   const auto l = layout311();
   auto img = python311_image(l);

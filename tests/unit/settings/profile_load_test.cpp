@@ -232,4 +232,37 @@ TEST_F(ProfileLoad, RelativeFilePath) {
   EXPECT_EQ(p->name, "mine");
 }
 
+// A user's profile that is wrong must not look fine: a key one edit from a sysctl this host has
+// is a typo (a sysctl of another kernel, near none here, still loads and is judged n/a), an
+// unknown key gets the nearest known one, a file that sets nothing is refused, and a mistyped
+// profile name gets the nearest profile.
+TEST_F(ProfileLoad, TyposAndEmptyProfilesAreRefusedWithTheNearestName) {
+  tree_.write("proc/sys/vm/swappiness", "60\n").write("proc/sys/vm/dirty_ratio", "20\n");
+  profile("typo", "# mine\n" + setting("vm.swapiness", "10"));
+  const auto typo = error_of("typo");
+  EXPECT_NE(typo.find("typo.toml:2:"), std::string::npos) << typo;
+  EXPECT_NE(typo.find("no such sysctl on this host"), std::string::npos) << typo;
+  EXPECT_NE(typo.find("did you mean vm.swappiness?"), std::string::npos) << typo;
+  profile("other-kernel", setting("vm.a_knob_of_another_kernel", "1"));
+  const auto other = load("other-kernel");
+  ASSERT_TRUE(other.has_value()) << other.error().message();
+  EXPECT_EQ(keys(*other), std::vector<std::string>{"vm.a_knob_of_another_kernel"});
+  profile("unknown", setting("thp.enabeld", "\"never\""));
+  const auto unknown = error_of("unknown");
+  EXPECT_NE(unknown.find("unknown setting"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("did you mean thp.enabled?"), std::string::npos) << unknown;
+  profile("empty", "");
+  EXPECT_NE(error_of("empty").find("the profile sets nothing"), std::string::npos);
+  profile("named-only", "[profile]\nname = \"named-only\"\n");
+  EXPECT_NE(error_of("named-only").find("the profile sets nothing"), std::string::npos);
+  EXPECT_NE(error_of("traning").find("traning; did you mean training?"), std::string::npos)
+      << error_of("traning");
+  // --set says the same of a key typed on the command line.
+  const auto set =
+      dltune::settings::load_profile("training", {"vm.dirty_ration=10"}, tree_.root(), kValidate);
+  ASSERT_FALSE(set.has_value());
+  EXPECT_NE(set.error().message().find("did you mean vm.dirty_ratio?"), std::string::npos)
+      << set.error().message();
+}
+
 }  // namespace profile_load_test

@@ -1,11 +1,22 @@
 // slurm/node and slurm/health, the pure parts: scontrol's node record, what to do with a node,
 // the drain reason. The real cluster is in tests/integration/slurm_live_test.cpp.
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <thread>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "audit/check.hpp"
+#include "core/watchdog.hpp"
 #include "slurm/health.hpp"
 #include "slurm/node.hpp"
+#include "support/in_child.hpp"
+#include "unit/report/report_samples.hpp"
 
 namespace health_test {
 
@@ -207,6 +218,42 @@ TEST(SlurmHealth, ANodeDrainedForAnIdThatIsNowUnknownStaysDrainedAndSaysWhy) {
   EXPECT_EQ(decide(node("IDLE+DRAIN", "bad DIMM"), true, keep, keep),
             HealthAction::kKeepAdminDrain);
   EXPECT_EQ(decide(node("IDLE"), true, "", ""), HealthAction::kNone);
+}
+
+// The health check's watchdog says the node was left as it is only when it was: a drain under
+// way when the limit passed (scontrol still running, its request perhaps already sent) is said.
+TEST(HealthWatchdog, SaysAnUpdateUnderWayMayStillTakeEffect) {
+  const auto idle = dltune::testing::in_child([] {
+    const dltune::Watchdog watchdog(std::chrono::milliseconds(50), std::function<std::string()>([] {
+                                      return dltune::slurm::watchdog_message(50'000'000);
+                                    }),
+                                    2);
+    std::this_thread::sleep_for(std::chrono::seconds(20));
+    return std::string();
+  });
+  ASSERT_TRUE(WIFEXITED(idle.status));
+  EXPECT_EQ(WEXITSTATUS(idle.status), 2);
+  EXPECT_THAT(idle.err, HasSubstr(": the node is left as it is"));
+
+  dltune::testing::TempDir dir;
+  const auto scontrol = dir.file("scontrol");
+  std::ofstream(scontrol) << "#!/bin/sh\nexec sleep 3\n";
+  ASSERT_EQ(::chmod(scontrol.c_str(), 0755), 0);
+  const auto draining = dltune::testing::in_child([&] {
+    ::setenv("PATH", (dir.file("") + ":/usr/bin:/bin").c_str(), 1);
+    const dltune::Watchdog watchdog(
+        std::chrono::milliseconds(300),
+        std::function<std::string()>([] { return dltune::slurm::watchdog_message(300'000'000); }),
+        2);
+    dltune::slurm::Scontrol s;
+    auto ok = s.drain("node1", "dltune: gpu.ecc: x");
+    return std::string(ok ? "returned" : ok.error().message());
+  });
+  ASSERT_TRUE(WIFEXITED(draining.status));
+  EXPECT_EQ(WEXITSTATUS(draining.status), 2) << draining.report;
+  EXPECT_THAT(draining.err,
+              HasSubstr("while scontrol update state=drain was under way: it may still take "
+                        "effect; see `scontrol show node`"));
 }
 
 }  // namespace health_test

@@ -2,6 +2,7 @@
 // libraries for the allocators). The real TaskProlog under slurmstepd is in
 // tests/integration/slurm_live_test.cpp.
 #include "slurm/task_prolog.hpp"
+#include "core/text.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -63,6 +64,21 @@ TEST(TaskProlog, AWholeMachineTaskKeepsTorchsThreadsAndBadValuesAreIgnoredWithAN
               Contains(Pair("OMP_NUM_THREADS", "1")));
   EXPECT_THAT(task_prolog(kHost, {{"DLTUNE_ALLOCATOR", "default"}}, 1, 4).exports,
               Not(Contains(Pair("MALLOC_MMAP_THRESHOLD_", "33554432"))));
+}
+
+// slurmstepd applies every "export" line the TaskProlog prints: a task's own value echoed in a
+// note must not make a line of its own.
+TEST(TaskProlog, ATasksValueCannotAddALineForSlurmstepd) {
+  const auto hostile =
+      task_prolog(kHost, {{"DLTUNE_WORKERS", "2\nexport LD_PRELOAD=/tmp/x.so\r\x1b[2J"}}, 1, 4);
+  const auto out = render(hostile);
+  for (const auto line : dltune::text::lines(out))
+    EXPECT_TRUE(line.starts_with("export ") || line.starts_with("# dltune: ")) << line;
+  EXPECT_THAT(out, Not(HasSubstr("\nexport LD_PRELOAD")));
+  EXPECT_THAT(out, HasSubstr("DLTUNE_WORKERS=2?export LD_PRELOAD=/tmp/x.so??[2J ignored"));
+  dltune::slurm::TaskPrologResult planted;
+  planted.exports.emplace_back("A", "1\nexport B=2");
+  EXPECT_EQ(render(planted), "# dltune: A not set: its value holds control characters\n");
 }
 
 }  // namespace task_prolog_test
