@@ -26,18 +26,18 @@ run: deps-run
 # Every test, once, under ASan+UBSan+LeakSanitizer (the asan preset; every dltune the
 # integration tests start is instrumented too): the unit tests in parallel (as shards of the
 # unit binary: `ctest --preset asan -L unit` runs them one process each), then the integration
-# tests one at a time (some change this host's settings for a moment and others read them, and
-# the profile tests need a quiet host); then each fuzz target for CI_FUZZ_SECONDS on its seed
-# corpus. `make test-release`: the same tests on the release build.
+# tests one at a time (some change this host's settings for a moment and others read them),
+# those that need a quiet host (label integration-quiet: profile, bench, stacks) last; then each fuzz
+# target for CI_FUZZ_SECONDS on its seed corpus. The fuzz targets build in the background at
+# idle priority meanwhile (tests/run-tests). `make test-release`: the same tests on the release
+# build.
 CI_FUZZ_SECONDS ?= 5
 test: deps
 	./tools/check-layering
 	$(call configure,asan)
+	$(call configure,fuzz)
 	cmake --build --preset asan-all -j$(JOBS)
-	ctest --preset asan -L shards -j$(JOBS)
-	ctest --preset asan -L integration
-	$(MAKE) --no-print-directory fuzz-build
-	./tests/fuzz/run-fuzzers --seconds $(CI_FUZZ_SECONDS)
+	JOBS=$(JOBS) CI_FUZZ_SECONDS=$(CI_FUZZ_SECONDS) ./tests/run-tests
 
 test-release: deps
 	$(call configure,release,-DDLTUNE_TESTS=ON)

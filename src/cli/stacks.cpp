@@ -3,10 +3,12 @@
 //   dltune stacks --pid PID [--json]                           each thread's stack, once
 //   dltune stacks --pid PID --duration 5s [--rate 100] [--format collapsed|speedscope]
 //   dltune stacks --recording FILE [--format collapsed|speedscope]  the stacks a recording kept
+#include <signal.h>
 #include <sys/resource.h>
 #include <time.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 
@@ -77,7 +79,14 @@ class StacksCommand : public Command {
       return refuse("--rate and --format are for sampling: add --duration");
     host::Root root;
     auto process = pystack::PythonProcess::attach(root, static_cast<pid_t>(pid_));
-    if (!process) return failure(process.error().message());
+    if (!process) {
+      // No such process, or not a Python one (a kernel thread among them): the --pid is wrong,
+      // as top, record and profile say of theirs. Anything else could not be read.
+      const bool absent = ::kill(static_cast<pid_t>(pid_), 0) != 0 && errno == ESRCH;
+      if (absent) return refuse(fmt::format("--pid {}: no such process", pid_));
+      if (pystack::not_python(process.error())) return refuse(process.error().message());
+      return failure(process.error().message());
+    }
     if (!duration_ns_) return dump(*process);
     return sample(*process);
   }

@@ -33,7 +33,8 @@ namespace dltune::text {
 // TaskProlog, a folded stack): each control character (C0, DEL, and C1 as UTF-8's U+0080 to
 // U+009F), a newline among them, becomes '?', as ps(1) shows it. Everything else is kept.
 [[nodiscard]] std::string printable(std::string_view s);
-// The Levenshtein distance of `a` and `b` (insertions, deletions, substitutions).
+// The edit distance of `a` and `b`: insertions, deletions, substitutions and swaps of two
+// neighbouring characters, one each (the optimal string alignment distance).
 [[nodiscard]] std::size_t edit_distance(std::string_view a, std::string_view b);
 // The word of `known` nearest to `word` for a "did you mean": at most one edit per three
 // characters of `word` (at least one, at most two); empty when none is that near.

@@ -142,7 +142,15 @@ class Help : public CLI::Formatter {
   }
 };
 
-std::string wording(const CLI::ParseError& e, const std::string& path) {
+// The long options of `app` ("--json", "--root"), for a "did you mean".
+std::vector<std::string> option_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const auto* o : app.get_options())
+    for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+  return names;
+}
+
+std::string wording(const CLI::ParseError& e, const std::string& path, const CLI::App& deepest) {
   const std::string what = e.what();
   // The kind by its exit code: some CLI11 errors carry the command's name instead of theirs.
   const auto is = [&](CLI::ExitCodes code) { return e.get_exit_code() == static_cast<int>(code); };
@@ -153,8 +161,14 @@ std::string wording(const CLI::ParseError& e, const std::string& path) {
     auto words = text::fields(listed);
     std::reverse(words.begin(), words.end());
     const std::string first(words.empty() ? std::string_view() : words.front());
-    if (first.starts_with("-"))
+    if (first.starts_with("-")) {
+      // "--jsno" or "--jsno=x": the name alone is matched.
+      const auto guess = first.starts_with("--")
+                             ? nearest(first.substr(0, first.find('=')), option_names(deepest))
+                             : std::string();
+      if (!guess.empty()) return fmt::format("unknown option {}; did you mean {}?", first, guess);
       return fmt::format("unknown option {} (dltune {} --help lists the options)", first, path);
+    }
     std::vector<std::string> all(words.begin(), words.end());
     return fmt::format("unexpected {}", text::join(all, " "));
   }
@@ -358,6 +372,29 @@ std::optional<int> parse(CLI::App& app, std::vector<std::string> args) {
                              : fmt::format("did you mean {}?", guess));
     return 2;
   }
+  // A mistyped subcommand below the first ("tune plna"): the words before the first option,
+  // followed down the commands, each checked where a command must have a subcommand or takes
+  // no words of its own.
+  const CLI::App* at = &app;
+  std::string said = "dltune";
+  for (const auto& word : args) {
+    if (word.starts_with("-")) break;
+    const auto subs = command_names(*at);
+    if (subs.empty()) break;
+    if (std::find(subs.begin(), subs.end(), word) != subs.end()) {
+      at = at->get_subcommand(word);
+      said += " " + word;
+      continue;
+    }
+    const bool takes_words =
+        !at->get_options([](const CLI::Option* o) { return o->get_positional(); }).empty();
+    if (at->get_require_subcommand_min() == 0 && takes_words) break;
+    const auto guess = nearest(word, subs);
+    fmt::print(stderr, "{}: unknown command {}; {}\n", said, word,
+               guess.empty() ? fmt::format("{} --help lists the commands", said)
+                             : fmt::format("did you mean {}?", guess));
+    return 2;
+  }
   std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse order
   try {
     app.parse(args);
@@ -369,7 +406,11 @@ std::optional<int> parse(CLI::App& app, std::vector<std::string> args) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     const auto path = command_path(app);
-    fmt::print(stderr, "dltune{}{}: {}\n", path.empty() ? "" : " ", path, wording(e, path));
+    const CLI::App* deepest = &app;
+    for (auto subs = deepest->get_subcommands(); !subs.empty(); subs = deepest->get_subcommands())
+      deepest = subs.front();
+    fmt::print(stderr, "dltune{}{}: {}\n", path.empty() ? "" : " ", path,
+               wording(e, path, *deepest));
     return 2;
   }
   return std::nullopt;

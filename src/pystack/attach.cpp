@@ -13,6 +13,7 @@
 #include <fmt/core.h>
 
 #include "core/text.hpp"
+#include "host/parse/process.hpp"
 #include "pystack/debug_offsets.hpp"
 #include "pystack/elf.hpp"
 #include "pystack/process.hpp"
@@ -207,7 +208,13 @@ Result<PythonProcess> PythonProcess::attach(const host::Root& root, pid_t pid) {
   auto maps = parse_maps(**text);
   if (!maps) return tl::unexpected(maps.error());
   if (maps->empty()) {
-    // A process that exited but is not yet reaped (a zombie) has no mappings left.
+    // No memory of its own: a kernel thread (PF_KTHREAD in its stat's flags, proc(5)), or a
+    // process that exited but is not yet reaped (a zombie).
+    if (const auto stat = root.read(fmt::format("/proc/{}/stat", pid)); stat && *stat)
+      if (const auto parsed = host::parse::parse_proc_stat(**stat);
+          parsed && (parsed->flags & host::parse::kPfKthread) != 0)
+        return fail(fmt::format("{} {} (it is the kernel thread {})", pid, kNotPython,
+                                text::printable(parsed->comm)));
     return tl::unexpected(exited(pid));
   }
 

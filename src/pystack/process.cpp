@@ -85,6 +85,22 @@ std::optional<std::uint64_t> load_start(const std::vector<Mapping>& maps, const 
   return std::nullopt;
 }
 
+namespace {
+
+// Whether this process holds CAP_SYS_PTRACE (bit 19 of CapEff in /proc/self/status, proc(5),
+// linux/capability.h).
+bool has_cap_sys_ptrace(const host::Root& root) {
+  const auto status = root.read("/proc/self/status");
+  if (!status || !*status) return false;
+  for (const auto line : text::split(**status, '\n'))
+    if (line.starts_with("CapEff:"))
+      if (const auto caps = text::to_uint(text::trim(line.substr(7)), 16))
+        return ((*caps >> 19) & 1) != 0;
+  return false;
+}
+
+}  // namespace
+
 std::string permission_note(const host::Root& root, pid_t pid) {
   const auto scope_text = root.read("/proc/sys/kernel/yama/ptrace_scope");
   std::optional<std::uint64_t> scope;
@@ -93,6 +109,14 @@ std::string permission_note(const host::Root& root, pid_t pid) {
       scope ? fmt::format("kernel.yama.ptrace_scope is {}", *scope) : std::string("no Yama");
   const auto owner = uid_of(root, pid);
   const auto me = static_cast<std::uint64_t>(::geteuid());
+  if (me == 0 && has_cap_sys_ptrace(root))
+    // ptrace_may_access (kernel/ptrace.c): a process that is not dumpable asks for
+    // CAP_SYS_PTRACE in its own user namespace, and an LSM may refuse on its own.
+    return fmt::format(
+        "reading PID {}'s memory is refused although this root has CAP_SYS_PTRACE: the process "
+        "is not dumpable (prctl PR_SET_DUMPABLE 0, a setuid or setcap program) and belongs to "
+        "another user namespace, or an LSM (SELinux, AppArmor) forbids it ({})",
+        pid, scope_says);
   if (me == 0)
     return fmt::format(
         "reading PID {}'s memory needs CAP_SYS_PTRACE, which this root lacks (a container "

@@ -259,13 +259,20 @@ TEST(StacksLive, NotPythonUnknownVersionNoProcessAndNoPermissionAreSaid) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const auto pid = std::to_string(sleeper.pid);
   const auto r = run({DLTUNE_BINARY, "stacks", "--pid", pid});
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);  // the --pid is wrong: bad input, as top, record and profile say
   EXPECT_EQ(r.err,
             "dltune stacks: " + pid + " is not a Python process (no _PyRuntime in its mappings)\n");
 
   const auto gone = run({DLTUNE_BINARY, "stacks", "--pid", "4000000"});
-  EXPECT_EQ(gone.exit_code, 1) << gone.err;
-  EXPECT_NE(gone.err.find("no process 4000000"), std::string::npos) << gone.err;
+  EXPECT_EQ(gone.exit_code, 2) << gone.err;
+  EXPECT_EQ(gone.err, "dltune stacks: --pid 4000000: no such process\n");
+
+  // A kernel thread (kthreadd, PID 2) has no memory of its own: not "exited".
+  const auto kernel = run({DLTUNE_BINARY, "stacks", "--pid", "2"});
+  EXPECT_EQ(kernel.exit_code, 2) << kernel.err;
+  EXPECT_NE(kernel.err.find("2 is not a Python process (it is the kernel thread kthreadd)"),
+            std::string::npos)
+      << kernel.err;
 
   const auto script = write_script("known.py", kScript).string();
   if (const auto old = pyenv_python("3.8")) {

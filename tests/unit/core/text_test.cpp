@@ -15,6 +15,20 @@ TEST(Text, TrimSplitFields) {
   EXPECT_EQ(lines("a\n\nb"), (std::vector<std::string_view>{"a", "", "b"}));
 }
 
+TEST(Text, EditDistanceCountsASwapOfNeighboursAsOneEdit) {
+  using dltune::text::edit_distance;
+  using dltune::text::nearest_word;
+  EXPECT_EQ(edit_distance("", ""), 0u);
+  EXPECT_EQ(edit_distance("abc", ""), 3u);
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(edit_distance("plna", "plan"), 1u);
+  EXPECT_EQ(edit_distance("vm.swapiness", "vm.swappiness"), 1u);
+  EXPECT_EQ(edit_distance("ca", "abc"), 3u);  // OSA: a swapped pair is not edited again
+  EXPECT_EQ(nearest_word("traning", {"training", "distributed", "defaults"}), "training");
+  EXPECT_EQ(nearest_word("xyz", {"training"}), "");
+  EXPECT_EQ(nearest_word("training", {"training"}), "") << "the word itself is no suggestion";
+}
+
 TEST(Text, PrintableTurnsEachControlCharacterIntoAQuestionMark) {
   using dltune::text::is_printable_of;
   using dltune::text::printable;
