@@ -19,6 +19,7 @@ endef
 run: deps-run
 	$(call configure,release,-DDLTUNE_TESTS=OFF)
 	cmake --build --preset release -j$(JOBS) --target dltune
+	@./tools/check-hardening build/release/dltune
 	@./build/release/dltune $(DLTUNE_ARGS); rc=$$?; \
 	if [ $$rc -eq 1 ] || [ $$rc -eq 2 ]; then echo "(dltune exited $$rc: 1 = warnings, 2 = critical findings or bad input)"; \
 	elif [ $$rc -ne 0 ]; then exit $$rc; fi
@@ -62,11 +63,13 @@ deb: deps-run
 	cmake -S . -B build/deb -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
 	  -DCMAKE_INSTALL_PREFIX=/usr -DDLTUNE_TESTS=OFF -DDLTUNE_TEST_HOOKS=OFF >/dev/null
 	cmake --build build/deb -j$(JOBS)
+	./tools/check-hardening build/deb/dltune
 	cd build/deb && cpack -G DEB
 
 release:
 	$(call configure,release,-DDLTUNE_TESTS=ON)
 	cmake --build --preset release -j$(JOBS)
+	./tools/check-hardening build/release/dltune
 
 debug:
 	$(call configure,debug)

@@ -37,6 +37,7 @@ class ServeCommand : public Command {
     options::add_flag(*sub_, "--once", once_);
     options::add_flag(*sub_, "--json", json_);
     options::add_integer(*sub_, "--max-connections", max_connections_, 1, 256);
+    options::add_integer(*sub_, "--max-connections-per-address", per_address_, 1, 256);
     options::add_value(*sub_, "--user", user_);
     options::add_flag(*sub_, "--as-root", as_root_);
     options::add_value(*sub_, "--root", root_dir_);
@@ -104,6 +105,8 @@ class ServeCommand : public Command {
     request.web = std::move(web);
     request.limits.workers = static_cast<std::size_t>(max_connections_);
     request.limits.queued = request.limits.workers;
+    if (per_address_ > 0)
+      request.limits.connections_per_address = static_cast<std::size_t>(per_address_);
     const char* sudo = std::getenv("SUDO_USER");
     auto who = serve::choose_identity(::geteuid(), user_, as_root_, sudo != nullptr ? sudo : "");
     if (!who) return refuse(who.error().message());
@@ -130,6 +133,7 @@ class ServeCommand : public Command {
   std::string web_config_;
   std::string user_;
   int max_connections_ = 8;
+  int per_address_ = 0;  // 0: half of max_connections_ (HttpLimits)
 };
 
 }  // namespace

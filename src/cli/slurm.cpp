@@ -99,10 +99,10 @@ class SlurmCommand : public Command {
     if (watch_cmd_->parsed()) return watch();
     if (epilog_cmd_->parsed()) return epilog();
     request_.drain_on = *settings::severity_from(drain_on_);
-    const Watchdog watchdog(std::chrono::nanoseconds(timeout_ns_),
-                            std::function<std::string()>(
-                                [limit = timeout_ns_] { return slurm::watchdog_message(limit); }),
-                            kExitBadInput);
+    const std::function<std::string()> last_words = [limit = timeout_ns_] {
+      return slurm::watchdog_message(limit);
+    };
+    const Watchdog watchdog(std::chrono::nanoseconds(timeout_ns_), last_words, kExitBadInput);
     const host::Root root;
     const char* slurmd_node = std::getenv("SLURMD_NODENAME");
     const slurm::HealthContext context{root, collect_options(), this_host(),

@@ -267,6 +267,7 @@ struct ProcessCollector::State {
   // The io and switches of its last reading of them into `p` (a process kept unchanged).
   void beyond_stat_kept(const Tracked& t, Process& p) const;
   Result<void> read_status(Tracked& t, Process& p);
+  Result<void> read_io(Tracked& t, Process& p, Notices& notices);
 };
 
 ProcessCollector::ProcessCollector(const host::Root& root, Scope scope, ProcessDetail detail)
@@ -479,11 +480,11 @@ Result<std::optional<host::parse::ProcSchedstat>> ProcessCollector::State::read_
 }
 
 void ProcessCollector::State::beyond_stat_kept(const Tracked& t, Process& p) const {
-  if (scope.kind == Scope::Kind::kAll) return;  // top's list: schedstat only
   p.read_bytes = t.read_bytes;
   p.write_bytes = t.write_bytes;
   p.rchar = t.rchar;
   p.wchar = t.wchar;
+  if (scope.kind == Scope::Kind::kAll) return;    // top's list: schedstat and I/O only
   if (!detail.switches_of_main_and_ranks_only) {  // else after the roles are known (collect)
     p.voluntary_switches = t.voluntary;
     p.involuntary_switches = t.involuntary;
@@ -585,11 +586,23 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
   t.sched_of_last = sched_read ? sched : std::nullopt;
   if (sched) put_schedstat(*sched, p);
 
-  if (scope.kind == Scope::Kind::kAll) return true;  // top's list: stat and schedstat only
+  // Top's list: stat and schedstat, and for its rows on screen their I/O (its IO/s column and
+  // sort); never status.
+  if (scope.kind == Scope::Kind::kAll) {
+    if (!detailed_now) return true;
+    if (auto ok = read_io(t, p, notices); !ok) return tl::unexpected(ok.error());
+    return true;
+  }
 
   // With switches_of_main_and_ranks_only, after the roles are known (collect).
   if (!detail.switches_of_main_and_ranks_only)
     if (auto ok = read_status(t, p); !ok) return tl::unexpected(ok.error());
+  if (auto ok = read_io(t, p, notices); !ok) return tl::unexpected(ok.error());
+  return true;
+}
+
+// `p`'s I/O counters from its io file (kept open), unless it was refused once.
+Result<void> ProcessCollector::State::read_io(Tracked& t, Process& p, Notices& notices) {
   if (!t.io_denied) {
     auto io = read_kept(t.io, path.of(t.pid, "io"));
     if (!io && io.error().errno_ == EACCES) {
@@ -613,7 +626,7 @@ Result<bool> ProcessCollector::State::sample_one(Tracked& t, Process& p, Notices
       p.write_bytes = t.write_bytes = v.write_bytes;
     }
   }
-  return true;
+  return {};
 }
 
 // The context switches of `p` from its status; left empty when it has gone.

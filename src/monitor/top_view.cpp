@@ -444,10 +444,17 @@ Tint pressure_tint(double some_pct) {
   return some_pct < 5 ? Tint::kGood : some_pct < 20 ? Tint::kFair : Tint::kBad;
 }
 
+bool is_kernel_thread(const ProcessModel& p) {
+  return p.pid == 2 || p.ppid == 2;
+}
+
 std::vector<const ProcessModel*> visible_processes(const Model& model, TopSort sort,
                                                    std::string_view filter,
-                                                   std::optional<pid_t> follow) {
+                                                   std::optional<pid_t> follow,
+                                                   bool hide_kernel_threads) {
   auto out = ordered_processes(model, sort);
+  if (hide_kernel_threads)
+    std::erase_if(out, [](const ProcessModel* p) { return is_kernel_thread(*p); });
   if (!filter.empty())
     std::erase_if(out, [filter](const ProcessModel* p) { return !matches_filter(*p, filter); });
   if (follow) {

@@ -104,11 +104,14 @@ struct TopLayout {
 // parent, workers marked), the others sort by their key, largest first (pid: smallest first).
 [[nodiscard]] std::vector<const monitor::ProcessModel*> ordered_processes(
     const monitor::Model& model, TopSort sort);
-// The same, less those that do not match `filter` and, with `follow`, those that are neither
-// that process nor one of its descendants.
+// The same, less those that do not match `filter`, with `follow` those that are neither that
+// process nor one of its descendants, and with `hide_kernel_threads` the kernel's threads.
 [[nodiscard]] std::vector<const monitor::ProcessModel*> visible_processes(
     const monitor::Model& model, TopSort sort, std::string_view filter,
-    std::optional<pid_t> follow = std::nullopt);
+    std::optional<pid_t> follow = std::nullopt, bool hide_kernel_threads = false);
+
+// A kernel thread: kthreadd (PID 2) and its children, as `ps --ppid 2 -p 2` lists them.
+[[nodiscard]] bool is_kernel_thread(const monitor::ProcessModel& p);
 
 // What the next sample reads beyond /proc/PID/stat for a live view whose list (`visible`, as
 // visible_processes gives it) showed `layout`: the rows on screen and a page either side (a

@@ -72,15 +72,21 @@ ConnectionStream::ConnectionStream(int fd, const HttpLimits& limits, SSL* ssl)
 
 void ConnectionStream::begin_request() {
   budget_ = limits_.max_request_bytes;
-  deadline_ = Clock::now() + limits_.request_deadline;
+  const auto now = Clock::now();
+  deadline_ = now + limits_.request_deadline;
+  read_deadline_ = std::min(deadline_, now + limits_.header_deadline);
 }
 
 milliseconds ConnectionStream::left() const {
   return std::chrono::duration_cast<milliseconds>(deadline_ - Clock::now());
 }
 
+milliseconds ConnectionStream::read_left() const {
+  return std::chrono::duration_cast<milliseconds>(read_deadline_ - Clock::now());
+}
+
 int ConnectionStream::wait(short events, milliseconds timeout) const {
-  timeout = std::min(timeout, left());
+  timeout = std::min(timeout, (events & POLLIN) != 0 ? read_left() : left());
   if (timeout.count() <= 0) return 0;
   pollfd p{fd_, events, 0};
   for (;;) {
@@ -100,7 +106,7 @@ bool ConnectionStream::is_writable() const {
 }
 
 ssize_t ConnectionStream::timed_out() {
-  if (left().count() <= 0) spent_ = true;
+  if (left().count() <= 0 || read_left().count() <= 0) spent_ = true;
   return -1;
 }
 
@@ -290,6 +296,42 @@ void ConnectionStream::drain() {
     if (n <= 0) break;  // the client closed its side: done
     drained += static_cast<std::size_t>(n);
   }
+}
+
+AddressSlots::AddressSlots(const HttpLimits& limits)
+    : max_(limits.connections_per_address != 0 ? limits.connections_per_address
+                                               : std::max<std::size_t>(1, limits.workers / 2)) {}
+
+bool AddressSlots::take(int sock, std::string& address) {
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  if (::getpeername(sock, reinterpret_cast<sockaddr*>(&a), &len) != 0) return false;
+  int port = 0;
+  address_of(a, address, port);
+  std::lock_guard lock(mu_);
+  auto& held = held_[address];
+  if (held >= max_) return false;
+  ++held;
+  return true;
+}
+
+void AddressSlots::give_back(const std::string& address) {
+  std::lock_guard lock(mu_);
+  const auto it = held_.find(address);
+  if (it == held_.end()) return;
+  if (--it->second == 0) held_.erase(it);
+}
+
+void refuse_connection(int sock, bool tls) {
+  if (!tls) {
+    static constexpr char k503[] =
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        "Connection: close\r\nRetry-After: 1\r\nContent-Length: 46\r\n\r\n"
+        "too many connections from this address: later\n";
+    (void)::send(sock, k503, sizeof k503 - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+  ::shutdown(sock, SHUT_RDWR);
+  ::close(sock);
 }
 
 namespace {

@@ -18,7 +18,9 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -80,9 +82,11 @@ class ConnectionStream final : public httplib::Stream {
   void drain();
 
  private:
-  // poll(2) for `events` up to `timeout` and the deadline: > 0 ready, 0 timed out, < 0 error.
+  // poll(2) for `events` up to `timeout` and the deadline (for POLLIN the read deadline): > 0
+  // ready, 0 timed out, < 0 error.
   int wait(short events, std::chrono::milliseconds timeout) const;
   std::chrono::milliseconds left() const;
+  std::chrono::milliseconds read_left() const;
   // One read from the socket or the TLS connection: > 0 bytes, 0 the end, -1 failed or timed out.
   ssize_t receive(char* to, std::size_t size);
   ssize_t timed_out();
@@ -96,6 +100,8 @@ class ConnectionStream final : public httplib::Stream {
   std::size_t pos_ = 0, len_ = 0;
   std::size_t budget_ = 0;
   std::chrono::steady_clock::time_point deadline_;
+  // Reads (the request line and headers, the handshake) end by this, before deadline_.
+  std::chrono::steady_clock::time_point read_deadline_;
   bool spent_ = false;
   bool broken_ = false;
 };
@@ -103,6 +109,25 @@ class ConnectionStream final : public httplib::Stream {
 // Called by a handler that answered a request whose input was not read (a body, a method that
 // is not served): the connection ends after this answer. Per worker thread.
 void close_after_this_request();
+
+// The connections each client address holds (HttpLimits::connections_per_address).
+class AddressSlots {
+ public:
+  explicit AddressSlots(const HttpLimits& limits);
+  // A slot for the peer of `sock`, whose address goes to `address`; false when that address
+  // holds its most already (or the peer is unknown: the socket is gone).
+  bool take(int sock, std::string& address);
+  void give_back(const std::string& address);
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::size_t> held_;
+  std::size_t max_;
+};
+
+// A connection over its address's share: a plain one is told 503 (written without waiting),
+// a TLS one closed; either way at once, without a worker's time.
+void refuse_connection(int sock, bool tls);
 
 // One connection, its requests one after another within the limits: `process` answers one
 // request (Server::process_request), `running` turns false when the server stops. `ssl`: the
@@ -122,6 +147,17 @@ class Limited final : public Base {
 
  private:
   bool process_and_close_socket(socket_t sock) override {
+    constexpr bool kTls = std::is_base_of_v<httplib::SSLServer, Base>;
+    std::string address;
+    if (!slots_.take(sock, address)) {
+      refuse_connection(sock, kTls);
+      return false;
+    }
+    struct Slot {
+      AddressSlots& slots;
+      const std::string& address;
+      ~Slot() { slots.give_back(address); }
+    } slot{slots_, address};
     SSL* ssl = nullptr;
     if constexpr (std::is_base_of_v<httplib::SSLServer, Base>) {
       ssl = ::SSL_new(this->ssl_context());
@@ -139,6 +175,7 @@ class Limited final : public Base {
         });
   }
   HttpLimits limits_;
+  AddressSlots slots_{limits_};
 };
 using LimitedServer = Limited<httplib::Server>;
 using LimitedTlsServer = Limited<httplib::SSLServer>;

@@ -28,6 +28,12 @@ struct HttpLimits {
   std::chrono::milliseconds idle_timeout{2000};
   // A request must be read and answered within this, whatever the client's pace.
   std::chrono::milliseconds request_deadline{10000};
+  // Its request line and headers (and over TLS the handshake before them) must arrive within
+  // this: a scraper sends them in one packet, a client that drips them is cut off early.
+  std::chrono::milliseconds header_deadline{2000};
+  // Connections one client address may hold at once (0: half the workers, at least one): a
+  // client that opens many slow ones cannot take every worker from the others (the scraper).
+  std::size_t connections_per_address = 0;
   std::chrono::milliseconds io_timeout{5000};  // one read or write
   std::size_t requests_per_connection = 100;
   // Request line and headers together; no endpoint takes a body. A longer request line is

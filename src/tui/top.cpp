@@ -119,23 +119,23 @@ void print_plain(const monitor::Model& model, const TopSettings& s,
 }
 
 // The keys line; the I/O sort only where the view reads I/O.
-std::string keys_live(const monitor::Model& m) {
-  return std::string("q quit  h help  / filter  k kill  F follow  sort: c m p r ") +
-         (monitor::reads_io(m) ? "i t" : "t");
+std::string keys_live(const monitor::Model&) {
+  return "q quit  h help  / filter  k kill  F follow  K kthreads  sort: c m p r i t";
 }
-std::string keys_replay(const monitor::Model& m) {
-  return std::string("q quit  <- -> step  Home End  h help  / filter  F follow  sort: c m p r ") +
-         (monitor::reads_io(m) ? "i t" : "t");
+std::string keys_replay(const monitor::Model&) {
+  return "q quit  <- -> step  Home End  h help  / filter  F follow  K kthreads  sort: c m p r i t";
 }
 
 constexpr std::array<monitor::TopSort, 6> kSorts{
     monitor::TopSort::kCpu,      monitor::TopSort::kMemory, monitor::TopSort::kPid,
     monitor::TopSort::kRunQueue, monitor::TopSort::kIo,     monitor::TopSort::kTree};
 
-// A sort key (the first letter of the sort's name: c m p r i t), or false.
-bool apply_sort_key(int key, monitor::TopSort& sort, const monitor::Model& m) {
+// A sort key (the first letter of the sort's name: c m p r i t), or false. The I/O sort is taken
+// whatever the view reads now: sorting by I/O reads every process's (detail_for_view), which
+// shows the column where /proc/PID/io is readable.
+bool apply_sort_key(int key, monitor::TopSort& sort, const monitor::Model&) {
   for (const auto k : kSorts)
-    if (key == monitor::sort_name(k)[0] && (k != monitor::TopSort::kIo || monitor::reads_io(m))) {
+    if (key == monitor::sort_name(k)[0]) {
       sort = k;
       return true;
     }
@@ -149,7 +149,8 @@ std::vector<const monitor::ProcessModel*> view_options(TopUi& ui, const monitor:
                                                        monitor::TopSort sort, const Screen& screen,
                                                        const std::string& title,
                                                        monitor::TopOptions& o) {
-  auto visible = monitor::visible_processes(model, sort, ui.filter, ui.follow);
+  auto visible =
+      monitor::visible_processes(model, sort, ui.filter, ui.follow, ui.hide_kernel_threads);
   std::vector<pid_t> pids;
   pids.reserve(visible.size());
   for (const auto* p : visible) pids.push_back(p->pid);
@@ -288,7 +289,7 @@ TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings) {
     const auto action = handle_key(ui, key);
     if (action == TopAction::kQuit) break;
     if (action == TopAction::kSignal) send_signal(ui, model, settings.job);
-    if (action == TopAction::kUnhandled) apply_sort_key(key, sort, model);
+    if (action == TopAction::kUnhandled && apply_sort_key(key, sort, model)) sort_changed(ui);
     if (now_ms() >= next) {
       next += interval_ms;
       if (next < now_ms()) next = now_ms() + interval_ms;  // after a stall: no burst
@@ -396,7 +397,7 @@ TopResult top_replay(const store::Recording& recording, std::size_t index,
     } else {
       const auto action = handle_key(ui, key);
       if (action == TopAction::kQuit) break;
-      if (action == TopAction::kUnhandled) apply_sort_key(key, sort, *model);
+      if (action == TopAction::kUnhandled && apply_sort_key(key, sort, *model)) sort_changed(ui);
     }
     if (next != index) {
       auto m = model_at(next);

@@ -36,6 +36,7 @@ constexpr std::array<std::pair<const char*, int>, 14> kSignalNames{{
 void move_to(TopUi& ui, std::size_t index) {
   ui.selected = ui.count == 0 ? 0 : std::min(index, ui.count - 1);
   ui.selected_pid = 0;  // sync_selection takes the pid at the new index
+  ui.moved = true;
 }
 
 TopAction view_key(TopUi& ui, int key) {
@@ -62,6 +63,11 @@ TopAction view_key(TopUi& ui, int key) {
       }
       ui.mode = TopMode::kSignal;
       ui.typing = "TERM";
+      return TopAction::kRedraw;
+    case 'K':
+      ui.hide_kernel_threads = !ui.hide_kernel_threads;
+      ui.message =
+          ui.hide_kernel_threads ? "kernel threads hidden (K shows them)" : "kernel threads shown";
       return TopAction::kRedraw;
     case 'F':
       if (ui.follow) {
@@ -156,6 +162,13 @@ TopAction handle_key(TopUi& ui, int key) {
   return view_key(ui, key);
 }
 
+void sort_changed(TopUi& ui) {
+  if (ui.moved) return;
+  ui.selected = 0;
+  ui.selected_pid = 0;
+  ui.first = 0;
+}
+
 void sync_selection(TopUi& ui, const std::vector<pid_t>& pids) {
   ui.count = pids.size();
   if (pids.empty()) {
@@ -188,6 +201,7 @@ std::vector<std::string> help_lines() {
       "  k              send a signal to the selected process (TERM; type another name,",
       "                 y sends, n cancels; only the job's processes unless root)",
       "  F              follow the selected process and its descendants; F again: all",
+      "  K              hide the kernel's threads (children of kthreadd); K again: show",
       "  c m p r i t    sort by CPU, memory, pid, run-queue wait, I/O, the job's tree",
       "  Left Right     record --replay: the previous or next sample (there Home and",
       "                 End jump to the first or last sample)",

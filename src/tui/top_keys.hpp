@@ -28,8 +28,12 @@ struct TopUi {
   std::size_t count = 0;     // processes in the list (the last layout)
   std::size_t rows = 1;      // rows the screen had for them (the last layout)
   bool paused = false;
-  std::optional<pid_t> follow;  // F: only this process and its descendants
-  std::string message;          // shown on the status line until the next key (an error)
+  // The user moved the selection (a key, a filter): a new sort then keeps the selected process;
+  // until then a sort shows the new order from its top, as a fresh view would.
+  bool moved = false;
+  bool hide_kernel_threads = false;  // K: the kernel's own threads (children of kthreadd) hidden
+  std::optional<pid_t> follow;       // F: only this process and its descendants
+  std::string message;               // shown on the status line until the next key (an error)
 };
 
 enum class TopAction {
@@ -42,6 +46,10 @@ enum class TopAction {
 
 // What `key` (a character or one of screen.hpp's kKey constants) does.
 [[nodiscard]] TopAction handle_key(TopUi& ui, int key);
+
+// A sort key changed the order: unless the user moved the selection, the view starts again at
+// the top of the new order (the selected pid is not chased down the list).
+void sort_changed(TopUi& ui);
 
 // After the list changed (a sample, a sort, the filter): the selected row follows its pid, or
 // stays at its index (clamped) when the process is gone or a key moved it.

@@ -565,6 +565,17 @@ TEST(ProfileLive, BadInputAndJobsThatAreNotTrainingJobs) {
   const auto j = profile_of(s);
   ASSERT_TRUE(j.is_object()) << explain(s);
   EXPECT_NE(j["notes"].dump().find("not a Python process"), std::string::npos) << j.dump(2);
+  // It does nothing: idle, its own verdict, not the nearest of the others.
+  EXPECT_EQ(j["result"].value("rule", ""), "idle") << j.dump(2);
+  // A Python job asleep in time.sleep between short bursts: idle too, and the stacks name the
+  // line it waits on.
+  Group napper({kPython, "-c", "import time\nwhile True:\n    time.sleep(1)\n"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto n = profile_pid(napper.pid(), "3s");
+  EXPECT_EQ(n.exit_code, 0) << explain(n);
+  const auto nj = profile_of(n);
+  ASSERT_TRUE(nj.is_object()) << explain(n);
+  EXPECT_EQ(nj["result"].value("rule", ""), "idle") << nj.dump(2);
   // Not root, another user's process: profiled with what is readable, the rest named.
   if (::geteuid() == 0) {
     const auto nobody = run({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",

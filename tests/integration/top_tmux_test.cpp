@@ -307,6 +307,28 @@ TEST_F(TopTmux, AProcessThatStartsWorkingOffScreenRisesToTheFirstRow) {
   })) << screen();
 }
 
+// The whole host's view (no job): its rows on screen show their I/O (root reads every
+// /proc/PID/io), i sorts by it, and K hides the kernel's threads (kthreadd's children).
+TEST_F(TopTmux, TheHostViewShowsIoSortsByItAndHidesKernelThreads) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root, to read every process's /proc/PID/io";
+  start(fmt::format("{} top --no-gpus --interval 200ms", DLTUNE_BINARY));
+  ASSERT_TRUE(wait_for([](const std::string& s) { return rows(s).size() > 5; })) << screen();
+  EXPECT_TRUE(wait_for([](const std::string& s) { return has(s, "IO/s"); })) << screen();
+  keys({"i"});
+  EXPECT_TRUE(wait_for([](const std::string& s) { return has(s, "sort io"); })) << screen();
+  const auto kernel = [](const std::string& s) {
+    for (const auto& r : rows(s))
+      if (has(r, "[kworker") || has(r, "[kthreadd]") || has(r, "[ksoftirqd")) return true;
+    return false;
+  };
+  keys({"p"});
+  EXPECT_TRUE(wait_for(kernel)) << "by pid, kthreadd and its first children lead\n" << screen();
+  keys({"K"});
+  EXPECT_TRUE(wait_for([&](const std::string& s) { return !kernel(s); })) << screen();
+  keys({"K"});
+  EXPECT_TRUE(wait_for(kernel)) << screen();
+}
+
 TEST_F(TopTmux, ArrowsAndEndMoveTheSelectedRow) {
   start(fmt::format("{} top --no-gpus --interval 200ms --sort pid", DLTUNE_BINARY));
   ASSERT_TRUE(wait_for([](const std::string& s) { return rows(s).size() > 5; })) << screen();

@@ -260,6 +260,32 @@ TEST(BottleneckVerdicts, ConfidenceIsTheShareOfSamplesTheEvidenceHeldIn) {
   EXPECT_EQ(p.verdict.confidence, "low");
 }
 
+// A job that does nothing (a lock, time.sleep, a barrier, SIGSTOP) is idle, its own verdict:
+// never "compute-bound" nor its nearest miss. One that works a little is not idle.
+TEST(BottleneckVerdicts, AJobThatDoesNothingIsIdle) {
+  const auto idle = host({{"main.on_cpu", 0.3},
+                          {"main.cpu", 0.4},
+                          {"main.running", 0},
+                          {"main.sleeping", 1},
+                          {"workers.count", 0},
+                          {"workers.cpu", 0},
+                          {"job.cpu", 0.5},
+                          {"host.idle_cpus", 1.9}});
+  auto p = judge(window(idle));
+  EXPECT_EQ(p.verdict.rule, "idle");
+  EXPECT_EQ(p.verdict.verdict, "idle");
+  EXPECT_FALSE(p.verdict.healthy);
+  EXPECT_NE(p.verdict.action.find("dltune stacks"), std::string::npos) << p.verdict.action;
+  auto working = idle;
+  working["job.cpu"] = 40;  // its workers busy: not idle
+  working["workers.count"] = 2;
+  working["workers.cpu"] = 20;
+  EXPECT_NE(judge(window(working)).verdict.rule, "idle");
+  auto reading = idle;
+  reading["main.blocked"] = 0.6;  // in D: the storage's, not idle
+  EXPECT_NE(judge(window(reading)).verdict.rule, "idle");
+}
+
 TEST(BottleneckVerdicts, NothingMatchingIsInconclusiveWithTheNearestRules) {
   // Main half on a CPU, workers half busy, nothing waiting: no rule fits.
   const auto p = judge(window(host(

@@ -241,14 +241,28 @@ TEST(ProcessCollectorLive, CgroupMembersAndAll) {
   EXPECT_EQ(find(out, t.c)->role, Role::kChild);
   EXPECT_EQ(find(out, t.w)->role, Role::kWorker);
 
-  // kAll: every process, ours among them, no role, no status/io.
+  // kAll: every process, ours among them, no role, no status; I/O for the detailed ones (top's
+  // rows on screen: here every process) and for no other.
   ProcessCollector all(dltune::host::Root(), Scope{Scope::Kind::kAll, 0, {}});
   ok = all.collect(out, notices);
   ASSERT_TRUE(ok) << ok.error().message();
   const auto* self = find(out, ::getpid());
   ASSERT_NE(self, nullptr);
   EXPECT_EQ(self->role, Role::kOther);
-  EXPECT_FALSE(self->rchar.has_value());
+  EXPECT_TRUE(self->rchar.has_value());
+  EXPECT_FALSE(self->voluntary_switches.has_value());
+  {
+    dltune::monitor::ProcessDetail rows;
+    rows.pids = std::vector<pid_t>{t.main};
+    ProcessCollector on_screen(dltune::host::Root(), Scope{Scope::Kind::kAll, 0, {}}, rows);
+    std::vector<Process> some;
+    ok = on_screen.collect(some, notices);
+    ASSERT_TRUE(ok) << ok.error().message();
+    ASSERT_NE(find(some, t.main), nullptr);
+    EXPECT_TRUE(find(some, t.main)->rchar.has_value()) << "a row on screen: its I/O";
+    ASSERT_NE(find(some, ::getpid()), nullptr);
+    EXPECT_FALSE(find(some, ::getpid())->rchar.has_value()) << "off screen: stat only";
+  }
   for (const pid_t p : {t.main, t.w, t.g, t.c, t.s}) EXPECT_NE(find(out, p), nullptr) << p;
   EXPECT_NE(find(out, 1), nullptr);
   // A second pass finds the same processes through the descriptors it kept.

@@ -327,6 +327,28 @@ TEST(TopView, TheSelectedRowIsShownReversedAndTheListScrollsToIt) {
   EXPECT_EQ(layout.first, 0u);
 }
 
+// K hides the kernel's threads: kthreadd (PID 2) and its children, nothing else.
+TEST(TopView, KernelThreadsAreKthreaddAndItsChildrenAndCanBeHidden) {
+  auto m = job_model(0);
+  const auto all = monitor::visible_processes(m, monitor::TopSort::kPid, "").size();
+  monitor::ProcessModel kthreadd;
+  kthreadd.pid = 2;
+  kthreadd.comm = "kthreadd";
+  monitor::ProcessModel worker = kthreadd;
+  worker.pid = 7;
+  worker.ppid = 2;
+  worker.comm = "kworker/0:1";
+  m.processes.push_back(kthreadd);
+  m.processes.push_back(worker);
+  EXPECT_TRUE(monitor::is_kernel_thread(kthreadd));
+  EXPECT_TRUE(monitor::is_kernel_thread(worker));
+  EXPECT_FALSE(monitor::is_kernel_thread(m.processes.front()));
+  EXPECT_EQ(monitor::visible_processes(m, monitor::TopSort::kPid, "").size(), all + 2);
+  const auto shown = monitor::visible_processes(m, monitor::TopSort::kPid, "", std::nullopt, true);
+  EXPECT_EQ(shown.size(), all);
+  for (const auto* p : shown) EXPECT_FALSE(monitor::is_kernel_thread(*p)) << p->pid;
+}
+
 TEST(TopView, FollowKeepsAProcessAndItsDescendants) {
   const auto m = job_model(0);
   const auto under = monitor::visible_processes(m, monitor::TopSort::kPid, "", 1002);

@@ -224,10 +224,10 @@ TEST(SlurmHealth, ANodeDrainedForAnIdThatIsNowUnknownStaysDrainedAndSaysWhy) {
 // way when the limit passed (scontrol still running, its request perhaps already sent) is said.
 TEST(HealthWatchdog, SaysAnUpdateUnderWayMayStillTakeEffect) {
   const auto idle = dltune::testing::in_child([] {
-    const dltune::Watchdog watchdog(std::chrono::milliseconds(50), std::function<std::string()>([] {
-                                      return dltune::slurm::watchdog_message(50'000'000);
-                                    }),
-                                    2);
+    const std::function<std::string()> said = [] {
+      return dltune::slurm::watchdog_message(50'000'000);
+    };
+    const dltune::Watchdog watchdog(std::chrono::milliseconds(50), said, 2);
     std::this_thread::sleep_for(std::chrono::seconds(20));
     return std::string();
   });
@@ -241,10 +241,10 @@ TEST(HealthWatchdog, SaysAnUpdateUnderWayMayStillTakeEffect) {
   ASSERT_EQ(::chmod(scontrol.c_str(), 0755), 0);
   const auto draining = dltune::testing::in_child([&] {
     ::setenv("PATH", (dir.file("") + ":/usr/bin:/bin").c_str(), 1);
-    const dltune::Watchdog watchdog(
-        std::chrono::milliseconds(300),
-        std::function<std::string()>([] { return dltune::slurm::watchdog_message(300'000'000); }),
-        2);
+    const std::function<std::string()> said = [] {
+      return dltune::slurm::watchdog_message(300'000'000);
+    };
+    const dltune::Watchdog watchdog(std::chrono::milliseconds(300), said, 2);
     dltune::slurm::Scontrol s;
     auto ok = s.drain("node1", "dltune: gpu.ecc: x");
     return std::string(ok ? "returned" : ok.error().message());

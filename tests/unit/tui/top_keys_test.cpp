@@ -155,6 +155,33 @@ TEST(TopKeys, FFollowsTheSelectedProcessAndFAgainReturns) {
   EXPECT_EQ(ui.follow, std::nullopt);
 }
 
+// A new sort shows the new order from its top unless the user moved: the selected pid is not
+// chased down the list. K toggles the kernel threads.
+TEST(TopKeys, ASortStartsAtTheTopUnlessTheUserMovedAndKHidesKernelThreads) {
+  auto ui = listed(30, 10);
+  ui.first = 4;
+  sort_changed(ui);
+  EXPECT_EQ(ui.selected, 0u);
+  EXPECT_EQ(ui.first, 0u);
+  sync_selection(ui, {105, 100, 101});
+  EXPECT_EQ(ui.selected_pid, 105) << "the new order's first row";
+  (void)handle_key(ui, kKeyDown);
+  sync_selection(ui, {105, 100, 101});
+  EXPECT_EQ(ui.selected_pid, 100);
+  sort_changed(ui);
+  sync_selection(ui, {101, 102, 100});
+  EXPECT_EQ(ui.selected_pid, 100) << "moved: the selection keeps its process";
+  EXPECT_EQ(ui.selected, 2u);
+  EXPECT_FALSE(ui.hide_kernel_threads);
+  EXPECT_EQ(handle_key(ui, 'K'), TopAction::kRedraw);
+  EXPECT_TRUE(ui.hide_kernel_threads);
+  EXPECT_EQ(handle_key(ui, 'K'), TopAction::kRedraw);
+  EXPECT_FALSE(ui.hide_kernel_threads);
+  bool in_help = false;
+  for (const auto& line : help_lines()) in_help = in_help || line.starts_with("  K ");
+  EXPECT_TRUE(in_help);
+}
+
 TEST(TopKeys, QuitsOnQOrASignalAndLeavesSortKeysToTheCaller) {
   TopUi ui;
   EXPECT_EQ(handle_key(ui, 'q'), TopAction::kQuit);
