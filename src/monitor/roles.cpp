@@ -22,7 +22,13 @@ bool has_pid(const std::vector<Process>& procs, pid_t pid) {
 Role descendant_role(std::string_view comm, std::string_view cmdline,
                      std::string_view main_cmdline) {
   if (comm == "pt_data_worker") return Role::kWorker;
-  if (!cmdline.empty() && cmdline == main_cmdline) return Role::kWorker;
+  // A fork of a shell is a subshell, not a DataLoader worker: a version manager's shim (pyenv's
+  // `python` is a bash script that runs `$(pyenv-version-name)` and the like before it execs the
+  // interpreter) forks a few with the main process's command line while the job starts.
+  const bool shell = comm == "bash" || comm == "sh" || comm == "dash" || comm == "zsh" ||
+                     comm == "ksh" || comm == "fish" || comm.starts_with("pyenv") ||
+                     comm.starts_with("rbenv") || comm.starts_with("asdf");
+  if (!cmdline.empty() && cmdline == main_cmdline && !shell) return Role::kWorker;
   // multiprocessing's spawn and forkserver start methods run
   //   python -c "from multiprocessing.spawn import spawn_main; spawn_main(...)"
   //   --multiprocessing-fork python -c "from multiprocessing.forkserver import main; main(...)"

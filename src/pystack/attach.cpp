@@ -55,31 +55,41 @@ bool is_mapped_file(int fd, const struct stat& st, const Mapping& mapping) {
   return ::fstatfs(fd, &fs) == 0 && static_cast<long>(fs.f_type) == kOverlayfsMagic;
 }
 
-// The file at `path` (outside any root), read whole: opened without following a last link and
-// without blocking, then refused unless it is a regular file of at most kMaxInterpreterFile bytes
-// that is (unless `trusted`: the kernel's own link) the file `mapping` maps. Empty when absent.
+struct Closer {
+  int fd;
+  ~Closer() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// The file at `path` (outside any root), read whole. The path (another process's to choose, and
+// its directories another user's to swap) is first only looked up (O_PATH, a last link not
+// followed: nothing is opened, so no device acts on an open, a FIFO or /dev/watchdog among them),
+// then refused unless it is a regular file of at most kMaxInterpreterFile bytes that is (unless
+// `trusted`: the kernel's own link) the file `mapping` maps; only then is that very inode opened
+// for reading, through /proc/self/fd. Empty when absent.
 Result<std::optional<std::string>> read_mapped_file(const std::string& path, const Mapping& mapping,
                                                     bool trusted) {
-  const int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (trusted ? 0 : O_NOFOLLOW);
-  const int fd = ::open(path.c_str(), flags);
-  if (fd < 0) {
+  const Closer looked{::open(path.c_str(), O_PATH | O_CLOEXEC | (trusted ? 0 : O_NOFOLLOW))};
+  if (looked.fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>();
     return fail("cannot read", mapping.path, errno);
   }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return fail("cannot read", mapping.path, errno);
+  if (::fstat(looked.fd, &st) != 0) return fail("cannot read", mapping.path, errno);
+  if (S_ISLNK(st.st_mode)) return fail("cannot read", mapping.path, ELOOP);
   if (!S_ISREG(st.st_mode))
     return fail(fmt::format("{} is not a regular file, not what the process mapped", mapping.path));
-  if (!trusted && !is_mapped_file(fd, st, mapping))
+  if (!trusted && !is_mapped_file(looked.fd, st, mapping))
     return fail(fmt::format("{} is not the file the process mapped (another inode: replaced?)",
                             mapping.path));
   if (static_cast<std::uint64_t>(st.st_size) > kMaxInterpreterFile)
     return fail(fmt::format("{} is {} MiB, over the {} MiB an interpreter may be", mapping.path,
                             st.st_size >> 20, kMaxInterpreterFile >> 20));
+  const Closer opened{::open(fmt::format("/proc/self/fd/{}", looked.fd).c_str(),
+                             O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)};
+  if (opened.fd < 0) return fail("cannot read", mapping.path, errno);
+  const int fd = opened.fd;
   std::string out(static_cast<std::size_t>(st.st_size), '\0');
   std::size_t got = 0;
   while (got < out.size()) {

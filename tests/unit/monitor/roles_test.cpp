@@ -35,6 +35,12 @@ TEST(Roles, DescendantRole) {
                             main),
             Role::kWorker);
   EXPECT_EQ(descendant_role("sh", "/bin/sh -c nvidia-smi", main), Role::kChild);
+  // pyenv's shim (a bash script) forks subshells with its own command line before it execs
+  // python: they are not DataLoader workers.
+  const std::string shim = "bash /home/u/.pyenv/shims/python train.py";
+  EXPECT_EQ(descendant_role("bash", shim, shim), Role::kChild);
+  EXPECT_EQ(descendant_role("pyenv", shim, shim), Role::kChild);
+  EXPECT_EQ(descendant_role("python3", "python3 train.py", "python3 train.py"), Role::kWorker);
   EXPECT_EQ(descendant_role("kworker", "", ""), Role::kChild);  // empty never matches empty
 }
 
