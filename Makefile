@@ -28,7 +28,7 @@ run: deps-run
 # integration tests start is instrumented too): the unit tests in parallel (as shards of the
 # unit binary: `ctest --preset asan -L unit` runs them one process each), then the integration
 # tests one at a time (some change this host's settings for a moment and others read them),
-# those that need a quiet host (label integration-quiet: profile, bench, stacks) last; then each fuzz
+# those that need a quiet host (label integration-quiet: profile, bench) last; then each fuzz
 # target for CI_FUZZ_SECONDS on its seed corpus. The fuzz targets build in the background at
 # idle priority meanwhile (tests/run-tests). `make test-release`: the same tests on the release
 # build.
