@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/in_child.hpp"
 #include "support/run.hpp"
 
 namespace exit_codes_cli_test {
@@ -19,17 +20,11 @@ using dltune::testing::run;
 
 namespace {
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // The first column of the table's rows ("| env | ...").
 std::set<std::string> table_commands() {
   std::set<std::string> out;
-  std::istringstream in(slurp(std::filesystem::path(DLTUNE_SOURCE_DIR) / "docs/exit-codes.md"));
+  std::istringstream in(
+      dltune::testing::slurp_file(std::filesystem::path(DLTUNE_SOURCE_DIR) / "docs/exit-codes.md"));
   for (std::string line; std::getline(in, line);) {
     if (!line.starts_with("| ") || line.starts_with("| command") || line.starts_with("|---"))
       continue;

@@ -62,8 +62,8 @@ TEST(Hardening, TheBuildsFlagsGiveEveryPropertyAndTheCheckerNamesEachOneMissing)
   EXPECT_THAT(good.out, HasSubstr("PIE, RELRO, BIND_NOW"));
 
   const auto bare = compile(dir, "bare",
-                            {"-no-pie", "-fno-stack-protector", "-U_FORTIFY_SOURCE",
-                             "-Wl,-z,lazy", "-Wl,-z,norelro", "-fcf-protection=none"});
+                            {"-no-pie", "-fno-stack-protector", "-U_FORTIFY_SOURCE", "-Wl,-z,lazy",
+                             "-Wl,-z,norelro", "-fcf-protection=none"});
   const auto bad = run({checker, bare});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_THAT(bad.err, HasSubstr(bare + ": not hardened: no PIE, no RELRO, no BIND_NOW, no stack "
