@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/compare_html.hpp"
+#include "support/build_paths.hpp"
 #include "support/chromium.hpp"
 
 namespace compare_chromium_test {

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 
 namespace doctor_live_test {

@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 
 namespace install_test {

@@ -32,6 +32,7 @@
 
 #include "store/python_stacks.hpp"
 #include "store/recording.hpp"
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 
 namespace profile_live_test {

@@ -21,6 +21,7 @@
 #include "core/json.hpp"
 #include "core/text.hpp"
 #include "store/recording.hpp"
+#include "support/build_paths.hpp"
 #include "support/host_values.hpp"
 #include "support/run.hpp"
 

@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/recording.hpp"
+#include "support/build_paths.hpp"
 #include "support/chromium.hpp"
 #include "support/run.hpp"
 #include "unit/gpu/fake_nvml_config.hpp"

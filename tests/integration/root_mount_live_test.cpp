@@ -12,6 +12,7 @@
 
 #include "../unit/gpu/fake_nvml_config.hpp"
 #include "../unit/serve/exposition_parser.hpp"
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 
 namespace root_mount_live_test {

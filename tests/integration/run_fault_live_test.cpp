@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/recording.hpp"
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 
 namespace run_fault_live_test {

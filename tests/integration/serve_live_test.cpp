@@ -31,6 +31,7 @@
 
 #include "../unit/gpu/fake_nvml_config.hpp"
 #include "../unit/serve/exposition_parser.hpp"
+#include "support/build_paths.hpp"
 #include "support/process.hpp"
 #include "support/prometheus.hpp"
 

@@ -23,6 +23,7 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include "support/build_paths.hpp"
 #include "support/process.hpp"
 #include "support/prometheus.hpp"
 #include "support/run.hpp"

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/build_paths.hpp"
 #include "support/process.hpp"
 #include "support/prometheus.hpp"
 #include "support/run.hpp"

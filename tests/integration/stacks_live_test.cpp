@@ -20,6 +20,7 @@
 
 #include "pystack/process.hpp"
 #include "pystack/walk.hpp"
+#include "support/build_paths.hpp"
 #include "support/process.hpp"
 #include "support/run.hpp"
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "core/text.hpp"
+#include "support/build_paths.hpp"
 #include "support/process.hpp"
 #include "support/run.hpp"
 

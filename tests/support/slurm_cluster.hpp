@@ -14,8 +14,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -27,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/build_paths.hpp"
 #include "support/process.hpp"
 #include "support/run.hpp"
 
@@ -245,6 +248,52 @@ class SlurmCluster {
     return copy;
   }
 
+  // The ports the cluster listens on, as slurm.conf lines. Above the kernel's ephemeral range
+  // (net.ipv4.ip_local_port_range) where there is room: no client socket (a DDP job's gloo
+  // connection, a test's Prometheus) is ever given one of them, so a Slurm message that comes
+  // late (a step's I/O to an srun that has gone, a controller's ping of a node that stopped)
+  // can only reach a Slurm program. The controller, the node daemon and SrunPortRange (srun's
+  // listening ports, 100 of them) each start at a port nothing is bound to now, from an offset
+  // drawn at random, so that a cluster that is still stopping keeps its own. Where the range
+  // reaches the top, the controller and node daemon take free ports inside it, as before.
+  static std::string ports_lines() {
+    int low = 32768, high = 60999;
+    {
+      std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+      in >> low >> high;
+    }
+    constexpr int kSrunPorts = 100;
+    const int first = high + 1, room = 65535 - first + 1;
+    if (room < kSrunPorts + 50)
+      return "SlurmctldPort=" + std::to_string(free_port()) +
+             "\nSlurmdPort=" + std::to_string(free_port()) + "\n";
+    auto unbound = [](int port) {
+      const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_ANY);
+      a.sin_port = htons(static_cast<uint16_t>(port));
+      const bool ok = ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+      ::close(s);
+      return ok;
+    };
+    // Two single ports in the first 50 of the room, srun's range in the rest.
+    const int offset = static_cast<int>(::getpid() + ::time(nullptr)) % 50;
+    std::vector<int> picked;
+    for (int i = 0; i < 50 && picked.size() < 2; ++i) {
+      const int port = first + (offset + i) % 50;
+      if (unbound(port)) picked.push_back(port);
+    }
+    if (picked.size() < 2)
+      return "SlurmctldPort=" + std::to_string(free_port()) +
+             "\nSlurmdPort=" + std::to_string(free_port()) + "\n";
+    const int srun_first = first + 50 + (offset * 7) % std::max(1, room - 50 - kSrunPorts + 1);
+    return "SlurmctldPort=" + std::to_string(picked[0]) +
+           "\nSlurmdPort=" + std::to_string(picked[1]) +
+           "\nSrunPortRange=" + std::to_string(srun_first) + "-" +
+           std::to_string(srun_first + kSrunPorts - 1) + "\n";
+  }
+
   bool write_config() {
     namespace fs = std::filesystem;
     fs::create_directory(dir_ + "/state");
@@ -259,8 +308,8 @@ class SlurmCluster {
     std::ostringstream c;
     c << "ClusterName=dltune-test\nSlurmctldHost=" << node_ << "\nSlurmUser=root\n"
       << "AuthType=auth/munge\nAuthInfo=socket=" << dir_ << "/munge/sock\n"
-      << "SlurmctldPort=" << free_port() << "\nSlurmdPort=" << free_port() << "\n"
-      << "StateSaveLocation=" << dir_ << "/state\nSlurmdSpoolDir=" << dir_ << "/spool\n"
+      << ports_lines() << "StateSaveLocation=" << dir_ << "/state\nSlurmdSpoolDir=" << dir_
+      << "/spool\n"
       << "SlurmctldPidFile=" << dir_ << "/slurmctld.pid\nSlurmdPidFile=" << dir_
       << "/slurmd.pid\nSlurmctldLogFile=" << dir_ << "/slurmctld.log\nSlurmdLogFile=" << dir_
       << "/slurmd.log\n"

@@ -14,6 +14,7 @@
 #include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 #include "settings/profile.hpp"
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 #include "support/temp_tree.hpp"
 

@@ -1,6 +1,7 @@
 // The training environment's variables judged against a host (audit/env_rules.hpp), and
 // env.training in `dltune check` on this machine with the variables set in its child.
 #include "audit/env_rules.hpp"
+#include "support/build_paths.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -6,6 +6,7 @@
 #include "audit/rules.hpp"
 #include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
+#include "support/build_paths.hpp"
 
 namespace fixture_findings_test {
 

@@ -16,6 +16,7 @@
 #include "inventory/context.hpp"
 #include "inventory/gpu.hpp"
 #include "inventory/host_facts.hpp"
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 #include "support/temp_tree.hpp"
 

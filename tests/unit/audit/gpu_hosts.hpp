@@ -14,6 +14,7 @@
 #include "audit/rules.hpp"
 #include "gpu/nvml_backend.hpp"
 #include "inventory/host_facts.hpp"
+#include "support/build_paths.hpp"
 
 namespace dltune::testing {
 

@@ -10,6 +10,7 @@
 #include "settings/catalog.hpp"
 #include "settings/data_paths.hpp"
 #include "settings/sysctl_files.hpp"
+#include "support/build_paths.hpp"
 #include "support/temp_tree.hpp"
 
 namespace system_rules_test {

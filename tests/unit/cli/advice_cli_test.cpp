@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/text.hpp"
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 
 namespace advice_cli_test {

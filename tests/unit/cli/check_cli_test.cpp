@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/text.hpp"
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 
 namespace check_cli_test {

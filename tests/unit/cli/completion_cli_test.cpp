@@ -19,6 +19,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 #include "unit/report/report_samples.hpp"
 
@@ -132,8 +133,9 @@ class Completion : public ::testing::Test {
     return lines_of(r.out);
   }
   Words zsh(const std::string& line, bool sourced = false) const {
-    std::vector<std::string> argv{"zsh", "-f", DLTUNE_SOURCE_DIR "/tests/support/zsh_complete.zsh",
-                                  script("zsh"), line};
+    std::vector<std::string> argv{
+        "zsh", "-f", std::string(DLTUNE_SOURCE_DIR) + "/tests/support/zsh_complete.zsh",
+        script("zsh"), line};
     if (sourced) argv.push_back("source");
     const auto r = run(argv, environment(), 30);
     EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 #include "support/temp_tree.hpp"
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 #include "unit/gpu/fake_nvml_config.hpp"
 

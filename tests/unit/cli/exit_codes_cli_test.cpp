@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/build_paths.hpp"
 #include "support/in_child.hpp"
 #include "support/run.hpp"
 

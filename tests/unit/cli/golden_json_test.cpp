@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "core/json.hpp"
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 
 namespace golden_json_test {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "options/command_text.hpp"
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 #include "unit/report/report_samples.hpp"
 

@@ -16,6 +16,7 @@
 
 #include "cli/commands.hpp"
 #include "options/command_text.hpp"
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 #include "unit/report/report_samples.hpp"
 

@@ -16,6 +16,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/build_paths.hpp"
 #include "support/dir_listing.hpp"
 #include "support/run.hpp"
 #include "unit/report/report_samples.hpp"

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "core/json.hpp"
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 #include "unit/report/report_samples.hpp"
 

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 #include "unit/report/report_samples.hpp"
 

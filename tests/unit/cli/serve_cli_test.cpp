@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../gpu/fake_nvml_config.hpp"
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 #include "unit/serve/exposition_parser.hpp"
 

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 
 namespace serve_web_config_cli_test {

@@ -13,6 +13,7 @@
 #include "core/json.hpp"
 #include "gpu/pci_gpus.hpp"
 #include "store/recording.hpp"
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 
 namespace top_record_gpu_cli_test {

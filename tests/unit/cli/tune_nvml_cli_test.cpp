@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../gpu/fake_nvml_config.hpp"
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 
 namespace tune_nvml_cli_test {

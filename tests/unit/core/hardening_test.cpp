@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "core/text.hpp"
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 #include "unit/report/report_samples.hpp"
 

@@ -2,6 +2,7 @@
 // the system (libz, which every Debian system has), the errors for a missing library and a
 // missing function, and the program's own link, which must not name what is loaded this way.
 #include "core/shared_library.hpp"
+#include "support/build_paths.hpp"
 
 #include <zlib.h>
 

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "serve/web_config.hpp"
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 
 namespace {

@@ -12,6 +12,7 @@
 #include "core/json.hpp"
 #include "diagnose/bottleneck.hpp"
 #include "diagnose/profile_text.hpp"
+#include "support/build_paths.hpp"
 
 namespace bottleneck_test {
 

@@ -3,6 +3,7 @@
 // changed one at a time (--self-test), and its skip (exit 77) on a host without nvidia-smi.
 #include <gtest/gtest.h>
 
+#include "support/build_paths.hpp"
 #include "support/run.hpp"
 
 namespace acceptance_script_test {

@@ -9,6 +9,7 @@
 
 #include "fake_nvml_config.hpp"
 #include "gpu/nvml_sampler.hpp"
+#include "support/build_paths.hpp"
 
 namespace dltune::gpu::nvml_sampler_ecc_test {
 namespace {

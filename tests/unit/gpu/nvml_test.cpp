@@ -14,6 +14,7 @@
 #include "gpu/nvml_library.hpp"
 #include "gpu/report_json.hpp"
 #include "gpu/report_text.hpp"
+#include "support/build_paths.hpp"
 
 namespace nvml_test {
 

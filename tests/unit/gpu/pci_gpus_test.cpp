@@ -6,6 +6,7 @@
 #include "fake_nvml_config.hpp"
 #include "gpu/pci_gpus.hpp"
 #include "monitor/sampler.hpp"
+#include "support/build_paths.hpp"
 #include "support/temp_tree.hpp"
 
 namespace pci_gpus_test {

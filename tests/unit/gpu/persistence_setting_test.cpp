@@ -9,6 +9,7 @@
 #include "../gpu/fake_nvml_config.hpp"
 #include "core/json.hpp"
 #include "gpu/persistence_setting.hpp"
+#include "support/build_paths.hpp"
 
 namespace persistence_setting_test {
 

@@ -5,6 +5,7 @@
 #include "fake_nvml_config.hpp"
 #include "gpu/nvml_backend.hpp"
 #include "gpu/report_json.hpp"
+#include "support/build_paths.hpp"
 
 namespace report_json_test {
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "host/cgroup.hpp"
+#include "support/build_paths.hpp"
 #include "support/temp_tree.hpp"
 
 namespace cgroup_layout_test {

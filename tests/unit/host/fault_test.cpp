@@ -1,6 +1,7 @@
 // Fault injection through host::Root (host/fault.hpp): the DLTUNE_TEST_FAULT text, which call
 // fails, and that the failure looks exactly like the kernel's.
 #include "host/fault.hpp"
+#include "support/build_paths.hpp"
 
 #include <cstring>
 #include <filesystem>

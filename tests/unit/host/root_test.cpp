@@ -1,4 +1,5 @@
 #include "host/root.hpp"
+#include "support/build_paths.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,5 @@
 #include "inventory/cuda.hpp"
+#include "support/build_paths.hpp"
 
 #include <unistd.h>
 
@@ -149,7 +150,7 @@ TEST_F(CudaTree, NothingThereIsNothingReported) {
 // The hand-made 8-GPU host: CUDA 12.4 (the default) and 11.8, cuDNN 9.1.0, NCCL 2.21.5, Debian's
 // OpenBLAS as the system BLAS, a conda env with MKL and torch's NVIDIA wheels.
 TEST(CudaFixture, Gpu8Numa2) {
-  auto root = Root::at(DLTUNE_FIXTURES "/roots/gpu8-numa2-cgv2");
+  auto root = Root::at(std::string(DLTUNE_FIXTURES) + "/roots/gpu8-numa2-cgv2");
   ASSERT_TRUE(root.has_value()) << root.error().message();
   Context ctx(*root, {{"PATH",
                        "/opt/conda/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/"

@@ -4,6 +4,7 @@
 
 #include "core/json.hpp"
 #include "inventory/host_facts.hpp"
+#include "support/build_paths.hpp"
 
 namespace fixture_hosts_test {
 

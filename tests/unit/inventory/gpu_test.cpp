@@ -1,6 +1,7 @@
 // GPU facts from a small host tree made here (two NVIDIA GPUs over two NUMA nodes, one link
 // downgraded, a BMC's VGA), merged with the fake NVML, and read back from a capture.
 #include "inventory/gpu.hpp"
+#include "support/build_paths.hpp"
 
 #include <unistd.h>
 
@@ -237,7 +238,9 @@ TEST_F(GpuTree, NvmlIsJoinedByPciAddress) {
   EXPECT_TRUE(contains(text, "NVLink: 18 links active")) << text;
   EXPECT_TRUE(contains(text, "Persistence mode: on")) << text;
   EXPECT_TRUE(contains(text, "User library: 550.54.15 (from NVML)\n")) << text;
-  EXPECT_TRUE(contains(text, "NVML: " DLTUNE_FAKE_NVML ": driver 550.54.15, CUDA 12.4")) << text;
+  EXPECT_TRUE(
+      contains(text, std::string("NVML: ") + DLTUNE_FAKE_NVML + ": driver 550.54.15, CUDA 12.4"))
+      << text;
   EXPECT_FALSE(contains(text, "MISMATCH")) << text;
 }
 
@@ -272,7 +275,8 @@ TEST_F(GpuTree, CaptureGivesTheSameFactsFromNvmlJson) {
   a.erase("nvml_source");
   b.erase("nvml_source");
   EXPECT_EQ(a, b);
-  EXPECT_TRUE(contains(render(f), "NVML: as recorded: " DLTUNE_FAKE_NVML)) << render(f);
+  EXPECT_TRUE(contains(render(f), std::string("NVML: as recorded: ") + DLTUNE_FAKE_NVML))
+      << render(f);
 }
 
 TEST_F(GpuTree, GarbledNvmlJsonIsAProblemAndSysfsStillCounts) {

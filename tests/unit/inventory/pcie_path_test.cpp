@@ -2,6 +2,7 @@
 // between two functions, the nearest NIC, and the places env reads from hand-made trees and the
 // fixture hosts (tests/fixtures/roots/README.md).
 #include "inventory/pcie_path.hpp"
+#include "support/build_paths.hpp"
 
 #include <optional>
 #include <string>

@@ -1,4 +1,5 @@
 #include "inventory/python.hpp"
+#include "support/build_paths.hpp"
 
 #include <unistd.h>
 
@@ -216,7 +217,7 @@ TEST_F(PythonTree, NothingThereIsNothingReported) {
 
 // The hand-made 8-GPU host: a conda env with a CUDA torch, Debian's python3.10 without torch.
 TEST(PythonFixture, Gpu8Numa2) {
-  auto root = Root::at(DLTUNE_FIXTURES "/roots/gpu8-numa2-cgv2");
+  auto root = Root::at(std::string(DLTUNE_FIXTURES) + "/roots/gpu8-numa2-cgv2");
   ASSERT_TRUE(root.has_value()) << root.error().message();
   Context ctx(*root, {{"PATH",
                        "/opt/conda/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/"

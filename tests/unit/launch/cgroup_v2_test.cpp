@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "launch/cgroup.hpp"
+#include "support/build_paths.hpp"
 #include "support/temp_tree.hpp"
 
 namespace cgroup_v2_test {

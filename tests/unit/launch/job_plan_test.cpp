@@ -8,6 +8,7 @@
 #include "inventory/host_facts.hpp"
 #include "launch/job_plan.hpp"
 #include "settings/catalog.hpp"
+#include "support/build_paths.hpp"
 #include "support/temp_tree.hpp"
 
 namespace job_plan_test {

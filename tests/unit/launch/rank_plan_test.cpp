@@ -7,6 +7,7 @@
 #include "inventory/host_facts.hpp"
 #include "launch/job_plan.hpp"
 #include "launch/rank_plan.hpp"
+#include "support/build_paths.hpp"
 
 namespace rank_plan_test {
 

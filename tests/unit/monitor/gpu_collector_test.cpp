@@ -7,6 +7,7 @@
 #include "../gpu/fake_nvml_config.hpp"
 #include "core/json.hpp"
 #include "monitor/sampler.hpp"
+#include "support/build_paths.hpp"
 #include "support/temp_tree.hpp"
 
 namespace gpu_collector_test {

@@ -10,6 +10,7 @@
 #include "core/json.hpp"
 #include "serve/exposition.hpp"
 #include "support/allocations.hpp"
+#include "support/build_paths.hpp"
 #include "unit/serve/exposition_parser.hpp"
 #include "unit/serve/snapshot_fixture.hpp"
 

@@ -13,6 +13,7 @@
 #include "serve/exporter.hpp"
 #include "serve/exposition.hpp"
 #include "serve/job_groups.hpp"
+#include "support/build_paths.hpp"
 #include "support/temp_tree.hpp"
 #include "unit/serve/exposition_parser.hpp"
 

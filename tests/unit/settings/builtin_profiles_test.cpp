@@ -10,6 +10,7 @@
 #include "audit/rules.hpp"
 #include "settings/catalog.hpp"
 #include "settings/profile.hpp"
+#include "support/build_paths.hpp"
 #include "support/temp_tree.hpp"
 
 namespace builtin_profiles_test {

@@ -8,6 +8,7 @@
 #include "audit/rules.hpp"
 #include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
+#include "support/build_paths.hpp"
 #include "tune/plan.hpp"
 
 namespace catalog_test {

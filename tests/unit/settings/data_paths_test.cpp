@@ -2,6 +2,7 @@
 // file systems of files that the system does not own), on hand-made mount tables and the
 // fixture hosts' (tests/fixtures/roots/*/proc/self/mountinfo).
 #include "settings/data_paths.hpp"
+#include "support/build_paths.hpp"
 
 #include <gtest/gtest.h>
 

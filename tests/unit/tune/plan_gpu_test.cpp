@@ -9,6 +9,7 @@
 #include "gpu/nvml_backend.hpp"
 #include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
+#include "support/build_paths.hpp"
 #include "support/temp_tree.hpp"
 #include "tune/plan.hpp"
 

@@ -7,6 +7,7 @@
 #include "settings/catalog.hpp"
 #include "settings/dropins.hpp"
 #include "settings/mount_setting.hpp"
+#include "support/build_paths.hpp"
 #include "support/temp_tree.hpp"
 #include "tune/plan.hpp"
 

@@ -4,6 +4,7 @@
 #include "audit/rules.hpp"
 #include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
+#include "support/build_paths.hpp"
 #include "support/temp_tree.hpp"
 #include "tune/plan.hpp"
 

@@ -16,6 +16,7 @@
 #include "gpu/persistence_setting.hpp"
 #include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
+#include "support/build_paths.hpp"
 #include "support/temp_tree.hpp"
 #include "tune/plan.hpp"
 #include "tune/transaction.hpp"
