@@ -83,6 +83,9 @@ constexpr SymbolSpec kTable[] = {
     // an event set. nvmlEventSetWait_v2 fills nvmlEventData_t with the MIG instance ids at the
     // end; the plain name fills the struct without them (EventData holds both).
     {Sym::kPcieReplayCounter, {"nvmlDeviceGetPcieReplayCounter", nullptr, nullptr}, false},
+    // The N of the GPU's /dev/nvidiaN (NVML API Reference, nvmlDeviceGetMinorNumber: Linux,
+    // all products): dcgm-exporter's `device` label is "nvidia" and this number.
+    {Sym::kMinorNumber, {"nvmlDeviceGetMinorNumber", nullptr, nullptr}, false},
     {Sym::kEventSetCreate, {"nvmlEventSetCreate", nullptr, nullptr}, false},
     {Sym::kRegisterEvents, {"nvmlDeviceRegisterEvents", nullptr, nullptr}, false},
     {Sym::kEventSetWait, {"nvmlEventSetWait_v2", "nvmlEventSetWait", nullptr}, false},

@@ -57,6 +57,7 @@ enum class Sym : std::size_t {
   kComputeProcesses,
   // serve's: the PCIe replay counter and Xid events.
   kPcieReplayCounter,
+  kMinorNumber,
   kEventSetCreate,
   kRegisterEvents,
   kEventSetWait,

@@ -71,6 +71,7 @@ std::optional<std::uint64_t> counter_value(const nvml::FieldValue& v) {
 // What stays the same for a GPU while the library is loaded: read once.
 struct Identity {
   std::optional<std::string> uuid, name, pci_bus_id;
+  std::optional<std::uint32_t> minor_number;
 };
 
 // The reading thread's own state (touched by no other thread).
@@ -156,25 +157,29 @@ class Reader {
   void memory(nvml::Device h, GpuReading& g) {
     g.memory_total_bytes.reset();
     g.memory_used_bytes.reset();
+    g.memory_free_bytes.reset();
     const int v = lib_.version_index(Sym::kMemoryInfo);
-    std::uint64_t total = 0, used = 0;
+    std::uint64_t total = 0, used = 0, free_bytes = 0;
     if (v == 0) {
       nvml::MemoryV2 m{};
       m.version = nvml::kMemoryV2Version;
       if (!ok(Sym::kMemoryInfo, lib_.fn<nvml::DeviceMemoryV2Fn>(Sym::kMemoryInfo)(h, &m))) return;
       total = m.total;
       used = m.used;
+      free_bytes = m.free;
     } else if (v == 1) {
       nvml::MemoryV1 m{};
       if (!ok(Sym::kMemoryInfo, lib_.fn<nvml::DeviceMemoryV1Fn>(Sym::kMemoryInfo)(h, &m))) return;
       total = m.total;
       used = m.used;
+      free_bytes = m.free;
     } else {
       return;
     }
     if (total == 0) return;
     g.memory_total_bytes = total;
     if (used <= total) g.memory_used_bytes = used;
+    if (free_bytes <= total) g.memory_free_bytes = free_bytes;
   }
 
   // Volatile ECC counts (nvmlDeviceGetTotalEccErrors, NVML_VOLATILE_ECC: since the driver
@@ -307,8 +312,11 @@ class Reader {
     }
     auto& id = ids_[index];
     // Asked again while NVML has not given the UUID (a GPU that failed at first and came back).
-    if (!id || !id->uuid) id = Identity{text(Sym::kUuid, h), text(Sym::kName, h), bus_id(h)};
+    if (!id || !id->uuid)
+      id =
+          Identity{text(Sym::kUuid, h), text(Sym::kName, h), bus_id(h), uint(Sym::kMinorNumber, h)};
     g.uuid = id->uuid;
+    g.minor_number = id->minor_number;
     g.vendor = "nvidia";
     g.name = id->name;
     g.pci_bus_id = id->pci_bus_id;

@@ -21,6 +21,11 @@ struct GpuReading {
   std::optional<std::string> vendor;  // "nvidia" (from NVML) or "amd" (from amdgpu's sysfs)
   std::optional<std::uint32_t> utilization_gpu_pct, utilization_memory_pct;  // NVML's own window
   std::optional<std::uint64_t> memory_used_bytes, memory_total_bytes;
+  // NVML's free: under nvmlMemory_v2_t total less used and the driver's reserve, so not always
+  // total - used.
+  std::optional<std::uint64_t> memory_free_bytes;
+  // nvmlDeviceGetMinorNumber: the N of /dev/nvidiaN (dcgm-exporter's device="nvidiaN").
+  std::optional<std::uint32_t> minor_number;
   std::optional<double> power_watts;
   std::optional<std::uint32_t> temperature_celsius;
   std::optional<std::uint32_t> sm_clock_mhz, memory_clock_mhz;

@@ -2,6 +2,8 @@
 // series has the labels gpu (NVML's index) and uuid, and those dcgm-exporter's series have for
 // joins (UUID, modelName, Hostname: dcgm-exporter's pkg/dcgmexporter label names); a value NVML
 // did not give is left out.
+#include <iterator>
+
 #include <fmt/format.h>
 
 #include "serve/exposition.hpp"
@@ -102,16 +104,27 @@ void render_gpus(const monitor::Sample* s, bool gpus_on, std::string_view hostna
           std::uint64_t{slot.up ? 1u : 0u});
 
   sink.family("dltune_gpu_info", kGauge,
-              "1 for each GPU, labelled with its name, PCI bus id and vendor (nvidia: NVML; amd: "
-              "amdgpu's sysfs)");
+              "1 for each GPU, labelled with its name, PCI bus id, vendor (nvidia: NVML; amd: "
+              "amdgpu's sysfs) and device node (nvidiaN, nvmlDeviceGetMinorNumber)");
   for (const auto& g : gpus) {
     const GpuLabels l(g, hostname);
-    sink.sample(
-        {DLTUNE_GPU_LABELS(l),
-         {"name", l.model()},
-         {"pci_bus_id", g.pci_bus_id ? std::string_view(*g.pci_bus_id) : std::string_view()},
-         {"vendor", g.vendor ? std::string_view(*g.vendor) : std::string_view()}},
-        std::uint64_t{1});
+    const std::string_view bus =
+        g.pci_bus_id ? std::string_view(*g.pci_bus_id) : std::string_view();
+    const std::string_view vendor = g.vendor ? std::string_view(*g.vendor) : std::string_view();
+    if (!g.minor_number) {  // no device node known (AMD, or NVML did not say)
+      sink.sample(
+          {DLTUNE_GPU_LABELS(l), {"name", l.model()}, {"pci_bus_id", bus}, {"vendor", vendor}},
+          std::uint64_t{1});
+      continue;
+    }
+    fmt::memory_buffer device;
+    fmt::format_to(std::back_inserter(device), "nvidia{}", *g.minor_number);
+    sink.sample({DLTUNE_GPU_LABELS(l),
+                 {"name", l.model()},
+                 {"pci_bus_id", bus},
+                 {"vendor", vendor},
+                 {"device", std::string_view(device.data(), device.size())}},
+                std::uint64_t{1});
   }
   each(gpus, hostname, sink, "dltune_gpu_utilization_ratio", kGauge,
        "Share of NVML's last sample period in which a kernel ran on the GPU "
@@ -124,6 +137,10 @@ void render_gpus(const monitor::Sample* s, bool gpus_on, std::string_view hostna
   each(gpus, hostname, sink, "dltune_gpu_memory_used_bytes", kGauge,
        "Device memory allocated (nvmlDeviceGetMemoryInfo used)",
        [](const Gpu& g) { return g.memory_used_bytes; });
+  each(gpus, hostname, sink, "dltune_gpu_memory_free_bytes", kGauge,
+       "Device memory free for allocation (nvmlDeviceGetMemoryInfo free: under the v2 call "
+       "total less used and the driver's reserve)",
+       [](const Gpu& g) { return g.memory_free_bytes; });
   each(gpus, hostname, sink, "dltune_gpu_memory_total_bytes", kGauge,
        "Device memory (nvmlDeviceGetMemoryInfo total)",
        [](const Gpu& g) { return g.memory_total_bytes; });

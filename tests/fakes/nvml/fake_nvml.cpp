@@ -844,6 +844,20 @@ int nvmlDeviceGetTotalEnergyConsumption(void* device, unsigned long long* mj) {
   return call(__func__, device, [&] { return scalar(gpu_of(device)->config, "energy_mj", mj); });
 }
 
+// The config's "minor_number", else the GPU's place in the list (as on a host whose
+// /dev/nvidiaN follow NVML's order).
+int nvmlDeviceGetMinorNumber(void* device, unsigned int* minor) {
+  scribble(minor);
+  return call(__func__, device, [&] {
+    const Gpu* g = gpu_of(device);
+    if (g == &state().blank) return kNotSupported;
+    if (number(g->config, "minor_number")) return scalar(g->config, "minor_number", minor);
+    if (minor == nullptr) return kInvalidArgument;
+    *minor = static_cast<unsigned>(g - state().gpus.data());
+    return kSuccess;
+  });
+}
+
 int nvmlDeviceGetPcieReplayCounter(void* device, unsigned int* value) {
   scribble(value);
   return call(__func__, device,
@@ -977,8 +991,9 @@ int nvmlDeviceGetMemoryInfo_v2(void* device, nvmlMemory_v2_t* memory) {
     if (!total) return kNotSupported;
     memory->total = static_cast<unsigned long long>(*total);
     memory->used = static_cast<unsigned long long>(number(g, "memory_used_bytes").value_or(0));
-    memory->reserved = 0;
-    memory->free = memory->total - memory->used;
+    memory->reserved =
+        static_cast<unsigned long long>(number(g, "memory_reserved_bytes").value_or(0));
+    memory->free = memory->total - memory->used - memory->reserved;
     return kSuccess;
   });
 }

@@ -28,6 +28,9 @@ TEST(ServeCli, OncePrintsTheHostItsGpusAndTheCheck) {
   config["gpus"][0]["utilization"] = {{"gpu", 87}, {"memory", 40}};
   config["gpus"][0]["xid_events"] = {79};
   config["gpus"][0]["pcie_replay_count"] = 3;
+  config["gpus"][0]["memory_used_bytes"] = 1073741824;
+  config["gpus"][0]["memory_reserved_bytes"] = 536870912;
+  config["gpus"][1]["minor_number"] = 6;  // /dev/nvidia6: not NVML's order
   config["gpus"][0]["ecc_errors"]["volatile_corrected"] = 4;
   config["gpus"][0]["ecc_errors"]["volatile_uncorrected"] = 1;
   FakeNvmlConfig fake(config);
@@ -46,6 +49,17 @@ TEST(ServeCli, OncePrintsTheHostItsGpusAndTheCheck) {
   EXPECT_EQ(e.find("dltune_gpu_utilization_ratio", g0)->value_text, "0.87");
   EXPECT_EQ(e.find("dltune_gpu_power_watts", g0)->value_text, "69");
   EXPECT_EQ(e.find("dltune_gpu_pcie_replays_total", g0)->value_text, "3");
+  // NVML's free (nvmlMemory_v2_t): total less used and the driver's reserve.
+  ASSERT_TRUE(e.find("dltune_gpu_memory_free_bytes", g0)) << r.out;
+  EXPECT_EQ(e.find("dltune_gpu_memory_free_bytes", g0)->value_text,
+            std::to_string(85520809984ULL - 1073741824ULL - 536870912ULL));
+  // The device node, as dcgm-exporter's `device` label: nvmlDeviceGetMinorNumber.
+  auto node0 = g0;
+  node0["device"] = "nvidia0";
+  EXPECT_EQ(e.all("dltune_gpu_info", node0).size(), 1u) << r.out;
+  auto node1 = gpu_labels(1, config["gpus"][1]["uuid"], config["gpus"][1]["name"], host);
+  node1["device"] = "nvidia6";
+  EXPECT_EQ(e.all("dltune_gpu_info", node1).size(), 1u) << r.out;
   for (const auto& [type, count] :
        std::map<std::string, std::string>{{"corrected", "4"}, {"uncorrected", "1"}}) {
     auto l = g0;

@@ -264,6 +264,23 @@ TEST_F(Deploy, PromtoolAcceptsTheConfigAndTheRules) {
       run({"promtool", "check", "rules", (kDeploy / "prometheus/dltune-alerts.yml").string()});
   EXPECT_EQ(rules.exit_code, 0) << rules.out << rules.err;
   EXPECT_NE(rules.out.find("SUCCESS: 18 rules found"), std::string::npos) << rules.out;
+  const auto compat =
+      run({"promtool", "check", "rules", (kDeploy / "prometheus/dltune-dcgm-compat.yml").string()});
+  EXPECT_EQ(compat.exit_code, 0) << compat.out << compat.err;
+  EXPECT_NE(compat.out.find("SUCCESS: 13 rules found"), std::string::npos) << compat.out;
+}
+
+// promtool test rules of the dcgm-exporter names (tests/unit/deploy/dcgm_compat_test.yml): each
+// recorded series with DCGM's labels (device from the minor number, hostname, pci_bus_id) and
+// units (percent, MiB, MHz, mJ), the last Xid 0 until one comes, the ECC totals by type, no
+// series for an AMD GPU, and a query of NVIDIA's stock dashboard over them.
+TEST_F(Deploy, TheDcgmCompatRulesGiveDcgmExportersNamesUnitsAndLabels) {
+  if (!have("promtool")) GTEST_SKIP() << "promtool (Debian's prometheus package) is not installed";
+  const auto r =
+      run({"promtool", "test", "rules",
+           (fs::path(DLTUNE_SOURCE_DIR) / "tests/unit/deploy/dcgm_compat_test.yml").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("SUCCESS"), std::string::npos) << r.out;
 }
 
 // promtool test rules of the fleet rules, the ECC alerts and the exporter's liveness on series
@@ -451,6 +468,10 @@ TEST(DeployUnit, DashboardAndRulesQueryOnlyMetricsServeExports) {
   const auto rules = metric_names_in(slurp(kDeploy / "prometheus/dltune-alerts.yml"));
   EXPECT_GE(rules.size(), 7u);
   for (const auto& n : rules) EXPECT_TRUE(sink.names.contains(n)) << "an alert rule uses " << n;
+  const auto compat = metric_names_in(slurp(kDeploy / "prometheus/dltune-dcgm-compat.yml"));
+  EXPECT_GE(compat.size(), 13u);
+  for (const auto& n : compat)
+    EXPECT_TRUE(sink.names.contains(n)) << "a dcgm-exporter name's rule uses " << n;
 }
 
 // Several hosts on one dashboard: every target's legend names its host, so that two hosts' GPU 0

@@ -113,6 +113,7 @@ TEST(Exposition, GpuValuesAndLabels) {
   EXPECT_EQ(value("dltune_gpu_memory_utilization_ratio"), "0.4");
   EXPECT_EQ(value("dltune_gpu_memory_used_bytes"), "553648128");
   EXPECT_EQ(value("dltune_gpu_memory_total_bytes"), "85520809984");
+  EXPECT_EQ(value("dltune_gpu_memory_free_bytes"), "84430290944");
   EXPECT_EQ(value("dltune_gpu_power_watts"), "69.5");
   EXPECT_EQ(value("dltune_gpu_energy_joules_total"), "123456.789");  // mJ / 1000
   EXPECT_EQ(value("dltune_gpu_temperature_celsius"), "35");
@@ -143,6 +144,7 @@ TEST(Exposition, GpuValuesAndLabels) {
   ASSERT_EQ(info.size(), 1u);
   EXPECT_EQ(info[0]->labels.at("name"), testing::kHostileName);
   EXPECT_EQ(info[0]->labels.at("pci_bus_id"), "00000000:18:00.0");
+  EXPECT_EQ(info[0]->labels.at("device"), "nvidia3");  // dcgm-exporter's: /dev/nvidia3
   EXPECT_NE(text.find(R"(name="NVIDIA \"H100\" \\ 80GB\nHBM3")"), std::string::npos);
   // The bare GPU: listed, nothing else; its NaN power is not written.
   EXPECT_EQ(e.all("dltune_gpu_info", {{"gpu", "1"}}).size(), 1u);

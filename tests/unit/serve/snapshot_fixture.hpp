@@ -112,6 +112,8 @@ inline Fixture full_fixture() {
   g.utilization_memory_pct = 40;
   g.memory_used_bytes = 553648128;
   g.memory_total_bytes = 85520809984;
+  g.memory_free_bytes = 84430290944;  // total less used and a 512 MiB reserve
+  g.minor_number = 3;
   g.power_watts = 69.5;
   g.temperature_celsius = 35;
   g.sm_clock_mhz = 1980;
