@@ -61,6 +61,7 @@ constexpr std::array<SignalInfo, kSignalCount> kTable = {{
     {Signal::kGpuSmClock, "gpu.sm_clock", "MHz", "SM clock of the job's GPUs", Aggregate::kMean},
     {Signal::kGpuSlowdown, "gpu.slowdown", "share",
      "a job's GPU slowed by its power cap or temperature", Aggregate::kMean},
+    {Signal::kGpuSmActive, "gpu.sm_active", "%", "SM activity of the job's GPUs", Aggregate::kMean},
     {Signal::kHostCpus, "host.cpus", "", "CPUs", Aggregate::kMax},
     {Signal::kHostIdleCpus, "host.idle_cpus", "CPUs", "idle CPUs", Aggregate::kMean},
     {Signal::kHostOtherCpu, "host.other_cpu", "%", "CPU used outside the job", Aggregate::kMean},
@@ -221,8 +222,8 @@ SignalValues signals_of(const monitor::Model& m) {
   // GPUs: those with a process of the job; when no GPU lists processes (a container without the
   // host's PID namespace), every GPU, since the job's own cannot be told apart.
   {
-    double util = 0, clock = 0;
-    int used = 0, util_n = 0, clock_n = 0;
+    double util = 0, clock = 0, sm = 0;
+    int used = 0, util_n = 0, clock_n = 0, sm_n = 0;
     std::optional<bool> slowed;
     bool any_processes = false;
     for (const auto& g : m.gpus) any_processes = any_processes || !g.processes.empty();
@@ -239,12 +240,17 @@ SignalValues signals_of(const monitor::Model& m) {
         clock += *g.sm_clock_mhz;
         ++clock_n;
       }
+      if (g.sm_active_pct) {
+        sm += *g.sm_active_pct;
+        ++sm_n;
+      }
       if (g.clock_event_reasons)
         slowed = slowed.value_or(false) || (*g.clock_event_reasons & kSlowdownReasons) != 0;
     }
     set(v, Signal::kJobGpus, static_cast<double>(used));
     if (util_n > 0) set(v, Signal::kGpuUtil, util / util_n);
     if (clock_n > 0) set(v, Signal::kGpuSmClock, clock / clock_n);
+    if (sm_n > 0) set(v, Signal::kGpuSmActive, sm / sm_n);
     if (slowed) set(v, Signal::kGpuSlowdown, share(*slowed));
   }
   const double cpus = m.cpus.empty() ? 1.0 : static_cast<double>(m.cpus.size());

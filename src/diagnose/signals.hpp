@@ -50,6 +50,7 @@ enum class Signal : std::size_t {
   kGpuUtil,            // gpu.util: mean utilisation of the job's GPUs, %
   kGpuSmClock,         // gpu.sm_clock: mean SM clock of the job's GPUs, MHz
   kGpuSlowdown,        // gpu.slowdown: share of samples a job's GPU was slowed (power, thermal)
+  kGpuSmActive,        // gpu.sm_active: mean share of the job's GPUs' SMs busy (NVML GPM), %
   kHostCpus,           // host.cpus
   kHostIdleCpus,       // host.idle_cpus: CPUs' worth of idle (and iowait) time
   kHostOtherCpu,       // host.other_cpu: % of a CPU used outside the sampled tree

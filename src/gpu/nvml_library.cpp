@@ -128,6 +128,13 @@ constexpr SymbolSpec kTable[] = {
     // The sampler's (NVML API Reference, "Field Value Queries"): NVLink's data counters are
     // field values, read for several fields in one call. Older drivers lack the call.
     {Sym::kFieldValues, {"nvmlDeviceGetFieldValues", nullptr, nullptr}, false},
+    // GPU Performance Monitoring (NVML API Reference, "GPM Functions"; drivers from R520, GPUs
+    // from Hopper): older drivers lack the calls, older GPUs say they are not supported.
+    {Sym::kGpmQueryDeviceSupport, {"nvmlGpmQueryDeviceSupport", nullptr, nullptr}, false},
+    {Sym::kGpmSampleAlloc, {"nvmlGpmSampleAlloc", nullptr, nullptr}, false},
+    {Sym::kGpmSampleFree, {"nvmlGpmSampleFree", nullptr, nullptr}, false},
+    {Sym::kGpmSampleGet, {"nvmlGpmSampleGet", nullptr, nullptr}, false},
+    {Sym::kGpmMetricsGet, {"nvmlGpmMetricsGet", nullptr, nullptr}, false},
 };
 static_assert(std::size(kTable) == static_cast<std::size_t>(Sym::kCount));
 

@@ -84,6 +84,12 @@ enum class Sym : std::size_t {
   kP2PStatus,
   // The sampler's NVLink traffic counters (field values).
   kFieldValues,
+  // The sampler's GPU Performance Monitoring (SM activity and occupancy, tensor, DRAM).
+  kGpmQueryDeviceSupport,
+  kGpmSampleAlloc,
+  kGpmSampleFree,
+  kGpmSampleGet,
+  kGpmMetricsGet,
   kCount,
 };
 

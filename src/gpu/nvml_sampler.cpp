@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
+#include <memory>
 
 #include <fmt/core.h>
 
@@ -80,6 +82,7 @@ class Reader {
   explicit Reader(const NvmlLibrary& lib) : lib_(lib) {}
   ~Reader() {
     if (events_ != nullptr) lib_.fn<nvml::EventSetFreeFn>(Sym::kEventSetFree)(events_);
+    free_gpm();
   }
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
@@ -95,6 +98,8 @@ class Reader {
       ids_.assign(count, std::nullopt);
       xids_.assign(count, Xids{});
       no_nvlink_.assign(count, false);
+      free_gpm();
+      gpm_.assign(count, Gpm{});
     }
     drain_events();
     out.resize(count);
@@ -263,6 +268,7 @@ class Reader {
     nvml::Device handle = nullptr;  // registered: events name their GPU by handle
     std::uint64_t count = 0;
     std::optional<std::uint32_t> last;
+    std::vector<XidCount> by_code;  // sorted by code
   };
 
   void register_xids(unsigned index, nvml::Device h) {
@@ -295,8 +301,17 @@ class Reader {
       for (auto& x : xids_)
         if (x.handle != nullptr && x.handle == e.device) {
           ++x.count;
-          x.last =
+          const auto code =
               static_cast<std::uint32_t>(std::min<unsigned long long>(e.event_data, 0xFFFFFFFFu));
+          x.last = code;
+          auto at = std::lower_bound(x.by_code.begin(), x.by_code.end(), code,
+                                     [](const XidCount& c, std::uint32_t v) { return c.code < v; });
+          // At most kMaxXidCodes codes per GPU: a driver that sends garbage cannot grow it
+          // without bound (the total above still counts every event).
+          if (at != x.by_code.end() && at->code == code)
+            ++at->count;
+          else if (x.by_code.size() < kMaxXidCodes)
+            x.by_code.insert(at, XidCount{code, 1});
         }
     }
   }
@@ -345,10 +360,12 @@ class Reader {
     if (const auto& x = xids_[index]; x.handle != nullptr) {
       g.xid_errors = x.count;
       g.last_xid = x.last;
+      g.xid_codes = x.by_code;
     }
     g.pcie_tx_kib_s = pcie(h, nvml::kPcieUtilTxBytes);
     g.pcie_rx_kib_s = pcie(h, nvml::kPcieUtilRxBytes);
     nvlink(index, h, g);
+    gpm(index, h, g);
     if (const auto f = lib_.fn<nvml::DeviceU64Fn>(Sym::kTotalEnergy)) {
       unsigned long long mj = 0;
       if (ok(Sym::kTotalEnergy, f(h, &mj))) g.energy_mj = mj;
@@ -362,12 +379,94 @@ class Reader {
     g.lost = lost_;
   }
 
+  // GPU Performance Monitoring, per GPU: whether it has it (asked once), and two samples that
+  // take turns: the metrics of a reading cover the time since the last one (one interval), so
+  // the first reading of a GPU has none.
+  struct Gpm {
+    bool asked = false, supported = false, have_previous = false;
+    nvml::GpmSample previous = nullptr, current = nullptr;
+  };
+
+  void free_gpm() {
+    const auto release = lib_.fn<nvml::GpmSampleFreeFn>(Sym::kGpmSampleFree);
+    for (auto& m : gpm_) {
+      if (release != nullptr && m.previous != nullptr) release(m.previous);
+      if (release != nullptr && m.current != nullptr) release(m.current);
+      m = Gpm{};
+    }
+  }
+
+  void gpm(unsigned index, nvml::Device h, GpuReading& g) {
+    const auto query = lib_.fn<nvml::GpmQueryDeviceSupportFn>(Sym::kGpmQueryDeviceSupport);
+    const auto alloc = lib_.fn<nvml::GpmSampleAllocFn>(Sym::kGpmSampleAlloc);
+    const auto release = lib_.fn<nvml::GpmSampleFreeFn>(Sym::kGpmSampleFree);
+    const auto take = lib_.fn<nvml::GpmSampleGetFn>(Sym::kGpmSampleGet);
+    const auto compute = lib_.fn<nvml::GpmMetricsGetFn>(Sym::kGpmMetricsGet);
+    if (query == nullptr || alloc == nullptr || release == nullptr || take == nullptr ||
+        compute == nullptr)
+      return;
+    auto& m = gpm_[index];
+    if (!m.asked) {
+      m.asked = true;
+      nvml::GpmSupport support{nvml::kGpmSupportVersion, 0};
+      if (!ok(Sym::kGpmQueryDeviceSupport, query(h, &support)) || support.is_supported_device == 0)
+        return;
+      if (!ok(Sym::kGpmSampleAlloc, alloc(&m.previous))) {
+        m.previous = nullptr;
+        return;
+      }
+      if (!ok(Sym::kGpmSampleAlloc, alloc(&m.current))) {
+        release(m.previous);
+        m.previous = m.current = nullptr;
+        return;
+      }
+      m.supported = true;
+    }
+    if (!m.supported) return;
+    if (!ok(Sym::kGpmSampleGet, take(h, m.current))) {
+      m.have_previous = false;  // the next reading starts a new interval
+      return;
+    }
+    if (m.have_previous) {
+      if (!gpm_get_) gpm_get_ = std::make_unique<nvml::GpmMetricsGet>();
+      nvml::GpmMetricsGet& q = *gpm_get_;
+      constexpr unsigned kIds[] = {nvml::kGpmMetricSmUtil, nvml::kGpmMetricSmOccupancy,
+                                   nvml::kGpmMetricAnyTensorUtil, nvml::kGpmMetricDramBwUtil};
+      q.version = nvml::kGpmMetricsGetVersion;
+      q.num_metrics = std::size(kIds);
+      q.sample1 = m.previous;
+      q.sample2 = m.current;
+      for (std::size_t i = 0; i < std::size(kIds); ++i) {
+        q.metrics[i] = nvml::GpmMetric{};
+        q.metrics[i].metric_id = kIds[i];
+      }
+      if (ok(Sym::kGpmMetricsGet, compute(&q))) {
+        // A percentage, as a ratio; a metric NVML did not compute, or a value outside 0-100
+        // (a library that wrote nothing there), is left out.
+        const auto ratio = [&](std::size_t i) -> std::optional<double> {
+          const nvml::GpmMetric& x = q.metrics[i];
+          if (x.nvml_return != nvml::kSuccess || !(x.value >= 0.0 && x.value <= 100.5))
+            return std::nullopt;
+          return std::min(x.value, 100.0) / 100.0;
+        };
+        g.sm_active_ratio = ratio(0);
+        g.sm_occupancy_ratio = ratio(1);
+        g.tensor_active_ratio = ratio(2);
+        g.dram_active_ratio = ratio(3);
+      }
+    }
+    std::swap(m.previous, m.current);
+    m.have_previous = true;
+  }
+
   const NvmlLibrary& lib_;
   std::set<std::string>* failed_ = nullptr;
   bool lost_ = false;  // a call on the GPU being read said NVML_ERROR_GPU_IS_LOST
   std::vector<std::optional<Identity>> ids_;
   std::vector<Xids> xids_;
   std::vector<bool> no_nvlink_;  // per GPU: NVML said NOT_SUPPORTED for its NVLink counters
+  std::vector<Gpm> gpm_;
+  std::unique_ptr<nvml::GpmMetricsGet> gpm_get_;  // 20 KiB: once, on the heap
   nvml::EventSet events_ = nullptr;
   std::vector<nvml::ProcessInfoV2> procs_v2_;
   std::vector<nvml::ProcessInfoV1> procs_v1_;

@@ -291,4 +291,57 @@ using DeviceFieldValuesFn = Return (*)(Device, int, FieldValue*);
 inline constexpr unsigned kFieldNvLinkThroughputDataTx = 138;
 inline constexpr unsigned kFieldNvLinkThroughputDataRx = 139;
 
+// GPU Performance Monitoring (NVML API Reference, "GPM Functions" and "GPM Structs"; Hopper and
+// newer): two samples of a GPU's counters taken apart in time give metrics averaged over the
+// interval between them. nvmlGpmQueryDeviceSupport(device, nvmlGpmSupport_t*) says whether the
+// GPU has them; nvmlGpmSampleAlloc / nvmlGpmSampleFree own the opaque samples;
+// nvmlGpmSampleGet(device, sample) fills one; nvmlGpmMetricsGet(nvmlGpmMetricsGet_t*) computes
+// the metrics named in its array from sample1 and sample2, each with its own nvmlReturn. The
+// *_UTIL metrics are percentages (0.0-100.0).
+struct GpmSampleOpaque;
+using GpmSample = GpmSampleOpaque*;
+inline constexpr unsigned kGpmSupportVersion = 1;     // NVML_GPM_SUPPORT_VERSION
+inline constexpr unsigned kGpmMetricsGetVersion = 1;  // NVML_GPM_METRICS_GET_VERSION
+struct GpmSupport {
+  unsigned int version;
+  unsigned int is_supported_device;
+};
+static_assert(sizeof(GpmSupport) == 8);
+// nvmlGpmMetricId_t: the ones dltune reads.
+inline constexpr unsigned kGpmMetricSmUtil = 2;         // share of SMs busy (DCGM's SM activity)
+inline constexpr unsigned kGpmMetricSmOccupancy = 3;    // warps resident / the SMs' maximum
+inline constexpr unsigned kGpmMetricAnyTensorUtil = 5;  // share of time a tensor pipe was busy
+inline constexpr unsigned kGpmMetricDramBwUtil = 10;    // DRAM bandwidth used / its peak
+struct GpmMetric {
+  unsigned int metric_id;
+  Return nvml_return;  // this metric's own result
+  double value;
+  struct {
+    char* short_name;
+    char* long_name;
+    char* unit;
+  } metric_info;
+};
+static_assert(sizeof(GpmMetric) == 40);
+static_assert(offsetof(GpmMetric, value) == 8);
+// nvmlGpmMetricsGet_t ends in an array of NVML_GPM_METRIC_MAX metrics, a number that has grown
+// with NVML's versions (98 in CUDA 12.0's nvml.h, more since). The call reads and writes only the
+// first numMetrics entries; the array here is larger than any NVML_GPM_METRIC_MAX so far, so that
+// a library that touched its whole array would still stay inside this one.
+inline constexpr std::size_t kGpmMetricSlots = 512;
+struct GpmMetricsGet {
+  unsigned int version;
+  unsigned int num_metrics;
+  GpmSample sample1;
+  GpmSample sample2;
+  GpmMetric metrics[kGpmMetricSlots];
+};
+static_assert(offsetof(GpmMetricsGet, sample1) == 8);
+static_assert(offsetof(GpmMetricsGet, metrics) == 24);
+using GpmQueryDeviceSupportFn = Return (*)(Device, GpmSupport*);
+using GpmSampleAllocFn = Return (*)(GpmSample*);
+using GpmSampleFreeFn = Return (*)(GpmSample);
+using GpmSampleGetFn = Return (*)(Device, GpmSample);
+using GpmMetricsGetFn = Return (*)(GpmMetricsGet*);
+
 }  // namespace dltune::gpu::nvml

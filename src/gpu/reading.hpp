@@ -3,6 +3,7 @@
 // monitor::Gpu). Counters and instantaneous values as NVML reports them; each may be absent.
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,6 +16,15 @@ struct GpuProcess {
   pid_t pid = 0;
   std::optional<std::uint64_t> used_memory_bytes;
 };
+// How many Xid events of one code a GPU had.
+struct XidCount {
+  std::uint32_t code = 0;
+  std::uint64_t count = 0;
+  bool operator==(const XidCount&) const = default;
+};
+// The most Xid codes kept per GPU (NVIDIA's catalog has a few hundred; one GPU shows a handful).
+inline constexpr std::size_t kMaxXidCodes = 64;
+
 struct GpuReading {
   unsigned index = 0;
   std::optional<std::string> uuid, name, pci_bus_id;
@@ -40,11 +50,17 @@ struct GpuReading {
   // one's code; empty when NVML's event API is missing or refused.
   std::optional<std::uint64_t> xid_errors;
   std::optional<std::uint32_t> last_xid;
+  std::vector<XidCount> xid_codes;  // those events by code, sorted by code
   // Volatile ECC counts (since the driver loaded); absent when ECC is off or unknown.
   std::optional<std::uint64_t> ecc_corrected, ecc_uncorrected;
   // NVML's NVLink data counters (KiB since the driver loaded): NVLink payload sent and
   // received, the GPU's links together; absent on a GPU without NVLink.
   std::optional<std::uint64_t> nvlink_tx_kib, nvlink_rx_kib;
+  // GPU Performance Monitoring (Hopper and newer; NVML's GPM metrics over the interval since the
+  // last reading, as ratios): the share of SMs busy (what DCGM calls SM activity), of warps
+  // resident against the SMs' maximum (occupancy), of time a tensor pipe was busy, and of DRAM
+  // bandwidth used. NVML's utilisation says a kernel ran; these say how much of the GPU it used.
+  std::optional<double> sm_active_ratio, sm_occupancy_ratio, tensor_active_ratio, dram_active_ratio;
   // NVML said NVML_ERROR_GPU_IS_LOST to a call on this GPU at this reading (it fell off the bus
   // or stopped answering), or could not give its handle: its values are missing, not zero.
   bool lost = false;

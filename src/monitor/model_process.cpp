@@ -148,6 +148,7 @@ void model_gpus(const Sample& now, const Sample* previous, double dt_s, Model& o
     m.pci_bus_id = g.pci_bus_id;
     m.utilization_gpu_pct = g.utilization_gpu_pct;
     m.utilization_memory_pct = g.utilization_memory_pct;
+    if (g.sm_active_ratio) m.sm_active_pct = *g.sm_active_ratio * 100.0;
     m.memory_used_bytes = g.memory_used_bytes;
     m.memory_total_bytes = g.memory_total_bytes;
     m.power_watts = g.power_watts;

@@ -341,7 +341,10 @@ void gpu_lines(const Model& m, ViewLines& l, bool compact) {
   for (const auto& g : m.gpus) {
     std::string s = fmt::format(FMT_COMPILE("GPU{} "), g.index);
     if (g.name) s += fmt::format(FMT_COMPILE("{} "), *g.name);
-    s += fmt::format(FMT_COMPILE("util {}  mem {}/{}"), pct(g.utilization_gpu_pct),
+    s += fmt::format(FMT_COMPILE("util {}"), pct(g.utilization_gpu_pct));
+    // NVML GPM's SM activity (Hopper and newer): how much of the GPU the kernels use.
+    if (g.sm_active_pct) s += fmt::format(FMT_COMPILE(" sm {}"), pct(g.sm_active_pct));
+    s += fmt::format(FMT_COMPILE("  mem {}/{}"),
                      g.memory_used_bytes ? compact_bytes(double(*g.memory_used_bytes)) : "-",
                      g.memory_total_bytes ? compact_bytes(double(*g.memory_total_bytes)) : "-");
     if (g.power_watts) s += fmt::format(FMT_COMPILE("  {:.0f}W"), *g.power_watts);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "diagnose/kernel_events.hpp"
 #include "serve/exposition.hpp"
 
 namespace dltune::serve {
@@ -130,6 +131,23 @@ void render_gpus(const monitor::Sample* s, bool gpus_on, std::string_view hostna
        "Share of NVML's last sample period in which a kernel ran on the GPU "
        "(nvmlDeviceGetUtilizationRates gpu)",
        [](const Gpu& g) { return ratio(g.utilization_gpu_pct); });
+  each(gpus, hostname, sink, "dltune_gpu_sm_active_ratio", kGauge,
+       "Share of the GPU's SMs that were busy over the last reading interval (NVML GPM "
+       "NVML_GPM_METRIC_SM_UTIL, Hopper and newer; DCGM's SM activity): a GPU whose "
+       "utilization is high while this is low runs small kernels or waits on launches",
+       [](const Gpu& g) { return g.sm_active_ratio; });
+  each(gpus, hostname, sink, "dltune_gpu_sm_occupancy_ratio", kGauge,
+       "Warps resident on the SMs against their maximum over the last reading interval (NVML "
+       "GPM NVML_GPM_METRIC_SM_OCCUPANCY)",
+       [](const Gpu& g) { return g.sm_occupancy_ratio; });
+  each(gpus, hostname, sink, "dltune_gpu_tensor_active_ratio", kGauge,
+       "Share of the last reading interval in which a tensor core pipe was busy (NVML GPM "
+       "NVML_GPM_METRIC_ANY_TENSOR_UTIL)",
+       [](const Gpu& g) { return g.tensor_active_ratio; });
+  each(gpus, hostname, sink, "dltune_gpu_dram_active_ratio", kGauge,
+       "Device memory bandwidth used against its peak over the last reading interval (NVML GPM "
+       "NVML_GPM_METRIC_DRAM_BW_UTIL)",
+       [](const Gpu& g) { return g.dram_active_ratio; });
   each(gpus, hostname, sink, "dltune_gpu_memory_utilization_ratio", kGauge,
        "Share of NVML's last sample period in which device memory was read or written "
        "(nvmlDeviceGetUtilizationRates memory)",
@@ -208,6 +226,26 @@ void render_gpus(const monitor::Sample* s, bool gpus_on, std::string_view hostna
   each(gpus, hostname, sink, "dltune_gpu_last_xid", kGauge,
        "The code of the last Xid error since serve started (`dltune doctor` explains it)",
        [](const Gpu& g) { return widen(g.last_xid); });
+  // By code, with the severity knowledge/xid.toml gives it, so that an alert can page for a
+  // GPU's fault and not for an application's (Xid 13, 31, 43); a code the table lacks is
+  // "unknown".
+  sink.family("dltune_gpu_xid_events_total", kCounter,
+              "Xid errors since serve started by code (xid), with the severity dltune's Xid "
+              "table gives the code (critical: reset, drain or service the GPU; warning: a job "
+              "failed, the GPU is usable; info; unknown: not in the table)");
+  const auto& table = diagnose::builtin_xid_table();
+  for (const auto& g : gpus) {
+    if (g.xid_codes.empty()) continue;
+    const GpuLabels l(g, hostname);
+    for (const auto& x : g.xid_codes) {
+      const diagnose::XidInfo* info = table ? table->find(static_cast<int>(x.code)) : nullptr;
+      const fmt::format_int code(x.code);
+      sink.sample({DLTUNE_GPU_LABELS(l),
+                   {"xid", {code.data(), code.size()}},
+                   {"severity", info ? diagnose::severity_name(info->severity) : "unknown"}},
+                  x.count);
+    }
+  }
   sink.family("dltune_gpu_ecc_errors_total", kCounter,
               "Device memory errors that ECC found since the driver was loaded, by type: "
               "corrected, or uncorrected (data was lost) (nvmlDeviceGetTotalEccErrors "

@@ -4,6 +4,8 @@
 // kernel does not give for the group (no limit, no memory.peak before Linux 5.19, no PSI on v1) is
 // left out. The jobs' GPU families join NVML's process lists with the groups' member pids.
 #include <algorithm>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -182,6 +184,56 @@ bool member(std::span<const pid_t> members, pid_t pid) {
   return std::binary_search(members.begin(), members.end(), pid);
 }
 
+// Whether `inner` is a group below `outer` (a Slurm job's step, a pod's container).
+bool below(std::string_view inner, std::string_view outer) {
+  return inner.size() > outer.size() + 1 && inner.starts_with(outer) &&
+         (outer.ends_with('/') || inner[outer.size()] == '/');
+}
+
+// One dltune_gpu_job_info series: the GPU's labels (those dcgm-exporter's series join on), then
+// the group's and its owner's.
+void put_gpu_job(MetricSink& sink, const monitor::Gpu& gpu, std::string_view hostname,
+                 const Cgroup& g, const Owner& o) {
+  const fmt::format_int index(gpu.index);
+  const std::string_view i(index.data(), index.size());
+  const std::string_view uuid = gpu.uuid ? std::string_view(*gpu.uuid) : std::string_view();
+  const SlurmJobLabels* s = o.slurm;
+  if (s == nullptr && o.pod_uid != nullptr)
+    sink.sample({{"gpu", i},
+                 {"UUID", uuid},
+                 {"Hostname", hostname},
+                 {"hostname", hostname},
+                 {"cgroup", g.path},
+                 {"pod_uid", *o.pod_uid}},
+                std::uint64_t{1});
+  else if (s == nullptr)
+    sink.sample({{"gpu", i},
+                 {"UUID", uuid},
+                 {"Hostname", hostname},
+                 {"hostname", hostname},
+                 {"cgroup", g.path}},
+                std::uint64_t{1});
+  else if (s->step.empty())
+    sink.sample({{"gpu", i},
+                 {"UUID", uuid},
+                 {"Hostname", hostname},
+                 {"hostname", hostname},
+                 {"cgroup", g.path},
+                 {"slurm_job_id", s->job_id},
+                 {"user", s->user}},
+                std::uint64_t{1});
+  else
+    sink.sample({{"gpu", i},
+                 {"UUID", uuid},
+                 {"Hostname", hostname},
+                 {"hostname", hostname},
+                 {"cgroup", g.path},
+                 {"slurm_job_id", s->job_id},
+                 {"user", s->user},
+                 {"step", s->step}},
+                std::uint64_t{1});
+}
+
 }  // namespace
 
 void render_job_gpus(const Snapshot& s, MetricSink& sink) {
@@ -239,6 +291,31 @@ void render_job_gpus(const Snapshot& s, MetricSink& sink) {
           ++n;
     }
     put(sink, s.jobs[j], all.owner(s.jobs[j]), n);
+  }
+
+  // The join from a GPU to the job that holds it: for each GPU, the outermost of the groups
+  // whose processes run on it (a Slurm job, not also its step; a pod, not also its container),
+  // so that `* on (UUID) group_left (slurm_job_id) dltune_gpu_job_info` gives any GPU series,
+  // dltune's or dcgm-exporter's, its job without a label per job on every GPU series.
+  sink.family("dltune_gpu_job_info", kGauge,
+              "1 for each GPU and the job whose processes run on it "
+              "(nvmlDeviceGetComputeRunningProcesses and the job groups' members): join a GPU "
+              "series on UUID to get its job's labels");
+  if (!listed) return;
+  // (Without a list of its own: a warm render allocates nothing. A few jobs and processes.)
+  for (const auto& g : gpus) {
+    const auto runs_on = [&](std::size_t j) {
+      const std::span<const pid_t> members = s.job_members[j];
+      return std::any_of(g.processes.begin(), g.processes.end(),
+                         [&](const gpu::GpuProcess& p) { return member(members, p.pid); });
+    };
+    for (std::size_t j = 0; j < s.jobs.size(); ++j) {
+      if (!runs_on(j)) continue;
+      bool inner = false;
+      for (std::size_t k = 0; k < s.jobs.size() && !inner; ++k)
+        inner = below(s.jobs[j].path, s.jobs[k].path) && runs_on(k);
+      if (!inner) put_gpu_job(sink, g, s.hostname, s.jobs[j], all.owner(s.jobs[j]));
+    }
   }
 }
 

@@ -1069,6 +1069,93 @@ int nvmlDeviceGetFieldValues(void* device, int count, nvmlFieldValue_t* values) 
     }
   return rc;
 }
+
+// GPU Performance Monitoring (NVML API Reference, "GPM Functions" and "GPM Structs"), with the
+// structs as nvml.h of CUDA 12.0 has them (NVML_GPM_METRIC_MAX 98). A GPU's "gpm" object holds
+// the percentages its metrics give, by name ("sm_util" 2, "sm_occupancy" 3, "any_tensor_util" 5,
+// "dram_bw_util" 10); a GPU without it says it has no GPM (as before Hopper), and a metric it
+// does not name gets NVML_ERROR_NOT_SUPPORTED in its own nvmlReturn. A sample remembers its GPU
+// and whether it was taken; metrics need two taken samples of one GPU.
+struct nvmlGpmSupport_t {
+  unsigned int version;
+  unsigned int isSupportedDevice;
+};
+struct FakeGpmSample {
+  const Gpu* gpu = nullptr;
+  bool taken = false;
+};
+struct nvmlGpmMetric_t {
+  unsigned int metricId;
+  int nvmlReturn;
+  double value;
+  struct {
+    char* shortName;
+    char* longName;
+    char* unit;
+  } metricInfo;
+};
+struct nvmlGpmMetricsGet_t {
+  unsigned int version;
+  unsigned int numMetrics;
+  FakeGpmSample* sample1;
+  FakeGpmSample* sample2;
+  nvmlGpmMetric_t metrics[98];
+};
+
+int nvmlGpmQueryDeviceSupport(void* device, nvmlGpmSupport_t* support) {
+  return call(__func__, device, [&] {
+    if (support == nullptr) return kInvalidArgument;
+    if (support->version != 1) return kArgumentVersionMismatch;
+    support->isSupportedDevice = gpu_of(device)->config.contains("gpm") ? 1 : 0;
+    return kSuccess;
+  });
+}
+int nvmlGpmSampleAlloc(FakeGpmSample** sample) {
+  return call(__func__, nullptr, [&] {
+    if (sample == nullptr) return kInvalidArgument;
+    *sample = new FakeGpmSample;
+    return kSuccess;
+  });
+}
+int nvmlGpmSampleFree(FakeGpmSample* sample) {
+  return call(__func__, nullptr, [&] {
+    if (sample == nullptr) return kInvalidArgument;
+    delete sample;
+    return kSuccess;
+  });
+}
+int nvmlGpmSampleGet(void* device, FakeGpmSample* sample) {
+  return call(__func__, device, [&] {
+    if (sample == nullptr) return kInvalidArgument;
+    if (!gpu_of(device)->config.contains("gpm")) return kNotSupported;
+    sample->gpu = gpu_of(device);
+    sample->taken = true;
+    return kSuccess;
+  });
+}
+int nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* get) {
+  return call(__func__, nullptr, [&] {
+    if (get == nullptr) return kInvalidArgument;
+    if (get->version != 1) return kArgumentVersionMismatch;
+    if (get->numMetrics > 98 || get->sample1 == nullptr || get->sample2 == nullptr ||
+        !get->sample1->taken || !get->sample2->taken || get->sample1->gpu != get->sample2->gpu ||
+        get->sample1 == get->sample2)
+      return kInvalidArgument;
+    const json& values = get->sample1->gpu->config.at("gpm");
+    static const std::map<unsigned, const char*> kNames = {
+        {2, "sm_util"}, {3, "sm_occupancy"}, {5, "any_tensor_util"}, {10, "dram_bw_util"}};
+    for (unsigned i = 0; i < get->numMetrics; ++i) {
+      nvmlGpmMetric_t& m = get->metrics[i];
+      const auto name = kNames.find(m.metricId);
+      std::optional<double> v;
+      if (name != kNames.end() && values.contains(name->second) && values[name->second].is_number())
+        v = values[name->second].get<double>();
+      m.nvmlReturn = v ? kSuccess : kNotSupported;
+      m.value = v ? *v : 0.0;
+    }
+    return kSuccess;
+  });
+}
 #endif  // FAKE_NVML_OLD
 
 }  // extern "C"

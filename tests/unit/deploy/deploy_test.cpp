@@ -263,11 +263,11 @@ TEST_F(Deploy, PromtoolAcceptsTheConfigAndTheRules) {
   const auto rules =
       run({"promtool", "check", "rules", (kDeploy / "prometheus/dltune-alerts.yml").string()});
   EXPECT_EQ(rules.exit_code, 0) << rules.out << rules.err;
-  EXPECT_NE(rules.out.find("SUCCESS: 18 rules found"), std::string::npos) << rules.out;
+  EXPECT_NE(rules.out.find("SUCCESS: 19 rules found"), std::string::npos) << rules.out;
   const auto compat =
       run({"promtool", "check", "rules", (kDeploy / "prometheus/dltune-dcgm-compat.yml").string()});
   EXPECT_EQ(compat.exit_code, 0) << compat.out << compat.err;
-  EXPECT_NE(compat.out.find("SUCCESS: 13 rules found"), std::string::npos) << compat.out;
+  EXPECT_NE(compat.out.find("SUCCESS: 17 rules found"), std::string::npos) << compat.out;
 }
 
 // promtool test rules of the dcgm-exporter names (tests/unit/deploy/dcgm_compat_test.yml): each
@@ -289,7 +289,9 @@ TEST_F(Deploy, TheDcgmCompatRulesGiveDcgmExportersNamesUnitsAndLabels) {
 // does not share, an uncorrected ECC error (and a driver reload, which is none), corrected errors
 // rising and some that do not, a serve that stops answering (up == 0, where the stale alert
 // cannot fire), no target at all, a GPU that stops answering NVML (and one down for less than
-// the alert's 5 minutes), a check id that cannot be judged at critical stakes (and one at warn).
+// the alert's 5 minutes), a check id that cannot be judged at critical stakes (and one at warn),
+// and Xid events by severity (an application's a warning, a GPU's or an unknown code a page,
+// also at a code's first event).
 TEST_F(Deploy, TheFleetRulesFindTheStragglerTheDriftedNodeAndADeadExporter) {
   if (!have("promtool")) GTEST_SKIP() << "promtool (Debian's prometheus package) is not installed";
   const auto r =
@@ -469,7 +471,7 @@ TEST(DeployUnit, DashboardAndRulesQueryOnlyMetricsServeExports) {
   EXPECT_GE(rules.size(), 7u);
   for (const auto& n : rules) EXPECT_TRUE(sink.names.contains(n)) << "an alert rule uses " << n;
   const auto compat = metric_names_in(slurp(kDeploy / "prometheus/dltune-dcgm-compat.yml"));
-  EXPECT_GE(compat.size(), 13u);
+  EXPECT_GE(compat.size(), 17u);
   for (const auto& n : compat)
     EXPECT_TRUE(sink.names.contains(n)) << "a dcgm-exporter name's rule uses " << n;
 }

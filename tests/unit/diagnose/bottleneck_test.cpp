@@ -219,6 +219,14 @@ TEST(BottleneckVerdicts, EachMeasuredSignatureGetsItsClass) {
        "allocation-churn"},
       {"GPU-bound", host({{"job.gpus", 4}, {"gpu.util", 97}, {"main.on_cpu", 40}}),
        "compute-bound-gpu"},
+      // The same with GPM's SM activity: most SMs busy is still the healthy case; 15% busy at
+      // 97% utilisation is small kernels or launch overhead.
+      {"GPU-bound, SMs busy",
+       host({{"job.gpus", 4}, {"gpu.util", 97}, {"gpu.sm_active", 80}, {"main.on_cpu", 40}}),
+       "compute-bound-gpu"},
+      {"GPU launch-bound",
+       host({{"job.gpus", 4}, {"gpu.util", 97}, {"gpu.sm_active", 15}, {"main.on_cpu", 40}}),
+       "launch-bound-gpu"},
       {"GPU starved by the main process",
        host({{"job.gpus", 1}, {"gpu.util", 35}, {"main.on_cpu", 99}}), "main-process-bound-gpu"},
   };

@@ -211,6 +211,8 @@ TEST(GpuCollector, XidEventsAndPcieReplays) {
         c, gpus, notices, [&] { return gpus.size() == 2 && gpus[0].xid_errors.value_or(0) == 2; });
     ASSERT_NE(at, 0u);
     EXPECT_EQ(gpus[0].last_xid, 13u);
+    const std::vector<dltune::gpu::XidCount> by_code{{13, 1}, {79, 1}};  // sorted by code
+    EXPECT_EQ(gpus[0].xid_codes, by_code);
     EXPECT_EQ(gpus[0].pcie_replay_count, 3u);
     // The second GPU refuses registration (not supported): no count at all, not a zero.
     EXPECT_FALSE(gpus[1].xid_errors);

@@ -532,3 +532,30 @@ TEST(TopView, EachColumnOfARowIsWhereTheHeaderSays) {
 }
 
 }  // namespace top_view_test
+
+namespace top_view_gpm_test {
+
+// A GPU with NVML GPM's SM activity shows it beside its utilisation; one without shows none.
+TEST(TopView, AGpuShowsItsSmActivityWhereNvmlGpmGivesIt) {
+  dltune::monitor::Model m;
+  dltune::monitor::GpuModel with, without;
+  with.index = 0;
+  with.utilization_gpu_pct = 97;
+  with.sm_active_pct = 15;
+  without.index = 1;
+  without.utilization_gpu_pct = 97;
+  m.gpus = {with, without};
+  std::vector<std::string> lines;
+  for (const auto& l : dltune::monitor::top_view(m, dltune::monitor::TopOptions{}))
+    lines.push_back(l.text);
+  const auto line = [&](const std::string& prefix) {
+    for (const auto& l : lines)
+      if (l.rfind(prefix, 0) == 0) return l;
+    return std::string("(no line " + prefix + ")");
+  };
+  EXPECT_NE(line("GPU0").find("util 97.0% sm 15.0%  mem"), std::string::npos) << line("GPU0");
+  EXPECT_NE(line("GPU1").find("util 97.0%  mem"), std::string::npos) << line("GPU1");
+  EXPECT_EQ(line("GPU1").find(" sm "), std::string::npos) << line("GPU1");
+}
+
+}  // namespace top_view_gpm_test

@@ -111,6 +111,10 @@ TEST(Exposition, GpuValuesAndLabels) {
   };
   EXPECT_EQ(value("dltune_gpu_utilization_ratio"), "0.87");
   EXPECT_EQ(value("dltune_gpu_memory_utilization_ratio"), "0.4");
+  EXPECT_EQ(value("dltune_gpu_sm_active_ratio"), "0.155");
+  EXPECT_EQ(value("dltune_gpu_sm_occupancy_ratio"), "0.08");
+  EXPECT_EQ(value("dltune_gpu_tensor_active_ratio"), "0.03");
+  EXPECT_EQ(value("dltune_gpu_dram_active_ratio"), "0.2");
   EXPECT_EQ(value("dltune_gpu_memory_used_bytes"), "553648128");
   EXPECT_EQ(value("dltune_gpu_memory_total_bytes"), "85520809984");
   EXPECT_EQ(value("dltune_gpu_memory_free_bytes"), "84430290944");
@@ -125,6 +129,16 @@ TEST(Exposition, GpuValuesAndLabels) {
   EXPECT_EQ(value("dltune_gpu_pcie_replays_total"), "7");
   EXPECT_EQ(value("dltune_gpu_xid_errors_total"), "2");
   EXPECT_EQ(value("dltune_gpu_last_xid"), "79");
+  // By code, with the severity of dltune's Xid table (knowledge/xid.toml).
+  EXPECT_EQ(e.type.at("dltune_gpu_xid_events_total"), "counter");
+  for (const auto& [xid, severity] : std::map<std::string, std::string>{
+           {"13", "warning"}, {"79", "critical"}, {"4000", "unknown"}}) {
+    auto l = g0;
+    l["xid"] = xid;
+    l["severity"] = severity;
+    EXPECT_TRUE(e.find("dltune_gpu_xid_events_total", l)) << xid << " " << severity;
+  }
+  EXPECT_EQ(e.all("dltune_gpu_xid_events_total").size(), 3u);
   EXPECT_EQ(value("dltune_gpu_compute_processes"), "2");
   // NVLink's data counters in bytes (KiB times 1024), one series per direction.
   expect_line(text,

@@ -166,6 +166,56 @@ TEST(JobGpus, ASlurmStepCarriesItsLabelsAndTheGpuOnes) {
                     R"(user="root",step="0"} 2)");
 }
 
+// The join series: one per GPU and the outermost job group whose processes run on it (a Slurm
+// job, not also its step; a pod, not also its container), with the GPU's labels dcgm-exporter's
+// series join on and the job's own.
+TEST(JobGpus, EachGpuInUseJoinsToItsOutermostJob) {
+  auto h = jobs_on_gpus();
+  // The Slurm job's step holds its process too, and a pod's container runs on GPU 1 with the
+  // job of `dltune run`.
+  h.jobs.push_back(group("/slurm/uid_0/job_5/step_0", 1));
+  h.members.push_back({300});
+  h.slurm["/slurm/uid_0/job_5/step_0"] = {"5", "root", "0"};
+  h.jobs.push_back(group("/kubepods.slice/kubepods-podx.slice/cri-containerd-c1.scope", 1));
+  h.members.push_back({500});
+  h.members[2] = {500};  // the pod's own group: its container's process
+  h.sample.gpus[1].processes.push_back({500, 1048576});
+  const auto text = render_text(h.snapshot());
+  const auto e = parse_exposition(text);
+  ASSERT_TRUE(e.errors.empty()) << ::testing::PrintToString(e.errors) << text;
+  EXPECT_EQ(e.type.at("dltune_gpu_job_info"), "gauge");
+  expect_line(text, R"(dltune_gpu_job_info{gpu="0",UUID="GPU-0",Hostname="node-1",)"
+                    R"(hostname="node-1",cgroup="/dltune/job-a"} 1)");
+  expect_line(text, R"(dltune_gpu_job_info{gpu="1",UUID="GPU-1",Hostname="node-1",)"
+                    R"(hostname="node-1",cgroup="/dltune/job-a"} 1)");
+  expect_line(text, R"(dltune_gpu_job_info{gpu="1",UUID="GPU-1",Hostname="node-1",)"
+                    R"(hostname="node-1",cgroup="/kubepods.slice/kubepods-podx.slice",)"
+                    R"(pod_uid="0a1b2c3d-1111-2222-3333-444455556666"} 1)");
+  expect_line(text, R"(dltune_gpu_job_info{gpu="2",UUID="GPU-2",Hostname="node-1",)"
+                    R"(hostname="node-1",cgroup="/slurm/uid_0/job_5",slurm_job_id="5",)"
+                    R"(user="root"} 1)");
+  // Not the step nor the container beside their job and pod, nor the idle group.
+  EXPECT_EQ(e.all("dltune_gpu_job_info").size(), 4u) << text;
+  EXPECT_TRUE(e.all("dltune_gpu_job_info", {{"step", "0"}}).empty());
+  EXPECT_TRUE(e.all("dltune_gpu_job_info", {{"cgroup", "/dltune/idle"}}).empty());
+
+  // A step whose job's group is not among the groups: the step, with its labels.
+  h = jobs_on_gpus();
+  h.jobs = {group("/slurm/uid_0/job_5/step_0", 1)};
+  h.members = {{300}};
+  h.slurm.clear();
+  h.slurm["/slurm/uid_0/job_5/step_0"] = {"5", "root", "0"};
+  expect_line(render_text(h.snapshot()),
+              R"(dltune_gpu_job_info{gpu="2",UUID="GPU-2",Hostname="node-1",)"
+              R"(hostname="node-1",cgroup="/slurm/uid_0/job_5/step_0",slurm_job_id="5",)"
+              R"(user="root",step="0"} 1)");
+  // A group whose name only starts like another's is not below it.
+  h = jobs_on_gpus();
+  h.jobs = {group("/dltune/job-a", 1), group("/dltune/job-ab", 1)};
+  h.members = {{100}, {100}};
+  EXPECT_EQ(parse_exposition(render_text(h.snapshot())).all("dltune_gpu_job_info").size(), 2u);
+}
+
 TEST(JobGpus, WhatIsNotKnownIsNotWritten) {
   // No GPU lists a process: every group with known processes uses none, members or not.
   auto h = jobs_on_gpus();
@@ -174,6 +224,7 @@ TEST(JobGpus, WhatIsNotKnownIsNotWritten) {
   auto text = render_text(h.snapshot());
   auto e = parse_exposition(text);
   EXPECT_FALSE(e.help.count("dltune_job_gpu_memory_used_bytes"));
+  EXPECT_FALSE(e.help.count("dltune_gpu_job_info"));
   ASSERT_EQ(e.all("dltune_job_gpus").size(), 4u) << text;
   for (const auto* s : e.all("dltune_job_gpus")) EXPECT_EQ(s->value_text, "0");
 
@@ -189,6 +240,7 @@ TEST(JobGpus, WhatIsNotKnownIsNotWritten) {
   e = parse_exposition(render_text(h.snapshot()));
   EXPECT_FALSE(e.help.count("dltune_job_gpu_memory_used_bytes"));
   EXPECT_FALSE(e.help.count("dltune_job_gpus"));
+  EXPECT_FALSE(e.help.count("dltune_gpu_job_info"));
 
   // NVML has not read any GPU yet, or GPUs are off: nothing.
   h = jobs_on_gpus();
@@ -283,6 +335,11 @@ TEST(JobGpus, TheExporterJoinsNvmlsProcessesWithTheGroups) {
   EXPECT_EQ(mem->value_text, "1073741824") << "4243 is no job's";
   ASSERT_TRUE(parsed.find("dltune_job_gpus", {{"cgroup", "/dltune/job"}}));
   EXPECT_EQ(parsed.find("dltune_job_gpus", {{"cgroup", "/dltune/job"}})->value_text, "1");
+  // GPU 0 joins to the job; GPU 1, which runs nothing of it, to none.
+  const auto joins = parsed.all("dltune_gpu_job_info");
+  ASSERT_EQ(joins.size(), 1u) << (*e)->exposition()->text;
+  EXPECT_EQ(joins[0]->labels.at("UUID"), uuid0);
+  EXPECT_EQ(joins[0]->labels.at("cgroup"), "/dltune/job");
   const auto ecc = parsed.all("dltune_gpu_ecc_errors_total", {{"gpu", "0"}});
   ASSERT_EQ(ecc.size(), 2u);
   EXPECT_EQ(parsed.all("dltune_gpu_ecc_errors_total", {{"gpu", "0"}, {"type", "corrected"}})[0]

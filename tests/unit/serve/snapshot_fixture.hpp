@@ -110,6 +110,10 @@ inline Fixture full_fixture() {
   g.pci_bus_id = "00000000:18:00.0";
   g.utilization_gpu_pct = 87;
   g.utilization_memory_pct = 40;
+  g.sm_active_ratio = 0.155;  // NVML GPM (Hopper)
+  g.sm_occupancy_ratio = 0.08;
+  g.tensor_active_ratio = 0.03;
+  g.dram_active_ratio = 0.2;
   g.memory_used_bytes = 553648128;
   g.memory_total_bytes = 85520809984;
   g.memory_free_bytes = 84430290944;  // total less used and a 512 MiB reserve
@@ -127,6 +131,7 @@ inline Fixture full_fixture() {
   g.pcie_replay_count = 7;
   g.xid_errors = 2;
   g.last_xid = 79;
+  g.xid_codes = {{13, 1}, {79, 1}, {4000, 0}};  // 4000: no such Xid in the table
   g.ecc_corrected = 12;
   g.ecc_uncorrected = 0;
   g.nvlink_tx_kib = 5000;  // 5 120 000 bytes
