@@ -255,6 +255,48 @@ TEST_F(Deploy, TheKubernetesScrapeJobFindsTheService) {
   EXPECT_EQ(keep["__meta_kubernetes_endpoint_port_name"], (*svc)["spec"]["ports"][0]["name"]);
 }
 
+// The Prometheus operator's monitors find what the DaemonSet runs: the ServiceMonitor selects the
+// Service by its label in its namespace and scrapes its port by name; the PodMonitor selects the
+// DaemonSet's pods by their template's labels and scrapes the container's port by name; both
+// name the node as the scrape job by hand does.
+TEST_F(Deploy, TheOperatorsMonitorsFindTheServiceAndThePods) {
+  const auto docs = yaml_documents(kDeploy / "kubernetes/dltune-daemonset.yaml");
+  const json* svc = of_kind(docs, "Service");
+  const json* ds = of_kind(docs, "DaemonSet");
+  ASSERT_TRUE(svc && ds);
+  const auto monitors = yaml_documents(kDeploy / "kubernetes/dltune-servicemonitor.yaml");
+  const json* sm = of_kind(monitors, "ServiceMonitor");
+  const json* pm = of_kind(monitors, "PodMonitor");
+  ASSERT_TRUE(sm && pm);
+  const auto has_labels = [](const json& labels, const json& selector) {
+    for (const auto& [k, v] : selector.items())
+      if (!labels.contains(k) || labels[k] != v) return false;
+    return !selector.empty();
+  };
+  const auto names_node = [](const json& relabelings) {
+    std::set<std::string> targets;
+    for (const auto& r : relabelings)
+      if (r["sourceLabels"][0] == "__meta_kubernetes_pod_node_name")
+        targets.insert(r["targetLabel"].get<std::string>());
+    return targets == std::set<std::string>{"instance", "node"};
+  };
+  for (const json* m : {sm, pm}) {
+    EXPECT_EQ((*m)["apiVersion"], "monitoring.coreos.com/v1");
+    EXPECT_EQ((*m)["spec"]["namespaceSelector"]["matchNames"][0], (*svc)["metadata"]["namespace"]);
+  }
+  EXPECT_TRUE(has_labels((*svc)["metadata"]["labels"], (*sm)["spec"]["selector"]["matchLabels"]));
+  EXPECT_EQ((*sm)["spec"]["endpoints"][0]["port"], (*svc)["spec"]["ports"][0]["name"]);
+  EXPECT_TRUE(names_node((*sm)["spec"]["endpoints"][0]["relabelings"]));
+  const auto& pod = (*ds)["spec"]["template"];
+  EXPECT_TRUE(has_labels(pod["metadata"]["labels"], (*pm)["spec"]["selector"]["matchLabels"]));
+  bool port = false;
+  for (const auto& c : pod["spec"]["containers"])
+    for (const auto& p : c.value("ports", json::array()))
+      port = port || p["name"] == (*pm)["spec"]["podMetricsEndpoints"][0]["port"];
+  EXPECT_TRUE(port) << "no container port named as the PodMonitor's";
+  EXPECT_TRUE(names_node((*pm)["spec"]["podMetricsEndpoints"][0]["relabelings"]));
+}
+
 TEST_F(Deploy, PromtoolAcceptsTheConfigAndTheRules) {
   if (!have("promtool")) GTEST_SKIP() << "promtool (Debian's prometheus package) is not installed";
   const auto config =
@@ -478,6 +520,74 @@ TEST(DeployUnit, DashboardAndRulesQueryOnlyMetricsServeExports) {
 
 // Several hosts on one dashboard: every target's legend names its host, so that two hosts' GPU 0
 // (or eth0, or cgroup) are two legend entries that say which is which, never one name twice.
+// Every query of the dashboard parses as PromQL (each, with Grafana's variables given values,
+// becomes a recording rule that `promtool check rules` reads); the tables are instant queries
+// (one row per finding, what is wrong now); every job panel follows the Slurm job variable; the
+// throttling panel is a share of the quota's periods, which cannot pass 100%.
+TEST(DeployUnit, DashboardQueriesParseTablesAreInstantAndJobPanelsFollowTheJob) {
+  const auto dashboard = json::parse(slurp(kDeploy / "grafana/dltune-dashboard.json"));
+  std::vector<std::string> queries;
+  bool throttle_panel = false;
+  for (const auto& p : dashboard["panels"]) {
+    if (!p.contains("targets")) continue;
+    for (const auto& t : p["targets"]) {
+      const auto expr = t["expr"].get<std::string>();
+      queries.push_back(expr);
+      if (p["type"] == "table") {
+        EXPECT_EQ(t.value("instant", false), true) << p["title"] << ": " << expr;
+        EXPECT_EQ(t.value("format", ""), "table") << p["title"];
+      }
+      if (expr.find("dltune_job_") != std::string::npos)
+        EXPECT_NE(expr.find("slurm_job_id=~\"$slurm_job\""), std::string::npos)
+            << p["title"] << ": " << expr;
+    }
+    if (p["title"] == "Job CPU throttled") {
+      throttle_panel = true;
+      EXPECT_EQ(p["fieldConfig"]["defaults"]["max"], 1) << "a share of periods";
+      const auto expr = p["targets"][0]["expr"].get<std::string>();
+      EXPECT_NE(expr.find("rate(dltune_job_cpu_throttled_periods_total"), std::string::npos);
+      EXPECT_NE(expr.find("/ rate(dltune_job_cpu_periods_total"), std::string::npos);
+    }
+  }
+  EXPECT_TRUE(throttle_panel);
+  bool job_variable = false;
+  for (const auto& v : dashboard["templating"]["list"]) {
+    if (!v.contains("definition")) continue;
+    job_variable = job_variable || v["name"] == "slurm_job";
+    // label_values(SELECTOR, label): the selector is PromQL.
+    const auto d = v["definition"].get<std::string>();
+    const std::string open = "label_values(";
+    ASSERT_EQ(d.rfind(open, 0), 0u) << d;
+    queries.push_back(d.substr(open.size(), d.rfind(',') - open.size()));
+  }
+  EXPECT_TRUE(job_variable);
+  if (!have("promtool")) GTEST_SKIP() << "promtool (Debian's prometheus package) is not installed";
+  std::string rules = "groups:\n  - name: dashboard\n    rules:\n";
+  int n = 0;
+  for (auto q : queries) {
+    for (const auto& [from, to] :
+         std::vector<std::pair<std::string, std::string>>{{"$__rate_interval", "5m"},
+                                                          {"$instance", ".*"},
+                                                          {"$gpu", ".*"},
+                                                          {"$slurm_job", ".*"}}) {
+      for (auto at = q.find(from); at != std::string::npos; at = q.find(from, at))
+        q.replace(at, from.size(), to);
+    }
+    EXPECT_EQ(q.find('$'), std::string::npos) << "a variable the test does not know: " << q;
+    rules += "      - record: dashboard_query_" + std::to_string(n++) +
+             "\n        expr: |\n          " + q + "\n";
+  }
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("dltune_dashboard_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "queries.yml") << rules;
+  const auto r = run({"promtool", "check", "rules", (dir / "queries.yml").string()});
+  fs::remove_all(dir);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err << rules;
+  EXPECT_NE(r.out.find("SUCCESS: " + std::to_string(n) + " rules found"), std::string::npos)
+      << r.out;
+}
+
 TEST(DeployUnit, DashboardLegendsNameTheHost) {
   const auto dashboard = json::parse(slurp(kDeploy / "grafana/dltune-dashboard.json"));
   std::size_t targets = 0;
