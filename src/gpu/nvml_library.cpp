@@ -135,6 +135,7 @@ constexpr SymbolSpec kTable[] = {
     {Sym::kGpmSampleFree, {"nvmlGpmSampleFree", nullptr, nullptr}, false},
     {Sym::kGpmSampleGet, {"nvmlGpmSampleGet", nullptr, nullptr}, false},
     {Sym::kGpmMetricsGet, {"nvmlGpmMetricsGet", nullptr, nullptr}, false},
+    {Sym::kProcessUtilization, {"nvmlDeviceGetProcessUtilization", nullptr, nullptr}, false},
 };
 static_assert(std::size(kTable) == static_cast<std::size_t>(Sym::kCount));
 

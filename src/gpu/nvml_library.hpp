@@ -90,6 +90,8 @@ enum class Sym : std::size_t {
   kGpmSampleFree,
   kGpmSampleGet,
   kGpmMetricsGet,
+  // The sampler's per-process SM utilisation (the jobs' share of a GPU).
+  kProcessUtilization,
   kCount,
 };
 

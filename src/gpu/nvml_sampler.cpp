@@ -100,6 +100,8 @@ class Reader {
       no_nvlink_.assign(count, false);
       free_gpm();
       gpm_.assign(count, Gpm{});
+      util_seen_us_.assign(count, 0);
+      no_process_util_.assign(count, false);
     }
     drain_events();
     out.resize(count);
@@ -259,6 +261,43 @@ class Reader {
     }
   }
 
+  // Each compute process's SM utilisation since the last reading of this GPU (the driver keeps
+  // a sample per process and period; lastSeenTimeStamp asks for the newer ones). A process the
+  // call does not list did not use the GPU: 0. A GPU that says NOT_SUPPORTED is not asked again.
+  void process_utilization(unsigned index, nvml::Device h, GpuReading& g) {
+    const auto f = lib_.fn<nvml::DeviceProcessUtilizationFn>(Sym::kProcessUtilization);
+    if (f == nullptr || g.processes.empty() || no_process_util_[index]) return;
+    const unsigned long long since = util_seen_us_[index];
+    unsigned n = 0;
+    auto rc = f(h, nullptr, &n, since);
+    if (rc == nvml::kErrorNotFound)
+      n = 0;  // none newer: no process used the GPU
+    else if (rc == nvml::kErrorNotSupported) {
+      no_process_util_[index] = true;
+      return;
+    } else if (rc != nvml::kErrorInsufficientSize && !ok(Sym::kProcessUtilization, rc))
+      return;
+    n = std::min(n, 65536u);
+    util_buf_.resize(n + 8);  // room for a few that start meanwhile
+    if (n > 0) {
+      n = static_cast<unsigned>(util_buf_.size());
+      rc = f(h, util_buf_.data(), &n, since);
+      if (rc == nvml::kErrorNotFound)
+        n = 0;
+      else if (!ok(Sym::kProcessUtilization, rc))
+        return;
+      n = std::min<unsigned>(n, static_cast<unsigned>(util_buf_.size()));
+    }
+    for (auto& p : g.processes) p.sm_util_pct = 0;
+    for (unsigned i = 0; i < n; ++i) {
+      const auto& s = util_buf_[i];
+      util_seen_us_[index] = std::max(util_seen_us_[index], s.time_stamp);
+      for (auto& p : g.processes)
+        if (p.pid == static_cast<pid_t>(s.pid))
+          p.sm_util_pct = std::max(*p.sm_util_pct, std::min(s.sm_util, 100u));
+    }
+  }
+
   // Xid events (NVML API Reference, "Event Handling Methods"): one event set for every GPU,
   // each registered for nvmlEventTypeXidCriticalError once; the set is drained without waiting
   // (timeout 0) at each reading. A GPU where registration is refused (vGPU guests, old boards:
@@ -375,6 +414,7 @@ class Reader {
       processes_as<nvml::ProcessInfoV2, nvml::DeviceProcessesV2Fn>(h, g, procs_v2_);
     else if (v == 2)
       processes_as<nvml::ProcessInfoV1, nvml::DeviceProcessesV1Fn>(h, g, procs_v1_);
+    process_utilization(index, h, g);
     g.sampled_at_ns = now_ns(CLOCK_MONOTONIC);
     g.lost = lost_;
   }
@@ -467,6 +507,9 @@ class Reader {
   std::vector<bool> no_nvlink_;  // per GPU: NVML said NOT_SUPPORTED for its NVLink counters
   std::vector<Gpm> gpm_;
   std::unique_ptr<nvml::GpmMetricsGet> gpm_get_;  // 20 KiB: once, on the heap
+  std::vector<unsigned long long> util_seen_us_;  // per GPU: the newest process sample read
+  std::vector<bool> no_process_util_;             // per GPU: NOT_SUPPORTED for process utilisation
+  std::vector<nvml::ProcessUtilizationSample> util_buf_;
   nvml::EventSet events_ = nullptr;
   std::vector<nvml::ProcessInfoV2> procs_v2_;
   std::vector<nvml::ProcessInfoV1> procs_v1_;

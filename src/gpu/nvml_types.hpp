@@ -125,6 +125,22 @@ struct ProcessInfoV2 {
   unsigned int compute_instance_id;
 };
 static_assert(sizeof(ProcessInfoV2) == 24);
+// nvmlProcessUtilizationSample_t (nvmlDeviceGetProcessUtilization(device, samples, count,
+// lastSeenTimeStamp), Maxwell and newer): one per process that used the GPU during the driver's
+// last sample period, its utilisations in percent; timeStamp in microseconds (CPU time). With
+// samples NULL the call says the count needed (NVML_ERROR_INSUFFICIENT_SIZE); with none newer
+// than lastSeenTimeStamp, NVML_ERROR_NOT_FOUND.
+struct ProcessUtilizationSample {
+  unsigned int pid;
+  unsigned long long time_stamp;
+  unsigned int sm_util;
+  unsigned int mem_util;
+  unsigned int enc_util;
+  unsigned int dec_util;
+};
+static_assert(sizeof(ProcessUtilizationSample) == 32);
+using DeviceProcessUtilizationFn = Return (*)(Device, ProcessUtilizationSample*, unsigned int*,
+                                              unsigned long long);
 // nvmlProcessInfo_v1_t (nvmlDeviceGetComputeRunningProcesses without a suffix).
 struct ProcessInfoV1 {
   unsigned int pid;

@@ -15,6 +15,10 @@ namespace dltune::gpu {
 struct GpuProcess {
   pid_t pid = 0;
   std::optional<std::uint64_t> used_memory_bytes;
+  // nvmlDeviceGetProcessUtilization's SM utilisation of the process over the reading's interval,
+  // %: 0 for a process the call did not list (it lists only those that used the GPU); absent
+  // where the call is missing or failed.
+  std::optional<std::uint32_t> sm_util_pct = std::nullopt;
 };
 // How many Xid events of one code a GPU had.
 struct XidCount {

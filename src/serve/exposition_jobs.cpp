@@ -277,6 +277,34 @@ void render_job_gpus(const Snapshot& s, MetricSink& sink) {
     }
   }
 
+  sink.family("dltune_job_gpu_utilization_ratio", kGauge,
+              "Share of the GPU's SMs the group's processes used over the last reading "
+              "interval (nvmlDeviceGetProcessUtilization smUtil, summed over the group's "
+              "processes, at most 1); absent where NVML does not give it");
+  for (std::size_t j = 0; listed && j < s.jobs.size(); ++j) {
+    const auto& group = s.jobs[j];
+    const std::span<const pid_t> members = s.job_members[j];
+    if (members.empty()) continue;
+    const Owner owner = all.owner(group);
+    for (const auto& g : gpus) {
+      std::uint32_t pct = 0;
+      bool any = false, known = true;
+      for (const auto& p : g.processes) {
+        if (!member(members, p.pid)) continue;
+        any = true;
+        if (p.sm_util_pct)
+          pct += *p.sm_util_pct;
+        else
+          known = false;
+      }
+      if (!any || !known) continue;
+      const fmt::format_int index(g.index);
+      put(sink, group, owner, {"gpu", {index.data(), index.size()}},
+          {"uuid", g.uuid ? std::string_view(*g.uuid) : std::string_view()},
+          std::min(pct, 100u) / 100.0);
+    }
+  }
+
   sink.family("dltune_job_gpus", kGauge,
               "GPUs on which a process of the group runs now "
               "(nvmlDeviceGetComputeRunningProcesses)");

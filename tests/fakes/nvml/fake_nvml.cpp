@@ -1156,6 +1156,47 @@ int nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* get) {
     return kSuccess;
   });
 }
+
+// nvmlDeviceGetProcessUtilization (NVML API Reference, "Device Queries"): a GPU's
+// "process_utilization" list ([{"pid": 4242, "sm": 60, "mem": 20}]) as one sample per process,
+// stamped with the time of the call (microseconds); an empty list is NVML_ERROR_NOT_FOUND (no
+// process used the GPU), no list NOT_SUPPORTED. With samples NULL, or too few of them, the count
+// needed and NVML_ERROR_INSUFFICIENT_SIZE.
+struct nvmlProcessUtilizationSample_t {
+  unsigned int pid;
+  unsigned long long timeStamp;
+  unsigned int smUtil;
+  unsigned int memUtil;
+  unsigned int encUtil;
+  unsigned int decUtil;
+};
+int nvmlDeviceGetProcessUtilization(void* device, nvmlProcessUtilizationSample_t* samples,
+                                    unsigned int* count, unsigned long long /*lastSeen*/) {
+  return call(__func__, device, [&] {
+    const json& g = gpu_of(device)->config;
+    if (count == nullptr) return kInvalidArgument;
+    if (!g.contains("process_utilization") || !g["process_utilization"].is_array())
+      return kNotSupported;
+    const json& list = g["process_utilization"];
+    if (list.empty()) return kNotFound;
+    if (samples == nullptr || *count < list.size()) {
+      *count = static_cast<unsigned>(list.size());
+      return kInsufficientSize;
+    }
+    const auto now = std::chrono::duration_cast<std::chrono::microseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      samples[i] = {};
+      samples[i].pid = static_cast<unsigned>(number(list[i], "pid").value_or(0));
+      samples[i].timeStamp = static_cast<unsigned long long>(now);
+      samples[i].smUtil = static_cast<unsigned>(number(list[i], "sm").value_or(0));
+      samples[i].memUtil = static_cast<unsigned>(number(list[i], "mem").value_or(0));
+    }
+    *count = static_cast<unsigned>(list.size());
+    return kSuccess;
+  });
+}
 #endif  // FAKE_NVML_OLD
 
 }  // extern "C"

@@ -112,8 +112,9 @@ TEST(GpuEcc, CountsByTypeAndNoSeriesWithoutThem) {
 Host jobs_on_gpus() {
   Host h;
   h.sample.gpus = {
-      gpu(0, {{100, 1073741824}, {101, 536870912}, {200, 4096}}),  // 200: no job's
-      gpu(1, {{101, 268435456}}), gpu(2, {{300, std::nullopt}}),   // NVML_VALUE_NOT_AVAILABLE
+      gpu(0, {{100, 1073741824, 50}, {101, 536870912, 25}, {200, 4096, 20}}),  // 200: no job's
+      gpu(1, {{101, 268435456, 100}, {102, 4096, 30}}),  // over 100% together: 1
+      gpu(2, {{300, std::nullopt, std::nullopt}}),       // NVML_VALUE_NOT_AVAILABLE
   };
   h.jobs = {group("/dltune/idle", 1), group("/dltune/job-a", 3),
             group("/kubepods.slice/kubepods-podx.slice", 0), group("/slurm/uid_0/job_5", 1)};
@@ -136,9 +137,18 @@ TEST(JobGpus, MemoryIsSummedPerJobAndGpuAndOthersProcessesAreNotCounted) {
               "1610612736");
   expect_line(text,
               R"(dltune_job_gpu_memory_used_bytes{cgroup="/dltune/job-a",gpu="1",uuid="GPU-1"} )"
-              "268435456");
+              "268439552");
   // The Slurm job's process on GPU 2 has no memory figure: no series rather than a wrong sum.
   EXPECT_EQ(e.all("dltune_job_gpu_memory_used_bytes").size(), 2u) << text;
+  // The job's share of each GPU: its processes' SM utilisation summed (at most 1); none where a
+  // process's is not known (GPU 2).
+  expect_line(text,
+              R"(dltune_job_gpu_utilization_ratio{cgroup="/dltune/job-a",gpu="0",uuid="GPU-0"} )"
+              "0.75");
+  expect_line(text,
+              R"(dltune_job_gpu_utilization_ratio{cgroup="/dltune/job-a",gpu="1",uuid="GPU-1"} )"
+              "1");
+  EXPECT_EQ(e.all("dltune_job_gpu_utilization_ratio").size(), 2u) << text;
   expect_line(text, R"(dltune_job_gpus{cgroup="/dltune/idle"} 0)");
   expect_line(text, R"(dltune_job_gpus{cgroup="/dltune/job-a"} 2)");
   expect_line(text, R"(dltune_job_gpus{cgroup="/kubepods.slice/kubepods-podx.slice",)"
@@ -150,7 +160,8 @@ TEST(JobGpus, MemoryIsSummedPerJobAndGpuAndOthersProcessesAreNotCounted) {
     return std::find(e.families.begin(), e.families.end(), name) - e.families.begin();
   };
   EXPECT_EQ(at("dltune_job_gpu_memory_used_bytes"), at("dltune_job_processes") + 1);
-  EXPECT_EQ(at("dltune_job_gpus"), at("dltune_job_processes") + 2);
+  EXPECT_EQ(at("dltune_job_gpu_utilization_ratio"), at("dltune_job_processes") + 2);
+  EXPECT_EQ(at("dltune_job_gpus"), at("dltune_job_processes") + 3);
 }
 
 TEST(JobGpus, ASlurmStepCarriesItsLabelsAndTheGpuOnes) {

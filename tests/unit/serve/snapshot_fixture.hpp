@@ -126,7 +126,7 @@ inline Fixture full_fixture() {
   g.pcie_tx_kib_s = 1200;
   g.pcie_rx_kib_s = 350000;
   g.energy_mj = 123456789;
-  g.processes = {{4242, 1073741824}, {4243, std::nullopt}};
+  g.processes = {{4242, 1073741824, 87}, {4243, std::nullopt, 0}};
   g.sampled_at_ns = 1;
   g.pcie_replay_count = 7;
   g.xid_errors = 2;

@@ -21,7 +21,8 @@ namespace dltune::testing {
 // serve exports them; a recording keeps the readings NVML gave. Nor are Gpu::memory_free_bytes
 // and Gpu::minor_number, which serve exports for dcgm-exporter's names (FB_FREE, device), nor
 // Gpu::xid_codes (serve's Xid counts by code, since it started), nor yet the GPM ratios
-// (Gpu::sm_active_ratio and the three beside it), which serve exports.
+// (Gpu::sm_active_ratio and the three beside it), nor GpuProcess::sm_util_pct, which serve
+// exports.
 static_assert(sizeof(monitor::Process) == 304, "a Process field was added: see above");
 static_assert(sizeof(monitor::Cgroup) == 640, "a Cgroup field was added: see above");
 static_assert(sizeof(monitor::Gpu) == 568, "a Gpu field was added: see above");
@@ -29,7 +30,7 @@ static_assert(sizeof(monitor::System) == 640, "a System field was added: see abo
 static_assert(sizeof(monitor::Sample) == 1408, "a Sample field was added: see above");
 static_assert(sizeof(monitor::Disk) == 104, "a Disk field was added: see above");
 static_assert(sizeof(monitor::NetDevice) == 96, "a NetDevice field was added: see above");
-static_assert(sizeof(monitor::GpuProcess) == 24, "a GpuProcess field was added: see above");
+static_assert(sizeof(monitor::GpuProcess) == 32, "a GpuProcess field was added: see above");
 static_assert(sizeof(monitor::Pressures) == 240, "a Pressures field was added: see above");
 
 // Every field set, from `n` upwards, each value different from every other.
