@@ -111,8 +111,7 @@ struct GpuModel {
   unsigned index = 0;
   std::optional<std::string> uuid, name, pci_bus_id;
   std::optional<double> utilization_gpu_pct, utilization_memory_pct;
-  // NVML GPM's SM activity over the reading's interval, % (Hopper and newer; live only: a
-  // recording does not keep it).
+  // NVML GPM's SM activity over the reading's interval, % (Hopper and newer).
   std::optional<double> sm_active_pct;
   std::optional<std::uint64_t> memory_used_bytes, memory_total_bytes;
   std::optional<double> power_watts;

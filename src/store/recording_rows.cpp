@@ -280,6 +280,12 @@ void bind_gpu(Binder& b, std::int64_t id, const Gpu& g) {
   b.ot(g.vendor);
   b.ou(g.nvlink_tx_kib);
   b.ou(g.nvlink_rx_kib);
+  b.ou(g.memory_free_bytes);
+  b.ou(g.minor_number);
+  b.od(g.sm_active_ratio);
+  b.od(g.sm_occupancy_ratio);
+  b.od(g.tensor_active_ratio);
+  b.od(g.dram_active_ratio);
 }
 
 Gpu read_gpu(Columns& c) {
@@ -310,6 +316,12 @@ Gpu read_gpu(Columns& c) {
   g.vendor = c.ot();
   g.nvlink_tx_kib = c.ou<std::uint64_t>();
   g.nvlink_rx_kib = c.ou<std::uint64_t>();
+  g.memory_free_bytes = c.ou<std::uint64_t>();
+  g.minor_number = c.ou<std::uint32_t>();
+  g.sm_active_ratio = c.od();
+  g.sm_occupancy_ratio = c.od();
+  g.tensor_active_ratio = c.od();
+  g.dram_active_ratio = c.od();
   return g;
 }
 
@@ -319,6 +331,7 @@ void bind_gpu_process(Binder& b, std::int64_t id, unsigned gpu, int seq, const G
   b.s(seq);
   b.s(p.pid);
   b.ou(p.used_memory_bytes);
+  b.ou(p.sm_util_pct);
 }
 
 GpuProcess read_gpu_process(Columns& c, unsigned& gpu) {
@@ -328,6 +341,7 @@ GpuProcess read_gpu_process(Columns& c, unsigned& gpu) {
   c.i++;  // seq
   p.pid = static_cast<pid_t>(c.s());
   p.used_memory_bytes = c.ou<std::uint64_t>();
+  p.sm_util_pct = c.ou<std::uint32_t>();
   return p;
 }
 

@@ -147,13 +147,17 @@ std::vector<Table> make_tables() {
              // Added after schema 1 was first written (nullable, at the end: no new version).
              "pcie_replay_count INTEGER", "xid_errors INTEGER", "last_xid INTEGER",
              "ecc_corrected INTEGER", "ecc_uncorrected INTEGER", "vendor TEXT",
-             "nvlink_tx_kib INTEGER", "nvlink_rx_kib INTEGER"},
+             "nvlink_tx_kib INTEGER", "nvlink_rx_kib INTEGER", "memory_free_bytes INTEGER",
+             "minor_number INTEGER", "sm_active_ratio REAL", "sm_occupancy_ratio REAL",
+             "tensor_active_ratio REAL", "dram_active_ratio REAL"},
             "sample_id, gpu",
             "gpu",
             true});
   t.push_back(Table{"gpu_process",
                     {"sample_id INTEGER NOT NULL", "gpu INTEGER NOT NULL", "seq INTEGER NOT NULL",
-                     "pid INTEGER NOT NULL", "used_memory_bytes INTEGER"},
+                     "pid INTEGER NOT NULL", "used_memory_bytes INTEGER",
+                     // Added after schema 1 was first written (nullable, at the end).
+                     "sm_util_pct INTEGER"},
                     "sample_id, gpu, seq",
                     "gpu, seq",
                     true});

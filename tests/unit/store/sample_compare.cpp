@@ -124,10 +124,17 @@ void same_gpu(const Gpu& a, const Gpu& b, const std::string& where) {
   SAME(vendor);
   SAME(nvlink_tx_kib);
   SAME(nvlink_rx_kib);
+  SAME(memory_free_bytes);
+  SAME(minor_number);
+  SAME(sm_active_ratio);
+  SAME(sm_occupancy_ratio);
+  SAME(tensor_active_ratio);
+  SAME(dram_active_ratio);
   ASSERT_EQ(a.processes.size(), b.processes.size()) << where;
   for (std::size_t i = 0; i < a.processes.size(); ++i) {
     EXPECT_EQ(a.processes[i].pid, b.processes[i].pid) << where << i;
     EXPECT_EQ(a.processes[i].used_memory_bytes, b.processes[i].used_memory_bytes) << where << i;
+    EXPECT_EQ(a.processes[i].sm_util_pct, b.processes[i].sm_util_pct) << where << i;
   }
 }
 

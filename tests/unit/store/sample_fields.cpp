@@ -109,7 +109,13 @@ Gpu full_gpu(unsigned index, Counter& c) {
   g.ecc_uncorrected = c();
   g.nvlink_tx_kib = c();
   g.nvlink_rx_kib = c();
-  for (int i = 0; i < 2; ++i) g.processes.push_back({static_cast<pid_t>(c()), c()});
+  g.memory_free_bytes = c();
+  g.minor_number = c.u32();
+  g.sm_active_ratio = c.d();
+  g.sm_occupancy_ratio = c.d();
+  g.tensor_active_ratio = c.d();
+  g.dram_active_ratio = c.d();
+  for (int i = 0; i < 2; ++i) g.processes.push_back({static_cast<pid_t>(c()), c(), c.u32()});
   return g;
 }
 

@@ -18,11 +18,8 @@ namespace dltune::testing {
 // System::activity_ns and activity_carried: a recording reads the activity counters at every
 // sample (only top carries them), so they read back as 0 and false, which means the same.
 // Gpu::lost and Sample::gpu_slots (whether each GPU on PCI answered) are not recorded either:
-// serve exports them; a recording keeps the readings NVML gave. Nor are Gpu::memory_free_bytes
-// and Gpu::minor_number, which serve exports for dcgm-exporter's names (FB_FREE, device), nor
-// Gpu::xid_codes (serve's Xid counts by code, since it started), nor yet the GPM ratios
-// (Gpu::sm_active_ratio and the three beside it), nor GpuProcess::sm_util_pct, which serve
-// exports.
+// serve exports them; a recording keeps the readings NVML gave. Nor is Gpu::xid_codes (serve's
+// Xid counts by code, since it started).
 static_assert(sizeof(monitor::Process) == 304, "a Process field was added: see above");
 static_assert(sizeof(monitor::Cgroup) == 640, "a Cgroup field was added: see above");
 static_assert(sizeof(monitor::Gpu) == 568, "a Gpu field was added: see above");
