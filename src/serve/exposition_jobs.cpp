@@ -184,6 +184,35 @@ bool member(std::span<const pid_t> members, pid_t pid) {
   return std::binary_search(members.begin(), members.end(), pid);
 }
 
+// For each group with members and each GPU that runs one of its processes, the sum of `get` over
+// those processes, written through `as` with the GPU's labels; a pair where one process's value
+// is unknown is left out rather than summed wrong.
+template <class Get, class As>
+void per_job_and_gpu(const Snapshot& s, const Jobs& all, MetricSink& sink, Get get, As as) {
+  for (std::size_t j = 0; j < s.jobs.size(); ++j) {
+    const auto& group = s.jobs[j];
+    const std::span<const pid_t> members = s.job_members[j];
+    if (members.empty()) continue;
+    const Owner owner = all.owner(group);
+    for (const auto& g : s.sample->gpus) {
+      std::uint64_t sum = 0;
+      bool any = false, known = true;
+      for (const auto& p : g.processes) {
+        if (!member(members, p.pid)) continue;
+        any = true;
+        if (const auto v = get(p))
+          sum += *v;
+        else
+          known = false;
+      }
+      if (!any || !known) continue;
+      const fmt::format_int index(g.index);
+      put(sink, group, owner, {"gpu", {index.data(), index.size()}},
+          {"uuid", g.uuid ? std::string_view(*g.uuid) : std::string_view()}, as(sum));
+    }
+  }
+}
+
 // Whether `inner` is a group below `outer` (a Slurm job's step, a pod's container).
 bool below(std::string_view inner, std::string_view outer) {
   return inner.size() > outer.size() + 1 && inner.starts_with(outer) &&
@@ -254,56 +283,25 @@ void render_job_gpus(const Snapshot& s, MetricSink& sink) {
               "GPU memory used by the group's processes on this GPU "
               "(nvmlDeviceGetComputeRunningProcesses usedGpuMemory, summed over the group's "
               "processes); absent where NVML does not give a process's memory");
-  for (std::size_t j = 0; listed && j < s.jobs.size(); ++j) {
-    const auto& group = s.jobs[j];
-    const std::span<const pid_t> members = s.job_members[j];
-    if (members.empty()) continue;
-    const Owner owner = all.owner(group);
-    for (const auto& g : gpus) {
-      std::uint64_t bytes = 0;
-      bool any = false, known = true;
-      for (const auto& p : g.processes) {
-        if (!member(members, p.pid)) continue;
-        any = true;
-        if (p.used_memory_bytes)
-          bytes += *p.used_memory_bytes;
-        else
-          known = false;
-      }
-      if (!any || !known) continue;
-      const fmt::format_int index(g.index);
-      put(sink, group, owner, {"gpu", {index.data(), index.size()}},
-          {"uuid", g.uuid ? std::string_view(*g.uuid) : std::string_view()}, bytes);
-    }
-  }
+  if (listed)
+    per_job_and_gpu(
+        s, all, sink, [](const gpu::GpuProcess& p) { return p.used_memory_bytes; },
+        [](std::uint64_t bytes) { return bytes; });
 
   sink.family("dltune_job_gpu_utilization_ratio", kGauge,
               "Share of the GPU's SMs the group's processes used over the last reading "
               "interval (nvmlDeviceGetProcessUtilization smUtil, summed over the group's "
               "processes, at most 1); absent where NVML does not give it");
-  for (std::size_t j = 0; listed && j < s.jobs.size(); ++j) {
-    const auto& group = s.jobs[j];
-    const std::span<const pid_t> members = s.job_members[j];
-    if (members.empty()) continue;
-    const Owner owner = all.owner(group);
-    for (const auto& g : gpus) {
-      std::uint32_t pct = 0;
-      bool any = false, known = true;
-      for (const auto& p : g.processes) {
-        if (!member(members, p.pid)) continue;
-        any = true;
-        if (p.sm_util_pct)
-          pct += *p.sm_util_pct;
-        else
-          known = false;
-      }
-      if (!any || !known) continue;
-      const fmt::format_int index(g.index);
-      put(sink, group, owner, {"gpu", {index.data(), index.size()}},
-          {"uuid", g.uuid ? std::string_view(*g.uuid) : std::string_view()},
-          std::min(pct, 100u) / 100.0);
-    }
-  }
+  if (listed)
+    per_job_and_gpu(
+        s, all, sink,
+        [](const gpu::GpuProcess& p) -> std::optional<std::uint64_t> {
+          if (!p.sm_util_pct) return std::nullopt;
+          return *p.sm_util_pct;
+        },
+        [](std::uint64_t pct) {
+          return static_cast<double>(std::min<std::uint64_t>(pct, 100)) / 100.0;
+        });
 
   sink.family("dltune_job_gpus", kGauge,
               "GPUs on which a process of the group runs now "

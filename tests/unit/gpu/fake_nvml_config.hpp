@@ -1,5 +1,6 @@
 #pragma once
 // Describing the fake libnvidia-ml.so's system to it (tests/fakes/nvml/README.md).
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -12,7 +13,23 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/build_paths.hpp"
+
 namespace dltune::testing {
+
+// How often the fake (loaded in this process by the code under test, from DLTUNE_FAKE_NVML) saw
+// `fn` called since its last init from zero (tests/fakes/nvml/README.md, fake_nvml_calls).
+inline unsigned long long fake_nvml_calls(const char* fn) {
+  void* lib = ::dlopen(DLTUNE_FAKE_NVML, RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(lib, nullptr) << "the fake is not loaded";
+  if (lib == nullptr) return 0;
+  using CallsFn = unsigned long long (*)(const char*);
+  const auto calls = reinterpret_cast<CallsFn>(::dlsym(lib, "fake_nvml_calls"));
+  EXPECT_NE(calls, nullptr);
+  const auto n = calls != nullptr ? calls(fn) : 0;
+  ::dlclose(lib);
+  return n;
+}
 
 // Bus numbers of the eight GPUs of an HGX H100 board, as NVML writes their ids.
 inline constexpr unsigned kHgxBuses[] = {0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb};

@@ -4,8 +4,6 @@
 // Hopper) and a driver without the calls give none; two samples per GPU for the sampler's life
 // (LeakSanitizer fails the test program when they are not freed); a failing sample starts the
 // interval again.
-#include <dlfcn.h>
-
 #include <set>
 #include <string>
 #include <vector>
@@ -18,19 +16,6 @@
 
 namespace dltune::gpu::nvml_sampler_gpm_test {
 namespace {
-
-// How often the fake (loaded by the sampler) saw `fn` called (tests/fakes/nvml/README.md).
-unsigned long long calls_of(const char* fn) {
-  void* lib = ::dlopen(DLTUNE_FAKE_NVML, RTLD_NOW | RTLD_NOLOAD);
-  EXPECT_NE(lib, nullptr) << "the fake is not loaded";
-  if (lib == nullptr) return 0;
-  using CallsFn = unsigned long long (*)(const char*);
-  const auto calls = reinterpret_cast<CallsFn>(::dlsym(lib, "fake_nvml_calls"));
-  EXPECT_NE(calls, nullptr);
-  const auto n = calls != nullptr ? calls(fn) : 0;
-  ::dlclose(lib);
-  return n;
-}
 
 TEST(NvmlSamplerGpm, RatiosFromTheSecondReadingAndNoneWithoutGpm) {
   auto config = testing::fake_hgx(3);
@@ -62,10 +47,10 @@ TEST(NvmlSamplerGpm, RatiosFromTheSecondReadingAndNoneWithoutGpm) {
   EXPECT_DOUBLE_EQ(out[0].sm_active_ratio.value_or(0), 0.155);
   EXPECT_TRUE(failed.empty()) << ::testing::PrintToString(failed);
   // Two samples for each GPU with GPM, kept for the sampler's life; GPU 1 asked once.
-  EXPECT_EQ(calls_of("nvmlGpmSampleAlloc"), 4u);
-  EXPECT_EQ(calls_of("nvmlGpmQueryDeviceSupport"), 3u);
-  EXPECT_EQ(calls_of("nvmlGpmSampleGet"), 6u);
-  EXPECT_EQ(calls_of("nvmlGpmMetricsGet"), 4u);
+  EXPECT_EQ(testing::fake_nvml_calls("nvmlGpmSampleAlloc"), 4u);
+  EXPECT_EQ(testing::fake_nvml_calls("nvmlGpmQueryDeviceSupport"), 3u);
+  EXPECT_EQ(testing::fake_nvml_calls("nvmlGpmSampleGet"), 6u);
+  EXPECT_EQ(testing::fake_nvml_calls("nvmlGpmMetricsGet"), 4u);
 }
 
 TEST(NvmlSamplerGpm, AFailedSampleIsSaidAndStartsTheIntervalAgain) {
@@ -82,7 +67,7 @@ TEST(NvmlSamplerGpm, AFailedSampleIsSaidAndStartsTheIntervalAgain) {
   EXPECT_FALSE(out[0].sm_active_ratio);
   ASSERT_EQ(failed.size(), 1u);
   EXPECT_NE(failed.begin()->find("nvmlGpmSampleGet"), std::string::npos) << *failed.begin();
-  EXPECT_EQ(calls_of("nvmlGpmMetricsGet"), 0u);
+  EXPECT_EQ(testing::fake_nvml_calls("nvmlGpmMetricsGet"), 0u);
 }
 
 TEST(NvmlSamplerGpm, ADriverWithoutTheCallsGivesNone) {

@@ -2,8 +2,6 @@
 // nvmlDeviceGetFieldValues call per GPU and reading, growing as the fake's counters grow; a GPU
 // that says NOT_SUPPORTED (for the call, or for both fields) left without them and not asked
 // again; another failure said and asked again; a driver without the call.
-#include <dlfcn.h>
-
 #include <set>
 #include <string>
 #include <vector>
@@ -16,19 +14,6 @@
 
 namespace dltune::gpu::nvml_sampler_nvlink_test {
 namespace {
-
-// How often the fake (loaded by the sampler) saw `fn` called (tests/fakes/nvml/README.md).
-unsigned long long calls_of(const char* fn) {
-  void* lib = ::dlopen(DLTUNE_FAKE_NVML, RTLD_NOW | RTLD_NOLOAD);
-  EXPECT_NE(lib, nullptr) << "the fake is not loaded";
-  if (lib == nullptr) return 0;
-  using CallsFn = unsigned long long (*)(const char*);
-  const auto calls = reinterpret_cast<CallsFn>(::dlsym(lib, "fake_nvml_calls"));
-  EXPECT_NE(calls, nullptr);
-  const auto n = calls != nullptr ? calls(fn) : 0;
-  ::dlclose(lib);
-  return n;
-}
 
 TEST(NvmlSamplerNvLink, CountersArriveGrowAndAGpuWithoutThemIsAskedOnce) {
   auto config = testing::fake_hgx(4);
@@ -64,7 +49,7 @@ TEST(NvmlSamplerNvLink, CountersArriveGrowAndAGpuWithoutThemIsAskedOnce) {
   EXPECT_FALSE(out[2].nvlink_rx_kib);
   EXPECT_EQ(out[3].nvlink_tx_kib, 7u);
   // GPU 0 and GPU 3 three times each; GPUs 1 and 2, which said NOT_SUPPORTED, once each.
-  EXPECT_EQ(calls_of("nvmlDeviceGetFieldValues"), 3u + 3u + 1u + 1u);
+  EXPECT_EQ(testing::fake_nvml_calls("nvmlDeviceGetFieldValues"), 3u + 3u + 1u + 1u);
 }
 
 TEST(NvmlSamplerNvLink, AFailingCallIsSaidLeavesThemOutAndIsAskedAgain) {
@@ -84,7 +69,7 @@ TEST(NvmlSamplerNvLink, AFailingCallIsSaidLeavesThemOutAndIsAskedAgain) {
   ASSERT_EQ(failed.size(), 1u) << ::testing::PrintToString(failed);
   EXPECT_EQ(failed.begin()->rfind("nvmlDeviceGetFieldValues: NVML_ERROR_GPU_IS_LOST", 0), 0u)
       << *failed.begin();
-  EXPECT_EQ(calls_of("nvmlDeviceGetFieldValues"), 2u);
+  EXPECT_EQ(testing::fake_nvml_calls("nvmlDeviceGetFieldValues"), 2u);
   EXPECT_TRUE(out[0].memory_total_bytes) << "the rest is read";
 }
 

@@ -3,8 +3,6 @@
 // the call does not list, or every process when it finds none (NVML_ERROR_NOT_FOUND), 0; a GPU
 // that says NOT_SUPPORTED leaves them absent and is not asked again; a failure is said; a driver
 // without the call leaves them absent.
-#include <dlfcn.h>
-
 #include <set>
 #include <string>
 #include <vector>
@@ -17,17 +15,6 @@
 
 namespace dltune::gpu::nvml_sampler_process_util_test {
 namespace {
-
-unsigned long long calls_of(const char* fn) {
-  void* lib = ::dlopen(DLTUNE_FAKE_NVML, RTLD_NOW | RTLD_NOLOAD);
-  EXPECT_NE(lib, nullptr) << "the fake is not loaded";
-  if (lib == nullptr) return 0;
-  using CallsFn = unsigned long long (*)(const char*);
-  const auto calls = reinterpret_cast<CallsFn>(::dlsym(lib, "fake_nvml_calls"));
-  const auto n = calls != nullptr ? calls(fn) : 0;
-  ::dlclose(lib);
-  return n;
-}
 
 TEST(NvmlSamplerProcessUtil, EachProcessGetsItsShareAndTheUnlistedZero) {
   auto config = testing::fake_hgx(4);
@@ -58,7 +45,7 @@ TEST(NvmlSamplerProcessUtil, EachProcessGetsItsShareAndTheUnlistedZero) {
   EXPECT_NE(failed.begin()->find("nvmlDeviceGetProcessUtilization"), std::string::npos);
   // GPU 0: a count call and a read at each reading; GPU 1: a count call (NOT_FOUND) each; GPU 2
   // once (NOT_SUPPORTED); GPU 3 a count call each (it fails).
-  EXPECT_EQ(calls_of("nvmlDeviceGetProcessUtilization"), 4u + 2u + 1u + 2u);
+  EXPECT_EQ(testing::fake_nvml_calls("nvmlDeviceGetProcessUtilization"), 4u + 2u + 1u + 2u);
 }
 
 TEST(NvmlSamplerProcessUtil, ADriverWithoutTheCallLeavesThemOut) {
