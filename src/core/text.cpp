@@ -138,6 +138,11 @@ std::string_view base_name(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
+bool path_within(std::string_view path, std::string_view dir) {
+  return path == dir ||
+         (path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/');
+}
+
 std::string_view trim(std::string_view s) {
   const char* ws = " \t\r\n\v\f";
   const auto b = s.find_first_not_of(ws);

@@ -13,6 +13,8 @@ namespace dltune::text {
 [[nodiscard]] std::string_view trim(std::string_view s);
 // The last component of a path: what follows its last '/' (all of it when it has none).
 [[nodiscard]] std::string_view base_name(std::string_view path);
+// Whether `path` is `dir` or lies below it, component by component ("/a/bc" is not below "/a/b").
+[[nodiscard]] bool path_within(std::string_view path, std::string_view dir);
 // Splits on `sep`; keeps empty fields.
 [[nodiscard]] std::vector<std::string_view> split(std::string_view s, char sep);
 // Splits on runs of spaces, tabs, CR and LF; no empty fields.

@@ -48,11 +48,6 @@ auto or_fault(int injected, Call call) -> decltype(call()) {
   return -1;
 }
 
-bool under(std::string_view path, std::string_view prefix) {
-  return path == prefix ||
-         (path.starts_with(prefix) && path.size() > prefix.size() && path[prefix.size()] == '/');
-}
-
 }  // namespace
 
 struct Root::Recorder {
@@ -120,7 +115,7 @@ Result<void> Root::check_path(std::string_view path) {
     }
   }
   for (const auto k : known_locations())
-    if (under(path, k)) return {};
+    if (text::path_within(path, k)) return {};
   return fail("host path is outside the known locations:", std::string(path));
 }
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
 #include "serve/exposition.hpp"
 
 namespace dltune::serve {
@@ -213,12 +214,6 @@ void per_job_and_gpu(const Snapshot& s, const Jobs& all, MetricSink& sink, Get g
   }
 }
 
-// Whether `inner` is a group below `outer` (a Slurm job's step, a pod's container).
-bool below(std::string_view inner, std::string_view outer) {
-  return inner.size() > outer.size() + 1 && inner.starts_with(outer) &&
-         (outer.ends_with('/') || inner[outer.size()] == '/');
-}
-
 // One dltune_gpu_job_info series: the GPU's labels (those dcgm-exporter's series join on), then
 // the group's and its owner's.
 void put_gpu_job(MetricSink& sink, const monitor::Gpu& gpu, std::string_view hostname,
@@ -339,7 +334,7 @@ void render_job_gpus(const Snapshot& s, MetricSink& sink) {
       if (!runs_on(j)) continue;
       bool inner = false;
       for (std::size_t k = 0; k < s.jobs.size() && !inner; ++k)
-        inner = below(s.jobs[j].path, s.jobs[k].path) && runs_on(k);
+        inner = k != j && text::path_within(s.jobs[j].path, s.jobs[k].path) && runs_on(k);
       if (!inner) put_gpu_job(sink, g, s.hostname, s.jobs[j], all.owner(s.jobs[j]));
     }
   }

@@ -17,11 +17,6 @@ namespace dltune::settings {
 
 namespace {
 
-bool under(std::string_view path, std::string_view dir) {
-  return path == dir ||
-         (path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/');
-}
-
 // File system types that hold no data of their own, beside the kernel's (proc, sysfs, cgroup...:
 // inventory::is_data_fstype): memory (tmpfs, ramfs, devtmpfs), a container's layers (overlay,
 // aufs), read-only images (squashfs and squashfuse: snaps, live systems, Apptainer's images;
@@ -78,7 +73,7 @@ bool is_data_mount(const inventory::FileSystem& fs) {
   for (const auto t : kNotDataTypes)
     if (fs.fstype == t) return false;
   for (const auto d : kSystemDirs)
-    if (under(mp, d)) return false;
+    if (text::path_within(mp, d)) return false;
   // statvfs's size; 0 for pseudo file systems. Unknown (not recorded in a capture): counted.
   return !fs.total_bytes || *fs.total_bytes >= kMinDataFileSystemBytes;
 }

@@ -15,6 +15,15 @@ TEST(Text, TrimSplitFields) {
   EXPECT_EQ(lines("a\n\nb"), (std::vector<std::string_view>{"a", "", "b"}));
 }
 
+// A path is within a directory component by component: "/a/bc" is not within "/a/b".
+TEST(Text, PathWithinComparesWholeComponents) {
+  EXPECT_TRUE(path_within("/a/b", "/a/b"));
+  EXPECT_TRUE(path_within("/a/b/c", "/a/b"));
+  EXPECT_FALSE(path_within("/a/bc", "/a/b"));
+  EXPECT_FALSE(path_within("/a", "/a/b"));
+  EXPECT_FALSE(path_within("/slurm/uid_0/job_51", "/slurm/uid_0/job_5"));
+}
+
 TEST(Text, EditDistanceCountsASwapOfNeighboursAsOneEdit) {
   using dltune::text::edit_distance;
   using dltune::text::nearest_word;
