@@ -1,6 +1,7 @@
-// `dltune slurm health|task-prolog|efficiency|prolog|watch|epilog`: the node health check, the
-// TaskProlog, a job's efficiency, and the Prolog/Epilog pair that reports on every job
-// (slurm/health.hpp, slurm/task_prolog.hpp, slurm/efficiency.hpp, slurm/epilog.hpp).
+// `dltune slurm health|task-prolog|efficiency|report|prolog|watch|epilog`: the node health check,
+// the TaskProlog, a job's efficiency on a node and across its nodes, and the Prolog/Epilog pair
+// that reports on every job (slurm/health.hpp, slurm/task_prolog.hpp, slurm/efficiency.hpp,
+// slurm/cluster_report.hpp, slurm/epilog.hpp).
 #include <signal.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "core/text.hpp"
 #include "core/watchdog.hpp"
 #include "options/options.hpp"
+#include "slurm/cluster_report.hpp"
 #include "slurm/efficiency.hpp"
 #include "slurm/epilog.hpp"
 #include "slurm/health.hpp"
@@ -71,6 +73,13 @@ class SlurmCommand : public Command {
     options::add_value(*efficiency_, "--recording", recording_);
     options::add_flag(*efficiency_, "--no-gpus", no_gpus_);
     options::add_flag(*efficiency_, "--json", json_);
+    report_ = options::add_subcommand(*sub_, "report");
+    options::add_value(*report_, "job", report_request_.job_id)->required();
+    options::add_value(*report_, "--prometheus", report_request_.prometheus_url)->required();
+    options::add_duration(*report_, "--lookback", report_request_.lookback_ns, 1'000'000'000,
+                          366LL * 86'400'000'000'000);
+    options::add_value(*report_, "--ca-file", report_request_.ca_file);
+    options::add_flag(*report_, "--json", json_);
     prolog_ = options::add_subcommand(*sub_, "prolog");
     options::add_value(*prolog_, "--state-dir", watch_.state_dir);
     options::add_duration(*prolog_, "--interval", watch_.interval_ns, 100'000'000, 60'000'000'000);
@@ -95,6 +104,7 @@ class SlurmCommand : public Command {
   int execute() override {
     if (task_prolog_->parsed()) return task_prolog();
     if (efficiency_->parsed()) return efficiency();
+    if (report_->parsed()) return report();
     if (prolog_->parsed()) return prolog();
     if (watch_cmd_->parsed()) return watch();
     if (epilog_cmd_->parsed()) return epilog();
@@ -181,6 +191,17 @@ class SlurmCommand : public Command {
     return kExitOk;
   }
 
+  // One job across its nodes, from Prometheus.
+  int report() const {
+    auto r = slurm::cluster_report(report_request_);
+    if (!r) {
+      say("report: " + r.error().error.message());
+      return r.error().bad_input ? kExitBadInput : kExitFailure;
+    }
+    fmt::print("{}", json_ ? slurm::to_json(*r).dump(2) + "\n" : slurm::render_text(*r));
+    return kExitOk;
+  }
+
   // The Prolog: the job's watcher, started and left running; exit 0 unless it could not start
   // (the deploy script exits 0 anyway: a failing Prolog drains the node).
   int prolog() {
@@ -248,12 +269,14 @@ class SlurmCommand : public Command {
   CLI::App* health_ = nullptr;
   CLI::App* task_prolog_ = nullptr;
   CLI::App* efficiency_ = nullptr;
+  CLI::App* report_ = nullptr;
   CLI::App* prolog_ = nullptr;
   CLI::App* watch_cmd_ = nullptr;
   CLI::App* epilog_cmd_ = nullptr;
   slurm::WatchRequest watch_;
   slurm::EpilogRequest epilog_;
   slurm::EfficiencyRequest efficiency_request_;
+  slurm::ClusterReportRequest report_request_;
   slurm::HealthRequest request_;
   std::string drain_on_ = "critical";
   std::string recording_;  // efficiency --recording

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/text.hpp"
 #include "host/cgroup.hpp"
 #include "monitor/parse_system.hpp"
 #include "monitor/sampler.hpp"
@@ -40,7 +41,8 @@ enum Id : std::size_t {
   kCpuPressure,
   kMemPressure,
   kIoPressure,
-  kProcs,  // cgroup.procs
+  kCpuset,  // v2 cpuset.cpus.effective / v1 cpuset.cpus
+  kProcs,   // cgroup.procs
   kCount
 };
 
@@ -53,6 +55,28 @@ struct File {
 // (mm/page_counter.c PAGE_COUNTER_MAX), 0x7FFFFFFFFFFFF000 with 4 KiB pages. Anything from
 // 2^62 up is that, whatever the page size.
 constexpr std::uint64_t kUnlimited = 1ull << 62;
+
+// How many CPUs a kernel CPU list names ("0-3,8,10-11\n": 7; "\n": 0), without allocating (a
+// warm sample allocates nothing); nullopt for anything else. The kernel writes each CPU once
+// (cpulist_parse's format, Documentation/admin-guide/cgroup-v2.rst "cpuset.cpus").
+std::optional<std::uint32_t> count_cpu_list(std::string_view list) {
+  while (!list.empty() && (list.back() == '\n' || list.back() == ' ')) list.remove_suffix(1);
+  std::uint64_t total = 0;
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    auto item = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    const auto dash = item.find('-');
+    std::uint64_t first = 0, last = 0;
+    if (!scan::to_u64(item.substr(0, dash), first)) return std::nullopt;
+    last = first;
+    if (dash != std::string_view::npos && !scan::to_u64(item.substr(dash + 1), last))
+      return std::nullopt;
+    if (last < first || last >= static_cast<std::uint64_t>(text::kMaxListId)) return std::nullopt;
+    total += last - first + 1;
+  }
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(total, text::kMaxListId));
+}
 
 std::string join_path(const std::string& dir, const std::string& group) {
   return group == "/" ? dir : dir + group;
@@ -165,7 +189,8 @@ Result<CgroupCollector> CgroupCollector::open(const host::Root& root, const std:
               {kMemPeak, d + "/memory.peak"},       {kSwapCurrent, d + "/memory.swap.current"},
               {kMemStat, d + "/memory.stat"},       {kMemEvents, d + "/memory.events"},
               {kCpuPressure, d + "/cpu.pressure"},  {kMemPressure, d + "/memory.pressure"},
-              {kIoPressure, d + "/io.pressure"},    {kProcs, d + "/cgroup.procs"}};
+              {kIoPressure, d + "/io.pressure"},    {kCpuset, d + "/cpuset.cpus.effective"},
+              {kProcs, d + "/cgroup.procs"}};
     s.procs_dir = d;
   } else {
     auto mount = [&](const char* controller) -> std::optional<std::string> {
@@ -176,6 +201,7 @@ Result<CgroupCollector> CgroupCollector::open(const host::Root& root, const std:
     const auto cpu = dir_of(mount("cpu"));
     const auto cpuacct = dir_of(mount("cpuacct"));
     const auto memory = dir_of(mount("memory"));
+    const auto cpuset = dir_of(mount("cpuset"));
     const auto unified = dir_of(layout->unified);
     if (!cpu.empty())
       want.insert(want.end(), {{kCpuStat, cpu + "/cpu.stat"},
@@ -203,6 +229,7 @@ Result<CgroupCollector> CgroupCollector::open(const host::Root& root, const std:
       s.notes.push_back("cgroup " + group +
                         " has no group in a cgroup2 mount: no pressure figures of its own "
                         "(`dltune run` makes one on a hybrid host)");
+    if (!cpuset.empty()) want.emplace_back(kCpuset, cpuset + "/cpuset.cpus");
     // The processes: the memory hierarchy's list first, as group_of names that group.
     for (const auto* d : {&memory, &cpu, &cpuacct, &unified})
       if (!d->empty()) {
@@ -409,6 +436,13 @@ Result<void> CgroupCollector::collect(std::optional<Cgroup>& out, Notices& notic
         break;
       case kIoPressure:
         ok = parse_pressure(text, name, c.pressure.io.emplace());
+        break;
+      case kCpuset:
+        // An empty list: the group's own cpuset is not set (v1 before a task runs there).
+        if (const auto n = count_cpu_list(text); !n)
+          ok = scan::bad("not a CPU list (\"0-3,8\") in", name, 1, text);
+        else if (*n > 0)
+          c.cpuset_cpus = *n;
         break;
       case kProcs: {
         std::uint64_t n = 0;

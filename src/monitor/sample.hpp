@@ -104,6 +104,9 @@ struct Cgroup {
   std::optional<std::uint64_t> cpu_user_us, cpu_system_us;
   std::optional<std::uint64_t> nr_periods, nr_throttled, throttled_us;
   std::optional<double> cpu_quota_cpus;  // quota/period; empty when unlimited
+  // The CPUs its cpuset allows (v2 cpuset.cpus.effective, v1 cpuset.cpus): what Slurm gave a
+  // job on this node (ConstrainCores); empty where the group has no cpuset of its own.
+  std::optional<std::uint32_t> cpuset_cpus;
   // Memory
   std::optional<std::uint64_t> memory_bytes;            // memory.current / usage_in_bytes
   std::optional<std::uint64_t> memory_limit_bytes;      // empty when unlimited

@@ -116,6 +116,12 @@ void render_jobs(std::span<const Cgroup> groups, const SlurmJobs* slurm, MetricS
        "The group's CPU limit in CPUs, quota over period (v2 cpu.max, v1 cpu.cfs_quota_us); "
        "absent when unlimited",
        [](const Cgroup& c) { return c.cpu_quota_cpus; });
+  each(all, sink, "dltune_job_cpus", kGauge,
+       "The CPUs the group's cpuset allows (v2 cpuset.cpus.effective, v1 cpuset.cpus): a Slurm "
+       "job's allocation on this node; absent without a cpuset of its own",
+       [](const Cgroup& c) {
+         return c.cpuset_cpus ? std::optional<std::uint64_t>(*c.cpuset_cpus) : std::nullopt;
+       });
   each(all, sink, "dltune_job_cpu_periods_total", kCounter,
        "CFS bandwidth periods in which the group ran (cpu.stat nr_periods)",
        [](const Cgroup& c) { return c.nr_periods; });

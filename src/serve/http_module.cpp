@@ -31,14 +31,14 @@ Result<const HttpModule*> load() {
       why += fmt::format("\n  {}: not there", path);
       continue;
     }
-    auto so = SharedLibrary::open(path, "`dltune serve`", "dltune");
+    auto so = SharedLibrary::open(path, "`dltune serve` (and `slurm report`)", "dltune");
     if (!so) return tl::unexpected(so.error());
     using Entry = const HttpModule* (*)();
     Entry entry = nullptr;
     if (auto ok = so->resolve(entry, kHttpModuleSymbol); !ok) return tl::unexpected(ok.error());
     const HttpModule* m = entry();
     if (m == nullptr || m->layout != http_module_layout() || m->bind == nullptr ||
-        m->load_web_config == nullptr)
+        m->load_web_config == nullptr || m->get == nullptr)
       return fail(
           fmt::format("{} was built from other sources than this dltune (rebuild both, "
                       "or reinstall the package)",

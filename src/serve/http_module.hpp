@@ -1,9 +1,10 @@
 #pragma once
-// The HTTP module: serve's server (cpp-httplib, OpenSSL) and its web config (yaml-cpp, bcrypt
-// through libcrypt), built as a shared object of its own (dltune-serve-http.so) that the program
-// loads with dlopen when serve starts. Linked into the program, these libraries and theirs
-// (brotli, zlib, libcrypto's configuration read at load) were a third of every command's
-// start-up (bench/README.md, "Start-up"); no other command uses them.
+// The HTTP module: serve's server (cpp-httplib, OpenSSL), its web config (yaml-cpp, bcrypt
+// through libcrypt) and the client `slurm report` asks Prometheus with, built as a shared object of
+// its own (dltune-serve-http.so) that the program loads with dlopen when serve starts. Linked into
+// the program, these libraries and theirs (brotli, zlib, libcrypto's configuration read at load)
+// were a third of every command's start-up (bench/README.md, "Start-up"); no other command uses
+// them.
 //
 // The module is found beside the program (a build directory: build/PRESET/) or in
 // ../lib/dltune/ from it (an install: /usr/bin/dltune, /usr/lib/dltune/dltune-serve-http.so).
@@ -15,6 +16,7 @@
 
 #include "core/error.hpp"
 #include "serve/http.hpp"
+#include "serve/http_client.hpp"
 #include "serve/web_config.hpp"
 
 namespace dltune::serve {
@@ -27,6 +29,7 @@ struct HttpModule {
                                                  const HttpLimits& limits, MetricsSource& source,
                                                  const WebConfig* web) = nullptr;
   Result<WebConfig> (*load_web_config)(const std::string& path) = nullptr;
+  Result<HttpReply> (*get)(const HttpGet& request) = nullptr;
 };
 
 inline constexpr const char* kHttpModuleFile = "dltune-serve-http.so";
@@ -37,7 +40,8 @@ inline constexpr const char* kHttpModuleSymbol = "dltune_serve_http_module";
 [[nodiscard]] constexpr std::size_t http_module_layout() {
   return (sizeof(HttpModule) * 31 + sizeof(WebConfig)) * 31 * 31 + sizeof(HttpLimits) * 31 +
          sizeof(ListenAddress) + sizeof(Exposition) * 7 + sizeof(Health) * 13 +
-         sizeof(Result<WebConfig>) * 17;
+         sizeof(Result<WebConfig>) * 17 + sizeof(HttpGet) * 19 + sizeof(HttpReply) * 23 +
+         sizeof(HttpUrl) * 29;
 }
 
 // The module, loaded on the first call (the later ones return the same table or the same

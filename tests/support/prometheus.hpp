@@ -1,5 +1,5 @@
 #pragma once
-// A real Prometheus server for a live test (Debian's prometheus): it scrapes one target every
+// A real Prometheus server for a live test (Debian's prometheus): it scrapes its targets every
 // second from a directory of the test's own, and its query API answers instant queries. Its
 // first scrape comes only after about 5.5 s (the scrape manager applies new targets on a 5 s
 // tick). Killed with its process group when it goes.
@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -27,19 +28,28 @@ class PrometheusServer {
   // basic_auth, tls_config).
   PrometheusServer(const std::filesystem::path& dir, int target_port,
                    const std::string& job_options = "")
+      : PrometheusServer(dir, std::vector<int>{target_port}, job_options) {}
+  // Several targets in one scrape job: each its own `instance`, as nodes are.
+  PrometheusServer(const std::filesystem::path& dir, const std::vector<int>& target_ports,
+                   const std::string& job_options = "")
       : port_(free_port()) {
     std::filesystem::create_directories(dir / "data");
+    std::string targets;
+    for (const int p : target_ports)
+      targets += fmt::format("{}'127.0.0.1:{}'", targets.empty() ? "" : ", ", p);
     std::ofstream(dir / "prometheus.yml") << fmt::format(
         "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
         "scrape_configs:\n  - job_name: dltune\n{}    static_configs:\n"
-        "      - targets: ['127.0.0.1:{}']\n",
-        job_options, target_port);
+        "      - targets: [{}]\n",
+        job_options, targets);
     process_.emplace(std::vector<std::string>{
         kBinary, "--config.file=" + (dir / "prometheus.yml").string(),
         "--storage.tsdb.path=" + (dir / "data").string(),
         fmt::format("--web.listen-address=127.0.0.1:{}", port_), "--log.level=warn"});
   }
   [[nodiscard]] bool started() const { return process_ && process_->pid > 0; }
+  // Its HTTP API's URL.
+  [[nodiscard]] std::string url() const { return fmt::format("http://127.0.0.1:{}", port_); }
 
   // The value of the first series an instant query returns; nullopt when none (yet).
   std::optional<std::string> query(const std::string& q) {

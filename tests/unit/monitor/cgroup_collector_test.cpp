@@ -17,6 +17,7 @@ constexpr const char* kMountV1 =
     "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
     "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
     "33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n"
+    "34 31 0:31 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset\n"
     "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
     "39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n";
 constexpr const char* kMountUnified =
@@ -48,6 +49,7 @@ void v1_group(TempTree& t, const std::string& g) {
           "total_pgmajfault 5\n");
   t.write(mem + "/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
   t.write(mem + "/cgroup.procs", "300\n100\n200\n100\n");
+  t.write("sys/fs/cgroup/cpuset" + g + "/cpuset.cpus", "0-3,8,10-11\n");
 }
 
 TEST(CgroupCollector, V1HostEveryHierarchyWithoutPressure) {
@@ -70,6 +72,7 @@ TEST(CgroupCollector, V1HostEveryHierarchyWithoutPressure) {
   EXPECT_EQ(*g->nr_throttled, 50u);
   EXPECT_EQ(*g->throttled_us, 1'500'000u);
   EXPECT_DOUBLE_EQ(*g->cpu_quota_cpus, 1.5);
+  EXPECT_EQ(*g->cpuset_cpus, 7u);  // the cpuset hierarchy's cpuset.cpus
   EXPECT_EQ(*g->memory_bytes, 4100096u);
   EXPECT_EQ(*g->memory_limit_bytes, 536870912u);
   EXPECT_EQ(*g->memory_peak_bytes, 5242880u);
@@ -91,8 +94,10 @@ TEST(CgroupCollector, V1HostEveryHierarchyWithoutPressure) {
   // No quota and no limit: empty, not a huge number.
   t.write("sys/fs/cgroup/cpu/dltune/job/cpu.cfs_quota_us", "-1\n");
   t.write("sys/fs/cgroup/memory/dltune/job/memory.limit_in_bytes", "9223372036854771712\n");
+  t.write("sys/fs/cgroup/cpuset/dltune/job/cpuset.cpus", "\n");  // not set: no cpuset of its own
   ASSERT_TRUE(c->collect(g, notices));
   EXPECT_FALSE(g->cpu_quota_cpus);
+  EXPECT_FALSE(g->cpuset_cpus);
   EXPECT_FALSE(g->memory_limit_bytes);
   EXPECT_TRUE(notices.take().empty());
 }
@@ -145,6 +150,7 @@ TEST(CgroupCollector, V2Host) {
           "some avg10=0.00 avg60=0.00 avg300=0.00 total=5\n"
           "full avg10=0.00 avg60=0.00 avg300=0.00 total=2\n");
   t.write(d + "/cgroup.procs", "42\n43\n");
+  t.write(d + "/cpuset.cpus.effective", "0-95\n");
   auto c = CgroupCollector::open(t.root(), "/dltune/job");
   ASSERT_TRUE(c) << c.error().message();
   Notices notices;
@@ -159,6 +165,7 @@ TEST(CgroupCollector, V2Host) {
   EXPECT_EQ(*g->nr_throttled, 4u);
   EXPECT_EQ(*g->throttled_us, 2500u);
   EXPECT_DOUBLE_EQ(*g->cpu_quota_cpus, 2.0);
+  EXPECT_EQ(*g->cpuset_cpus, 96u);  // cpuset.cpus.effective
   EXPECT_EQ(*g->memory_bytes, 1048576u);
   EXPECT_FALSE(g->memory_limit_bytes);  // "max"
   EXPECT_EQ(*g->memory_peak_bytes, 2097152u);
@@ -188,6 +195,14 @@ TEST(CgroupCollector, V2Host) {
   auto bad = c->collect(g, notices);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().input, "/sys/fs/cgroup/dltune/job/memory.events line 1: 'lots'");
+  t.write(d + "/memory.events", "max 9\n");
+  for (const char* list : {"3-1\n", "0-\n", "x\n", "0,,2\n", "0-1048576\n"}) {
+    t.write(d + "/cpuset.cpus.effective", list);
+    bad = c->collect(g, notices);
+    ASSERT_FALSE(bad) << list;
+    EXPECT_NE(bad.error().message().find("not a CPU list"), std::string::npos)
+        << bad.error().message();
+  }
 }
 
 // A Slurm job's group holds no process itself: its members are those of the groups below it

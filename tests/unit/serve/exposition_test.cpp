@@ -225,6 +225,7 @@ TEST(Exposition, JobValuesAndAHostilePath) {
   EXPECT_EQ(value("dltune_job_cpu_user_seconds_total"), "31745.28");
   EXPECT_EQ(value("dltune_job_cpu_system_seconds_total"), "3146.62");
   EXPECT_EQ(value("dltune_job_cpu_quota_cpus"), "1.5");
+  EXPECT_EQ(value("dltune_job_cpus"), "6");
   EXPECT_EQ(value("dltune_job_cpu_periods_total"), "200");
   EXPECT_EQ(value("dltune_job_cpu_throttled_periods_total"), "50");
   EXPECT_EQ(value("dltune_job_cpu_throttled_seconds_total"), "1.5");

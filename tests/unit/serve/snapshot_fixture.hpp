@@ -156,6 +156,7 @@ inline Fixture full_fixture() {
   job.nr_throttled = 50;
   job.throttled_us = 1500000;
   job.cpu_quota_cpus = 1.5;
+  job.cpuset_cpus = 6;
   job.memory_bytes = 4100096;
   job.memory_limit_bytes = 536870912;
   job.memory_peak_bytes = 5242880;
