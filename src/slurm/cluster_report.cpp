@@ -488,9 +488,9 @@ Json to_json(const ClusterReport& r) {
           {"memory_pct", json_or_null(r.memory_pct)},
           {"gpu_pct", json_or_null(r.gpu_pct)},
           {"held_back_by", r.held_back_by.empty() ? Json(nullptr) : Json(r.held_back_by)},
-          {"held_back_why", r.held_back_why},
+          {"held_back_why", r.held_back_why.empty() ? Json(nullptr) : Json(r.held_back_why)},
           {"findings", r.findings},
-          {"action", r.action}};
+          {"action", r.action.empty() ? Json(nullptr) : Json(r.action)}};
 }
 
 std::string render_text(const ClusterReport& r) {

@@ -189,6 +189,7 @@ void bind_cgroup(Binder& b, std::int64_t id, const Cgroup& g) {
         &g.workingset_refault_file, &g.workingset_refault_anon, &g.pgmajfault, &g.pids})
     b.ou(*v);
   bind_pressures(b, g.pressure);
+  b.ou(g.cpuset_cpus);
 }
 
 Cgroup read_cgroup(Columns& c) {
@@ -206,6 +207,7 @@ Cgroup read_cgroup(Columns& c) {
         &g.workingset_refault_file, &g.workingset_refault_anon, &g.pgmajfault, &g.pids})
     *v = c.ou<std::uint64_t>();
   g.pressure = read_pressures(c);
+  g.cpuset_cpus = c.ou<std::uint32_t>();
   return g;
 }
 

@@ -102,6 +102,8 @@ std::vector<Table> make_tables() {
                     "sample_id",
                     false});
   add_pressure(t.back().columns, "psi_");
+  // Added after schema 1 was first written (nullable, at the end: no new version).
+  t.back().columns.push_back("cpuset_cpus INTEGER");
   t.push_back(Table{"process",
                     {"sample_id INTEGER NOT NULL",
                      "pid INTEGER NOT NULL",

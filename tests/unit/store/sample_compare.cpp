@@ -54,6 +54,7 @@ void same_cgroup(const Cgroup& a, const Cgroup& b, const std::string& where) {
   SAME(nr_throttled);
   SAME(throttled_us);
   SAME(cpu_quota_cpus);
+  SAME(cpuset_cpus);
   SAME(memory_bytes);
   SAME(memory_limit_bytes);
   SAME(memory_peak_bytes);

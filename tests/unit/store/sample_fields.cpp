@@ -170,6 +170,7 @@ Sample fill_all(std::uint64_t n) {
                   &g.pids})
     *v = c();
   g.cpu_quota_cpus = c.d();
+  g.cpuset_cpus = c.u32();
   g.pressure = full_pressures(c);
   s.cgroup = g;
   for (pid_t pid : {101, 205, 4000}) s.processes.push_back(full_process(pid, c));

@@ -21,10 +21,10 @@ namespace dltune::testing {
 // serve exports them; a recording keeps the readings NVML gave. Nor is Gpu::xid_codes (serve's
 // Xid counts by code, since it started).
 static_assert(sizeof(monitor::Process) == 304, "a Process field was added: see above");
-static_assert(sizeof(monitor::Cgroup) == 640, "a Cgroup field was added: see above");
+static_assert(sizeof(monitor::Cgroup) == 648, "a Cgroup field was added: see above");
 static_assert(sizeof(monitor::Gpu) == 568, "a Gpu field was added: see above");
 static_assert(sizeof(monitor::System) == 640, "a System field was added: see above");
-static_assert(sizeof(monitor::Sample) == 1408, "a Sample field was added: see above");
+static_assert(sizeof(monitor::Sample) == 1416, "a Sample field was added: see above");
 static_assert(sizeof(monitor::Disk) == 104, "a Disk field was added: see above");
 static_assert(sizeof(monitor::NetDevice) == 96, "a NetDevice field was added: see above");
 static_assert(sizeof(monitor::GpuProcess) == 32, "a GpuProcess field was added: see above");
