@@ -32,11 +32,15 @@ class PrometheusServer {
   // Several targets in one scrape job: each its own `instance`, as nodes are.
   PrometheusServer(const std::filesystem::path& dir, const std::vector<int>& target_ports,
                    const std::string& job_options = "")
+      : PrometheusServer(dir, loopback(target_ports), job_options) {}
+  // Targets as HOST:PORT (another loopback address stands for another host).
+  PrometheusServer(const std::filesystem::path& dir, const std::vector<std::string>& addresses,
+                   const std::string& job_options = "")
       : port_(free_port()) {
     std::filesystem::create_directories(dir / "data");
     std::string targets;
-    for (const int p : target_ports)
-      targets += fmt::format("{}'127.0.0.1:{}'", targets.empty() ? "" : ", ", p);
+    for (const auto& a : addresses)
+      targets += fmt::format("{}'{}'", targets.empty() ? "" : ", ", a);
     std::ofstream(dir / "prometheus.yml") << fmt::format(
         "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
         "scrape_configs:\n  - job_name: dltune\n{}    static_configs:\n"
@@ -51,6 +55,17 @@ class PrometheusServer {
   // Its HTTP API's URL.
   [[nodiscard]] std::string url() const { return fmt::format("http://127.0.0.1:{}", port_); }
 
+  // Every series an instant query returns, as the API's JSON objects (`metric`, `value`); empty
+  // when none (yet) or the query failed.
+  nlohmann::json query_all(const std::string& q) {
+    httplib::Client prom("127.0.0.1", port_);
+    prom.set_read_timeout(5);
+    auto r = prom.Get("/api/v1/query", httplib::Params{{"query", q}}, httplib::Headers{});
+    if (!r || r->status != 200) return nlohmann::json::array();
+    const auto j = nlohmann::json::parse(r->body, nullptr, false);
+    if (j.is_discarded()) return nlohmann::json::array();
+    return j["data"]["result"];
+  }
   // The value of the first series an instant query returns; nullopt when none (yet).
   std::optional<std::string> query(const std::string& q) {
     httplib::Client prom("127.0.0.1", port_);
@@ -84,6 +99,11 @@ class PrometheusServer {
   void stop() { process_.reset(); }
 
  private:
+  static std::vector<std::string> loopback(const std::vector<int>& ports) {
+    std::vector<std::string> out;
+    for (const int p : ports) out.push_back(fmt::format("127.0.0.1:{}", p));
+    return out;
+  }
   int port_ = 0;
   std::optional<Process> process_;
 };
