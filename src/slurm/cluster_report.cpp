@@ -144,10 +144,22 @@ ClusterReport judge_cluster(const ClusterUse& use) {
     const double m = median_of(others);
     if (m >= kStragglerMedian && low.first < kStragglerRatio * m) {
       held = low.second;
+      // Its least busy GPU: the rank there is the one to look at first (NVML's index; `dltune
+      // top --slurm-job` on the node shows which rank's process holds it).
+      std::string gpu;
+      if (held->gpus.size() > 1) {
+        const NodeGpuUse* least = nullptr;
+        for (const auto& g : held->gpus)
+          if (g.utilization && (least == nullptr || *g.utilization < *least->utilization))
+            least = &g;
+        if (least != nullptr)
+          gpu =
+              fmt::format(", GPU {} the least ({})", least->gpu, percent_text(*least->utilization));
+      }
       r.held_back_why = fmt::format(
-          "its GPUs were busy {} of the time, the other {} node(s)' {} (median): they waited "
+          "its GPUs were busy {} of the time{}, the other {} node(s)' {} (median): they waited "
           "for it in the collective{}",
-          percent_text(low.first), others.size(), percent_text(m), node_signals(*held));
+          percent_text(low.first), gpu, others.size(), percent_text(m), node_signals(*held));
     }
   } else if (busy.empty()) {
     // Without GPUs: the node whose work was held back by its CPUs while the others waited.

@@ -4,12 +4,13 @@
 // peak, two processes in its step) and a fake NVML of its own (two GPUs, each running one of
 // the job's processes). While Prometheus scrapes, the test advances the groups' CPU counters as
 // a kernel would: node-a uses 7.2 CPUs, node-b, the slowed one, 3.0 with its CPU quota
-// throttling 60% of its periods, and its GPUs half as busy. The report must find both nodes by
+// throttling 60% of its periods, and its GPUs a third as busy. The report must find both nodes by
 // their names, measure each one's use, and name node-b as the node that held the other back; a
 // job Prometheus never saw is bad input naming the window.
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -45,16 +46,17 @@ constexpr double kGiB = 1024.0 * 1024 * 1024;
 // One node: its tree, its fake NVML's config, its serve.
 struct Node {
   std::string name;
-  double cpus_used = 0;        // what its counter advances by, per second
-  double throttled_share = 0;  // of its 10 periods a second
-  unsigned sm_pct = 0;         // each GPU's share used by the job's process on it
+  double cpus_used = 0;              // what its counter advances by, per second
+  double throttled_share = 0;        // of its 10 periods a second
+  std::array<unsigned, 2> sm_pct{};  // each GPU's share used by the job's process on it
   std::uint64_t peak = 0;
   TempTree tree;
   fs::path nvml_config;
   std::optional<Process> serve;
   int port = 0;
 
-  Node(std::string n, double used, double throttled, unsigned sm, std::uint64_t peak_bytes)
+  Node(std::string n, double used, double throttled, std::array<unsigned, 2> sm,
+       std::uint64_t peak_bytes)
       : name(std::move(n)),
         cpus_used(used),
         throttled_share(throttled),
@@ -84,7 +86,7 @@ struct Node {
       auto& gpu = config["gpus"][g];
       gpu["uuid"] = fmt::format("GPU-{}-{}", name, g);
       gpu["processes"] = {{{"pid", 5001 + g}, {"used_memory_bytes", 4294967296ull}}};
-      gpu["process_utilization"] = {{{"pid", 5001 + g}, {"sm", sm_pct}, {"mem", 10}}};
+      gpu["process_utilization"] = {{{"pid", 5001 + g}, {"sm", sm_pct[g]}, {"mem", 10}}};
     }
     nvml_config = tree.dir() / "fake-nvml.json";
     std::ofstream(nvml_config) << config.dump();
@@ -134,8 +136,8 @@ const nlohmann::json* node_of(const nlohmann::json& report, const std::string& n
 TEST(SlurmReportLive, TwoNodesScrapedByPrometheusAndTheSlowOneNamed) {
   for (const char* tool : {"/usr/bin/prometheus"})
     if (::access(tool, X_OK) != 0) GTEST_SKIP() << tool << " is missing (Debian's prometheus)";
-  Node a("node-a", 7.2, 0.0, 90, static_cast<std::uint64_t>(6 * kGiB));
-  Node b("node-b", 3.0, 0.6, 40, static_cast<std::uint64_t>(5 * kGiB));
+  Node a("node-a", 7.2, 0.0, {90, 90}, static_cast<std::uint64_t>(6 * kGiB));
+  Node b("node-b", 3.0, 0.6, {40, 20}, static_cast<std::uint64_t>(5 * kGiB));
   ASSERT_NO_FATAL_FAILURE(a.start());
   ASSERT_NO_FATAL_FAILURE(b.start());
   TempTree prom_dir;
@@ -201,14 +203,14 @@ TEST(SlurmReportLive, TwoNodesScrapedByPrometheusAndTheSlowOneNamed) {
   EXPECT_NEAR((*na)["cpu_throttled_share"].get<double>(), 0.0, 0.01);
   EXPECT_NEAR((*nb)["cpu_throttled_share"].get<double>(), 0.6, 0.1);
   EXPECT_NEAR((*na)["gpu_utilization"].get<double>(), 0.9, 0.01);
-  EXPECT_NEAR((*nb)["gpu_utilization"].get<double>(), 0.4, 0.01);
+  EXPECT_NEAR((*nb)["gpu_utilization"].get<double>(), 0.3, 0.01);
   EXPECT_EQ((*na)["memory_peak_bytes"], 6 * kGiB);
   EXPECT_EQ((*nb)["memory_peak_bytes"], 5 * kGiB);
   EXPECT_GE(j["seconds"].get<double>(), 5.0);
   EXPECT_EQ(j["held_back_by"], "node-b") << j.dump(2);
-  EXPECT_NE(
-      j["held_back_why"].get<std::string>().find("busy 40% of the time, the other 1 node(s)' 90%"),
-      std::string::npos)
+  EXPECT_NE(j["held_back_why"].get<std::string>().find(
+                "busy 30% of the time, GPU 1 the least (20%), the other 1 node(s)' 90%"),
+            std::string::npos)
       << j["held_back_why"];
   const std::string action = j["action"];
   EXPECT_NE(action.find("on node-b"), std::string::npos) << action;

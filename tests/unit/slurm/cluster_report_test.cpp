@@ -61,7 +61,8 @@ TEST(ClusterReport, TheNodeWhoseGpusWaitedLeastHeldTheOthersBack) {
       judge_cluster(job({node("gpu-01", 14, {0.93, 0.95}), node("gpu-02", 14.5, {0.91, 0.9}),
                          node("gpu-03", 15.8, {0.31, 0.33})}));
   EXPECT_EQ(r.held_back_by, "gpu-03");
-  EXPECT_THAT(r.held_back_why, HasSubstr("busy 32% of the time, the other 2 node(s)' 92%"));
+  EXPECT_THAT(r.held_back_why,
+              HasSubstr("busy 32% of the time, GPU 0 the least (31%), the other 2 node(s)' 92%"));
   EXPECT_THAT(r.held_back_why, HasSubstr("15.8 of 16 CPUs used"));
   EXPECT_THAT(r.action, HasSubstr("on gpu-03: `dltune profile --slurm-job 812`"));
   ASSERT_FALSE(r.findings.empty());
