@@ -19,6 +19,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "serve/http.hpp"
+#include "serve/tls_context.hpp"
 
 namespace dltune::serve::detail {
 
@@ -160,7 +162,9 @@ class Limited final : public Base {
     } slot{slots_, address};
     SSL* ssl = nullptr;
     if constexpr (std::is_base_of_v<httplib::SSLServer, Base>) {
-      ssl = ::SSL_new(this->ssl_context());
+      SSL_CTX* ctx = reloader_ ? reloader_->acquire() : nullptr;
+      ssl = ::SSL_new(ctx != nullptr ? ctx : this->ssl_context());
+      if (ctx != nullptr) ::SSL_CTX_free(ctx);  // the SSL holds its own reference
       if (ssl == nullptr || ::SSL_set_fd(ssl, sock) != 1) {
         if (ssl != nullptr) ::SSL_free(ssl);
         ::close(sock);
@@ -176,6 +180,11 @@ class Limited final : public Base {
   }
   HttpLimits limits_;
   AddressSlots slots_{limits_};
+  std::unique_ptr<TlsContextReloader> reloader_;
+
+ public:
+  // TLS: new connections take their context from `r` (the certificate reloaded when renewed).
+  void set_reloader(std::unique_ptr<TlsContextReloader> r) { reloader_ = std::move(r); }
 };
 using LimitedServer = Limited<httplib::Server>;
 using LimitedTlsServer = Limited<httplib::SSLServer>;

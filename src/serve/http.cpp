@@ -102,6 +102,10 @@ Result<std::unique_ptr<MetricsServer>> bind_metrics_server(const ListenAddress& 
     };
     auto server = std::make_unique<detail::LimitedTlsServer>(limits, setup);
     if (!server->is_valid()) return fail(error.empty() ? web->file + ": cannot set up TLS" : error);
+    // The context new connections get, from here on: the same files, read again when renewed.
+    auto reloader = TlsContextReloader::load(tls, file);
+    if (!reloader) return tl::unexpected(reloader.error());
+    server->set_reloader(std::move(*reloader));
     impl.server = std::move(server);
   } else {
     impl.server = std::make_unique<detail::LimitedServer>(limits);

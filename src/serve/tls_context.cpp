@@ -3,6 +3,8 @@
 
 #include <openssl/err.h>
 
+#include <cstdio>
+
 #include <fmt/core.h>
 
 namespace dltune::serve {
@@ -78,6 +80,83 @@ bool configure_tls_context(SSL_CTX& ctx, const TlsServerConfig& tls, const std::
     ::SSL_CTX_set_verify(&ctx, SSL_VERIFY_NONE, nullptr);
   }
   return true;
+}
+
+Result<std::unique_ptr<TlsContextReloader>> TlsContextReloader::load(const TlsServerConfig& tls,
+                                                                     const std::string& file) {
+  std::unique_ptr<TlsContextReloader> r(new TlsContextReloader());
+  r->tls_ = tls;
+  r->file_ = file;
+  r->loaded_ = r->stamp();
+  std::string error;
+  r->ctx_ = r->build(error);
+  if (r->ctx_ == nullptr) return fail(error);
+  r->next_look_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  return r;
+}
+
+TlsContextReloader::~TlsContextReloader() {
+  if (ctx_ != nullptr) ::SSL_CTX_free(ctx_);
+}
+
+TlsContextReloader::Stamp TlsContextReloader::stamp() const {
+  Stamp s{};
+  std::size_t i = 0;
+  for (const std::string* path : {&tls_.cert_file, &tls_.key_file, &tls_.client_ca_file}) {
+    struct stat st {};
+    if (!path->empty() && ::stat(path->c_str(), &st) == 0) {
+      s[i] = static_cast<long long>(st.st_dev);
+      s[i + 1] = static_cast<long long>(st.st_ino);
+      s[i + 2] = static_cast<long long>(st.st_size);
+      s[i + 3] = static_cast<long long>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
+    }
+    i += 4;
+  }
+  return s;
+}
+
+SSL_CTX* TlsContextReloader::build(std::string& error) const {
+  SSL_CTX* ctx = ::SSL_CTX_new(::TLS_server_method());
+  if (ctx == nullptr) {
+    error = file_ + ": cannot make a TLS context: " + openssl_reason();
+    return nullptr;
+  }
+  if (!configure_tls_context(*ctx, tls_, file_, error)) {
+    ::SSL_CTX_free(ctx);
+    return nullptr;
+  }
+  return ctx;
+}
+
+SSL_CTX* TlsContextReloader::acquire() {
+  const std::lock_guard lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (now >= next_look_) {
+    next_look_ = now + std::chrono::seconds(1);
+    const Stamp s = stamp();
+    if (s != loaded_ && s != refused_) {
+      std::string error;
+      if (SSL_CTX* fresh = build(error); fresh != nullptr) {
+        ::SSL_CTX_free(ctx_);  // connections that have it keep it (each SSL holds a reference)
+        ctx_ = fresh;
+        loaded_ = s;
+        refused_ = {};
+        std::fprintf(
+            stderr, "%s\n",
+            fmt::format("dltune serve: loaded the renewed certificate ({})", tls_.cert_file)
+                .c_str());
+      } else {
+        refused_ = s;
+        std::fprintf(stderr, "%s\n",
+                     fmt::format("dltune serve: the certificate files changed but do not load, "
+                                 "so the ones loaded before are still served: {}",
+                                 error)
+                         .c_str());
+      }
+    }
+  }
+  ::SSL_CTX_up_ref(ctx_);
+  return ctx_;
 }
 
 }  // namespace dltune::serve

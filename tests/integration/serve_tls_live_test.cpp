@@ -3,7 +3,8 @@
 // tls_config's ca_file (up == 1), and what is refused: no password, a wrong password, an unknown
 // user, plain HTTP to the TLS port, a client that does not trust the certificate; the wrong
 // password never appears in serve's output. Then client certificates
-// (RequireAndVerifyClientCert): a client with one signed by the CA is served, one without is not.
+// (RequireAndVerifyClientCert): a client with one signed by the CA is served, one without is not;
+// a certificate renewed on disk is served without a restart.
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -283,6 +284,63 @@ TEST_F(ServeTlsLive, ClientCertificatesSignedByTheCaOnly) {
   without.enable_server_certificate_verification(true);
   auto r = without.Get("/healthz");
   EXPECT_FALSE(r && r->status == 200);
+  ::kill(serve->pid, SIGTERM);
+  EXPECT_EQ(serve->wait_exit(15s), 0) << serve->err_text;
+}
+
+// A certificate renewed on disk is served without a restart, as certbot and cert-manager renew
+// one: new files moved over the old. serve has dropped root for nobody, so a renewed key that
+// only root may read does not load: the old certificate is still served and serve says why;
+// once the key is readable by serve's user, the new one is served.
+TEST_F(ServeTlsLive, ARenewedCertificateIsServedWithoutARestart) {
+  int port = 0;
+  auto serve =
+      start_serve("tls_server_config: {cert_file: serve.crt, key_file: serve.key}\n", port);
+  ASSERT_GT(port, 0);
+  // The renewal: another CA's certificate for the same name, so that a client tells them apart.
+  const auto next = dir_ / "next";
+  fs::create_directories(next);
+  ::chmod(next.c_str(), 0755);
+  std::string why;
+  ASSERT_TRUE(make_certificates(next, why)) << why;
+  // Which CA's certificate serve presents to a new connection: "old", "new" or "" (neither).
+  auto served = [&] {
+    for (const auto& [name, ca_file] :
+         {std::pair<std::string, fs::path>{"old", dir_ / "web" / "ca.crt"},
+          std::pair<std::string, fs::path>{"new", next / "ca.crt"}}) {
+      httplib::SSLClient c("127.0.0.1", port);
+      c.set_ca_cert_path(ca_file.string());
+      c.enable_server_certificate_verification(true);
+      c.set_connection_timeout(5);
+      if (auto r = c.Get("/"); r && r->status == 200) return name;
+    }
+    return std::string();
+  };
+  EXPECT_EQ(served(), "old");
+  auto renew = [&](mode_t key_mode) {
+    for (const char* f : {"serve.crt", "serve.key"}) {
+      fs::copy_file(next / f, dir_ / "web" / (std::string(f) + ".tmp"),
+                    fs::copy_options::overwrite_existing);
+      ::chmod((dir_ / "web" / (std::string(f) + ".tmp")).c_str(),
+              std::string(f) == "serve.key" ? key_mode : 0644);
+      fs::rename(dir_ / "web" / (std::string(f) + ".tmp"), dir_ / "web" / f);
+    }
+  };
+  // A key of root's alone: not loaded, the old one served, and serve says so.
+  renew(0600);
+  std::this_thread::sleep_for(1200ms);  // serve looks at the files at most once a second
+  EXPECT_EQ(served(), "old");
+  EXPECT_TRUE(serve->wait_for(std::regex("do not load, so the ones loaded before are still "
+                                         "served: [^\n]*serve\\.key"),
+                              5s))
+      << serve->err_text;
+  // Readable by serve's user: the renewed certificate, on the same process.
+  renew(0644);
+  std::this_thread::sleep_for(1200ms);
+  std::string now;
+  for (int i = 0; i < 20 && (now = served()) != "new"; ++i) std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(now, "new");
+  EXPECT_TRUE(serve->wait_for(std::regex("loaded the renewed certificate"), 5s)) << serve->err_text;
   ::kill(serve->pid, SIGTERM);
   EXPECT_EQ(serve->wait_exit(15s), 0) << serve->err_text;
 }
