@@ -1,9 +1,10 @@
 // pci.gpu_nic: how near each GPU's nearest RDMA NIC is, in the words of `nvidia-smi topo -m`
-// (PIX, PXB, PHB, NODE, SYS), whether ACS sends the peer-to-peer traffic between them up to the
-// root complex (the bridges pci.acs reads), and where to launch jobs on a host whose GPUs span
-// NUMA nodes. The places come from inventory (inventory/pcie_path.hpp).
+// (PIX, PXB, PHB, NODE, SYS), and whether ACS sends the peer-to-peer traffic between them up to
+// the root complex (the bridges pci.acs reads); gpu.numa_placement: where to launch jobs on a
+// host whose GPUs span NUMA nodes. The places come from inventory (inventory/pcie_path.hpp).
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -171,6 +172,9 @@ Finding gpu_finding(const AuditInput& in, const settings::ProfileEntry& e,
 // A host whose GPUs are on two or more NUMA nodes: one finding that says how to launch a job on
 // one node's GPUs with that node's CPUs and memory (dltune run --numa auto --gpus, whose indices
 // are nvidia-smi's: NVML's, else PCI bus order, as launch's gpu_slots numbers them).
+constexpr const char* kNumaExpected =
+    "each job on the CPUs and memory of its GPUs' NUMA node (dltune run --numa auto --gpus)";
+
 std::optional<Finding> numa_hint(const AuditInput& in, const settings::ProfileEntry& e) {
   std::map<int, std::vector<int>> by_node;
   std::map<int, std::vector<std::string>> addresses;
@@ -184,7 +188,7 @@ std::optional<Finding> numa_hint(const AuditInput& in, const settings::ProfileEn
     addresses[*d.numa_node].push_back(d.address);
   }
   if (by_node.size() < 2) return std::nullopt;
-  Finding f = framed(e);
+  Finding f = frame(e, kNumaExpected);
   f.severity = Severity::kInfo;
   std::vector<std::string> where, options;
   for (auto& [node, ids] : by_node) {
@@ -255,8 +259,35 @@ std::vector<Finding> pci_gpu_nic(const AuditInput& in, const settings::ProfileEn
   } else {
     for (const auto* d : gpus) out.push_back(gpu_finding(in, e, *d, nics, ends));
   }
-  if (auto hint = numa_hint(in, e)) out.push_back(std::move(*hint));
   return out;
+}
+
+std::vector<Finding> gpu_numa_placement(const AuditInput& in, const settings::ProfileEntry& e) {
+  if (expected_bool(e) == false) return not_asked(e);
+  if (!has_nvidia_gpu(in.facts.gpu)) return no_gpu(e, kNumaExpected);
+  if (auto hint = numa_hint(in, e)) return {std::move(*hint)};
+  // One node (or none known): nothing to choose, whatever runs where.
+  Finding f = frame(e, kNumaExpected);
+  std::set<int> nodes;
+  std::size_t unknown = 0;
+  for (const auto& d : in.facts.gpu.devices) {
+    if (d.vendor != "nvidia") continue;
+    if (d.numa_node)
+      nodes.insert(*d.numa_node);
+    else
+      ++unknown;
+  }
+  f.applicable = false;
+  f.actual = nodes.empty() ? "NUMA node not known" : fmt::format("node {}", *nodes.begin());
+  f.summary =
+      nodes.empty()
+          ? "the GPUs' NUMA node is not known (no numa_node in PCI sysfs: one node, a "
+            "VM or a container): no placement to choose"
+          : fmt::format("the GPUs are all on NUMA node {}{}: no placement to choose",
+                        *nodes.begin(), unknown > 0 ? fmt::format(" ({} not known)", unknown) : "");
+  f.evidence.push_back({"/sys/bus/pci/devices/*/numa_node",
+                        nodes.empty() ? "none" : fmt::format("node {}", *nodes.begin())});
+  return {std::move(f)};
 }
 
 }  // namespace dltune::audit

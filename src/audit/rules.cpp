@@ -25,6 +25,7 @@ const std::vector<Rule>& rules() {
       {"gpu.power_limit", gpu_power_limit_any_vendor},
       {"gpu.mig", gpu_mig},
       {"gpu.nvlink", gpu_nvlink},
+      {"gpu.numa_placement", gpu_numa_placement},
       {"env.training", env_training},
   };
   return kRules;

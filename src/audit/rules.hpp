@@ -44,6 +44,7 @@ struct Rule {
 // NUMA node, or across), ACS redirection between them, and where to launch on a host whose GPUs
 // span NUMA nodes.
 std::vector<Finding> pci_gpu_nic(const AuditInput&, const settings::ProfileEntry&);
+std::vector<Finding> gpu_numa_placement(const AuditInput&, const settings::ProfileEntry&);
 // A bridge's ACS control register, as pci.acs reads it (fabric_rules.cpp): `readable` when its
 // extended configuration space could be read (root can), `control` when it has ACS.
 inline constexpr std::uint16_t kAcsRedirect = 0x1c;  // Request/Completion Redirect, Upstream Fwd

@@ -32,6 +32,7 @@ const std::vector<KeySpec>& catalog() {
       {"gpu.power_limit", "gpu", nullptr, nullptr},
       {"gpu.mig", "gpu", nullptr, nullptr},
       {"gpu.nvlink", "gpu", nullptr, nullptr},
+      {"gpu.numa_placement", "gpu", nullptr, nullptr},
       {"env.training", "environment", nullptr, nullptr},
       // sysctl(8) families: the top directories of /proc/sys.
       {"vm.", "memory", plan_sysctl, check_sysctl},

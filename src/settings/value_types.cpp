@@ -95,6 +95,7 @@ const std::vector<Rule>& rules() {
       {"gpu.power_limit", Type::kBool},
       {"gpu.mig", Type::kBool},
       {"gpu.nvlink", Type::kBool},
+      {"gpu.numa_placement", Type::kBool},
       {"env.training", Type::kBool},
       {"iommu.mode", Type::kChoice, 0, 0, 1, {"pt", "off", "on", "default"}},
       {"pci.acs", Type::kChoice, 0, 0, 1, {"enabled", "disabled"}},

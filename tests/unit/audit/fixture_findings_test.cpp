@@ -66,13 +66,14 @@ TEST(FixtureFindings, Gpu8Numa2) {
             "gpu.power_limit info\n"
             "gpu.mig info\n"
             "gpu.nvlink info\n"
-            "env.training warn\n"  // the venv's cuDNN wheel shadowed
-            "limits.memlock ok\n"  // unlimited
+            "gpu.numa_placement info\n"  // GPUs 0-3 on node 0, 4-7 on node 1
+            "env.training warn\n"        // the venv's cuDNN wheel shadowed
+            "limits.memlock ok\n"        // unlimited
             "kernel.numa_balancing warn\n"
-            "iommu.mode ok\n"              // iommu=pt
-            "pci.acs n/a\n"                // no bridges in the tree
-            "rdma.ports ok ok ok ok ok\n"  // 4 IB + 1 RoCE, all ACTIVE
-            "pci.gpu_nic info info info info info info info info info\n");  // NODE each, the hint
+            "iommu.mode ok\n"                                          // iommu=pt
+            "pci.acs n/a\n"                                            // no bridges in the tree
+            "rdma.ports ok ok ok ok ok\n"                              // 4 IB + 1 RoCE, all ACTIVE
+            "pci.gpu_nic info info info info info info info info\n");  // NODE each
   EXPECT_EQ(exit, 2);
 }
 
@@ -107,6 +108,7 @@ TEST(FixtureFindings, ContainerCgv2) {
             "gpu.power_limit info\n"
             "gpu.mig info\n"
             "gpu.nvlink info\n"
+            "gpu.numa_placement n/a\n"  // one GPU, its node not known
             "env.training ok\n"
             "limits.memlock critical\n"  // 64 KiB
             "kernel.numa_balancing ok\n"
@@ -148,6 +150,7 @@ TEST(FixtureFindings, TrainingProfileOnThisVm) {
             "gpu.power_limit n/a\n"
             "gpu.mig n/a\n"
             "gpu.nvlink n/a\n"
+            "gpu.numa_placement n/a\n"
             "env.training ok\n");
   EXPECT_EQ(exit, 1);
 }

@@ -1,5 +1,5 @@
-// pci.gpu_nic: each GPU against its nearest RDMA NIC (PIX, PXB, PHB, NODE, SYS), ACS between
-// them, and the hint for hosts whose GPUs span NUMA nodes; on the fixture hosts
+// pci.gpu_nic: each GPU against its nearest RDMA NIC (PIX, PXB, PHB, NODE, SYS) and ACS between
+// them; gpu.numa_placement: the hint for hosts whose GPUs span NUMA nodes; on the fixture hosts
 // (tests/fixtures/roots/README.md, gpu4-numa2-rdma above all) and on small hand-made trees.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -25,17 +25,21 @@ namespace {
 constexpr const char* kKey = "pci.gpu_nic";
 constexpr const char* kRdmaHost = "gpu4-numa2-rdma";
 
+constexpr const char* kNumaKey = "gpu.numa_placement";
+
 std::vector<Finding> placement(const dltune::inventory::HostFacts& facts,
-                               const dltune::host::Root& root, const char* value = "true") {
-  const auto rule = rule_for(kKey);
+                               const dltune::host::Root& root, const char* value = "true",
+                               const char* key = kKey) {
+  const auto rule = rule_for(key);
   EXPECT_NE(rule, nullptr);
   if (rule == nullptr) return {};
-  return dltune::testing::run(rule, facts, root, entry(kKey, value, "warn"));
+  return dltune::testing::run(rule, facts, root, entry(key, value, "warn"));
 }
 
-std::vector<Finding> on_fixture(const char* host, const char* value = "true") {
+std::vector<Finding> on_fixture(const char* host, const char* value = "true",
+                                const char* key = kKey) {
   const auto& h = fixture_host(host);
-  return placement(h.facts, *h.root, value);
+  return placement(h.facts, *h.root, value, key);
 }
 
 // GPUs and network from a hand-made tree (no NVML).
@@ -91,7 +95,7 @@ const Evidence* evidence_at(const Finding& f, const std::string& path) {
 
 TEST(GpuNicPlacement, EachGpuAgainstItsNearestNicOnTheRdmaHost) {
   const auto out = on_fixture(kRdmaHost);
-  ASSERT_EQ(out.size(), 5u);  // four GPUs and the two-node hint
+  ASSERT_EQ(out.size(), 4u);  // four GPUs (the two-node hint is gpu.numa_placement's)
   for (const auto& f : out) {
     EXPECT_EQ(f.id, kKey);
     EXPECT_EQ(f.area, "network");
@@ -151,9 +155,16 @@ TEST(GpuNicPlacement, EachGpuAgainstItsNearestNicOnTheRdmaHost) {
   EXPECT_THAT(sys.fix->command, HasSubstr("fit an RDMA NIC in a PCIe slot of NUMA node 1"));
   EXPECT_FALSE(sys.fix->by_dltune);
   EXPECT_TRUE(has_note(sys, "NCCL_IB_HCA=mlx5_0"));
+}
 
+TEST(GpuNumaPlacement, GpusOnTwoNodesGetTheLaunchHintUnderTheTrainingProfile) {
   // GPUs 0-2 on node 0, GPU 3 on node 1: launch each job on one node's GPUs.
-  const auto& hint = out[4];
+  const auto out = on_fixture(kRdmaHost, "true", kNumaKey);
+  ASSERT_EQ(out.size(), 1u);
+  const auto& hint = out[0];
+  EXPECT_EQ(hint.id, kNumaKey);
+  EXPECT_EQ(hint.area, "gpu");
+  EXPECT_TRUE(hint.applicable);
   EXPECT_EQ(hint.severity, Severity::kInfo);
   EXPECT_EQ(hint.summary, "the GPUs are on 2 NUMA nodes: GPUs 0-2 on node 0, GPU 3 on node 1");
   ASSERT_TRUE(hint.fix);
@@ -165,7 +176,7 @@ TEST(GpuNicPlacement, EachGpuAgainstItsNearestNicOnTheRdmaHost) {
 
 TEST(GpuNicPlacement, OnTheEightGpuNodeTheNicsShareOnlyTheGpusNode) {
   const auto out = on_fixture("gpu8-numa2-cgv2");
-  ASSERT_EQ(out.size(), 9u);
+  ASSERT_EQ(out.size(), 8u);
   for (std::size_t i = 0; i < 8; ++i) {
     EXPECT_EQ(out[i].severity, Severity::kInfo) << i;
     EXPECT_EQ(out[i].actual, "NODE") << i;
@@ -175,9 +186,37 @@ TEST(GpuNicPlacement, OnTheEightGpuNodeTheNicsShareOnlyTheGpusNode) {
         << i;
   }
   EXPECT_TRUE(has_note(out[0], "Equally near: mlx5_1 (0000:3c:00.0), mlx5_2 (0000:4b:00.0)."));
-  EXPECT_EQ(out[8].summary, "the GPUs are on 2 NUMA nodes: GPUs 0-3 on node 0, GPUs 4-7 on node 1");
-  ASSERT_TRUE(out[8].fix);
-  EXPECT_EQ(out[8].fix->command, "dltune run --numa auto --gpus 0-3 -- COMMAND");
+  const auto numa = on_fixture("gpu8-numa2-cgv2", "true", kNumaKey);
+  ASSERT_EQ(numa.size(), 1u);
+  EXPECT_EQ(numa[0].summary,
+            "the GPUs are on 2 NUMA nodes: GPUs 0-3 on node 0, GPUs 4-7 on node 1");
+  ASSERT_TRUE(numa[0].fix);
+  EXPECT_EQ(numa[0].fix->command, "dltune run --numa auto --gpus 0-3 -- COMMAND");
+}
+
+TEST(GpuNumaPlacement, OneNodeNoGpuOrFalseIsNoHint) {
+  // One A10G in a container whose sysfs gives no node: nothing to choose.
+  const auto container = on_fixture("container-cgv2", "true", kNumaKey);
+  ASSERT_EQ(container.size(), 1u);
+  EXPECT_FALSE(container[0].applicable);
+  EXPECT_FALSE(container[0].fix);
+  EXPECT_THAT(container[0].summary, HasSubstr("no placement to choose"));
+  const auto vm = on_fixture("this-vm", "true", kNumaKey);
+  ASSERT_EQ(vm.size(), 1u);
+  EXPECT_FALSE(vm[0].applicable);
+  EXPECT_EQ(vm[0].summary, "no NVIDIA GPU on this host");
+  const auto off = on_fixture(kRdmaHost, "false", kNumaKey);
+  ASSERT_EQ(off.size(), 1u);
+  EXPECT_THAT(off[0].summary, HasSubstr("is not checked"));
+  // Two GPUs on node 1 of a two-node host: one node, named.
+  TempTree t;
+  add_gpu(t, "pci0000:9a/0000:9a:01.0", "0000:9b:00.0", 1);
+  add_gpu(t, "pci0000:9a/0000:9a:02.0", "0000:9c:00.0", 1);
+  const auto root = t.root();
+  const auto one = placement(facts_of(root), root, "true", kNumaKey);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_FALSE(one[0].applicable);
+  EXPECT_EQ(one[0].summary, "the GPUs are all on NUMA node 1: no placement to choose");
 }
 
 TEST(GpuNicPlacement, NotApplicableWithoutAnRdmaNicOrAGpu) {
@@ -201,21 +240,23 @@ TEST(GpuNicPlacement, AProfileThatSaysFalseIsNotChecked) {
   EXPECT_THAT(out[0].summary, HasSubstr("is not checked"));
 }
 
-TEST(GpuNicPlacement, ATwoNodeTwoGpuHostWithoutNicsGetsTheLaunchHint) {
+TEST(GpuNumaPlacement, ATwoNodeTwoGpuHostWithoutNicsGetsTheLaunchHint) {
   TempTree t;
   add_gpu(t, "pci0000:17/0000:17:01.0", "0000:18:00.0", 0);
   add_gpu(t, "pci0000:9a/0000:9a:01.0", "0000:9b:00.0", 1);
   const auto root = t.root();
   const auto facts = facts_of(root);
   const auto out = placement(facts, root);
-  ASSERT_EQ(out.size(), 2u);
+  ASSERT_EQ(out.size(), 1u);
   EXPECT_FALSE(out[0].applicable);
   EXPECT_THAT(out[0].summary, HasSubstr("no RDMA NIC"));
-  EXPECT_EQ(out[1].severity, Severity::kInfo);
-  EXPECT_EQ(out[1].summary, "the GPUs are on 2 NUMA nodes: GPU 0 on node 0, GPU 1 on node 1");
-  ASSERT_TRUE(out[1].fix);
-  EXPECT_EQ(out[1].fix->command, "dltune run --numa auto --gpus 0 -- COMMAND");
-  EXPECT_TRUE(has_note(out[1], "--gpus 0 (node 0), --gpus 1 (node 1)"));
+  const auto hint = placement(facts, root, "true", kNumaKey);
+  ASSERT_EQ(hint.size(), 1u);
+  EXPECT_EQ(hint[0].severity, Severity::kInfo);
+  EXPECT_EQ(hint[0].summary, "the GPUs are on 2 NUMA nodes: GPU 0 on node 0, GPU 1 on node 1");
+  ASSERT_TRUE(hint[0].fix);
+  EXPECT_EQ(hint[0].fix->command, "dltune run --numa auto --gpus 0 -- COMMAND");
+  EXPECT_TRUE(has_note(hint[0], "--gpus 0 (node 0), --gpus 1 (node 1)"));
 }
 
 TEST(GpuNicPlacement, SeveralSwitchesAndAcsThatCannotBeRead) {
@@ -270,18 +311,28 @@ TEST(GpuNicPlacement, OnlyTheDistributedProfileAsksForIt) {
   EXPECT_EQ(e->expected.text(), "true");
   EXPECT_EQ(e->origin, "distributed");
   EXPECT_STREQ(dltune::settings::area_of(kKey), "network");
-  // The whole check: the four GPUs and the hint, and pci.acs names the same port.
+  // The whole check: the four GPUs, the hint (training's, which distributed includes), and
+  // pci.acs names the same port.
+  const auto* numa = training->find(kNumaKey);
+  ASSERT_NE(numa, nullptr);
+  EXPECT_EQ(numa->origin, "training");
+  EXPECT_STREQ(dltune::settings::area_of(kNumaKey), "gpu");
   auto report = run_check(h.facts, *h.root, *distributed, {});
   ASSERT_TRUE(report.has_value());
-  int placement = 0;
+  int placement = 0, hints = 0;
   for (const auto& f : report->findings) {
     if (f.id == kKey) ++placement;
+    if (f.id == kNumaKey) {
+      ++hints;
+      EXPECT_THAT(f.summary, HasSubstr("GPUs 0-2 on node 0, GPU 3 on node 1"));
+    }
     if (f.id == "pci.acs") {
       EXPECT_EQ(f.severity, Severity::kWarn);
       EXPECT_THAT(f.summary, HasSubstr("(0000:17:01.0)"));
     }
   }
-  EXPECT_EQ(placement, 5);
+  EXPECT_EQ(placement, 4);
+  EXPECT_EQ(hints, 1);
 }
 
 }  // namespace placement_rules_test

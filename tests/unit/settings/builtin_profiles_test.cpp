@@ -103,6 +103,7 @@ TEST(BuiltinProfiles, TrainingHoldsEveryKeyATrainingHostNeeds) {
       {"gpu.power_limit", "true", "warn"},
       {"gpu.mig", "false", "warn"},
       {"gpu.nvlink", "true", "warn"},
+      {"gpu.numa_placement", "true", "warn"},
       {"env.training", "true", "critical"},
   };
   const auto p = load("training");
