@@ -364,6 +364,7 @@ bool Root::is_writable_setting(std::string_view path) {
       "/sys/kernel/mm/transparent_hugepage/defrag",
       "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor",
       "/sys/block/*/queue/read_ahead_kb",
+      "/sys/block/*/queue/scheduler",
   };
   for (const auto pattern : kSysfs)
     if (matches_pattern(path, pattern)) return true;

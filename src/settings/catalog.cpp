@@ -16,6 +16,7 @@ const std::vector<KeySpec>& catalog() {
       {"shm.size", "memory", nullptr, nullptr},
       {"mount.noatime", "storage", plan_mount, check_mount},
       {"block.read_ahead_kb", "storage", plan_read_ahead, check_read_ahead},
+      {"block.scheduler", "storage", plan_scheduler, check_scheduler},
       {"swap.consistency", "memory", nullptr, nullptr},
       {"iommu.mode", "kernel", nullptr, nullptr},
       {"pci.acs", "kernel", nullptr, nullptr},

@@ -82,6 +82,7 @@ const std::vector<Rule>& rules() {
       {"limits.nofile", Type::kLimit, 1, INT_MAX},
       {"limits.memlock", Type::kLimit},
       {"block.read_ahead_kb", Type::kInteger, 0, INT_MAX},
+      {"block.scheduler", Type::kChoice, 0, 0, 1, {"auto", "none", "mq-deadline", "bfq", "kyber"}},
       {"shm.size", Type::kInteger},
       {"mount.noatime", Type::kBool},
       {"swap.consistency", Type::kBool},

@@ -262,6 +262,49 @@ TEST_F(TuneLive, ReadAheadOfTheDiskUnderTheDataIsSetAndRestored) {
   EXPECT_TRUE(disks.changed().empty()) << ::testing::PrintToString(disks.changed());
 }
 
+// The I/O scheduler of the disk under / (the data path by default): the scheduler that is not
+// selected now among those the kernel offers, written, read back selected, and rolled back.
+TEST_F(TuneLive, SchedulerOfTheDiskUnderTheDataIsSetAndRestored) {
+  const auto check = json::parse(
+      run({DLTUNE_BINARY, "check", "--only", "block.scheduler", "--data", "/", "--json"}).out);
+  std::string file, now;
+  std::vector<std::string> offered;
+  for (const auto& f : check["findings"]) {
+    if (f["id"] != "block.scheduler" || !f["applicable"].get<bool>()) continue;
+    file = f["evidence"][0]["path"];
+    const std::string raw = f["evidence"][0]["value"];  // "none [mq-deadline] kyber"
+    std::istringstream words(raw);
+    for (std::string w; words >> w;) {
+      if (w.front() == '[') {
+        w = w.substr(1, w.size() - 2);
+        now = w;
+      }
+      offered.push_back(w);
+    }
+    break;
+  }
+  if (file.empty() || offered.size() < 2)
+    GTEST_SKIP() << "no disk with two schedulers under / here: " << check.dump(2);
+  const std::string other = offered[0] == now ? offered[1] : offered[0];
+  const auto profile = fs::path(::testing::TempDir()) / "scheduler.toml";
+  put(profile.string(),
+      "[profile]\nname = \"scheduler\"\n[settings.\"block.scheduler\"]\nvalue = \"" + other +
+          "\"\nreason = \"r\"\nsource = \"s\"\n");
+  const auto plan = json::parse(tune({"plan", "-p", profile.string(), "--json"}).out);
+  ASSERT_EQ(plan["items"][0]["changes"].size(), 1u) << plan.dump(2);
+  EXPECT_EQ(plan["items"][0]["changes"][0]["target"], file);
+  HostValues disks(plan);
+  const auto old = slurp(file);
+  const auto apply = tune({"apply", "-p", profile.string(), "--yes"});
+  ASSERT_EQ(apply.exit_code, 0) << apply.err;
+  EXPECT_NE(slurp(file).value_or("").find("[" + other + "]"), std::string::npos)
+      << slurp(file).value_or("(gone)");
+  EXPECT_EQ(tune({"status"}).exit_code, 0);
+  ASSERT_EQ(tune({"rollback"}).exit_code, 0);
+  EXPECT_EQ(slurp(file), old);
+  EXPECT_TRUE(disks.changed().empty()) << ::testing::PrintToString(disks.changed());
+}
+
 TEST_F(TuneLive, CgroupsSetsTheSwappinessOfExistingV1MemoryGroupsAndRollbackRestoresIt) {
   const fs::path memcg = "/sys/fs/cgroup/memory";
   if (!fs::exists(memcg / "memory.swappiness"))

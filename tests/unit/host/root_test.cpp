@@ -268,12 +268,13 @@ TEST(RootWrites, OnlyKnownSettingsAndFilesAreWritable) {
        {"/proc/sys/vm/swappiness", "/proc/sys/net/ipv4/tcp_rmem",
         "/sys/kernel/mm/transparent_hugepage/enabled",
         "/sys/devices/system/cpu/cpu12/cpufreq/scaling_governor",
-        "/sys/block/nvme0n1/queue/read_ahead_kb", "/sys/fs/cgroup/memory/jobs/memory.swappiness",
+        "/sys/block/nvme0n1/queue/read_ahead_kb", "/sys/block/nvme0n1/queue/scheduler",
+        "/sys/fs/cgroup/memory/jobs/memory.swappiness",
         "/sys/fs/cgroup/memory/system.slice/ssh.service/memory.swappiness"})
     EXPECT_TRUE(Root::is_writable_setting(p)) << p;
   for (const char* p : {"/proc/meminfo", "/proc/sys/../../etc/shadow", "/sys/kernel/mm/ksm/run",
-                        "/sys/block/nvme0n1/queue/scheduler", "/etc/passwd", "/tmp/x",
-                        "/sys/devices/system/cpu/cpu0/online",
+                        "/sys/block/nvme0n1/queue/nr_requests", "/sys/block/../queue/scheduler",
+                        "/etc/passwd", "/tmp/x", "/sys/devices/system/cpu/cpu0/online",
                         // the root memory cgroup's swappiness is vm.swappiness in disguise
                         "/sys/fs/cgroup/memory/memory.swappiness",
                         "/sys/fs/cgroup/memory/jobs/memory.limit_in_bytes",

@@ -91,6 +91,7 @@ TEST(BuiltinProfiles, TrainingHoldsEveryKeyATrainingHostNeeds) {
       {"shm.size", ">= 1073741824", "warn"},
       {"mount.noatime", "true", "info"},
       {"block.read_ahead_kb", ">= 128", "info"},
+      {"block.scheduler", "auto", "info"},
       {"swap.consistency", "true", "warn"},
       {"gpu.health", "true", "critical"},
       {"gpu.persistence", "true", "warn"},

@@ -253,3 +253,104 @@ TEST(PlanMemcg, V1GroupsThatKeepTheirOwnSwappinessAreNamedOrSet) {
 }
 
 }  // namespace plan_storage_test
+
+namespace plan_storage_test {
+
+namespace {
+
+// /data on nvme0n1 (mq-deadline), /srv/data on sdb1 of a hard disk (none), / on sda1 of an SSD
+// whose kernel offers only bfq and none, /scratch a tmpfs.
+void host_with_schedulers(dltune::testing::TempTree& t) {
+  t.write("proc/self/mountinfo",
+          "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+          "23 22 8:17 / /srv/data rw,noatime - ext4 /dev/sdb1 rw\n"
+          "24 22 259:0 / /data rw,noatime - xfs /dev/nvme0n1 rw\n"
+          "25 22 0:5 / /scratch rw,relatime - tmpfs tmpfs rw,size=1g\n")
+      .write("dev/sda1", "")
+      .write("dev/sdb1", "")
+      .write("dev/nvme0n1", "");
+  for (const auto& [part, disk, rotational, scheduler] :
+       {std::tuple{"sda1", "sda", "0", "[bfq] none"},
+        {"sdb1", "sdb", "1", "[none] mq-deadline kyber bfq"},
+        {"nvme0n1", "nvme0n1", "0", "[mq-deadline] kyber none"}}) {
+    const std::string dev = std::string("sys/devices/pci0/block/") + disk;
+    if (std::string(part) != disk)
+      t.link(std::string("sys/class/block/") + part,
+             "../../devices/pci0/block/" + std::string(disk) + "/" + part)
+          .write(dev + "/" + part + "/partition", "1\n");
+    else
+      t.link(std::string("sys/class/block/") + part,
+             "../../devices/pci0/block/" + std::string(disk));
+    t.link(std::string("sys/block/") + disk, "../devices/pci0/block/" + std::string(disk))
+        .write(dev + "/queue/rotational", std::string(rotational) + "\n")
+        .write(dev + "/queue/scheduler", std::string(scheduler) + "\n")
+        .write(dev + "/size", "2000000\n");
+  }
+}
+
+}  // namespace
+
+// auto: none for NVMe, mq-deadline for a hard disk; a scheduler the kernel does not offer is
+// left alone with the reason, never written.
+TEST(PlanScheduler, AutoChoosesByTheDisksKindAndLeavesWhatTheKernelDoesNotOffer) {
+  dltune::testing::TempTree t;
+  host_with_schedulers(t);
+  const auto plan = plan_for(t.root(), {"block.scheduler"}, true,
+                             {{"/srv/data", "/data", "/", "/scratch"}, false});
+  const auto* r = item(plan, "block.scheduler");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, PlanItem::Status::kChange);
+  ASSERT_EQ(r->changes.size(), 2u);
+  EXPECT_EQ(r->changes[0].target, "/sys/block/sdb/queue/scheduler");
+  EXPECT_EQ(r->changes[0].old_value, "none");
+  EXPECT_EQ(r->changes[0].new_value, "mq-deadline");
+  EXPECT_EQ(r->changes[1].target, "/sys/block/nvme0n1/queue/scheduler");
+  EXPECT_EQ(r->changes[1].old_value, "mq-deadline");
+  EXPECT_EQ(r->changes[1].new_value, "none");
+  EXPECT_EQ(r->summary, "sdb none -> mq-deadline, nvme0n1 mq-deadline -> none");
+  ASSERT_FALSE(r->notes.empty());
+  EXPECT_EQ(r->notes[0], "left alone: sda (offers bfq none, not mq-deadline)");
+  const auto* p = item(plan, "persist.sysfs");
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(p->changes.size(), 1u);
+  const auto& text = p->changes[0].new_value;
+  EXPECT_NE(text.find("w /sys/block/sdb/queue/scheduler - - - - mq-deadline\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("w /sys/block/nvme0n1/queue/scheduler - - - - none\n"), std::string::npos);
+  EXPECT_EQ(text.find("sda/queue/scheduler"), std::string::npos);
+
+  // check: one finding a disk, the fix where tune can apply it, the reason where it cannot.
+  const auto facts = inventory::collect(t.root(), {});
+  auto prof = settings::load_profile("training", t.root(), settings::validate_key);
+  ASSERT_TRUE(prof);
+  const auto root = t.root();
+  const settings::CheckInput in{facts, root, false, {"/srv/data", "/data", "/"}, nullptr};
+  const auto found = settings::check_scheduler(in, *prof->find("block.scheduler"));
+  ASSERT_EQ(found.size(), 3u);
+  EXPECT_EQ(found[0].summary,
+            "sdb (holding /srv/data) schedules I/O with none, expected mq-deadline (a rotational "
+            "disk: reads are not starved by writes)");
+  EXPECT_EQ(found[0].severity, settings::Severity::kInfo);
+  ASSERT_TRUE(found[0].fix);
+  EXPECT_EQ(found[0].fix->command,
+            "dltune tune apply --only block.scheduler --data /srv/data --persist");
+  EXPECT_EQ(found[0].evidence[0].value, "[none] mq-deadline kyber bfq");
+  EXPECT_EQ(found[1].actual, "mq-deadline");
+  EXPECT_NE(found[1].expected.find("none (NVMe"), std::string::npos) << found[1].expected;
+  EXPECT_FALSE(found[2].fix);
+  ASSERT_FALSE(found[2].notes.empty());
+  EXPECT_NE(found[2].notes.back().find("modprobe mq-deadline"), std::string::npos);
+
+  // A name: the same scheduler everywhere it is offered; already there, nothing to do.
+  auto only_none = *prof;
+  for (auto& e : only_none.entries)
+    if (e.key == "block.scheduler") e.expected.values = {"none"};
+  const auto none = settings::check_scheduler(in, *only_none.find("block.scheduler"));
+  ASSERT_EQ(none.size(), 3u);
+  EXPECT_EQ(none[0].severity, settings::Severity::kOk);  // sdb has none
+  EXPECT_EQ(none[1].severity, settings::Severity::kInfo);
+  EXPECT_EQ(none[2].severity, settings::Severity::kInfo);  // sda has bfq, offers none
+  EXPECT_TRUE(none[2].fix);
+}
+
+}  // namespace plan_storage_test
