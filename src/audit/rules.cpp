@@ -15,6 +15,7 @@ const std::vector<Rule>& rules() {
       {"pci.acs", pci_acs},
       {"pci.gpu_nic", pci_gpu_nic},
       {"rdma.ports", rdma_ports},
+      {"cpu.latency_us", cpu_latency},
       {"gpu.health", gpu_health},
       {"gpu.nouveau", gpu_nouveau},
       {"gpu.driver_match", gpu_driver_match},

@@ -1,5 +1,6 @@
 // Checks on the OS side that no kind of setting changes: /dev/shm, swap, the IOMMU, PCIe ACS,
-// RDMA ports (the settings' own judges are in settings/).
+// RDMA ports, the CPUs' idle states against the wake-up latency `run` holds (the settings' own
+// judges are in settings/).
 #include "audit/system_rules.hpp"
 
 #include <algorithm>
@@ -103,6 +104,58 @@ std::vector<Finding> iommu_mode(const AuditInput& in, const settings::ProfileEnt
   if (f.severity != Severity::kOk)
     f.fix = Fix{"add iommu=pt to GRUB_CMDLINE_LINUX in /etc/default/grub, run update-grub, reboot",
                 false};
+  container_advice(in, f, "");
+  return {f};
+}
+
+// The idle states of CPU 0 (/sys/devices/system/cpu/cpu0/cpuidle/stateN: name, latency in µs,
+// disable; Documentation/admin-guide/pm/cpuidle.rst, "Representation of Idle States"): the
+// deepest one not disabled against the profile's cpu.latency_us, which `dltune run` holds on
+// /dev/cpu_dma_latency while a job runs (a request that exists only while a process holds the
+// file open: nothing for tune to set).
+std::vector<Finding> cpu_latency(const AuditInput& in, const settings::ProfileEntry& entry) {
+  const std::string dir = "/sys/devices/system/cpu/cpu0/cpuidle";
+  const auto want = text::to_uint(entry.expected.values.empty() ? "" : entry.expected.values[0]);
+  if (!want) return {not_applicable(entry, "cpu", "cpu.latency_us is not a number of µs")};
+  std::optional<std::uint64_t> deepest;
+  std::string name;
+  std::vector<std::string> states;
+  for (int i = 0; i < 32; ++i) {
+    const std::string s = dir + "/state" + std::to_string(i);
+    const auto latency = settings::read_trimmed(in.root, s + "/latency");
+    if (!latency) break;
+    const auto us = text::to_uint(*latency);
+    const auto n =
+        settings::read_trimmed(in.root, s + "/name").value_or("state" + std::to_string(i));
+    const bool disabled = settings::read_trimmed(in.root, s + "/disable").value_or("0") == "1";
+    states.push_back(fmt::format("{} {} µs{}", n, us ? std::to_string(*us) : "?",
+                                 disabled ? " (disabled)" : ""));
+    if (us && !disabled && (!deepest || *us >= *deepest)) {
+      deepest = *us;
+      name = n;
+    }
+  }
+  if (!deepest)
+    return {not_applicable(entry, "cpu",
+                           "no CPU idle states in sysfs (cpuidle off: a VM's, or the firmware "
+                           "decides)")};
+  Finding f = judge(entry, "cpu", std::to_string(*deepest), {{dir, text::join(states, ", ")}});
+  f.actual = fmt::format("{} µs ({})", *deepest, name);
+  f.expected = fmt::format("at most {} µs to wake while a job runs", *want);
+  const bool met = *deepest <= *want;
+  f.severity = met ? Severity::kOk : Severity::kInfo;
+  f.summary =
+      met ? fmt::format("the deepest CPU idle state, {}, wakes in {} µs, within cpu.latency_us {}",
+                        name, *deepest, *want)
+          : fmt::format(
+                "the deepest CPU idle state, {}, takes {} µs to wake, above cpu.latency_us "
+                "{}: dltune run keeps the CPUs out of it while a job runs",
+                name, *deepest, *want);
+  if (!met)
+    f.fix =
+        Fix{"dltune run -p PROFILE -- COMMAND (the profile's cpu.latency_us is held on "
+            "/dev/cpu_dma_latency while the job runs)",
+            true};
   container_advice(in, f, "");
   return {f};
 }

@@ -12,6 +12,7 @@ std::vector<Finding> swap_consistency(const AuditInput&, const settings::Profile
 std::vector<Finding> iommu_mode(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> pci_acs(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> rdma_ports(const AuditInput&, const settings::ProfileEntry&);
+std::vector<Finding> cpu_latency(const AuditInput&, const settings::ProfileEntry&);
 
 // The ACS control register of a PCIe function's config space (as sysfs `config` gives it),
 // when its extended capabilities are readable and hold ACS.

@@ -13,6 +13,7 @@
 #include "core/text.hpp"
 #include "host/cgroup.hpp"
 #include "inventory/host_facts.hpp"
+#include "launch/cpu_latency.hpp"
 
 namespace dltune::launch {
 
@@ -559,6 +560,16 @@ Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& fac
       }
     }
   }
+  // The CPU wake-up latency the profile asks for while the job runs.
+  if (profile != nullptr)
+    if (const auto* e = profile->find("cpu.latency_us");
+        e != nullptr && !e->expected.values.empty())
+      if (auto us = text::to_uint(e->expected.values.front()); us && *us <= 2'000'000'000u) {
+        plan.cpu_latency_us = static_cast<int>(*us);
+        plan.notes.push_back(fmt::format(
+            "CPU wake-up latency: at most {} µs while the job runs (cpu.latency_us, held on {})",
+            *us, kCpuDmaLatency));
+      }
   // The command must exist before anything is created.
   if (root.live()) {
     if (auto found = find_program(plan.argv.front(), plan.env); !found)

@@ -53,6 +53,9 @@ struct JobPlan {
   std::map<std::string, std::string> env;
   std::vector<std::string> notes;  // what was set and why, what was kept from the user
   std::vector<ResourceLimit> rlimits;
+  // The profile's cpu.latency_us: the CPU wake-up latency dltune holds while the job runs
+  // (cpu_latency.hpp); empty: none asked.
+  std::optional<int> cpu_latency_us;
   Allocator allocator = kDefaultAllocator;
   std::vector<std::string> argv;
   // `--nproc N` with a command that is not a launcher: the ranks dltune starts (rank_plan.hpp);
@@ -81,7 +84,8 @@ struct EnvironmentPlan {
                                                        std::map<std::string, std::string>& env);
 
 // `environment` is the job's starting environment (dltune's own); `profile` (may be null) gives
-// limits.nofile and limits.memlock; `unique` makes the default name unique ("run-<unique>").
+// limits.nofile, limits.memlock and cpu.latency_us; `unique` makes the default name unique
+// ("run-<unique>").
 [[nodiscard]] Result<JobPlan> plan_job(const host::Root& root, const inventory::HostFacts& facts,
                                        const RunOptions& options,
                                        std::map<std::string, std::string> environment,

@@ -12,6 +12,7 @@
 #include "core/text.hpp"
 #include "inventory/host_facts.hpp"
 #include "launch/cgroup.hpp"
+#include "launch/cpu_latency.hpp"
 #include "launch/kernel_log.hpp"
 #include "launch/slurm_step.hpp"
 #include "launch/spawn.hpp"
@@ -174,6 +175,18 @@ tl::expected<RunSummary, RunFailure> run_job(const host::Root& root,
   auto cg = create_job_cgroup(root, *layout, plan->name, plan->limits,
                               *step ? (*step)->place : CgroupPlace{});
   if (!cg) return failure(Stage::kSetUp, cg.error());
+  // The CPU wake-up latency the profile asks for, held until the job (every rank) has ended;
+  // one that cannot be held is said in the summary, and the job runs anyway.
+  CpuLatencyHold latency;
+  std::optional<std::string> latency_failed;
+  if (plan->cpu_latency_us && root.live()) {
+    auto held = CpuLatencyHold::hold(*plan->cpu_latency_us);
+    if (held)
+      latency = std::move(*held);
+    else
+      latency_failed = fmt::format("cpu.latency_us {} µs was not held: {}", *plan->cpu_latency_us,
+                                   held.error().message());
+  }
   RunSummary summary;
   {
     // The job's own variables against this host, with the CPUs it was given.
@@ -194,6 +207,7 @@ tl::expected<RunSummary, RunFailure> run_job(const host::Root& root,
   if (!plan->ranks.empty()) {
     auto ranks = run_ranks(root, request, hooks, std::move(*plan), std::move(*cg), as, summary);
     if (!ranks) return tl::unexpected(ranks.error());
+    if (latency_failed) summary.result.warnings.push_back(*latency_failed);
     return summary;
   }
   SpawnRequest req;
@@ -220,6 +234,7 @@ tl::expected<RunSummary, RunFailure> run_job(const host::Root& root,
   if (!removed)
     summary.result.warnings.push_back("the cgroup could not be removed: " +
                                       removed.error().message());
+  if (latency_failed) summary.result.warnings.push_back(*latency_failed);
   return summary;
 }
 

@@ -41,6 +41,11 @@ Result<void> plan_thp(PlanContext&, const ProfileEntry&, PlanItem&);
 Result<void> plan_governor(PlanContext&, const ProfileEntry&, PlanItem&);
 Result<void> plan_read_ahead(PlanContext&, const ProfileEntry&, PlanItem&);
 Result<void> plan_scheduler(PlanContext&, const ProfileEntry&, PlanItem&);
+// The end of a plan over the disks under the data (read-ahead, scheduler): a change when `from`
+// (one "DISK OLD -> NEW" each) has any, else already ok (`ok`, one "DISK VALUE" each) or not
+// applicable with `none_summary`; the note that disk names can change between boots.
+void finish_disk_plan(PlanItem& item, const std::vector<std::string>& from,
+                      const std::vector<std::string>& ok, const char* none_summary);
 Result<void> plan_mount(PlanContext&, const ProfileEntry&, PlanItem&);
 Result<void> plan_limits(PlanContext&, const ProfileEntry&, PlanItem&);
 Result<void> plan_gpu_persistence(PlanContext&, const ProfileEntry&, PlanItem&);

@@ -107,17 +107,7 @@ Result<void> plan_scheduler(PlanContext& context, const ProfileEntry& e, PlanIte
     item.changes.push_back({e.key, "sysfs", d.file, d.selected, d.wanted->scheduler, false});
   }
   for (const auto& s : skipped) item.notes.push_back("left alone: " + s);
-  if (item.changes.empty()) {
-    item.status = ok.empty() ? PlanItem::Status::kNotApplicable : PlanItem::Status::kAlreadyOk;
-    item.summary = ok.empty() ? "no disk with a scheduler under the data paths' file systems"
-                              : fmt::format("already {}", fmt::join(ok, ", "));
-    return {};
-  }
-  item.status = PlanItem::Status::kChange;
-  item.summary = text::join(from, ", ");
-  item.notes.push_back(
-      "disk names (sda, nvme0n1) can change between boots; the persistent line names the disk as "
-      "it is now");
+  finish_disk_plan(item, from, ok, "no disk with a scheduler under the data paths' file systems");
   return {};
 }
 

@@ -141,18 +141,22 @@ Result<void> plan_read_ahead(PlanContext& context, const ProfileEntry& e, PlanIt
     from.push_back(fmt::format("{} {} -> {} KiB", *d.disk, *current, *target));
     item.changes.push_back({e.key, "sysfs", path, *current, *target, false});
   }
+  finish_disk_plan(item, from, ok, "no disk under the data paths' file systems");
+  return {};
+}
+
+void finish_disk_plan(PlanItem& item, const std::vector<std::string>& from,
+                      const std::vector<std::string>& ok, const char* none_summary) {
   if (item.changes.empty()) {
     item.status = ok.empty() ? PlanItem::Status::kNotApplicable : PlanItem::Status::kAlreadyOk;
-    item.summary = ok.empty() ? "no disk under the data paths' file systems"
-                              : fmt::format("already {}", fmt::join(ok, ", "));
-    return {};
+    item.summary = ok.empty() ? none_summary : fmt::format("already {}", fmt::join(ok, ", "));
+    return;
   }
   item.status = PlanItem::Status::kChange;
   item.summary = text::join(from, ", ");
   item.notes.push_back(
       "disk names (sda, nvme0n1) can change between boots; the persistent line names the disk as "
       "it is now");
-  return {};
 }
 
 std::vector<Finding> check_thp(const CheckInput& in, const ProfileEntry& entry) {

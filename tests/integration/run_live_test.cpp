@@ -1,12 +1,16 @@
 // `dltune run` on this machine's real kernel and cgroups, as root: a real PyTorch training job
 // (Debian's python3-torch, CPU, a DataLoader with workers) and small jobs that hit the limits.
 // Every test checks that the job's cgroup is gone afterwards.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -226,6 +230,43 @@ TEST_F(RunLive, SigtermToDltuneReachesTheJob) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 5);
   EXPECT_EQ(slurp(got), "term\n");
+}
+
+// The current CPU latency limit of PM QoS (the smallest request held, 2000000000 µs with none):
+// what a read of /dev/cpu_dma_latency gives, an s32. nullopt when it cannot be read.
+std::optional<std::int32_t> cpu_latency_limit() {
+  const int fd = ::open("/dev/cpu_dma_latency", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::int32_t v = 0;
+  const auto n = ::read(fd, &v, sizeof v);
+  ::close(fd);
+  return n == static_cast<ssize_t>(sizeof v) ? std::optional<std::int32_t>(v) : std::nullopt;
+}
+
+// A profile's cpu.latency_us is held on /dev/cpu_dma_latency while the job runs, and released
+// when it ends.
+TEST_F(RunLive, AProfilesCpuLatencyIsHeldWhileTheJobRunsAndReleasedAfter) {
+  const auto before = cpu_latency_limit();
+  if (!before) GTEST_SKIP() << "/dev/cpu_dma_latency cannot be read here (no PM QoS)";
+  if (*before <= 7) GTEST_SKIP() << "another process holds a CPU latency of " << *before << " µs";
+  const auto profile = dir_ / "latency.toml";
+  std::ofstream(profile) << "[profile]\nname = \"latency\"\ninclude = [\"training\"]\n"
+                            "[settings.\"cpu.latency_us\"]\nvalue = 7\n";
+  const auto ready = dir_ / "ready", done = dir_ / "done";
+  const std::string script =
+      "touch " + ready.string() + "; while [ ! -e " + done.string() + " ]; do sleep 0.05; done";
+  dltune::testing::RunResult r;
+  std::thread job([&] { r = dltune_run({"-p", profile.string()}, {"/bin/sh", "-c", script}); });
+  for (int i = 0; i < 600 && !fs::exists(ready); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const bool started = fs::exists(ready);
+  const auto during = cpu_latency_limit();
+  std::ofstream(done) << "";
+  job.join();
+  ASSERT_TRUE(started) << "the job never started: " << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(during, 7) << "while the job ran";
+  EXPECT_EQ(cpu_latency_limit(), before) << "after it ended";
 }
 
 TEST_F(RunLive, BadInputCreatesNothing) {

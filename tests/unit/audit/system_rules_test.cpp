@@ -502,4 +502,39 @@ TEST(ContainerAdvice, DockerKeepsItsRuntimeFlags) {
   EXPECT_EQ(memlock[0].fix->command, "docker run --ulimit memlock=-1");
 }
 
+// cpu.latency_us: the deepest idle state that is not disabled, against the latency `run` holds.
+TEST(CpuLatencyRule, TheDeepestEnabledIdleStateAgainstTheProfilesLatency) {
+  dltune::testing::TempTree t;
+  const std::string d = "sys/devices/system/cpu/cpu0/cpuidle/";
+  for (const auto& [i, name, latency, disable] : {std::tuple{0, "POLL", "0", "0"},
+                                                  {1, "C1", "2", "0"},
+                                                  {2, "C1E", "10", "0"},
+                                                  {3, "C6", "133", "0"},
+                                                  {4, "C10", "890", "1"}})
+    t.write(d + "state" + std::to_string(i) + "/name", std::string(name) + "\n")
+        .write(d + "state" + std::to_string(i) + "/latency", std::string(latency) + "\n")
+        .write(d + "state" + std::to_string(i) + "/disable", std::string(disable) + "\n");
+  Host h(t.root());
+  auto f = h.run(entry("cpu.latency_us", Expected::Kind::kExact, {"10"}));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].area, "cpu");
+  EXPECT_EQ(f[0].severity, Severity::kInfo);
+  EXPECT_EQ(f[0].actual, "133 µs (C6)");  // C10 is disabled
+  EXPECT_EQ(f[0].summary,
+            "the deepest CPU idle state, C6, takes 133 µs to wake, above cpu.latency_us 10: "
+            "dltune run keeps the CPUs out of it while a job runs");
+  ASSERT_TRUE(f[0].fix);
+  EXPECT_NE(f[0].fix->command.find("dltune run -p PROFILE"), std::string::npos);
+  EXPECT_NE(f[0].evidence[0].value.find("C10 890 µs (disabled)"), std::string::npos);
+  f = h.run(entry("cpu.latency_us", Expected::Kind::kExact, {"200"}));
+  EXPECT_EQ(f[0].severity, Severity::kOk);
+  EXPECT_FALSE(f[0].fix);
+  // No cpuidle (this VM): not applicable.
+  dltune::testing::TempTree none;
+  Host vm(none.root());
+  f = vm.run(entry("cpu.latency_us", Expected::Kind::kExact, {"10"}));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_FALSE(f[0].applicable);
+}
+
 }  // namespace system_rules_test

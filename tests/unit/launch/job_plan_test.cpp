@@ -191,6 +191,32 @@ TEST(JobPlan, ProfileLimitsBecomeResourceLimits) {
   EXPECT_TRUE(memlock);
 }
 
+// cpu.latency_us: a profile that asks for it has run hold it (said in the plan's notes); the
+// built-in profiles do not ask.
+TEST(JobPlan, AProfilesCpuLatencyIsHeldWhileTheJobRuns) {
+  Host h(fixture("gpu8-numa2-cgv2"));
+  auto training = settings::load_profile("training", h.root, settings::validate_key);
+  ASSERT_TRUE(training);
+  EXPECT_FALSE(h.plan(RunOptions{}, {}, &*training)->cpu_latency_us);
+  auto own = settings::parse_profile(
+      "[profile]\nname = \"low-latency\"\n[settings.\"cpu.latency_us\"]\nvalue = 10\n",
+      "low-latency.toml", settings::validate_key);
+  ASSERT_TRUE(own) << own.error().message();
+  const auto p = h.plan(RunOptions{}, {}, &*own);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->cpu_latency_us, 10);
+  bool said = false;
+  for (const auto& n : p->notes)
+    said |= n ==
+            "CPU wake-up latency: at most 10 µs while the job runs (cpu.latency_us, held on "
+            "/dev/cpu_dma_latency)";
+  EXPECT_TRUE(said) << ::testing::PrintToString(p->notes);
+  // A value the type refuses never reaches the plan.
+  EXPECT_FALSE(settings::parse_profile(
+      "[profile]\nname = \"x\"\n[settings.\"cpu.latency_us\"]\nvalue = -1\n", "x.toml",
+      settings::validate_key));
+}
+
 TEST(JobPlan, BadOptionsAreRefusedWithTheOptionNamed) {
   Host h(fixture("gpu8-numa2-cgv2"));
   const auto expect_error = [&](RunOptions o, const std::string& needle) {

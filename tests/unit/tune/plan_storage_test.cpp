@@ -34,6 +34,21 @@ tune::Plan plan_for(const host::Root& root, std::vector<std::string> only, bool 
   return *plan;
 }
 
+std::string disk_dir(const std::string& disk) {
+  return "sys/devices/pci0/block/" + disk;
+}
+
+// Disk `disk` with `part` on it (or `part` the whole disk), linked as sysfs links them.
+dltune::testing::TempTree& add_disk(dltune::testing::TempTree& t, const std::string& part,
+                                    const std::string& disk) {
+  if (part != disk)
+    t.link("sys/class/block/" + part, "../../devices/pci0/block/" + disk + "/" + part)
+        .write(disk_dir(disk) + "/" + part + "/partition", "1\n");
+  else
+    t.link("sys/class/block/" + part, "../../devices/pci0/block/" + disk);
+  return t.link("sys/block/" + disk, "../devices/pci0/block/" + disk);
+}
+
 // / on sda1 (relatime, in fstab), /srv/data on sdb1 (strictatime, in fstab), /data on sdc
 // (noatime, not in fstab), /scratch a tmpfs (relatime, not in fstab).
 void host_with_disks(dltune::testing::TempTree& t) {
@@ -50,19 +65,8 @@ void host_with_disks(dltune::testing::TempTree& t) {
       .write("dev/sdb1", "")
       .write("dev/sdc", "");
   for (const auto& [part, disk, kb] :
-       {std::tuple{"sda1", "sda", "128"}, {"sdb1", "sdb", "16"}, {"sdc", "sdc", "64"}}) {
-    const std::string dev = std::string("sys/devices/pci0/block/") + disk;
-    if (std::string(part) != disk) {
-      t.link(std::string("sys/class/block/") + part,
-             "../../devices/pci0/block/" + std::string(disk) + "/" + part)
-          .write(dev + "/" + part + "/partition", "1\n");
-    } else {
-      t.link(std::string("sys/class/block/") + part,
-             "../../devices/pci0/block/" + std::string(disk));
-    }
-    t.link(std::string("sys/block/") + disk, "../devices/pci0/block/" + std::string(disk))
-        .write(dev + "/queue/read_ahead_kb", std::string(kb) + "\n");
-  }
+       {std::tuple{"sda1", "sda", "128"}, {"sdb1", "sdb", "16"}, {"sdc", "sdc", "64"}})
+    add_disk(t, part, disk).write(disk_dir(disk) + "/queue/read_ahead_kb", std::string(kb) + "\n");
 }
 
 }  // namespace
@@ -273,15 +277,8 @@ void host_with_schedulers(dltune::testing::TempTree& t) {
        {std::tuple{"sda1", "sda", "0", "[bfq] none"},
         {"sdb1", "sdb", "1", "[none] mq-deadline kyber bfq"},
         {"nvme0n1", "nvme0n1", "0", "[mq-deadline] kyber none"}}) {
-    const std::string dev = std::string("sys/devices/pci0/block/") + disk;
-    if (std::string(part) != disk)
-      t.link(std::string("sys/class/block/") + part,
-             "../../devices/pci0/block/" + std::string(disk) + "/" + part)
-          .write(dev + "/" + part + "/partition", "1\n");
-    else
-      t.link(std::string("sys/class/block/") + part,
-             "../../devices/pci0/block/" + std::string(disk));
-    t.link(std::string("sys/block/") + disk, "../devices/pci0/block/" + std::string(disk))
+    const std::string dev = disk_dir(disk);
+    add_disk(t, part, disk)
         .write(dev + "/queue/rotational", std::string(rotational) + "\n")
         .write(dev + "/queue/scheduler", std::string(scheduler) + "\n")
         .write(dev + "/size", "2000000\n");
