@@ -23,13 +23,4 @@ CpuLatencyHold::~CpuLatencyHold() {
   if (fd_ >= 0) ::close(fd_);  // the request goes with the last descriptor
 }
 
-CpuLatencyHold& CpuLatencyHold::operator=(CpuLatencyHold&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = o.fd_;
-    o.fd_ = -1;
-  }
-  return *this;
-}
-
 }  // namespace dltune::launch

@@ -13,15 +13,12 @@ class CpuLatencyHold {
   // Opens /dev/cpu_dma_latency and writes `microseconds` (an s32, as the interface takes it).
   // Error: no such device (a kernel without PM QoS), not root, a write refused.
   [[nodiscard]] static Result<CpuLatencyHold> hold(int microseconds);
-  CpuLatencyHold() = default;
   ~CpuLatencyHold();
   CpuLatencyHold(CpuLatencyHold&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  CpuLatencyHold& operator=(CpuLatencyHold&& o) noexcept;
-  CpuLatencyHold(const CpuLatencyHold&) = delete;
-  CpuLatencyHold& operator=(const CpuLatencyHold&) = delete;
-  [[nodiscard]] bool held() const { return fd_ >= 0; }
+  CpuLatencyHold& operator=(CpuLatencyHold&&) = delete;
 
  private:
+  CpuLatencyHold() = default;
   int fd_ = -1;
 };
 

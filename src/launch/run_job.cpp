@@ -177,12 +177,12 @@ tl::expected<RunSummary, RunFailure> run_job(const host::Root& root,
   if (!cg) return failure(Stage::kSetUp, cg.error());
   // The CPU wake-up latency the profile asks for, held until the job (every rank) has ended;
   // one that cannot be held is said in the summary, and the job runs anyway.
-  CpuLatencyHold latency;
+  std::optional<CpuLatencyHold> latency;
   std::optional<std::string> latency_failed;
   if (plan->cpu_latency_us && root.live()) {
     auto held = CpuLatencyHold::hold(*plan->cpu_latency_us);
     if (held)
-      latency = std::move(*held);
+      latency.emplace(std::move(*held));
     else
       latency_failed = fmt::format("cpu.latency_us {} µs was not held: {}", *plan->cpu_latency_us,
                                    held.error().message());

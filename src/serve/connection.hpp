@@ -138,8 +138,8 @@ bool serve_connection(
     int sock, const HttpLimits& limits, SSL* ssl, const std::function<bool()>& running,
     const std::function<bool(httplib::Stream&, bool last, bool& closed)>& process);
 
-// httplib::Server, or httplib::SSLServer (which owns the TLS context), with connections served
-// by serve_connection.
+// httplib::Server, or httplib::SSLServer (its context unused: set_reloader gives the one each
+// connection takes), with connections served by serve_connection.
 template <class Base>
 class Limited final : public Base {
  public:
@@ -162,9 +162,9 @@ class Limited final : public Base {
     } slot{slots_, address};
     SSL* ssl = nullptr;
     if constexpr (std::is_base_of_v<httplib::SSLServer, Base>) {
-      SSL_CTX* ctx = reloader_ ? reloader_->acquire() : nullptr;
-      ssl = ::SSL_new(ctx != nullptr ? ctx : this->ssl_context());
-      if (ctx != nullptr) ::SSL_CTX_free(ctx);  // the SSL holds its own reference
+      SSL_CTX* ctx = reloader_->acquire();
+      ssl = ::SSL_new(ctx);
+      ::SSL_CTX_free(ctx);  // the SSL holds its own reference
       if (ssl == nullptr || ::SSL_set_fd(ssl, sock) != 1) {
         if (ssl != nullptr) ::SSL_free(ssl);
         ::close(sock);
@@ -183,7 +183,8 @@ class Limited final : public Base {
   std::unique_ptr<TlsContextReloader> reloader_;
 
  public:
-  // TLS: new connections take their context from `r` (the certificate reloaded when renewed).
+  // TLS: connections take their context from `r` (the certificate reloaded when renewed); set
+  // before the server runs.
   void set_reloader(std::unique_ptr<TlsContextReloader> r) { reloader_ = std::move(r); }
 };
 using LimitedServer = Limited<httplib::Server>;

@@ -94,17 +94,14 @@ Result<std::unique_ptr<MetricsServer>> bind_metrics_server(const ListenAddress& 
   auto& impl = *m;
   impl.limits = limits;
   if (web != nullptr && web->tls) {
-    std::string error;
-    const TlsServerConfig tls = *web->tls;
-    const std::string file = web->file;
-    const std::function<bool(SSL_CTX&)> setup = [&error, tls, file](SSL_CTX& ctx) {
-      return configure_tls_context(ctx, tls, file, error);
-    };
-    auto server = std::make_unique<detail::LimitedTlsServer>(limits, setup);
-    if (!server->is_valid()) return fail(error.empty() ? web->file + ": cannot set up TLS" : error);
-    // The context new connections get, from here on: the same files, read again when renewed.
-    auto reloader = TlsContextReloader::load(tls, file);
+    // The context every connection gets: the files loaded now, and again when renewed. The
+    // library's own context is never used for a connection (LimitedTlsServer takes the
+    // reloader's), so it is left as OpenSSL makes it.
+    auto reloader = TlsContextReloader::load(*web->tls, web->file);
     if (!reloader) return tl::unexpected(reloader.error());
+    const std::function<bool(SSL_CTX&)> unused = [](SSL_CTX&) { return true; };
+    auto server = std::make_unique<detail::LimitedTlsServer>(limits, unused);
+    if (!server->is_valid()) return fail(web->file + ": cannot set up TLS (OpenSSL)");
     server->set_reloader(std::move(*reloader));
     impl.server = std::move(server);
   } else {

@@ -452,10 +452,6 @@ tl::expected<ClusterReport, ClusterReportFailure> cluster_report(
 
 namespace {
 
-Json json_or_null(const std::optional<double>& v) {
-  return v ? Json(*v) : Json(nullptr);
-}
-
 std::string utc_text(double t) {
   return text::format_time(static_cast<std::int64_t>(t), "%Y-%m-%dT%H:%M:%SZ",
                            text::TimeZone::kUtc);

@@ -277,19 +277,17 @@ tl::expected<Efficiency, EfficiencyFailure> measure_efficiency(const host::Root&
 }
 
 inventory::Json to_json(const JobGpu& g) {
-  auto opt = [](const auto& v) { return v ? inventory::Json(*v) : inventory::Json(nullptr); };
   return {{"index", g.index},
           {"name", g.name},
-          {"utilization_pct", opt(g.utilization_pct)},
+          {"utilization_pct", json_or_null(g.utilization_pct)},
           {"memory_bytes", g.memory_bytes},
-          {"memory_total_bytes", opt(g.memory_total_bytes)},
+          {"memory_total_bytes", json_or_null(g.memory_total_bytes)},
           {"allocated", g.allocated},
           {"used", g.used}};
 }
 
 inventory::Json to_json(const Efficiency& e) {
   const auto& u = e.use;
-  auto opt = [](const auto& v) { return v ? inventory::Json(*v) : inventory::Json(nullptr); };
   inventory::Json busiest = nullptr;
   if (u.busiest_pid != 0)
     busiest = {{"pid", u.busiest_pid},
@@ -305,12 +303,12 @@ inventory::Json to_json(const Efficiency& e) {
           {"cpus", u.cpus},
           {"cpus_used", u.cpus_used},
           {"cpu_from_processes", u.cpu_from_processes},
-          {"cpu_pct", opt(e.cpu_pct)},
-          {"memory_bytes", opt(u.memory_bytes)},
-          {"memory_peak_bytes", opt(u.memory_peak_bytes)},
-          {"memory_limit_bytes", opt(u.memory_limit_bytes)},
-          {"memory_pct", opt(e.memory_pct)},
-          {"oom_kills", opt(u.oom_kills)},
+          {"cpu_pct", json_or_null(e.cpu_pct)},
+          {"memory_bytes", json_or_null(u.memory_bytes)},
+          {"memory_peak_bytes", json_or_null(u.memory_peak_bytes)},
+          {"memory_limit_bytes", json_or_null(u.memory_limit_bytes)},
+          {"memory_pct", json_or_null(e.memory_pct)},
+          {"oom_kills", json_or_null(u.oom_kills)},
           {"processes", u.processes},
           {"busiest", busiest},
           {"gpus", gpus},

@@ -128,7 +128,6 @@ JobUse JobRecord::use() const {
 }
 
 inventory::Json to_json(const JobRecord& r) {
-  auto opt = [](const auto& v) { return v ? inventory::Json(*v) : inventory::Json(nullptr); };
   auto processes = inventory::Json::array();
   for (const auto& [pid, p] : r.processes)
     processes.push_back({{"pid", pid},
@@ -153,8 +152,8 @@ inventory::Json to_json(const JobRecord& r) {
           {"seconds", r.seconds},
           {"cpu_seconds", r.cpu_seconds},
           {"cpu_from_processes", r.cpu_from_processes},
-          {"memory_peak_bytes", opt(r.memory_peak_bytes)},
-          {"memory_limit_bytes", opt(r.memory_limit_bytes)},
+          {"memory_peak_bytes", json_or_null(r.memory_peak_bytes)},
+          {"memory_limit_bytes", json_or_null(r.memory_limit_bytes)},
           {"oom_kills", r.oom_kills},
           {"processes_peak", r.processes_peak},
           {"processes", processes},
