@@ -104,7 +104,6 @@ class ServeCommand : public Command {
     request.address = address;
     request.web = std::move(web);
     request.limits.workers = static_cast<std::size_t>(max_connections_);
-    request.limits.queued = request.limits.workers;
     if (per_address_ > 0)
       request.limits.connections_per_address = static_cast<std::size_t>(per_address_);
     const char* sudo = std::getenv("SUDO_USER");

@@ -1,15 +1,22 @@
-// The endpoints of `dltune serve` (http.hpp).
+// The endpoints of `dltune serve` (http.hpp), on libmicrohttpd.
 #include "serve/http.hpp"
 
-#include <cctype>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cerrno>
-#include <charconv>
+#include <cstdarg>
+#include <cstdio>
 #include <mutex>
+#include <vector>
 
 #include <fmt/core.h>
 
 #include "serve/basic_auth.hpp"
-#include "serve/connection.hpp"
+#include "serve/gate.hpp"
 #include "serve/tls_context.hpp"
 
 namespace dltune::serve {
@@ -27,10 +34,6 @@ constexpr const char* kIndex =
     "in the Prometheus text format</li>\n"
     "<li><a href=\"healthz\">/healthz</a>: ok when the last sample is recent</li>\n"
     "</ul></body></html>\n";
-
-}  // namespace
-
-namespace {
 
 // The web config's rate_limit: a token bucket (as the toolkit's golang.org/x/time/rate), refilled
 // at one token per interval up to `burst`; a request without a token is answered 429.
@@ -60,152 +63,346 @@ class RequestRate {
   std::optional<std::chrono::steady_clock::time_point> last_;
 };
 
-bool has_body(const httplib::Request& req) {
-  const auto length = req.get_header_value("Content-Length");
-  return (!length.empty() && length != "0") || req.has_header("Transfer-Encoding");
+// The threads of libmicrohttpd's pool: a request costs microseconds (the exposition is rendered
+// by the sampler), but a wrong password costs a bcrypt on the thread that checks it, and that
+// thread's other connections wait meanwhile.
+unsigned pool_threads(const HttpLimits& l) {
+  return static_cast<unsigned>(std::clamp<std::size_t>(l.workers / 2, 1, 4));
 }
 
-class HttplibServer final : public MetricsServer {
+// The listening socket, bound to `address` (a name or an address; the first of getaddrinfo's
+// answers that binds), non-blocking. The port it got goes to `port`. -1 with errno set.
+int listen_on(const ListenAddress& address, int& port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(address.port);
+  if (const int rc = ::getaddrinfo(address.host.c_str(), service.c_str(), &hints, &found);
+      rc != 0) {
+    errno = rc == EAI_SYSTEM ? errno : EADDRNOTAVAIL;
+    return -1;
+  }
+  int fd = -1, err = EADDRNOTAVAIL;
+  for (const addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0) {
+      err = errno;
+      continue;
+    }
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd, 128) != 0) {
+      err = errno;
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ::freeaddrinfo(found);
+  if (fd < 0) {
+    errno = err;
+    return -1;
+  }
+  sockaddr_storage bound{};
+  socklen_t len = sizeof bound;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+  port = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6&>(bound).sin6_port)
+                                     : ntohs(reinterpret_cast<sockaddr_in&>(bound).sin_port);
+  return fd;
+}
+
+class MhdServer final : public MetricsServer {
  public:
-  ~HttplibServer() override { stop(); }
+  MhdServer(const HttpLimits& limits, MetricsSource& source, bool tls)
+      : limits_(limits),
+        source_(source),
+        gate_(limits, tls, [this](int fd, const sockaddr* a, socklen_t n) {
+          return ::MHD_add_connection(daemon_, fd, a, n) == MHD_YES;
+        }) {}
+  ~MhdServer() override {
+    stop();
+    if (daemon_ != nullptr) ::MHD_stop_daemon(daemon_);
+    if (listen_fd_ >= 0) ::close(listen_fd_);
+  }
   [[nodiscard]] const ListenAddress& bound() const override { return bound_; }
   void run() override {
-    (void)server->listen_after_bind();  // false after stop() too: nothing to tell apart
+    running_ = true;
+    gate_.run(listen_fd_);
+    running_ = false;
   }
-  [[nodiscard]] bool running() const override { return server && server->is_running(); }
-  void stop() override {
-    if (server) server->stop();
-  }
+  [[nodiscard]] bool running() const override { return running_; }
+  void stop() override { gate_.stop(); }
 
-  HttpLimits limits;
-  std::unique_ptr<httplib::Server> server;  // a detail::LimitedServer or LimitedTlsServer
-  std::unique_ptr<BasicAuth> auth;
-  std::unique_ptr<RequestRate> rate;
+  // Starts libmicrohttpd's threads (with `files`' certificate and key over TLS); the error says
+  // what it reported.
+  Result<void> start(const TlsFiles* files, const std::string& priorities);
+
   ListenAddress bound_;
+  int listen_fd_ = -1;
+  std::unique_ptr<TlsContextReloader> reloader_;
+  std::unique_ptr<BasicAuth> auth_;
+  std::unique_ptr<RequestRate> rate_;
+  std::vector<std::pair<std::string, std::string>> headers_;
+
+ private:
+  static MHD_Result answer(void* cls, MHD_Connection* connection, const char* url,
+                           const char* method, const char* version, const char* upload,
+                           std::size_t* upload_size, void** request);
+  static void notify_connection(void* cls, MHD_Connection* connection, void** context,
+                                MHD_ConnectionNotificationCode code);
+  static void notify_completed(void* cls, MHD_Connection* connection, void** request,
+                               MHD_RequestTerminationCode code);
+  static void log(void* cls, const char* format, va_list ap);
+
+  // Answers one request whose headers are in (and whose body, if any, is not read).
+  MHD_Result respond(MHD_Connection* connection, detail::Gate::Connection* c, const char* url,
+                     const char* method);
+  MHD_Result queue(MHD_Connection* connection, detail::Gate::Connection* c, unsigned status,
+                   MHD_Response* response, const char* type);
+  MHD_Result queue_text(MHD_Connection* connection, detail::Gate::Connection* c, unsigned status,
+                        const std::string& text, const char* type = kTextType);
+
+  HttpLimits limits_;
+  MetricsSource& source_;
+  detail::Gate gate_;
+  MHD_Daemon* daemon_ = nullptr;
+  std::atomic<bool> running_{false};
+  // What libmicrohttpd says while starting (afterwards it is quiet: a hostile client's
+  // connection is not worth a line).
+  std::mutex log_mu_;
+  bool starting_ = false;
+  std::string start_log_;
 };
+
+Result<void> MhdServer::start(const TlsFiles* files, const std::string& priorities) {
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+                   MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ERROR_LOG;
+  if (files != nullptr) flags |= MHD_USE_TLS;
+  const unsigned threads = pool_threads(limits_);
+  // The Gate holds the limit; libmicrohttpd's own (split between its threads) only backs it,
+  // with room for the connections it has not yet counted out after their close notice.
+  const unsigned connections = static_cast<unsigned>((limits_.workers + 8) * threads);
+  const unsigned idle_s =
+      static_cast<unsigned>(std::max<long long>(1, (limits_.idle_timeout.count() + 999) / 1000));
+  // The request line and headers are read into the connection's memory pool, which also holds
+  // the answer's headers.
+  const std::size_t pool = limits_.max_request_bytes;
+  {
+    std::lock_guard lock(log_mu_);
+    starting_ = true;
+  }
+  if (files != nullptr) {
+    daemon_ = ::MHD_start_daemon(
+        flags, 0, nullptr, nullptr, &MhdServer::answer, this, MHD_OPTION_THREAD_POOL_SIZE, threads,
+        MHD_OPTION_CONNECTION_LIMIT, connections, MHD_OPTION_CONNECTION_TIMEOUT, idle_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_NOTIFY_CONNECTION,
+        &MhdServer::notify_connection, this, MHD_OPTION_NOTIFY_COMPLETED,
+        &MhdServer::notify_completed, this, MHD_OPTION_EXTERNAL_LOGGER, &MhdServer::log, this,
+        MHD_OPTION_HTTPS_MEM_KEY, files->key_pem.c_str(), MHD_OPTION_HTTPS_MEM_CERT,
+        files->cert_pem.c_str(), MHD_OPTION_HTTPS_PRIORITIES, priorities.c_str(), MHD_OPTION_END);
+  } else {
+    daemon_ = ::MHD_start_daemon(flags, 0, nullptr, nullptr, &MhdServer::answer, this,
+                                 MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT,
+                                 connections, MHD_OPTION_CONNECTION_TIMEOUT, idle_s,
+                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
+                                 MHD_OPTION_NOTIFY_CONNECTION, &MhdServer::notify_connection, this,
+                                 MHD_OPTION_NOTIFY_COMPLETED, &MhdServer::notify_completed, this,
+                                 MHD_OPTION_EXTERNAL_LOGGER, &MhdServer::log, this, MHD_OPTION_END);
+  }
+  std::lock_guard lock(log_mu_);
+  starting_ = false;
+  if (daemon_ == nullptr)
+    return fail(fmt::format("cannot start the HTTP server (libmicrohttpd): {}",
+                            start_log_.empty() ? "no reason given" : start_log_));
+  return {};
+}
+
+void MhdServer::log(void* cls, const char* format, va_list ap) {
+  auto& s = *static_cast<MhdServer*>(cls);
+  std::lock_guard lock(s.log_mu_);
+  if (!s.starting_) return;
+  char line[512];
+  std::vsnprintf(line, sizeof line, format, ap);
+  std::string text = line;
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  if (!s.start_log_.empty()) s.start_log_ += "; ";
+  s.start_log_ += text;
+}
+
+void MhdServer::notify_connection(void* cls, MHD_Connection* connection, void** context,
+                                  MHD_ConnectionNotificationCode code) {
+  auto& s = *static_cast<MhdServer*>(cls);
+  if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+    s.gate_.closed(static_cast<detail::Gate::Connection*>(*context));
+    *context = nullptr;
+    return;
+  }
+  const auto* fd = ::MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+  detail::Gate::Connection* c = fd != nullptr ? s.gate_.started(fd->connect_fd) : nullptr;
+  *context = c;
+  if (s.reloader_ == nullptr) return;
+  // Before the handshake: the session takes the credentials loaded now (a renewed certificate
+  // from the next connection on) and the client-certificate policy, in place of the ones
+  // libmicrohttpd set from the certificate it started with.
+  const auto* tls = ::MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+  if (tls == nullptr || tls->tls_session == nullptr) return;
+  auto credentials = s.reloader_->acquire();
+  credentials->apply(static_cast<gnutls_session_t>(tls->tls_session));
+  if (c != nullptr) c->keep = std::move(credentials);
+}
+
+void MhdServer::notify_completed(void* cls, MHD_Connection* connection, void**,
+                                 MHD_RequestTerminationCode) {
+  auto& s = *static_cast<MhdServer*>(cls);
+  const auto* info = ::MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  if (info != nullptr && info->socket_context != nullptr)
+    s.gate_.request_done(*static_cast<detail::Gate::Connection*>(info->socket_context));
+}
+
+bool has_body(MHD_Connection* connection) {
+  const char* length =
+      ::MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+  return (length != nullptr && std::string_view(length) != "0") ||
+         ::MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                                       MHD_HTTP_HEADER_TRANSFER_ENCODING) != nullptr;
+}
+
+MHD_Result MhdServer::answer(void* cls, MHD_Connection* connection, const char* url,
+                             const char* method, const char*, const char*, std::size_t* upload_size,
+                             void** request) {
+  auto& s = *static_cast<MhdServer*>(cls);
+  static int seen = 0;
+  const auto* info = ::MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  auto* c =
+      info != nullptr ? static_cast<detail::Gate::Connection*>(info->socket_context) : nullptr;
+  if (*request == nullptr) {
+    // The request's line and headers are in.
+    *request = &seen;
+    if (c != nullptr) (void)s.gate_.request_started(*c);
+    const std::string_view m = method;
+    // A body, or a method that is not served: answered now, before the body is read, and
+    // libmicrohttpd closes the connection after the answer (it cannot find the next request).
+    if ((m != MHD_HTTP_METHOD_GET && m != MHD_HTTP_METHOD_HEAD) || has_body(connection))
+      return s.respond(connection, c, url, method);
+    return MHD_YES;  // the answer on the next call, with the connection kept alive
+  }
+  if (*upload_size != 0) {  // not reached: a body is refused above
+    *upload_size = 0;
+    return MHD_YES;
+  }
+  return s.respond(connection, c, url, method);
+}
+
+MHD_Result MhdServer::queue(MHD_Connection* connection, detail::Gate::Connection* c,
+                            unsigned status, MHD_Response* response, const char* type) {
+  if (response == nullptr) return MHD_NO;  // out of memory: the connection is closed
+  ::MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  for (const auto& [name, value] : headers_)
+    ::MHD_add_response_header(response, name.c_str(), value.c_str());
+  if (c != nullptr && c->requests >= limits_.requests_per_connection)
+    ::MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
+  const MHD_Result r = ::MHD_queue_response(connection, status, response);
+  ::MHD_destroy_response(response);
+  return r;
+}
+
+MHD_Result MhdServer::queue_text(MHD_Connection* connection, detail::Gate::Connection* c,
+                                 unsigned status, const std::string& text, const char* type) {
+  return queue(connection, c, status,
+               ::MHD_create_response_from_buffer(text.size(), const_cast<char*>(text.data()),
+                                                 MHD_RESPMEM_MUST_COPY),
+               type);
+}
+
+MHD_Result MhdServer::respond(MHD_Connection* connection, detail::Gate::Connection* c,
+                              const char* url, const char* method) {
+  // As the toolkit: the rate first, then the credentials, on every path (/healthz too).
+  if (rate_ && !rate_->allow())
+    return queue_text(connection, c, MHD_HTTP_TOO_MANY_REQUESTS, "Too Many Requests\n");
+  // The password is neither logged nor kept: a failure is only the 401.
+  if (auth_) {
+    const char* authorization =
+        ::MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!auth_->allows(authorization != nullptr ? authorization : "")) {
+      MHD_Response* r = ::MHD_create_response_from_buffer(13, const_cast<char*>("Unauthorized\n"),
+                                                          MHD_RESPMEM_PERSISTENT);
+      if (r != nullptr) ::MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic");
+      return queue(connection, c, MHD_HTTP_UNAUTHORIZED, r, kTextType);
+    }
+  }
+  const std::string_view m = method;
+  if (m != MHD_HTTP_METHOD_GET && m != MHD_HTTP_METHOD_HEAD) {
+    MHD_Response* r = nullptr;
+    const std::string text =
+        fmt::format("{} is not allowed: serve is read-only (GET, HEAD)\n", method);
+    r = ::MHD_create_response_from_buffer(text.size(), const_cast<char*>(text.data()),
+                                          MHD_RESPMEM_MUST_COPY);
+    if (r != nullptr) ::MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    return queue(connection, c, MHD_HTTP_METHOD_NOT_ALLOWED, r, kTextType);
+  }
+  if (has_body(connection))
+    return queue_text(connection, c, MHD_HTTP_CONTENT_TOO_LARGE,
+                      "no endpoint takes a request body\n");
+  const std::string_view path = url;
+  if (path == "/metrics") {
+    auto e = source_.exposition();
+    if (!e) return queue_text(connection, c, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
+    // The scrape counter is the only family that changes per scrape: rendered here, after the
+    // published text, which is sent as it is (no copy).
+    struct Body {
+      std::shared_ptr<const Exposition> head;
+      std::string tail;
+    };
+    auto* body = new Body{std::move(e), source_.count_scrape_text()};
+    const MHD_IoVec parts[] = {{body->head->text.data(), body->head->text.size()},
+                               {body->tail.data(), body->tail.size()}};
+    MHD_Response* r = ::MHD_create_response_from_iovec(
+        parts, 2, [](void* p) { delete static_cast<Body*>(p); }, body);
+    if (r == nullptr) delete body;
+    return queue(connection, c, MHD_HTTP_OK, r, kMetricsType);
+  }
+  if (path == "/healthz") {
+    const auto h = source_.health();
+    return queue_text(connection, c, h.ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
+                      h.why + "\n");
+  }
+  if (path == "/")
+    return queue(
+        connection, c, MHD_HTTP_OK,
+        ::MHD_create_response_from_buffer(std::char_traits<char>::length(kIndex),
+                                          const_cast<char*>(kIndex), MHD_RESPMEM_PERSISTENT),
+        "text/html; charset=utf-8");
+  return queue_text(connection, c, MHD_HTTP_NOT_FOUND,
+                    fmt::format("not found: {} (serve has /metrics, /healthz and /)\n", path));
+}
 
 }  // namespace
 
 Result<std::unique_ptr<MetricsServer>> bind_metrics_server(const ListenAddress& address,
                                                            const HttpLimits& limits,
-                                                           MetricsSource& exporter,
+                                                           MetricsSource& source,
                                                            const WebConfig* web) {
-  auto m = std::make_unique<HttplibServer>();
-  auto& impl = *m;
-  impl.limits = limits;
-  if (web != nullptr && web->tls) {
-    // The context every connection gets: the files loaded now, and again when renewed. The
-    // library's own context is never used for a connection (LimitedTlsServer takes the
-    // reloader's), so it is left as OpenSSL makes it.
-    auto reloader = TlsContextReloader::load(*web->tls, web->file);
+  const bool tls = web != nullptr && web->tls;
+  auto m = std::make_unique<MhdServer>(limits, source, tls);
+  TlsFiles files;
+  std::string priorities;
+  if (tls) {
+    // The credentials every connection gets: the files loaded now, and again when renewed.
+    auto reloader = TlsContextReloader::load(*web->tls, web->file, files);
     if (!reloader) return tl::unexpected(reloader.error());
-    const std::function<bool(SSL_CTX&)> unused = [](SSL_CTX&) { return true; };
-    auto server = std::make_unique<detail::LimitedTlsServer>(limits, unused);
-    if (!server->is_valid()) return fail(web->file + ": cannot set up TLS (OpenSSL)");
-    server->set_reloader(std::move(*reloader));
-    impl.server = std::move(server);
-  } else {
-    impl.server = std::make_unique<detail::LimitedServer>(limits);
+    m->reloader_ = std::move(*reloader);
+    priorities = tls_priorities(*web->tls);
   }
   if (web != nullptr && !web->basic_auth_users.empty())
-    impl.auth = std::make_unique<BasicAuth>(web->basic_auth_users);
+    m->auth_ = std::make_unique<BasicAuth>(web->basic_auth_users);
   if (web != nullptr && web->rate_limit.interval_ns > 0)
-    impl.rate = std::make_unique<RequestRate>(web->rate_limit);
-  auto& s = *impl.server;
-  if (web != nullptr && !web->headers.empty()) {
-    httplib::Headers headers;
-    for (const auto& [name, value] : web->headers) headers.emplace(name, value);
-    s.set_default_headers(std::move(headers));
-  }
-  const HttpLimits l = limits;
-  s.new_task_queue = [l] { return new detail::WorkerPool(l.workers, l.queued); };
-  // A backstop: bodies are refused before they are read (below).
-  s.set_payload_max_length(1024);
-  // What the Keep-Alive header tells clients (LimitedServer enforces the limits themselves), and
-  // the socket timeouts the accept loop sets.
-  s.set_keep_alive_max_count(limits.requests_per_connection);
-  s.set_keep_alive_timeout(std::max<time_t>(
-      1, std::chrono::duration_cast<std::chrono::seconds>(limits.idle_timeout).count()));
-  const auto io_s = std::chrono::duration_cast<std::chrono::seconds>(limits.io_timeout).count();
-  s.set_read_timeout(io_s);
-  s.set_write_timeout(io_s);
-
-  s.set_pre_routing_handler([&impl](const httplib::Request& req, httplib::Response& res) {
-    // As the toolkit: the rate first, then the credentials, on every path (/healthz too).
-    if (impl.rate && !impl.rate->allow()) {
-      res.status = 429;
-      res.set_content("Too Many Requests\n", kTextType);
-      if (has_body(req)) detail::close_after_this_request();
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    // The password is neither logged nor kept: a failure is only the 401.
-    if (impl.auth && !impl.auth->allows(req.get_header_value("Authorization"))) {
-      res.status = 401;
-      res.set_header("WWW-Authenticate", "Basic");
-      res.set_content("Unauthorized\n", kTextType);
-      if (has_body(req)) detail::close_after_this_request();
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (req.method != "GET" && req.method != "HEAD") {
-      res.status = 405;
-      res.set_header("Allow", "GET, HEAD");
-      res.set_content(
-          fmt::format("{} is not allowed: serve is read-only (GET, HEAD)\n", req.method),
-          kTextType);
-      detail::close_after_this_request();  // its body, if any, was not read
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (has_body(req)) {
-      res.status = 413;
-      res.set_content("no endpoint takes a request body\n", kTextType);
-      detail::close_after_this_request();
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
-
-  s.Get("/metrics", [&exporter](const httplib::Request&, httplib::Response& res) {
-    auto e = exporter.exposition();
-    if (!e) {
-      res.status = 503;
-      res.set_content("no sample yet\n", kTextType);
-      return;
-    }
-    // The scrape counter is the only family that changes per scrape: rendered here, after the
-    // published text, which is written as it is (no copy).
-    std::string tail = exporter.count_scrape_text();
-    const std::size_t size = e->text.size() + tail.size();
-    res.set_content_provider(
-        size, kMetricsType,
-        [e = std::move(e), tail = std::move(tail)](std::size_t offset, std::size_t length,
-                                                   httplib::DataSink& out) {
-          const std::string& head = e->text;
-          if (offset < head.size())
-            return out.write(head.data() + offset, std::min(length, head.size() - offset));
-          offset -= head.size();
-          return out.write(tail.data() + offset, std::min(length, tail.size() - offset));
-        });
-  });
-  s.Get("/healthz", [&exporter](const httplib::Request&, httplib::Response& res) {
-    const auto h = exporter.health();
-    res.status = h.ok ? 200 : 503;
-    res.set_content(h.why + "\n", kTextType);
-  });
-  s.Get("/", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(kIndex, "text/html; charset=utf-8");
-  });
-  s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (res.status == 404)
-      res.set_content(fmt::format("not found: {} (serve has /metrics, /healthz and /)\n", req.path),
-                      kTextType);
-  });
+    m->rate_ = std::make_unique<RequestRate>(web->rate_limit);
+  if (web != nullptr) m->headers_ = web->headers;
 
   m->bound_ = address;
-  if (address.port == 0) {
-    const int port = s.bind_to_any_port(address.host);
-    if (port <= 0) return fail("cannot listen on", address.text(), errno);
-    m->bound_.port = port;
-  } else if (!s.bind_to_port(address.host, address.port)) {
+  m->listen_fd_ = listen_on(address, m->bound_.port);
+  if (m->listen_fd_ < 0) {
     const int err = errno;
     // 9464 is also the default of OpenTelemetry's Prometheus exporter, which a training job on
     // this host may run (docs/metrics.md, "The exporter").
@@ -215,6 +412,10 @@ Result<std::unique_ptr<MetricsServer>> bind_metrics_server(const ListenAddress& 
                               address.text()),
                   "", err);
     return fail("cannot listen on", address.text(), err);
+  }
+  if (auto ok = m->start(tls ? &files : nullptr, priorities); !ok) {
+    if (tls) return fail(web->file + ": " + ok.error().message());
+    return tl::unexpected(ok.error());
   }
   return std::unique_ptr<MetricsServer>(std::move(m));
 }

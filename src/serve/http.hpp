@@ -1,11 +1,13 @@
 #pragma once
-// The HTTP side of `dltune serve`: GET /metrics, /healthz and /, nothing else, on cpp-httplib
-// (Debian's 0.11.4), with limits so that a slow or hostile client cannot take the threads or the
-// memory: a fixed pool of workers with a bounded queue (when it is full the accept loop waits and
-// the kernel's backlog holds the rest), a deadline and a byte budget per request, and a short
-// wait for the next request on a kept-alive connection. With a web configuration (web_config.hpp)
-// the same server speaks TLS (OpenSSL through cpp-httplib's SSLServer), asks for basic auth on
-// every path, adds its headers and limits the request rate.
+// The HTTP side of `dltune serve`: GET /metrics, /healthz and /, nothing else, on libmicrohttpd
+// (Debian's 0.9.75) through its public interface: a fixed pool of event-loop threads serves
+// every connection, so a slow client holds no thread. Around it (gate.hpp) the server accepts
+// connections itself, with limits so that a slow or hostile client cannot take the connections
+// or the memory: a number of connections in all and per client address, a deadline for each
+// request's headers and answer whatever the client's pace, and a short wait for the next
+// request on a kept-alive connection. With a web configuration (web_config.hpp) the same server
+// speaks TLS (GnuTLS, through libmicrohttpd), asks for basic auth on every path, adds its headers
+// and limits the request rate.
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -21,23 +23,26 @@
 namespace dltune::serve {
 
 struct HttpLimits {
-  std::size_t workers = 8;  // connections served at once (--max-connections)
-  std::size_t queued = 8;   // accepted connections waiting for a worker
+  // Connections held at once (--max-connections); at the limit the server stops accepting and
+  // the kernel's listen backlog holds the rest.
+  std::size_t workers = 8;
   // How long a new connection may take to start its request, and a kept-alive one to start the
-  // next: an idle connection holds a worker, so this is short.
+  // next (libmicrohttpd's idle timeout, in whole seconds): short, since an idle connection holds
+  // one of the connections above.
   std::chrono::milliseconds idle_timeout{2000};
-  // A request must be read and answered within this, whatever the client's pace.
+  // A request must be answered within this once its headers are in, whatever the client's pace.
   std::chrono::milliseconds request_deadline{10000};
   // Its request line and headers (and over TLS the handshake before them) must arrive within
-  // this: a scraper sends them in one packet, a client that drips them is cut off early.
+  // this after it starts: a scraper sends them in one packet, a client that drips them is cut
+  // off early.
   std::chrono::milliseconds header_deadline{2000};
-  // Connections one client address may hold at once (0: half the workers, at least one): a
-  // client that opens many slow ones cannot take every worker from the others (the scraper).
+  // Connections one client address may hold at once (0: half of workers, at least one): a
+  // client that opens many slow ones cannot take every connection from the others (the
+  // scraper).
   std::size_t connections_per_address = 0;
-  std::chrono::milliseconds io_timeout{5000};  // one read or write
   std::size_t requests_per_connection = 100;
   // Request line and headers together; no endpoint takes a body. A longer request line is
-  // answered 414, longer headers 400, and the connection is closed.
+  // answered 414, longer headers 431, and the connection is closed.
   std::size_t max_request_bytes = 16384;
 };
 
@@ -56,7 +61,7 @@ class MetricsServer {
 
 // Binds now (so the port is known and a bad address fails before anything starts). With `web`,
 // loads its certificate, key and client CA now too (as root, before serve drops it: a key is
-// usually readable by root alone); an error names the file and OpenSSL's reason. `source` must
+// usually readable by root alone); an error names the file and GnuTLS's reason. `source` must
 // outlive the server.
 [[nodiscard]] Result<std::unique_ptr<MetricsServer>> bind_metrics_server(
     const ListenAddress& address, const HttpLimits& limits, MetricsSource& source,

@@ -1,6 +1,8 @@
 #pragma once
-// The OpenSSL context of serve's TLS side, from the web config's tls_server_config.
-#include <openssl/ssl.h>
+// The TLS side of serve, from the web config's tls_server_config, in GnuTLS (the TLS library
+// libmicrohttpd speaks): the credentials a connection's session gets, and their reload when the
+// files are renewed on disk.
+#include <gnutls/gnutls.h>
 
 #include <sys/stat.h>
 
@@ -15,41 +17,68 @@
 
 namespace dltune::serve {
 
-// Sets up `ctx` (which cpp-httplib's SSLServer creates and owns): TLS versions, the certificate
-// chain and its key, and the client-certificate policy with its CAs. False with `error` set,
-// naming `file`, the key, the file it names and OpenSSL's reason.
-[[nodiscard]] bool configure_tls_context(SSL_CTX& ctx, const TlsServerConfig& tls,
-                                         const std::string& file, std::string& error);
+// GnuTLS's priority string for the web config's versions and cipher preference, e.g.
+// "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE" (the syntax: GnuTLS manual,
+// "Priority strings"). Debian's GnuTLS may still refuse TLS 1.0 and 1.1 by its system policy.
+[[nodiscard]] std::string tls_priorities(const TlsServerConfig& tls);
 
-// The TLS context new connections get, loaded again when the files of tls_server_config change
+// The certificate chain and key, and the client CAs, as the files held them when read.
+struct TlsFiles {
+  std::string cert_pem, key_pem, client_ca_pem;
+};
+// Reads the files tls_server_config names; the error names `file`, the key and the path.
+[[nodiscard]] Result<TlsFiles> read_tls_files(const TlsServerConfig& tls, const std::string& file);
+
+// One loading of the files, as GnuTLS credentials, and the client-certificate policy.
+class TlsCredentials {
+ public:
+  // The error names `file`, the key (cert_file, key_file, client_ca_file), the path and GnuTLS's
+  // reason: a certificate that does not parse, a key that is not cert_file's, a CA file without
+  // a certificate.
+  [[nodiscard]] static Result<std::shared_ptr<const TlsCredentials>> load(
+      const TlsServerConfig& tls, const std::string& file, const TlsFiles& files);
+  ~TlsCredentials();
+  TlsCredentials(const TlsCredentials&) = delete;
+  TlsCredentials& operator=(const TlsCredentials&) = delete;
+  // Gives `session`, before its handshake, these credentials and the policy: with
+  // RequireAndVerifyClientCert a client without a certificate signed by a client CA fails the
+  // handshake; with VerifyClientCertIfGiven one that sends another fails it. The session must not
+  // outlive this object.
+  void apply(gnutls_session_t session) const;
+
+ private:
+  TlsCredentials() = default;
+  gnutls_certificate_credentials_t cred_ = nullptr;
+  ClientAuth client_auth_ = ClientAuth::kNoClientCert;
+};
+
+// The credentials new connections get, loaded again when the files of tls_server_config change
 // on disk (a certificate renewed: certbot and cert-manager replace the files, a Kubernetes
 // Secret's mount swaps a link), as exporter-toolkit reads them again for new connections.
 // Looked at (stat(2) of cert_file, key_file and client_ca_file) when a connection comes, at
 // most once a second. A change that does not load (a file half written, a key that serve's
-// user cannot read once it has dropped root) keeps the context that was serving; each such
-// change is said once on stderr, as is each reload.
+// user cannot read once it has dropped root) keeps the credentials that were serving; each such
+// change is said once on stderr, as is each reload. Connections keep the credentials they
+// started with.
 class TlsContextReloader {
  public:
-  // Loads the files now; the error names the file, the key and OpenSSL's reason.
+  // Loads the files now; the error names the file, the key and the reason. `files` gets what
+  // was read (the daemon's own start needs the certificate and key).
   [[nodiscard]] static Result<std::unique_ptr<TlsContextReloader>> load(const TlsServerConfig& tls,
-                                                                        const std::string& file);
-  ~TlsContextReloader();
-  TlsContextReloader(const TlsContextReloader&) = delete;
-  TlsContextReloader& operator=(const TlsContextReloader&) = delete;
-  // The context for a new connection, a reference of the caller's: SSL_CTX_free it once SSL_new
-  // has taken its own. Never null.
-  [[nodiscard]] SSL_CTX* acquire();
+                                                                        const std::string& file,
+                                                                        TlsFiles& files);
+  // The credentials for a new connection. Never null.
+  [[nodiscard]] std::shared_ptr<const TlsCredentials> acquire();
 
  private:
   TlsContextReloader() = default;
   // What stat(2) says of each file (following links): device, inode, size, change time.
   using Stamp = std::array<long long, 12>;
   [[nodiscard]] Stamp stamp() const;
-  [[nodiscard]] SSL_CTX* build(std::string& error) const;
   TlsServerConfig tls_;
   std::string file_;
   std::mutex mu_;
-  SSL_CTX* ctx_ = nullptr;
+  std::shared_ptr<const TlsCredentials> current_;
   Stamp loaded_{}, refused_{};
   std::chrono::steady_clock::time_point next_look_{};
 };

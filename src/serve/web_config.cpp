@@ -310,30 +310,43 @@ Result<WebConfig> parse_web_config(std::string_view text, const std::string& fil
   }
 }
 
-Result<WebConfig> load_web_config(const std::string& path) {
+int read_regular_file(const std::string& path, std::size_t max, std::string& text) {
   // Opened without blocking and read only when it is a regular file: a FIFO or a device is
   // refused at once, not waited on. (This file is part of the HTTP module, which has its own
   // copy of the little of the program it uses: POSIX here, not core/local_file.)
+  text.clear();
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return fail("--web-config: cannot read", path, errno);
+  if (fd < 0) return errno;
   struct stat st {};
-  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  std::string text;
-  if (regular && st.st_size <= (1 << 20)) {
+  int err = 0;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    err = EINVAL;
+  } else if (static_cast<std::size_t>(st.st_size) > max) {
+    err = EFBIG;
+  } else {
     text.resize(static_cast<std::size_t>(st.st_size));
     std::size_t got = 0;
     while (got < text.size()) {
       const auto n = ::read(fd, text.data() + got, text.size() - got);
       if (n < 0 && errno == EINTR) continue;
+      if (n < 0) err = errno;
       if (n <= 0) break;
       got += static_cast<std::size_t>(n);
     }
     text.resize(got);
   }
   ::close(fd);
-  if (!regular)
+  return err;
+}
+
+Result<WebConfig> load_web_config(const std::string& path) {
+  std::string text;
+  if (const int err = read_regular_file(path, 1 << 20, text); err == EINVAL)
     return fail("--web-config: not a regular file (a FIFO, device or directory):", path);
-  if (st.st_size > (1 << 20)) return fail("--web-config: larger than 1 MiB:", path);
+  else if (err == EFBIG)
+    return fail("--web-config: larger than 1 MiB:", path);
+  else if (err != 0)
+    return fail("--web-config: cannot read", path, err);
   auto w = parse_web_config(text, path, std::filesystem::path(path).parent_path());
   if (!w) return w;
   if (w->tls) {

@@ -10,7 +10,9 @@
 // cipher suites, curves, client SANs) and a client-auth policy that accepts a certificate without
 // verifying it are each refused, naming FILE:LINE, the key and what was expected. As the toolkit
 // does, relative paths are relative to the file's own directory. The file is read once, at start
-// (the toolkit reads it on every request): restart serve to take a renewed certificate.
+// (the toolkit reads it on every request); the certificate files it names are read again when
+// they change on disk (tls_context.hpp).
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -64,6 +66,10 @@ struct WebConfig {
 // Pure: no file is opened.
 [[nodiscard]] Result<WebConfig> parse_web_config(std::string_view text, const std::string& file,
                                                  const std::string& dir);
+// A regular file's text, opened without blocking (a FIFO or a device is refused at once), at
+// most `max` bytes. 0, or errno's value: EINVAL for a file that is not regular, EFBIG for a
+// larger one.
+[[nodiscard]] int read_regular_file(const std::string& path, std::size_t max, std::string& text);
 // Reads `path` and parses it, then checks that each file it names can be read (the certificate,
 // the key and the client CA are loaded later, by the server; this says early which is missing).
 [[nodiscard]] Result<WebConfig> load_web_config(const std::string& path);

@@ -1,7 +1,8 @@
 // `dltune serve` live, on loopback, against the fake libnvidia-ml.so: promtool checks a real
 // scrape, a real Prometheus server scrapes serve and its query API returns the right values, a
 // job cgroup made for the test appears, hostile clients (silent, slow, a 10 MB body, a 100 KB
-// URI) take neither threads nor memory and are done with, then /healthz, 404, 405 and SIGTERM.
+// URI) take neither threads nor memory and are done with, then /healthz, 404, 405 and SIGTERM;
+// then the limits of one connection at their edges.
 // One serve process for all of it: Prometheus's first scrape comes only after about 5.5 s
 // (its scrape manager applies new targets on a 5 s tick), and that is most of the test's time.
 #include <arpa/inet.h>
@@ -341,7 +342,7 @@ TEST_F(ServeLive, PrometheusPromtoolHostileClientsAndHealth) {
   long_uri.join();
   // The body is refused unread (413: no endpoint takes one) or the connection reset while it
   // was still being sent.
-  EXPECT_TRUE(big_body_status.empty() || big_body_status == "HTTP/1.1 413 Payload Too Large")
+  EXPECT_TRUE(big_body_status.empty() || big_body_status == "HTTP/1.1 413 Content Too Large")
       << big_body_status;
   EXPECT_EQ(long_uri_status, "HTTP/1.1 414 URI Too Long");
   const auto after = proc_status(serve.pid);
@@ -384,6 +385,139 @@ TEST_F(ServeLive, PrometheusPromtoolHostileClientsAndHealth) {
 }
 
 }  // namespace
+
+// The limits on one connection, at the edges: the request's size (16 KiB of line and headers),
+// the deadline of headers sent a line at a time (2 s from the first byte), the idle timeout of a
+// silent connection, and a kept-alive connection's 100 requests, pipelined ones answered in
+// order and HEAD without a body.
+namespace {
+
+// Reads from `s` until `count` answers (status lines) have come, the end, or the timeout.
+std::string read_answers(int s, std::size_t count) {
+  std::string got;
+  char buf[8192];
+  for (;;) {
+    std::size_t answers = 0;
+    for (auto at = got.find("HTTP/1.1 "); at != std::string::npos;
+         at = got.find("HTTP/1.1 ", at + 1))
+      ++answers;
+    // An answer ends with its body: /healthz's is "ok\n" (or why not), short.
+    if (answers >= count && got.ends_with("\n")) return got;
+    const auto n = ::recv(s, buf, sizeof buf, 0);
+    if (n <= 0) return got;
+    got.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace
+
+TEST(ServeLimitsLive, RequestSizeDeadlinesIdleAndKeptAliveConnections) {
+  Process serve({DLTUNE_BINARY, "serve", "--listen", "127.0.0.1:0", "--interval", "200ms",
+                 "--no-check", "--no-gpus"});
+  ASSERT_GT(serve.pid, 0);
+  const auto port_text = serve.wait_for(std::regex("listening on 127\\.0\\.0\\.1:([0-9]+)"), 10s);
+  ASSERT_TRUE(port_text) << serve.err_text;
+  const int port = std::stoi(*port_text);
+
+  // Size: up to 16 KiB of request line and headers is read; more is refused, the line with 414
+  // and headers with 431.
+  const auto header = [](std::size_t n) { return "X-Big: " + std::string(n, 'a') + "\r\n"; };
+  EXPECT_EQ(send_raw(port, "GET / HTTP/1.1\r\nHost: x\r\n" + header(15000) + "\r\n"),
+            "HTTP/1.1 200 OK");
+  EXPECT_EQ(send_raw(port, "GET / HTTP/1.1\r\nHost: x\r\n" + header(17000) + "\r\n"),
+            "HTTP/1.1 431 Request Header Fields Too Large");
+  EXPECT_EQ(send_raw(port, "GET /" + std::string(17000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n"),
+            "HTTP/1.1 414 URI Too Long");
+
+  // Headers a line every 250 ms never end: the connection is cut at the header deadline, 2 s
+  // after the first byte, not before (the wait before it is the idle timeout's).
+  {
+    const int s = connect_to(port, false);
+    std::this_thread::sleep_for(1s);
+    const auto first = Clock::now();
+    bool cut = false;
+    const std::string line0 = "GET /healthz HTTP/1.1\r\n";
+    ASSERT_EQ(::send(s, line0.data(), line0.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(line0.size()));
+    Clock::duration took{};
+    for (int i = 0; i < 40 && !cut; ++i) {
+      pollfd p{s, POLLIN, 0};
+      if (::poll(&p, 1, 250) > 0) {
+        char buf[64];
+        cut = ::recv(s, buf, sizeof buf, 0) <= 0;
+      }
+      if (!cut && ::send(s, "X: y\r\n", 6, MSG_NOSIGNAL) != 6) cut = true;
+      if (cut) took = Clock::now() - first;
+    }
+    ::close(s);
+    EXPECT_TRUE(cut) << "dripped headers still held a connection after 10 s";
+    EXPECT_GE(took, 1900ms) << "cut before the header deadline";
+    EXPECT_LT(took, 5s) << "cut at the header deadline (2 s), not later";
+  }
+  // A connection that sends nothing is closed at the idle timeout (2 s).
+  {
+    const int s = connect_to(port, false, 10s);
+    const auto start = Clock::now();
+    char buf[16];
+    EXPECT_EQ(::recv(s, buf, sizeof buf, 0), 0) << "closed, without an answer";
+    const auto took = Clock::now() - start;
+    EXPECT_GE(took, 1900ms);
+    EXPECT_LT(took, 6s);
+    ::close(s);
+  }
+  // One connection: 100 requests one after the other, the last answered with
+  // "Connection: close" and the connection ended; three pipelined ones answered in order; HEAD
+  // has the headers and no body.
+  {
+    const int s = connect_to(port, false);
+    std::string all;
+    for (int i = 0; i < 100; ++i) {
+      const std::string get = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+      ASSERT_EQ(::send(s, get.data(), get.size(), MSG_NOSIGNAL), static_cast<ssize_t>(get.size()))
+          << "request " << i + 1;
+      const auto answer = read_answers(s, 1);
+      ASSERT_TRUE(answer.starts_with("HTTP/1.1 ")) << "request " << i + 1 << ": " << answer;
+      EXPECT_EQ(answer.find("Connection: close") != std::string::npos, i == 99)
+          << "request " << i + 1;
+    }
+    char buf[16];
+    EXPECT_EQ(::recv(s, buf, sizeof buf, 0), 0) << "ended after its 100th request";
+    ::close(s);
+  }
+  {
+    const int s = connect_to(port, false);
+    const std::string three =
+        "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+        "GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n"
+        "HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+    ASSERT_EQ(::send(s, three.data(), three.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(three.size()));
+    std::string got;
+    char buf[8192];
+    const auto until = Clock::now() + 5s;
+    while (Clock::now() < until && got.find("version=0.0.4") == std::string::npos) {
+      const auto n = ::recv(s, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      got.append(buf, static_cast<std::size_t>(n));
+    }
+    std::this_thread::sleep_for(200ms);  // a body after HEAD's headers would have come by now
+    const auto more = ::recv(s, buf, sizeof buf, MSG_DONTWAIT);
+    if (more > 0) got.append(buf, static_cast<std::size_t>(more));
+    ::close(s);
+    const auto first = got.find("HTTP/1.1 200 OK");
+    const auto second = got.find("HTTP/1.1 404 Not Found");
+    const auto third = got.find("HTTP/1.1 200 OK", first + 1);
+    ASSERT_NE(first, std::string::npos) << got;
+    ASSERT_NE(second, std::string::npos) << got;
+    ASSERT_NE(third, std::string::npos) << got;
+    EXPECT_LT(first, second);
+    EXPECT_LT(second, third);
+    EXPECT_NE(got.find("Content-Type: text/plain; version=0.0.4", third), std::string::npos);
+    EXPECT_TRUE(got.ends_with("\r\n\r\n")) << "HEAD's answer has no body: " << got.substr(third);
+  }
+  ::kill(serve.pid, SIGTERM);
+  EXPECT_EQ(serve.wait_exit(15s), 0) << serve.err_text;
+}
 
 // Least privilege: started as root, serve binds and then becomes an unprivileged user
 // before it samples or serves; --as-root keeps root; root itself or an unknown --user is refused.
