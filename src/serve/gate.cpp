@@ -103,10 +103,16 @@ void Gate::run(int listen_fd) {
       for (const auto& [fd, c] : connections_)
         if (c->pending) fds.push_back({fd, POLLIN, 0});
     }
-    const auto wait =
-        std::clamp(std::chrono::duration_cast<milliseconds>(next - Clock::now()) + milliseconds(1),
-                   milliseconds(0), milliseconds(1000));
-    const int rc = ::poll(fds.data(), fds.size(), static_cast<int>(wait.count()));
+    // Without connections nothing is due: asleep until one comes (no wake-ups while idle).
+    const int wait =
+        next == Clock::time_point::max()
+            ? -1
+            : static_cast<int>(
+                  std::clamp(std::chrono::duration_cast<milliseconds>(next - Clock::now()) +
+                                 milliseconds(1),
+                             milliseconds(0), milliseconds(1000))
+                      .count());
+    const int rc = ::poll(fds.data(), fds.size(), wait);
     if (rc < 0 && errno != EINTR) break;
     if (rc <= 0) continue;
     if ((fds[0].revents & POLLIN) != 0) {
@@ -171,6 +177,7 @@ void Gate::admit(int fd, const sockaddr_storage& peer, socklen_t len) {
     entry->deadline = Clock::now() + limits_.idle_timeout;
     connections_[fd] = std::move(entry);
   }
+  first_byte(fd);  // when the request came with the connection, no wait for the next poll
 }
 
 void Gate::hand_over(Connection& c) {
@@ -220,6 +227,9 @@ void Gate::first_byte(int fd) {
 Gate::Clock::time_point Gate::expire() {
   std::lock_guard lock(mu_);
   const auto now = Clock::now();
+  // A deadline moved by libmicrohttpd's threads (a request started or answered) is seen within
+  // a second: the loop never sleeps longer while it holds connections.
+  if (connections_.empty()) return Clock::time_point::max();
   auto next = now + milliseconds(1000);
   for (auto it = connections_.begin(); it != connections_.end();) {
     const auto here = it++;

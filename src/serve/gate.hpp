@@ -85,7 +85,7 @@ class Gate {
   void hand_over(Connection& c);
   // The first byte of a pending connection has come (or the client left).
   void first_byte(int fd);
-  // Cuts what is late; the earliest deadline left.
+  // Cuts what is late; the earliest deadline left (none: time_point::max()).
   Clock::time_point expire();
   // Forgets `fd`'s entry and gives back its address's slot (under mu_).
   void release(std::map<int, std::unique_ptr<Connection>>::iterator it);
