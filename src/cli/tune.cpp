@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "core/json.hpp"
 #include "options/options.hpp"
+#include "tune/boot.hpp"
 #include "tune/journal.hpp"
 #include "tune/plan.hpp"
 #include "tune/render.hpp"
@@ -29,7 +30,8 @@ class TuneCommand : public Command {
     plan_ = options::add_subcommand(*sub_, "plan");
     apply_ = options::add_subcommand(*sub_, "apply");
     for (auto* s : {plan_, apply_}) {
-      options::add_value(*s, "-p,--profile", request_.profile);
+      auto* profile = options::add_value(*s, "-p,--profile", request_.profile);
+      if (s == apply_) apply_profile_ = profile;
       options::add_value(*s, "--set", request_.sets);
       options::add_list(*s, "--only", request_.only, "ID");
       options::add_flag(*s, "--persist", request_.persist);
@@ -37,6 +39,7 @@ class TuneCommand : public Command {
       options::add_flag(*s, "--cgroups", request_.cgroups);
     }
     options::add_flag(*apply_, "-y,--yes", yes_);
+    options::add_flag(*apply_, "--boot", boot_);
     rollback_ = options::add_subcommand(*sub_, "rollback");
     options::add_value(*rollback_, "tx", tx_);
     status_ = options::add_subcommand(*sub_, "status");
@@ -57,6 +60,7 @@ class TuneCommand : public Command {
     if (!opened) return kExitBadInput;
     root_obj_ = *opened;
     if (plan_->parsed()) return do_plan(false);
+    if (apply_->parsed() && boot_) return do_boot();
     if (apply_->parsed()) return do_plan(true);
     if (rollback_->parsed()) return do_rollback();
     if (status_->parsed()) return do_status();
@@ -108,6 +112,21 @@ class TuneCommand : public Command {
     return kExitOk;
   }
 
+  // What dltune's drop-ins hold, written live: the line for a boot script on a host where
+  // nothing reads them at boot.
+  int do_boot() {
+    if (apply_profile_->count() > 0 || !request_.sets.empty() || !request_.only.empty() ||
+        request_.persist || !request_.data.empty() || request_.cgroups)
+      return refuse(
+          "apply --boot writes what dltune's drop-ins already hold: it takes no profile, --set, "
+          "--only, --persist, --data or --cgroups; nothing was changed");
+    if (!may_change()) return kExitBadInput;
+    auto result = tune::apply_at_boot(root_obj_);
+    if (!result) return failure(result.error().message() + "; nothing was changed");
+    fmt::print("{}", json_ ? tune::to_json(*result).dump(2) + "\n" : tune::render_text(*result));
+    return result->count(tune::BootWrite::Status::kFailed) == 0 ? kExitOk : kExitFailure;
+  }
+
   int do_rollback() {
     if (!may_change()) return kExitBadInput;
     auto r = tune::rollback(root_obj_, state_dir_, tx_);
@@ -135,8 +154,14 @@ class TuneCommand : public Command {
     if (!journal) return failure(journal.error().message());
     auto status = tune::read_status(root_obj_, **journal);
     if (!status) return failure(status.error().message());
-    fmt::print("{}", json_ ? tune::to_json(*status, state_dir_).dump(2) + "\n"
-                           : tune::render_text(*status));
+    const auto boot = tune::boot_readers(root_obj_);
+    if (json_) {
+      auto j = tune::to_json(*status, state_dir_);
+      j["boot"] = tune::to_json(boot);
+      fmt::print("{}\n", j.dump(2));
+    } else {
+      fmt::print("{}{}", tune::render_text(*status), tune::render_text(boot));
+    }
     return status->clean() ? kExitOk : kExitFailure;
   }
 
@@ -156,7 +181,8 @@ class TuneCommand : public Command {
   std::string state_dir_ = "/var/lib/dltune";
   std::optional<std::string> root_;
   tune::PlanRequest request_;
-  bool yes_ = false, json_ = false;
+  bool yes_ = false, json_ = false, boot_ = false;
+  CLI::Option* apply_profile_ = nullptr;
   std::int64_t tx_ = 0;
   host::Root root_obj_;
 };

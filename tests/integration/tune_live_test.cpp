@@ -153,6 +153,70 @@ TEST_F(TuneLive, DriftIsReportedAndRollbackStillRestoresTheOriginal) {
   EXPECT_TRUE(host_->changed().empty()) << ::testing::PrintToString(host_->changed());
 }
 
+// A reboot where nothing reads the drop-ins: the live values are back to the kernel's, and
+// `tune apply --boot` writes what the drop-ins hold. `tune status` says who reads each drop-in
+// at boot on this host (this VM's init is not systemd: nobody).
+TEST_F(TuneLive, ApplyBootWritesTheDropinsAgainAfterAReboot) {
+  const auto before_swappiness = slurp("/proc/sys/vm/swappiness");
+  const auto before_defrag = slurp("/sys/kernel/mm/transparent_hugepage/defrag");
+  ASSERT_TRUE(before_swappiness && before_defrag);
+  const auto apply =
+      tune({"apply", "-p", "training", "--only", "vm.swappiness,thp.defrag", "--persist", "--yes"});
+  ASSERT_EQ(apply.exit_code, 0) << apply.err;
+  ASSERT_TRUE(slurp(kSysctlDropin)) << "no sysctl.d drop-in after --persist";
+  ASSERT_TRUE(slurp(kTmpfilesDropin)) << "no tmpfiles.d drop-in after --persist";
+
+  const auto status = json::parse(tune({"status", "--json"}).out);
+  const bool systemd = fs::is_directory("/run/systemd/system");
+  bool saw_sysctl = false;
+  for (const auto& f : status["boot"]["files"]) {
+    if (f["file"] != kSysctlDropin) continue;
+    saw_sysctl = true;
+    EXPECT_TRUE(f["exists"]);
+    if (systemd)
+      EXPECT_EQ(f["applied_by"], "systemd-sysctl.service");
+    else
+      EXPECT_TRUE(f["applied_by"].is_null() ||
+                  f["applied_by"].get<std::string>().find("rc.local") != std::string::npos)
+          << f.dump();
+  }
+  EXPECT_TRUE(saw_sysctl) << status.dump(2);
+  if (!systemd) {
+    const auto text = tune({"status"}).out;
+    EXPECT_NE(text.find("dltune tune apply --boot"), std::string::npos) << text;
+  }
+
+  // The reboot, as far as these values go: the kernel's values again.
+  put("/proc/sys/vm/swappiness", *before_swappiness);
+  put("/sys/kernel/mm/transparent_hugepage/defrag", "madvise\n");
+  const auto drift = tune({"status"});
+  EXPECT_NE(drift.out.find("drift       vm.swappiness"), std::string::npos) << drift.out;
+
+  const auto boot = tune({"apply", "--boot", "--json"});
+  ASSERT_EQ(boot.exit_code, 0) << boot.out << boot.err;
+  const auto b = json::parse(boot.out);
+  EXPECT_EQ(b["schema"], "dltune.tune.boot/1");
+  EXPECT_EQ(b["failed"], 0) << b.dump(2);
+  EXPECT_EQ(b["written"], 2) << b.dump(2);
+  EXPECT_EQ(slurp("/proc/sys/vm/swappiness").value_or(""), "10\n");
+  EXPECT_NE(
+      slurp("/sys/kernel/mm/transparent_hugepage/defrag").value_or("").find("[defer+madvise]"),
+      std::string::npos);
+  EXPECT_EQ(tune({"status"}).out.find("drift       "), std::string::npos);
+  // Bad input: a profile with --boot.
+  EXPECT_EQ(tune({"apply", "--boot", "-p", "training"}).exit_code, 2);
+
+  // Rollback still restores the values before the transaction, and removes the drop-ins.
+  ASSERT_EQ(tune({"rollback"}).exit_code, 0);
+  EXPECT_EQ(slurp("/proc/sys/vm/swappiness"), before_swappiness);
+  EXPECT_EQ(slurp("/sys/kernel/mm/transparent_hugepage/defrag"), before_defrag);
+  EXPECT_TRUE(host_->changed().empty()) << ::testing::PrintToString(host_->changed());
+  // Nothing left to write.
+  const auto nothing = tune({"apply", "--boot"});
+  EXPECT_EQ(nothing.exit_code, 0);
+  EXPECT_NE(nothing.out.find("nothing to write"), std::string::npos) << nothing.out;
+}
+
 TEST_F(TuneLive, AValueTheKernelRefusesStopsTheTransactionAndUndoesWhatWasDone) {
   const auto profile = fs::path(::testing::TempDir()) / "refused.toml";
   put(profile.string(),
