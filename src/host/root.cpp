@@ -363,6 +363,7 @@ bool Root::is_writable_setting(std::string_view path) {
       "/sys/kernel/mm/transparent_hugepage/enabled",
       "/sys/kernel/mm/transparent_hugepage/defrag",
       "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor",
+      "/sys/devices/system/cpu/cpu*/cpufreq/energy_performance_preference",
       "/sys/block/*/queue/read_ahead_kb",
       "/sys/block/*/queue/scheduler",
   };

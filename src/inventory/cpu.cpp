@@ -233,6 +233,16 @@ void read_sysfs(Context& ctx, CpuFacts& f, std::map<int, std::vector<int>>& sysf
     if (f.available_governors.empty())
       if (auto a = ctx.read_value("cpu.governor", dir + "/cpufreq/scaling_available_governors"))
         for (const auto name : text::fields(*a)) f.available_governors.emplace_back(name);
+    // Documentation/admin-guide/pm/intel_pstate.rst and amd-pstate.rst: the hint to the
+    // hardware's own frequency choice, a name from energy_performance_available_preferences (or
+    // a number, 0-255, that the file then reads back).
+    if (auto p = ctx.read_value("cpu.epp", dir + "/cpufreq/energy_performance_preference")) {
+      f.epp[*p].push_back(cpu);
+      if (f.available_epp.empty())
+        if (auto a = ctx.read_value("cpu.epp",
+                                    dir + "/cpufreq/energy_performance_available_preferences"))
+          for (const auto name : text::fields(*a)) f.available_epp.emplace_back(name);
+    }
   }
   // The cpuset this process may use (hwloc reads it to find the allowed CPUs).
   (void)ctx.read("cpu.allowed", "/proc/mounts", 1 << 20);
@@ -293,6 +303,12 @@ Json to_json(const CpuFacts& f) {
   j["governors"] = std::move(g);
   j["available_governors"] = f.available_governors;
   put(j, "scaling_driver", f.scaling_driver);
+  if (!f.epp.empty()) {
+    Json e = Json::object();
+    for (const auto& [pref, cpus] : f.epp) e[pref] = text::format_cpu_list(cpus);
+    j["energy_performance_preferences"] = std::move(e);
+    j["available_energy_performance_preferences"] = f.available_epp;
+  }
   Json nodes = Json::array();
   for (const auto& n : f.numa_nodes) {
     Json x;

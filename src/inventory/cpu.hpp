@@ -33,6 +33,10 @@ struct CpuFacts {
   std::map<std::string, std::vector<int>> governors;  // governor -> CPUs
   std::vector<std::string> available_governors;       // the ones cpufreq offers, in its order
   std::optional<std::string> scaling_driver;
+  // The energy-performance preference of intel_pstate and amd-pstate (active mode, with HWP or
+  // CPPC): preference -> CPUs, and the ones offered, in the driver's order. Empty without it.
+  std::map<std::string, std::vector<int>> epp;
+  std::vector<std::string> available_epp;
   std::vector<NumaNode> numa_nodes;
   std::optional<std::string> topology_error;  // why hwloc could not load, when it could not
 };

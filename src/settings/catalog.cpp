@@ -11,6 +11,7 @@ const std::vector<KeySpec>& catalog() {
       {"thp.enabled", "memory", plan_thp, check_thp},
       {"thp.defrag", "memory", plan_thp, check_thp},
       {"cpu.governor", "cpu", plan_governor, check_governor},
+      {"cpu.epp", "cpu", plan_epp, check_epp},
       {"cpu.latency_us", "cpu", nullptr, nullptr},
       {"limits.nofile", "limits", plan_limits, check_limits},
       {"limits.memlock", "limits", plan_limits, check_limits},

@@ -39,6 +39,7 @@ struct KeySpec {
 Result<void> plan_sysctl(PlanContext&, const ProfileEntry&, PlanItem&);
 Result<void> plan_thp(PlanContext&, const ProfileEntry&, PlanItem&);
 Result<void> plan_governor(PlanContext&, const ProfileEntry&, PlanItem&);
+Result<void> plan_epp(PlanContext&, const ProfileEntry&, PlanItem&);
 Result<void> plan_read_ahead(PlanContext&, const ProfileEntry&, PlanItem&);
 Result<void> plan_scheduler(PlanContext&, const ProfileEntry&, PlanItem&);
 // The end of a plan over the disks under the data (read-ahead, scheduler): a change when `from`
@@ -54,6 +55,7 @@ Result<void> plan_gpu_persistence(PlanContext&, const ProfileEntry&, PlanItem&);
 std::vector<Finding> check_sysctl(const CheckInput&, const ProfileEntry&);
 std::vector<Finding> check_thp(const CheckInput&, const ProfileEntry&);
 std::vector<Finding> check_governor(const CheckInput&, const ProfileEntry&);
+std::vector<Finding> check_epp(const CheckInput&, const ProfileEntry&);
 std::vector<Finding> check_read_ahead(const CheckInput&, const ProfileEntry&);
 std::vector<Finding> check_scheduler(const CheckInput&, const ProfileEntry&);
 std::vector<Finding> check_mount(const CheckInput&, const ProfileEntry&);

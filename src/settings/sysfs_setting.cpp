@@ -1,5 +1,6 @@
-// Values in sysfs that tune changes: transparent huge pages, the CPU frequency governor and the
-// read-ahead of the disks under the training data. Their boot-time form is a tmpfiles.d line.
+// Values in sysfs that tune changes: transparent huge pages, the CPU frequency governor and
+// energy-performance preference, and the read-ahead of the disks under the training data. Their
+// boot-time form is a tmpfiles.d line.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -85,32 +86,46 @@ Result<void> plan_thp(PlanContext& context, const ProfileEntry& e, PlanItem& ite
   return {};
 }
 
-Result<void> plan_governor(PlanContext& context, const ProfileEntry& e, PlanItem& item) {
-  const auto& governors = context.facts.cpu.governors;
-  if (governors.empty()) {
+namespace {
+
+// A per-CPU cpufreq file (the governor, the energy-performance preference): `values` is value ->
+// CPUs, `offered_list` what the driver offers, `file` the name under cpuN/cpufreq/.
+struct PerCpu {
+  const std::map<std::string, std::vector<int>>& values;
+  const std::vector<std::string>& offered_list;
+  const char* file;
+  const char* glob;     // every CPU's, for the tmpfiles.d line
+  const char* offered;  // the file that lists what is offered, as a glob
+  const char* none;     // the summary where no CPU has the file
+};
+
+std::string cpu_file(int cpu, const char* file) {
+  return fmt::format("/sys/devices/system/cpu/cpu{}/cpufreq/{}", cpu, file);
+}
+
+Result<void> plan_per_cpu(PlanContext& context, const ProfileEntry& e, PlanItem& item,
+                          const PerCpu& f) {
+  if (f.values.empty()) {
     item.status = PlanItem::Status::kNotApplicable;
-    item.summary = "no cpufreq on this host";
+    item.summary = f.none;
     return {};
   }
   if (e.expected.values.empty()) return {};
-  auto want = offered(e, context.facts.cpu.available_governors, kGovernorsOffered);
+  auto want = offered(e, f.offered_list, f.offered);
   if (!want) return tl::unexpected(want.error());
   // At boot every CPU gets it (tmpfiles.d's w lines take a glob).
-  const auto& first = governors.begin()->first;
-  context.persisted.sysfs[kGovernorGlob] =
-      want->matches(first) && governors.size() == 1 ? first : want->values.front();
+  const auto& first = f.values.begin()->first;
+  context.persisted.sysfs[f.glob] =
+      want->matches(first) && f.values.size() == 1 ? first : want->values.front();
   std::vector<std::string> from;
-  std::string target_gov;
-  for (const auto& [gov, cpus] : governors) {
-    const auto target = target_value(*want, gov, std::nullopt);
+  std::string target_value_text;
+  for (const auto& [value, cpus] : f.values) {
+    const auto target = target_value(*want, value, std::nullopt);
     if (!target) continue;
-    target_gov = *target;
-    from.push_back(fmt::format("{} on CPUs {}", gov, text::format_cpu_list(cpus)));
+    target_value_text = *target;
+    from.push_back(fmt::format("{} on CPUs {}", value, text::format_cpu_list(cpus)));
     for (int cpu : cpus)
-      item.changes.push_back(
-          {e.key, "sysfs",
-           fmt::format("/sys/devices/system/cpu/cpu{}/cpufreq/scaling_governor", cpu), gov, *target,
-           false});
+      item.changes.push_back({e.key, "sysfs", cpu_file(cpu, f.file), value, *target, false});
   }
   if (item.changes.empty()) {
     item.status = PlanItem::Status::kAlreadyOk;
@@ -118,8 +133,59 @@ Result<void> plan_governor(PlanContext& context, const ProfileEntry& e, PlanItem
     return {};
   }
   item.status = PlanItem::Status::kChange;
-  item.summary = fmt::format("{} -> {}", fmt::join(from, ", "), target_gov);
+  item.summary = fmt::format("{} -> {}", fmt::join(from, ", "), target_value_text);
   return {};
+}
+
+std::vector<Finding> check_per_cpu(const CheckInput& in, const ProfileEntry& entry, const PerCpu& f,
+                                   const char* none) {
+  const auto& g = f.values;
+  if (g.empty()) return {not_applicable(entry, "cpu", none)};
+  std::vector<std::string> parts;
+  std::vector<Evidence> ev;
+  bool all_ok = true;
+  for (const auto& [value, cpus] : g) {
+    parts.push_back(
+        g.size() == 1 ? value : fmt::format("{} on CPUs {}", value, text::format_cpu_list(cpus)));
+    ev.push_back({cpu_file(cpus.front(), f.file),
+                  fmt::format("{} (CPUs {})", value, text::format_cpu_list(cpus))});
+    all_ok = all_ok && entry.expected.matches(value);
+  }
+  const std::string actual = fmt::format("{}", fmt::join(parts, ", "));
+  if (auto n = not_offered(entry, "cpu", actual, f.offered_list, f.offered)) return {*n};
+  Finding out = judge(entry, "cpu", all_ok ? entry.expected.values.front() : actual, std::move(ev));
+  out.actual = actual;
+  if (!all_ok) {
+    out.summary = fmt::format("{} is {}, expected {}", entry.key, actual, out.expected);
+    out.fix = tune_fix(entry.key);
+  }
+  container_advice(in, out, "");
+  return {out};
+}
+
+PerCpu governor_files(const inventory::CpuFacts& cpu) {
+  return {cpu.governors, cpu.available_governors, "scaling_governor",
+          kGovernorGlob, kGovernorsOffered,       "no cpufreq on this host"};
+}
+
+PerCpu epp_files(const inventory::CpuFacts& cpu) {
+  return {cpu.epp,
+          cpu.available_epp,
+          "energy_performance_preference",
+          "/sys/devices/system/cpu/cpu*/cpufreq/energy_performance_preference",
+          "/sys/devices/system/cpu/cpu*/cpufreq/energy_performance_available_preferences",
+          "no energy-performance preference on this host (intel_pstate or amd-pstate in active "
+          "mode has one)"};
+}
+
+}  // namespace
+
+Result<void> plan_governor(PlanContext& context, const ProfileEntry& e, PlanItem& item) {
+  return plan_per_cpu(context, e, item, governor_files(context.facts.cpu));
+}
+
+Result<void> plan_epp(PlanContext& context, const ProfileEntry& e, PlanItem& item) {
+  return plan_per_cpu(context, e, item, epp_files(context.facts.cpu));
 }
 
 Result<void> plan_read_ahead(PlanContext& context, const ProfileEntry& e, PlanItem& item) {
@@ -177,33 +243,16 @@ std::vector<Finding> check_thp(const CheckInput& in, const ProfileEntry& entry) 
 }
 
 std::vector<Finding> check_governor(const CheckInput& in, const ProfileEntry& entry) {
-  const auto& g = in.facts.cpu.governors;
-  if (g.empty())
-    return {not_applicable(entry, "cpu",
-                           "no cpufreq on this host (fixed frequency, or the hypervisor's)")};
-  std::vector<std::string> parts;
-  std::vector<Evidence> ev;
-  bool all_ok = true;
-  for (const auto& [gov, cpus] : g) {
-    parts.push_back(g.size() == 1 ? gov
-                                  : fmt::format("{} on CPUs {}", gov, text::format_cpu_list(cpus)));
-    ev.push_back(
-        {fmt::format("/sys/devices/system/cpu/cpu{}/cpufreq/scaling_governor", cpus.front()),
-         fmt::format("{} (CPUs {})", gov, text::format_cpu_list(cpus))});
-    all_ok = all_ok && entry.expected.matches(gov);
-  }
-  const std::string actual = fmt::format("{}", fmt::join(parts, ", "));
-  if (auto f =
-          not_offered(entry, "cpu", actual, in.facts.cpu.available_governors, kGovernorsOffered))
-    return {*f};
-  Finding f = judge(entry, "cpu", all_ok ? entry.expected.values.front() : actual, std::move(ev));
-  f.actual = actual;
-  if (!all_ok) {
-    f.summary = fmt::format("cpu.governor is {}, expected {}", actual, f.expected);
-    f.fix = tune_fix(entry.key);
-  }
-  container_advice(in, f, "");
-  return {f};
+  return check_per_cpu(in, entry, governor_files(in.facts.cpu),
+                       "no cpufreq on this host (fixed frequency, or the hypervisor's)");
+}
+
+std::vector<Finding> check_epp(const CheckInput& in, const ProfileEntry& entry) {
+  auto f = epp_files(in.facts.cpu);
+  std::string none = f.none;
+  if (in.facts.cpu.scaling_driver)
+    none += fmt::format("; the cpufreq driver is {}", *in.facts.cpu.scaling_driver);
+  return check_per_cpu(in, entry, f, none.c_str());
 }
 
 std::vector<Finding> check_read_ahead(const CheckInput& in, const ProfileEntry& entry) {

@@ -79,6 +79,7 @@ const std::vector<Rule>& rules() {
        1,
        {"always", "defer", "defer+madvise", "madvise", "never"}},
       {"cpu.governor", Type::kName},
+      {"cpu.epp", Type::kName},
       {"cpu.latency_us", Type::kInteger, 0, 2000000000},
       {"limits.nofile", Type::kLimit, 1, INT_MAX},
       {"limits.memlock", Type::kLimit},

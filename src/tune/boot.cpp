@@ -102,7 +102,7 @@ BootReaders boot_readers(const host::Root& root) {
   if (auto comm = root.read("/proc/1/comm", 256); comm && *comm)
     r.init = std::string(text::trim(**comm));
   // sd_booted(3): systemd is the init when /run/systemd/system is a directory.
-  const bool systemd = root.exists("/run/systemd/system");
+  const bool systemd = root.exists("/run/systemd/system") || r.init == "systemd";
   const bool sysvinit = !systemd && r.init == "init" && root.exists("/etc/inittab");
   const bool openrc = !systemd && (r.init == "openrc-init" || root.exists("/run/openrc"));
   const bool rc_local = rc_local_applies(root);

@@ -9,6 +9,7 @@
 #include "inventory/host_facts.hpp"
 #include "settings/dropins.hpp"
 #include "settings/sysctl_files.hpp"
+#include "tune/boot.hpp"
 
 namespace dltune::tune {
 
@@ -49,18 +50,11 @@ PlanItem file_item(const char* key, const char* path, const std::optional<std::s
   return item;
 }
 
-// What, at boot, applies tmpfiles.d: systemd-tmpfiles-setup.service, when systemd is PID 1.
-std::optional<std::string> tmpfiles_boot_problem(const host::Root& root) {
-  const bool tool =
-      root.exists("/usr/bin/systemd-tmpfiles") || root.exists("/bin/systemd-tmpfiles");
-  auto comm = root.read("/proc/1/comm", 256);
-  const std::string init = comm && *comm ? std::string(text::trim(**comm)) : "";
-  if (tool && init == "systemd") return std::nullopt;
-  if (!tool) return "this host has no systemd-tmpfiles: nothing applies the file at boot";
-  return fmt::format(
-      "PID 1 is {}, not systemd: nothing runs systemd-tmpfiles at boot here; run `dltune tune "
-      "apply` (or `systemd-tmpfiles --create {}`) from a boot script",
-      init.empty() ? "unknown" : init, kTmpfilesDropin);
+// The plan's note for a drop-in nothing on this host reads at boot (boot.hpp).
+std::optional<std::string> boot_note(const BootReaders& boot, const char* file) {
+  for (const auto& f : boot.files)
+    if (f.file == file && !f.by) return f.note;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -91,6 +85,7 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
   }
   settings::PlanContext context{root,    facts,    options.data_paths, options.cgroups,
                                 persist, persisted};
+  const BootReaders boot = persist ? boot_readers(root) : BootReaders{};
   for (const auto& e : profile.entries) {
     if (!only.empty() && std::find(only.begin(), only.end(), e.key) == only.end()) continue;
     PlanItem item;
@@ -106,6 +101,17 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
     }
     plan.items.push_back(std::move(item));
   }
+  // The energy-performance preference before the governor, whatever the profile's order: under
+  // intel_pstate's and amd-pstate's performance governor the preference is pinned to
+  // "performance" and any other write fails (EBUSY; intel_pstate.rst, "Energy vs Performance
+  // Hints"), so a rollback (in reverse order) must restore the governor first.
+  const auto at = [&](const char* key) {
+    return std::find_if(plan.items.begin(), plan.items.end(),
+                        [&](const PlanItem& i) { return i.key == key; });
+  };
+  if (const auto epp = at("cpu.epp"), gov = at("cpu.governor");
+      epp != plan.items.end() && gov != plan.items.end() && gov < epp)
+    std::rotate(gov, epp, epp + 1);
   if (!persist) return plan;
   if (!persisted.sysctls.empty()) {
     auto old = read_dropin(root, "persist.sysctl", kSysctlDropin);
@@ -119,6 +125,7 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
       for (const auto& s : files.overriding_dltune(key))
         item.notes.push_back(fmt::format("{}:{} sets {} = {} and comes after {}: it wins at boot",
                                          s.file, s.line, key, s.value, kSysctlDropin));
+    if (auto note = boot_note(boot, kSysctlDropin)) item.notes.push_back(*note);
     plan.items.push_back(std::move(item));
   }
   if (!persisted.limits.empty()) {
@@ -136,7 +143,7 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
     auto item = file_item("persist.sysfs", kTmpfilesDropin, *old, *merged,
                           fmt::format("write {} ({} sysfs value(s) for boot)", kTmpfilesDropin,
                                       persisted.sysfs.size()));
-    if (auto problem = tmpfiles_boot_problem(root)) item.notes.push_back(*problem);
+    if (auto note = boot_note(boot, kTmpfilesDropin)) item.notes.push_back(*note);
     plan.items.push_back(std::move(item));
   }
   if (persisted.fstab_new || !persisted.fstab_notes.empty()) {

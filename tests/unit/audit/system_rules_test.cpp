@@ -183,6 +183,53 @@ TEST(GovernorRule, MixedGovernorsAndNoCpufreq) {
   EXPECT_FALSE(n[0].applicable);
 }
 
+// intel_pstate's preference on four CPUs, two on balance_performance: grouped, with the tune
+// command; a preference the driver does not offer is the profile's to change; without the file
+// (no such driver) not applicable, naming the driver there is.
+TEST(EppRule, GroupedPreferencesWhatTheDriverOffersAndNoDriver) {
+  dltune::testing::TempTree t;
+  t.write("sys/devices/system/cpu/online", "0-3\n");
+  for (int cpu = 0; cpu < 4; ++cpu) {
+    const std::string d = "sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cpufreq/";
+    t.write(d + "scaling_driver", "intel_pstate\n")
+        .write(d + "energy_performance_preference",
+               cpu < 2 ? "balance_performance\n" : "performance\n")
+        .write(d + "energy_performance_available_preferences",
+               "default performance balance_performance balance_power power\n");
+  }
+  Host h(t.root());
+  auto f = h.run(entry("cpu.epp", Expected::Kind::kExact, {"performance"}, "info"));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kInfo);
+  EXPECT_EQ(f[0].actual, "balance_performance on CPUs 0-1, performance on CPUs 2-3");
+  EXPECT_EQ(f[0].summary,
+            "cpu.epp is balance_performance on CPUs 0-1, performance on CPUs 2-3, expected "
+            "performance");
+  ASSERT_TRUE(f[0].fix);
+  EXPECT_NE(f[0].fix->command.find("dltune tune apply --only cpu.epp"), std::string::npos)
+      << f[0].fix->command;
+  ASSERT_FALSE(f[0].evidence.empty());
+  EXPECT_EQ(f[0].evidence[0].path,
+            "/sys/devices/system/cpu/cpu0/cpufreq/energy_performance_preference");
+  auto odd = h.run(entry("cpu.epp", Expected::Kind::kExact, {"turbo"}, "info"));
+  ASSERT_EQ(odd.size(), 1u);
+  EXPECT_NE(odd[0].summary.find("which this host does not offer"), std::string::npos)
+      << odd[0].summary;
+  ASSERT_TRUE(odd[0].fix);
+  EXPECT_NE(odd[0].fix->command.find("in the profile"), std::string::npos);
+
+  dltune::testing::TempTree v;
+  v.write("sys/devices/system/cpu/online", "0\n")
+      .write("sys/devices/system/cpu/cpu0/cpufreq/scaling_driver", "acpi-cpufreq\n")
+      .write("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "schedutil\n");
+  Host n(v.root());
+  auto na = n.run(entry("cpu.epp", Expected::Kind::kExact, {"performance"}, "info"));
+  ASSERT_EQ(na.size(), 1u);
+  EXPECT_FALSE(na[0].applicable);
+  EXPECT_NE(na[0].summary.find("the cpufreq driver is acpi-cpufreq"), std::string::npos)
+      << na[0].summary;
+}
+
 // The kernel's own list decides: a value the host's file does not offer is not something tune
 // can set, so check says so and points at the profile, not at tune.
 TEST(GovernorRule, AGovernorTheCpuDoesNotOfferIsTheProfilesToChange) {

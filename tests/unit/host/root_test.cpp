@@ -268,17 +268,20 @@ TEST(RootWrites, OnlyKnownSettingsAndFilesAreWritable) {
        {"/proc/sys/vm/swappiness", "/proc/sys/net/ipv4/tcp_rmem",
         "/sys/kernel/mm/transparent_hugepage/enabled",
         "/sys/devices/system/cpu/cpu12/cpufreq/scaling_governor",
+        "/sys/devices/system/cpu/cpu3/cpufreq/energy_performance_preference",
         "/sys/block/nvme0n1/queue/read_ahead_kb", "/sys/block/nvme0n1/queue/scheduler",
         "/sys/fs/cgroup/memory/jobs/memory.swappiness",
         "/sys/fs/cgroup/memory/system.slice/ssh.service/memory.swappiness"})
     EXPECT_TRUE(Root::is_writable_setting(p)) << p;
-  for (const char* p : {"/proc/meminfo", "/proc/sys/../../etc/shadow", "/sys/kernel/mm/ksm/run",
-                        "/sys/block/nvme0n1/queue/nr_requests", "/sys/block/../queue/scheduler",
-                        "/etc/passwd", "/tmp/x", "/sys/devices/system/cpu/cpu0/online",
-                        // the root memory cgroup's swappiness is vm.swappiness in disguise
-                        "/sys/fs/cgroup/memory/memory.swappiness",
-                        "/sys/fs/cgroup/memory/jobs/memory.limit_in_bytes",
-                        "/sys/fs/cgroup/memory/../../../etc/x/memory.swappiness"})
+  for (const char* p :
+       {"/proc/meminfo", "/proc/sys/../../etc/shadow", "/sys/kernel/mm/ksm/run",
+        "/sys/block/nvme0n1/queue/nr_requests", "/sys/block/../queue/scheduler", "/etc/passwd",
+        "/tmp/x", "/sys/devices/system/cpu/cpu0/online",
+        "/sys/devices/system/cpu/cpu0/cpufreq/energy_performance_available_preferences",
+        // the root memory cgroup's swappiness is vm.swappiness in disguise
+        "/sys/fs/cgroup/memory/memory.swappiness",
+        "/sys/fs/cgroup/memory/jobs/memory.limit_in_bytes",
+        "/sys/fs/cgroup/memory/../../../etc/x/memory.swappiness"})
     EXPECT_FALSE(Root::is_writable_setting(p)) << p;
   for (const char* p : {"/etc/sysctl.d/90-dltune.conf", "/etc/security/limits.d/90-dltune.conf",
                         "/etc/fstab", "/etc/tmpfiles.d/90-dltune.conf", "/var/lib/dltune/state.db"})

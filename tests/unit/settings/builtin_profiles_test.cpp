@@ -87,6 +87,7 @@ TEST(BuiltinProfiles, TrainingHoldsEveryKeyATrainingHostNeeds) {
       {"thp.enabled", "one of always, madvise", "warn"},
       {"thp.defrag", "defer+madvise", "warn"},
       {"cpu.governor", "performance", "warn"},
+      {"cpu.epp", "performance", "info"},
       {"limits.nofile", ">= 65536", "warn"},
       {"shm.size", ">= 1073741824", "warn"},
       {"mount.noatime", "true", "info"},

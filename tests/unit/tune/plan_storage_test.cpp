@@ -168,7 +168,9 @@ TEST(PlanReadAhead, RaisesTheDisksUnderTheDataAndPersistsEveryOne) {
   EXPECT_NE(text.find("w /sys/block/sdc/queue/read_ahead_kb - - - - 128\n"), std::string::npos);
   // Nothing here runs systemd-tmpfiles at boot: the plan says so.
   ASSERT_FALSE(p->notes.empty());
-  EXPECT_NE(p->notes[0].find("systemd-tmpfiles"), std::string::npos) << p->notes[0];
+  EXPECT_NE(p->notes[0].find("runs nothing that reads it at boot"), std::string::npos)
+      << p->notes[0];
+  EXPECT_NE(p->notes[0].find("dltune tune apply --boot"), std::string::npos) << p->notes[0];
 }
 
 TEST(PlanTmpfiles, ThpAndGovernorValuesForBootUnderSystemd) {
@@ -198,6 +200,63 @@ TEST(PlanTmpfiles, ThpAndGovernorValuesForBootUnderSystemd) {
   EXPECT_EQ(*p->changes[0].old_value,
             "w /sys/kernel/mm/transparent_hugepage/enabled - - - - always\n"
             "d /run/mine 0755 root root -\n");
+}
+
+// intel_pstate in active mode on four CPUs, two of them on balance_performance: tune plans each
+// CPU's file and one tmpfiles.d line for all, before the governor whatever the
+// profile's order (under the performance governor another preference cannot be written back).
+TEST(PlanEpp, EachCpusPreferenceBeforeTheGovernorAndOneLineForBoot) {
+  dltune::testing::TempTree t;
+  t.write("sys/devices/system/cpu/online", "0-3\n").write("proc/1/comm", "systemd\n");
+  for (int cpu = 0; cpu < 4; ++cpu) {
+    const std::string d = "sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cpufreq/";
+    t.write(d + "scaling_driver", "intel_pstate\n")
+        .write(d + "scaling_governor", "powersave\n")
+        .write(d + "scaling_available_governors", "performance powersave\n")
+        .write(d + "energy_performance_preference",
+               cpu < 2 ? "balance_performance\n" : "performance\n")
+        .write(d + "energy_performance_available_preferences",
+               "default performance balance_performance balance_power power\n");
+  }
+  // A profile that names the governor first.
+  t.write("etc/dltune/profiles/mine.toml",
+          "[settings.\"cpu.governor\"]\nvalue = \"performance\"\nreason = \"r\"\nsource = \"s\"\n"
+          "[settings.\"cpu.epp\"]\nvalue = \"performance\"\nreason = \"r\"\nsource = \"s\"\n");
+  auto root = t.root();
+  const auto facts = inventory::collect(root, {});
+  ASSERT_EQ(facts.cpu.epp.size(), 2u);
+  EXPECT_EQ(facts.cpu.available_epp.size(), 5u);
+  auto mine = settings::load_profile("mine", root, settings::validate_key);
+  ASSERT_TRUE(mine) << mine.error().message();
+  auto plan = tune::make_plan(root, facts, *mine, {}, true);
+  ASSERT_TRUE(plan) << plan.error().message();
+  ASSERT_GE(plan->items.size(), 2u);
+  EXPECT_EQ(plan->items[0].key, "cpu.epp");
+  EXPECT_EQ(plan->items[1].key, "cpu.governor");
+  const auto* e = item(*plan, "cpu.epp");
+  ASSERT_EQ(e->status, PlanItem::Status::kChange);
+  EXPECT_EQ(e->summary, "balance_performance on CPUs 0-1 -> performance");
+  ASSERT_EQ(e->changes.size(), 2u);
+  EXPECT_EQ(e->changes[0].target,
+            "/sys/devices/system/cpu/cpu0/cpufreq/energy_performance_preference");
+  EXPECT_EQ(e->changes[1].old_value, "balance_performance");
+  const auto* p = item(*plan, "persist.sysfs");
+  ASSERT_NE(p, nullptr);
+  EXPECT_NE(p->changes.at(0).new_value.find("w /sys/devices/system/cpu/cpu*/cpufreq/"
+                                            "energy_performance_preference - - - - performance\n"),
+            std::string::npos)
+      << p->changes[0].new_value;
+  // A preference the driver does not offer is refused, naming its file.
+  t.write("etc/dltune/profiles/odd.toml",
+          "[settings.\"cpu.epp\"]\nvalue = \"turbo\"\nreason = \"r\"\nsource = \"s\"\n");
+  auto odd = settings::load_profile("odd", root, settings::validate_key);
+  ASSERT_TRUE(odd) << odd.error().message();
+  auto refused = tune::make_plan(root, facts, *odd, {}, false);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("energy_performance_available_preferences allows "
+                                           "default, performance, balance_performance"),
+            std::string::npos)
+      << refused.error().message();
 }
 
 TEST(TmpfilesDropin, MergesInPlaceIsIdempotentAndRefusesOddPaths) {
