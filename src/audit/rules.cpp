@@ -16,6 +16,8 @@ const std::vector<Rule>& rules() {
       {"pci.gpu_nic", pci_gpu_nic},
       {"rdma.ports", rdma_ports},
       {"cpu.latency_us", cpu_latency},
+      {"storage.data_device", storage_data_device},
+      {"storage.trim", storage_trim},
       {"gpu.health", gpu_health},
       {"gpu.nouveau", gpu_nouveau},
       {"gpu.driver_match", gpu_driver_match},

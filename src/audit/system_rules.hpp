@@ -13,6 +13,9 @@ std::vector<Finding> iommu_mode(const AuditInput&, const settings::ProfileEntry&
 std::vector<Finding> pci_acs(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> rdma_ports(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> cpu_latency(const AuditInput&, const settings::ProfileEntry&);
+// storage_rules.cpp
+std::vector<Finding> storage_data_device(const AuditInput&, const settings::ProfileEntry&);
+std::vector<Finding> storage_trim(const AuditInput&, const settings::ProfileEntry&);
 
 // The ACS control register of a PCIe function's config space (as sysfs `config` gives it),
 // when its extended capabilities are readable and hold ACS.

@@ -135,7 +135,13 @@ void Gate::run(int listen_fd) {
         socklen_t len = sizeof peer;
         const int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &len,
                                  SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0) break;  // none left (EAGAIN), or the client left meanwhile
+        if (fd < 0) {
+          // Out of descriptors or memory: the listening socket stays readable, so wait a little
+          // rather than spin (the backlog holds the clients meanwhile).
+          if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+            ::poll(nullptr, 0, 100);
+          break;  // none left (EAGAIN), or the client left meanwhile
+        }
         admit(fd, peer, len);
       }
     }

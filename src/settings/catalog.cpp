@@ -19,6 +19,8 @@ const std::vector<KeySpec>& catalog() {
       {"mount.noatime", "storage", plan_mount, check_mount},
       {"block.read_ahead_kb", "storage", plan_read_ahead, check_read_ahead},
       {"block.scheduler", "storage", plan_scheduler, check_scheduler},
+      {"storage.data_device", "storage", nullptr, nullptr},
+      {"storage.trim", "storage", nullptr, nullptr},
       {"swap.consistency", "memory", nullptr, nullptr},
       {"iommu.mode", "kernel", nullptr, nullptr},
       {"pci.acs", "kernel", nullptr, nullptr},

@@ -88,6 +88,8 @@ const std::vector<Rule>& rules() {
       {"shm.size", Type::kInteger},
       {"mount.noatime", Type::kBool},
       {"swap.consistency", Type::kBool},
+      {"storage.data_device", Type::kBool},
+      {"storage.trim", Type::kBool},
       {"gpu.persistence", Type::kBool},
       {"gpu.nouveau", Type::kBool},
       {"gpu.driver_match", Type::kBool},

@@ -51,17 +51,19 @@ TEST(FixtureFindings, Gpu8Numa2) {
             "net.ipv4.tcp_rmem warn\n"
             "net.ipv4.tcp_wmem warn\n"
             "net.ipv4.tcp_fastopen info\n"
-            "cpu.governor warn\n"                // powersave on CPUs 16-31
-            "cpu.epp info\n"                     // balance_performance on CPUs 16-31
-            "limits.nofile warn\n"               // soft 1024
-            "mount.noatime info ok info info\n"  // / relatime; /data, /archive, /datasets
-            "block.read_ahead_kb ok ok ok\n"     // nvme0n1 (the root), nvme1n1, sda
-            "block.scheduler ok ok ok\n"         // none on the NVMe drives, mq-deadline on sda
-            "gpu.health info\n"                  // unknown: no NVML in the tree
-            "gpu.persistence info\n"             // no NVML in the tree
-            "gpu.nouveau critical\n"             // loaded beside nvidia
-            "gpu.driver_match critical\n"        // 535.161.07 module, 550.54.15 library
-            "gpu.driver_cuda ok\n"               // torch cu121 needs 530.30.02
+            "cpu.governor warn\n"                  // powersave on CPUs 16-31
+            "cpu.epp info\n"                       // balance_performance on CPUs 16-31
+            "limits.nofile warn\n"                 // soft 1024
+            "mount.noatime info ok info info\n"    // / relatime; /data, /archive, /datasets
+            "block.read_ahead_kb ok ok ok\n"       // nvme0n1 (the root), nvme1n1, sda
+            "block.scheduler ok ok ok\n"           // none on the NVMe drives, mq-deadline on sda
+            "storage.data_device ok ok info ok\n"  // /archive on a hard disk; NFS with nconnect
+            "storage.trim info info\n"             // nothing trims the NVMe drives
+            "gpu.health info\n"                    // unknown: no NVML in the tree
+            "gpu.persistence info\n"               // no NVML in the tree
+            "gpu.nouveau critical\n"               // loaded beside nvidia
+            "gpu.driver_match critical\n"          // 535.161.07 module, 550.54.15 library
+            "gpu.driver_cuda ok\n"                 // torch cu121 needs 530.30.02
             "gpu.pcie_link ok ok ok ok ok warn ok ok\n"  // 0000:ab:00.0 at x8 of x16
             "gpu.ecc info\n"
             "gpu.throttle info\n"
@@ -101,6 +103,8 @@ TEST(FixtureFindings, ContainerCgv2) {
             "mount.noatime info info\n"  // / and /workspace
             "block.read_ahead_kb ok\n"   // the disk under /workspace
             "block.scheduler info\n"     // its virtio disk on mq-deadline: none is advised
+            "storage.data_device ok ok\n"
+            "storage.trim n/a\n"  // a virtio disk says rotational
             "gpu.health info\n"
             "gpu.persistence info\n"
             "gpu.nouveau ok\n"
@@ -145,6 +149,8 @@ TEST(FixtureFindings, TrainingProfileOnThisVm) {
             "mount.noatime info\n"
             "block.read_ahead_kb n/a\n"  // the capture predates the rule: no /sys/class/block
             "block.scheduler n/a\n"
+            "storage.data_device ok\n"
+            "storage.trim n/a\n"
             "gpu.health n/a\n"  // no GPU
             "gpu.persistence n/a\n"
             "gpu.nouveau n/a\n"

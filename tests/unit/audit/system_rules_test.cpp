@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <tuple>
+
 #include "audit/check.hpp"
 #include "audit/rules.hpp"
 #include "audit/system_rules.hpp"
@@ -228,6 +231,95 @@ TEST(EppRule, GroupedPreferencesWhatTheDriverOffersAndNoDriver) {
   EXPECT_FALSE(na[0].applicable);
   EXPECT_NE(na[0].summary.find("the cpufreq driver is acpi-cpufreq"), std::string::npos)
       << na[0].summary;
+}
+
+// The storage under the data: an NFS mount with one connection and 64 KiB reads, one with
+// nconnect and 1 MiB reads, a hard disk, an SSD mounted with discard, an NVMe drive; then what
+// trims the SSDs (nothing, a cron job, fstrim.timer).
+namespace {
+
+dltune::testing::TempTree& storage_host(dltune::testing::TempTree& t) {
+  t.write("proc/self/mountinfo",
+          "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+          "23 22 8:17 / /hdd rw,relatime - ext4 /dev/sdb1 rw\n"
+          "24 22 8:33 / /ssd rw,relatime - xfs /dev/sdc1 rw,discard\n"
+          "25 22 259:1 / /nvme rw,noatime - ext4 /dev/nvme0n1p1 rw\n"
+          "26 22 0:50 / /nfs1 rw,relatime - nfs4 srv:/data rw,vers=4.2,rsize=65536,wsize=65536\n"
+          "27 22 0:51 / /nfs2 rw,relatime - nfs4 srv:/data rw,vers=4.2,rsize=1048576,"
+          "wsize=1048576,nconnect=8\n"
+          "28 22 252:1 / /vm rw,relatime - ext4 /dev/vda1 rw\n");
+  for (const auto& [part, disk, rotational] : {std::tuple{"sda1", "sda", "0"},
+                                               {"sdb1", "sdb", "1"},
+                                               {"sdc1", "sdc", "0"},
+                                               {"nvme0n1p1", "nvme0n1", "0"},
+                                               {"vda1", "vda", "1"}}) {
+    const std::string dir = std::string("sys/devices/pci0/block/") + disk;
+    t.link(std::string("sys/class/block/") + part,
+           std::string("../../devices/pci0/block/") + disk + "/" + part)
+        .write(dir + "/" + part + "/partition", "1\n")
+        .link(std::string("sys/block/") + disk, std::string("../devices/pci0/block/") + disk)
+        .write(dir + "/queue/rotational", std::string(rotational) + "\n")
+        .write(std::string("dev/") + part, "");
+  }
+  return t;
+}
+
+std::map<std::string, const Finding*> by_mount(const std::vector<Finding>& fs) {
+  std::map<std::string, const Finding*> out;
+  for (const auto& f : fs) out[f.actual.substr(0, f.actual.find_first_of(" :"))] = &f;
+  return out;
+}
+
+}  // namespace
+
+TEST(StorageRules, WhatHoldsTheDataAndWhatToDoAboutIt) {
+  dltune::testing::TempTree t;
+  Host h(storage_host(t).root());
+  const auto fs = h.run(entry("storage.data_device", Expected::Kind::kExact, {"true"}, "info"),
+                        {"/hdd", "/ssd", "/nvme", "/nfs1", "/nfs2", "/vm"});
+  ASSERT_EQ(fs.size(), 6u);
+  auto m = by_mount(fs);
+  ASSERT_TRUE(m.count("/hdd") && m.count("/nfs1") && m.count("/nfs2") && m.count("/nvme"))
+      << ::testing::PrintToString(m.size());
+  EXPECT_EQ(m["/hdd"]->severity, Severity::kInfo);
+  EXPECT_NE(m["/hdd"]->summary.find("rotational disk"), std::string::npos) << m["/hdd"]->summary;
+  ASSERT_TRUE(m["/hdd"]->fix);
+  EXPECT_NE(m["/hdd"]->fix->command.find("stage the dataset"), std::string::npos);
+  EXPECT_EQ(m["/nfs1"]->severity, Severity::kInfo);
+  ASSERT_TRUE(m["/nfs1"]->fix);
+  EXPECT_NE(m["/nfs1"]->fix->command.find("nconnect=8"), std::string::npos);
+  EXPECT_NE(m["/nfs1"]->fix->command.find("rsize=1048576 (reads of 64 KiB now"), std::string::npos)
+      << m["/nfs1"]->fix->command;
+  EXPECT_EQ(m["/nfs2"]->severity, Severity::kOk) << m["/nfs2"]->summary;
+  EXPECT_EQ(m["/nvme"]->severity, Severity::kOk) << m["/nvme"]->summary;
+  EXPECT_EQ(m["/ssd"]->severity, Severity::kOk) << m["/ssd"]->summary;
+  // A virtio disk reads rotational 1 whatever is under it: not judged a hard disk.
+  EXPECT_EQ(m["/vm"]->severity, Severity::kOk) << m["/vm"]->summary;
+  EXPECT_NE(m["/vm"]->summary.find("a virtual disk"), std::string::npos);
+
+  // Trim: SSDs only (the hard disk and NFS are not judged).
+  const auto trim_entry = entry("storage.trim", Expected::Kind::kExact, {"true"}, "info");
+  auto tr = h.run(trim_entry, {"/hdd", "/ssd", "/nvme", "/nfs1"});
+  ASSERT_EQ(tr.size(), 2u);
+  m = by_mount(tr);
+  EXPECT_EQ(m["/ssd"]->severity, Severity::kInfo);
+  EXPECT_NE(m["/ssd"]->summary.find("mounted with discard"), std::string::npos);
+  EXPECT_EQ(m["/nvme"]->severity, Severity::kInfo);
+  EXPECT_NE(m["/nvme"]->summary.find("nothing trims /nvme"), std::string::npos)
+      << m["/nvme"]->summary;
+  ASSERT_TRUE(m["/nvme"]->fix);
+  EXPECT_NE(m["/nvme"]->fix->command.find("fstrim.timer"), std::string::npos);
+  // A weekly cron job: /nvme is trimmed; /ssd's discard is still said.
+  t.write("etc/cron.weekly/fstrim", "#!/bin/sh\nexec fstrim --all\n");
+  Host cron(t.root());
+  m = by_mount(tr = cron.run(trim_entry, {"/ssd", "/nvme"}));
+  EXPECT_EQ(m["/nvme"]->severity, Severity::kOk) << m["/nvme"]->summary;
+  EXPECT_NE(m["/nvme"]->summary.find("/etc/cron.weekly/fstrim"), std::string::npos);
+  EXPECT_EQ(m["/ssd"]->severity, Severity::kInfo);
+  // Only hard disks under the data: nothing to judge.
+  const auto none = cron.run(trim_entry, {"/hdd"});
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_FALSE(none[0].applicable);
 }
 
 // The kernel's own list decides: a value the host's file does not offer is not something tune

@@ -93,6 +93,8 @@ TEST(BuiltinProfiles, TrainingHoldsEveryKeyATrainingHostNeeds) {
       {"mount.noatime", "true", "info"},
       {"block.read_ahead_kb", ">= 128", "info"},
       {"block.scheduler", "auto", "info"},
+      {"storage.data_device", "true", "info"},
+      {"storage.trim", "true", "info"},
       {"swap.consistency", "true", "warn"},
       {"gpu.health", "true", "critical"},
       {"gpu.persistence", "true", "warn"},
