@@ -18,6 +18,8 @@ const std::vector<Rule>& rules() {
       {"cpu.latency_us", cpu_latency},
       {"storage.data_device", storage_data_device},
       {"storage.trim", storage_trim},
+      {"build.toolchain", build_toolchain},
+      {"blas.library", blas_library},
       {"gpu.health", gpu_health},
       {"gpu.nouveau", gpu_nouveau},
       {"gpu.driver_match", gpu_driver_match},

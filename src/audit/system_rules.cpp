@@ -11,6 +11,7 @@
 #include "inventory/host_facts.hpp"
 #include "settings/data_paths.hpp"
 #include "settings/mount_setting.hpp"
+#include "settings/setting.hpp"
 #include "settings/sysctl_files.hpp"
 #include "settings/sysctl_name.hpp"
 

@@ -16,6 +16,9 @@ std::vector<Finding> cpu_latency(const AuditInput&, const settings::ProfileEntry
 // storage_rules.cpp
 std::vector<Finding> storage_data_device(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> storage_trim(const AuditInput&, const settings::ProfileEntry&);
+// build_rules.cpp
+std::vector<Finding> build_toolchain(const AuditInput&, const settings::ProfileEntry&);
+std::vector<Finding> blas_library(const AuditInput&, const settings::ProfileEntry&);
 
 // The ACS control register of a PCIe function's config space (as sysfs `config` gives it),
 // when its extended capabilities are readable and hold ACS.

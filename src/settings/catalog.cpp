@@ -39,6 +39,8 @@ const std::vector<KeySpec>& catalog() {
       {"gpu.nvlink", "gpu", nullptr, nullptr},
       {"gpu.numa_placement", "gpu", nullptr, nullptr},
       {"env.training", "environment", nullptr, nullptr},
+      {"build.toolchain", "environment", nullptr, nullptr},
+      {"blas.library", "environment", nullptr, nullptr},
       // sysctl(8) families: the top directories of /proc/sys.
       {"vm.", "memory", plan_sysctl, check_sysctl},
       {"net.", "network", plan_sysctl, check_sysctl},

@@ -90,6 +90,8 @@ const std::vector<Rule>& rules() {
       {"swap.consistency", Type::kBool},
       {"storage.data_device", Type::kBool},
       {"storage.trim", Type::kBool},
+      {"build.toolchain", Type::kBool},
+      {"blas.library", Type::kBool},
       {"gpu.persistence", Type::kBool},
       {"gpu.nouveau", Type::kBool},
       {"gpu.driver_match", Type::kBool},

@@ -72,6 +72,8 @@ TEST(FixtureFindings, Gpu8Numa2) {
             "gpu.nvlink info\n"
             "gpu.numa_placement info\n"  // GPUs 0-3 on node 0, 4-7 on node 1
             "env.training warn\n"        // the venv's cuDNN wheel shadowed
+            "build.toolchain info\n"     // the conda Python: no g++, headers or ninja in the tree
+            "blas.library ok\n"          // OpenBLAS as libblas.so.3
             "limits.memlock ok\n"        // unlimited
             "kernel.numa_balancing warn\n"
             "iommu.mode ok\n"                                          // iommu=pt
@@ -118,6 +120,8 @@ TEST(FixtureFindings, ContainerCgv2) {
             "gpu.nvlink info\n"
             "gpu.numa_placement n/a\n"  // one GPU, its node not known
             "env.training ok\n"
+            "build.toolchain n/a\n"
+            "blas.library n/a\n"
             "limits.memlock critical\n"  // 64 KiB
             "kernel.numa_balancing ok\n"
             "iommu.mode info\n"  // nothing on the command line
@@ -163,7 +167,9 @@ TEST(FixtureFindings, TrainingProfileOnThisVm) {
             "gpu.mig n/a\n"
             "gpu.nvlink n/a\n"
             "gpu.numa_placement n/a\n"
-            "env.training ok\n");
+            "env.training ok\n"
+            "build.toolchain info\n"  // the tree holds no Python headers
+            "blas.library info\n");   // the reference BLAS, as on this VM
   EXPECT_EQ(exit, 1);
 }
 

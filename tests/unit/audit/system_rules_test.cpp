@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <tuple>
 
@@ -17,6 +18,8 @@
 #include "support/temp_tree.hpp"
 
 namespace system_rules_test {
+
+namespace fs = std::filesystem;
 
 using namespace dltune;
 using audit::Finding;
@@ -320,6 +323,109 @@ TEST(StorageRules, WhatHoldsTheDataAndWhatToDoAboutIt) {
   const auto none = cron.run(trim_entry, {"/hdd"});
   ASSERT_EQ(none.size(), 1u);
   EXPECT_FALSE(none[0].applicable);
+}
+
+// What building extensions needs, on a tree with the files and facts made by hand: everything
+// there; then no ninja and no Python headers (the packages named); then a CUDA toolkit whose
+// nvcc accepts GCC up to 12 while g++ is 13 (an older g++ installed: said in the note).
+TEST(BuildRules, ToolchainForExtensionsWithTheRightPackages) {
+  dltune::testing::TempTree t;
+  t.write("usr/lib/gcc/x86_64-linux-gnu/13/cc1plus", "")
+      .write("usr/bin/g++-13", "")
+      .link("usr/bin/g++", "g++-13")
+      .write("usr/include/python3.12/Python.h", "")
+      .write("usr/bin/ninja", "");
+  auto root = t.root();
+  inventory::HostFacts facts;
+  inventory::Interpreter py;
+  py.path = "/usr/bin/python3";
+  py.prefix = "/usr";
+  py.source = "PATH";
+  py.version = "3.12.3";
+  py.torch = inventory::TorchFacts{};
+  facts.python.interpreters.push_back(py);
+  const auto e = entry("build.toolchain", Expected::Kind::kExact, {"true"}, "info");
+  const auto run = [&] {
+    settings::SysctlFiles files(root);
+    audit::AuditInput in{facts, root, false, {}, &files};
+    return audit::rule_for("build.toolchain")(in, e);
+  };
+  auto f = run();
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kOk) << f[0].summary;
+  EXPECT_EQ(f[0].actual, "g++ 13, Python.h 3.12, ninja");
+
+  fs::remove(t.dir() / "usr/bin/ninja");
+  fs::remove(t.dir() / "usr/include/python3.12/Python.h");
+  f = run();
+  EXPECT_EQ(f[0].severity, Severity::kInfo);
+  ASSERT_TRUE(f[0].fix);
+  EXPECT_EQ(f[0].fix->command, "apt-get install ninja-build python3.12-dev");
+  EXPECT_NE(f[0].summary.find("the headers of Python 3.12 (/usr/bin/python3)"), std::string::npos)
+      << f[0].summary;
+
+  t.write("usr/include/python3.12/Python.h", "").write("usr/bin/ninja", "");
+  t.write("usr/local/cuda-12.2/bin/nvcc", "")
+      .write("usr/local/cuda-12.2/include/crt/host_config.h",
+             "#if defined(__GNUC__)\n#if __GNUC__ < 6\n#error -- old\n#endif\n"
+             "#if __GNUC__ > 12\n#error -- unsupported GNU version! gcc versions later than 12 "
+             "are not supported!\n#endif\n#endif\n")
+      .write("usr/lib/gcc/x86_64-linux-gnu/12/cc1plus", "");
+  inventory::Toolkit tk;
+  tk.path = "/usr/local/cuda-12.2";
+  tk.version = "12.2.140";
+  tk.nvcc = "/usr/local/cuda-12.2/bin/nvcc";
+  facts.cuda.toolkits.push_back(tk);
+  f = run();
+  EXPECT_EQ(f[0].severity, Severity::kInfo);
+  EXPECT_NE(f[0].summary.find("a g++ that CUDA 12.2.140's nvcc accepts (up to 12; g++ is 13)"),
+            std::string::npos)
+      << f[0].summary;
+  ASSERT_TRUE(f[0].fix);
+  EXPECT_EQ(f[0].fix->command, "apt-get install g++-12");
+  ASSERT_EQ(f[0].notes.size(), 1u);
+  EXPECT_NE(f[0].notes[0].find("an older g++ is installed"), std::string::npos);
+  EXPECT_NE(f[0].notes[0].find("CXX=g++-12"), std::string::npos);
+
+  // No Python with torch: nothing to build.
+  facts.python.interpreters.clear();
+  EXPECT_FALSE(run()[0].applicable);
+}
+
+// The system's libblas.so.3: the reference BLAS is info with the package; OpenBLAS installed but
+// not selected: update-alternatives; OpenBLAS selected: ok; none: not applicable.
+TEST(BuildRules, TheBlasTheSystemsLibblasLeadsTo) {
+  dltune::testing::TempTree t;
+  auto root = t.root();
+  inventory::HostFacts facts;
+  const auto e = entry("blas.library", Expected::Kind::kExact, {"true"}, "info");
+  const auto run = [&] {
+    settings::SysctlFiles files(root);
+    audit::AuditInput in{facts, root, false, {}, &files};
+    return audit::rule_for("blas.library")(in, e);
+  };
+  EXPECT_FALSE(run()[0].applicable);
+  inventory::BlasFinding ref;
+  ref.name = "reference BLAS";
+  ref.path = "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0";
+  ref.selected_as = "/usr/lib/x86_64-linux-gnu/libblas.so.3";
+  facts.cuda.blas.push_back(ref);
+  auto f = run();
+  EXPECT_EQ(f[0].severity, Severity::kInfo);
+  ASSERT_TRUE(f[0].fix);
+  EXPECT_NE(f[0].fix->command.find("apt-get install libopenblas0-pthread"), std::string::npos);
+  inventory::BlasFinding open;
+  open.name = "OpenBLAS";
+  open.path = "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3";
+  facts.cuda.blas.push_back(open);
+  f = run();
+  ASSERT_TRUE(f[0].fix);
+  EXPECT_NE(f[0].fix->command.find("update-alternatives --config libblas.so.3"), std::string::npos);
+  facts.cuda.blas[0].selected_as.reset();
+  facts.cuda.blas[1].selected_as = "/usr/lib/x86_64-linux-gnu/libblas.so.3";
+  f = run();
+  EXPECT_EQ(f[0].severity, Severity::kOk);
+  EXPECT_EQ(f[0].actual, "OpenBLAS as /usr/lib/x86_64-linux-gnu/libblas.so.3");
 }
 
 // The kernel's own list decides: a value the host's file does not offer is not something tune

@@ -95,6 +95,8 @@ TEST(BuiltinProfiles, TrainingHoldsEveryKeyATrainingHostNeeds) {
       {"block.scheduler", "auto", "info"},
       {"storage.data_device", "true", "info"},
       {"storage.trim", "true", "info"},
+      {"build.toolchain", "true", "info"},
+      {"blas.library", "true", "info"},
       {"swap.consistency", "true", "warn"},
       {"gpu.health", "true", "critical"},
       {"gpu.persistence", "true", "warn"},
