@@ -87,7 +87,7 @@ std::vector<Finding> build_toolchain(const AuditInput& in, const settings::Profi
   if (with_torch.empty())
     return {not_applicable(entry, "environment",
                            "no Python here imports torch: nothing builds its extensions")};
-  std::vector<std::string> missing, packages, have;
+  std::vector<std::string> missing, packages, other_actions, have;
   std::vector<Evidence> ev;
   const auto majors = build_gcc_majors(in.root);
   const auto gcc = build_default_gcc(in.root, majors);
@@ -112,7 +112,14 @@ std::vector<Finding> build_toolchain(const AuditInput& in, const settings::Profi
     }
     if (!found) {
       missing.push_back(fmt::format("the headers of Python {} ({})", xy, i->path));
-      packages.push_back(i->source == "PATH" ? fmt::format("python{}-dev", xy) : "python3-dev");
+      // conda's and pyenv's Pythons carry their headers in their own package or build; a venv
+      // and a system Python take them from the distribution's.
+      if (i->source == "conda")
+        other_actions.push_back(fmt::format("conda install python={} (in {})", xy, i->prefix));
+      else if (i->source == "pyenv")
+        other_actions.push_back(fmt::format("pyenv install --force {}", *i->version));
+      else
+        packages.push_back(fmt::format("python{}-dev", xy));
     } else {
       have.push_back("Python.h " + xy);
     }
@@ -158,7 +165,9 @@ std::vector<Finding> build_toolchain(const AuditInput& in, const settings::Profi
         fmt::format("building PyTorch's C++/CUDA extensions needs {}", text::join(missing, ", "));
     std::sort(packages.begin(), packages.end());
     packages.erase(std::unique(packages.begin(), packages.end()), packages.end());
-    f.fix = Fix{"apt-get install " + text::join(packages, " "), false};
+    if (!packages.empty())
+      other_actions.insert(other_actions.begin(), "apt-get install " + text::join(packages, " "));
+    f.fix = Fix{text::join(other_actions, "; "), false};
   }
   container_advice(in, f, "");
   return {f};

@@ -78,7 +78,7 @@ tl::expected<void, ServeFailure> serve_until_signal(const host::Root& root, Expo
   }
   (*exporter)->start();
   std::thread http([&] { (*server)->run(); });
-  // stop() does nothing to a server that has not started listening yet: wait for it.
+  // The "listening on" line once the server runs (a stop() before would be kept, not lost).
   for (int i = 0; i < 5000 && !(*server)->running(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   // "listening on HOST:PORT": scripts and tests read the port from this line (--listen :0).

@@ -387,6 +387,19 @@ TEST(BuildRules, ToolchainForExtensionsWithTheRightPackages) {
   EXPECT_NE(f[0].notes[0].find("an older g++ is installed"), std::string::npos);
   EXPECT_NE(f[0].notes[0].find("CXX=g++-12"), std::string::npos);
 
+  // A conda Python's headers come with its own python package, not apt's.
+  inventory::Interpreter conda;
+  conda.path = "/opt/conda/bin/python";
+  conda.prefix = "/opt/conda";
+  conda.source = "conda";
+  conda.version = "3.11.9";
+  conda.torch = inventory::TorchFacts{};
+  facts.python.interpreters.push_back(conda);
+  facts.cuda.toolkits.clear();
+  f = run();
+  ASSERT_TRUE(f[0].fix);
+  EXPECT_EQ(f[0].fix->command, "conda install python=3.11 (in /opt/conda)");
+
   // No Python with torch: nothing to build.
   facts.python.interpreters.clear();
   EXPECT_FALSE(run()[0].applicable);
