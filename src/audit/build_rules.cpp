@@ -42,10 +42,10 @@ std::optional<int> build_default_gcc(const host::Root& root, const std::vector<i
     if (!root.exists(gxx)) continue;
     auto real = root.resolve(gxx);
     if (real && *real) {
-      static const std::regex kVersioned(R"(g\+\+-(\d+)$)");
-      std::smatch m;
-      const std::string name = **real;
-      if (std::regex_search(name, m, kVersioned)) return std::stoi(m[1].str());
+      const std::string& name = **real;
+      if (const auto at = name.rfind("g++-"); at != std::string::npos)
+        if (const auto major = text::to_uint(std::string_view(name).substr(at + 4)))
+          return static_cast<int>(*major);
     }
     if (majors.size() == 1) return majors.front();
     return std::nullopt;

@@ -13,13 +13,6 @@ namespace dltune::audit {
 
 namespace {
 
-const inventory::BlockDevice* storage_block_device(const inventory::HostFacts& facts,
-                                                   const std::string& name) {
-  for (const auto& b : facts.storage.block_devices)
-    if (b.name == name) return &b;
-  return nullptr;
-}
-
 // The value of `name=` among a mount's options ("rsize=1048576"), when given.
 std::optional<std::uint64_t> storage_option_number(const inventory::FileSystem& fs,
                                                    std::string_view name) {
@@ -86,12 +79,10 @@ std::vector<Finding> storage_data_device(const AuditInput& in,
             *rsize / 1024));
     } else if (storage_is_smb(fs.fstype)) {
       kind = "SMB/CIFS";
-    } else if (d.disk && (d.disk->starts_with("vd") || d.disk->starts_with("xvd"))) {
-      // virtio and Xen disks: their rotational flag says nothing of the medium under them (a
-      // virtio disk reads 1 by default), which is the hypervisor's.
+    } else if (d.disk && inventory::is_virtual_disk(*d.disk)) {
       virtual_disk = true;
     } else if (d.disk) {
-      const auto* b = storage_block_device(in.facts, *d.disk);
+      const auto* b = in.facts.storage.block_device(*d.disk);
       if (b != nullptr && b->rotational && *b->rotational) {
         kind = "a rotational disk";
         ev.push_back({"/sys/block/" + *d.disk + "/queue/rotational", "1"});
@@ -139,7 +130,7 @@ std::vector<Finding> storage_trim(const AuditInput& in, const settings::ProfileE
   std::optional<std::optional<std::string>> periodic;  // looked for once, when needed
   for (const auto& d : settings::data_file_systems(in.root, in.facts, paths)) {
     if (!d.disk) continue;
-    const auto* b = storage_block_device(in.facts, *d.disk);
+    const auto* b = in.facts.storage.block_device(*d.disk);
     if (b == nullptr || !b->rotational || *b->rotational) continue;  // SSDs and NVMe only
     if (!periodic) periodic = storage_periodic_trim(in.root);
     const auto& fs = *d.fs;

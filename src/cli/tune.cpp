@@ -154,14 +154,8 @@ class TuneCommand : public Command {
     if (!journal) return failure(journal.error().message());
     auto status = tune::read_status(root_obj_, **journal);
     if (!status) return failure(status.error().message());
-    const auto boot = tune::boot_readers(root_obj_);
-    if (json_) {
-      auto j = tune::to_json(*status, state_dir_);
-      j["boot"] = tune::to_json(boot);
-      fmt::print("{}\n", j.dump(2));
-    } else {
-      fmt::print("{}{}", tune::render_text(*status), tune::render_text(boot));
-    }
+    fmt::print("{}", json_ ? tune::to_json(*status, state_dir_).dump(2) + "\n"
+                           : tune::render_text(*status));
     return status->clean() ? kExitOk : kExitFailure;
   }
 

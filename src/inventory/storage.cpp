@@ -105,6 +105,16 @@ void collect_block_devices(Context& ctx, StorageFacts& f) {
 
 }  // namespace
 
+const BlockDevice* StorageFacts::block_device(std::string_view name) const {
+  for (const auto& b : block_devices)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+bool is_virtual_disk(std::string_view name) {
+  return name.starts_with("vd") || name.starts_with("xvd");
+}
+
 StorageFacts collect_storage(Context& ctx) {
   StorageFacts f;
   collect_file_systems(ctx, f);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/json_fwd.hpp"
@@ -37,7 +38,13 @@ struct BlockDevice {
 struct StorageFacts {
   std::vector<FileSystem> file_systems;
   std::vector<BlockDevice> block_devices;
+  // The block device named `name` ("sda", "nvme0n1"), or null.
+  [[nodiscard]] const BlockDevice* block_device(std::string_view name) const;
 };
+
+// A virtio or Xen disk ("vda", "xvdb"): what is under it is the hypervisor's, and its rotational
+// flag says nothing of that (a virtio disk reads 1 by default).
+[[nodiscard]] bool is_virtual_disk(std::string_view name);
 
 // Whether a file system type holds files (ext4, xfs, nfs, overlay, tmpfs...) rather than
 // kernel state (proc, sysfs, cgroup...).

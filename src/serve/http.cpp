@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <vector>
@@ -178,7 +179,6 @@ class MhdServer final : public MetricsServer {
 Result<void> MhdServer::start(const TlsFiles* files, const std::string& priorities) {
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
                    MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ERROR_LOG;
-  if (files != nullptr) flags |= MHD_USE_TLS;
   const unsigned threads = pool_threads(limits_);
   // The Gate holds the limit; libmicrohttpd's own (split between its threads) only backs it,
   // with room for the connections it has not yet counted out after their close notice.
@@ -188,28 +188,31 @@ Result<void> MhdServer::start(const TlsFiles* files, const std::string& prioriti
   // The request line and headers are read into the connection's memory pool, which also holds
   // the answer's headers.
   const std::size_t pool = limits_.max_request_bytes;
+  // One list (MHD_OPTION_ARRAY: numbers in `value`, pointers in `ptr_value`, a callback's
+  // function in `value` and its argument in `ptr_value`), the TLS ones added when serving TLS.
+  const auto callback = [](auto fn) { return reinterpret_cast<std::intptr_t>(fn); };
+  std::vector<MHD_OptionItem> options = {
+      {MHD_OPTION_THREAD_POOL_SIZE, threads, nullptr},
+      {MHD_OPTION_CONNECTION_LIMIT, connections, nullptr},
+      {MHD_OPTION_CONNECTION_TIMEOUT, idle_s, nullptr},
+      {MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<std::intptr_t>(pool), nullptr},
+      {MHD_OPTION_NOTIFY_CONNECTION, callback(&MhdServer::notify_connection), this},
+      {MHD_OPTION_NOTIFY_COMPLETED, callback(&MhdServer::notify_completed), this},
+      {MHD_OPTION_EXTERNAL_LOGGER, callback(&MhdServer::log), this}};
+  if (files != nullptr) {
+    flags |= MHD_USE_TLS;
+    for (const auto& [option, text] : {std::pair{MHD_OPTION_HTTPS_MEM_KEY, &files->key_pem},
+                                       std::pair{MHD_OPTION_HTTPS_MEM_CERT, &files->cert_pem},
+                                       std::pair{MHD_OPTION_HTTPS_PRIORITIES, &priorities}})
+      options.push_back({option, 0, const_cast<char*>(text->c_str())});
+  }
+  options.push_back({MHD_OPTION_END, 0, nullptr});
   {
     std::lock_guard lock(log_mu_);
     starting_ = true;
   }
-  if (files != nullptr) {
-    daemon_ = ::MHD_start_daemon(
-        flags, 0, nullptr, nullptr, &MhdServer::answer, this, MHD_OPTION_THREAD_POOL_SIZE, threads,
-        MHD_OPTION_CONNECTION_LIMIT, connections, MHD_OPTION_CONNECTION_TIMEOUT, idle_s,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_NOTIFY_CONNECTION,
-        &MhdServer::notify_connection, this, MHD_OPTION_NOTIFY_COMPLETED,
-        &MhdServer::notify_completed, this, MHD_OPTION_EXTERNAL_LOGGER, &MhdServer::log, this,
-        MHD_OPTION_HTTPS_MEM_KEY, files->key_pem.c_str(), MHD_OPTION_HTTPS_MEM_CERT,
-        files->cert_pem.c_str(), MHD_OPTION_HTTPS_PRIORITIES, priorities.c_str(), MHD_OPTION_END);
-  } else {
-    daemon_ = ::MHD_start_daemon(flags, 0, nullptr, nullptr, &MhdServer::answer, this,
-                                 MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT,
-                                 connections, MHD_OPTION_CONNECTION_TIMEOUT, idle_s,
-                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
-                                 MHD_OPTION_NOTIFY_CONNECTION, &MhdServer::notify_connection, this,
-                                 MHD_OPTION_NOTIFY_COMPLETED, &MhdServer::notify_completed, this,
-                                 MHD_OPTION_EXTERNAL_LOGGER, &MhdServer::log, this, MHD_OPTION_END);
-  }
+  daemon_ = ::MHD_start_daemon(flags, 0, nullptr, nullptr, &MhdServer::answer, this,
+                               MHD_OPTION_ARRAY, options.data(), MHD_OPTION_END);
   std::lock_guard lock(log_mu_);
   starting_ = false;
   if (daemon_ == nullptr)

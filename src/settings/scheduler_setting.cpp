@@ -32,7 +32,7 @@ std::optional<Wanted> auto_scheduler(const std::string& disk, const inventory::B
   // A stacked device (LVM, dm-crypt, md RAID) passes its I/O to its members: theirs decide.
   if (disk.starts_with("dm-") || disk.starts_with("md")) return std::nullopt;
   if (disk.starts_with("nvme")) return Wanted{"none", "NVMe: the device's own queues order I/O"};
-  if (disk.starts_with("vd") || disk.starts_with("xvd"))
+  if (inventory::is_virtual_disk(disk))
     return Wanted{"none", "a virtual disk: the hypervisor's host schedules"};
   if (dev != nullptr && dev->rotational == true)
     return Wanted{"mq-deadline", "a rotational disk: reads are not starved by writes"};
@@ -66,9 +66,7 @@ std::vector<Disk> data_disks(const host::Root& root, const inventory::HostFacts&
     k.selected = *choice.selected;
     k.raw = text::normalise_spaces(*raw);
     k.offered = choice.options;
-    const inventory::BlockDevice* dev = nullptr;
-    for (const auto& b : facts.storage.block_devices)
-      if (b.name == k.name) dev = &b;
+    const inventory::BlockDevice* dev = facts.storage.block_device(k.name);
     if (e.expected.values.empty() || e.expected.values.front() == "auto")
       k.wanted = auto_scheduler(k.name, dev);
     else

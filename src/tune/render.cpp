@@ -114,6 +114,7 @@ Result<JournalStatus> read_status(const host::Root& root, Journal& journal) {
   s.drift = find_drift(root, *history);
   s.history = std::move(*history);
   s.pending = std::move(*pending);
+  s.boot = boot_readers(root);
   return s;
 }
 
@@ -133,7 +134,8 @@ Json to_json(const JournalStatus& s, const std::string& state_dir) {
                            {"tx", d.tx}});
   return Json{
       {"schema", "dltune.tune.status/1"}, {"state_dir", state_dir},        {"applied", applied},
-      {"unfinished", unfinished},         {"incomplete", incomplete_ones}, {"drift", drifted}};
+      {"unfinished", unfinished},         {"incomplete", incomplete_ones}, {"drift", drifted},
+      {"boot", to_json(s.boot)}};
 }
 
 std::string render_text(const JournalStatus& s) {
@@ -160,7 +162,7 @@ std::string render_text(const JournalStatus& s) {
     out += fmt::format("drift       {}: transaction {} wrote {}, now {} ({})\n", d.key, d.tx,
                        d.expected, d.actual, d.target);
   if (applied == 0 && s.pending.empty()) out += "no applied transactions\n";
-  return out;
+  return out + render_text(s.boot);
 }
 
 Json history_json(const std::vector<TxRecord>& history) {

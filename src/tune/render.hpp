@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/json_fwd.hpp"
+#include "tune/boot.hpp"
 #include "tune/journal.hpp"
 #include "tune/plan.hpp"
 #include "tune/transaction.hpp"
@@ -28,11 +29,13 @@ namespace dltune::tune {
 [[nodiscard]] std::vector<std::string> problem_lines(const RollbackResult& r);
 
 // What `tune status` shows: transactions a crash left unfinished, those that failed and were
-// not wholly rolled back, those applied, and values changed since a transaction wrote them.
+// not wholly rolled back, those applied, values changed since a transaction wrote them, and who
+// applies dltune's drop-ins at the next boot.
 struct JournalStatus {
   std::vector<TxRecord> history;  // newest first
   std::vector<TxRecord> pending;  // oldest first
   std::vector<Drift> drift;
+  BootReaders boot;
   // Nothing unfinished, incomplete or drifted.
   [[nodiscard]] bool clean() const;
 };
