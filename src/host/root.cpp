@@ -366,6 +366,7 @@ bool Root::is_writable_setting(std::string_view path) {
       "/sys/devices/system/cpu/cpu*/cpufreq/energy_performance_preference",
       "/sys/block/*/queue/read_ahead_kb",
       "/sys/block/*/queue/scheduler",
+      "/proc/irq/*/smp_affinity_list",
   };
   for (const auto pattern : kSysfs)
     if (matches_pattern(path, pattern)) return true;

@@ -30,11 +30,17 @@ void collect_interfaces(Context& ctx, NetworkFacts& f) {
       i.is_virtual = (*link)->find("/virtual/") != std::string::npos;
     }
     // The device link is relative ("../../../0000:4b:00.0", or "../.." from inside the PCI
-    // function's own net/ directory): the resolved path's last component is the function.
+    // function's own net/ directory): the resolved path's last component is the function. A
+    // virtio NIC's device is the virtio device ("0000:00:03.0/virtio2"), on the virtio-pci
+    // function above it (drivers/virtio/virtio_pci_common.c), whose IRQs and place are its own.
     if (auto dev = ctx.root().resolve(dir + "/device"); dev && *dev) {
-      const auto base = (*dev)->substr((*dev)->rfind('/') + 1);
-      if (base.size() == 12 && base[4] == ':' && base[7] == ':' && base[10] == '.')
-        i.pci_address = base;
+      std::string_view path = **dev;
+      std::string_view base = text::base_name(path);
+      if (base.starts_with("virtio") && path.size() > base.size() + 1) {
+        path.remove_suffix(base.size() + 1);
+        base = text::base_name(path);
+      }
+      if (is_sysfs_pci_address(base)) i.pci_address = std::string(base);
     }
     f.interfaces.push_back(std::move(i));
   }

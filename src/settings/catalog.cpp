@@ -13,6 +13,7 @@ const std::vector<KeySpec>& catalog() {
       {"cpu.governor", "cpu", plan_governor, check_governor},
       {"cpu.epp", "cpu", plan_epp, check_epp},
       {"cpu.latency_us", "cpu", nullptr, nullptr},
+      {"irq.affinity", "cpu", plan_irq_affinity, check_irq_affinity},
       {"limits.nofile", "limits", plan_limits, check_limits},
       {"limits.memlock", "limits", plan_limits, check_limits},
       {"shm.size", "memory", nullptr, nullptr},
@@ -98,7 +99,8 @@ const ChangeKind kFileChange = {"file", read_file, write_file, true};
 
 const ChangeKind* change_kind(std::string_view name) {
   static const ChangeKind* const kKinds[] = {&kSysctlChange, &kSysfsChange, &kCgroupChange,
-                                             &kFileChange,   &kMountChange, &kNvmlChange};
+                                             &kFileChange,   &kMountChange, &kNvmlChange,
+                                             &kIrqChange};
   for (const ChangeKind* k : kKinds)
     if (name == k->name) return k;
   return nullptr;

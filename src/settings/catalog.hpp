@@ -31,7 +31,7 @@ struct KeySpec {
 [[nodiscard]] Result<void> validate_key(const std::string& key);
 
 // The change kinds tune journals, by name ("sysctl", "sysfs", "cgroup", "file", "mount",
-// "nvml"); null for a name that is none of them.
+// "nvml", "irq"); null for a name that is none of them.
 [[nodiscard]] const ChangeKind* change_kind(std::string_view name);
 
 // The planners, one per kind of setting (sysctl_setting.cpp, sysfs_setting.cpp,
@@ -50,6 +50,7 @@ void finish_disk_plan(PlanItem& item, const std::vector<std::string>& from,
 Result<void> plan_mount(PlanContext&, const ProfileEntry&, PlanItem&);
 Result<void> plan_limits(PlanContext&, const ProfileEntry&, PlanItem&);
 Result<void> plan_gpu_persistence(PlanContext&, const ProfileEntry&, PlanItem&);
+Result<void> plan_irq_affinity(PlanContext&, const ProfileEntry&, PlanItem&);
 
 // The judges, in the same files as the planners.
 std::vector<Finding> check_sysctl(const CheckInput&, const ProfileEntry&);
@@ -61,6 +62,7 @@ std::vector<Finding> check_scheduler(const CheckInput&, const ProfileEntry&);
 std::vector<Finding> check_mount(const CheckInput&, const ProfileEntry&);
 std::vector<Finding> check_limits(const CheckInput&, const ProfileEntry&);
 std::vector<Finding> check_gpu_persistence(const CheckInput&, const ProfileEntry&);
+std::vector<Finding> check_irq_affinity(const CheckInput&, const ProfileEntry&);
 
 // cgroup v1: the memory cgroups under /sys/fs/cgroup/memory, below the root group, whose
 // memory.swappiness is not `value` (they keep their own when vm.swappiness changes; new groups
@@ -76,5 +78,6 @@ extern const ChangeKind kCgroupChange;
 extern const ChangeKind kFileChange;
 extern const ChangeKind kMountChange;
 extern const ChangeKind kNvmlChange;
+extern const ChangeKind kIrqChange;
 
 }  // namespace dltune::settings

@@ -22,6 +22,7 @@ std::string kind_of(const KeySpec& spec) {
   if (spec.plan == plan_mount) return "mount";
   if (spec.plan == plan_limits) return "limits";
   if (spec.plan == plan_gpu_persistence) return "nvml";
+  if (spec.plan == plan_irq_affinity) return "irq";
   return "other";
 }
 

@@ -11,6 +11,7 @@
 //   file         /etc/sysctl.d/90-dltune.conf                 the whole file (absent: no file)
 //   mount        /home (a mount point)                        its atime mode: noatime|relatime|...
 //   nvml         nvml:GPU-UUID/persistence_mode               on|off
+//   irq          /proc/irq/38/smp_affinity_list               a CPU list ("32-63")
 #include <map>
 #include <optional>
 #include <string>

@@ -27,6 +27,7 @@ enum class Type {
   kLimit,     // "unlimited" or a whole number in [min, max] (limits.conf)
   kName,      // a word: letters, digits, _ + - (a governor; the CPU's own list is the planner's)
   kText,      // one line of printable text (a sysctl without a known range)
+  kCpus,      // "auto" or a CPU list ("0-3,8")
 };
 
 struct Rule {
@@ -81,6 +82,7 @@ const std::vector<Rule>& rules() {
       {"cpu.governor", Type::kName},
       {"cpu.epp", Type::kName},
       {"cpu.latency_us", Type::kInteger, 0, 2000000000},
+      {"irq.affinity", Type::kCpus},
       {"limits.nofile", Type::kLimit, 1, INT_MAX},
       {"limits.memlock", Type::kLimit},
       {"block.read_ahead_kb", Type::kInteger, 0, INT_MAX},
@@ -151,6 +153,8 @@ std::string type_text(const Rule& r, bool one_field) {
       return "a name (letters, digits, _ + -)";
     case Type::kText:
       return "one line of printable text";
+    case Type::kCpus:
+      return "auto or a CPU list (\"0-3,8\")";
   }
   return "";
 }
@@ -187,6 +191,8 @@ bool fits(std::string_view v, const Rule& r, bool one_field) {
       return !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '+' || c == '-';
       });
+    case Type::kCpus:
+      return v == "auto" || text::parse_cpu_list(v, 8191).has_value();
     case Type::kText:
       return !v.empty() && v.size() <= 4096 && std::none_of(v.begin(), v.end(), [](char c) {
         return static_cast<unsigned char>(c) < 0x20 && c != '\t';

@@ -51,8 +51,9 @@ TEST(FixtureFindings, Gpu8Numa2) {
             "net.ipv4.tcp_rmem warn\n"
             "net.ipv4.tcp_wmem warn\n"
             "net.ipv4.tcp_fastopen info\n"
-            "cpu.governor warn\n"                  // powersave on CPUs 16-31
-            "cpu.epp info\n"                       // balance_performance on CPUs 16-31
+            "cpu.governor warn\n"  // powersave on CPUs 16-31
+            "cpu.epp info\n"       // balance_performance on CPUs 16-31
+            "irq.affinity n/a\n"
             "limits.nofile warn\n"                 // soft 1024
             "mount.noatime info ok info info\n"    // / relatime; /data, /archive, /datasets
             "block.read_ahead_kb ok ok ok\n"       // nvme0n1 (the root), nvme1n1, sda
@@ -101,6 +102,7 @@ TEST(FixtureFindings, ContainerCgv2) {
             "net.ipv4.tcp_fastopen info\n"
             "cpu.governor n/a\n"  // no cpufreq in the VM
             "cpu.epp n/a\n"
+            "irq.affinity n/a\n"
             "limits.nofile warn\n"
             "mount.noatime info info\n"  // / and /workspace
             "block.read_ahead_kb ok\n"   // the disk under /workspace
@@ -149,6 +151,7 @@ TEST(FixtureFindings, TrainingProfileOnThisVm) {
             "net.ipv4.tcp_fastopen info\n"
             "cpu.governor n/a\n"
             "cpu.epp n/a\n"
+            "irq.affinity n/a\n"
             "limits.nofile warn\n"  // 20000
             "mount.noatime info\n"
             "block.read_ahead_kb n/a\n"  // the capture predates the rule: no /sys/class/block

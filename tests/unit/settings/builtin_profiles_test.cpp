@@ -1,6 +1,7 @@
 // The built-in profiles (profiles/*.toml compiled in): they load, every key is one the rule table
 // knows, every entry says why and where from, and `training` holds every key a training host needs,
 // with its expected value and severity.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -88,6 +89,7 @@ TEST(BuiltinProfiles, TrainingHoldsEveryKeyATrainingHostNeeds) {
       {"thp.defrag", "defer+madvise", "warn"},
       {"cpu.governor", "performance", "warn"},
       {"cpu.epp", "performance", "info"},
+      {"irq.affinity", "auto", "info"},
       {"limits.nofile", ">= 65536", "warn"},
       {"shm.size", ">= 1073741824", "warn"},
       {"mount.noatime", "true", "info"},
@@ -149,9 +151,12 @@ TEST(BuiltinProfiles, DistributedAddsToTraining) {
   const auto p = load("distributed");
   EXPECT_EQ(p.chain, (std::vector<std::string>{"training", "distributed"}));
   EXPECT_EQ(p.includes, std::vector<std::string>{"training"});
+  // Every training setting is there; the ones distributed sets again (overrides) are its own.
+  const std::vector<std::string> overrides = {"irq.affinity"};
   for (const auto& e : training.entries) {
     ASSERT_NE(p.find(e.key), nullptr) << e.key;
-    EXPECT_EQ(p.find(e.key)->origin, "training") << e.key;
+    const bool own = std::find(overrides.begin(), overrides.end(), e.key) != overrides.end();
+    EXPECT_EQ(p.find(e.key)->origin, own ? "distributed" : "training") << e.key;
   }
   struct Want {
     const char* key;
@@ -165,6 +170,7 @@ TEST(BuiltinProfiles, DistributedAddsToTraining) {
       {"pci.acs", "disabled", "warn"},
       {"rdma.ports", "ACTIVE", "warn"},
       {"pci.gpu_nic", "true", "warn"},
+      {"irq.affinity", "auto", "warn"},  // info in training: a NIC's IRQs carry the collectives
   };
   for (const auto& w : wants) {
     const auto* e = p.find(w.key);
@@ -173,7 +179,7 @@ TEST(BuiltinProfiles, DistributedAddsToTraining) {
     EXPECT_EQ(e->severity, w.severity) << w.key;
     EXPECT_EQ(e->origin, "distributed") << w.key;
   }
-  EXPECT_EQ(p.entries.size(), training.entries.size() + std::size(wants));
+  EXPECT_EQ(p.entries.size(), training.entries.size() + std::size(wants) - overrides.size());
   EXPECT_TRUE(p.find("limits.memlock")->expected.matches("unlimited"));
   EXPECT_FALSE(p.find("limits.memlock")->expected.matches("65536"));
 }
