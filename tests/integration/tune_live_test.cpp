@@ -369,6 +369,50 @@ TEST_F(TuneLive, SchedulerOfTheDiskUnderTheDataIsSetAndRestored) {
   EXPECT_TRUE(disks.changed().empty()) << ::testing::PrintToString(disks.changed());
 }
 
+// The IRQs of this host's training NICs and GPUs (a virtio NIC here) moved to one CPU by a
+// profile's CPU list, read back from /proc/irq, and rolled back to the affinity they had.
+TEST_F(TuneLive, IrqAffinityIsSetFromTheProfilesCpusAndRolledBack) {
+  auto online = slurp("/sys/devices/system/cpu/online");  // "0-1", "0-3,8-11", "0"
+  ASSERT_TRUE(online);
+  while (!online->empty() && !std::isdigit(static_cast<unsigned char>(online->back())))
+    online->pop_back();
+  const std::string first = online->substr(0, online->find_first_not_of("0123456789"));
+  const std::string last = online->substr(online->find_last_not_of("0123456789") + 1);
+  if (first == last) GTEST_SKIP() << "one CPU online: no other CPU to move IRQs to";
+  // The last online CPU, then the first if every IRQ is there already.
+  for (const std::string& cpu : {last, first}) {
+    const auto profile = fs::path(::testing::TempDir()) / "irq.toml";
+    put(profile.string(), "[profile]\nname = \"irq\"\n[settings.\"irq.affinity\"]\nvalue = \"" +
+                              cpu + "\"\nreason = \"r\"\nsource = \"s\"\n");
+    const auto planned = tune({"plan", "-p", profile.string(), "--json"});
+    ASSERT_EQ(planned.exit_code, 0) << planned.err;
+    const auto plan = json::parse(planned.out);
+    if (plan["items"][0]["status"] == "not_applicable")
+      GTEST_SKIP() << "no GPU or training NIC with IRQs here: " << plan.dump(2);
+    const auto& changes = plan["items"][0]["changes"];
+    if (changes.empty()) continue;
+    HostValues irqs(plan);
+    std::map<std::string, std::string> before;
+    for (const auto& c : changes) {
+      const std::string target = c["target"];
+      EXPECT_TRUE(target.starts_with("/proc/irq/")) << target;
+      before[target] = slurp(target).value_or("(gone)");
+    }
+    const auto apply = tune({"apply", "-p", profile.string(), "--yes"});
+    ASSERT_EQ(apply.exit_code, 0) << apply.err;
+    for (const auto& [target, old] : before) EXPECT_EQ(slurp(target), cpu + "\n") << target;
+    const auto check =
+        run({DLTUNE_BINARY, "check", "-p", profile.string(), "--only", "irq.affinity", "--json"});
+    const auto checked = json::parse(check.out);
+    for (const auto& f : checked["findings"]) EXPECT_EQ(f["severity"], "ok") << f.dump(2);
+    ASSERT_EQ(tune({"rollback"}).exit_code, 0);
+    for (const auto& [target, old] : before) EXPECT_EQ(slurp(target), old) << target;
+    EXPECT_TRUE(irqs.changed().empty()) << ::testing::PrintToString(irqs.changed());
+    return;
+  }
+  GTEST_SKIP() << "every IRQ is on one CPU already: nothing to move";
+}
+
 TEST_F(TuneLive, CgroupsSetsTheSwappinessOfExistingV1MemoryGroupsAndRollbackRestoresIt) {
   const fs::path memcg = "/sys/fs/cgroup/memory";
   if (!fs::exists(memcg / "memory.swappiness"))
