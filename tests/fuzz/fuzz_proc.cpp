@@ -1,11 +1,12 @@
-// libFuzzer target: the /proc and /sys files dltune reads (host/parse/proc.hpp, the sampler's
-// monitor/parse_system.hpp and host/parse/process.hpp). A parser may refuse any input; it must
-// never crash, hang, leak or read out of bounds.
+// libFuzzer target: the /proc and /sys files dltune reads (host/parse/proc.hpp and
+// interrupts.hpp, the sampler's monitor/parse_system.hpp and host/parse/process.hpp). A parser may
+// refuse any input; it must never crash, hang, leak or read out of bounds.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "fuzz_input.hpp"
+#include "host/parse/interrupts.hpp"
 #include "host/parse/proc.hpp"
 #include "host/parse/process.hpp"
 #include "monitor/parse_system.hpp"
@@ -15,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   namespace monitor = dltune::monitor;
   const dltune::fuzz::Input in(data, size);
   const auto t = in.text;
-  switch (in.selector % 19) {
+  switch (in.selector % 20) {
     case 0:
       (void)parse::meminfo(t);
       break;
@@ -94,6 +95,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       parse::cmdline_text(t, out);
       break;
     }
+    case 19:
+      (void)parse::interrupts(t);
+      break;
   }
   return 0;
 }
