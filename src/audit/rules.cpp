@@ -15,6 +15,7 @@ const std::vector<Rule>& rules() {
       {"pci.acs", pci_acs},
       {"pci.gpu_nic", pci_gpu_nic},
       {"rdma.ports", rdma_ports},
+      {"nic.settings", nic_settings},
       {"cpu.latency_us", cpu_latency},
       {"storage.data_device", storage_data_device},
       {"storage.trim", storage_trim},

@@ -12,6 +12,8 @@ std::vector<Finding> swap_consistency(const AuditInput&, const settings::Profile
 std::vector<Finding> iommu_mode(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> pci_acs(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> rdma_ports(const AuditInput&, const settings::ProfileEntry&);
+// nic_rules.cpp
+std::vector<Finding> nic_settings(const AuditInput&, const settings::ProfileEntry&);
 std::vector<Finding> cpu_latency(const AuditInput&, const settings::ProfileEntry&);
 // storage_rules.cpp
 std::vector<Finding> storage_data_device(const AuditInput&, const settings::ProfileEntry&);

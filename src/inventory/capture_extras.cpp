@@ -33,6 +33,8 @@ std::map<std::string, std::string> capture_extras(const HostFacts& facts, const 
   out[capture_files::kFsUsage] = usage.dump(2) + "\n";
   // NVML's answer, so that the capture shows the GPUs as the driver saw them.
   out[capture_files::kNvml] = nvml_json(facts.gpu).dump(2) + "\n";
+  // ethtool netlink's answer: a NIC's rings and offloads are no file either.
+  out[capture_files::kEthtool] = ethtool_json(facts.network).dump(2) + "\n";
   return out;
 }
 

@@ -13,5 +13,8 @@ inline constexpr const char* kEnviron = "/run/dltune/capture/environ.json";
 inline constexpr const char* kFsUsage = "/run/dltune/capture/fs-usage.json";
 // The NVML part of the GPU facts, as `env --json` prints it under gpu.nvml
 inline constexpr const char* kNvml = "/run/dltune/capture/nvml.json";
+// {"eth0": {"rings": {...}, "offloads": {...}}, ...}: ethtool netlink's answer for each physical
+// interface, as `env --json` prints it under network.interfaces[].ethtool
+inline constexpr const char* kEthtool = "/run/dltune/capture/ethtool.json";
 
 }  // namespace dltune::inventory::capture_files

@@ -1,16 +1,125 @@
 #include "inventory/network.hpp"
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <map>
 
 #include <fmt/core.h>
 
 #include "core/json.hpp"
 #include "core/text.hpp"
+#include "inventory/capture_files.hpp"
 #include "inventory/json.hpp"
 
 namespace dltune::inventory {
 
+const std::vector<std::string>& interesting_offloads() {
+  // What bulk TCP (NCCL's socket transport, a data loader's remote reads) leans on: checksums
+  // and segmentation in the NIC, receive coalescing (GRO, or LRO and its hardware form).
+  static const std::vector<std::string> kNames = {"rx-checksum",
+                                                  "tx-checksum-ip-generic",
+                                                  "tx-checksum-ipv4",
+                                                  "tx-checksum-ipv6",
+                                                  "tx-scatter-gather",
+                                                  "tx-tcp-segmentation",
+                                                  "tx-tcp6-segmentation",
+                                                  "tx-generic-segmentation",
+                                                  "rx-gro",
+                                                  "rx-gro-hw",
+                                                  "rx-lro"};
+  return kNames;
+}
+
 namespace {
+
+Json ethtool_to_json(const EthtoolFacts& e) {
+  Json x = Json::object();
+  if (e.rings)
+    x["rings"] = Json{{"rx", e.rings->rx},
+                      {"rx_max", e.rings->rx_max},
+                      {"tx", e.rings->tx},
+                      {"tx_max", e.rings->tx_max}};
+  put(x, "rings_error", e.rings_error);
+  Json off = Json::object();
+  for (const auto& [name, o] : e.offloads)
+    off[name] = Json{{"active", o.active}, {"changeable", o.changeable}};
+  x["offloads"] = std::move(off);
+  put(x, "offloads_error", e.offloads_error);
+  return x;
+}
+
+std::optional<std::uint32_t> u32_at(const Json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_number_unsigned()) return std::nullopt;
+  const auto v = j[key].get<std::uint64_t>();
+  if (v > UINT32_MAX) return std::nullopt;
+  return static_cast<std::uint32_t>(v);
+}
+
+EthtoolFacts ethtool_from_json(const Json& x) {
+  EthtoolFacts e;
+  if (x.contains("rings") && x["rings"].is_object()) {
+    const auto& r = x["rings"];
+    const auto rx = u32_at(r, "rx"), rx_max = u32_at(r, "rx_max"), tx = u32_at(r, "tx"),
+               tx_max = u32_at(r, "tx_max");
+    if (rx && rx_max && tx && tx_max) e.rings = host::EthtoolRings{*rx, *rx_max, *tx, *tx_max};
+  }
+  if (x.contains("rings_error") && x["rings_error"].is_string())
+    e.rings_error = x["rings_error"].get<std::string>();
+  if (x.contains("offloads") && x["offloads"].is_object())
+    for (const auto& [name, o] : x["offloads"].items())
+      if (o.is_object())
+        e.offloads[name] = NicOffload{o.value("active", false), o.value("changeable", false)};
+  if (x.contains("offloads_error") && x["offloads_error"].is_string())
+    e.offloads_error = x["offloads_error"].get<std::string>();
+  return e;
+}
+
+// The ethtool facts of the physical interfaces: asked of the kernel on the live host, read from
+// the capture in a host tree (absent there: none, and no problem: an older capture).
+void collect_ethtool(Context& ctx, NetworkFacts& f) {
+  constexpr const char* kFact = "network.ethtool";
+  const auto physical = [](const NetInterface& i) { return !i.is_virtual && i.pci_address; };
+  if (!ctx.root().this_kernel()) {
+    const auto text = ctx.read(kFact, capture_files::kEthtool, 4u << 20);
+    if (!text) return;
+    const auto j = Json::parse(*text, nullptr, false);
+    if (!j.is_object()) {
+      ctx.problem(kFact, capture_files::kEthtool, "not a JSON object");
+      return;
+    }
+    for (auto& i : f.interfaces)
+      if (physical(i) && j.contains(i.name) && j[i.name].is_object())
+        i.ethtool = ethtool_from_json(j[i.name]);
+    return;
+  }
+  if (std::none_of(f.interfaces.begin(), f.interfaces.end(), physical)) return;
+  auto nl = host::Ethtool::open();
+  if (!nl) {
+    ctx.problem(kFact, nl.error());
+    return;
+  }
+  for (auto& i : f.interfaces) {
+    if (!physical(i)) continue;
+    EthtoolFacts e;
+    if (auto r = nl->rings(i.name))
+      e.rings = *r;
+    else
+      e.rings_error = r.error().message();
+    if (auto feats = nl->features(i.name)) {
+      const auto has = [](const std::vector<std::string>& v, const std::string& n) {
+        return std::binary_search(v.begin(), v.end(), n);
+      };
+      for (const auto& name : interesting_offloads()) {
+        NicOffload o{has(feats->active, name), has(feats->changeable, name)};
+        if (o.active || o.changeable) e.offloads[name] = o;
+      }
+    } else {
+      e.offloads_error = feats.error().message();
+    }
+    i.ethtool = std::move(e);
+  }
+}
 
 void collect_interfaces(Context& ctx, NetworkFacts& f) {
   for (const auto& name : ctx.list("network.interfaces", "/sys/class/net")) {
@@ -25,6 +134,8 @@ void collect_interfaces(Context& ctx, NetworkFacts& f) {
       if (auto n = text::to_int(text::trim(**r)); n && *n > 0) i.speed_mbps = static_cast<int>(*n);
     }
     i.operstate = ctx.read_value("network.interfaces", dir + "/operstate");
+    if (auto v = ctx.read_value("network.interfaces", dir + "/type"))
+      if (auto n = text::to_int(*v)) i.type = static_cast<int>(*n);
     i.address = ctx.read_value("network.interfaces", dir + "/address");
     if (auto link = ctx.root().readlink(dir); link && *link) {
       i.is_virtual = (*link)->find("/virtual/") != std::string::npos;
@@ -133,6 +244,7 @@ void collect_nics(Context& ctx, NetworkFacts& f) {
 NetworkFacts collect_network(Context& ctx) {
   NetworkFacts f;
   collect_interfaces(ctx, f);
+  collect_ethtool(ctx, f);
   collect_rdma(ctx, f);
   collect_nics(ctx, f);
   for (const char* key :
@@ -168,6 +280,8 @@ Json to_json(const NetworkFacts& f) {
     put(x, "address", i.address);
     x["virtual"] = i.is_virtual;
     put(x, "pci_address", i.pci_address);
+    put(x, "type", i.type);
+    if (i.ethtool) x["ethtool"] = ethtool_to_json(*i.ethtool);
     ifs.push_back(std::move(x));
   }
   j["interfaces"] = std::move(ifs);
@@ -205,6 +319,13 @@ Json to_json(const NetworkFacts& f) {
   return j;
 }
 
+Json ethtool_json(const NetworkFacts& f) {
+  Json j = Json::object();
+  for (const auto& i : f.interfaces)
+    if (i.ethtool) j[i.name] = ethtool_to_json(*i.ethtool);
+  return j;
+}
+
 std::vector<text::Section> render_network(const NetworkFacts& f) {
   text::Section s{"Network", {}};
   for (const auto& i : f.interfaces) {
@@ -215,6 +336,15 @@ std::vector<text::Section> render_network(const NetworkFacts& f) {
     if (i.mtu) v += fmt::format(", MTU {}", *i.mtu);
     if (i.operstate) v += ", " + *i.operstate;
     if (i.is_virtual) v += ", virtual";
+    if (i.ethtool && i.ethtool->rings)
+      v += fmt::format(", rings rx {}/{} tx {}/{}", i.ethtool->rings->rx, i.ethtool->rings->rx_max,
+                       i.ethtool->rings->tx, i.ethtool->rings->tx_max);
+    if (i.ethtool) {
+      std::vector<std::string> off;
+      for (const auto& [name, o] : i.ethtool->offloads)
+        if (!o.active) off.push_back(name);
+      if (!off.empty()) v += ", off: " + text::join(off, " ");
+    }
     s.add(i.name, v);
   }
   for (const auto& d : f.rdma) {

@@ -10,10 +10,29 @@
 
 #include "core/json_fwd.hpp"
 #include "core/sections.hpp"
+#include "host/ethtool.hpp"
 #include "inventory/context.hpp"
 #include "inventory/pcie_path.hpp"
 
 namespace dltune::inventory {
+
+// A physical interface's rings and offloads: ethtool netlink on the live host
+// (host/ethtool.hpp), capture_files::kEthtool in a host tree.
+struct NicOffload {
+  bool active = false;
+  bool changeable = false;  // the driver lets it change (`ethtool -k` prints [fixed] if not)
+};
+struct EthtoolFacts {
+  std::optional<host::EthtoolRings> rings;
+  std::optional<std::string> rings_error;  // EOPNOTSUPP: the driver does not report them
+  // The offloads that matter for bulk TCP (interesting_offloads()) that the NIC has: on, or
+  // that can be turned on. A name absent is off and fixed.
+  std::map<std::string, NicOffload> offloads;
+  std::optional<std::string> offloads_error;
+};
+// "rx-checksum", "tx-scatter-gather", "tx-tcp-segmentation", "tx-generic-segmentation",
+// "rx-gro", ... (the names of ethtool's long form, net/ethtool/common.c netdev_features_strings).
+[[nodiscard]] const std::vector<std::string>& interesting_offloads();
 
 struct NetInterface {
   std::string name;
@@ -23,6 +42,8 @@ struct NetInterface {
   std::optional<std::string> address;
   bool is_virtual = false;  // no device behind it (bridges, veth, ifb, ...)
   std::optional<std::string> pci_address;
+  std::optional<int> type;              // ARPHRD_*: 1 Ethernet, 32 InfiniBand (IPoIB), 772 loopback
+  std::optional<EthtoolFacts> ethtool;  // physical interfaces (a PCI function) only
 };
 
 struct RdmaPort {
@@ -61,6 +82,8 @@ struct NetworkFacts {
 
 [[nodiscard]] NetworkFacts collect_network(Context& ctx);
 [[nodiscard]] Json to_json(const NetworkFacts& f);
+// What `capture` writes to capture_files::kEthtool: {"eth0": to_json(ethtool facts), ...}.
+[[nodiscard]] Json ethtool_json(const NetworkFacts& f);
 [[nodiscard]] std::vector<text::Section> render_network(const NetworkFacts& f);
 
 }  // namespace dltune::inventory

@@ -27,6 +27,7 @@ const std::vector<KeySpec>& catalog() {
       {"pci.acs", "kernel", nullptr, nullptr},
       {"pci.gpu_nic", "network", nullptr, nullptr},
       {"rdma.ports", "network", nullptr, nullptr},
+      {"nic.settings", "network", nullptr, nullptr},
       {"gpu.health", "gpu", nullptr, nullptr},
       {"gpu.persistence", "gpu", plan_gpu_persistence, check_gpu_persistence},
       {"gpu.nouveau", "gpu", nullptr, nullptr},

@@ -109,6 +109,7 @@ const std::vector<Rule>& rules() {
       {"iommu.mode", Type::kChoice, 0, 0, 1, {"pt", "off", "on", "default"}},
       {"pci.acs", Type::kChoice, 0, 0, 1, {"enabled", "disabled"}},
       {"pci.gpu_nic", Type::kBool},
+      {"nic.settings", Type::kBool},
       {"rdma.ports", Type::kChoice, 0, 0, 1, {"ACTIVE", "DOWN", "INIT", "ARMED", "ACTIVE_DEFER"}},
   };
   return kRules;

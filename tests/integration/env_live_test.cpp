@@ -8,9 +8,11 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -18,6 +20,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "host/ethtool.hpp"
 #include "support/build_paths.hpp"
 #include "support/run.hpp"
 
@@ -169,6 +172,76 @@ TEST(EnvLive, InterfacesMatchIfNameindex) {
   for (const auto& i : live()["network"]["interfaces"])
     reported.insert(i["name"].get<std::string>());
   EXPECT_EQ(reported, kernel);
+}
+
+// Each physical interface's rings and offloads, as env read them through ethtool netlink,
+// against the ethtool program's own report (`ethtool -g`, `ethtool -k`).
+TEST(EnvLive, RingsAndOffloadsMatchTheEthtoolProgram) {
+  if (run({"ethtool", "--version"}).exit_code != 0)
+    GTEST_SKIP() << "no ethtool program here (scripts/install-deps installs it)";
+  int compared = 0;
+  for (const auto& i : live()["network"]["interfaces"]) {
+    if (!i.contains("ethtool")) continue;
+    const std::string name = i["name"];
+    const auto& e = i["ethtool"];
+    if (e.contains("rings")) {
+      const auto g = run({"ethtool", "-g", name});
+      ASSERT_EQ(g.exit_code, 0) << g.err;
+      // "Pre-set maximums:" then "Current hardware settings:", each with "RX:" and "TX:".
+      std::map<std::string, std::string> v;
+      std::string part;
+      std::istringstream lines(g.out);
+      for (std::string line; std::getline(lines, line);) {
+        if (line.starts_with("Pre-set")) part = "max";
+        if (line.starts_with("Current")) part = "now";
+        std::smatch m;
+        if (std::regex_match(line, m, std::regex(R"((RX|TX):\s+([0-9]+))")))
+          v[part + m[1].str()] = m[2];
+      }
+      EXPECT_EQ(std::to_string(e["rings"]["rx"].get<unsigned>()), v["nowRX"]) << g.out;
+      EXPECT_EQ(std::to_string(e["rings"]["rx_max"].get<unsigned>()), v["maxRX"]) << g.out;
+      EXPECT_EQ(std::to_string(e["rings"]["tx"].get<unsigned>()), v["nowTX"]) << g.out;
+      EXPECT_EQ(std::to_string(e["rings"]["tx_max"].get<unsigned>()), v["maxTX"]) << g.out;
+      ++compared;
+    }
+    if (e.contains("offloads")) {
+      const auto k = run({"ethtool", "-k", name});
+      ASSERT_EQ(k.exit_code, 0) << k.err;
+      // "\ttx-tcp-segmentation: on", "generic-receive-offload: off [fixed]": ethtool prints a
+      // few features by their older names (ethtool's off_flag_def table).
+      const std::map<std::string, std::string> old_names = {
+          {"rx-checksum", "rx-checksumming"},
+          {"tx-generic-segmentation", "generic-segmentation-offload"},
+          {"rx-gro", "generic-receive-offload"},
+          {"rx-lro", "large-receive-offload"}};
+      std::map<std::string, std::pair<bool, bool>> printed;  // on, changeable
+      std::istringstream lines(k.out);
+      for (std::string line; std::getline(lines, line);) {
+        std::smatch m;
+        if (std::regex_match(line, m, std::regex(R"(\s*([a-z0-9-]+): (on|off)( \[fixed\])?.*)")))
+          printed[m[1]] = {m[2] == "on", !m[3].matched};
+      }
+      for (const auto& [n, o] : e["offloads"].items()) {
+        const auto it = old_names.find(n);
+        const std::string shown = it == old_names.end() ? n : it->second;
+        ASSERT_TRUE(printed.count(shown)) << shown << "\n" << k.out;
+        EXPECT_EQ(printed[shown].first, o["active"].get<bool>()) << shown;
+        EXPECT_EQ(printed[shown].second, o["changeable"].get<bool>()) << shown;
+      }
+      ++compared;
+    }
+  }
+  if (compared == 0) GTEST_SKIP() << "no physical interface reports its rings or offloads here";
+}
+
+// An interface that is not there: the kernel's answer (ENODEV), naming the interface.
+TEST(EnvLive, EthtoolNetlinkNamesAMissingInterface) {
+  auto nl = dltune::host::Ethtool::open();
+  if (!nl) GTEST_SKIP() << "no ethtool netlink here: " << nl.error().message();
+  const auto r = nl->rings("dltune-none0");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().errno_, ENODEV) << r.error().message();
+  EXPECT_NE(r.error().message().find("dltune-none0"), std::string::npos) << r.error().message();
 }
 
 TEST(EnvLive, NothingUnreadableOnAHealthyHost) {

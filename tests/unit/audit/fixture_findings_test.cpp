@@ -77,9 +77,10 @@ TEST(FixtureFindings, Gpu8Numa2) {
             "blas.library ok\n"          // OpenBLAS as libblas.so.3
             "limits.memlock ok\n"        // unlimited
             "kernel.numa_balancing warn\n"
-            "iommu.mode ok\n"                                          // iommu=pt
-            "pci.acs n/a\n"                                            // no bridges in the tree
-            "rdma.ports ok ok ok ok ok\n"                              // 4 IB + 1 RoCE, all ACTIVE
+            "iommu.mode ok\n"              // iommu=pt
+            "pci.acs n/a\n"                // no bridges in the tree
+            "rdma.ports ok ok ok ok ok\n"  // 4 IB + 1 RoCE, all ACTIVE
+            "nic.settings info\n"          // the RoCE NIC's eth0: this tree has no ethtool record
             "pci.gpu_nic info info info info info info info info\n");  // NODE each
   EXPECT_EQ(exit, 2);
 }
@@ -129,6 +130,7 @@ TEST(FixtureFindings, ContainerCgv2) {
             "iommu.mode info\n"  // nothing on the command line
             "pci.acs n/a\n"
             "rdma.ports n/a\n"
+            "nic.settings n/a\n"
             "pci.gpu_nic n/a\n");
   EXPECT_EQ(exit, 2);
 }

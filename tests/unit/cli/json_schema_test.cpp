@@ -39,10 +39,10 @@ std::map<std::string, std::set<std::string>> documented_keys() {
   return out;
 }
 
-// Objects whose keys are data (a sysctl, a governor or preference, a module, a limit or a mount
-// point).
-const std::set<std::string> kDataMaps = {"governors", "energy_performance_preferences", "sysctls",
-                                         "limits", "modules"};
+// Objects whose keys are data (a sysctl, a governor or preference, a module, a limit, a mount
+// point or a NIC's offload).
+const std::set<std::string> kDataMaps = {
+    "governors", "energy_performance_preferences", "sysctls", "limits", "modules", "offloads"};
 
 void check(const json& j, const std::set<std::string>& docs, const std::string& where,
            std::vector<std::string>& missing) {

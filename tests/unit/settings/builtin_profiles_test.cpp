@@ -170,6 +170,7 @@ TEST(BuiltinProfiles, DistributedAddsToTraining) {
       {"pci.acs", "disabled", "warn"},
       {"rdma.ports", "ACTIVE", "warn"},
       {"pci.gpu_nic", "true", "warn"},
+      {"nic.settings", "true", "warn"},
       {"irq.affinity", "auto", "warn"},  // info in training: a NIC's IRQs carry the collectives
   };
   for (const auto& w : wants) {
