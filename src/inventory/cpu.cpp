@@ -243,6 +243,11 @@ void read_sysfs(Context& ctx, CpuFacts& f, std::map<int, std::vector<int>>& sysf
                                     dir + "/cpufreq/energy_performance_available_preferences"))
           for (const auto name : text::fields(*a)) f.available_epp.emplace_back(name);
     }
+    // Absent where the CPU has no EPB (not Intel, or a VM that hides the MSR): nothing to say.
+    if (ctx.root().exists(dir + "/power/energy_perf_bias"))
+      if (auto b = ctx.read_value("cpu.epp", dir + "/power/energy_perf_bias"))
+        if (auto n = text::to_int(*b); n && *n >= 0 && *n <= 15)
+          f.epb[static_cast<int>(*n)].push_back(cpu);
   }
   // The cpuset this process may use (hwloc reads it to find the allowed CPUs).
   (void)ctx.read("cpu.allowed", "/proc/mounts", 1 << 20);
@@ -309,6 +314,11 @@ Json to_json(const CpuFacts& f) {
     j["energy_performance_preferences"] = std::move(e);
     j["available_energy_performance_preferences"] = f.available_epp;
   }
+  if (!f.epb.empty()) {
+    Json e = Json::object();
+    for (const auto& [bias, cpus] : f.epb) e[std::to_string(bias)] = text::format_cpu_list(cpus);
+    j["energy_perf_bias"] = std::move(e);
+  }
   Json nodes = Json::array();
   for (const auto& n : f.numa_nodes) {
     Json x;
@@ -346,6 +356,17 @@ std::vector<text::Section> render_cpu(const CpuFacts& f) {
     s.add("governor", fmt::format("{}{}", fmt::join(parts, ", "),
                                   f.scaling_driver ? " (" + *f.scaling_driver + ")" : ""));
   }
+  // Per CPU values grouped: "balance_performance on 16-31, performance on 0-15".
+  const auto grouped = [](const auto& by_value) {
+    std::vector<std::string> parts;
+    for (const auto& [value, cpus] : by_value)
+      parts.push_back(by_value.size() == 1
+                          ? fmt::format("{}", value)
+                          : fmt::format("{} on {}", value, text::format_cpu_list(cpus)));
+    return fmt::format("{}", fmt::join(parts, ", "));
+  };
+  if (!f.epp.empty()) s.add("energy preference", grouped(f.epp));
+  if (!f.epb.empty()) s.add("energy_perf_bias", grouped(f.epb) + " (0 performance, 15 power)");
   text::Section n{"NUMA", {}};
   for (const auto& node : f.numa_nodes) {
     std::string v = "CPUs " + text::format_cpu_list(node.cpus);

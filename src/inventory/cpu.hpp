@@ -37,6 +37,9 @@ struct CpuFacts {
   // CPPC): preference -> CPUs, and the ones offered, in the driver's order. Empty without it.
   std::map<std::string, std::vector<int>> epp;
   std::vector<std::string> available_epp;
+  // Intel's energy-performance bias (cpuN/power/energy_perf_bias, 0 performance to 15 power
+  // saving: Documentation/admin-guide/pm/intel_epb.rst) -> CPUs. Empty without it.
+  std::map<int, std::vector<int>> epb;
   std::vector<NumaNode> numa_nodes;
   std::optional<std::string> topology_error;  // why hwloc could not load, when it could not
 };

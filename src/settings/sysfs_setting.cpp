@@ -247,12 +247,70 @@ std::vector<Finding> check_governor(const CheckInput& in, const ProfileEntry& en
                        "no cpufreq on this host (fixed frequency, or the hypervisor's)");
 }
 
+namespace {
+
+// Intel's energy-performance bias beside the preference (Documentation/admin-guide/pm/
+// intel_epb.rst): reported as evidence, and a note where it leans to saving power (8 and up:
+// balance-power, power), which the CPU's own power management (turbo, uncore clocks, and the
+// frequency itself where HWP has no EPP) follows. Without a preference, such a bias is the
+// finding itself (info).
+const char* epb_name(int v) {
+  switch (v) {
+    case 0:
+      return "performance";
+    case 4:
+      return "balance-performance";
+    case 6:
+      return "normal";
+    case 8:
+      return "balance-power";
+    case 15:
+      return "power";
+    default:
+      return nullptr;
+  }
+}
+
+void add_epb(const inventory::CpuFacts& cpu, const ProfileEntry& entry, Finding& f) {
+  std::vector<std::string> saving;
+  for (const auto& [bias, cpus] : cpu.epb) {
+    const char* name = epb_name(bias);
+    const std::string shown = name ? fmt::format("{} ({})", bias, name) : std::to_string(bias);
+    f.evidence.push_back(
+        {fmt::format("/sys/devices/system/cpu/cpu{}/power/energy_perf_bias", cpus.front()),
+         fmt::format("{} (CPUs {})", shown, text::format_cpu_list(cpus))});
+    if (bias >= 8)
+      saving.push_back(fmt::format("{} on CPUs {}", shown, text::format_cpu_list(cpus)));
+  }
+  if (saving.empty()) return;
+  const std::string note = fmt::format(
+      "energy_perf_bias leans to saving power ({}): turbo, the uncore's clock and, where HWP has "
+      "no preference, the frequency follow it; write `performance` (or 0-6) to each CPU's "
+      "power/energy_perf_bias, as x86_energy_perf_policy does (intel_epb.rst)",
+      fmt::join(saving, ", "));
+  if (f.applicable) {
+    f.notes.push_back(note);
+    return;
+  }
+  const std::string why = f.summary;
+  f = judge(entry, "cpu", "", std::move(f.evidence));
+  f.severity = Severity::kInfo;
+  f.actual = fmt::format("energy_perf_bias {}", fmt::join(saving, ", "));
+  f.summary = fmt::format("no energy-performance preference here ({}); energy_perf_bias is {}", why,
+                          fmt::join(saving, ", "));
+  f.notes.push_back(note);
+}
+
+}  // namespace
+
 std::vector<Finding> check_epp(const CheckInput& in, const ProfileEntry& entry) {
   auto f = epp_files(in.facts.cpu);
   std::string none = f.none;
   if (in.facts.cpu.scaling_driver)
     none += fmt::format("; the cpufreq driver is {}", *in.facts.cpu.scaling_driver);
-  return check_per_cpu(in, entry, f, none.c_str());
+  auto out = check_per_cpu(in, entry, f, none.c_str());
+  if (!out.empty()) add_epb(in.facts.cpu, entry, out.front());
+  return out;
 }
 
 std::vector<Finding> check_read_ahead(const CheckInput& in, const ProfileEntry& entry) {

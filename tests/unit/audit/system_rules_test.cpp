@@ -234,6 +234,31 @@ TEST(EppRule, GroupedPreferencesWhatTheDriverOffersAndNoDriver) {
   EXPECT_FALSE(na[0].applicable);
   EXPECT_NE(na[0].summary.find("the cpufreq driver is acpi-cpufreq"), std::string::npos)
       << na[0].summary;
+
+  // Intel's energy_perf_bias: evidence beside a preference; without one, a bias that leans to
+  // saving power is the finding (info) and one that does not changes nothing.
+  v.write("sys/devices/system/cpu/cpu0/power/energy_perf_bias", "15\n");
+  Host b(v.root());
+  auto bias = b.run(entry("cpu.epp", Expected::Kind::kExact, {"performance"}, "info"));
+  ASSERT_EQ(bias.size(), 1u);
+  EXPECT_TRUE(bias[0].applicable);
+  EXPECT_EQ(bias[0].severity, Severity::kInfo);
+  EXPECT_EQ(bias[0].actual, "energy_perf_bias 15 (power) on CPUs 0");
+  EXPECT_EQ(bias[0].evidence[0].path, "/sys/devices/system/cpu/cpu0/power/energy_perf_bias");
+  ASSERT_FALSE(bias[0].notes.empty());
+  EXPECT_NE(bias[0].notes[0].find("intel_epb.rst"), std::string::npos);
+  v.write("sys/devices/system/cpu/cpu0/power/energy_perf_bias", "6\n");
+  Host normal(v.root());
+  EXPECT_FALSE(
+      normal.run(entry("cpu.epp", Expected::Kind::kExact, {"performance"}, "info"))[0].applicable);
+  t.write("sys/devices/system/cpu/cpu1/power/energy_perf_bias", "8\n");
+  Host mixed(t.root());
+  auto beside = mixed.run(entry("cpu.epp", Expected::Kind::kExact, {"performance"}, "info"));
+  ASSERT_EQ(beside.size(), 1u);
+  EXPECT_EQ(beside[0].evidence.back().value, "8 (balance-power) (CPUs 1)");
+  ASSERT_FALSE(beside[0].notes.empty());
+  EXPECT_NE(beside[0].notes.back().find("8 (balance-power) on CPUs 1"), std::string::npos)
+      << beside[0].notes.back();
 }
 
 // The storage under the data: an NFS mount with one connection and 64 KiB reads, one with

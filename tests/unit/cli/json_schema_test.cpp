@@ -42,7 +42,8 @@ std::map<std::string, std::set<std::string>> documented_keys() {
 // Objects whose keys are data (a sysctl, a governor or preference, a module, a limit, a mount
 // point or a NIC's offload).
 const std::set<std::string> kDataMaps = {
-    "governors", "energy_performance_preferences", "sysctls", "limits", "modules", "offloads"};
+    "governors",       "energy_performance_preferences", "sysctls", "limits", "modules", "offloads",
+    "energy_perf_bias"};
 
 void check(const json& j, const std::set<std::string>& docs, const std::string& where,
            std::vector<std::string>& missing) {
