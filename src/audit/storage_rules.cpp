@@ -116,6 +116,25 @@ std::vector<Finding> storage_data_device(const AuditInput& in,
           "there on the first epoch)");
       f.fix = settings::Fix{text::join(actions, "; "), false};
     }
+    // The page cache's share: what the file system holds against what memory could cache
+    // (MemAvailable, proc(5): page cache and reclaimable memory the kernel can give without
+    // swapping). The dataset is at most what the file system holds: a note, not a verdict.
+    const auto& mem = in.facts.memory;
+    if (fs.total_bytes && fs.free_bytes && *fs.total_bytes > *fs.free_bytes &&
+        mem.available_bytes) {
+      const std::uint64_t used = *fs.total_bytes - *fs.free_bytes;
+      if (used > *mem.available_bytes)
+        f.notes.push_back(fmt::format(
+            "{} holds {}; the page cache can keep at most {} (MemAvailable) of it: a dataset "
+            "larger than that is read from {} again every epoch",
+            fs.mount_point, text::human_bytes(used), text::human_bytes(*mem.available_bytes),
+            kind.empty() ? "the disk" : kind));
+      else
+        f.notes.push_back(fmt::format(
+            "{} holds {}, less than the {} memory can cache (MemAvailable): after the first "
+            "epoch a dataset on it can be read from the page cache",
+            fs.mount_point, text::human_bytes(used), text::human_bytes(*mem.available_bytes)));
+    }
     out.push_back(std::move(f));
   }
   if (out.empty())

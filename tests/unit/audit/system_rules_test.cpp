@@ -821,3 +821,25 @@ TEST(CpuLatencyRule, TheDeepestEnabledIdleStateAgainstTheProfilesLatency) {
 }
 
 }  // namespace system_rules_test
+
+namespace system_rules_test {
+
+// The page cache's share of what holds the data: what the file system holds against
+// MemAvailable, from the fixture's capture (fs-usage.json) and meminfo.
+TEST(StorageDataDevice, SaysHowMuchOfTheDataThePageCacheCanHold) {
+  Host h(fixture("gpu8-numa2-cgv2"));
+  const auto f =
+      h.run(entry("storage.data_device", Expected::Kind::kExact, {"true"}, "info"), {"/data", "/"});
+  ASSERT_EQ(f.size(), 2u);
+  ASSERT_FALSE(f[0].notes.empty());
+  EXPECT_EQ(f[0].notes.back(),
+            "/data holds 4.2 TiB; the page cache can keep at most 974 GiB (MemAvailable) of it: a "
+            "dataset larger than that is read from the disk again every epoch");
+  ASSERT_FALSE(f[1].notes.empty());
+  EXPECT_NE(f[1].notes.back().find("after the first epoch a dataset on it can be read from the "
+                                   "page cache"),
+            std::string::npos)
+      << f[1].notes.back();
+}
+
+}  // namespace system_rules_test
