@@ -384,6 +384,7 @@ bool Root::is_writable_file(std::string_view path) {
       "/etc/sysctl.d/90-dltune.conf",
       "/etc/security/limits.d/90-dltune.conf",
       "/etc/tmpfiles.d/90-dltune.conf",
+      "/etc/udev/rules.d/60-dltune.rules",
       "/etc/fstab",
   };
   for (const auto f : kFiles)

@@ -47,6 +47,10 @@ Result<void> plan_scheduler(PlanContext&, const ProfileEntry&, PlanItem&);
 // applicable with `none_summary`; the note that disk names can change between boots.
 void finish_disk_plan(PlanItem& item, const std::vector<std::string>& from,
                       const std::vector<std::string>& ok, const char* none_summary);
+// For --persist: `attribute` ("queue/scheduler") of `disk` set to `value` by dltune's udev file,
+// the disk named by its serial where udev knows it (udev_disk_match).
+void persist_disk_attribute(PlanContext& context, const std::string& disk,
+                            const std::string& attribute, const std::string& value);
 Result<void> plan_mount(PlanContext&, const ProfileEntry&, PlanItem&);
 Result<void> plan_limits(PlanContext&, const ProfileEntry&, PlanItem&);
 Result<void> plan_gpu_persistence(PlanContext&, const ProfileEntry&, PlanItem&);

@@ -12,6 +12,7 @@
 #include "core/text.hpp"
 #include "inventory/host_facts.hpp"
 #include "inventory/storage.hpp"
+#include "settings/setting.hpp"
 
 namespace dltune::settings {
 
@@ -134,6 +135,25 @@ std::vector<DataFileSystem> data_file_systems(const host::Root& root,
     out.push_back({best, p, disk_of(root, best->device)});
   }
   return out;
+}
+
+DiskMatch udev_disk_match(const host::Root& root, const std::string& disk) {
+  DiskMatch m{fmt::format("KERNEL==\"{}\"", disk), true};
+  const auto dev = read_trimmed(root, "/sys/block/" + disk + "/dev");
+  if (!dev) return m;
+  const auto lines = root.lines("/run/udev/data/b" + *dev);
+  if (!lines || !*lines) return m;
+  for (const auto& line : **lines) {
+    if (!line.starts_with("E:ID_SERIAL=")) continue;
+    const std::string serial = line.substr(12);
+    // udev's serial is already escaped to letters, digits and _-.:+ (udev_replace_chars); one
+    // that is not is not matched by it here either.
+    if (serial.empty() || serial.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrs"
+                                                   "tuvwxyz0123456789_-.:+") != std::string::npos)
+      return m;
+    return {fmt::format("ENV{{ID_SERIAL}}==\"{}\"", serial), false};
+  }
+  return m;
 }
 
 }  // namespace dltune::settings

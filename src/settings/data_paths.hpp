@@ -64,4 +64,14 @@ struct DataFileSystem {
 // "/dev/mapper/vg-data" -> "dm-0", "/dev/vda" -> "vda"); empty when it is not a block device.
 [[nodiscard]] std::optional<std::string> disk_of(const host::Root& root, const std::string& device);
 
+// How dltune's udev file (kUdevDropin) names disk `disk` ("sda", "nvme0n1"): by the serial udev
+// recorded for it (/run/udev/data/bMAJOR:MINOR, the line E:ID_SERIAL=..., MAJOR:MINOR from
+// /sys/block/DISK/dev), which stays with the disk when its name changes at the next boot; else
+// by its name now (`by_name`: no udev database, or no serial in it).
+struct DiskMatch {
+  std::string match;  // ENV{ID_SERIAL}=="..." or KERNEL=="sda"
+  bool by_name = true;
+};
+[[nodiscard]] DiskMatch udev_disk_match(const host::Root& root, const std::string& disk);
+
 }  // namespace dltune::settings

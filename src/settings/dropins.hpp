@@ -99,4 +99,30 @@ inline constexpr std::string_view kTmpfilesDropinHeader =
 [[nodiscard]] Result<std::string> merge_tmpfiles_dropin(
     std::string_view existing, const std::map<std::string, std::string>& writes);
 
+inline constexpr std::string_view kUdevDropinHeader =
+    "# Written by dltune tune apply --persist: udev sets these attributes of the disks under the "
+    "training data whenever a disk appears (at boot, and when it is plugged in), by the disk's "
+    "serial number where udev knows it (udev(7)). Undo with: dltune tune rollback. Do not edit: "
+    "dltune rewrites this file.";
+
+// One rule of dltune's udev file: a whole disk (`match`: `ENV{ID_SERIAL}=="..."`, or
+// `KERNEL=="sdb"` for a disk udev knows no serial of) and the attribute under its sysfs
+// directory that it sets ("queue/scheduler") to `value`.
+struct UdevRule {
+  std::string match, attribute, value;
+  int line = 0;  // in the file (1-based), when read from one
+};
+// /etc/udev/rules.d/60-dltune.rules: `existing` with `writes` (match -> attribute -> value)
+// merged in, one line a rule:
+//   ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", MATCH, ATTR{ATTRIBUTE}="VALUE"
+// A rule for the same match and attribute gets the new value in place; new ones are appended in
+// order; other lines are kept byte for byte. Refuses a match that is neither form, an attribute
+// outside queue/ with other than letters, digits and '_', and a value with quotes, backslashes
+// or blanks. Ends with a newline; idempotent.
+[[nodiscard]] Result<std::string> merge_udev_dropin(
+    std::string_view existing,
+    const std::map<std::string, std::map<std::string, std::string>>& writes);
+// The rules of such a file (lines of any other shape are not dltune's: left out).
+[[nodiscard]] std::vector<UdevRule> udev_dropin_rules(std::string_view text);
+
 }  // namespace dltune::settings

@@ -1,7 +1,7 @@
 // block.scheduler: the I/O scheduler of each disk under the training data
 // (/sys/block/DISK/queue/scheduler), as tuned's disk plugin sets `elevator`. "auto" chooses by
 // the disk's kind; a name is the same for every disk. Written live through sysfs, kept for boot
-// as a tmpfiles.d line like read-ahead's.
+// as a rule of dltune's udev file like read-ahead's (the disk named by its serial).
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -96,7 +96,7 @@ Result<void> plan_scheduler(PlanContext& context, const ProfileEntry& e, PlanIte
                                     d.wanted->scheduler));
       continue;
     }
-    context.persisted.sysfs[d.file] = d.wanted->scheduler;
+    persist_disk_attribute(context, d.name, "queue/scheduler", d.wanted->scheduler);
     if (d.selected == d.wanted->scheduler) {
       ok.push_back(fmt::format("{} {}", d.name, d.selected));
       continue;

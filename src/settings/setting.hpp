@@ -30,6 +30,7 @@ namespace dltune::settings {
 inline constexpr const char* kSysctlDropin = "/etc/sysctl.d/90-dltune.conf";
 inline constexpr const char* kLimitsDropin = "/etc/security/limits.d/90-dltune.conf";
 inline constexpr const char* kTmpfilesDropin = "/etc/tmpfiles.d/90-dltune.conf";
+inline constexpr const char* kUdevDropin = "/etc/udev/rules.d/60-dltune.rules";
 inline constexpr const char* kFstab = "/etc/fstab";
 
 struct PlannedChange {
@@ -67,6 +68,11 @@ struct Persisted {
   std::map<std::string, std::string> sysctls;  // dotted name -> value
   std::map<std::string, std::string> limits;   // item -> value
   std::map<std::string, std::string> sysfs;    // sysfs path or glob -> value (tmpfiles.d)
+  // A disk's udev match (udev_disk_match) -> its attribute ("queue/scheduler") -> value
+  std::map<std::string, std::map<std::string, std::string>> udev;
+  // Disks whose persistent line names them as they are named now (udev knows no serial of
+  // them, or the host has no udev and their values are tmpfiles.d lines)
+  std::vector<std::string> udev_by_name;
   std::optional<std::string> fstab_old, fstab_new;
   std::vector<std::string> fstab_notes;
 };

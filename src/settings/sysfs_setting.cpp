@@ -1,6 +1,7 @@
 // Values in sysfs that tune changes: transparent huge pages, the CPU frequency governor and
 // energy-performance preference, and the read-ahead of the disks under the training data. Their
-// boot-time form is a tmpfiles.d line.
+// boot-time form is a tmpfiles.d line; a disk's, a rule of dltune's udev file (a disk can come
+// up under another name at the next boot).
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -190,16 +191,17 @@ Result<void> plan_epp(PlanContext& context, const ProfileEntry& e, PlanItem& ite
 
 Result<void> plan_read_ahead(PlanContext& context, const ProfileEntry& e, PlanItem& item) {
   const auto paths = context.data_paths.empty() ? default_data_paths() : context.data_paths;
-  auto& persisted = context.persisted.sysfs;
-  std::vector<std::string> from, ok;
+  std::vector<std::string> from, ok, seen;
   for (const auto& d : data_file_systems(context.root, context.facts, paths)) {
     if (!d.disk) continue;
     const std::string path = "/sys/block/" + *d.disk + "/queue/read_ahead_kb";
-    if (persisted.count(path)) continue;  // two file systems on one disk
+    if (std::find(seen.begin(), seen.end(), *d.disk) != seen.end())
+      continue;  // two file systems on one disk
+    seen.push_back(*d.disk);
     const auto current = read_trimmed(context.root, path);
     if (!current) continue;
     const auto target = target_value(e.expected, *current, std::nullopt);
-    persisted[path] = target.value_or(*current);
+    persist_disk_attribute(context, *d.disk, "queue/read_ahead_kb", target.value_or(*current));
     if (!target) {
       ok.push_back(fmt::format("{} {} KiB", *d.disk, *current));
       continue;
@@ -220,9 +222,24 @@ void finish_disk_plan(PlanItem& item, const std::vector<std::string>& from,
   }
   item.status = PlanItem::Status::kChange;
   item.summary = text::join(from, ", ");
-  item.notes.push_back(
-      "disk names (sda, nvme0n1) can change between boots; the persistent line names the disk as "
-      "it is now");
+}
+
+void persist_disk_attribute(PlanContext& context, const std::string& disk,
+                            const std::string& attribute, const std::string& value) {
+  auto& by_name = context.persisted.udev_by_name;
+  const auto named = [&] {
+    if (std::find(by_name.begin(), by_name.end(), disk) == by_name.end()) by_name.push_back(disk);
+  };
+  // Without udev (no rules directory: a container, a minimal VM) a tmpfiles.d line instead,
+  // which names the disk as it is named now.
+  if (!context.root.exists("/etc/udev/rules.d")) {
+    context.persisted.sysfs["/sys/block/" + disk + "/" + attribute] = value;
+    named();
+    return;
+  }
+  const auto m = udev_disk_match(context.root, disk);
+  context.persisted.udev[m.match][attribute] = value;
+  if (m.by_name) named();
 }
 
 std::vector<Finding> check_thp(const CheckInput& in, const ProfileEntry& entry) {

@@ -4,12 +4,15 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/core.h>
 
 #include "core/json.hpp"
 #include "core/text.hpp"
 #include "host/parse/sysctl_conf.hpp"
+#include "settings/data_paths.hpp"
+#include "settings/dropins.hpp"
 #include "settings/setting.hpp"
 #include "settings/sysctl_name.hpp"
 
@@ -139,6 +142,19 @@ BootReaders boot_readers(const host::Root& root) {
     reader(settings::kTmpfilesDropin, std::string("/etc/rc.local (") + kBootCommand + ")", "");
   else
     reader(settings::kTmpfilesDropin, std::nullopt, hint);
+  // udev rules: read by udevd (systemd-udevd, or eudev's and Debian's udev init scripts) at boot
+  // and whenever a disk appears; /run/udev/control is the socket of the one running now.
+  if (systemd)
+    reader(settings::kUdevDropin, "systemd-udevd.service", "");
+  else if ((sysvinit && any_entry(root, "/etc/rcS.d", "S*udev")) ||
+           (openrc && any_entry(root, "/etc/runlevels/sysinit", "udev")))
+    reader(settings::kUdevDropin, "udevd (the init's udev script)", "");
+  else if (root.exists("/run/udev/control"))
+    reader(settings::kUdevDropin, "udevd (running now)", "");
+  else if (rc_local)
+    reader(settings::kUdevDropin, std::string("/etc/rc.local (") + kBootCommand + ")", "");
+  else
+    reader(settings::kUdevDropin, std::nullopt, hint);
   // Read when it is used, whatever the init (and /etc/fstab by mount at every boot).
   reader(settings::kLimitsDropin, "pam_limits, at each login",
          "services and logins started before it keep their limits");
@@ -226,6 +242,33 @@ Result<BootResult> apply_at_boot(const host::Root& root) {
       }
     }
   }
+  // /etc/udev/rules.d/60-dltune.rules: each rule's attribute on the disk that it matches now
+  // (by its serial in udev's database, or by name), as udev would when the disk appears.
+  auto udev = root.read(settings::kUdevDropin, 1 << 20);
+  if (!udev) return tl::unexpected(udev.error());
+  if (*udev) {
+    std::map<std::string, std::string> disk_of_match;  // looked up once
+    if (auto disks = root.list("/sys/block"); disks && *disks)
+      for (const auto& disk : **disks)
+        disk_of_match.emplace(settings::udev_disk_match(root, disk).match, disk);
+    for (const auto& rule : settings::udev_dropin_rules(**udev)) {
+      BootWrite w;
+      w.source = settings::kUdevDropin;
+      w.line = rule.line;
+      w.kind = "sysfs";
+      w.key = rule.match + " " + rule.attribute;
+      w.value = rule.value;
+      const auto it = disk_of_match.find(rule.match);
+      if (it == disk_of_match.end()) {
+        w.status = BootWrite::Status::kSkipped;
+        w.why = "no disk on this host matches it";
+      } else {
+        w.target = "/sys/block/" + it->second + "/" + rule.attribute;
+        write_one(root, w);
+      }
+      r.writes.push_back(std::move(w));
+    }
+  }
   return r;
 }
 
@@ -273,7 +316,7 @@ Json to_json(const BootResult& r) {
 
 std::string render_text(const BootResult& r) {
   if (r.writes.empty())
-    return "dltune tune apply --boot: nothing to write: dltune's sysctl.d and tmpfiles.d "
+    return "dltune tune apply --boot: nothing to write: dltune's sysctl.d, tmpfiles.d and udev "
            "drop-ins hold no value (written by `dltune tune apply --persist`)\n";
   std::string out = "dltune tune apply --boot: the values of dltune's drop-ins, written live\n";
   for (const auto& w : r.writes) {

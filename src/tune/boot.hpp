@@ -1,12 +1,12 @@
 #pragma once
 // What happens to `tune apply --persist` at the next boot. dltune's drop-ins are read at boot by
 // others: /etc/sysctl.d by systemd-sysctl (or sysvinit's procps script, OpenRC's sysctl
-// service), /etc/tmpfiles.d by systemd-tmpfiles (or OpenRC's opentmpfiles), limits.d by
-// pam_limits at each login, /etc/fstab by mount. A host without them (no systemd: a container's
-// init, a minimal VM) boots with the kernel's defaults and says nothing. `tune status` names
-// each drop-in's reader on this host, or that none will read it; `dltune tune apply --boot` is
-// the one line for the host's own boot script: it writes what dltune's sysctl.d and tmpfiles.d
-// drop-ins hold, as those readers would.
+// service), /etc/tmpfiles.d by systemd-tmpfiles (or OpenRC's opentmpfiles), /etc/udev/rules.d
+// by udevd whenever a disk appears, limits.d by pam_limits at each login, /etc/fstab by mount. A
+// host without them (no systemd: a container's init, a minimal VM) boots with the kernel's
+// defaults and says nothing. `tune status` names each drop-in's reader on this host, or that
+// none will read it; `dltune tune apply --boot` is the one line for the host's own boot script:
+// it writes what dltune's sysctl.d, tmpfiles.d and udev drop-ins hold, as those readers would.
 #include <optional>
 #include <string>
 #include <vector>

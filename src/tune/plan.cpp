@@ -143,7 +143,33 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
     auto item = file_item("persist.sysfs", kTmpfilesDropin, *old, *merged,
                           fmt::format("write {} ({} sysfs value(s) for boot)", kTmpfilesDropin,
                                       persisted.sysfs.size()));
+    if (!persisted.udev_by_name.empty() && persisted.udev.empty())
+      item.notes.push_back(fmt::format(
+          "no /etc/udev/rules.d (udev is not installed): the values of {} are tmpfiles.d lines "
+          "that name {} as named now, and disk names (sda, nvme0n1) can change between boots",
+          text::join(persisted.udev_by_name, ", "),
+          persisted.udev_by_name.size() == 1 ? "it" : "them"));
     if (auto note = boot_note(boot, kTmpfilesDropin)) item.notes.push_back(*note);
+    plan.items.push_back(std::move(item));
+  }
+  if (!persisted.udev.empty()) {
+    auto old = read_dropin(root, "persist.udev", settings::kUdevDropin);
+    if (!old) return tl::unexpected(old.error());
+    auto merged = settings::merge_udev_dropin(old->value_or(""), persisted.udev);
+    if (!merged) return tl::unexpected(merged.error());
+    std::size_t n = 0;
+    for (const auto& [match, attrs] : persisted.udev) n += attrs.size();
+    auto item = file_item("persist.udev", settings::kUdevDropin, *old, *merged,
+                          fmt::format("write {} ({} disk attribute(s), set whenever the disk "
+                                      "appears)",
+                                      settings::kUdevDropin, n));
+    if (!persisted.udev_by_name.empty())
+      item.notes.push_back(fmt::format(
+          "udev knows no serial of {}: {} as named now, and disk names (sda, nvme0n1) can "
+          "change between boots",
+          text::join(persisted.udev_by_name, ", "),
+          persisted.udev_by_name.size() == 1 ? "its rule names it" : "their rules name them"));
+    if (auto note = boot_note(boot, settings::kUdevDropin)) item.notes.push_back(*note);
     plan.items.push_back(std::move(item));
   }
   if (persisted.fstab_new || !persisted.fstab_notes.empty()) {

@@ -19,6 +19,7 @@ namespace dltune::testing {
 inline const char* const kSysctlDropin = "/etc/sysctl.d/90-dltune.conf";
 inline const char* const kLimitsDropin = "/etc/security/limits.d/90-dltune.conf";
 inline const char* const kTmpfilesDropin = "/etc/tmpfiles.d/90-dltune.conf";
+inline const char* const kUdevDropin = "/etc/udev/rules.d/60-dltune.rules";
 inline const char* const kFstab = "/etc/fstab";
 
 inline std::optional<std::string> slurp(const std::string& path) {
@@ -125,7 +126,7 @@ class HostValues {
 
  private:
   void record_files() {
-    for (const char* f : {kSysctlDropin, kLimitsDropin, kTmpfilesDropin, kFstab})
+    for (const char* f : {kSysctlDropin, kLimitsDropin, kTmpfilesDropin, kUdevDropin, kFstab})
       files_[f] = slurp(f);
   }
   std::map<std::string, std::optional<std::string>> values_, mounts_;

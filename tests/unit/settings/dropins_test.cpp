@@ -295,3 +295,39 @@ TEST(LimitsDropin, CheckRefusesWhatPamLimitsWouldMisread) {
 }
 
 }  // namespace dropins_test
+
+namespace dropins_test {
+
+// dltune's udev file: a rule for the same disk and attribute changes in place, new ones are
+// appended, other lines kept; the rules read back; what a rule cannot hold is refused.
+TEST(UdevDropin, MergesInPlaceReadsBackAndRefusesWhatARuleCannotHold) {
+  const std::string head = R"(ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", )";
+  const std::string existing = std::string(kUdevDropinHeader) + "\n# my note\n" + head +
+                               R"(KERNEL=="sdb", ATTR{queue/scheduler}="bfq")" + "\n";
+  const auto merged = merge_udev_dropin(
+      existing, {{R"(KERNEL=="sdb")", {{"queue/scheduler", "mq-deadline"}}},
+                 {R"(ENV{ID_SERIAL}=="WDC_WD40-1")", {{"queue/read_ahead_kb", "1024"}}}});
+  ASSERT_TRUE(merged) << merged.error().message();
+  EXPECT_EQ(*merged, std::string(kUdevDropinHeader) + "\n# my note\n" + head +
+                         R"(KERNEL=="sdb", ATTR{queue/scheduler}="mq-deadline")" + "\n" + head +
+                         R"(ENV{ID_SERIAL}=="WDC_WD40-1", ATTR{queue/read_ahead_kb}="1024")" +
+                         "\n");
+  EXPECT_EQ(merge_udev_dropin(*merged, {{R"(KERNEL=="sdb")", {{"queue/scheduler", "mq-deadline"}}}})
+                .value_or(""),
+            *merged);
+  const auto rules = udev_dropin_rules(*merged);
+  ASSERT_EQ(rules.size(), 2u);
+  EXPECT_EQ(rules[0].match, R"(KERNEL=="sdb")");
+  EXPECT_EQ(rules[0].attribute, "queue/scheduler");
+  EXPECT_EQ(rules[0].value, "mq-deadline");
+  EXPECT_EQ(rules[0].line, 3);
+  EXPECT_EQ(rules[1].match, R"(ENV{ID_SERIAL}=="WDC_WD40-1")");
+
+  EXPECT_FALSE(merge_udev_dropin("", {{R"(KERNEL=="sd*", RUN+="/bin/sh")", {{"queue/x", "1"}}}}));
+  EXPECT_FALSE(merge_udev_dropin("", {{R"(KERNEL=="sdb")", {{"../power/state", "mem"}}}}));
+  const auto quoted = merge_udev_dropin("", {{R"(KERNEL=="sdb")", {{"queue/scheduler", "a\"b"}}}});
+  ASSERT_FALSE(quoted);
+  EXPECT_NE(quoted.error().message().find("queue/scheduler"), std::string::npos);
+}
+
+}  // namespace dropins_test

@@ -187,3 +187,48 @@ TEST(ApplyAtBoot, NoDropinsNothingToWrite) {
 
 }  // namespace
 }  // namespace dltune::tune::boot_test
+
+namespace dltune::tune::boot_test {
+
+// dltune's udev file: each rule on the disk it matches now (by serial in udev's database, or by
+// name), a rule for a disk that is not here skipped; who reads the file at boot.
+TEST(ApplyAtBoot, UdevRulesOnTheDisksTheyMatch) {
+  TempTree t;
+  const std::string head = R"(ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", )";
+  t.write("etc/udev/rules.d/60-dltune.rules",
+          std::string(settings::kUdevDropinHeader) + "\n" + head +
+              R"(ENV{ID_SERIAL}=="Samsung_SSD_S4EV", ATTR{queue/scheduler}="none")" + "\n" + head +
+              R"(KERNEL=="sdb", ATTR{queue/read_ahead_kb}="1024")" + "\n" + head +
+              R"(ENV{ID_SERIAL}=="gone_disk", ATTR{queue/scheduler}="none")" + "\n")
+      // The Samsung came up as sdc this boot.
+      .write("sys/block/sdc/dev", "8:32\n")
+      .write("run/udev/data/b8:32", "E:ID_SERIAL=Samsung_SSD_S4EV\n")
+      .write("sys/block/sdc/queue/scheduler", "[mq-deadline] none\n")
+      .write("sys/block/sdb/dev", "8:16\n")
+      .write("sys/block/sdb/queue/read_ahead_kb", "128\n");
+  auto r = apply_at_boot(t.root());
+  ASSERT_TRUE(r) << r.error().message();
+  ASSERT_EQ(r->writes.size(), 3u);
+  EXPECT_EQ(r->writes[0].target, "/sys/block/sdc/queue/scheduler");
+  EXPECT_EQ(r->writes[0].status, BootWrite::Status::kWritten);
+  EXPECT_EQ(r->writes[0].line, 2);
+  EXPECT_EQ(read(t, "sys/block/sdc/queue/scheduler"), "none\n");
+  EXPECT_EQ(r->writes[1].target, "/sys/block/sdb/queue/read_ahead_kb");
+  EXPECT_EQ(read(t, "sys/block/sdb/queue/read_ahead_kb"), "1024\n");
+  EXPECT_EQ(r->writes[2].status, BootWrite::Status::kSkipped);
+  EXPECT_EQ(r->writes[2].why, "no disk on this host matches it");
+
+  // Read at boot by systemd-udevd under systemd; by nobody on a bare init without udevd.
+  t.write("proc/1/comm", "systemd\n").mkdir("run/systemd/system");
+  auto readers = boot_readers(t.root());
+  EXPECT_EQ(reader(readers, "/etc/udev/rules.d/60-dltune.rules").by.value_or(""),
+            "systemd-udevd.service");
+  TempTree bare;
+  bare.write("proc/1/comm", "tini\n")
+      .write("etc/udev/rules.d/60-dltune.rules", std::string(settings::kUdevDropinHeader) + "\n");
+  readers = boot_readers(bare.root());
+  EXPECT_FALSE(reader(readers, "/etc/udev/rules.d/60-dltune.rules").by);
+  EXPECT_TRUE(readers.anything_lost());
+}
+
+}  // namespace dltune::tune::boot_test

@@ -146,6 +146,11 @@ TEST(PlanReadAhead, RaisesTheDisksUnderTheDataAndPersistsEveryOne) {
   dltune::testing::TempTree t;
   host_with_disks(t);
   // training: >= 128 KiB. sdb (under /srv/data) has 16, sdc (under /data) 64, sda 128.
+  t.mkdir("etc/udev/rules.d")
+      .write(disk_dir("sdb") + "/dev", "8:16\n")
+      .write("run/udev/data/b8:16",
+             "S:disk/by-id/ata-WDC_WD40EFRX_WD-WCC4E1234567\n"
+             "E:ID_SERIAL=WDC_WD40EFRX_WD-WCC4E1234567\n");
   const auto plan = plan_for(t.root(), {"block.read_ahead_kb"}, true,
                              {{"/srv/data", "/data", "/", "/scratch"}, false});
   const auto* r = item(plan, "block.read_ahead_kb");
@@ -157,20 +162,33 @@ TEST(PlanReadAhead, RaisesTheDisksUnderTheDataAndPersistsEveryOne) {
   EXPECT_EQ(r->changes[0].new_value, "128");
   EXPECT_EQ(r->changes[1].target, "/sys/block/sdc/queue/read_ahead_kb");
   EXPECT_EQ(r->summary, "sdb 16 -> 128 KiB, sdc 64 -> 128 KiB");
-  const auto* p = item(plan, "persist.sysfs");
+  const auto* p = item(plan, "persist.udev");
   ASSERT_NE(p, nullptr);
   ASSERT_EQ(p->changes.size(), 1u);
-  EXPECT_EQ(p->changes[0].target, "/etc/tmpfiles.d/90-dltune.conf");
+  EXPECT_EQ(p->changes[0].target, "/etc/udev/rules.d/60-dltune.rules");
   EXPECT_FALSE(p->changes[0].old_value);
   const auto& text = p->changes[0].new_value;
-  EXPECT_NE(text.find("w /sys/block/sda/queue/read_ahead_kb - - - - 128\n"), std::string::npos);
-  EXPECT_NE(text.find("w /sys/block/sdb/queue/read_ahead_kb - - - - 128\n"), std::string::npos);
-  EXPECT_NE(text.find("w /sys/block/sdc/queue/read_ahead_kb - - - - 128\n"), std::string::npos);
-  // Nothing here runs systemd-tmpfiles at boot: the plan says so.
-  ASSERT_FALSE(p->notes.empty());
-  EXPECT_NE(p->notes[0].find("runs nothing that reads it at boot"), std::string::npos)
-      << p->notes[0];
-  EXPECT_NE(p->notes[0].find("dltune tune apply --boot"), std::string::npos) << p->notes[0];
+  // sdb by the serial udev recorded for it (it keeps its rule under another name), the others
+  // by name.
+  const std::string head = R"(ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", )";
+  EXPECT_NE(text.find(head + R"(KERNEL=="sda", ATTR{queue/read_ahead_kb}="128")" + "\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(head + R"(ENV{ID_SERIAL}=="WDC_WD40EFRX_WD-WCC4E1234567", )" +
+                      R"(ATTR{queue/read_ahead_kb}="128")" + "\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(head + R"(KERNEL=="sdc", ATTR{queue/read_ahead_kb}="128")" + "\n"),
+            std::string::npos);
+  EXPECT_EQ(item(plan, "persist.sysfs"), nullptr);  // nothing of a disk's in tmpfiles.d
+  ASSERT_EQ(p->notes.size(), 2u);
+  EXPECT_EQ(p->notes[0],
+            "udev knows no serial of sdc, sda: their rules name them as named now, and disk names "
+            "(sda, nvme0n1) can change between boots");
+  // Nothing here runs udevd at boot: the plan says so.
+  EXPECT_NE(p->notes[1].find("runs nothing that reads it at boot"), std::string::npos)
+      << p->notes[1];
+  EXPECT_NE(p->notes[1].find("dltune tune apply --boot"), std::string::npos) << p->notes[1];
 }
 
 TEST(PlanTmpfiles, ThpAndGovernorValuesForBootUnderSystemd) {
@@ -351,6 +369,7 @@ void host_with_schedulers(dltune::testing::TempTree& t) {
 TEST(PlanScheduler, AutoChoosesByTheDisksKindAndLeavesWhatTheKernelDoesNotOffer) {
   dltune::testing::TempTree t;
   host_with_schedulers(t);
+  t.mkdir("etc/udev/rules.d");
   const auto plan = plan_for(t.root(), {"block.scheduler"}, true,
                              {{"/srv/data", "/data", "/", "/scratch"}, false});
   const auto* r = item(plan, "block.scheduler");
@@ -366,14 +385,34 @@ TEST(PlanScheduler, AutoChoosesByTheDisksKindAndLeavesWhatTheKernelDoesNotOffer)
   EXPECT_EQ(r->summary, "sdb none -> mq-deadline, nvme0n1 mq-deadline -> none");
   ASSERT_FALSE(r->notes.empty());
   EXPECT_EQ(r->notes[0], "left alone: sda (offers bfq none, not mq-deadline)");
-  const auto* p = item(plan, "persist.sysfs");
+  const auto* p = item(plan, "persist.udev");
   ASSERT_NE(p, nullptr);
   ASSERT_EQ(p->changes.size(), 1u);
   const auto& text = p->changes[0].new_value;
-  EXPECT_NE(text.find("w /sys/block/sdb/queue/scheduler - - - - mq-deadline\n"), std::string::npos)
+  EXPECT_NE(text.find(R"(KERNEL=="sdb", ATTR{queue/scheduler}="mq-deadline")" + std::string("\n")),
+            std::string::npos)
       << text;
-  EXPECT_NE(text.find("w /sys/block/nvme0n1/queue/scheduler - - - - none\n"), std::string::npos);
-  EXPECT_EQ(text.find("sda/queue/scheduler"), std::string::npos);
+  EXPECT_NE(text.find(R"(KERNEL=="nvme0n1", ATTR{queue/scheduler}="none")"), std::string::npos);
+  EXPECT_EQ(text.find(R"(KERNEL=="sda")"), std::string::npos);
+
+  // Without udev the values are tmpfiles.d lines, by the disks' names now, and the plan says so.
+  dltune::testing::TempTree bare;
+  host_with_schedulers(bare);
+  const auto no_udev = plan_for(bare.root(), {"block.scheduler"}, true,
+                                {{"/srv/data", "/data", "/", "/scratch"}, false});
+  EXPECT_EQ(item(no_udev, "persist.udev"), nullptr);
+  const auto* tmpfiles = item(no_udev, "persist.sysfs");
+  ASSERT_NE(tmpfiles, nullptr);
+  ASSERT_EQ(tmpfiles->changes.size(), 1u);
+  EXPECT_NE(
+      tmpfiles->changes[0].new_value.find("w /sys/block/sdb/queue/scheduler - - - - mq-deadline\n"),
+      std::string::npos)
+      << tmpfiles->changes[0].new_value;
+  ASSERT_FALSE(tmpfiles->notes.empty());
+  EXPECT_EQ(tmpfiles->notes[0],
+            "no /etc/udev/rules.d (udev is not installed): the values of sdb, nvme0n1 are "
+            "tmpfiles.d lines that name them as named now, and disk names (sda, nvme0n1) can "
+            "change between boots");
 
   // check: one finding a disk, the fix where tune can apply it, the reason where it cannot.
   const auto facts = inventory::collect(t.root(), {});
