@@ -10,7 +10,7 @@ define configure
 	cmake --preset $(1) $(2) >/dev/null
 endef
 
-.PHONY: run test test-release unit-release deps deps-run release debug asan bench fuzz fuzz-build format clean deb
+.PHONY: run test test-release unit-release deps deps-run release debug asan bench fuzz fuzz-build format clean deb cpack-deb
 
 # `dltune check` exits 1 for warnings and 2 for critical findings: that is its report, not a
 # failure of `make run`, which fails only when dltune could not run at all.
@@ -57,14 +57,23 @@ deps:
 deps-run:
 	./scripts/install-deps runtime build
 
-# The Debian package: a release build for /usr without the tests or their hooks, packed by
-# cpack (dependencies from dpkg-shlibdeps). Install it with `apt-get install ./build/deb/dltune_*.deb`.
-deb: deps-run
-	cmake -S . -B build/deb -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
+# The Debian package as Debian builds them: dpkg-buildpackage with debian/ (dh, its cmake build
+# system with Ninja, hardening=+all from dpkg-buildflags, a -dbgsym package of the debug
+# symbols), then lintian on the result. The packages land in build/deb/. `make cpack-deb` is the
+# quicker package of a release build by cpack (what the install test checks offline).
+deb:
+	./scripts/install-deps runtime build package
+	dpkg-buildpackage -b -us -uc -j$(JOBS)
+	mkdir -p build/deb
+	mv ../dltune_*.deb ../dltune-dbgsym_*.deb ../dltune_*.buildinfo ../dltune_*.changes build/deb/
+	lintian --fail-on error,warning build/deb/dltune_*.changes
+
+cpack-deb: deps-run
+	cmake -S . -B build/cpack-deb -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
 	  -DCMAKE_INSTALL_PREFIX=/usr -DDLTUNE_TESTS=OFF -DDLTUNE_TEST_HOOKS=OFF >/dev/null
-	cmake --build build/deb -j$(JOBS)
-	./tools/check-hardening build/deb/dltune
-	cd build/deb && cpack -G DEB
+	cmake --build build/cpack-deb -j$(JOBS)
+	./tools/check-hardening build/cpack-deb/dltune
+	cd build/cpack-deb && cpack -G DEB
 
 release:
 	$(call configure,release,-DDLTUNE_TESTS=ON)

@@ -3,6 +3,7 @@
 // program), and the Debian package cpack builds from the same tree, installed into an empty
 // dpkg database with `dpkg --root`, run, and removed again.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -43,12 +44,17 @@ std::string read(const fs::path& p) {
 // The files every installation has, relative to the prefix.
 const std::vector<std::string> kInstalled = {
     "bin/dltune",
-    "bin/dltune-task-prolog",
+    "lib/dltune/slurm/dltune-task-prolog",
+    "lib/dltune/slurm/dltune-healthcheck",
+    "lib/dltune/slurm/dltune-prolog",
+    "lib/dltune/slurm/dltune-epilog",
+    "share/doc/dltune/examples/slurm/slurm.conf.example",
     "lib/dltune/dltune-serve-http.so",
     "lib/systemd/system/dltune-serve.service",
     "share/man/man1/dltune.1",
     "share/man/man1/dltune-check.1",
     "share/man/man1/dltune-tune.1",
+    "share/man/man1/dltune-task-prolog.1",
     "share/bash-completion/completions/dltune",
     "share/zsh/vendor-completions/_dltune",
     "share/fish/vendor_completions.d/dltune.fish",
@@ -140,12 +146,54 @@ TEST(Install, TheDebianPackageInstallsRunsAndRemoves) {
   const auto version = run({program.string(), "--version"});
   EXPECT_EQ(version.exit_code, 0) << version.err;
   EXPECT_THAT(version.out, HasSubstr("dltune "));
+  // PREFIX/bin/dltune -> PREFIX/lib/dltune/slurm/dltune-task-prolog, where the Slurm example
+  // names it.
+  const fs::path task_prolog =
+      program.parent_path().parent_path() / "lib/dltune/slurm/dltune-task-prolog";
+  EXPECT_TRUE(fs::exists(task_prolog)) << listed.out;
   const auto remove = run({"dpkg", "--root=" + root.path.string(), "--force-not-root",
                            "--log=/dev/null", "-r", "dltune"},
                           {}, 300);
   ASSERT_EQ(remove.exit_code, 0) << remove.out << remove.err;
   EXPECT_FALSE(fs::exists(program));
-  EXPECT_FALSE(fs::exists(program.parent_path() / "dltune-task-prolog"));
+  EXPECT_FALSE(fs::exists(task_prolog));
+}
+
+// What the installed slurm.conf.example names is there and runs: an admin who copies its lines
+// gets a health check, prologs and a task prolog that exist, and scripts that run the installed
+// dltune. Its paths are the configured prefix's (the build's CMAKE_INSTALL_PREFIX), which
+// `cmake --install --prefix` moves: each is looked for under the test's prefix.
+TEST(Install, EveryProgramTheSlurmExampleNamesIsInstalledAndExecutable) {
+  std::string configured;
+  {
+    std::ifstream cache(kBuildDir / "CMakeCache.txt");
+    for (std::string line; std::getline(cache, line);)
+      if (line.starts_with("CMAKE_INSTALL_PREFIX:PATH=")) configured = line.substr(26);
+  }
+  ASSERT_FALSE(configured.empty());
+  TempDir prefix;
+  const auto r =
+      run({"cmake", "--install", kBuildDir.string(), "--prefix", prefix.path.string()}, {}, 300);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto example = read(prefix.path / "share/doc/dltune/examples/slurm/slurm.conf.example");
+  ASSERT_FALSE(example.empty());
+  std::istringstream lines(example);
+  int named = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto eq = line.find('=');
+    if (eq == std::string::npos || line.compare(eq + 1, 1, "/") != 0) continue;
+    const std::string path = line.substr(eq + 1);
+    ASSERT_TRUE(path.starts_with(configured + "/")) << line << " (prefix " << configured << ")";
+    const fs::path installed = prefix.path / path.substr(configured.size() + 1);
+    EXPECT_TRUE(fs::exists(installed)) << line;
+    EXPECT_EQ(::access(installed.c_str(), X_OK), 0) << line;
+    ++named;
+    // A script runs the installed program, not another one.
+    if (installed.filename() != "dltune-task-prolog")
+      EXPECT_THAT(read(installed), HasSubstr(configured + "/bin/dltune slurm ")) << installed;
+  }
+  EXPECT_EQ(named, 4) << example;  // HealthCheckProgram, TaskProlog, Prolog, Epilog
 }
 
 }  // namespace install_test
