@@ -166,6 +166,7 @@ std::vector<Device> devices(const host::Root& root, const inventory::HostFacts& 
     found.push_back(std::move(c));
   }
   std::vector<Device> out;
+  std::set<int> seen;  // a legacy line two devices share is the first one's
   for (auto& c : found) {
     Device d;
     d.label = c.label;
@@ -177,6 +178,7 @@ std::vector<Device> devices(const host::Root& root, const inventory::HostFacts& 
     }
     d.wanted = *wanted;
     for (const int n : device_irqs(root, c.pci)) {
+      if (!seen.insert(n).second) continue;
       Irq q;
       q.number = n;
       q.file = fmt::format("/proc/irq/{}/smp_affinity_list", n);

@@ -195,8 +195,9 @@ TEST(RootFault, WriteVirtualAndRemoveFailWithTheInjectedErrno) {
 }
 
 // The hooks a test drives (DLTUNE_TEST_FAULT, DLTUNE_TEST_CRASH_AFTER) are only in the test
-// build: the release preset (what `make run` builds) and `make deb` (what a package installs)
-// turn them off, so that no environment variable can make an installed dltune fail on purpose.
+// build: the release preset (what `make run` builds), the Debian package (debian/rules, what
+// `make deb` builds) and `make cpack-deb` turn them off, so that no environment variable can make
+// an installed dltune fail on purpose.
 TEST(TestHooks, TheReleaseAndThePackageAreBuiltWithout) {
   std::ifstream presets(std::string(DLTUNE_SOURCE_DIR) + "/CMakePresets.json");
   const auto j = nlohmann::json::parse(presets);
@@ -209,10 +210,15 @@ TEST(TestHooks, TheReleaseAndThePackageAreBuiltWithout) {
   EXPECT_TRUE(release);
   std::ifstream makefile(std::string(DLTUNE_SOURCE_DIR) + "/Makefile");
   const std::string text{std::istreambuf_iterator<char>(makefile), {}};
-  const auto deb = text.find("\ndeb:");
+  const auto deb = text.find("\ncpack-deb:");
   ASSERT_NE(deb, std::string::npos);
   const auto end = text.find("\n\n", deb);
   EXPECT_NE(text.substr(deb, end - deb).find("-DDLTUNE_TEST_HOOKS=OFF"), std::string::npos);
+  std::ifstream rules_file(std::string(DLTUNE_SOURCE_DIR) + "/debian/rules");
+  const std::string rules{std::istreambuf_iterator<char>(rules_file), {}};
+  EXPECT_NE(rules.find("-DDLTUNE_TEST_HOOKS=OFF"), std::string::npos) << rules;
+  EXPECT_NE(text.find("\ndeb:"), std::string::npos);
+  EXPECT_NE(text.find("dpkg-buildpackage"), std::string::npos);
 }
 
 }  // namespace fault_test
