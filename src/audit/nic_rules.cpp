@@ -93,6 +93,15 @@ std::vector<Finding> nic_settings(const AuditInput& in, const settings::ProfileE
         continue;
       }
       const auto& e = *i->ethtool;
+      if (!e.rings && e.offloads_error) {
+        f.severity = Severity::kInfo;
+        f.unknown = true;
+        f.summary = fmt::format("{}: its rings and offloads could not be read", label);
+        f.notes.push_back("rings: " + e.rings_error.value_or("not reported"));
+        f.notes.push_back("offloads: " + *e.offloads_error);
+        out.push_back(std::move(f));
+        continue;
+      }
       std::vector<std::string> problems, commands;
       Severity sev = Severity::kOk;
       if (e.rings) {

@@ -1,6 +1,7 @@
 #include "inventory/network.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <map>
@@ -96,7 +97,20 @@ void collect_ethtool(Context& ctx, NetworkFacts& f) {
   if (std::none_of(f.interfaces.begin(), f.interfaces.end(), physical)) return;
   auto nl = host::Ethtool::open();
   if (!nl) {
-    ctx.problem(kFact, nl.error());
+    // A kernel without the interface (before 5.6, or CONFIG_ETHTOOL_NETLINK off: RHEL 8's 4.18)
+    // or a sandbox without netlink: not a fact that failed, an answer nobody can give here. Each
+    // interface says why, and nic.settings is unknown for it.
+    const std::string why =
+        nl.error().errno_ == ENOENT
+            ? "this kernel has no ethtool netlink interface (Linux 5.6 and later)"
+            : nl.error().message();
+    for (auto& i : f.interfaces) {
+      if (!physical(i)) continue;
+      EthtoolFacts e;
+      e.rings_error = why;
+      e.offloads_error = why;
+      i.ethtool = std::move(e);
+    }
     return;
   }
   for (auto& i : f.interfaces) {

@@ -134,3 +134,24 @@ TEST(NicSettings, TheRecordReadsBackAsCaptureWritesIt) {
 }
 
 }  // namespace nic_rules_test
+
+namespace nic_rules_test {
+
+// Neither rings nor offloads could be read (a kernel without ethtool netlink): unknown, with
+// both reasons, never "as expected".
+TEST(NicSettings, NothingReadIsUnknownNotOk) {
+  dltune::testing::TempTree t;
+  nic(t, true, 9000);
+  const std::string why = "this kernel has no ethtool netlink interface (Linux 5.6 and later)";
+  t.write(kRecord, "{\"ens1f0\": {\"rings_error\": \"" + why +
+                       "\", \"offloads\": {}, \"offloads_error\": \"" + why + "\"}}");
+  const auto found = run(t.root());
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_TRUE(found[0].unknown);
+  EXPECT_EQ(found[0].severity, Severity::kInfo);
+  EXPECT_EQ(found[0].summary, "ens1f0 (0000:17:00.0): its rings and offloads could not be read");
+  ASSERT_EQ(found[0].notes.size(), 2u);
+  EXPECT_EQ(found[0].notes[1], "offloads: " + why);
+}
+
+}  // namespace nic_rules_test
