@@ -18,7 +18,7 @@
 #include "launch/summary.hpp"
 #include "settings/catalog.hpp"
 #include "settings/data_paths.hpp"
-#include "store/recorded_run.hpp"
+#include "record/recorded_run.hpp"
 #include "tune/render.hpp"
 #include "tune/transaction.hpp"
 
@@ -130,7 +130,7 @@ Outcome Bench::run_once(const Side& side, char name, Run& run, BenchResult& resu
   request.watch_stdout = true;
   if (request_.rate_regex) request.rate_regex = request_.rate_regex;
   request.unique = fmt::format("{}-{}-{}", std::time(nullptr), ::getpid(), ++runs_started_);
-  store::JobRecording recording;
+  record::JobRecording recording;
   recording.setup.path = request_.dir + "/" + run.recording;
   recording.setup.interval_ns = request_.interval_ns;
   recording.setup.collect = request_.collect;
@@ -146,7 +146,7 @@ Outcome Bench::run_once(const Side& side, char name, Run& run, BenchResult& resu
   options.launch_only = true;
   options.gpus = request.options.gpus.has_value();
   const auto facts = inventory::collect(root_, options);
-  auto summary = store::run_recorded(root_, facts, std::move(request), recording, hooks);
+  auto summary = record::run_recorded(root_, facts, std::move(request), recording, hooks);
   o.seconds = elapsed();
   if (summary) {
     note_stop_signals(summary->result.received_signals);

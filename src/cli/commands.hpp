@@ -10,7 +10,7 @@
 #include "core/error.hpp"
 #include "host/root.hpp"
 #include "inventory/host_facts_fwd.hpp"
-#include "store/recorded_run.hpp"
+#include "record/recorded_run.hpp"
 #include "tui/top.hpp"
 
 namespace CLI {
@@ -69,7 +69,7 @@ std::unique_ptr<Command> make_run_command(CLI::App& app, GlobalOptions& global);
 // around it.
 struct RunInvocation {
   launch::RunRequest request;
-  std::optional<store::JobRecording> recording;  // --record
+  std::optional<record::JobRecording> recording;  // --record
   std::string json_path;                         // --json ("-": stdout)
   bool force = false;                            // --force: --json and --record may replace
   bool quiet = false;                            // -q: no summary on stderr

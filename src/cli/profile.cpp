@@ -22,7 +22,7 @@
 #include "launch/spawn.hpp"
 #include "monitor/scope.hpp"
 #include "options/options.hpp"
-#include "store/recorded_run.hpp"
+#include "record/recorded_run.hpp"
 
 namespace dltune::cli {
 
@@ -260,7 +260,7 @@ class ProfileCommand : public Command {
     if (!run) return refuse(run.error().message());
     if (run->recording) return refuse("--run: profile records the job itself (--record FILE)");
     // Without --record FILE, the recording lives in a private directory that goes with it.
-    auto place = store::RecordingPlace::make(record_, "dltune-profile");
+    auto place = record::RecordingPlace::make(record_, "dltune-profile");
     if (!place) return refuse(place.error().message());
     const auto& path = place->path();
     // The job run in this process as `dltune run --record` runs it: in its own cgroup, its

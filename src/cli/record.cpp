@@ -9,7 +9,7 @@
 #include "core/text.hpp"
 #include "launch/spawn.hpp"
 #include "options/options.hpp"
-#include "store/record_session.hpp"
+#include "record/record_session.hpp"
 #include "tui/top.hpp"
 
 namespace dltune::cli {
@@ -63,7 +63,7 @@ class RecordCommand : public Command {
       as = *who;
     }
 
-    store::RecordSetup setup;
+    record::RecordSetup setup;
     setup.path = output_;
     setup.force = force_;
     setup.interval_ns = flags_.interval_ns;
@@ -73,7 +73,7 @@ class RecordCommand : public Command {
     setup.collect = collect_options();
     setup.python_interval_ns = no_stacks_ ? 0 : kRecordPythonIntervalNs;
     setup.notice = [](const std::string& n) { fmt::print(stderr, "dltune record: {}\n", n); };
-    auto session = store::RecordSession::create(setup);
+    auto session = record::RecordSession::create(setup);
     if (!session) return refuse(session.error().message());
     // Which Slurm job this is, for `dltune slurm efficiency JOB --recording FILE`.
     if (!flags_.slurm_job.empty())
@@ -82,7 +82,7 @@ class RecordCommand : public Command {
     if (!command.empty()) return record_command(**session, root, command, environment, as);
 
     monitor::raise_open_file_limit();
-    auto done = store::record_until_stopped(
+    auto done = record::record_until_stopped(
         **session, root, flags_.sampler_options(*scope, flags_.interval_ns), quiet_, [&] {
           if (!quiet_)
             fmt::print(stderr, "dltune record: recording {} to {} every {}; ^C to stop\n",
@@ -94,7 +94,7 @@ class RecordCommand : public Command {
   }
 
  private:
-  int record_command(store::RecordSession& session, const host::Root& root,
+  int record_command(record::RecordSession& session, const host::Root& root,
                      const std::vector<std::string>& command,
                      const std::map<std::string, std::string>& environment,
                      const std::optional<launch::Credentials>& as) {
@@ -103,7 +103,7 @@ class RecordCommand : public Command {
     req.env = environment;
     req.as = as;
     auto result =
-        store::record_job(session, root, req, flags_.sampler_options({}, flags_.interval_ns));
+        record::record_job(session, root, req, flags_.sampler_options({}, flags_.interval_ns));
     if (!result) {
       // The job never started: no recording is left behind (bad input changes nothing).
       session.discard(root);

@@ -19,7 +19,7 @@
 #include "launch/run_job.hpp"
 #include "options/options.hpp"
 #include "settings/catalog.hpp"
-#include "store/recorded_run.hpp"
+#include "record/recorded_run.hpp"
 
 namespace dltune::cli {
 
@@ -148,7 +148,7 @@ int run_and_report(RunInvocation invocation, const std::string& who) {
   const auto facts = inventory::collect(root, options);
   auto summary =
       invocation.recording
-          ? store::run_recorded(root, facts, std::move(invocation.request), *invocation.recording)
+          ? record::run_recorded(root, facts, std::move(invocation.request), *invocation.recording)
           : launch::run_job(root, facts, std::move(invocation.request));
   if (!summary) {
     const auto& f = summary.error();

@@ -51,9 +51,9 @@ monitor::SamplerOptions sampler_options(const monitor::Scope& scope, std::int64_
   return o;
 }
 
-store::JobRecording job_recording(const std::string& path, bool force, std::int64_t interval_ns,
+record::JobRecording job_recording(const std::string& path, bool force, std::int64_t interval_ns,
                                   bool gpus, bool quiet, const std::string& who) {
-  store::JobRecording recording;
+  record::JobRecording recording;
   recording.setup.path = path;
   recording.setup.force = force;
   recording.setup.interval_ns = interval_ns;

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "monitor/scope.hpp"
-#include "store/recorded_run.hpp"
+#include "record/recorded_run.hpp"
 
 namespace CLI {
 class App;
@@ -42,7 +42,7 @@ inline constexpr std::int64_t kRecordPythonIntervalNs = 20'000'000;
 // The recording of a job that `run --record` and `profile -- COMMAND` make at `path` (already
 // checked by output_target): every `interval_ns`, the host facts env collects, NVML unless
 // !gpus, notices on stderr as "WHO: ...".
-[[nodiscard]] store::JobRecording job_recording(const std::string& path, bool force,
+[[nodiscard]] record::JobRecording job_recording(const std::string& path, bool force,
                                                 std::int64_t interval_ns, bool gpus, bool quiet,
                                                 const std::string& who);
 

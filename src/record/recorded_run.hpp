@@ -9,9 +9,9 @@
 #include "core/local_file.hpp"
 #include "launch/run_job.hpp"
 #include "monitor/sampler.hpp"
-#include "store/record_session.hpp"
+#include "record/record_session.hpp"
 
-namespace dltune::store {
+namespace dltune::record {
 
 struct JobRecording {
   RecordSetup setup;  // path (an existing file is refused unless force), interval, notices
@@ -43,4 +43,4 @@ class RecordingPlace {
   std::string path_;
 };
 
-}  // namespace dltune::store
+}  // namespace dltune::record

@@ -1,9 +1,9 @@
-#include "store/recorded_run.hpp"
+#include "record/recorded_run.hpp"
 #include "core/json.hpp"
 
 #include <unistd.h>
 
-namespace dltune::store {
+namespace dltune::record {
 
 tl::expected<launch::RunSummary, launch::RunFailure> run_recorded(const host::Root& root,
                                                                   const inventory::HostFacts& facts,
@@ -80,4 +80,4 @@ Result<RecordingPlace> RecordingPlace::make(const std::string& file, const std::
   return place;
 }
 
-}  // namespace dltune::store
+}  // namespace dltune::record

@@ -9,11 +9,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "store/recorded_run.hpp"
+#include "record/recorded_run.hpp"
 
 namespace recording_place_test {
 
-using dltune::store::RecordingPlace;
+using dltune::record::RecordingPlace;
 using ::testing::HasSubstr;
 
 namespace {

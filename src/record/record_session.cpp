@@ -1,4 +1,4 @@
-#include "store/record_session.hpp"
+#include "record/record_session.hpp"
 
 #include <poll.h>
 #include <signal.h>
@@ -21,7 +21,7 @@
 #include "settings/catalog.hpp"
 #include "settings/profile.hpp"
 
-namespace dltune::store {
+namespace dltune::record {
 
 Result<std::unique_ptr<RecordSession>> RecordSession::create(const RecordSetup& setup) {
   store::RecordingInfo info;
@@ -64,7 +64,7 @@ Result<void> RecordSession::start(const host::Root& root, const monitor::Sampler
   // and its ranks' under a launcher.
   if (setup_.python_interval_ns > 0 && options.scope.kind == monitor::Scope::Kind::kTree &&
       !python_) {
-    auto log = PythonStackLog::start(root, options.scope.pid, setup_.python_interval_ns);
+    auto log = store::PythonStackLog::start(root, options.scope.pid, setup_.python_interval_ns);
     if (log) {
       python_ = std::move(*log);
     } else if (!pystack::not_python(log.error())) {
@@ -86,9 +86,9 @@ void RecordSession::follow_ranks(const host::Root& root, const monitor::Sample& 
   std::vector<pid_t> ranks;
   for (const auto& p : s.processes)
     if (p.role == monitor::Role::kRank && p.state != 'Z') ranks.push_back(p.pid);
-  const auto every = RankStackGate::interval_ns(setup_.python_interval_ns, ranks.size());
+  const auto every = store::RankStackGate::interval_ns(setup_.python_interval_ns, ranks.size());
   for (const pid_t r : rank_gate_.to_attach(ranks, rank_python_.size())) {
-    auto log = PythonStackLog::start(root, r, every);
+    auto log = store::PythonStackLog::start(root, r, every);
     if (log)
       rank_python_.emplace(r, std::move(*log));
     else if (!pystack::not_python(log.error()))
@@ -112,14 +112,14 @@ bool RecordSession::finish(const host::Root& root, std::optional<int> exit_statu
   }
   for (auto& [pid, log] : rank_python_) {
     log->stop();
-    if (auto w = writer_->put_document(rank_stacks_key(pid), log->snapshot().to_json()); !w)
+    if (auto w = writer_->put_document(store::rank_stacks_key(pid), log->snapshot().to_json()); !w)
       ok = false;
   }
   if (!rank_python_.empty()) {
     // Which ranks' documents there are, for a reader (documents are looked up by key).
     nlohmann::json pids = nlohmann::json::array();
     for (const auto& [pid, log] : rank_python_) pids.push_back(pid);
-    if (auto w = writer_->put_document(kRankStacksList, pids); !w) ok = false;
+    if (auto w = writer_->put_document(store::kRankStacksList, pids); !w) ok = false;
   }
   const auto stats = this->stats();
   if (stats && stats->error) {
@@ -223,11 +223,11 @@ void add_output_events(RecordSession& session, const std::vector<launch::OutputE
   auto doc = nlohmann::json::array();
   for (const auto& e : events) {
     auto j = launch::to_json(e);
-    j["source"] = kJobOutputSource;
+    j["source"] = store::kJobOutputSource;
     j["severity"] = "critical";
     doc.push_back(nlohmann::json(std::move(j)));
   }
   session.add_document("events", std::move(doc));
 }
 
-}  // namespace dltune::store
+}  // namespace dltune::record

@@ -23,7 +23,7 @@
 #include "store/recorder.hpp"
 #include "store/recording.hpp"
 
-namespace dltune::store {
+namespace dltune::record {
 
 struct RecordSetup {
   std::string path;
@@ -31,14 +31,14 @@ struct RecordSetup {
   std::int64_t interval_ns = 1'000'000'000;
   std::optional<std::int64_t> duration_ns;
   std::vector<std::string> command;   // the job's argv, when the command launches it
-  std::string scope;                  // for RecordingInfo::scope
+  std::string scope;                  // for store::RecordingInfo::scope
   inventory::CollectOptions collect;  // how the facts stored at the end are collected
   // What the recording has to say on the way ("recording stopped early: ..."), for a person.
   std::function<void(const std::string&)> notice;
   // The job's main process's Python stacks read every this often and kept per sample interval
   // (the document "python_stacks": store/python_stacks.hpp); 0: not read. Only for a job's tree
   // (record --pid, record/run/profile -- COMMAND). Under a launcher each rank's too, those
-  // RankStackGate lets in (documents "python_stacks/PID").
+  // store::RankStackGate lets in (documents "python_stacks/PID").
   std::int64_t python_interval_ns = 0;
 };
 
@@ -50,7 +50,7 @@ class RecordSession {
   // Starts sampling on a thread of its own.
   [[nodiscard]] Result<void> start(const host::Root& root, const monitor::SamplerOptions& options);
   [[nodiscard]] bool finished() const { return recorder_ && recorder_->finished(); }
-  // Readable once the recording has ended by itself (Recorder::done_fd); -1 before start().
+  // Readable once the recording has ended by itself (store::Recorder::done_fd); -1 before start().
   [[nodiscard]] int done_fd() const { return recorder_ ? recorder_->done_fd() : -1; }
   // Stops sampling (the samples taken stay); finish() may come later.
   void stop() {
@@ -81,7 +81,7 @@ class RecordSession {
   std::unique_ptr<store::PythonStackLog> python_;
   // The ranks' (on the recorder's thread until it stops).
   std::map<pid_t, std::unique_ptr<store::PythonStackLog>> rank_python_;
-  RankStackGate rank_gate_;
+  store::RankStackGate rank_gate_;
   void follow_ranks(const host::Root& root, const monitor::Sample& s);
   std::vector<std::pair<std::string, nlohmann::json>> documents_;
 };
@@ -108,8 +108,8 @@ void wait_for_end(const RecordSession& session, const sigset_t& stop_set);
                                                      const monitor::SamplerOptions& options);
 
 // What the job's output said of its GPUs (launch/output_watch.hpp) as the recording's document
-// "events", each with "source": "job output" (kJobOutputSource): report marks them, profile
+// "events", each with "source": "job output" (store::kJobOutputSource): report marks them, profile
 // judges a CUDA OOM. Nothing when there are none.
 void add_output_events(RecordSession& session, const std::vector<launch::OutputEvent>& events);
 
-}  // namespace dltune::store
+}  // namespace dltune::record
