@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "audit/check.hpp"
+#include "audit/host_check.hpp"
 #include "audit/rules.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
@@ -46,59 +47,48 @@ class CheckCommand : public Command {
     const auto opened = open_root("check", root_);
     if (!opened) return unknown("cannot read the host (--root)");
     const host::Root& root = *opened;
-    auto profile = settings::load_profile(profile_, root, settings::validate_key);
-    if (profile)
-      if (auto set = settings::apply_sets(
-              *profile, sets_, settings::set_key_validator(root, settings::validate_key));
-          !set) {
-        fmt::print(stderr, "dltune check: {}\n", set.error().message());
-        return unknown(set.error().message());
-      }
-    if (!profile) {
-      fmt::print(stderr, "dltune check: profile: {}\n", profile.error().message());
-      return unknown("profile: " + profile.error().message());
-    }
     if (auto ok = settings::check_data_option(root, data_); !ok) {
       (void)unknown(ok.error().message());
       return refuse(ok.error().message());
     }
-    const auto facts = inventory::collect(root, collect_options());
-    auto report =
-        audit::run_check(facts, root, *profile, {only_, skip_, data_, profile_, baseline_});
-    if (!report) {
-      (void)unknown(report.error().message());
-      return refuse(report.error().message());
+    auto checked = audit::check_host(
+        root, {profile_, sets_, collect_options(), {only_, skip_, data_, profile_, baseline_}});
+    if (!checked) {
+      (void)unknown(checked.error().message());
+      return refuse(checked.error().message());
     }
+    const auto& facts = checked->facts;
+    const auto& report = checked->report;
     if (npd_) {
       // node-problem-detector's custom plugin protocol: exit 0 OK, 1 a problem, 2 unknown, and
       // one line of message on stdout (deploy/kubernetes/node-problem-detector/).
       const auto severity = *settings::severity_from(fail_on_);
-      const auto failing = audit::failing(*report, severity);
+      const auto failing = audit::failing(report, severity);
       if (!failing.empty()) {
         fmt::print("{}\n", audit::short_reason(failing, "dltune: ", kNpdMessageMax));
         return 1;
       }
       // What could not be judged is never reported healthy: NPD's "unknown".
-      if (const auto not_judged = audit::unknown(*report, severity); !not_judged.empty()) {
+      if (const auto not_judged = audit::unknown(report, severity); !not_judged.empty()) {
         fmt::print("{}\n",
                    audit::short_reason(not_judged, "dltune: cannot judge: ", kNpdMessageMax));
         return kExitBadInput;
       }
-      fmt::print("dltune: no finding at or above {} (profile {})\n", fail_on_, report->profile);
+      fmt::print("dltune: no finding at or above {} (profile {})\n", fail_on_, report.profile);
       return 0;
     }
     if (json_) {
-      fmt::print("{}\n", audit::to_json(*report, facts).dump(2));
+      fmt::print("{}\n", audit::to_json(report, facts).dump(2));
     } else {
       const bool color = color_ == "always" || (color_ == "auto" && ::isatty(STDOUT_FILENO) != 0 &&
                                                 std::getenv("NO_COLOR") == nullptr);
       fmt::print("{}", audit::render_text(
-                           *report,
+                           report,
                            {verbose_, static_cast<std::size_t>(options::terminal_width()), color}));
       if (!facts.problems.empty())
         fmt::print("{} fact(s) could not be read: see `dltune env`\n", facts.problems.size());
     }
-    return audit::exit_code(*report);
+    return audit::exit_code(report);
   }
 
  private:

@@ -13,6 +13,7 @@
 #include <fmt/core.h>
 
 #include "audit/check.hpp"
+#include "audit/host_check.hpp"
 #include "audit/rules.hpp"
 #include "core/clock.hpp"
 #include "core/json.hpp"
@@ -127,12 +128,12 @@ bool RecordSession::finish(const host::Root& root, std::optional<int> exit_statu
     ok = false;
   }
   // The facts that `report` shows at the top and `profile` reasons with.
-  const auto facts = inventory::collect(root, setup_.collect);
+  auto checked = audit::check_host(root, {"training", {}, setup_.collect, {}});
+  const auto facts = checked ? std::move(checked->facts) : inventory::collect(root, setup_.collect);
   if (auto w = writer_->put_document("env", inventory::to_json(facts)); !w) ok = false;
-  if (auto profile = settings::load_profile("training", root, settings::validate_key)) {
-    if (auto report = audit::run_check(facts, root, *profile, {}))
-      if (auto w = writer_->put_document("check", audit::to_json(*report, facts)); !w) ok = false;
-  }
+  if (checked)
+    if (auto w = writer_->put_document("check", audit::to_json(checked->report, facts)); !w)
+      ok = false;
   for (const auto& [key, doc] : documents_)
     if (auto w = writer_->put_document(key, doc); !w) ok = false;
   if (auto done = writer_->finish(exit_status); !done) {

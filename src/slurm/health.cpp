@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include "audit/host_check.hpp"
 #include "core/json.hpp"
 #include "core/text.hpp"
 #include "inventory/host_facts.hpp"
@@ -117,20 +118,20 @@ Result<HealthReport> health_check(const HealthRequest& request, const HealthCont
                     "check judges only the node it runs on (--node)",
                     report.node, runs_on, report.host));
 
-  auto profile = settings::load_profile(request.profile, context.root, settings::validate_key);
-  if (!profile) return fail("profile: " + profile.error().message());
-  const auto facts = inventory::collect(context.root, context.collect);
-  auto check =
-      audit::run_check(facts, context.root, *profile,
-                       {request.only, request.skip, {}, request.profile, request.baseline});
-  if (!check) return tl::unexpected(check.error());
-  report.failing = audit::failing(*check, request.drain_on);
+  auto checked = audit::check_host(
+      context.root, {request.profile,
+                     {},
+                     context.collect,
+                     {request.only, request.skip, {}, request.profile, request.baseline}});
+  if (!checked) return tl::unexpected(checked.error());
+  const auto& check = checked->report;
+  report.failing = audit::failing(check, request.drain_on);
   report.reason = drain_reason(report.failing);
   // Unknown is never healthy: a node dltune drained stays drained while an id its reason names
   // cannot be judged, and the reason then says so.
   std::string unknown_reason;
   if (report.healthy() && drained_by_dltune(report.before)) {
-    report.unknown = unknown_for_reason(*check, report.before.reason, request.drain_on);
+    report.unknown = unknown_for_reason(check, report.before.reason, request.drain_on);
     if (!report.unknown.empty()) {
       unknown_reason = audit::short_reason(report.unknown, kNotJudgedPrefix, 200);
       report.reason = unknown_reason;

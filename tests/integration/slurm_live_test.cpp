@@ -658,8 +658,16 @@ TEST_F(SlurmLive, TheEpilogReportsEachJobWithItsPeakAndAnOomKillNamingItsVictim)
   EXPECT_THAT(bad["action"].get<std::string>(), HasSubstr("ask for more memory"));
 
   // Both jobs' numbers as metrics for node_exporter's textfile collector, in a form promtool
-  // takes.
-  const auto prom = run({"cat", cluster_->textfile()}).out;
+  // takes. Each Epilog writes its job's report, then the metrics file from every report: the
+  // later job's may have written its report and not yet the file (waited for, with a bound).
+  std::string prom;
+  for (int i = 0; i < 80; ++i) {
+    prom = run({"cat", cluster_->textfile()}).out;
+    if (prom.find("slurm_job_id=\"" + ok + "\"") != std::string::npos &&
+        prom.find("slurm_job_id=\"" + killed + "\"") != std::string::npos)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
   EXPECT_THAT(prom, HasSubstr("dltune_slurm_job_oom_kills{slurm_job_id=\"" + killed +
                               "\",user=\"root\"} 1"));
   EXPECT_THAT(prom, HasSubstr("dltune_slurm_job_memory_limit_bytes{slurm_job_id=\"" + ok +
