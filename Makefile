@@ -64,6 +64,7 @@ deps-run:
 deb:
 	./scripts/install-deps runtime build package
 	dpkg-buildpackage -b -us -uc -j$(JOBS)
+	./tools/check-hardening debian/dltune/usr/bin/dltune
 	mkdir -p build/deb
 	mv ../dltune_*.deb ../dltune-dbgsym_*.deb ../dltune_*.buildinfo ../dltune_*.changes build/deb/
 	lintian --fail-on error,warning build/deb/dltune_*.changes
