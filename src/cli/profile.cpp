@@ -11,13 +11,12 @@
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
-#include "audit/env_rules.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/sampling_options.hpp"
 #include "core/json.hpp"
+#include "diagnose/profile_evidence.hpp"
 #include "diagnose/profile_job.hpp"
-#include "host/parse/process.hpp"
 #include "inventory/host_facts.hpp"
 #include "launch/spawn.hpp"
 #include "monitor/scope.hpp"
@@ -113,26 +112,13 @@ class ProfileCommand : public Command {
     if (!job) return failed(job.error());
     for (auto& n : job->notes) notes.push_back(std::move(n));
     job_errors_ = std::move(job->job_errors);
-    if (job->python) python_evidence(*job->python, extra, notes);
-    auto [rank_extra, rank_notes] = rank_evidence(job->python_ranks);
+    if (job->python) diagnose::add_python_evidence(*job->python, extra, notes);
+    auto ranks = diagnose::rank_evidence(job->python_ranks);
     const std::string source =
         source_name.rfind("job ", 0) == 0 ? source_name : "recording " + source_name;
     return judge(job->windows, job->launched ? diagnose::kLaunchedSkipNs : 0, source,
                  std::move(notes), std::move(extra), save ? path : std::string(),
-                 std::move(rank_extra), std::move(rank_notes));
-  }
-
-  // Each rank's own stacks in its verdict ("python" and a note).
-  static std::pair<std::map<pid_t, nlohmann::json>, std::map<pid_t, std::vector<std::string>>>
-  rank_evidence(const std::vector<std::pair<pid_t, diagnose::PySummary>>& ranks) {
-    std::map<pid_t, nlohmann::json> extra;
-    std::map<pid_t, std::vector<std::string>> notes;
-    for (const auto& [pid, py] : ranks) {
-      nlohmann::json mine = nlohmann::json::object();
-      python_evidence(py, mine, notes[pid]);
-      extra[pid] = std::move(mine);
-    }
-    return {std::move(extra), std::move(notes)};
+                 std::move(ranks.extra), std::move(ranks.notes));
   }
 
   int live() {
@@ -160,96 +146,17 @@ class ProfileCommand : public Command {
     auto job = diagnose::sample_live(host::Root(), request);
     if (!job) return failed(job.error());
     nlohmann::json extra = nlohmann::json::object();
-    if (pid_ != 0) judge_environment_of(pid_, extra, job->notes);
-    if (job->python) python_evidence(*job->python, extra, job->notes);
-    python_workers(job->python_workers, extra, job->notes);
-    auto [rank_extra, rank_notes] = rank_evidence(job->python_ranks);
+    if (pid_ != 0) {
+      auto collect = collect_options();
+      collect.gpus = !no_gpus_;
+      diagnose::add_environment_evidence(host::Root(), pid_, collect, extra, job->notes);
+    }
+    if (job->python) diagnose::add_python_evidence(*job->python, extra, job->notes);
+    diagnose::add_python_workers(job->python_workers, extra, job->notes);
+    auto ranks = diagnose::rank_evidence(job->python_ranks);
     return judge(job->windows, 0, fmt::format("{}, sampled for {:.1f} s", what, job->seconds),
-                 std::move(job->notes), std::move(extra), std::string(), std::move(rank_extra),
-                 std::move(rank_notes));
-  }
-
-  // What the main thread's Python stacks showed: JSON "python" and one note with the shares of
-  // the activities and the most frequent stack.
-  static void python_evidence(const diagnose::PySummary& py, nlohmann::json& extra,
-                              std::vector<std::string>& notes) {
-    const auto& table = diagnose::builtin_py_activities();
-    if (!table || py.samples == 0) return;
-    extra["python"] = diagnose::python_json(py, *table);
-    std::string top;
-    if (!py.top_stacks.empty())
-      top = fmt::format(
-          "; most often ({:.0f}%): {}",
-          100.0 * static_cast<double>(py.top_stacks[0].second) / static_cast<double>(py.samples),
-          py.top_stacks[0].first);
-    notes.push_back(fmt::format("the main thread's Python stacks ({}, {} read): {}{}",
-                                py.interpreter, py.samples, shares_text(py, *table), top));
-  }
-
-  // What a sample of the DataLoader workers' Python stacks showed: JSON python.workers and a
-  // note each.
-  static void python_workers(const std::vector<std::pair<pid_t, diagnose::PySummary>>& workers,
-                             nlohmann::json& extra, std::vector<std::string>& notes) {
-    const auto& table = diagnose::builtin_py_activities();
-    if (!table || workers.empty()) return;
-    auto& out = extra["python"]["workers"] = nlohmann::json::array();
-    for (const auto& [pid, w] : workers) {
-      auto j = diagnose::python_json(w, *table);
-      j["pid"] = pid;
-      out.push_back(std::move(j));
-      notes.push_back(fmt::format("DataLoader worker {}'s Python stacks ({} read): {}", pid,
-                                  w.samples, shares_text(w, *table)));
-    }
-  }
-
-  // "loading and decoding data 71%, the model 20%, other Python work <1%": by share, largest
-  // first.
-  static std::string shares_text(const diagnose::PySummary& py,
-                                 const diagnose::PyActivities& table) {
-    std::vector<std::pair<std::size_t, std::string>> parts;
-    for (std::size_t i = 0; i < py.by_activity.size(); ++i)
-      if (py.by_activity[i] > 0)
-        parts.emplace_back(py.by_activity[i],
-                           i < table.list.size() ? table.list[i].label : "other Python work");
-    std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a > b; });
-    std::string shares;
-    for (const auto& [n, label] : parts) {
-      const double pct = 100.0 * static_cast<double>(n) / static_cast<double>(py.samples);
-      shares += fmt::format("{}{} {}", shares.empty() ? "" : ", ", label,
-                            pct < 1 ? std::string("<1%") : fmt::format("{:.0f}%", pct));
-    }
-    return shares;
-  }
-
-  // The job's NCCL, CUDA, PyTorch and thread variables (its /proc/PID/environ) against this
-  // host: "environment" in --json, a note for each warning; nothing when it cannot be read
-  // (another user's process without root).
-  void judge_environment_of(pid_t pid, nlohmann::json& extra,
-                            std::vector<std::string>& notes) const {
-    const host::Root root;
-    auto raw = root.read(fmt::format("/proc/{}/environ", pid), 256 * 1024);
-    if (!raw || !*raw) {
-      notes.push_back(fmt::format(
-          "the job's environment (/proc/{}/environ) could not be read: its NCCL and CUDA "
-          "variables are not judged (root can)",
-          pid));
-      return;
-    }
-    auto options = collect_options();
-    options.launch_only = true;
-    options.network = true;
-    options.gpus = !no_gpus_;
-    const auto facts = inventory::collect(root, options);
-    const auto env = host::parse::environ_entries(**raw);
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& p : audit::judge_environment(env, facts)) {
-      // The report's document is a plain nlohmann::json; the problem's an ordered one.
-      list.push_back(nlohmann::json::parse(audit::to_json(p).dump()));
-      if (p.severity >= audit::Severity::kWarn)
-        notes.push_back("environment: " + audit::one_line(p));
-    }
-    extra["environment"] = {
-        {"pid", pid}, {"variables", audit::training_variables(env)}, {"problems", std::move(list)}};
+                 std::move(job->notes), std::move(extra), std::string(), std::move(ranks.extra),
+                 std::move(ranks.notes));
   }
 
   int launched(const std::vector<std::string>& command) {
