@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 
 #include "settings/catalog.hpp"
 #include "settings/profile.hpp"
@@ -109,6 +109,93 @@ std::vector<SettingInfo> list_settings() {
   }
   for (auto& s : out)
     if (auto it = defaults.find(s.id); it != defaults.end()) s.defaults = it->second;
+  return out;
+}
+
+using nlohmann::json;
+
+json profiles_json(const std::vector<ProfileSummary>& profiles) {
+  json list = json::array();
+  for (const auto& p : profiles) {
+    json j{{"name", p.name},
+           {"description", p.description},
+           {"file", p.file},
+           {"builtin", p.builtin},
+           {"includes", p.includes}};
+    j["problem"] = p.problem.empty() ? json(nullptr) : json(p.problem);
+    list.push_back(std::move(j));
+  }
+  return json{{"schema", "dltune.profiles/1"}, {"profiles", list}};
+}
+
+std::string profiles_text(const std::vector<ProfileSummary>& profiles) {
+  std::string out;
+  for (const auto& p : profiles) {
+    out += fmt::format(
+        "{}{}{}\n", p.name, p.builtin ? " (built-in)" : fmt::format(" ({})", p.file),
+        p.includes.empty() ? "" : fmt::format(", includes {}", fmt::join(p.includes, ", ")));
+    if (!p.description.empty()) out += fmt::format("    {}\n", p.description);
+    if (!p.problem.empty()) out += fmt::format("    ! {}\n", p.problem);
+  }
+  out +=
+      "\nLooked up in this order: a built-in name, then /etc/dltune/profiles/NAME.toml; a name "
+      "with a '/' is a file.\n`dltune profiles show NAME` prints one as TOML to copy and "
+      "edit.\n";
+  return out;
+}
+
+json profile_json(const Profile& profile) {
+  json entries = json::array();
+  for (const auto& e : profile.entries) {
+    json j{{"key", e.key},
+           {"value", e.expected.text()},
+           {"severity", e.severity},
+           {"reason", e.reason},
+           {"source", e.source},
+           {"origin", e.origin},
+           {"origin_file", e.origin_file}};
+    j["field"] = e.field ? json(*e.field) : json(nullptr);
+    j["critical"] = e.critical ? json(e.critical->text()) : json(nullptr);
+    entries.push_back(std::move(j));
+  }
+  return json{{"schema", "dltune.profiles.show/1"},
+              {"name", profile.name},
+              {"description", profile.description},
+              {"chain", profile.chain},
+              {"settings", entries},
+              {"toml", to_toml(profile)}};
+}
+
+json settings_json(const std::vector<SettingInfo>& settings) {
+  json out = json::array();
+  for (const auto& s : settings) {
+    json defaults = json::array();
+    for (const auto& d : s.defaults)
+      defaults.push_back(json{{"profile", d.profile}, {"value", d.value}});
+    out.push_back(json{{"id", s.id},
+                       {"area", s.area},
+                       {"kind", s.kind},
+                       {"tunable", s.tunable},
+                       {"takes", s.takes},
+                       {"defaults", defaults}});
+  }
+  return json{{"schema", "dltune.profiles.settings/1"}, {"settings", out}};
+}
+
+std::string settings_text(const std::vector<SettingInfo>& settings) {
+  std::string out =
+      fmt::format("{:<28} {:<12} {:<7} {}\n", "ID", "AREA", "KIND", "TAKES; BUILT-IN VALUES");
+  for (const auto& s : settings) {
+    std::string takes = s.takes.empty() ? "one line of text" : s.takes;
+    std::vector<std::string> defaults;
+    for (const auto& d : s.defaults) defaults.push_back(d.profile + ": " + d.value);
+    if (!defaults.empty()) takes += fmt::format("; {}", fmt::join(defaults, ", "));
+    out += fmt::format("{:<28} {:<12} {:<7} {}\n", s.id, s.area, s.kind, takes);
+  }
+  out +=
+      "\nKIND check: judged by `dltune check`, never changed by `tune`. A sysctl family "
+      "(vm.*) takes any name under /proc/sys.\n`--set KEY=VALUE` and `--only ID` take these "
+      "ids.\n";
   return out;
 }
 

@@ -4,8 +4,11 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
 #include "host/root.hpp"
+#include "settings/profile.hpp"
 
 namespace dltune::settings {
 
@@ -40,5 +43,14 @@ struct SettingInfo {
 // Every setting id: the catalog's own keys, the sysctls the built-in profiles set, and the
 // sysctl families (any name under /proc/sys).
 [[nodiscard]] std::vector<SettingInfo> list_settings();
+
+// What `dltune profiles` prints (docs/json.md): the list (schema dltune.profiles/1, or text with
+// how names are looked up), one profile resolved (dltune.profiles.show/1; its text is
+// to_toml), and the setting ids (dltune.profiles.settings/1, or a table).
+[[nodiscard]] nlohmann::json profiles_json(const std::vector<ProfileSummary>& profiles);
+[[nodiscard]] std::string profiles_text(const std::vector<ProfileSummary>& profiles);
+[[nodiscard]] nlohmann::json profile_json(const Profile& profile);
+[[nodiscard]] nlohmann::json settings_json(const std::vector<SettingInfo>& settings);
+[[nodiscard]] std::string settings_text(const std::vector<SettingInfo>& settings);
 
 }  // namespace dltune::settings
