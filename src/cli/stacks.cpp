@@ -4,8 +4,6 @@
 //   dltune stacks --pid PID --duration 5s [--rate 100] [--format collapsed|speedscope]
 //   dltune stacks --recording FILE [--format collapsed|speedscope]  the stacks a recording kept
 #include <signal.h>
-#include <sys/resource.h>
-#include <time.h>
 
 #include <atomic>
 #include <cerrno>
@@ -21,6 +19,7 @@
 #include "options/options.hpp"
 #include "pystack/process.hpp"
 #include "pystack/render.hpp"
+#include "pystack/sample_run.hpp"
 #include "store/python_stacks.hpp"
 #include "store/recording.hpp"
 
@@ -33,20 +32,6 @@ using options::kSecond;
 std::atomic<bool> stop_sampling{false};
 void on_stop_signal(int) {
   stop_sampling = true;
-}
-
-std::int64_t now_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * kSecond + ts.tv_nsec;
-}
-
-// This process's CPU time (user + system), as getrusage(2) counts it.
-std::int64_t cpu_ns() {
-  rusage r{};
-  ::getrusage(RUSAGE_SELF, &r);
-  return (static_cast<std::int64_t>(r.ru_utime.tv_sec) + r.ru_stime.tv_sec) * kSecond +
-         (static_cast<std::int64_t>(r.ru_utime.tv_usec) + r.ru_stime.tv_usec) * 1000;
 }
 
 class StacksCommand : public Command {
@@ -111,46 +96,20 @@ class StacksCommand : public Command {
     action.sa_handler = on_stop_signal;
     ::sigaction(SIGINT, &action, nullptr);
     ::sigaction(SIGTERM, &action, nullptr);
-    pystack::StackCounts counts;
-    std::uint64_t skipped = 0;
-    std::string ended;
-    const auto period = kSecond / rate_;
-    const auto cpu_start = cpu_ns();
-    const auto start = now_ns();
-    auto next = start;
-    while (!stop_sampling && next - start < *duration_ns_) {
-      auto threads = process.sample();
-      if (threads) {
-        counts.add(*threads);
-      } else if (threads.error().errno_ == ESRCH) {
-        ended = threads.error().message();
-        break;
-      } else {
-        ++skipped;
-      }
-      next += period;
-      const auto now = now_ns();
-      if (next < now) next = now;  // behind: no burst of samples to catch up
-      timespec ts{static_cast<time_t>(next / kSecond), static_cast<long>(next % kSecond)};
-      while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR &&
-             !stop_sampling) {
-      }
-    }
-    const auto wall = now_ns() - start;
-    const auto cpu = cpu_ns() - cpu_start;
-    const auto taken = counts.samples() + skipped;
+    const auto run = pystack::sample_for(process, {*duration_ns_, rate_, &stop_sampling});
     if (format_ == "speedscope")
-      fmt::print("{}\n", counts.speedscope(fmt::format("dltune stacks --pid {}", pid_)).dump());
+      fmt::print("{}\n", run.counts.speedscope(fmt::format("dltune stacks --pid {}", pid_)).dump());
     else
-      fmt::print("{}", counts.collapsed());
-    say(
-        fmt::format("{} samples in {:.1f} s ({} skipped: frames changed under the reader); "
-                    "sampler CPU {:.1f} ms, {:.0f} us a sample, {:.2f}% of a core{}",
-                    taken, static_cast<double>(wall) / 1e9, skipped, static_cast<double>(cpu) / 1e6,
-                    taken ? static_cast<double>(cpu) / 1e3 / static_cast<double>(taken) : 0.0,
-                    wall ? 100.0 * static_cast<double>(cpu) / static_cast<double>(wall) : 0.0,
-                    ended.empty() ? "" : "; " + ended));
-    return counts.samples() > 0 || ended.empty() ? kExitOk : kExitFailure;
+      fmt::print("{}", run.counts.collapsed());
+    const auto taken = run.taken();
+    const auto wall = static_cast<double>(run.wall_ns), cpu = static_cast<double>(run.cpu_ns);
+    say(fmt::format(
+        "{} samples in {:.1f} s ({} skipped: frames changed under the reader); "
+        "sampler CPU {:.1f} ms, {:.0f} us a sample, {:.2f}% of a core{}",
+        taken, wall / 1e9, run.skipped, cpu / 1e6,
+        taken ? cpu / 1e3 / static_cast<double>(taken) : 0.0,
+        run.wall_ns ? 100.0 * cpu / wall : 0.0, run.ended.empty() ? "" : "; " + run.ended));
+    return run.counts.samples() > 0 || run.ended.empty() ? kExitOk : kExitFailure;
   }
 
   // The job's main-thread stacks a recording kept (its document "python_stacks"), counted.
@@ -166,18 +125,7 @@ class StacksCommand : public Command {
                       recording_));
     auto stacks = store::PythonStacks::from_json(**doc);
     if (!stacks) return failure(fmt::format("{}: {}", recording_, stacks.error().message()));
-    pystack::StackCounts counts;
-    const auto tid = static_cast<std::uint64_t>(stacks->pid);
-    for (std::size_t id = 0; id < stacks->totals.size(); ++id) {
-      const bool other = id + 1 == stacks->totals.size();  // the stacks not kept one by one
-      if (other) {
-        pystack::Frame f;
-        f.function = "(other stacks)";
-        counts.add_counted(tid, {f}, stacks->totals[id]);
-      } else {
-        counts.add_counted(tid, stacks->frames_of(static_cast<int>(id)), stacks->totals[id]);
-      }
-    }
+    const auto counts = stacks->counts();
     if (format_ == "speedscope")
       fmt::print("{}\n",
                  counts.speedscope(fmt::format("dltune stacks --recording {}", recording_)).dump());

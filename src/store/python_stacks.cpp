@@ -279,4 +279,19 @@ void PythonStackLog::run() {
   }
 }
 
+pystack::StackCounts PythonStacks::counts() const {
+  pystack::StackCounts out;
+  const auto tid = static_cast<std::uint64_t>(pid);
+  for (std::size_t id = 0; id < totals.size(); ++id) {
+    if (id + 1 == totals.size()) {  // the stacks not kept one by one
+      pystack::Frame f;
+      f.function = "(other stacks)";
+      out.add_counted(tid, {f}, totals[id]);
+    } else {
+      out.add_counted(tid, frames_of(static_cast<int>(id)), totals[id]);
+    }
+  }
+  return out;
+}
+
 }  // namespace dltune::store

@@ -26,6 +26,7 @@
 #include "core/error.hpp"
 #include "host/root.hpp"
 #include "pystack/process.hpp"
+#include "pystack/render.hpp"
 
 namespace dltune::store {
 
@@ -62,6 +63,9 @@ struct PythonStacks {
   [[nodiscard]] static Result<PythonStacks> from_json(const nlohmann::json& j);
   // The frames of a stack id, innermost first (none for kOtherStacks).
   [[nodiscard]] std::vector<pystack::Frame> frames_of(int stack) const;
+  // Every kept stack of the main thread with its total, and the rest as one "(other stacks)":
+  // what `stacks --recording` prints.
+  [[nodiscard]] pystack::StackCounts counts() const;
 };
 
 // The document of a rank's stacks in a recording ("python_stacks/PID"), and the one that lists

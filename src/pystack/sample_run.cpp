@@ -1,0 +1,59 @@
+#include "pystack/sample_run.hpp"
+
+#include <sys/resource.h>
+#include <time.h>
+
+#include <cerrno>
+
+namespace dltune::pystack {
+
+namespace {
+
+constexpr std::int64_t kNsPerSecond = 1'000'000'000;
+
+std::int64_t monotonic_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * kNsPerSecond + ts.tv_nsec;
+}
+
+// This process's CPU time (user + system), as getrusage(2) counts it.
+std::int64_t own_cpu_ns() {
+  rusage r{};
+  ::getrusage(RUSAGE_SELF, &r);
+  return (static_cast<std::int64_t>(r.ru_utime.tv_sec) + r.ru_stime.tv_sec) * kNsPerSecond +
+         (static_cast<std::int64_t>(r.ru_utime.tv_usec) + r.ru_stime.tv_usec) * 1000;
+}
+
+}  // namespace
+
+SampleRun sample_for(PythonProcess& process, const SampleRunRequest& request) {
+  SampleRun run;
+  const auto stopped = [&] { return request.stop != nullptr && request.stop->load(); };
+  const auto period = kNsPerSecond / (request.rate_hz > 0 ? request.rate_hz : 1);
+  const auto cpu_start = own_cpu_ns();
+  const auto start = monotonic_ns();
+  auto next = start;
+  while (!stopped() && next - start < request.duration_ns) {
+    auto threads = process.sample();
+    if (threads) {
+      run.counts.add(*threads);
+    } else if (threads.error().errno_ == ESRCH) {
+      run.ended = threads.error().message();
+      break;
+    } else {
+      ++run.skipped;
+    }
+    next += period;
+    const auto now = monotonic_ns();
+    if (next < now) next = now;  // behind: no burst of samples to catch up
+    timespec ts{static_cast<time_t>(next / kNsPerSecond), static_cast<long>(next % kNsPerSecond)};
+    while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR && !stopped()) {
+    }
+  }
+  run.wall_ns = monotonic_ns() - start;
+  run.cpu_ns = own_cpu_ns() - cpu_start;
+  return run;
+}
+
+}  // namespace dltune::pystack
