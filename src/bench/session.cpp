@@ -16,9 +16,9 @@
 #include "core/text.hpp"
 #include "inventory/host_facts.hpp"
 #include "launch/summary.hpp"
+#include "record/recorded_run.hpp"
 #include "settings/catalog.hpp"
 #include "settings/data_paths.hpp"
-#include "record/recorded_run.hpp"
 #include "tune/render.hpp"
 #include "tune/transaction.hpp"
 

@@ -70,9 +70,9 @@ std::unique_ptr<Command> make_run_command(CLI::App& app, GlobalOptions& global);
 struct RunInvocation {
   launch::RunRequest request;
   std::optional<record::JobRecording> recording;  // --record
-  std::string json_path;                         // --json ("-": stdout)
-  bool force = false;                            // --force: --json and --record may replace
-  bool quiet = false;                            // -q: no summary on stderr
+  std::string json_path;                          // --json ("-": stdout)
+  bool force = false;                             // --force: --json and --record may replace
+  bool quiet = false;                             // -q: no summary on stderr
 };
 // run's options (the words after "run", up to "--") for `command`, parsed and checked as the
 // command line would be, before anything is done: profile and bench refuse bad ones up front.

@@ -18,8 +18,8 @@
 #include "inventory/host_facts.hpp"
 #include "launch/run_job.hpp"
 #include "options/options.hpp"
-#include "settings/catalog.hpp"
 #include "record/recorded_run.hpp"
+#include "settings/catalog.hpp"
 
 namespace dltune::cli {
 

@@ -52,7 +52,7 @@ monitor::SamplerOptions sampler_options(const monitor::Scope& scope, std::int64_
 }
 
 record::JobRecording job_recording(const std::string& path, bool force, std::int64_t interval_ns,
-                                  bool gpus, bool quiet, const std::string& who) {
+                                   bool gpus, bool quiet, const std::string& who) {
   record::JobRecording recording;
   recording.setup.path = path;
   recording.setup.force = force;

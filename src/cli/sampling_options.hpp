@@ -43,7 +43,7 @@ inline constexpr std::int64_t kRecordPythonIntervalNs = 20'000'000;
 // checked by output_target): every `interval_ns`, the host facts env collects, NVML unless
 // !gpus, notices on stderr as "WHO: ...".
 [[nodiscard]] record::JobRecording job_recording(const std::string& path, bool force,
-                                                std::int64_t interval_ns, bool gpus, bool quiet,
-                                                const std::string& who);
+                                                 std::int64_t interval_ns, bool gpus, bool quiet,
+                                                 const std::string& who);
 
 }  // namespace dltune::cli

@@ -74,7 +74,8 @@ struct Host {
   host::parse::InterruptTable table;
 };
 
-Host read_host(const host::Root& root, const inventory::HostFacts& facts) {
+// `counts`: /proc/interrupts too, for check's evidence (a plan has no use for it).
+Host read_host(const host::Root& root, const inventory::HostFacts& facts, bool counts) {
   Host h;
   h.online = facts.cpu.online;
   if (h.online.empty())
@@ -84,6 +85,7 @@ Host read_host(const host::Root& root, const inventory::HostFacts& facts) {
   const Cpus nohz = read_cpus(root, "/sys/devices/system/cpu/nohz_full").value_or(Cpus{});
   std::set_union(isolated.begin(), isolated.end(), nohz.begin(), nohz.end(),
                  std::back_inserter(h.isolated));
+  if (!counts) return h;
   if (auto raw = root.read("/proc/interrupts", 4 << 20); raw && *raw)
     h.table = host::parse::interrupts(**raw);
   return h;
@@ -273,7 +275,7 @@ Result<std::string> write_affinity(const host::Root& root, const std::string& ta
 const ChangeKind kIrqChange = {"irq", read_affinity, write_affinity, false};
 
 Result<void> plan_irq_affinity(PlanContext& context, const ProfileEntry& e, PlanItem& item) {
-  const Host h = read_host(context.root, context.facts);
+  const Host h = read_host(context.root, context.facts, false);
   std::string error;
   const auto devs = devices(context.root, context.facts, e, h, error);
   if (!error.empty()) return fail(error);
@@ -337,7 +339,7 @@ Result<void> plan_irq_affinity(PlanContext& context, const ProfileEntry& e, Plan
 }
 
 std::vector<Finding> check_irq_affinity(const CheckInput& in, const ProfileEntry& entry) {
-  const Host h = read_host(in.root, in.facts);
+  const Host h = read_host(in.root, in.facts, true);
   std::string error;
   const auto devs = devices(in.root, in.facts, entry, h, error);
   if (!error.empty()) {
