@@ -365,6 +365,7 @@ bool Root::is_writable_setting(std::string_view path) {
       "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor",
       "/sys/devices/system/cpu/cpu*/cpufreq/energy_performance_preference",
       "/sys/block/*/queue/read_ahead_kb",
+      "/sys/block/*/queue/nr_requests",
       "/sys/block/*/queue/scheduler",
       "/proc/irq/*/smp_affinity_list",
   };

@@ -20,6 +20,7 @@ const std::vector<KeySpec>& catalog() {
       {"mount.noatime", "storage", plan_mount, check_mount},
       {"block.read_ahead_kb", "storage", plan_read_ahead, check_read_ahead},
       {"block.scheduler", "storage", plan_scheduler, check_scheduler},
+      {"block.nr_requests", "storage", plan_nr_requests, check_nr_requests},
       {"storage.data_device", "storage", nullptr, nullptr},
       {"storage.trim", "storage", nullptr, nullptr},
       {"swap.consistency", "memory", nullptr, nullptr},

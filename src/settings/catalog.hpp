@@ -42,6 +42,7 @@ Result<void> plan_governor(PlanContext&, const ProfileEntry&, PlanItem&);
 Result<void> plan_epp(PlanContext&, const ProfileEntry&, PlanItem&);
 Result<void> plan_read_ahead(PlanContext&, const ProfileEntry&, PlanItem&);
 Result<void> plan_scheduler(PlanContext&, const ProfileEntry&, PlanItem&);
+Result<void> plan_nr_requests(PlanContext&, const ProfileEntry&, PlanItem&);
 // The end of a plan over the disks under the data (read-ahead, scheduler): a change when `from`
 // (one "DISK OLD -> NEW" each) has any, else already ok (`ok`, one "DISK VALUE" each) or not
 // applicable with `none_summary`; the note that disk names can change between boots.
@@ -63,6 +64,7 @@ std::vector<Finding> check_governor(const CheckInput&, const ProfileEntry&);
 std::vector<Finding> check_epp(const CheckInput&, const ProfileEntry&);
 std::vector<Finding> check_read_ahead(const CheckInput&, const ProfileEntry&);
 std::vector<Finding> check_scheduler(const CheckInput&, const ProfileEntry&);
+std::vector<Finding> check_nr_requests(const CheckInput&, const ProfileEntry&);
 std::vector<Finding> check_mount(const CheckInput&, const ProfileEntry&);
 std::vector<Finding> check_limits(const CheckInput&, const ProfileEntry&);
 std::vector<Finding> check_gpu_persistence(const CheckInput&, const ProfileEntry&);

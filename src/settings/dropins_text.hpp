@@ -1,5 +1,6 @@
 #pragma once
 // Line handling shared by the drop-in writers (dropins*.cpp); not part of the interface.
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,5 +15,11 @@ namespace dltune::settings::dropin_text {
 // A value as written into a file: trimmed, line breaks turned into spaces so that a value can
 // never add a line of its own.
 [[nodiscard]] std::string one_line(std::string_view value);
+// `text` (lines ending in '\n') with the lines for which `first` holds moved before the other
+// lines for which `movable` holds, each group in its order; the moved lines fill the places the
+// movable ones held, and every other line stays where it is.
+[[nodiscard]] std::string move_first(std::string_view text,
+                                     const std::function<bool(std::string_view)>& movable,
+                                     const std::function<bool(std::string_view)>& first);
 
 }  // namespace dltune::settings::dropin_text

@@ -35,7 +35,15 @@ Result<std::string> merge_tmpfiles_dropin(std::string_view existing,
   if (!header) out = std::string(kTmpfilesDropinHeader) + "\n" + out;
   for (const auto& [path, value] : pending)
     out += fmt::format("w {} - - - - {}\n", path, dropin_text::one_line(value));
-  return out;
+  // A disk's scheduler before its other attributes: systemd-tmpfiles writes in line order, and
+  // a switch of scheduler resets queue/nr_requests.
+  const auto path_of = [](std::string_view line) {
+    const auto f = text::fields(line);
+    return f.size() >= 2 && f[0] == "w" ? std::string(f[1]) : std::string();
+  };
+  return dropin_text::move_first(
+      out, [&](std::string_view line) { return path_of(line).starts_with("/sys/block/"); },
+      [&](std::string_view line) { return path_of(line).ends_with("/queue/scheduler"); });
 }
 
 }  // namespace dltune::settings

@@ -77,7 +77,13 @@ Result<std::string> merge_udev_dropin(
   if (!header) out = std::string(kUdevDropinHeader) + "\n" + out;
   for (const auto& [match, attrs] : pending)
     for (const auto& [attr, value] : attrs) out += rule_line(match, attr, value) + "\n";
-  return out;
+  // The scheduler rules before the others: udev writes a device's attributes in the order of
+  // its rules, and a switch of scheduler resets queue/nr_requests.
+  return dropin_text::move_first(
+      out, [](std::string_view line) { return !udev_dropin_rules(line).empty(); },
+      [](std::string_view line) {
+        return udev_dropin_rules(line).front().attribute == "queue/scheduler";
+      });
 }
 
 std::vector<UdevRule> udev_dropin_rules(std::string_view text) {

@@ -17,7 +17,7 @@ std::string kind_of(const KeySpec& spec) {
   if (spec.plan == nullptr) return "check";
   if (spec.plan == plan_sysctl) return "sysctl";
   if (spec.plan == plan_thp || spec.plan == plan_governor || spec.plan == plan_epp ||
-      spec.plan == plan_read_ahead || spec.plan == plan_scheduler)
+      spec.plan == plan_read_ahead || spec.plan == plan_scheduler || spec.plan == plan_nr_requests)
     return "sysfs";
   if (spec.plan == plan_mount) return "mount";
   if (spec.plan == plan_limits) return "limits";

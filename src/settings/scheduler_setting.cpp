@@ -2,6 +2,13 @@
 // (/sys/block/DISK/queue/scheduler), as tuned's disk plugin sets `elevator`. "auto" chooses by
 // the disk's kind; a name is the same for every disk. Written live through sysfs, kept for boot
 // as a rule of dltune's udev file like read-ahead's (the disk named by its serial).
+//
+// block.nr_requests: how many requests that scheduler may hold (queue/nr_requests), judged only
+// where a scheduler holds them: under `none` the file is the device's own tags and cannot be
+// raised past them. Facts from block/blk-mq-sched.c (blk_mq_init_sched: a scheduler starts
+// with twice the hardware tags, at most 2 x BLKDEV_DEFAULT_RQ = 256), block/elevator.c (a
+// switch to none takes the tags again) and block/blk-mq.c (blk_mq_update_nr_requests: at most
+// MAX_SCHED_RQ = 2048 under a scheduler, EINVAL above).
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -48,7 +55,7 @@ struct Disk {
 
 // The disks under the data paths' file systems that have a scheduler file, each once.
 std::vector<Disk> data_disks(const host::Root& root, const inventory::HostFacts& facts,
-                             const std::vector<std::string>& paths, const ProfileEntry& e) {
+                             const std::vector<std::string>& paths, const std::string& wanted) {
   std::vector<Disk> out;
   for (const auto& d : data_file_systems(root, facts, paths)) {
     if (!d.disk) continue;
@@ -67,13 +74,37 @@ std::vector<Disk> data_disks(const host::Root& root, const inventory::HostFacts&
     k.raw = text::normalise_spaces(*raw);
     k.offered = choice.options;
     const inventory::BlockDevice* dev = facts.storage.block_device(k.name);
-    if (e.expected.values.empty() || e.expected.values.front() == "auto")
+    if (wanted == "auto")
       k.wanted = auto_scheduler(k.name, dev);
     else
-      k.wanted = Wanted{e.expected.values.front(), "the profile's"};
+      k.wanted = Wanted{wanted, "the profile's"};
     out.push_back(std::move(k));
   }
   return out;
+}
+
+// The scheduler block.scheduler's profile value asks for ("auto" or a name).
+std::string wanted_value(const ProfileEntry& e) {
+  return e.expected.values.empty() ? std::string("auto") : e.expected.values.front();
+}
+
+std::string nr_requests_file(const std::string& disk) {
+  return "/sys/block/" + disk + "/queue/nr_requests";
+}
+
+// The device's own tags (the first hardware queue's; blk-mq gives each the same depth).
+std::optional<std::int64_t> hardware_tags(const host::Root& root, const std::string& disk) {
+  const auto raw = read_trimmed(root, "/sys/block/" + disk + "/mq/0/nr_tags");
+  if (!raw) return std::nullopt;
+  return text::to_int(*raw);
+}
+
+// queue/nr_requests right after a switch to `scheduler` (the facts at the top of this file).
+std::optional<std::string> nr_requests_after_switch(const host::Root& root, const std::string& disk,
+                                                    const std::string& scheduler) {
+  const auto tags = hardware_tags(root, disk);
+  if (!tags) return std::nullopt;
+  return std::to_string(scheduler == "none" ? *tags : 2 * std::min<std::int64_t>(*tags, 128));
 }
 
 bool offers(const Disk& d) {
@@ -86,7 +117,7 @@ bool offers(const Disk& d) {
 Result<void> plan_scheduler(PlanContext& context, const ProfileEntry& e, PlanItem& item) {
   const auto paths = context.data_paths.empty() ? default_data_paths() : context.data_paths;
   std::vector<std::string> from, ok, skipped;
-  for (const auto& d : data_disks(context.root, context.facts, paths, e)) {
+  for (const auto& d : data_disks(context.root, context.facts, paths, wanted_value(e))) {
     if (!d.wanted) {
       skipped.push_back(d.name + " (stacked: its member disks' schedulers decide)");
       continue;
@@ -102,7 +133,14 @@ Result<void> plan_scheduler(PlanContext& context, const ProfileEntry& e, PlanIte
       continue;
     }
     from.push_back(fmt::format("{} {} -> {}", d.name, d.selected, d.wanted->scheduler));
+    // The switch resets the disk's nr_requests: journaled first, so that rollback restores it
+    // after the old scheduler is back.
+    const auto nr = read_trimmed(context.root, nr_requests_file(d.name));
+    const auto after = nr_requests_after_switch(context.root, d.name, d.wanted->scheduler);
+    if (nr && after && *nr != *after)
+      item.changes.push_back({e.key, "sysfs", nr_requests_file(d.name), *nr, *after, true});
     item.changes.push_back({e.key, "sysfs", d.file, d.selected, d.wanted->scheduler, false});
+    context.planned[d.file] = d.wanted->scheduler;
   }
   for (const auto& s : skipped) item.notes.push_back("left alone: " + s);
   finish_disk_plan(item, from, ok, "no disk with a scheduler under the data paths' file systems");
@@ -112,7 +150,7 @@ Result<void> plan_scheduler(PlanContext& context, const ProfileEntry& e, PlanIte
 std::vector<Finding> check_scheduler(const CheckInput& in, const ProfileEntry& entry) {
   std::vector<Finding> out;
   const auto paths = check_data_paths(in.facts, in.data_paths);
-  for (const auto& d : data_disks(in.root, in.facts, paths, entry)) {
+  for (const auto& d : data_disks(in.root, in.facts, paths, wanted_value(entry))) {
     const std::string offered = fmt::format("{}", fmt::join(d.offered, " "));
     if (!d.wanted) {
       out.push_back(not_applicable(
@@ -146,6 +184,73 @@ std::vector<Finding> check_scheduler(const CheckInput& in, const ProfileEntry& e
   if (out.empty())
     out.push_back(
         not_applicable(entry, "storage", "no disk with a scheduler under the data paths"));
+  return out;
+}
+
+Result<void> plan_nr_requests(PlanContext& context, const ProfileEntry& e, PlanItem& item) {
+  const auto paths = context.data_paths.empty() ? default_data_paths() : context.data_paths;
+  std::vector<std::string> from, ok, skipped;
+  for (const auto& d : data_disks(context.root, context.facts, paths, "auto")) {
+    // The scheduler the disk will have: block.scheduler is planned first (tune/plan.cpp).
+    const auto planned = context.planned.find(d.file);
+    const bool switched = planned != context.planned.end();
+    const std::string scheduler = switched ? planned->second : d.selected;
+    if (scheduler == "none") {
+      skipped.push_back(d.name + " (no scheduler: its queue is the device's own tags)");
+      continue;
+    }
+    const std::string file = nr_requests_file(d.name);
+    auto now = switched ? nr_requests_after_switch(context.root, d.name, scheduler)
+                        : read_trimmed(context.root, file);
+    if (!now) continue;
+    const auto target = target_value(e.expected, *now, std::nullopt);
+    persist_disk_attribute(context, d.name, "queue/nr_requests", target.value_or(*now));
+    if (!target) {
+      ok.push_back(fmt::format("{} {} ({})", d.name, *now, scheduler));
+      continue;
+    }
+    from.push_back(fmt::format("{} {} -> {} ({})", d.name, *now, *target, scheduler));
+    item.changes.push_back({e.key, "sysfs", file, *now, *target, false});
+  }
+  for (const auto& s : skipped) item.notes.push_back("left alone: " + s);
+  finish_disk_plan(item, from, ok,
+                   "no disk under the data paths' file systems has an I/O scheduler");
+  return {};
+}
+
+std::vector<Finding> check_nr_requests(const CheckInput& in, const ProfileEntry& entry) {
+  std::vector<Finding> out;
+  const auto paths = check_data_paths(in.facts, in.data_paths);
+  for (const auto& d : data_disks(in.root, in.facts, paths, "auto")) {
+    const std::string file = nr_requests_file(d.name);
+    const auto nr = read_trimmed(in.root, file);
+    if (!nr) continue;
+    const auto tags = hardware_tags(in.root, d.name);
+    const std::string device_takes =
+        tags ? fmt::format("the device takes {} at once (mq/0/nr_tags)", *tags) : std::string();
+    if (d.selected == "none") {
+      out.push_back(not_applicable(
+          entry, "storage",
+          fmt::format("{} (holding {}) has no I/O scheduler: its {} requests are the device's "
+                      "own tags",
+                      d.name, d.mount_point, *nr)));
+      continue;
+    }
+    Finding f = judge(entry, "storage", *nr, {{file, *nr}, {d.file, d.raw}});
+    f.summary =
+        fmt::format("{} (holding {}) lets {} hold {} requests{}", d.name, d.mount_point, d.selected,
+                    *nr, f.severity == Severity::kOk ? "" : ", expected " + f.expected);
+    if (!device_takes.empty()) f.notes.push_back(device_takes);
+    if (f.severity != Severity::kOk)
+      f.fix = Fix{fmt::format("dltune tune apply --only block.nr_requests{} --persist",
+                              data_option(in.data_paths, d.data_path)),
+                  true};
+    container_advice(in, f, "");
+    out.push_back(std::move(f));
+  }
+  if (out.empty())
+    out.push_back(
+        not_applicable(entry, "storage", "no disk with an I/O scheduler under the data paths"));
   return out;
 }
 

@@ -85,6 +85,9 @@ struct PlanContext {
   bool cgroups = false;  // cgroup v1: also the memory.swappiness of existing memory groups
   bool persist = false;  // the drop-ins too
   Persisted& persisted;
+  // The sysfs targets already planned, and the value each will be given: a later planner whose
+  // setting depends on another's (nr_requests on the scheduler) reads what the host will hold.
+  std::map<std::string, std::string> planned = {};
 };
 
 // Fills `item` (status, summary, changes, notes) for one profile entry. An error only when a

@@ -86,6 +86,8 @@ const std::vector<Rule>& rules() {
       {"limits.nofile", Type::kLimit, 1, INT_MAX},
       {"limits.memlock", Type::kLimit},
       {"block.read_ahead_kb", Type::kInteger, 0, INT_MAX},
+      // 4: BLKDEV_MIN_RQ; 2048: MAX_SCHED_RQ (block/blk-mq.c, blk_mq_update_nr_requests)
+      {"block.nr_requests", Type::kInteger, 4, 2048},
       {"block.scheduler", Type::kChoice, 0, 0, 1, {"auto", "none", "mq-deadline", "bfq", "kyber"}},
       {"shm.size", Type::kInteger},
       {"mount.noatime", Type::kBool},

@@ -86,7 +86,19 @@ Result<Plan> make_plan(const host::Root& root, const inventory::HostFacts& facts
   settings::PlanContext context{root,    facts,    options.data_paths, options.cgroups,
                                 persist, persisted};
   const BootReaders boot = persist ? boot_readers(root) : BootReaders{};
-  for (const auto& e : profile.entries) {
+  // The scheduler before the requests it may hold, whatever the profile's order: a switch of
+  // scheduler resets nr_requests, and its planner reads the scheduler the disk will have.
+  std::vector<const settings::ProfileEntry*> entries;
+  for (const auto& e : profile.entries) entries.push_back(&e);
+  const auto entry_at = [&](const char* key) {
+    return std::find_if(entries.begin(), entries.end(),
+                        [&](const settings::ProfileEntry* e) { return e->key == key; });
+  };
+  if (const auto nr = entry_at("block.nr_requests"), sched = entry_at("block.scheduler");
+      nr != entries.end() && sched != entries.end() && nr < sched)
+    std::rotate(nr, sched, sched + 1);
+  for (const auto* entry : entries) {
+    const auto& e = *entry;
     if (!only.empty() && std::find(only.begin(), only.end(), e.key) == only.end()) continue;
     PlanItem item;
     item.key = e.key;

@@ -355,8 +355,15 @@ TEST_F(TuneLive, SchedulerOfTheDiskUnderTheDataIsSetAndRestored) {
       "[profile]\nname = \"scheduler\"\n[settings.\"block.scheduler\"]\nvalue = \"" + other +
           "\"\nreason = \"r\"\nsource = \"s\"\n");
   const auto plan = json::parse(tune({"plan", "-p", profile.string(), "--json"}).out);
-  ASSERT_EQ(plan["items"][0]["changes"].size(), 1u) << plan.dump(2);
-  EXPECT_EQ(plan["items"][0]["changes"][0]["target"], file);
+  // The switch and, before it, the queue the kernel resets with it (journaled, not written).
+  const auto& changes = plan["items"][0]["changes"];
+  ASSERT_FALSE(changes.empty()) << plan.dump(2);
+  EXPECT_EQ(changes.back()["target"], file);
+  EXPECT_FALSE(changes.back()["implied"].get<bool>());
+  for (std::size_t i = 0; i + 1 < changes.size(); ++i) {
+    EXPECT_TRUE(changes[i]["implied"].get<bool>()) << plan.dump(2);
+    EXPECT_TRUE(changes[i]["target"].get<std::string>().ends_with("/queue/nr_requests"));
+  }
   HostValues disks(plan);
   const auto old = slurp(file);
   const auto apply = tune({"apply", "-p", profile.string(), "--yes"});
@@ -366,6 +373,72 @@ TEST_F(TuneLive, SchedulerOfTheDiskUnderTheDataIsSetAndRestored) {
   EXPECT_EQ(tune({"status"}).exit_code, 0);
   ASSERT_EQ(tune({"rollback"}).exit_code, 0);
   EXPECT_EQ(slurp(file), old);
+  EXPECT_TRUE(disks.changed().empty()) << ::testing::PrintToString(disks.changed());
+}
+
+// The scheduler's queue of the disk under / with a switch of scheduler in the same transaction,
+// the queue listed first: tune switches the scheduler first (which resets the queue), then
+// raises the queue; rollback gives back the scheduler and then the queue the disk had before.
+TEST_F(TuneLive, NrRequestsIsSetAfterTheSchedulerAndRollbackRestoresBoth) {
+  const auto check = json::parse(
+      run({DLTUNE_BINARY, "check", "--only", "block.nr_requests", "--data", "/", "--json"}).out);
+  std::string nr_file, sched_file, now, other;
+  for (const auto& f : check["findings"]) {
+    if (f["id"] != "block.nr_requests" || !f["applicable"].get<bool>()) continue;
+    nr_file = f["evidence"][0]["path"];
+    sched_file = f["evidence"][1]["path"];
+    std::istringstream words(f["evidence"][1]["value"].get<std::string>());
+    for (std::string w; words >> w;) {
+      if (w.front() == '[')
+        now = w.substr(1, w.size() - 2);
+      else if (w != "none" && other.empty())
+        other = w;
+    }
+    break;
+  }
+  if (nr_file.empty() || other.empty())
+    GTEST_SKIP() << "no disk under / with two schedulers other than none: " << check.dump(2);
+  // A queue that is not the scheduler's default, so that its restoring shows.
+  const auto original = slurp(nr_file);
+  ASSERT_TRUE(original);
+  struct Restore {
+    std::string file, value;
+    ~Restore() { put(file, value); }
+  } restore{nr_file, *original};
+  put(nr_file, "100\n");
+  ASSERT_EQ(slurp(nr_file), "100\n");
+  const auto profile = fs::path(::testing::TempDir()) / "nr_requests.toml";
+  put(profile.string(),
+      "[profile]\nname = \"queue\"\n[settings.\"block.nr_requests\"]\nvalue = \">= 300\"\n"
+      "reason = \"r\"\nsource = \"s\"\n[settings.\"block.scheduler\"]\nvalue = \"" +
+          other + "\"\nreason = \"r\"\nsource = \"s\"\n");
+  const auto planned = tune({"plan", "-p", profile.string(), "--data", "/", "--json"});
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  const auto plan = json::parse(planned.out);
+  ASSERT_EQ(plan["items"].size(), 2u) << plan.dump(2);
+  const auto& sched = plan["items"][0];
+  ASSERT_EQ(sched["key"], "block.scheduler") << plan.dump(2);
+  ASSERT_EQ(sched["changes"].size(), 2u) << plan.dump(2);
+  EXPECT_EQ(sched["changes"][0]["target"], nr_file);
+  EXPECT_TRUE(sched["changes"][0]["implied"].get<bool>());
+  EXPECT_EQ(sched["changes"][0]["old"], "100");
+  EXPECT_EQ(sched["changes"][1]["target"], sched_file);
+  const auto& queue = plan["items"][1];
+  ASSERT_EQ(queue["key"], "block.nr_requests");
+  ASSERT_EQ(queue["changes"].size(), 1u) << plan.dump(2);
+  EXPECT_EQ(queue["changes"][0]["new"], "300");
+  HostValues disks(plan);
+  const auto apply = tune({"apply", "-p", profile.string(), "--data", "/", "--yes"});
+  ASSERT_EQ(apply.exit_code, 0) << apply.err;
+  EXPECT_NE(slurp(sched_file).value_or("").find("[" + other + "]"), std::string::npos);
+  EXPECT_EQ(slurp(nr_file), "300\n");
+  const auto after = json::parse(run({DLTUNE_BINARY, "check", "-p", profile.string(), "--only",
+                                      "block.nr_requests", "--data", "/", "--json"})
+                                     .out);
+  for (const auto& f : after["findings"]) EXPECT_EQ(f["severity"], "ok") << f.dump(2);
+  ASSERT_EQ(tune({"rollback"}).exit_code, 0);
+  EXPECT_NE(slurp(sched_file).value_or("").find("[" + now + "]"), std::string::npos);
+  EXPECT_EQ(slurp(nr_file), "100\n");
   EXPECT_TRUE(disks.changed().empty()) << ::testing::PrintToString(disks.changed());
 }
 

@@ -58,6 +58,7 @@ TEST(FixtureFindings, Gpu8Numa2) {
             "mount.noatime info ok info info\n"    // / relatime; /data, /archive, /datasets
             "block.read_ahead_kb ok ok ok\n"       // nvme0n1 (the root), nvme1n1, sda
             "block.scheduler ok ok ok\n"           // none on the NVMe drives, mq-deadline on sda
+            "block.nr_requests n/a n/a info\n"     // sda's mq-deadline holds 64
             "storage.data_device ok ok info ok\n"  // /archive on a hard disk; NFS with nconnect
             "storage.trim info info\n"             // nothing trims the NVMe drives
             "gpu.health info\n"                    // unknown: no NVML in the tree
@@ -108,6 +109,7 @@ TEST(FixtureFindings, ContainerCgv2) {
             "mount.noatime info info\n"  // / and /workspace
             "block.read_ahead_kb ok\n"   // the disk under /workspace
             "block.scheduler info\n"     // its virtio disk on mq-deadline: none is advised
+            "block.nr_requests ok\n"
             "storage.data_device ok ok\n"
             "storage.trim n/a\n"  // a virtio disk says rotational
             "gpu.health info\n"
@@ -158,6 +160,7 @@ TEST(FixtureFindings, TrainingProfileOnThisVm) {
             "mount.noatime info\n"
             "block.read_ahead_kb n/a\n"  // the capture predates the rule: no /sys/class/block
             "block.scheduler n/a\n"
+            "block.nr_requests n/a\n"
             "storage.data_device ok\n"
             "storage.trim n/a\n"
             "gpu.health n/a\n"  // no GPU

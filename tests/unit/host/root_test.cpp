@@ -270,12 +270,12 @@ TEST(RootWrites, OnlyKnownSettingsAndFilesAreWritable) {
         "/sys/devices/system/cpu/cpu12/cpufreq/scaling_governor",
         "/sys/devices/system/cpu/cpu3/cpufreq/energy_performance_preference",
         "/sys/block/nvme0n1/queue/read_ahead_kb", "/sys/block/nvme0n1/queue/scheduler",
-        "/sys/fs/cgroup/memory/jobs/memory.swappiness",
+        "/sys/block/sda/queue/nr_requests", "/sys/fs/cgroup/memory/jobs/memory.swappiness",
         "/sys/fs/cgroup/memory/system.slice/ssh.service/memory.swappiness"})
     EXPECT_TRUE(Root::is_writable_setting(p)) << p;
   for (const char* p :
        {"/proc/meminfo", "/proc/sys/../../etc/shadow", "/sys/kernel/mm/ksm/run",
-        "/sys/block/nvme0n1/queue/nr_requests", "/sys/block/../queue/scheduler", "/etc/passwd",
+        "/sys/block/nvme0n1/queue/max_sectors_kb", "/sys/block/../queue/scheduler", "/etc/passwd",
         "/tmp/x", "/sys/devices/system/cpu/cpu0/online",
         "/sys/devices/system/cpu/cpu0/cpufreq/energy_performance_available_preferences",
         // the root memory cgroup's swappiness is vm.swappiness in disguise

@@ -95,6 +95,7 @@ TEST(BuiltinProfiles, TrainingHoldsEveryKeyATrainingHostNeeds) {
       {"mount.noatime", "true", "info"},
       {"block.read_ahead_kb", ">= 128", "info"},
       {"block.scheduler", "auto", "info"},
+      {"block.nr_requests", ">= 256", "info"},
       {"storage.data_device", "true", "info"},
       {"storage.trim", "true", "info"},
       {"build.toolchain", "true", "info"},

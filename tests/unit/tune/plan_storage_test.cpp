@@ -6,6 +6,7 @@
 #include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 #include "settings/dropins.hpp"
+#include "settings/dropins_text.hpp"
 #include "settings/mount_setting.hpp"
 #include "support/build_paths.hpp"
 #include "support/temp_tree.hpp"
@@ -446,6 +447,100 @@ TEST(PlanScheduler, AutoChoosesByTheDisksKindAndLeavesWhatTheKernelDoesNotOffer)
   EXPECT_EQ(none[1].severity, settings::Severity::kInfo);
   EXPECT_EQ(none[2].severity, settings::Severity::kInfo);  // sda has bfq, offers none
   EXPECT_TRUE(none[2].fix);
+}
+
+// The schedulers' queues of host_with_schedulers' disks: nr_requests and the device's tags.
+void add_queues(dltune::testing::TempTree& t) {
+  for (const auto& [disk, nr, tags] :
+       {std::tuple{"sda", "64", "32"}, {"sdb", "32", "32"}, {"nvme0n1", "256", "1023"}})
+    t.write(disk_dir(disk) + "/queue/nr_requests", std::string(nr) + "\n")
+        .write(disk_dir(disk) + "/mq/0/nr_tags", std::string(tags) + "\n");
+}
+
+// nr_requests is planned against the scheduler each disk will have: sdb's switch to
+// mq-deadline resets its queue to twice its tags (journaled as the kernel's change, before the
+// switch) and the queue is raised from there; nvme0n1 switches to none and is left alone; sda
+// keeps bfq and is raised. The scheduler's persistent line comes before the queue's.
+TEST(PlanNrRequests, PlannedAgainstTheSchedulerEachDiskWillHave) {
+  dltune::testing::TempTree t;
+  host_with_schedulers(t);
+  add_queues(t);
+  t.mkdir("etc/udev/rules.d");
+  const tune::PlanOptions data{{"/srv/data", "/data", "/", "/scratch"}, false};
+  const auto plan = plan_for(t.root(), {"block.nr_requests", "block.scheduler"}, true, data);
+  ASSERT_GE(plan.items.size(), 2u);
+  EXPECT_EQ(plan.items[0].key, "block.scheduler");  // the profile lists it first anyway
+  const auto* s = item(plan, "block.scheduler");
+  ASSERT_NE(s, nullptr);
+  ASSERT_EQ(s->changes.size(), 4u);
+  EXPECT_EQ(s->changes[0].target, "/sys/block/sdb/queue/nr_requests");
+  EXPECT_TRUE(s->changes[0].implied);
+  EXPECT_EQ(s->changes[0].old_value, "32");
+  EXPECT_EQ(s->changes[0].new_value, "64");
+  EXPECT_EQ(s->changes[1].target, "/sys/block/sdb/queue/scheduler");
+  EXPECT_FALSE(s->changes[1].implied);
+  EXPECT_EQ(s->changes[2].target, "/sys/block/nvme0n1/queue/nr_requests");
+  EXPECT_EQ(s->changes[2].new_value, "1023");
+  const auto* r = item(plan, "block.nr_requests");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, PlanItem::Status::kChange);
+  ASSERT_EQ(r->changes.size(), 2u);
+  EXPECT_EQ(r->changes[0].target, "/sys/block/sdb/queue/nr_requests");
+  EXPECT_EQ(r->changes[0].old_value, "64");
+  EXPECT_EQ(r->changes[0].new_value, "256");
+  EXPECT_EQ(r->changes[1].target, "/sys/block/sda/queue/nr_requests");
+  EXPECT_EQ(r->summary, "sdb 64 -> 256 (mq-deadline), sda 64 -> 256 (bfq)");
+  ASSERT_FALSE(r->notes.empty());
+  EXPECT_EQ(r->notes[0], "left alone: nvme0n1 (no scheduler: its queue is the device's own tags)");
+  const auto* p = item(plan, "persist.udev");
+  ASSERT_NE(p, nullptr);
+  const auto& text = p->changes.at(0).new_value;
+  const auto sched = text.find(R"(KERNEL=="sdb", ATTR{queue/scheduler}="mq-deadline")");
+  const auto queue = text.find(R"(KERNEL=="sdb", ATTR{queue/nr_requests}="256")");
+  ASSERT_NE(sched, std::string::npos) << text;
+  ASSERT_NE(queue, std::string::npos) << text;
+  EXPECT_LT(sched, queue) << text;
+  EXPECT_EQ(text.find(R"(KERNEL=="nvme0n1", ATTR{queue/nr_requests})"), std::string::npos);
+
+  // Without udev, tmpfiles.d lines in the same order.
+  dltune::testing::TempTree bare;
+  host_with_schedulers(bare);
+  add_queues(bare);
+  const auto no_udev = plan_for(bare.root(), {"block.nr_requests", "block.scheduler"}, true, data);
+  const auto* tmpfiles = item(no_udev, "persist.sysfs");
+  ASSERT_NE(tmpfiles, nullptr);
+  const auto& lines = tmpfiles->changes.at(0).new_value;
+  const auto s_line = lines.find("w /sys/block/sdb/queue/scheduler - - - - mq-deadline\n");
+  const auto q_line = lines.find("w /sys/block/sdb/queue/nr_requests - - - - 256\n");
+  ASSERT_NE(s_line, std::string::npos) << lines;
+  ASSERT_NE(q_line, std::string::npos) << lines;
+  EXPECT_LT(s_line, q_line) << lines;
+
+  // check: judged where a scheduler holds the requests, with the device's tags.
+  const auto facts = inventory::collect(t.root(), {});
+  auto prof = settings::load_profile("training", t.root(), settings::validate_key);
+  ASSERT_TRUE(prof);
+  const auto root = t.root();
+  const settings::CheckInput in{facts, root, false, {"/srv/data", "/data", "/"}, nullptr};
+  const auto found = settings::check_nr_requests(in, *prof->find("block.nr_requests"));
+  ASSERT_EQ(found.size(), 3u);
+  EXPECT_FALSE(found[0].applicable);  // sdb: none
+  EXPECT_NE(found[0].summary.find("has no I/O scheduler"), std::string::npos) << found[0].summary;
+  EXPECT_EQ(found[1].severity, settings::Severity::kOk);  // nvme0n1: mq-deadline, 256
+  EXPECT_EQ(found[1].summary, "nvme0n1 (holding /data) lets mq-deadline hold 256 requests");
+  ASSERT_FALSE(found[1].notes.empty());
+  EXPECT_EQ(found[1].notes[0], "the device takes 1023 at once (mq/0/nr_tags)");
+  EXPECT_EQ(found[2].severity, settings::Severity::kInfo);  // sda: bfq, 64
+  ASSERT_TRUE(found[2].fix);
+  EXPECT_EQ(found[2].fix->command, "dltune tune apply --only block.nr_requests --data / --persist");
+  EXPECT_EQ(found[2].evidence[1].value, "[bfq] none");
+}
+
+TEST(DropinText, MoveFirstMovesOnlyTheChosenLinesWithinTheirSlots) {
+  const auto moved = settings::dropin_text::move_first(
+      "# head\nb 1\na 1\n# mid\nb 2\na 2\n", [](std::string_view l) { return !l.starts_with("#"); },
+      [](std::string_view l) { return l.starts_with("a"); });
+  EXPECT_EQ(moved, "# head\na 1\na 2\n# mid\nb 1\nb 2\n");
 }
 
 }  // namespace plan_storage_test
