@@ -13,6 +13,7 @@
 #include "inventory/host_facts.hpp"
 #include "launch/cgroup.hpp"
 #include "launch/cpu_latency.hpp"
+#include "launch/job_interrupts.hpp"
 #include "launch/kernel_log.hpp"
 #include "launch/slurm_step.hpp"
 #include "launch/spawn.hpp"
@@ -204,9 +205,17 @@ tl::expected<RunSummary, RunFailure> run_job(const host::Root& root,
     plan->env["USER"] = as->user;
     plan->env["LOGNAME"] = as->user;
   }
+  // The device interrupts the job's CPUs handle while it runs, when it is bound to CPUs.
+  std::vector<int> job_cpus = plan->cpus.value_or(std::vector<int>{});
+  for (const auto& rank : plan->ranks)
+    job_cpus.insert(job_cpus.end(), rank.cpus.begin(), rank.cpus.end());
+  std::sort(job_cpus.begin(), job_cpus.end());
+  job_cpus.erase(std::unique(job_cpus.begin(), job_cpus.end()), job_cpus.end());
+  const InterruptWatch interrupts(root, std::move(job_cpus));
   if (!plan->ranks.empty()) {
     auto ranks = run_ranks(root, request, hooks, std::move(*plan), std::move(*cg), as, summary);
     if (!ranks) return tl::unexpected(ranks.error());
+    summary.interrupts = interrupts.finish();
     if (latency_failed) summary.result.warnings.push_back(*latency_failed);
     return summary;
   }
@@ -225,6 +234,7 @@ tl::expected<RunSummary, RunFailure> run_job(const host::Root& root,
   OomWatch oom_watch(root);  // opened before the job starts: only its own OOM kills
   auto result = spawn_and_wait(req);
   if (hooks.ended) hooks.ended();  // before the cgroup goes
+  summary.interrupts = interrupts.finish();
   summary.stats = (*cg)->stats();
   summary.oom_victims = oom_watch.victims(plan->name);
   auto removed = (*cg)->remove();

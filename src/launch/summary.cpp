@@ -120,6 +120,7 @@ Json to_json(const RunSummary& s) {
   Json problems = Json::array();
   for (const auto& p : s.environment) problems.push_back(audit::to_json(p));
   j["environment_problems"] = std::move(problems);
+  j["interrupts"] = s.interrupts ? to_json(*s.interrupts) : Json(nullptr);
   Json output = Json::array();
   for (const auto& e : r.output_events) output.push_back(to_json(e));
   j["output_events"] = std::move(output);
@@ -210,6 +211,10 @@ std::string render_text(const RunSummary& s) {
          fmt::format("{:.3g} {} median, {:.3g} last ({} readings)", *r.progress.median_rate,
                      r.progress.unit.empty() ? "/s" : r.progress.unit,
                      r.progress.last_rate.value_or(0), r.progress.samples));
+  if (s.interrupts) {
+    line("interrupts", render_text(*s.interrupts));
+    if (const auto advice = irqbalance_advice(*s.interrupts)) line("", *advice);
+  }
   for (const auto& n : s.plan.notes) line("set", n);
   for (const auto& p : s.environment)
     if (p.severity >= audit::Severity::kWarn) line("environment", audit::one_line(p));

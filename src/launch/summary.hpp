@@ -10,6 +10,7 @@
 #include "core/json_fwd.hpp"
 #include "host/parse/kmsg.hpp"
 #include "launch/cgroup.hpp"
+#include "launch/job_interrupts.hpp"
 #include "launch/job_plan.hpp"
 #include "launch/slurm_step.hpp"
 #include "launch/spawn.hpp"
@@ -44,6 +45,8 @@ struct RunSummary {
   std::string master_port;         // the MASTER_PORT the ranks met on
   // The job's NCCL, CUDA, PyTorch and thread variables against this host (audit/env_rules.hpp).
   std::vector<audit::EnvProblem> environment;
+  // The device interrupts on the job's CPUs while it ran, when it was bound to CPUs.
+  std::optional<JobInterrupts> interrupts;
 };
 
 [[nodiscard]] inventory::Json to_json(const RunSummary& s);

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "core/text.hpp"
+#include "host/irqbalance.hpp"
 #include "host/parse/interrupts.hpp"
 #include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
@@ -204,41 +205,6 @@ std::vector<Device> devices(const host::Root& root, const inventory::HostFacts& 
   return out;
 }
 
-// irqbalance, when it runs: its pid and the IRQs it was told to leave alone (--banirq=N,
-// --banirq N, -i N, -iN: irqbalance(1)).
-struct Irqbalance {
-  int pid = 0;
-  std::set<int> banned;
-};
-
-std::optional<Irqbalance> irqbalance(const host::Root& root) {
-  std::vector<int> pids;
-  if (auto r = root.list_pids("/proc", pids); !r) return std::nullopt;
-  for (const int pid : pids) {
-    const auto comm = root.read(fmt::format("/proc/{}/comm", pid), 64);
-    if (!comm || !*comm || text::trim(**comm) != "irqbalance") continue;
-    Irqbalance b;
-    b.pid = pid;
-    const auto cmdline = root.read(fmt::format("/proc/{}/cmdline", pid), 64 * 1024);
-    if (cmdline && *cmdline) {
-      std::vector<std::string> args;
-      for (const auto a : text::split(**cmdline, '\0')) args.emplace_back(a);
-      for (std::size_t i = 0; i < args.size(); ++i) {
-        std::string_view a = args[i], v;
-        if (a.starts_with("--banirq="))
-          v = a.substr(9);
-        else if ((a == "--banirq" || a == "-i") && i + 1 < args.size())
-          v = args[++i];
-        else if (a.starts_with("-i") && a.size() > 2)
-          v = a.substr(2);
-        if (const auto n = text::to_int(v); n && *n >= 0) b.banned.insert(static_cast<int>(*n));
-      }
-    }
-    return b;
-  }
-  return std::nullopt;
-}
-
 bool met(const Irq& q, const Device& d) {
   return subset(q.affinity, d.wanted);
 }
@@ -284,7 +250,7 @@ Result<void> plan_irq_affinity(PlanContext& context, const ProfileEntry& e, Plan
     item.summary = kNone;
     return {};
   }
-  const auto balancer = irqbalance(context.root);
+  const auto balancer = host::find_irqbalance(context.root);
   std::vector<int> not_banned;
   std::size_t ok = 0, changed_devices = 0;
   for (const auto& d : devs) {
@@ -294,7 +260,7 @@ Result<void> plan_irq_affinity(PlanContext& context, const ProfileEntry& e, Plan
         ++ok;
         continue;
       }
-      if (balancer && !balancer->banned.count(q.number)) {
+      if (balancer && !balancer->banned_irqs.count(q.number)) {
         not_banned.push_back(q.number);
         continue;
       }
@@ -350,7 +316,7 @@ std::vector<Finding> check_irq_affinity(const CheckInput& in, const ProfileEntry
     return {f};
   }
   if (devs.empty()) return {not_applicable(entry, kArea, kNone)};
-  const auto balancer = irqbalance(in.root);
+  const auto balancer = host::find_irqbalance(in.root);
   std::vector<Finding> out;
   for (const auto& d : devs) {
     std::vector<const Irq*> off;
@@ -399,7 +365,7 @@ std::vector<Finding> check_irq_affinity(const CheckInput& in, const ProfileEntry
     std::vector<int> not_banned;
     if (balancer)
       for (const auto* q : off)
-        if (!balancer->banned.count(q->number)) not_banned.push_back(q->number);
+        if (!balancer->banned_irqs.count(q->number)) not_banned.push_back(q->number);
     if (!not_banned.empty()) {
       f.notes.push_back(fmt::format(
           "irqbalance (pid {}) sets these IRQs' affinity itself and would undo a change",

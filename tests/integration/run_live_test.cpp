@@ -197,6 +197,37 @@ TEST_F(RunLive, TheJobsEnvironmentIsJudgedInTheSummary) {
       << r.err;
 }
 
+// A job bound to every online CPU that writes to disk with O_DIRECT and O_DSYNC: each write
+// completes with an interrupt of the disk, counted on the job's CPUs, its IRQ named.
+TEST_F(RunLive, TheDeviceInterruptsOnABoundJobsCpusAreInTheSummary) {
+  auto online = slurp("/sys/devices/system/cpu/online");
+  while (!online.empty() && online.back() == '\n') online.pop_back();
+  ASSERT_FALSE(online.empty());
+  const auto file = (dir_ / "direct").string();
+  const auto r = dltune_run({"--cpus", online}, {"dd", "if=/dev/zero", "of=" + file, "bs=64k",
+                                                 "count=100", "oflag=direct,dsync"});
+  if (r.exit_code != 0)
+    GTEST_SKIP() << "no O_DIRECT writes on " << dir_ << "'s file system: " << r.err;
+  const auto s = summary();
+  const auto& irq = s["interrupts"];
+  ASSERT_TRUE(irq.is_object()) << s.dump(2);
+  EXPECT_EQ(irq["cpus"], online);
+  EXPECT_GT(irq["count"].get<std::uint64_t>(), 0u) << irq.dump(2);
+  ASSERT_FALSE(irq["top"].empty()) << irq.dump(2);
+  std::uint64_t top = 0;
+  for (const auto& t : irq["top"]) top += t["count"].get<std::uint64_t>();
+  EXPECT_LE(top, irq["count"].get<std::uint64_t>());
+  const int first = irq["top"][0]["irq"];
+  EXPECT_TRUE(fs::exists("/proc/irq/" + std::to_string(first))) << first;
+  EXPECT_NE(r.err.find("  interrupts     "), std::string::npos) << r.err;
+  EXPECT_TRUE(undocumented(s, run_section_of_the_docs()).empty())
+      << ::testing::PrintToString(undocumented(s, run_section_of_the_docs()));
+  // Unbound, nothing is counted.
+  const auto unbound = dltune_run({}, {"/bin/true"});
+  ASSERT_EQ(unbound.exit_code, 0) << unbound.err;
+  EXPECT_TRUE(summary()["interrupts"].is_null());
+}
+
 TEST_F(RunLive, WithJsonOnStandardOutputTheJobsOutputGoesToStandardError) {
   const auto r = run({DLTUNE_BINARY, "run", "--quiet", "--name", name_, "--json", "-", "--",
                       "/bin/sh", "-c", "echo job-stdout; echo job-stderr >&2; exit 3"});
