@@ -48,6 +48,8 @@ class Command {
 // (exit 2).
 [[nodiscard]] std::optional<host::Root> open_root(const char* command,
                                                   const std::optional<std::string>& dir);
+// This host's name (gethostname), empty when it cannot be read.
+[[nodiscard]] std::string host_name();
 // How facts are collected: DLTUNE_NVML_LIBRARY from this process's environment.
 [[nodiscard]] inventory::CollectOptions collect_options();
 // The job's command for `run`, `record` and `bench`: the words after "--", passed on untouched.
@@ -93,6 +95,9 @@ std::unique_ptr<Command> make_doctor_command(CLI::App& app, GlobalOptions& globa
 std::unique_ptr<Command> make_bench_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_compare_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_slurm_command(CLI::App& app, GlobalOptions& global);
+// The per-job subcommands of `slurm` (efficiency, report, prolog, watch, epilog), added to its
+// App `slurm` in the order its help lists them.
+std::unique_ptr<Command> make_slurm_job_commands(CLI::App& slurm);
 // Every command (or, with `only`, the one of that name; none for ""), added to `app` in the order
 // `dltune --help` lists them.
 [[nodiscard]] std::vector<std::unique_ptr<Command>> make_commands(

@@ -1,4 +1,6 @@
 // What the commands share: opening the host to read, and how facts are collected.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -36,6 +38,12 @@ std::optional<host::Root> open_root(const char* command, const std::optional<std
     return std::nullopt;
   }
   return *r;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return {};
+  return name;
 }
 
 inventory::CollectOptions collect_options() {

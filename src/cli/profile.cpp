@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
 
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
@@ -16,8 +15,6 @@
 #include "cli/sampling_options.hpp"
 #include "core/json.hpp"
 #include "diagnose/profile_evidence.hpp"
-#include "diagnose/profile_job.hpp"
-#include "inventory/host_facts.hpp"
 #include "launch/spawn.hpp"
 #include "monitor/scope.hpp"
 #include "options/options.hpp"
@@ -83,42 +80,22 @@ class ProfileCommand : public Command {
     return f.bad_input ? kExitBadInput : kExitFailure;
   }
 
-  int judge(const diagnose::JobWindows& windows, std::int64_t default_skip, std::string source,
-            std::vector<std::string> notes, nlohmann::json extra, const std::string& save_to,
-            std::map<pid_t, nlohmann::json> rank_extra = {},
-            std::map<pid_t, std::vector<std::string>> rank_notes = {}) {
-    diagnose::JudgeRequest request;
-    request.skip_ns = skip_ns_.value_or(default_skip);
-    request.source = std::move(source);
-    request.notes = std::move(notes);
-    request.extra = std::move(extra);
-    request.save_to = save_to;
-    request.rank_extra = std::move(rank_extra);
-    request.rank_notes = std::move(rank_notes);
-    request.job_errors = std::move(job_errors_);
-    auto report = diagnose::judge_job(*rules_, windows, request);
+  // The verdict, printed; or the failure said.
+  int print(const diagnose::ProfileResult<diagnose::ProfileReport>& report) const {
     if (!report) return failed(report.error());
-    if (json_)
-      fmt::print("{}\n", report->doc.dump(2));
-    else
-      fmt::print("{}", diagnose::render_text(*report));
+    fmt::print("{}", json_ ? report->doc.dump(2) + "\n" : diagnose::render_text(*report));
     return kExitOk;
   }
 
   int from_recording(const std::string& path, const std::string& source_name, bool save,
                      nlohmann::json extra = nlohmann::json::object(),
                      std::vector<std::string> notes = {}) {
-    auto job = diagnose::read_recorded_job(path);
-    if (!job) return failed(job.error());
-    for (auto& n : job->notes) notes.push_back(std::move(n));
-    job_errors_ = std::move(job->job_errors);
-    if (job->python) diagnose::add_python_evidence(*job->python, extra, notes);
-    auto ranks = diagnose::rank_evidence(job->python_ranks);
-    const std::string source =
-        source_name.rfind("job ", 0) == 0 ? source_name : "recording " + source_name;
-    return judge(job->windows, job->launched ? diagnose::kLaunchedSkipNs : 0, source,
-                 std::move(notes), std::move(extra), save ? path : std::string(),
-                 std::move(ranks.extra), std::move(ranks.notes));
+    diagnose::JudgeRequest request;
+    request.source = source_name.rfind("job ", 0) == 0 ? source_name : "recording " + source_name;
+    request.notes = std::move(notes);
+    request.extra = std::move(extra);
+    if (save) request.save_to = path;
+    return print(diagnose::judge_recording(*rules_, path, std::move(request), skip_ns_));
   }
 
   int live() {
@@ -145,18 +122,12 @@ class ProfileCommand : public Command {
     };
     auto job = diagnose::sample_live(host::Root(), request);
     if (!job) return failed(job.error());
-    nlohmann::json extra = nlohmann::json::object();
-    if (pid_ != 0) {
-      auto collect = collect_options();
-      collect.gpus = !no_gpus_;
-      diagnose::add_environment_evidence(host::Root(), pid_, collect, extra, job->notes);
-    }
-    if (job->python) diagnose::add_python_evidence(*job->python, extra, job->notes);
-    diagnose::add_python_workers(job->python_workers, extra, job->notes);
-    auto ranks = diagnose::rank_evidence(job->python_ranks);
-    return judge(job->windows, 0, fmt::format("{}, sampled for {:.1f} s", what, job->seconds),
-                 std::move(job->notes), std::move(extra), std::string(), std::move(ranks.extra),
-                 std::move(ranks.notes));
+    auto collect = collect_options();
+    collect.gpus = !no_gpus_;
+    diagnose::JudgeRequest judge;
+    judge.skip_ns = skip_ns_.value_or(0);
+    return print(diagnose::judge_live(host::Root(), *rules_, std::move(*job), what, pid_, collect,
+                                      std::move(judge)));
   }
 
   int launched(const std::vector<std::string>& command) {
@@ -201,7 +172,6 @@ class ProfileCommand : public Command {
   bool save_ = false, no_gpus_ = false, json_ = false, no_stacks_ = false;
   std::int64_t interval_ns_ = 250'000'000;
   std::optional<std::int64_t> skip_ns_, duration_ns_;
-  nlohmann::json job_errors_ = nlohmann::json::array();  // the recording's, for judge
   const diagnose::Rules* rules_ = nullptr;
 };
 

@@ -119,4 +119,34 @@ void add_environment_evidence(const host::Root& root, pid_t pid,
       {"pid", pid}, {"variables", audit::training_variables(env)}, {"problems", std::move(list)}};
 }
 
+ProfileResult<ProfileReport> judge_recording(const Rules& rules, const std::string& path,
+                                             JudgeRequest request,
+                                             std::optional<std::int64_t> skip_ns) {
+  auto job = read_recorded_job(path);
+  if (!job) return tl::unexpected(job.error());
+  for (auto& n : job->notes) request.notes.push_back(std::move(n));
+  request.job_errors = std::move(job->job_errors);
+  if (job->python) add_python_evidence(*job->python, request.extra, request.notes);
+  auto ranks = rank_evidence(job->python_ranks);
+  request.rank_extra = std::move(ranks.extra);
+  request.rank_notes = std::move(ranks.notes);
+  request.skip_ns = skip_ns.value_or(job->launched ? kLaunchedSkipNs : 0);
+  return judge_job(rules, job->windows, request);
+}
+
+ProfileResult<ProfileReport> judge_live(const host::Root& root, const Rules& rules, LiveJob job,
+                                        const std::string& what, pid_t pid,
+                                        const inventory::CollectOptions& collect,
+                                        JudgeRequest request) {
+  request.notes = std::move(job.notes);
+  if (pid != 0) add_environment_evidence(root, pid, collect, request.extra, request.notes);
+  if (job.python) add_python_evidence(*job.python, request.extra, request.notes);
+  add_python_workers(job.python_workers, request.extra, request.notes);
+  auto ranks = rank_evidence(job.python_ranks);
+  request.rank_extra = std::move(ranks.extra);
+  request.rank_notes = std::move(ranks.notes);
+  request.source = fmt::format("{}, sampled for {:.1f} s", what, job.seconds);
+  return judge_job(rules, job.windows, request);
+}
+
 }  // namespace dltune::diagnose

@@ -6,12 +6,14 @@
 #include <sys/types.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "diagnose/profile_job.hpp"
 #include "diagnose/py_sampler.hpp"
 #include "host/root.hpp"
 #include "inventory/host_facts_fwd.hpp"
@@ -40,5 +42,21 @@ struct RankEvidence {
 void add_environment_evidence(const host::Root& root, pid_t pid,
                               const inventory::CollectOptions& collect, nlohmann::json& extra,
                               std::vector<std::string>& notes);
+
+// A recording judged as `profile RECORDING` judges it: its windows, the Python stacks it kept
+// (the main thread's and each rank's), its job's errors and its notes after the request's; the
+// start-up left out is `skip_ns`, else kLaunchedSkipNs for a job dltune started.
+[[nodiscard]] ProfileResult<ProfileReport> judge_recording(const Rules& rules,
+                                                           const std::string& path,
+                                                           JudgeRequest request,
+                                                           std::optional<std::int64_t> skip_ns);
+// A live sample judged as `profile --pid` judges it: with its stacks (main thread, workers,
+// ranks) and, for `pid` (0: none, a Slurm job's group), that process's variables judged
+// against this host (facts collected with `collect`). The source is "WHAT, sampled for N s".
+[[nodiscard]] ProfileResult<ProfileReport> judge_live(const host::Root& root, const Rules& rules,
+                                                      LiveJob job, const std::string& what,
+                                                      pid_t pid,
+                                                      const inventory::CollectOptions& collect,
+                                                      JudgeRequest request);
 
 }  // namespace dltune::diagnose

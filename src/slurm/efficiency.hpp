@@ -17,6 +17,9 @@
 
 namespace dltune::slurm {
 
+// Where the Epilog writes a finished job's report (slurm efficiency reads it there too).
+inline constexpr const char* kJobReportDir = "/var/lib/dltune/slurm/jobs";
+
 struct EfficiencyRequest {
   std::string job_id;
   std::int64_t duration_ns = 5'000'000'000;  // the window the CPU use is measured over

@@ -457,4 +457,27 @@ Result<std::string> finished_job_efficiency(const std::string& report_dir,
   return render_text(rebuilt);
 }
 
+Result<EpilogRequest> epilog_request(const host::Root& root, EpilogRequest given,
+                                     const std::map<std::string, std::string>& env,
+                                     const std::string& host_name) {
+  const auto var = [&](const char* name, const std::string& fallback = {}) {
+    const auto it = env.find(name);
+    return it != env.end() && !it->second.empty() ? it->second : fallback;
+  };
+  if (given.job_id.empty()) given.job_id = var("SLURM_JOB_ID");
+  if (auto ok = check_job_id(given.job_id); !ok)
+    return fail(ok.error().message() + " (--job, or $SLURM_JOB_ID as slurmd sets it)");
+  // Under slurmd (SLURM_SCRIPT_CONTEXT=epilog_slurmd) the job has ended, whatever is left.
+  if (var("SLURM_SCRIPT_CONTEXT") != "epilog_slurmd")
+    if (const auto group = running_job_group(root, given.job_id))
+      return fail(
+          fmt::format("job {} still runs on this node ({}): the Epilog reports a job that "
+                      "has ended; `dltune slurm efficiency {}` measures a running one",
+                      given.job_id, *group, given.job_id));
+  given.user = var("SLURM_JOB_USER");
+  given.node = var("SLURMD_NODENAME", host_name);
+  given.exit_code = var("SLURM_JOB_EXIT_CODE2");
+  return given;
+}
+
 }  // namespace dltune::slurm

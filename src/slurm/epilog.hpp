@@ -7,6 +7,7 @@
 // to a per-job file (schema dltune.slurm-job-report/1) that `slurm efficiency J` reads back for
 // a finished job.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,7 +27,7 @@ struct EpilogRequest {
   std::string node;       // SLURMD_NODENAME
   std::string exit_code;  // SLURM_JOB_EXIT_CODE2 ("0:125": the job's exit status and signal)
   std::string state_dir = "/run/dltune/slurm";
-  std::string report_dir = "/var/lib/dltune/slurm/jobs";
+  std::string report_dir = kJobReportDir;
   // When set: node_exporter's textfile collector file (NAME.prom) rewritten with the metrics of
   // the last kTextfileJobs reports in report_dir (job_metrics).
   std::string textfile = {};
@@ -81,6 +82,15 @@ struct JobReport {
 [[nodiscard]] Result<void> write_textfile(const std::string& report_dir,
                                           const std::string& textfile,
                                           std::size_t keep = kTextfileJobs);
+
+// The Epilog's request as slurmd runs it, from its environment `env`: the job from
+// `given.job_id` or SLURM_JOB_ID, the user (SLURM_JOB_USER), the node (SLURMD_NODENAME, else
+// `host_name`) and the exit code (SLURM_JOB_EXIT_CODE2). Refused with the reason: no valid job
+// id; run by hand (SLURM_SCRIPT_CONTEXT is not epilog_slurmd), a job that still runs here (its
+// report would end its watch early).
+[[nodiscard]] Result<EpilogRequest> epilog_request(const host::Root& root, EpilogRequest given,
+                                                   const std::map<std::string, std::string>& env,
+                                                   const std::string& host_name);
 
 // A finished job's report as `slurm efficiency J` prints it, from the file the Epilog wrote:
 // the text, or with `json` the document as it is. Errors: no report for the job in
