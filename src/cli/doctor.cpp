@@ -54,6 +54,7 @@ class DoctorCommand : public Command {
     auto root = open_root("doctor", root_dir_);
     if (!root) return kExitBadInput;
     diagnose::DoctorRequest request;
+    request.now_wall_ns = now_ns(CLOCK_REALTIME);
     request.since_wall_ns = window.since_wall_ns;
     request.recording_path = recording_;
     request.recording_span = span;

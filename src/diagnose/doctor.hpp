@@ -33,6 +33,9 @@ struct DoctorRequest {
   std::string nvml_library;
   // Called with each syslog file as its reading starts (a progress line), when set.
   std::function<void(const std::string& path)> reading;
+  // Now, wall clock ns: the time of what is found now rather than logged (cgroup counters,
+  // /proc/vmstat, open files). The caller's clock.
+  std::int64_t now_wall_ns = 0;
 };
 
 struct DoctorReport {
@@ -58,6 +61,23 @@ struct DoctorReport {
 // Reads the log(s) of `root` since `request.since_wall_ns`, classifies with `xids`.
 [[nodiscard]] DoctorReport doctor(const DoctorRequest& request, const host::Root& root,
                                   const XidTable& xids);
+
+// doctor()'s steps that judge what they are given (tested on their own):
+// a job cgroup of `dltune run` and the OOM kills it counted.
+struct JobGroupOoms {
+  std::string group;
+  std::uint64_t oom_kills = 0;
+};
+// An event per group whose kills the events read from the log do not all show.
+[[nodiscard]] std::vector<LoggedEvent> job_group_oom_events(
+    const std::vector<JobGroupOoms>& groups, const std::vector<LoggedEvent>& logged_events,
+    std::int64_t now_wall_ns);
+// /proc/vmstat's compaction stalls since boot (the kernel logs none), when there were any.
+[[nodiscard]] std::optional<LoggedEvent> compaction_event(
+    const std::map<std::string, std::uint64_t>& vmstat, std::int64_t now_wall_ns);
+// The report's counts per kind, worst severity, most recent critical event and the one action
+// to take first (that event's, else the most common warning's), from its events.
+void summarize(DoctorReport& report);
 
 // The schema dltune.doctor/1 (docs/json.md).
 [[nodiscard]] nlohmann::json to_json(const DoctorReport& report);

@@ -191,8 +191,9 @@ Result<JobReport> run_epilog(const host::Root& root, const EpilogRequest& reques
   diagnose::DoctorRequest d;
   // From the watch's start (the Prolog ran before the job's first step here), else since boot.
   if (kept) d.since_wall_ns = kept->started_ns;
+  d.now_wall_ns = now_ns(CLOCK_REALTIME);
   const auto log = diagnose::doctor(d, root, xids);
-  auto report = build_report(request, std::move(kept), log, now_ns(CLOCK_REALTIME));
+  auto report = build_report(request, std::move(kept), log, d.now_wall_ns);
   if (!record_note.empty()) report.notes.insert(report.notes.begin(), record_note);
 
   std::error_code ec;
