@@ -131,6 +131,19 @@ std::vector<Finding> unknown(const CheckReport& r, settings::Severity at_least) 
   return out;
 }
 
+NpdVerdict npd_verdict(const CheckReport& r, settings::Severity at_least) {
+  if (const auto f = failing(r, at_least); !f.empty())
+    return {1, short_reason(f, "dltune: ", kNpdMessageMax)};
+  if (const auto u = unknown(r, at_least); !u.empty())
+    return {2, short_reason(u, "dltune: cannot judge: ", kNpdMessageMax)};
+  return {0, fmt::format("dltune: no finding at or above {} (profile {})",
+                         settings::severity_name(at_least), r.profile)};
+}
+
+NpdVerdict npd_cannot_judge(const std::string& why) {
+  return {2, "dltune: cannot judge the host: " + why};
+}
+
 std::string short_reason(const std::vector<Finding>& failing, std::string_view prefix,
                          std::size_t max) {
   if (failing.empty()) return {};

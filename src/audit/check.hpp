@@ -55,6 +55,19 @@ struct CheckReport {
 [[nodiscard]] std::string short_reason(const std::vector<Finding>& failing, std::string_view prefix,
                                        std::size_t max);
 
+// node-problem-detector's custom plugin protocol (deploy/kubernetes/node-problem-detector/):
+// exit 0 OK, 1 a problem, 2 unknown, and one line of message on stdout, at most
+// kNpdMessageMax characters (the plugin's max_output_length). What could not be judged is never
+// reported healthy: NPD's "unknown".
+struct NpdVerdict {
+  int exit_code = 0;
+  std::string message;  // without its newline
+};
+inline constexpr std::size_t kNpdMessageMax = 200;
+[[nodiscard]] NpdVerdict npd_verdict(const CheckReport& r, settings::Severity at_least);
+// Why the host could not be judged at all, as the plugin's message (exit 2).
+[[nodiscard]] NpdVerdict npd_cannot_judge(const std::string& why);
+
 [[nodiscard]] inventory::Json to_json(const CheckReport& r, const inventory::HostFacts& facts);
 // How the text report looks: every finding's evidence and reason (`verbose`), the width to wrap
 // reasons at, and severities in colour (for a terminal that wants it).

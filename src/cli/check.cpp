@@ -60,22 +60,9 @@ class CheckCommand : public Command {
     const auto& facts = checked->facts;
     const auto& report = checked->report;
     if (npd_) {
-      // node-problem-detector's custom plugin protocol: exit 0 OK, 1 a problem, 2 unknown, and
-      // one line of message on stdout (deploy/kubernetes/node-problem-detector/).
-      const auto severity = *settings::severity_from(fail_on_);
-      const auto failing = audit::failing(report, severity);
-      if (!failing.empty()) {
-        fmt::print("{}\n", audit::short_reason(failing, "dltune: ", kNpdMessageMax));
-        return 1;
-      }
-      // What could not be judged is never reported healthy: NPD's "unknown".
-      if (const auto not_judged = audit::unknown(report, severity); !not_judged.empty()) {
-        fmt::print("{}\n",
-                   audit::short_reason(not_judged, "dltune: cannot judge: ", kNpdMessageMax));
-        return kExitBadInput;
-      }
-      fmt::print("dltune: no finding at or above {} (profile {})\n", fail_on_, report.profile);
-      return 0;
+      const auto v = audit::npd_verdict(report, *settings::severity_from(fail_on_));
+      fmt::print("{}\n", v.message);
+      return v.exit_code;
     }
     if (json_) {
       fmt::print("{}\n", audit::to_json(report, facts).dump(2));
@@ -102,14 +89,10 @@ class CheckCommand : public Command {
   std::string fail_on_ = "critical";
   std::string color_ = "auto";
 
-  // node-problem-detector keeps at most its plugin's max_output_length characters of the
-  // message (deploy/kubernetes/node-problem-detector/dltune-plugin.json says 200).
-  static constexpr std::size_t kNpdMessageMax = 200;
-
   // With --npd, why the host could not be judged goes to stdout too (the plugin's message);
   // the exit status is 2 (NPD's "unknown") either way.
   int unknown(const std::string& why) const {
-    if (npd_) fmt::print("dltune: cannot judge the host: {}\n", why);
+    if (npd_) fmt::print("{}\n", audit::npd_cannot_judge(why).message);
     return kExitBadInput;
   }
 };

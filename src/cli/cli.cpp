@@ -16,7 +16,7 @@
 #include "core/build_info.hpp"
 #include "host/fault.hpp"
 #include "options/options.hpp"
-#include "tune/journal.hpp"
+#include "tune/render.hpp"
 
 namespace dltune::cli {
 
@@ -26,26 +26,6 @@ namespace {
 constexpr const char* kExitStatus =
     "0 success, 1 the command failed, 2 bad input (nothing was done); check,\n"
     "doctor, compare and the commands that run a job say their own in their help.";
-
-// Every command says so when a tune transaction was left unfinished: the host may be
-// half-changed until it is rolled back.
-void warn_about_unfinished_transactions() {
-  if (::access("/var/lib/dltune/state.db", F_OK) != 0) return;
-  auto journal = tune::Journal::open_read_only("/var/lib/dltune");
-  if (!journal) return;
-  auto pending = (*journal)->pending();
-  if (!pending) return;
-  for (const auto& t : *pending)
-    fmt::print(
-        stderr,
-        "dltune: tune transaction {} ({}) was left unfinished: the host may be half-changed; "
-        "run `dltune tune rollback {}`\n",
-        t.id, t.command, t.id);
-}
-
-}  // namespace
-
-namespace {
 
 using MakeCommand = std::unique_ptr<Command> (*)(CLI::App&, GlobalOptions&);
 struct NamedCommand {
@@ -162,20 +142,12 @@ int run(int argc, char** argv) {
 
   // Everything after the first "--" belongs to the job that `run`, `record`, `profile` or `bench`
   // starts.
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] != "--") continue;
-    const auto before = args.begin() + static_cast<std::ptrdiff_t>(i);
-    if (std::none_of(args.begin(), before, [](const std::string& a) {
-          return a == "run" || a == "record" || a == "profile" || a == "bench";
-        }))
-      break;
-    global.after_dashdash =
-        std::vector<std::string>(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
-    args.resize(i);
-    break;
-  }
+  global.after_dashdash = options::take_after_dashdash(args, {"run", "record", "profile", "bench"});
   if (const auto rc = options::parse(app, std::move(args))) return *rc;
-  warn_about_unfinished_transactions();
+  // Every command says so when a tune transaction was left unfinished: the host may be
+  // half-changed until it is rolled back.
+  for (const auto& w : tune::unfinished_warnings("/var/lib/dltune"))
+    fmt::print(stderr, "dltune: {}\n", w);
   for (auto& c : commands)
     if (c->selected()) return executed(*c);
   return kExitBadInput;

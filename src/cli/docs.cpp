@@ -1,39 +1,21 @@
 // The man pages and completion scripts, written at build time (`dltune __generate-docs DIR`):
-// made by options/ from the program's CLI11 definition and commands/*.toml, with the files and
-// variables every page shares listed here.
+// made and written by options/ from the program's CLI11 definition and commands/*.toml, with the
+// files and variables every page shares listed here.
 #include "cli/docs.hpp"
 
 #include <cstdio>
-#include <filesystem>
 
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/cli.hpp"
-#include "core/local_file.hpp"
 #include "core/text.hpp"
-#include "options/man_page.hpp"
+#include "options/docs_files.hpp"
 #include "settings/profile.hpp"
 
 namespace dltune::cli {
 
 namespace {
-
-// The commands that take a profile (-p PROFILE, bench's -a/-b): they look in
-// /etc/dltune/profiles.
-std::vector<std::string> commands_with_profiles(const CLI::App& program) {
-  std::vector<std::string> out;
-  const auto takes_profile = [](const CLI::App& app, const auto& self) -> bool {
-    for (const auto* o : app.get_options())
-      if (o->get_type_name() == "PROFILE") return true;
-    for (const auto* s : app.get_subcommands([](const CLI::App*) { return true; }))
-      if (self(*s, self)) return true;
-    return false;
-  };
-  for (const auto* c : program.get_subcommands([](const CLI::App*) { return true; }))
-    if (takes_profile(*c, takes_profile)) out.push_back(c->get_name());
-  return out;
-}
 
 options::ManExtras man_extras(const CLI::App& program, const std::string& exit_status) {
   options::ManExtras extras;
@@ -56,7 +38,7 @@ options::ManExtras man_extras(const CLI::App& program, const std::string& exit_s
                   text::join(settings::builtin_profiles(), ", ") +
                   "; it may include a built-in one and change some of its values. "
                   "A PROFILE with a / in it is read from that file instead.";
-  profiles.commands = commands_with_profiles(program);
+  profiles.commands = options::commands_taking(program, "PROFILE");  // -p, bench's -a/-b
   extras.files.push_back(profiles);
 
   options::ManEntry capture;
@@ -83,41 +65,15 @@ options::ManExtras man_extras(const CLI::App& program, const std::string& exit_s
   return extras;
 }
 
-// Writes `text` to `path` whole (a temporary file renamed into place).
-bool write_file(const std::string& path, const std::string& text) {
-  auto written = local_file::write(
-      path, true, [&](std::ostream& out) { out << text; }, path);
-  if (!written) {
-    fmt::print(stderr, "dltune {}: {}\n", kGenerateDocs, written.error().message());
-    return false;
-  }
-  return true;
-}
-
-bool make_directory(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::create_directories(path, ec);
-  if (ec) {
-    fmt::print(stderr, "dltune {}: {}: {}\n", kGenerateDocs, path, ec.message());
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 int generate_docs(const CLI::App& program, const std::string& exit_status, const std::string& dir) {
-  const std::string man1 = dir + "/man/man1";
-  const std::string completions = dir + "/completions";
-  if (!make_directory(man1) || !make_directory(completions)) return kExitFailure;
-  for (const auto& page : options::man_pages(program, man_extras(program, exit_status)))
-    if (!write_file(man1 + "/" + page.name + ".1", page.text)) return kExitFailure;
-  const auto words = completion_words();
-  const auto model = options::completion_model(program);
-  if (!write_file(completions + "/dltune.bash", options::bash_completion(model, words)) ||
-      !write_file(completions + "/_dltune", options::zsh_completion(model, words)) ||
-      !write_file(completions + "/dltune.fish", options::fish_completion(model, words)))
+  const auto written =
+      options::write_docs(program, man_extras(program, exit_status), completion_words(), dir);
+  if (!written) {
+    fmt::print(stderr, "dltune {}: {}\n", kGenerateDocs, written.error().message());
     return kExitFailure;
+  }
   return kExitOk;
 }
 

@@ -416,4 +416,16 @@ std::optional<int> parse(CLI::App& app, std::vector<std::string> args) {
   return std::nullopt;
 }
 
+std::optional<std::vector<std::string>> take_after_dashdash(
+    std::vector<std::string>& args, const std::vector<std::string>& commands) {
+  const auto dashdash = std::find(args.begin(), args.end(), "--");
+  if (dashdash == args.end() || std::none_of(args.begin(), dashdash, [&](const std::string& a) {
+        return std::find(commands.begin(), commands.end(), a) != commands.end();
+      }))
+    return std::nullopt;
+  std::vector<std::string> after(dashdash + 1, args.end());
+  args.erase(dashdash, args.end());
+  return after;
+}
+
 }  // namespace dltune::options

@@ -113,6 +113,12 @@ void use_dltune_help(CLI::App& app);
 // unknown command is named with the nearest known one.
 [[nodiscard]] std::optional<int> parse(CLI::App& app, std::vector<std::string> args);
 
+// The words after the first "--" of `args`, taken out of it, when a word before that "--" is
+// one of `commands` (the job's command line of `run`, `record`, ...: never the program's
+// options); nullopt, `args` untouched, otherwise.
+[[nodiscard]] std::optional<std::vector<std::string>> take_after_dashdash(
+    std::vector<std::string>& args, const std::vector<std::string>& commands);
+
 // The command being run as words ("tune apply"): the deepest command parsed.
 [[nodiscard]] std::string command_path(const CLI::App& app);
 

@@ -1,6 +1,8 @@
 // The plan and the journal's transactions as text and JSON (schemas in docs/json.md).
 #include "tune/render.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include <fmt/core.h>
@@ -194,6 +196,21 @@ std::optional<std::string> unfinished_refusal(Journal& journal) {
       "transaction {} was left unfinished (a crash?): run `dltune tune rollback {}` first; "
       "nothing was changed",
       pending->front().id, pending->front().id);
+}
+
+std::vector<std::string> unfinished_warnings(const std::string& state_dir) {
+  std::vector<std::string> out;
+  if (::access((state_dir + "/state.db").c_str(), F_OK) != 0) return out;
+  auto journal = Journal::open_read_only(state_dir);
+  if (!journal) return out;
+  auto pending = (*journal)->pending();
+  if (!pending) return out;
+  for (const auto& t : *pending)
+    out.push_back(fmt::format(
+        "tune transaction {} ({}) was left unfinished: the host may be half-changed; run "
+        "`dltune tune rollback {}`",
+        t.id, t.command, t.id));
+  return out;
 }
 
 std::int64_t rollback_target(Journal& journal) {

@@ -53,6 +53,12 @@ struct JournalStatus {
 // now would journal the wrong old values. nullopt when there is none.
 [[nodiscard]] std::optional<std::string> unfinished_refusal(Journal& journal);
 
+// What every command says on stderr of each transaction left unfinished in the journal under
+// `state_dir` (the host may be half-changed until it is rolled back): "tune transaction N (CMD)
+// was left unfinished: ...; run `dltune tune rollback N`". Nothing when there is no journal or it
+// cannot be read (the command goes on; `tune status` says why).
+[[nodiscard]] std::vector<std::string> unfinished_warnings(const std::string& state_dir);
+
 // The transaction `tune rollback` undoes when given none: one a crash left unfinished first,
 // else the newest that still holds changes (applied, or failed with changes an earlier rollback
 // could not restore); 0 when there is none.
