@@ -78,16 +78,11 @@ class StacksCommand : public Command {
 
  private:
   int dump(pystack::PythonProcess& process) const {
-    auto threads = process.sample();
-    // Frames that changed under the reader: a second look usually finds them still.
-    for (int tries = 0; !threads && tries < 3 && threads.error().errno_ != ESRCH; ++tries)
-      threads = process.sample();
+    auto threads = pystack::sample_settled(process);
     if (!threads) return failure(threads.error().message());
-    if (json_)
-      fmt::print("{}\n",
-                 pystack::dump_json(process.interpreter(), process.pid(), *threads).dump(2));
-    else
-      fmt::print("{}", pystack::dump_text(process.interpreter(), process.pid(), *threads));
+    const auto& in = process.interpreter();
+    fmt::print("{}", json_ ? pystack::dump_json(in, process.pid(), *threads).dump(2) + "\n"
+                           : pystack::dump_text(in, process.pid(), *threads));
     return kExitOk;
   }
 
@@ -97,18 +92,8 @@ class StacksCommand : public Command {
     ::sigaction(SIGINT, &action, nullptr);
     ::sigaction(SIGTERM, &action, nullptr);
     const auto run = pystack::sample_for(process, {*duration_ns_, rate_, &stop_sampling});
-    if (format_ == "speedscope")
-      fmt::print("{}\n", run.counts.speedscope(fmt::format("dltune stacks --pid {}", pid_)).dump());
-    else
-      fmt::print("{}", run.counts.collapsed());
-    const auto taken = run.taken();
-    const auto wall = static_cast<double>(run.wall_ns), cpu = static_cast<double>(run.cpu_ns);
-    say(fmt::format(
-        "{} samples in {:.1f} s ({} skipped: frames changed under the reader); "
-        "sampler CPU {:.1f} ms, {:.0f} us a sample, {:.2f}% of a core{}",
-        taken, wall / 1e9, run.skipped, cpu / 1e6,
-        taken ? cpu / 1e3 / static_cast<double>(taken) : 0.0,
-        run.wall_ns ? 100.0 * cpu / wall : 0.0, run.ended.empty() ? "" : "; " + run.ended));
+    print(run.counts, fmt::format("dltune stacks --pid {}", pid_));
+    say(run.cost_text());
     return run.counts.samples() > 0 || run.ended.empty() ? kExitOk : kExitFailure;
   }
 
@@ -116,25 +101,19 @@ class StacksCommand : public Command {
   int from_recording() const {
     auto rec = store::Recording::open(recording_);
     if (!rec) return refuse(rec.error().message());
-    auto doc = (*rec)->document("python_stacks");
-    if (!doc) return failure(doc.error().message());
-    if (!*doc)
-      return failure(
-          fmt::format("{} kept no Python stacks (recorded without a Python job, or "
-                      "with --no-stacks)",
-                      recording_));
-    auto stacks = store::PythonStacks::from_json(**doc);
-    if (!stacks) return failure(fmt::format("{}: {}", recording_, stacks.error().message()));
-    const auto counts = stacks->counts();
+    auto stacks = store::PythonStacks::from_recording(**rec, recording_);
+    if (!stacks) return failure(stacks.error().message());
+    print(stacks->counts(), fmt::format("dltune stacks --recording {}", recording_));
+    say(recording_ + ": " + stacks->summary_text());
+    return kExitOk;
+  }
+
+  // Counted stacks as --format asks: collapsed lines, or a speedscope document named `name`.
+  void print(const pystack::StackCounts& counts, const std::string& name) const {
     if (format_ == "speedscope")
-      fmt::print("{}\n",
-                 counts.speedscope(fmt::format("dltune stacks --recording {}", recording_)).dump());
+      fmt::print("{}\n", counts.speedscope(name).dump());
     else
       fmt::print("{}", counts.collapsed());
-    say(fmt::format("{}: {} samples of pid {}'s main thread ({}, every {} ms)", recording_,
-                    stacks->samples, stacks->pid, stacks->interpreter,
-                    stacks->sample_interval_ns / 1'000'000));
-    return kExitOk;
   }
 
   CLI::App* sub_ = nullptr;

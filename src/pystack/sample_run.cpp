@@ -5,6 +5,8 @@
 
 #include <cerrno>
 
+#include <fmt/core.h>
+
 namespace dltune::pystack {
 
 namespace {
@@ -54,6 +56,23 @@ SampleRun sample_for(PythonProcess& process, const SampleRunRequest& request) {
   run.wall_ns = monotonic_ns() - start;
   run.cpu_ns = own_cpu_ns() - cpu_start;
   return run;
+}
+
+std::string SampleRun::cost_text() const {
+  const auto n = taken();
+  const auto wall = static_cast<double>(wall_ns), cpu = static_cast<double>(cpu_ns);
+  return fmt::format(
+      "{} samples in {:.1f} s ({} skipped: frames changed under the reader); sampler CPU {:.1f} "
+      "ms, {:.0f} us a sample, {:.2f}% of a core{}",
+      n, wall / 1e9, skipped, cpu / 1e6, n ? cpu / 1e3 / static_cast<double>(n) : 0.0,
+      wall_ns ? 100.0 * cpu / wall : 0.0, ended.empty() ? "" : "; " + ended);
+}
+
+Result<std::vector<ThreadStack>> sample_settled(PythonProcess& process) {
+  auto threads = process.sample();
+  for (int tries = 0; !threads && tries < 3 && threads.error().errno_ != ESRCH; ++tries)
+    threads = process.sample();
+  return threads;
 }
 
 }  // namespace dltune::pystack

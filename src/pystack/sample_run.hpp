@@ -24,7 +24,13 @@ struct SampleRun {
   std::int64_t wall_ns = 0;
   std::int64_t cpu_ns = 0;  // this process's CPU time spent meanwhile (getrusage(2))
   [[nodiscard]] std::uint64_t taken() const { return counts.samples() + skipped; }
+  // "N samples in S s (K skipped: ...); sampler CPU C ms, U us a sample, P% of a core[; ended]"
+  [[nodiscard]] std::string cost_text() const;
 };
+
+// One sample of every thread, tried again (at most three more times) while the frames changed
+// under the reader; the process's exit ends the tries at once.
+[[nodiscard]] Result<std::vector<ThreadStack>> sample_settled(PythonProcess& process);
 
 // Reads on the CLOCK_MONOTONIC grid of 1/rate (never a burst to catch up when behind), until
 // the duration is over, `stop` is set, or the process is gone (ESRCH).

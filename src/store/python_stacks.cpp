@@ -12,6 +12,7 @@
 #include "core/text.hpp"
 #include "host/parse/process.hpp"
 #include "pystack/render.hpp"
+#include "store/recording.hpp"
 
 namespace dltune::store {
 
@@ -292,6 +293,23 @@ pystack::StackCounts PythonStacks::counts() const {
     }
   }
   return out;
+}
+
+std::string PythonStacks::summary_text() const {
+  return fmt::format("{} samples of pid {}'s main thread ({}, every {} ms)", samples, pid,
+                     interpreter, sample_interval_ns / 1'000'000);
+}
+
+Result<PythonStacks> PythonStacks::from_recording(const Recording& rec, const std::string& path) {
+  auto doc = rec.document("python_stacks");
+  if (!doc) return tl::unexpected(doc.error());
+  if (!*doc)
+    return fail(path +
+                " kept no Python stacks (recorded without a Python job, or with "
+                "--no-stacks)");
+  auto stacks = from_json(**doc);
+  if (!stacks) return fail(fmt::format("{}: {}", path, stacks.error().message()));
+  return stacks;
 }
 
 }  // namespace dltune::store

@@ -30,6 +30,8 @@
 
 namespace dltune::store {
 
+class Recording;
+
 inline constexpr std::size_t kMaxStacks = 4096;
 inline constexpr std::size_t kMaxPerInterval = 32;
 inline constexpr std::size_t kMaxIntervals = 36'000;
@@ -66,6 +68,13 @@ struct PythonStacks {
   // Every kept stack of the main thread with its total, and the rest as one "(other stacks)":
   // what `stacks --recording` prints.
   [[nodiscard]] pystack::StackCounts counts() const;
+  // "N samples of pid P's main thread (INTERPRETER, every M ms)"
+  [[nodiscard]] std::string summary_text() const;
+  // Those the recording `rec` (the file `path`) kept: its document "python_stacks". Errors
+  // name the file: it cannot be read, it kept none (recorded without a Python job, or with
+  // --no-stacks), the document is not one.
+  [[nodiscard]] static Result<PythonStacks> from_recording(const Recording& rec,
+                                                           const std::string& path);
 };
 
 // The document of a rank's stacks in a recording ("python_stacks/PID"), and the one that lists
