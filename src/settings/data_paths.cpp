@@ -95,6 +95,12 @@ std::vector<std::string> check_data_paths(const inventory::HostFacts& facts,
   return paths;
 }
 
+Fix data_fix(const std::string& key, const std::vector<std::string>& given,
+             const std::string& path) {
+  return Fix{fmt::format("dltune tune apply --only {}{} --persist", key, data_option(given, path)),
+             true};
+}
+
 std::string data_option(const std::vector<std::string>& given, const std::string& path) {
   const auto defaults = default_data_paths();
   if (given.empty() && std::find(defaults.begin(), defaults.end(), path) != defaults.end())

@@ -10,6 +10,7 @@
 #include "host/root.hpp"
 #include "inventory/host_facts_fwd.hpp"
 #include "inventory/storage.hpp"
+#include "settings/finding.hpp"
 
 namespace dltune::settings {
 
@@ -46,6 +47,10 @@ inline constexpr std::uint64_t kMinDataFileSystemBytes = 10ULL << 30;
 // " --data PATH" when --data was given or when `path` is not one of tune's defaults, else "".
 [[nodiscard]] std::string data_option(const std::vector<std::string>& given,
                                       const std::string& path);
+// The fix of a setting judged per file system under the data (`key`: mount.noatime, block.*):
+// "dltune tune apply --only KEY[ --data PATH] --persist".
+[[nodiscard]] Fix data_fix(const std::string& key, const std::vector<std::string>& given,
+                           const std::string& path);
 
 struct DataFileSystem {
   const inventory::FileSystem* fs = nullptr;

@@ -185,9 +185,7 @@ std::vector<Finding> check_mount(const CheckInput& in, const ProfileEntry& entry
       f.summary =
           fmt::format("{} ({}) is mounted {}, not noatime{}", best->mount_point, best->fstype, mode,
                       d.path == best->mount_point ? "" : " (holds " + d.path + ")");
-      f.fix = Fix{fmt::format("dltune tune apply --only mount.noatime{} --persist",
-                              data_option(in.data_paths, d.path)),
-                  true};
+      f.fix = data_fix(entry.key, in.data_paths, d.path);
       f.notes.push_back(
           "every read of a training file also writes its access time unless the "
           "file system is mounted noatime");

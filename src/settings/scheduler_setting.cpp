@@ -174,9 +174,7 @@ std::vector<Finding> check_scheduler(const CheckInput& in, const ProfileEntry& e
           offered, d.name, d.wanted->scheduler,
           d.wanted->scheduler == "kyber" ? "kyber-iosched" : d.wanted->scheduler));
     } else if (!met) {
-      f.fix = Fix{fmt::format("dltune tune apply --only block.scheduler{} --persist",
-                              data_option(in.data_paths, d.data_path)),
-                  true};
+      f.fix = data_fix(entry.key, in.data_paths, d.data_path);
     }
     container_advice(in, f, "");
     out.push_back(std::move(f));
@@ -241,10 +239,7 @@ std::vector<Finding> check_nr_requests(const CheckInput& in, const ProfileEntry&
         fmt::format("{} (holding {}) lets {} hold {} requests{}", d.name, d.mount_point, d.selected,
                     *nr, f.severity == Severity::kOk ? "" : ", expected " + f.expected);
     if (!device_takes.empty()) f.notes.push_back(device_takes);
-    if (f.severity != Severity::kOk)
-      f.fix = Fix{fmt::format("dltune tune apply --only block.nr_requests{} --persist",
-                              data_option(in.data_paths, d.data_path)),
-                  true};
+    if (f.severity != Severity::kOk) f.fix = data_fix(entry.key, in.data_paths, d.data_path);
     container_advice(in, f, "");
     out.push_back(std::move(f));
   }

@@ -346,10 +346,7 @@ std::vector<Finding> check_read_ahead(const CheckInput& in, const ProfileEntry& 
     Finding f = judge(entry, "storage", kb, {{file, kb}});
     f.summary = fmt::format("{} (holding {}) reads ahead {} KiB{}", *d.disk, d.fs->mount_point, kb,
                             f.severity == Severity::kOk ? "" : ", expected " + f.expected);
-    if (f.severity != Severity::kOk)
-      f.fix = Fix{fmt::format("dltune tune apply --only block.read_ahead_kb{} --persist",
-                              data_option(in.data_paths, d.path)),
-                  true};
+    if (f.severity != Severity::kOk) f.fix = data_fix(entry.key, in.data_paths, d.path);
     container_advice(in, f, "");
     out.push_back(std::move(f));
   }
