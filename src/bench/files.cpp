@@ -140,4 +140,29 @@ Result<BenchDirectory> read_given_runs(const std::vector<std::string>& a,
   return d;
 }
 
+Result<CompareInput> read_compare_input(const std::vector<std::string>& paths,
+                                        std::vector<std::string> a, std::vector<std::string> b,
+                                        const std::string& label_a, const std::string& label_b) {
+  struct stat st {};
+  const bool directory = paths.size() == 1 && a.empty() && b.empty() &&
+                         ::stat(paths[0].c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  if (!directory) {
+    if (paths.size() == 2 && a.empty() && b.empty()) {
+      a.push_back(paths[0]);
+      b.push_back(paths[1]);
+    } else if (!paths.empty() || a.empty() || b.empty()) {
+      return fail(
+          "expected A.db B.db, or -a FILE ... -b FILE ..., or a directory `dltune bench` wrote");
+    }
+  }
+  auto read = directory ? read_bench_directory(paths[0]) : read_given_runs(a, b);
+  if (!read) return tl::unexpected(read.error());  // a file given by hand must be a run
+  CompareInput in;
+  in.runs = std::move(read->runs);
+  in.options.paired_by_round = directory;
+  in.options.label_a = label_a.empty() ? read->label_a : label_a;
+  in.options.label_b = label_b.empty() ? read->label_b : label_b;
+  return in;
+}
+
 }  // namespace dltune::bench

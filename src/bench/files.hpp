@@ -41,4 +41,18 @@ struct BenchDirectory {
 [[nodiscard]] Result<BenchDirectory> read_given_runs(const std::vector<std::string>& a,
                                                      const std::vector<std::string>& b);
 
+// What `compare` is given, read: a directory `bench` wrote (its rounds pair the runs); two
+// recordings (A.db B.db); or `-a FILE ... -b FILE ...`. The labels are the directory's or the
+// files', unless `label_a`/`label_b` are given. Errors: any other combination (saying what is
+// expected), and read_bench_directory's and read_given_runs'.
+struct CompareInput {
+  std::vector<Run> runs;
+  CompareOptions options;
+};
+[[nodiscard]] Result<CompareInput> read_compare_input(const std::vector<std::string>& paths,
+                                                      std::vector<std::string> a,
+                                                      std::vector<std::string> b,
+                                                      const std::string& label_a,
+                                                      const std::string& label_b);
+
 }  // namespace dltune::bench

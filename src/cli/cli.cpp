@@ -1,12 +1,7 @@
 #include "cli/cli.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <system_error>
 
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
@@ -77,31 +72,6 @@ std::optional<std::optional<std::string_view>> command_to_make(
   return std::optional<std::string_view>{named};
 }
 
-namespace {
-
-// The command's exit status, unless its output could not be written (standard output on a full
-// disk, a closed pipe): then exit 1 saying so, never an abort and never 0 with the output lost.
-// fmt::print throws std::system_error ("cannot write to file: ...") when a write fails; what is
-// still buffered fails at the flush.
-int executed(Command& c) {
-  int rc = 0;
-  try {
-    rc = c.execute();
-  } catch (const std::system_error& e) {
-    if (std::string_view(e.what()).find("cannot write to file") == std::string_view::npos) throw;
-    fmt::print(stderr, "dltune: cannot write the output: {}\n", std::strerror(e.code().value()));
-    return kExitFailure;
-  }
-  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
-    const int err = errno != 0 ? errno : EIO;
-    fmt::print(stderr, "dltune: cannot write the output: {}\n", std::strerror(err));
-    return kExitFailure;
-  }
-  return rc;
-}
-
-}  // namespace
-
 int run(int argc, char** argv) {
   CLI::App app{
       "Makes a Linux host run PyTorch training well, and proves it. Every command reads the host\n"
@@ -149,7 +119,7 @@ int run(int argc, char** argv) {
   for (const auto& w : tune::unfinished_warnings("/var/lib/dltune"))
     fmt::print(stderr, "dltune: {}\n", w);
   for (auto& c : commands)
-    if (c->selected()) return executed(*c);
+    if (c->selected()) return options::with_output_checked([&] { return c->execute(); });
   return kExitBadInput;
 }
 

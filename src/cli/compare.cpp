@@ -1,7 +1,5 @@
 // `dltune compare A.db B.db | -a A1.db -a A2.db ... -b B1.db ... | BENCH_DIR`: the comparison of
 // `dltune bench` for runs recorded by hand, or a bench directory read again.
-#include <sys/stat.h>
-
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
@@ -11,17 +9,11 @@
 #include "cli/commands.hpp"
 #include "core/json.hpp"
 #include "core/local_file.hpp"
-#include "core/text.hpp"
 #include "options/options.hpp"
 
 namespace dltune::cli {
 
 namespace {
-
-bool is_directory(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 class CompareCommand : public Command {
  public:
@@ -50,34 +42,10 @@ class CompareCommand : public Command {
       if (auto t = local_file::output_target(html_, force_); !t)
         return refuse("--html: " + t.error().message());
     }
-    std::vector<bench::Run> runs;
-    bench::CompareOptions options;
-    options.confidence = confidence_ / 100;
-    if (paths_.size() == 1 && a_.empty() && b_.empty() && is_directory(paths_[0])) {
-      auto d = bench::read_bench_directory(paths_[0]);
-      if (!d) return refuse(d.error().message());
-      runs = std::move(d->runs);
-      options.label_a = d->label_a;
-      options.label_b = d->label_b;
-      options.paired_by_round = true;
-    } else if (paths_.size() == 2 && a_.empty() && b_.empty()) {
-      a_.push_back(paths_[0]);
-      b_.push_back(paths_[1]);
-    } else if (!paths_.empty() || a_.empty() || b_.empty()) {
-      return refuse(
-          "expected A.db B.db, or -a FILE ... -b FILE ..., or a directory `dltune bench` "
-          "wrote");
-    }
-    if (runs.empty()) {
-      auto given = bench::read_given_runs(a_, b_);
-      if (!given) return refuse(given.error().message());  // a file given by hand must be a run
-      runs = std::move(given->runs);
-      options.label_a = given->label_a;
-      options.label_b = given->label_b;
-    }
-    if (!label_a_.empty()) options.label_a = label_a_;
-    if (!label_b_.empty()) options.label_b = label_b_;
-    auto c = bench::compare_runs(std::move(runs), options);
+    auto input = bench::read_compare_input(paths_, a_, b_, label_a_, label_b_);
+    if (!input) return refuse(input.error().message());
+    input->options.confidence = confidence_ / 100;
+    auto c = bench::compare_runs(std::move(input->runs), input->options);
     if (!c) return refuse(c.error().message());
     const auto doc = bench::to_json(*c);
     if (json_)

@@ -15,7 +15,6 @@
 #include "core/json.hpp"
 #include "core/local_file.hpp"
 #include "core/text.hpp"
-#include "inventory/host_facts.hpp"
 #include "launch/run_job.hpp"
 #include "options/options.hpp"
 #include "record/recorded_run.hpp"
@@ -140,16 +139,8 @@ Result<RunInvocation> parse_run_options(const std::vector<std::string>& options,
 }
 
 int run_and_report(RunInvocation invocation, const std::string& who) {
-  host::Root root;
-  auto options = collect_options();
-  options.launch_only = true;
-  options.network = true;  // to judge the job's NCCL variables
-  options.gpus = invocation.request.options.gpus.has_value();
-  const auto facts = inventory::collect(root, options);
-  auto summary =
-      invocation.recording
-          ? record::run_recorded(root, facts, std::move(invocation.request), *invocation.recording)
-          : launch::run_job(root, facts, std::move(invocation.request));
+  auto summary = record::run_with_facts(std::move(invocation.request), invocation.recording,
+                                        collect_options());
   if (!summary) {
     const auto& f = summary.error();
     fmt::print(stderr, "{}: {}{}\n", who, f.error.message(),

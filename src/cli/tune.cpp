@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <iostream>
 
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
@@ -97,11 +96,7 @@ class TuneCommand : public Command {
         return refuse(
             "apply: standard input is not a terminal: pass --yes to apply without asking; "
             "nothing was changed");
-      fmt::print("{}\nApply these changes? [y/N] ", tune::render_text(*plan));
-      std::fflush(stdout);
-      std::string answer;
-      std::getline(std::cin, answer);
-      if (answer != "y" && answer != "Y" && answer != "yes") {
+      if (!options::confirmed(tune::render_text(*plan) + "\nApply these changes? [y/N] ")) {
         fmt::print("nothing was changed\n");
         return kExitOk;
       }

@@ -5,12 +5,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 
 #include <fmt/core.h>
 
@@ -414,6 +417,31 @@ std::optional<int> parse(CLI::App& app, std::vector<std::string> args) {
     return 2;
   }
   return std::nullopt;
+}
+
+int with_output_checked(const std::function<int()>& run) {
+  int rc = 0;
+  try {
+    rc = run();
+  } catch (const std::system_error& e) {
+    if (std::string_view(e.what()).find("cannot write to file") == std::string_view::npos) throw;
+    fmt::print(stderr, "dltune: cannot write the output: {}\n", std::strerror(e.code().value()));
+    return 1;
+  }
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    const int err = errno != 0 ? errno : EIO;
+    fmt::print(stderr, "dltune: cannot write the output: {}\n", std::strerror(err));
+    return 1;
+  }
+  return rc;
+}
+
+bool confirmed(const std::string& question) {
+  fmt::print("{}", question);
+  std::fflush(stdout);
+  std::string answer;
+  std::getline(std::cin, answer);
+  return answer == "y" || answer == "Y" || answer == "yes";
 }
 
 std::optional<std::vector<std::string>> take_after_dashdash(

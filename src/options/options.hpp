@@ -113,6 +113,15 @@ void use_dltune_help(CLI::App& app);
 // unknown command is named with the nearest known one.
 [[nodiscard]] std::optional<int> parse(CLI::App& app, std::vector<std::string> args);
 
+// `run`'s exit status, unless the output could not be written (standard output on a full disk,
+// a closed pipe): then 1 after saying so on stderr ("dltune: cannot write the output: ..."),
+// never an abort and never 0 with the output lost. fmt::print throws std::system_error
+// ("cannot write to file: ...") when a write fails; what is still buffered fails at the flush.
+[[nodiscard]] int with_output_checked(const std::function<int()>& run);
+
+// Asks `question` on stdout and reads a line from stdin: true for "y", "Y" or "yes".
+[[nodiscard]] bool confirmed(const std::string& question);
+
 // The words after the first "--" of `args`, taken out of it, when a word before that "--" is
 // one of `commands` (the job's command line of `run`, `record`, ...: never the program's
 // options); nullopt, `args` untouched, otherwise.

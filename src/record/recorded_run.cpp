@@ -1,7 +1,9 @@
 #include "record/recorded_run.hpp"
-#include "core/json.hpp"
 
 #include <unistd.h>
+
+#include "core/json.hpp"
+#include "inventory/host_facts.hpp"
 
 namespace dltune::record {
 
@@ -62,6 +64,18 @@ tl::expected<launch::RunSummary, launch::RunFailure> run_recorded(const host::Ro
   add_output_events(*session, summary->result.output_events);
   session->finish(root, summary->result.exit_code, recording.quiet);
   return summary;
+}
+
+tl::expected<launch::RunSummary, launch::RunFailure> run_with_facts(
+    launch::RunRequest request, const std::optional<JobRecording>& recording,
+    inventory::CollectOptions collect) {
+  const host::Root root;
+  collect.launch_only = true;
+  collect.network = true;
+  collect.gpus = request.options.gpus.has_value();
+  const auto facts = inventory::collect(root, collect);
+  return recording ? run_recorded(root, facts, std::move(request), *recording)
+                   : launch::run_job(root, facts, std::move(request));
 }
 
 Result<RecordingPlace> RecordingPlace::make(const std::string& file, const std::string& prefix) {

@@ -27,6 +27,13 @@ struct JobRecording {
     const host::Root& root, const inventory::HostFacts& facts, launch::RunRequest request,
     const JobRecording& recording, const launch::JobHooks& hooks = {});
 
+// What `dltune run` does with a checked request: the host's facts for a job (launch-only, with
+// the network to judge the job's NCCL variables, NVML when it asks for GPUs), then run_job, or
+// run_recorded with `recording`.
+[[nodiscard]] tl::expected<launch::RunSummary, launch::RunFailure> run_with_facts(
+    launch::RunRequest request, const std::optional<JobRecording>& recording,
+    inventory::CollectOptions collect);
+
 // Where a job's recording goes when keeping it is the user's choice: `file` when given (an
 // output target: refused when it exists, when it is "-" or cannot be a regular file), else
 // job.db in a private directory made from `prefix` that goes with this object.
