@@ -71,7 +71,7 @@ class RecordCommand : public Command {
     setup.command = command;
     setup.scope = command.empty() ? monitor::describe(*scope) : "tree of " + command.front();
     setup.collect = collect_options();
-    setup.python_interval_ns = no_stacks_ ? 0 : kRecordPythonIntervalNs;
+    setup.python_interval_ns = no_stacks_ ? 0 : record::kRecordPythonIntervalNs;
     setup.notice = [](const std::string& n) { fmt::print(stderr, "dltune record: {}\n", n); };
     auto session = record::RecordSession::create(setup);
     if (!session) return refuse(session.error().message());

@@ -35,13 +35,8 @@ struct SamplingFlags {
 [[nodiscard]] monitor::SamplerOptions sampler_options(const monitor::Scope& scope,
                                                       std::int64_t interval_ns, bool gpus);
 
-// How often a recording reads the job's main process's Python stacks (store::PythonStackLog):
-// 50 Hz, enough for shares of a few percent over a minute of samples.
-inline constexpr std::int64_t kRecordPythonIntervalNs = 20'000'000;
-
-// The recording of a job that `run --record` and `profile -- COMMAND` make at `path` (already
-// checked by output_target): every `interval_ns`, the host facts env collects, NVML unless
-// !gpus, notices on stderr as "WHO: ...".
+// record::job_recording with the host facts env collects, NVML unless !gpus, notices on stderr
+// as "WHO: ...".
 [[nodiscard]] record::JobRecording job_recording(const std::string& path, bool force,
                                                  std::int64_t interval_ns, bool gpus, bool quiet,
                                                  const std::string& who);

@@ -84,7 +84,30 @@ SamplerOptions sampler_options(const Scope& scope, std::int64_t interval_ns, boo
   o.gpus = gpus;
   o.nvml_library = nvml_library;
   o.gpu_interval_ns = std::max<std::int64_t>(interval_ns, 1'000'000'000);
+  // The context switches (/proc/PID/status, a process's costliest file) feed one signal only,
+  // the main thread's involuntary switches (diagnose): read for the main process and the ranks.
+  o.process_detail.switches_of_main_and_ranks_only = true;
+  // A job's threads change rarely; listing each member's task directory is a tenth of a 10 Hz
+  // sample's cost (bench/README.md): about once a second, the children of known threads every
+  // sample.
+  o.process_detail.threads_every = samples_a_second(interval_ns);
+  // A process that has not run since its last reading (most of a host's, and a job's idle
+  // helpers) keeps it: its schedstat says so, and is cheaper than its stat and io.
+  o.process_detail.unchanged_every = samples_a_second(interval_ns);
+  // A job's group counted about once a second when it holds many processes: a shared group's
+  // list costs in proportion to its size (a host's root group: every process).
+  o.group_count_every = samples_a_second(interval_ns);
   return o;
+}
+
+Result<Scope> scope_for(const host::Root& root, pid_t pid, const std::string& cgroup,
+                        const std::string& slurm_job, Scope::Kind otherwise) {
+  if (slurm_job.empty()) return scope_for(root, pid, cgroup, otherwise);
+  if (pid > 0 || !cgroup.empty())
+    return fail("give one of --pid, --cgroup and --slurm-job", "--slurm-job");
+  auto group = slurm_job_cgroup(root, slurm_job);
+  if (!group) return tl::unexpected(group.error());
+  return scope_for(root, 0, *group, otherwise);
 }
 
 void raise_open_file_limit() {

@@ -23,13 +23,20 @@ namespace dltune::monitor {
 [[nodiscard]] Result<std::string> slurm_job_cgroup(const host::Root& root,
                                                    const std::string& job_id);
 
+// The same with `slurm_job` (--slurm-job): that job's cgroup on this node; refused beside a pid or
+// a cgroup.
+[[nodiscard]] Result<Scope> scope_for(const host::Root& root, pid_t pid, const std::string& cgroup,
+                                      const std::string& slurm_job, Scope::Kind otherwise);
+
 // "HOST  pid 1234 and its tree", "HOST  cgroup /dltune/run-1", "HOST  all processes" or
 // "HOST  host", HOST this machine's name: a view's title and a recording's scope (report reads
 // the last form back).
 [[nodiscard]] std::string describe(const Scope& scope);
 
 // How to sample `scope` every `interval_ns`: NVML (unless !gpus) from `nvml_library` (empty: the
-// usual names), at most once a second, since a per-process NVML query can take milliseconds.
+// usual names), at most once a second, since a per-process NVML query can take milliseconds; a
+// process's threads, an idle process's counters and a large group's members about once a second,
+// context switches of the main process and the ranks only (what diagnose reads).
 [[nodiscard]] SamplerOptions sampler_options(const Scope& scope, std::int64_t interval_ns,
                                              bool gpus, const std::string& nvml_library);
 

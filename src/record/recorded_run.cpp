@@ -66,6 +66,22 @@ tl::expected<launch::RunSummary, launch::RunFailure> run_recorded(const host::Ro
   return summary;
 }
 
+JobRecording job_recording(const std::string& path, bool force, std::int64_t interval_ns,
+                           const inventory::CollectOptions& collect,
+                           monitor::SamplerOptions sampler, bool quiet,
+                           std::function<void(const std::string&)> notice) {
+  JobRecording recording;
+  recording.setup.path = path;
+  recording.setup.force = force;
+  recording.setup.interval_ns = interval_ns;
+  recording.setup.collect = collect;
+  recording.setup.python_interval_ns = kRecordPythonIntervalNs;
+  recording.setup.notice = std::move(notice);
+  recording.sampler = std::move(sampler);
+  recording.quiet = quiet;
+  return recording;
+}
+
 tl::expected<launch::RunSummary, launch::RunFailure> run_with_facts(
     launch::RunRequest request, const std::optional<JobRecording>& recording,
     inventory::CollectOptions collect) {

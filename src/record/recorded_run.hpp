@@ -3,6 +3,8 @@
 // with the recording made once the run is planned, sampling the job's processes from its start
 // to its end, and the run's summary stored in it; when the job could not run, no recording is
 // left behind.
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -19,6 +21,19 @@ struct JobRecording {
   monitor::SamplerOptions sampler;
   bool quiet = false;  // no notice about the file at the end
 };
+
+// How often a recording reads the job's main process's Python stacks (store::PythonStackLog):
+// 50 Hz, enough for shares of a few percent over a minute of samples.
+inline constexpr std::int64_t kRecordPythonIntervalNs = 20'000'000;
+
+// The recording of a job that `run --record` and `profile -- COMMAND` make at `path` (already
+// checked by output_target): every `interval_ns`, the host facts `collect` gives, the job's
+// Python stacks, sampled with `sampler`; `notice` says what happens to the file.
+[[nodiscard]] JobRecording job_recording(const std::string& path, bool force,
+                                         std::int64_t interval_ns,
+                                         const inventory::CollectOptions& collect,
+                                         monitor::SamplerOptions sampler, bool quiet,
+                                         std::function<void(const std::string&)> notice);
 
 // run_job with `recording`; `hooks` are called too, after the recording's own. A recording that
 // cannot be created refuses the run (RunFailure kRefused, nothing started); one that cannot
