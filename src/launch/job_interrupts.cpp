@@ -50,13 +50,14 @@ JobInterrupts interrupts_between(const host::parse::InterruptTable& before,
 InterruptWatch::InterruptWatch(const host::Root& root, std::vector<int> cpus)
     : root_(root), cpus_(std::move(cpus)), start_(std::chrono::steady_clock::now()) {
   if (cpus_.empty()) return;
-  if (const auto text = root_.read("/proc/interrupts", 4 << 20); text && *text)
+  if (const auto text = root_.read("/proc/interrupts", host::parse::kInterruptsMaxBytes);
+      text && *text)
     before_ = host::parse::interrupts(**text);
 }
 
 std::optional<JobInterrupts> InterruptWatch::finish() const {
   if (!before_) return std::nullopt;
-  const auto text = root_.read("/proc/interrupts", 4 << 20);
+  const auto text = root_.read("/proc/interrupts", host::parse::kInterruptsMaxBytes);
   if (!text || !*text) return std::nullopt;
   auto out = interrupts_between(*before_, host::parse::interrupts(**text), cpus_);
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

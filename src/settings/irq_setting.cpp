@@ -87,7 +87,7 @@ Host read_host(const host::Root& root, const inventory::HostFacts& facts, bool c
   std::set_union(isolated.begin(), isolated.end(), nohz.begin(), nohz.end(),
                  std::back_inserter(h.isolated));
   if (!counts) return h;
-  if (auto raw = root.read("/proc/interrupts", 4 << 20); raw && *raw)
+  if (auto raw = root.read("/proc/interrupts", host::parse::kInterruptsMaxBytes); raw && *raw)
     h.table = host::parse::interrupts(**raw);
   return h;
 }

@@ -200,7 +200,12 @@ Result<void> plan_nr_requests(PlanContext& context, const ProfileEntry& e, PlanI
     const std::string file = nr_requests_file(d.name);
     auto now = switched ? nr_requests_after_switch(context.root, d.name, scheduler)
                         : read_trimmed(context.root, file);
-    if (!now) continue;
+    if (!now) {
+      if (switched)
+        skipped.push_back(d.name + " (its queue after the switch to " + scheduler +
+                          " is not known: no mq/0/nr_tags; tune it again after this one)");
+      continue;
+    }
     const auto target = target_value(e.expected, *now, std::nullopt);
     persist_disk_attribute(context, d.name, "queue/nr_requests", target.value_or(*now));
     if (!target) {

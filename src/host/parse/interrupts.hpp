@@ -6,12 +6,17 @@
 //              CPU0       CPU1
 //    38:          0       3535 PCI-MSIX-0000:00:03.0   1-edge      virtio2-input.0
 //   NMI:          0          0   Non-maskable interrupts
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace dltune::host::parse {
+
+// How much of /proc/interrupts a reader takes: about 11 bytes a CPU and IRQ, so that a host of
+// 512 CPUs and 2,000 IRQs (11 MiB) is read whole.
+inline constexpr std::size_t kInterruptsMaxBytes = 16 << 20;
 
 struct InterruptLine {
   int irq = 0;
