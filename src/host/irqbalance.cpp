@@ -17,6 +17,16 @@ void add_cpus(std::set<int>& to, const std::optional<std::vector<int>>& cpus) {
 
 }  // namespace
 
+std::vector<int> isolated_cpus(const Root& root) {
+  std::set<int> out;
+  // nohz_full reads "(null)" when there is none: not a list, so nothing.
+  for (const char* file : {"/sys/devices/system/cpu/isolated", "/sys/devices/system/cpu/nohz_full"})
+    if (const auto raw = root.read(file, 4096); raw && *raw)
+      if (const auto cpus = text::parse_cpu_list(text::trim(**raw)))
+        out.insert(cpus->begin(), cpus->end());
+  return {out.begin(), out.end()};
+}
+
 std::optional<Irqbalance> find_irqbalance(const Root& root) {
   std::vector<int> pids;
   if (auto r = root.list_pids("/proc", pids); !r) return std::nullopt;
@@ -51,11 +61,7 @@ std::optional<Irqbalance> find_irqbalance(const Root& root) {
           add_cpus(b.banned_cpus, text::parse_cpu_mask(text::trim(var.substr(23))));
       }
     }
-    for (const char* file :
-         {"/sys/devices/system/cpu/isolated", "/sys/devices/system/cpu/nohz_full"})
-      if (const auto raw = root.read(file, 4096); raw && *raw)
-        if (const auto t = text::trim(**raw); !t.empty() && t != "(null)")
-          add_cpus(b.banned_cpus, text::parse_cpu_list(t));
+    for (const int cpu : isolated_cpus(root)) b.banned_cpus.insert(cpu);
     return b;
   }
   return std::nullopt;

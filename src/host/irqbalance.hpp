@@ -3,6 +3,7 @@
 // every IRQ's affinity it has not been told to leave alone (irqbalance(1)).
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "host/root.hpp"
 
@@ -18,6 +19,11 @@ struct Irqbalance {
   std::set<int> banned_cpus;
   bool environment_read = false;  // its /proc/PID/environ could be read (root only)
 };
+
+// The CPUs the kernel keeps from general work: isolcpus= and nohz_full=
+// (/sys/devices/system/cpu/isolated and nohz_full, Documentation/ABI/testing/
+// sysfs-devices-system-cpu), sorted and distinct; none when neither lists any.
+[[nodiscard]] std::vector<int> isolated_cpus(const Root& root);
 
 // The first process named irqbalance; nullopt when none runs (or /proc cannot be listed).
 [[nodiscard]] std::optional<Irqbalance> find_irqbalance(const Root& root);

@@ -81,11 +81,7 @@ Host read_host(const host::Root& root, const inventory::HostFacts& facts, bool c
   h.online = facts.cpu.online;
   if (h.online.empty())
     h.online = read_cpus(root, "/sys/devices/system/cpu/online").value_or(Cpus{});
-  Cpus isolated = read_cpus(root, "/sys/devices/system/cpu/isolated").value_or(Cpus{});
-  // nohz_full reads "(null)" when there is none: not a list, so nothing.
-  const Cpus nohz = read_cpus(root, "/sys/devices/system/cpu/nohz_full").value_or(Cpus{});
-  std::set_union(isolated.begin(), isolated.end(), nohz.begin(), nohz.end(),
-                 std::back_inserter(h.isolated));
+  h.isolated = host::isolated_cpus(root);
   if (!counts) return h;
   if (auto raw = root.read("/proc/interrupts", host::parse::kInterruptsMaxBytes); raw && *raw)
     h.table = host::parse::interrupts(**raw);
