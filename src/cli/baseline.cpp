@@ -21,14 +21,12 @@ namespace {
 
 class BaselineCommand : public Command {
  public:
-  explicit BaselineCommand(CLI::App& app) : Command("baseline") {
-    sub_ = options::add_command(app, "baseline");
+  explicit BaselineCommand(CLI::App& app) : Command(app, "baseline") {
     options::add_value(*sub_, "-o,--output", output_);
     options::add_value(*sub_, "--root", root_);
     options::add_flag(*sub_, "--force", force_);
     options::add_flag(*sub_, "--json", json_);
   }
-  bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
     // The output is checked before the host is read: a refusal changes nothing.
@@ -58,7 +56,6 @@ class BaselineCommand : public Command {
   }
 
  private:
-  CLI::App* sub_ = nullptr;
   std::string output_ = "-";
   std::optional<std::string> root_;
   bool json_ = false, force_ = false;

@@ -25,8 +25,7 @@ namespace {
 
 class BenchCommand : public Command {
  public:
-  BenchCommand(CLI::App& app, GlobalOptions& global) : Command("bench"), global_(global) {
-    sub_ = options::add_command(app, "bench");
+  BenchCommand(CLI::App& app, GlobalOptions& global) : Command(app, "bench"), global_(global) {
     options::add_value(*sub_, "-a,--a", a_.profile);
     options::add_value(*sub_, "-b,--b", b_.profile);
     options::add_value(*sub_, "--set-a", a_.sets);
@@ -51,8 +50,6 @@ class BenchCommand : public Command {
     sub_->prefix_command();
     sub_->footer("COMMAND and its arguments come after --.");
   }
-
-  bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
     auto request = this->request();
@@ -152,7 +149,6 @@ class BenchCommand : public Command {
   }
 
   GlobalOptions& global_;
-  CLI::App* sub_ = nullptr;
   bench::Side a_, b_;
   std::vector<std::string> run_args_, data_;
   int runs_ = 6, warmup_ = 1;

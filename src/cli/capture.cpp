@@ -21,13 +21,11 @@ namespace {
 
 class CaptureCommand : public Command {
  public:
-  explicit CaptureCommand(CLI::App& app) : Command("capture") {
-    sub_ = options::add_command(app, "capture");
+  explicit CaptureCommand(CLI::App& app) : Command(app, "capture") {
     options::add_value(*sub_, "-o,--output", output_)->required();
     options::add_flag(*sub_, "--force", force_);
     options::add_flag(*sub_, "--json", json_);
   }
-  bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
     const auto target = local_file::output_target(output_, force_);
@@ -60,7 +58,6 @@ class CaptureCommand : public Command {
   }
 
  private:
-  CLI::App* sub_ = nullptr;
   std::string output_;
   bool json_ = false, force_ = false;
 };

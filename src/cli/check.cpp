@@ -24,8 +24,7 @@ namespace {
 
 class CheckCommand : public Command {
  public:
-  explicit CheckCommand(CLI::App& app) : Command("check") {
-    sub_ = options::add_command(app, "check");
+  explicit CheckCommand(CLI::App& app) : Command(app, "check") {
     options::add_value(*sub_, "-p,--profile", profile_);
     options::add_value(*sub_, "--set", sets_);
     options::add_list(*sub_, "--data", data_, "PATH");
@@ -40,8 +39,6 @@ class CheckCommand : public Command {
     options::add_choice(*sub_, "--fail-on", fail_on_, {"critical", "warn"});
     sub_->get_option("--json")->excludes("--npd");
   }
-
-  bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
     const auto opened = open_root("check", root_);
@@ -79,7 +76,6 @@ class CheckCommand : public Command {
   }
 
  private:
-  CLI::App* sub_ = nullptr;
   std::string profile_ = "training";
   std::vector<std::string> data_, only_, skip_, sets_;
   std::optional<std::string> root_, baseline_;

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/cli.hpp"
 #include "core/environment.hpp"
 #include "core/error.hpp"
 #include "host/root.hpp"
@@ -27,9 +28,13 @@ struct GlobalOptions {
 
 class Command {
  public:
-  explicit Command(std::string name) : name_(std::move(name)) {}
+  // The command `name`, added to `parent` with its help from commands/NAME.toml.
+  Command(CLI::App& parent, const char* name);
+  // Commands on `app`, an App made elsewhere (slurm's per-job subcommands), said as `name`.
+  Command(CLI::App* app, std::string name) : sub_(app), name_(std::move(name)) {}
   virtual ~Command() = default;
-  [[nodiscard]] virtual bool selected() const = 0;
+  // Whether the command line chose this command: by default, that its App was parsed.
+  [[nodiscard]] virtual bool selected() const;
   virtual int execute() = 0;
 
  protected:
@@ -38,6 +43,15 @@ class Command {
   void say(const std::string& what) const;
   int refuse(const std::string& why) const;
   int failure(const std::string& why) const;
+  // A library's failure that knows whether the input was at fault (its `error` and
+  // `bad_input`): said between `prefix` and `suffix`, exit status 2 or 1.
+  template <class Failure>
+  int failed(const Failure& f, const std::string& prefix = "", const char* suffix = "") const {
+    say(prefix + f.error.message() + suffix);
+    return f.bad_input ? kExitBadInput : kExitFailure;
+  }
+
+  CLI::App* const sub_;  // the command's App, its options bound to the derived class's fields
 
  private:
   std::string name_;

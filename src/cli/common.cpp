@@ -5,12 +5,21 @@
 #include <cstdlib>
 
 #include <fmt/core.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "inventory/host_facts.hpp"
+#include "options/options.hpp"
 
 namespace dltune::cli {
+
+Command::Command(CLI::App& parent, const char* name)
+    : sub_(options::add_command(parent, name)), name_(name) {}
+
+bool Command::selected() const {
+  return sub_->parsed();
+}
 
 void Command::say(const std::string& what) const {
   fmt::print(stderr, "dltune {}: {}\n", name_, what);

@@ -17,8 +17,7 @@ namespace {
 
 class CompareCommand : public Command {
  public:
-  explicit CompareCommand(CLI::App& app) : Command("compare") {
-    sub_ = options::add_command(app, "compare");
+  explicit CompareCommand(CLI::App& app) : Command(app, "compare") {
     options::add_value(*sub_, "paths", paths_);
     options::add_value(*sub_, "-a", a_);
     options::add_value(*sub_, "-b", b_);
@@ -29,8 +28,6 @@ class CompareCommand : public Command {
     options::add_flag(*sub_, "--force", force_);
     options::add_flag(*sub_, "--json", json_);
   }
-
-  bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
     if (!html_.empty()) {
@@ -60,7 +57,6 @@ class CompareCommand : public Command {
   }
 
  private:
-  CLI::App* sub_ = nullptr;
   std::vector<std::string> paths_, a_, b_;
   std::string label_a_, label_b_, html_;
   double confidence_ = 95;

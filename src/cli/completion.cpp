@@ -19,12 +19,9 @@ namespace {
 
 class CompletionCommand : public Command {
  public:
-  explicit CompletionCommand(CLI::App& app) : Command("completion"), program_(app) {
-    sub_ = options::add_command(app, "completion");
+  explicit CompletionCommand(CLI::App& app) : Command(app, "completion"), program_(app) {
     options::add_choice(*sub_, "shell", shell_, options::completion_shells())->required();
   }
-
-  bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
     auto script = options::completion_script(shell_, program_, completion_words());
@@ -35,7 +32,6 @@ class CompletionCommand : public Command {
 
  private:
   CLI::App& program_;
-  CLI::App* sub_ = nullptr;
   std::string shell_;
 };
 

@@ -24,8 +24,7 @@ namespace {
 
 class DoctorCommand : public Command {
  public:
-  explicit DoctorCommand(CLI::App& app) : Command("doctor") {
-    sub_ = options::add_command(app, "doctor");
+  explicit DoctorCommand(CLI::App& app) : Command(app, "doctor") {
     options::add_duration(*sub_, "--since", since_ns_, 1'000'000'000, 3650 * 86'400'000'000'000);
     options::add_flag(*sub_, "--boot", boot_);
     options::add_flag(*sub_, "--follow", follow_);
@@ -33,8 +32,6 @@ class DoctorCommand : public Command {
     options::add_value(*sub_, "--recording", recording_);
     options::add_value(*sub_, "--root", root_dir_);
   }
-
-  bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
     if (boot_ && since_ns_) return refuse("give --since or --boot, not both");
@@ -103,7 +100,6 @@ class DoctorCommand : public Command {
     return kExitOk;
   }
 
-  CLI::App* sub_ = nullptr;
   std::optional<std::int64_t> since_ns_;
   std::optional<std::string> root_dir_;
   std::string recording_;

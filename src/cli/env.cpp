@@ -18,13 +18,10 @@ namespace {
 
 class EnvCommand : public Command {
  public:
-  explicit EnvCommand(CLI::App& app) : Command("env") {
-    sub_ = options::add_command(app, "env");
+  explicit EnvCommand(CLI::App& app) : Command(app, "env") {
     options::add_value(*sub_, "--root", root_);
     options::add_flag(*sub_, "--json", json_);
   }
-
-  bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
     const auto opened = open_root("env", root_);
@@ -40,7 +37,6 @@ class EnvCommand : public Command {
   }
 
  private:
-  CLI::App* sub_ = nullptr;
   std::optional<std::string> root_;
   bool json_ = false;
 };

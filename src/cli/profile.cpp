@@ -28,8 +28,7 @@ using options::kSecond;
 
 class ProfileCommand : public Command {
  public:
-  ProfileCommand(CLI::App& app, GlobalOptions& global) : Command("profile"), global_(global) {
-    sub_ = options::add_command(app, "profile");
+  ProfileCommand(CLI::App& app, GlobalOptions& global) : Command(app, "profile"), global_(global) {
     options::add_value(*sub_, "recording", recording_);
     options::add_integer(*sub_, "--pid", pid_, 1, options::kMaxPid, "PID");
     options::add_value(*sub_, "--slurm-job", slurm_job_);
@@ -43,8 +42,6 @@ class ProfileCommand : public Command {
     options::add_flag(*sub_, "--no-stacks", no_stacks_);
     options::add_flag(*sub_, "--json", json_);
   }
-
-  bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
     const bool command = global_.after_dashdash.has_value();
@@ -74,12 +71,6 @@ class ProfileCommand : public Command {
   }
 
  private:
-  // Exit status for a failure of the library: 2 for input it cannot judge, else 1.
-  int failed(const diagnose::ProfileFailure& f) const {
-    say(f.error.message());
-    return f.bad_input ? kExitBadInput : kExitFailure;
-  }
-
   // The verdict, printed; or the failure said.
   int print(const diagnose::ProfileResult<diagnose::ProfileReport>& report) const {
     if (!report) return failed(report.error());
@@ -163,7 +154,6 @@ class ProfileCommand : public Command {
   }
 
   GlobalOptions& global_;
-  CLI::App* sub_ = nullptr;
   std::string recording_;
   pid_t pid_ = 0;
   std::string slurm_job_;

@@ -18,8 +18,7 @@ namespace {
 
 class ProfilesCommand : public Command {
  public:
-  explicit ProfilesCommand(CLI::App& app) : Command("profiles") {
-    sub_ = options::add_command(app, "profiles");
+  explicit ProfilesCommand(CLI::App& app) : Command(app, "profiles") {
     list_ = options::add_subcommand(*sub_, "list");
     show_ = options::add_subcommand(*sub_, "show");
     options::add_value(*show_, "NAME", name_)->required();
@@ -28,8 +27,6 @@ class ProfilesCommand : public Command {
     for (auto* s : {sub_, list_, show_}) options::add_value(*s, "--root", root_);
     for (auto* s : {list_, show_, settings_}) s->fallthrough();
   }
-
-  bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
     if (settings_->parsed()) return do_settings();
@@ -69,7 +66,7 @@ class ProfilesCommand : public Command {
     return kExitOk;
   }
 
-  CLI::App *sub_ = nullptr, *list_ = nullptr, *show_ = nullptr, *settings_ = nullptr;
+  CLI::App *list_ = nullptr, *show_ = nullptr, *settings_ = nullptr;
   std::string name_;
   std::optional<std::string> root_;
   bool json_ = false;

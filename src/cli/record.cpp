@@ -18,8 +18,7 @@ namespace {
 
 class RecordCommand : public Command {
  public:
-  RecordCommand(CLI::App& app, GlobalOptions& global) : Command("record"), global_(global) {
-    sub_ = options::add_command(app, "record");
+  RecordCommand(CLI::App& app, GlobalOptions& global) : Command(app, "record"), global_(global) {
     options::add_value(*sub_, "-o,--output", output_);
     options::add_flag(*sub_, "--force", force_);
     flags_.add_to(*sub_);
@@ -33,8 +32,6 @@ class RecordCommand : public Command {
     sub_->prefix_command();
     sub_->footer("COMMAND and its arguments come after -- (or after the last option).");
   }
-
-  bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
     if (!replay_.empty()) return replay();
@@ -134,7 +131,6 @@ class RecordCommand : public Command {
   }
 
   GlobalOptions& global_;
-  CLI::App* sub_ = nullptr;
   SamplingFlags flags_;
   std::string output_, replay_, sort_;
   std::optional<std::int64_t> duration_ns_, at_ns_;

@@ -17,8 +17,7 @@ namespace {
 
 class ReportCommand : public Command {
  public:
-  explicit ReportCommand(CLI::App& app) : Command("report") {
-    sub_ = options::add_command(app, "report");
+  explicit ReportCommand(CLI::App& app) : Command(app, "report") {
     options::add_value(*sub_, "recording", recording_)->required();
     options::add_value(*sub_, "-o,--output", output_)->required();
     options::add_choice(*sub_, "--format", format_, {"html", "json"});
@@ -27,8 +26,6 @@ class ReportCommand : public Command {
     options::add_integer(*sub_, "--max-points", max_points_, 2, 100'000'000);
     options::add_flag(*sub_, "--force", force_);
   }
-
-  bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
     if (auto ok = local_file::not_an_input(output_, {recording_}); !ok)
@@ -62,7 +59,6 @@ class ReportCommand : public Command {
   }
 
  private:
-  CLI::App* sub_ = nullptr;
   std::string recording_, output_, format_ = "html", from_, to_;
   std::optional<std::size_t> max_points_;
   bool force_ = false;

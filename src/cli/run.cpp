@@ -26,8 +26,7 @@ namespace {
 
 class RunCommand : public Command {
  public:
-  RunCommand(CLI::App& app, GlobalOptions& global) : Command("run"), global_(global) {
-    sub_ = options::add_command(app, "run");
+  RunCommand(CLI::App& app, GlobalOptions& global) : Command(app, "run"), global_(global) {
     options::add_value(*sub_, "--cpu-quota", opts_.cpu_quota);
     options::add_value(*sub_, "--cpu-weight", opts_.cpu_weight);
     options::add_value(*sub_, "--memory", opts_.memory);
@@ -54,8 +53,6 @@ class RunCommand : public Command {
     sub_->prefix_command();
     sub_->footer("COMMAND and its arguments come after -- (or after the last option).");
   }
-
-  bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
     auto invocation = this->invocation();
@@ -103,7 +100,6 @@ class RunCommand : public Command {
 
  private:
   GlobalOptions& global_;
-  CLI::App* sub_ = nullptr;
   launch::RunOptions opts_;
   std::string profile_ = "training";
   bool as_root_ = false, watch_stdout_ = false, quiet_ = false, force_ = false;

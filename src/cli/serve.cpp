@@ -22,8 +22,7 @@ namespace {
 
 class ServeCommand : public Command {
  public:
-  ServeCommand(CLI::App& app, GlobalOptions&) : Command("serve") {
-    sub_ = options::add_command(app, "serve");
+  ServeCommand(CLI::App& app, GlobalOptions&) : Command(app, "serve") {
     options::add_value(*sub_, "--listen", listen_);
     options::add_value(*sub_, "--web-config", web_config_);
     options::add_duration(*sub_, "--interval", choice_.interval_ns, 100'000'000, 3'600'000'000'000);
@@ -42,8 +41,6 @@ class ServeCommand : public Command {
     options::add_flag(*sub_, "--as-root", as_root_);
     options::add_value(*sub_, "--root", root_dir_);
   }
-
-  bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
     auto root = open_root("serve", root_dir_);
@@ -123,7 +120,6 @@ class ServeCommand : public Command {
     return kExitOk;
   }
 
-  CLI::App* sub_ = nullptr;
   std::optional<std::string> root_dir_;
   host::Root root_;
   std::string listen_ = "127.0.0.1:9464";

@@ -33,8 +33,7 @@ namespace {
 
 class SlurmCommand : public Command {
  public:
-  explicit SlurmCommand(CLI::App& app) : Command("slurm") {
-    sub_ = options::add_command(app, "slurm");
+  explicit SlurmCommand(CLI::App& app) : Command(app, "slurm") {
     sub_->require_subcommand(1);
     health_ = options::add_subcommand(*sub_, "health");
     options::add_value(*health_, "--node", request_.node);
@@ -51,8 +50,6 @@ class SlurmCommand : public Command {
     task_prolog_->fallthrough();
     jobs_ = make_slurm_job_commands(*sub_);
   }
-
-  bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
     if (task_prolog_->parsed()) return task_prolog();
@@ -87,7 +84,6 @@ class SlurmCommand : public Command {
     return kExitOk;
   }
 
-  CLI::App* sub_ = nullptr;
   CLI::App* health_ = nullptr;
   CLI::App* task_prolog_ = nullptr;
   std::unique_ptr<Command> jobs_;  // efficiency, report, prolog, watch, epilog (slurm_jobs.cpp)

@@ -36,7 +36,7 @@ std::string slurm_job_id() {
 
 class SlurmJobCommands : public Command {
  public:
-  explicit SlurmJobCommands(CLI::App& slurm) : Command("slurm"), sub_(&slurm) {
+  explicit SlurmJobCommands(CLI::App& slurm) : Command(&slurm, "slurm") {
     efficiency_ = options::add_subcommand(*sub_, "efficiency");
     options::add_value(*efficiency_, "job", efficiency_request_.measure.job_id)->required();
     options::add_duration(*efficiency_, "--duration", efficiency_request_.measure.duration_ns,
@@ -90,10 +90,7 @@ class SlurmJobCommands : public Command {
     request.measure.gpus = !no_gpus_;
     if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY")) request.measure.nvml_library = lib;
     auto out = slurm::efficiency_report(host::Root(), request);
-    if (!out) {
-      say("efficiency: " + out.error().error.message());
-      return out.error().bad_input ? kExitBadInput : kExitFailure;
-    }
+    if (!out) return failed(out.error(), "efficiency: ");
     fmt::print("{}", *out);
     return kExitOk;
   }
@@ -101,10 +98,7 @@ class SlurmJobCommands : public Command {
   // One job across its nodes, from Prometheus.
   int report() const {
     auto r = slurm::cluster_report(report_request_);
-    if (!r) {
-      say("report: " + r.error().error.message());
-      return r.error().bad_input ? kExitBadInput : kExitFailure;
-    }
+    if (!r) return failed(r.error(), "report: ");
     fmt::print("{}", json_ ? slurm::to_json(*r).dump(2) + "\n" : slurm::render_text(*r));
     return kExitOk;
   }
@@ -159,7 +153,6 @@ class SlurmJobCommands : public Command {
     return kExitOk;
   }
 
-  CLI::App* sub_ = nullptr;
   CLI::App* efficiency_ = nullptr;
   CLI::App* report_ = nullptr;
   CLI::App* prolog_ = nullptr;

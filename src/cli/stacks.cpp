@@ -36,8 +36,7 @@ void on_stop_signal(int) {
 
 class StacksCommand : public Command {
  public:
-  explicit StacksCommand(CLI::App& app) : Command("stacks") {
-    sub_ = options::add_command(app, "stacks");
+  explicit StacksCommand(CLI::App& app) : Command(app, "stacks") {
     auto* pid = options::add_integer(*sub_, "--pid", pid_, 1, options::kMaxPid, "PID");
     auto* recording = options::add_value(*sub_, "--recording", recording_);
     pid->excludes(recording);
@@ -47,7 +46,6 @@ class StacksCommand : public Command {
     options::add_choice(*sub_, "--format", format_, {"collapsed", "speedscope"});
     options::add_flag(*sub_, "--json", json_);
   }
-  bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
     if (!recording_.empty()) {
@@ -116,7 +114,6 @@ class StacksCommand : public Command {
       fmt::print("{}", counts.collapsed());
   }
 
-  CLI::App* sub_ = nullptr;
   std::string recording_;
   std::int64_t pid_ = 0;
   std::optional<std::int64_t> duration_ns_;

@@ -14,14 +14,11 @@ namespace {
 
 class TopCommand : public Command {
  public:
-  TopCommand(CLI::App& app, GlobalOptions&) : Command("top") {
-    sub_ = options::add_command(app, "top");
+  TopCommand(CLI::App& app, GlobalOptions&) : Command(app, "top") {
     flags_.add_to(*sub_);
     options::add_flag(*sub_, "--once", once_);
     options::add_choice(*sub_, "--sort", sort_, tui::sort_names());
   }
-
-  bool selected() const override { return sub_->parsed(); }
 
   int execute() override {
     auto scope = flags_.scope(monitor::Scope::Kind::kAll);
@@ -42,7 +39,6 @@ class TopCommand : public Command {
   }
 
  private:
-  CLI::App* sub_ = nullptr;
   SamplingFlags flags_;
   bool once_ = false;
   std::string sort_;

@@ -23,8 +23,7 @@ namespace {
 
 class TuneCommand : public Command {
  public:
-  explicit TuneCommand(CLI::App& app) : Command("tune") {
-    sub_ = options::add_command(app, "tune");
+  explicit TuneCommand(CLI::App& app) : Command(app, "tune") {
     sub_->require_subcommand(1);
     plan_ = options::add_subcommand(*sub_, "plan");
     apply_ = options::add_subcommand(*sub_, "apply");
@@ -52,8 +51,6 @@ class TuneCommand : public Command {
     for (auto* s : {plan_, apply_, rollback_, status_, history_}) s->fallthrough();
   }
 
-  bool selected() const override { return sub_->parsed(); }
-
   int execute() override {
     const auto opened = open_root("tune", root_);
     if (!opened) return kExitBadInput;
@@ -76,10 +73,7 @@ class TuneCommand : public Command {
   int do_plan(bool apply) {
     request_.collect = collect_options();
     auto plan = tune::plan_for(root_obj_, request_);
-    if (!plan) {
-      say(plan.error().error.message() + "; nothing was changed");
-      return plan.error().bad_input ? kExitBadInput : kExitFailure;
-    }
+    if (!plan) return failed(plan.error(), "", "; nothing was changed");
     if (!apply) {
       fmt::print("{}", json_ ? tune::to_json(*plan).dump(2) + "\n" : tune::render_text(*plan));
       return kExitOk;
@@ -125,10 +119,7 @@ class TuneCommand : public Command {
   int do_rollback() {
     if (!may_change()) return kExitBadInput;
     auto r = tune::rollback(root_obj_, state_dir_, tx_);
-    if (!r) {
-      say("rollback: " + r.error().error.message());
-      return r.error().bad_input ? kExitBadInput : kExitFailure;
-    }
+    if (!r) return failed(r.error(), "rollback: ");
     for (const auto& line : tune::problem_lines(*r)) say(line);
     fmt::print("{}\n", json_ ? tune::to_json(*r).dump(2) : tune::render_text(*r));
     return r->problems.empty() ? kExitOk : kExitFailure;
@@ -164,7 +155,6 @@ class TuneCommand : public Command {
     return kExitOk;
   }
 
-  CLI::App* sub_ = nullptr;
   CLI::App *plan_ = nullptr, *apply_ = nullptr, *rollback_ = nullptr, *status_ = nullptr,
            *history_ = nullptr;
   std::string state_dir_ = "/var/lib/dltune";
