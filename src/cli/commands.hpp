@@ -11,7 +11,7 @@
 #include "core/error.hpp"
 #include "host/root.hpp"
 #include "inventory/host_facts_fwd.hpp"
-#include "record/recorded_run.hpp"
+#include "record/run_invocation.hpp"
 #include "tui/top.hpp"
 
 namespace CLI {
@@ -81,22 +81,13 @@ std::unique_ptr<Command> make_check_command(CLI::App& app, GlobalOptions& global
 std::unique_ptr<Command> make_tune_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_profiles_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_run_command(CLI::App& app, GlobalOptions& global);
-// What `dltune run`'s options ask for, checked: the request for launch::run_job and what is done
-// around it.
-struct RunInvocation {
-  launch::RunRequest request;
-  std::optional<record::JobRecording> recording;  // --record
-  std::string json_path;                          // --json ("-": stdout)
-  bool force = false;                             // --force: --json and --record may replace
-  bool quiet = false;                             // -q: no summary on stderr
-};
 // run's options (the words after "run", up to "--") for `command`, parsed and checked as the
 // command line would be, before anything is done: profile and bench refuse bad ones up front.
-[[nodiscard]] Result<RunInvocation> parse_run_options(const std::vector<std::string>& options,
-                                                      const std::vector<std::string>& command);
+[[nodiscard]] Result<record::RunInvocation> parse_run_options(
+    const std::vector<std::string>& options, const std::vector<std::string>& command);
 // Runs the job (recorded when asked) in this process and says how it went, each message prefixed
 // by `who` ("dltune run"); run's exit status: the job's, 2 refused, 1 the set-up failed.
-[[nodiscard]] int run_and_report(RunInvocation invocation, const std::string& who);
+[[nodiscard]] int run_and_report(record::RunInvocation invocation, const std::string& who);
 // A terminal view's end as an exit status: 0, 2 for bad input (no terminal, an empty recording)
 // and 1 for a failure, said on stderr prefixed by `who`.
 [[nodiscard]] int top_exit_status(const tui::TopResult& result, const char* who);
