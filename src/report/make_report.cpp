@@ -28,7 +28,7 @@ tl::expected<void, ReportFailure> make_report(const ReportRequest& r) {
   auto recording = store::Recording::open(r.recording);
   if (!recording) return refused(recording.error());
   const auto& rec = **recording;
-  if (rec.size() == 0) return refused("the recording has no samples", r.recording);
+  if (rec.size() == 0) return refused("the recording has no samples: " + r.recording);
   auto window = window_of(rec, r.from, r.to);
   if (!window) return refused(window.error());
   const auto target = local_file::output_target(r.output, r.force);
