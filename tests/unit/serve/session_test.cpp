@@ -1,6 +1,7 @@
 // Whom serve becomes when started as root: --user, the sudo user, nobody; root refused. The
 // user database is the machine's own (Debian always has root and nobody).
 #include "serve/session.hpp"
+#include "serve/serve_choices.hpp"
 
 #include <gtest/gtest.h>
 
@@ -72,4 +73,57 @@ TEST(ServeSession, ExporterOptionsRefuseWhatCannotBeServed) {
   ASSERT_TRUE(checked) << checked.error().message();
   EXPECT_EQ(checked->profile->name, "training");
   EXPECT_EQ(checked->cgroups, c.cgroups);
+}
+
+// serve's options checked into what it runs: each bad one refused naming it, --once or not.
+TEST(ServeSetup, TheChoicesAndTheEnvironmentBecomeTheExporterAndTheServer) {
+  dltune::serve::ServeChoices c;
+  c.listen = "127.0.0.1:19464";
+  c.no_gpus = true;
+  c.no_host_metrics = true;
+  c.max_connections = 4;
+  const std::map<std::string, std::string> env = {
+      {"DLTUNE_NVML_LIBRARY", "/opt/nvml.so"}, {"NODE_NAME", "node-7"}, {"SUDO_USER", "root"}};
+  auto s = dltune::serve::setup_serve(dltune::host::Root(), c, 0, env);
+  ASSERT_TRUE(s) << s.error().error.message();
+  EXPECT_FALSE(s->options.gpus);
+  EXPECT_EQ(s->options.host, dltune::serve::HostFamilies::kBeyondNodeExporter);
+  EXPECT_EQ(s->options.nvml_library, "/opt/nvml.so");
+  EXPECT_EQ(s->options.hostname, "node-7");
+  EXPECT_TRUE(s->options.profile.has_value()) << "the check runs by default";
+  EXPECT_EQ(s->request.address.port, 19464);
+  EXPECT_EQ(s->request.limits.workers, 4u);
+  ASSERT_TRUE(s->request.become) << "started as root, it becomes someone else";
+  EXPECT_EQ(s->request.become->name, "nobody") << "a sudo user who is root is no reason";
+}
+
+TEST(ServeSetup, EachBadChoiceIsRefusedNamingIt) {
+  using dltune::serve::ServeChoices;
+  struct Case {
+    void (*set)(ServeChoices&);
+    uid_t euid;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {[](ServeChoices& c) { c.listen = "127.0.0.1:99999"; }, 0, "99999"},
+      {[](ServeChoices& c) { c.json = true; }, 0, "--json goes with --once"},
+      {[](ServeChoices& c) { c.user = "nobody"; }, 1000, "--user"},
+      {[](ServeChoices& c) { c.exporter.profile = "no-such-profile"; }, 0, "no-such-profile"},
+  };
+  for (const auto& k : cases) {
+    ServeChoices c;
+    k.set(c);
+    auto s = dltune::serve::setup_serve(dltune::host::Root(), c, k.euid, {});
+    ASSERT_FALSE(s) << k.expected;
+    EXPECT_TRUE(s.error().bad_input);
+    EXPECT_NE(s.error().error.message().find(k.expected), std::string::npos)
+        << s.error().error.message();
+  }
+  // With --once no server is made: who to run as is not asked.
+  ServeChoices once;
+  once.once = true;
+  once.user = "nobody";
+  auto s = dltune::serve::setup_serve(dltune::host::Root(), once, 1000, {});
+  ASSERT_TRUE(s) << s.error().error.message();
+  EXPECT_FALSE(s->request.become);
 }
