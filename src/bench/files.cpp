@@ -165,4 +165,20 @@ Result<CompareInput> read_compare_input(const std::vector<std::string>& paths,
   return in;
 }
 
+Result<Comparison> compare_choices(const CompareChoices& c) {
+  if (!c.html.empty()) {
+    std::vector<std::string> inputs = c.paths;
+    inputs.insert(inputs.end(), c.a.begin(), c.a.end());
+    inputs.insert(inputs.end(), c.b.begin(), c.b.end());
+    if (auto ok = local_file::not_an_input(c.html, inputs); !ok)
+      return fail("--html: " + ok.error().message());
+    if (auto t = local_file::output_target(c.html, c.force); !t)
+      return fail("--html: " + t.error().message());
+  }
+  auto input = read_compare_input(c.paths, c.a, c.b, c.label_a, c.label_b);
+  if (!input) return tl::unexpected(input.error());
+  input->options.confidence = c.confidence / 100;
+  return compare_runs(std::move(input->runs), input->options);
+}
+
 }  // namespace dltune::bench

@@ -55,4 +55,16 @@ struct CompareInput {
                                                       const std::string& label_a,
                                                       const std::string& label_b);
 
+// `dltune compare`'s options as given.
+struct CompareChoices {
+  std::vector<std::string> paths, a, b;  // A.db B.db or BENCH_DIR; -a, -b
+  std::string label_a, label_b;
+  double confidence = 95;  // in percent
+  std::string html;        // --html FILE, written after the comparison (write_compare_html)
+  bool force = false;      // --html may replace a file
+};
+// The comparison the choices ask for: --html checked first (an output, and none of the inputs),
+// then read_compare_input and compare_runs. Every error is the input's: nothing was written.
+[[nodiscard]] Result<Comparison> compare_choices(const CompareChoices& choices);
+
 }  // namespace dltune::bench

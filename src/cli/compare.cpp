@@ -8,7 +8,6 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "core/json.hpp"
-#include "core/local_file.hpp"
 #include "options/options.hpp"
 
 namespace dltune::cli {
@@ -18,49 +17,31 @@ namespace {
 class CompareCommand : public Command {
  public:
   explicit CompareCommand(CLI::App& app) : Command(app, "compare") {
-    options::add_value(*sub_, "paths", paths_);
-    options::add_value(*sub_, "-a", a_);
-    options::add_value(*sub_, "-b", b_);
-    options::add_value(*sub_, "--label-a", label_a_);
-    options::add_value(*sub_, "--label-b", label_b_);
-    options::add_number(*sub_, "--confidence", confidence_, 50, 99.9, "P");
-    options::add_value(*sub_, "--html", html_);
-    options::add_flag(*sub_, "--force", force_);
+    options::add_value(*sub_, "paths", c_.paths);
+    options::add_value(*sub_, "-a", c_.a);
+    options::add_value(*sub_, "-b", c_.b);
+    options::add_value(*sub_, "--label-a", c_.label_a);
+    options::add_value(*sub_, "--label-b", c_.label_b);
+    options::add_number(*sub_, "--confidence", c_.confidence, 50, 99.9, "P");
+    options::add_value(*sub_, "--html", c_.html);
+    options::add_flag(*sub_, "--force", c_.force);
     options::add_flag(*sub_, "--json", json_);
   }
 
   int execute() override {
-    if (!html_.empty()) {
-      std::vector<std::string> inputs = paths_;
-      inputs.insert(inputs.end(), a_.begin(), a_.end());
-      inputs.insert(inputs.end(), b_.begin(), b_.end());
-      if (auto ok = local_file::not_an_input(html_, inputs); !ok)
-        return refuse("--html: " + ok.error().message());
-      if (auto t = local_file::output_target(html_, force_); !t)
-        return refuse("--html: " + t.error().message());
-    }
-    auto input = bench::read_compare_input(paths_, a_, b_, label_a_, label_b_);
-    if (!input) return refuse(input.error().message());
-    input->options.confidence = confidence_ / 100;
-    auto c = bench::compare_runs(std::move(input->runs), input->options);
+    auto c = bench::compare_choices(c_);
     if (!c) return refuse(c.error().message());
     const auto doc = bench::to_json(*c);
-    if (json_)
-      fmt::print("{}\n", doc.dump(2));
-    else
-      fmt::print("{}", bench::render_text(*c));
-    if (!html_.empty())
-      if (auto w = bench::write_compare_html(html_, doc, force_); !w) {
+    fmt::print("{}", json_ ? doc.dump(2) + "\n" : bench::render_text(*c));
+    if (!c_.html.empty())
+      if (auto w = bench::write_compare_html(c_.html, doc, c_.force); !w)
         return failure(w.error().message());
-      }
     return c->verdict ? kExitOk : kExitFailure;
   }
 
  private:
-  std::vector<std::string> paths_, a_, b_;
-  std::string label_a_, label_b_, html_;
-  double confidence_ = 95;
-  bool json_ = false, force_ = false;
+  bench::CompareChoices c_;
+  bool json_ = false;
 };
 
 }  // namespace
