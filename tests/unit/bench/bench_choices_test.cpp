@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/bench_choices.hpp"
+#include "bench/files.hpp"
 
 namespace bench_choices_test {
 
@@ -90,6 +91,50 @@ TEST(BenchChoices, EachBadChoiceIsNamed) {
     EXPECT_THAT(r.error().message(), HasSubstr(k.expected));
   }
   ::unlink(existing.c_str());
+  ::rmdir(tmpl.c_str());
+}
+
+}  // namespace bench_choices_test
+
+namespace bench_choices_test {
+
+// compare's --html is checked before anything is read: never one of the inputs, an existing file
+// only with --force.
+TEST(CompareChoices, HtmlIsCheckedFirst) {
+  std::string tmpl = ::testing::TempDir() + "dltune_compare_choices_XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  const std::string a = tmpl + "/a.db", b = tmpl + "/b.db";
+  std::ofstream(a) << "not a recording";
+  std::ofstream(b) << "not a recording";
+  dltune::bench::CompareChoices c;
+  c.paths = {a, b};
+  c.html = a;
+  auto same = dltune::bench::compare_choices(c);
+  ASSERT_FALSE(same);
+  EXPECT_THAT(same.error().message(), HasSubstr("--html"));
+  c.force = true;
+  auto forced = dltune::bench::compare_choices(c);
+  ASSERT_FALSE(forced);
+  EXPECT_THAT(forced.error().message(), HasSubstr("--html")) << "an input, --force or not";
+  c.html = b;
+  c.paths = {a};
+  c.a = {a};
+  c.b = {a};
+  c.force = false;
+  auto existing = dltune::bench::compare_choices(c);
+  ASSERT_FALSE(existing);
+  EXPECT_THAT(existing.error().message(), HasSubstr("--html"));
+  // With a free output the inputs themselves are read, and refused for what they are.
+  c.html = tmpl + "/page.html";
+  c.paths = {a, b};
+  c.a.clear();
+  c.b.clear();
+  auto read = dltune::bench::compare_choices(c);
+  ASSERT_FALSE(read);
+  EXPECT_THAT(read.error().message(), ::testing::Not(HasSubstr("--html")));
+  std::ifstream in(a);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "not a recording");
+  for (const auto& f : {a, b}) ::unlink(f.c_str());
   ::rmdir(tmpl.c_str());
 }
 
