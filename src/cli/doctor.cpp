@@ -1,6 +1,5 @@
 // `dltune doctor`: what went wrong on this host, from the kernel's own log: /dev/kmsg,
 // then the systemd journal and kern.log/syslog for what the ring buffer no longer holds; --follow.
-#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,29 +73,18 @@ class DoctorCommand : public Command {
   // --follow: the events as they come, until SIGINT, SIGTERM or SIGHUP (exit 0). With --json one
   // object per line (the report first, then each event).
   int follow(const diagnose::XidTable& xids) {
-    sigset_t stop, old;
-    ::sigemptyset(&stop);
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&stop, s);
-    ::pthread_sigmask(SIG_BLOCK, &stop, &old);
     if (!json_) fmt::print("\nFollowing /dev/kmsg (Ctrl-C to stop)...\n");
     std::fflush(stdout);
     diagnose::FollowHooks hooks;
     hooks.event = [&](const diagnose::LoggedEvent& e) {
-      if (json_)
-        fmt::print("{}\n", diagnose::event_json(e).dump());
-      else
-        fmt::print("{}", diagnose::render_event(e));
+      fmt::print("{}", json_ ? diagnose::event_json(e).dump() + "\n" : diagnose::render_event(e));
       std::fflush(stdout);
     };
     hooks.lost = [&] {
       if (!json_) fmt::print("(the ring buffer wrapped: some records were lost)\n");
     };
-    auto followed = diagnose::follow_events(host::Root(), xids, hooks, stop);
-    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    if (!followed) {
-      fmt::print(stderr, "dltune doctor: --follow: {}\n", followed.error().message());
-      return kExitFailure;
-    }
+    if (auto followed = diagnose::follow_until_stopped(host::Root(), xids, hooks); !followed)
+      return failure("--follow: " + followed.error().message());
     return kExitOk;
   }
 

@@ -405,4 +405,15 @@ Result<void> follow_events(const host::Root& root, const XidTable& xids, const F
   }
 }
 
+Result<void> follow_until_stopped(const host::Root& root, const XidTable& xids,
+                                  const FollowHooks& hooks) {
+  sigset_t stop, old;
+  ::sigemptyset(&stop);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&stop, s);
+  ::pthread_sigmask(SIG_BLOCK, &stop, &old);
+  auto followed = follow_events(root, xids, hooks, stop);
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return followed;
+}
+
 }  // namespace dltune::diagnose

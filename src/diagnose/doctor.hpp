@@ -112,5 +112,9 @@ struct FollowHooks {
 };
 [[nodiscard]] Result<void> follow_events(const host::Root& root, const XidTable& xids,
                                          const FollowHooks& hooks, const sigset_t& stop_set);
+// The same until SIGINT, SIGTERM or SIGHUP, which it blocks meanwhile (and takes synchronously);
+// the signal mask is restored on return.
+[[nodiscard]] Result<void> follow_until_stopped(const host::Root& root, const XidTable& xids,
+                                                const FollowHooks& hooks);
 
 }  // namespace dltune::diagnose
