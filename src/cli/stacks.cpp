@@ -3,11 +3,6 @@
 //   dltune stacks --pid PID [--json]                           each thread's stack, once
 //   dltune stacks --pid PID --duration 5s [--rate 100] [--format collapsed|speedscope]
 //   dltune stacks --recording FILE [--format collapsed|speedscope]  the stacks a recording kept
-#include <signal.h>
-
-#include <atomic>
-#include <cerrno>
-#include <csignal>
 #include <cstdio>
 
 #include <fmt/core.h>
@@ -28,11 +23,6 @@ namespace dltune::cli {
 namespace {
 
 using options::kSecond;
-
-std::atomic<bool> stop_sampling{false};
-void on_stop_signal(int) {
-  stop_sampling = true;
-}
 
 class StacksCommand : public Command {
  public:
@@ -60,16 +50,8 @@ class StacksCommand : public Command {
       return refuse("--json is for the dump; with --duration use --format");
     if (!duration_ns_ && (sub_->count("--rate") > 0 || sub_->count("--format") > 0))
       return refuse("--rate and --format are for sampling: add --duration");
-    host::Root root;
-    auto process = pystack::PythonProcess::attach(root, static_cast<pid_t>(pid_));
-    if (!process) {
-      // No such process, or not a Python one (a kernel thread among them): the --pid is wrong,
-      // as top, record and profile say of theirs. Anything else could not be read.
-      const bool absent = ::kill(static_cast<pid_t>(pid_), 0) != 0 && errno == ESRCH;
-      if (absent) return refuse(fmt::format("--pid {}: no such process", pid_));
-      if (pystack::not_python(process.error())) return refuse(process.error().message());
-      return failure(process.error().message());
-    }
+    auto process = pystack::attach_named(host::Root(), static_cast<pid_t>(pid_));
+    if (!process) return failed(process.error());
     if (!duration_ns_) return dump(*process);
     return sample(*process);
   }
@@ -85,11 +67,7 @@ class StacksCommand : public Command {
   }
 
   int sample(pystack::PythonProcess& process) const {
-    struct sigaction action {};
-    action.sa_handler = on_stop_signal;
-    ::sigaction(SIGINT, &action, nullptr);
-    ::sigaction(SIGTERM, &action, nullptr);
-    const auto run = pystack::sample_for(process, {*duration_ns_, rate_, &stop_sampling});
+    const auto run = pystack::sample_until_stopped(process, {*duration_ns_, rate_, nullptr});
     print(run.counts, fmt::format("dltune stacks --pid {}", pid_));
     say(run.cost_text());
     return run.counts.samples() > 0 || run.ended.empty() ? kExitOk : kExitFailure;

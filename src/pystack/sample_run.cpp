@@ -1,5 +1,6 @@
 #include "pystack/sample_run.hpp"
 
+#include <signal.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -73,6 +74,38 @@ Result<std::vector<ThreadStack>> sample_settled(PythonProcess& process) {
   for (int tries = 0; !threads && tries < 3 && threads.error().errno_ != ESRCH; ++tries)
     threads = process.sample();
   return threads;
+}
+
+namespace {
+
+std::atomic<bool> g_stop_sampling{false};
+void on_stop_sampling(int) {
+  g_stop_sampling = true;
+}
+
+}  // namespace
+
+SampleRun sample_until_stopped(PythonProcess& process, SampleRunRequest request) {
+  g_stop_sampling = false;
+  struct sigaction action {
+  }, old_int{}, old_term{};
+  action.sa_handler = on_stop_sampling;
+  ::sigaction(SIGINT, &action, &old_int);
+  ::sigaction(SIGTERM, &action, &old_term);
+  request.stop = &g_stop_sampling;
+  auto run = sample_for(process, request);
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  return run;
+}
+
+tl::expected<PythonProcess, AttachFailure> attach_named(const host::Root& root, pid_t pid) {
+  auto process = PythonProcess::attach(root, pid);
+  if (process) return std::move(*process);
+  if (::kill(pid, 0) != 0 && errno == ESRCH)
+    return tl::unexpected(
+        AttachFailure{true, Error{fmt::format("--pid {}: no such process", pid), "", 0}});
+  return tl::unexpected(AttachFailure{not_python(process.error()), process.error()});
 }
 
 }  // namespace dltune::pystack

@@ -35,5 +35,17 @@ struct SampleRun {
 // Reads on the CLOCK_MONOTONIC grid of 1/rate (never a burst to catch up when behind), until
 // the duration is over, `stop` is set, or the process is gone (ESRCH).
 [[nodiscard]] SampleRun sample_for(PythonProcess& process, const SampleRunRequest& request);
+// The same, ended early by SIGINT or SIGTERM, whose handlers it sets for the run and restores
+// after it (`request.stop` is its own).
+[[nodiscard]] SampleRun sample_until_stopped(PythonProcess& process, SampleRunRequest request);
+
+// attach for a PID a user named: the failure is bad input (`bad_input`) when no such process
+// runs or it is not a Python one (a kernel thread among them), else it could not be read.
+struct AttachFailure {
+  bool bad_input = false;
+  Error error;
+};
+[[nodiscard]] tl::expected<PythonProcess, AttachFailure> attach_named(const host::Root& root,
+                                                                      pid_t pid);
 
 }  // namespace dltune::pystack
