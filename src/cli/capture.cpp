@@ -29,18 +29,9 @@ class CaptureCommand : public Command {
 
   int execute() override {
     const auto target = local_file::output_target(output_, force_);
-    if (!target) {
-      fmt::print(stderr, "dltune capture: -o: {}\n", target.error().message());
-      return kExitBadInput;
-    }
-    host::Root root;
-    root.start_recording();
-    const auto facts = inventory::collect(root, collect_options());
-    const auto extras = inventory::capture_extras(facts, root);
-    auto stats = host::write_capture(root, *target, extras, force_);
-    if (!stats) {
-      return failure(stats.error().message());
-    }
+    if (!target) return refuse("-o: " + target.error().message());
+    auto stats = inventory::capture_host(*target, force_, collect_options());
+    if (!stats) return failure(stats.error().message());
     // With -o - standard output holds the archive alone.
     FILE* out = *target == "-" ? stderr : stdout;
     if (json_) {

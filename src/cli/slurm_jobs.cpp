@@ -1,7 +1,6 @@
 // `dltune slurm efficiency|report|prolog|watch|epilog`: one job's efficiency on this node and
 // across its nodes, and the Prolog/Epilog pair that reports on every job (slurm/
 // efficiency_report.hpp, slurm/cluster_report.hpp, slurm/job_watch.hpp, slurm/epilog.hpp).
-#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -23,11 +22,6 @@
 namespace dltune::cli {
 
 namespace {
-
-volatile sig_atomic_t g_stop = 0;
-void on_stop(int) {
-  g_stop = 1;
-}
 
 std::string slurm_job_id() {
   const char* v = std::getenv("SLURM_JOB_ID");
@@ -88,7 +82,7 @@ class SlurmJobCommands : public Command {
   int efficiency() const {
     auto request = efficiency_request_;
     request.measure.gpus = !no_gpus_;
-    if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY")) request.measure.nvml_library = lib;
+    request.measure.nvml_library = collect_options().nvml_library;
     auto out = slurm::efficiency_report(host::Root(), request);
     if (!out) return failed(out.error(), "efficiency: ");
     fmt::print("{}", *out);
@@ -119,12 +113,9 @@ class SlurmJobCommands : public Command {
   }
 
   int watch() {
-    struct sigaction sa = {};
-    sa.sa_handler = on_stop;  // no SA_RESTART: the sleep between samples ends at once
-    for (int s : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(s, &sa, nullptr);
     watch_.gpus = !watch_no_gpus_;
-    if (const char* lib = std::getenv("DLTUNE_NVML_LIBRARY")) watch_.nvml_library = lib;
-    if (auto ok = slurm::watch_job(host::Root(), watch_, &g_stop); !ok) {
+    watch_.nvml_library = collect_options().nvml_library;
+    if (auto ok = slurm::watch_until_stopped(host::Root(), watch_); !ok) {
       say("watch: " + ok.error().message());
       return slurm::check_job_id(watch_.job_id) ? kExitFailure : kExitBadInput;
     }

@@ -23,19 +23,10 @@ class TopCommand : public Command {
   int execute() override {
     auto scope = flags_.scope(monitor::Scope::Kind::kAll);
     if (!scope) return refuse(scope.error().message());
-    tui::TopSettings s;
-    s.interval_ns = flags_.interval_ns;
-    s.once = once_;
-    s.title = monitor::describe(*scope);
-    s.job = scope->kind != monitor::Scope::Kind::kAll;
-    s.sort = scope->kind == monitor::Scope::Kind::kAll ? monitor::TopSort::kCpu
-                                                       : monitor::TopSort::kTree;
-    if (!sort_.empty()) s.sort = *tui::parse_sort(sort_);
-    monitor::raise_open_file_limit();
-    host::Root root;
-    auto sampler = monitor::Sampler::open(root, flags_.sampler_options(*scope, flags_.interval_ns));
-    if (!sampler) return refuse(sampler.error().message());
-    return top_exit_status(tui::top_live(**sampler, s), "dltune top");
+    return top_exit_status(
+        tui::top_scope(host::Root(), *scope, flags_.sampler_options(*scope, flags_.interval_ns),
+                       flags_.interval_ns, once_, sort_),
+        "dltune top");
   }
 
  private:

@@ -38,4 +38,12 @@ std::map<std::string, std::string> capture_extras(const HostFacts& facts, const 
   return out;
 }
 
+Result<host::CaptureStats> capture_host(const std::string& out_path, bool force,
+                                        const CollectOptions& collect) {
+  host::Root root;
+  root.start_recording();
+  const auto facts = inventory::collect(root, collect);
+  return host::write_capture(root, out_path, capture_extras(facts, root), force);
+}
+
 }  // namespace dltune::inventory

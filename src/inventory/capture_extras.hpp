@@ -4,6 +4,8 @@
 #include <map>
 #include <string>
 
+#include "core/error.hpp"
+#include "host/capture.hpp"
 #include "host/root.hpp"
 #include "inventory/host_facts_fwd.hpp"
 
@@ -12,5 +14,11 @@ namespace dltune::inventory {
 // host path -> content, for host::write_capture's `extra`.
 [[nodiscard]] std::map<std::string, std::string> capture_extras(const HostFacts& facts,
                                                                 const host::Root& root);
+
+// `dltune capture`: env's facts collected from this host (`collect`) while every file read is
+// noted, then those files and the extras packed into `out_path` (an output target; "-" is
+// standard output), an existing file replaced only when `force`.
+[[nodiscard]] Result<host::CaptureStats> capture_host(const std::string& out_path, bool force,
+                                                      const CollectOptions& collect);
 
 }  // namespace dltune::inventory

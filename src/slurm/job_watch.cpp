@@ -1,6 +1,7 @@
 #include "slurm/job_watch.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -385,6 +386,23 @@ Result<JobRecord> stop_watch(const std::string& state_dir, const std::string& jo
     if (auto r = load(); r && r->ended) return r;
   }
   return load();
+}
+
+namespace {
+
+volatile sig_atomic_t g_watch_stop = 0;
+void on_watch_stop(int) {
+  g_watch_stop = 1;
+}
+
+}  // namespace
+
+Result<void> watch_until_stopped(const host::Root& root, const WatchRequest& request) {
+  g_watch_stop = 0;
+  struct sigaction sa = {};
+  sa.sa_handler = on_watch_stop;  // no SA_RESTART: the sleep between samples ends at once
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(s, &sa, nullptr);
+  return watch_job(root, request, &g_watch_stop);
 }
 
 }  // namespace dltune::slurm

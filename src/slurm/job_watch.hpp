@@ -88,6 +88,9 @@ struct WatchRequest {
 // made or written.
 [[nodiscard]] Result<void> watch_job(const host::Root& root, const WatchRequest& request,
                                      const volatile sig_atomic_t* stop);
+// The same until SIGTERM (slurmd's), SIGINT or SIGHUP: handlers set here, without SA_RESTART,
+// so that the sleep between samples ends at once.
+[[nodiscard]] Result<void> watch_until_stopped(const host::Root& root, const WatchRequest& request);
 
 // The Prolog's part: starts `argv` (this program's `slurm watch J ...`) detached from its caller
 // (its own session, standard streams on /dev/null, slurmd's descriptors closed) and returns at

@@ -16,6 +16,7 @@
 
 #include "core/clock.hpp"
 #include "core/text.hpp"
+#include "monitor/scope.hpp"
 #include "tui/py_functions.hpp"
 #include "tui/screen.hpp"
 #include "tui/sparkline.hpp"
@@ -416,6 +417,22 @@ TopResult top_replay(const store::Recording& recording, std::size_t index,
     }
   }
   return {};
+}
+
+TopResult top_scope(const host::Root& root, const monitor::Scope& scope,
+                    const monitor::SamplerOptions& options, std::int64_t interval_ns, bool once,
+                    const std::string& sort) {
+  TopSettings s;
+  s.interval_ns = interval_ns;
+  s.once = once;
+  s.title = monitor::describe(scope);
+  s.job = scope.kind != monitor::Scope::Kind::kAll;
+  s.sort = s.job ? monitor::TopSort::kTree : monitor::TopSort::kCpu;
+  if (const auto named = parse_sort(sort)) s.sort = *named;
+  monitor::raise_open_file_limit();
+  auto sampler = monitor::Sampler::open(root, options);
+  if (!sampler) return tl::unexpected(TopFailure{true, sampler.error()});
+  return top_live(**sampler, s);
 }
 
 }  // namespace dltune::tui

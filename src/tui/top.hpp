@@ -32,6 +32,12 @@ using TopResult = tl::expected<void, TopFailure>;
 // terminal: two samples one interval apart, printed as text (every process, width 100 unless
 // COLUMNS says otherwise).
 [[nodiscard]] TopResult top_live(monitor::Sampler& sampler, const TopSettings& settings);
+// `dltune top`: `scope` sampled with `options` (its scope is `scope`), drawn every `interval_ns`,
+// under its description; a job's processes as a tree, the host's by CPU, unless `sort` (a
+// sort_names entry) says otherwise. A sampler that cannot open is bad input (the scope is gone).
+[[nodiscard]] TopResult top_scope(const host::Root& root, const monitor::Scope& scope,
+                                  const monitor::SamplerOptions& options, std::int64_t interval_ns,
+                                  bool once, const std::string& sort);
 // A recording at sample `index` (left/right step, Home/End jump); --once prints that sample.
 [[nodiscard]] TopResult top_replay(const store::Recording& recording, std::size_t index,
                                    const TopSettings& settings);
