@@ -11,16 +11,12 @@
 #include "core/build_info.hpp"
 #include "host/fault.hpp"
 #include "options/options.hpp"
+#include "options/program_text.hpp"
 #include "tune/render.hpp"
 
 namespace dltune::cli {
 
 namespace {
-
-// The program's exit statuses: its help's footer and dltune(1).
-constexpr const char* kExitStatus =
-    "0 success, 1 the command failed, 2 bad input (nothing was done); check,\n"
-    "doctor, compare and the commands that run a job say their own in their help.";
 
 using MakeCommand = std::unique_ptr<Command> (*)(CLI::App&, GlobalOptions&);
 struct NamedCommand {
@@ -73,16 +69,13 @@ std::optional<std::optional<std::string_view>> command_to_make(
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{
-      "Makes a Linux host run PyTorch training well, and proves it. Every command reads the host\n"
-      "through its /proc, /sys, /etc and /dev files only (or a host tree's, with --root) and\n"
-      "prints text for people or, with --json, a documented schema (docs/json.md) for scripts.",
-      "dltune"};
+  const auto& program = options::program_text();  // commands/program/dltune.toml
+  CLI::App app{program.description, "dltune"};
   options::use_dltune_help(app);
   app.require_subcommand(1);
   app.set_version_flag("--version",
                        fmt::format("dltune {} (git {})", DLTUNE_VERSION, build_commit()));
-  app.footer(std::string("Exit status: ") + kExitStatus +
+  app.footer("Exit status: " + program.exit_status +
              "\n`dltune help COMMAND` (or `dltune COMMAND --help`) shows a command's options.");
 
 #if DLTUNE_TEST_HOOKS
@@ -107,8 +100,7 @@ int run(int argc, char** argv) {
   if (!(argc == 3 && std::string(argv[1]) == kGenerateDocs)) only = command_to_make(args);
   const auto commands = only ? make_commands(app, global, *only) : make_commands(app, global);
   // The man pages and completion scripts, at build time (CMakeLists.txt): hidden, no help lists it.
-  if (argc == 3 && std::string(argv[1]) == kGenerateDocs)
-    return generate_docs(app, kExitStatus, argv[2]);
+  if (argc == 3 && std::string(argv[1]) == kGenerateDocs) return generate_docs(app, argv[2]);
 
   // Everything after the first "--" belongs to the job that `run`, `record`, `profile` or `bench`
   // starts.

@@ -23,10 +23,9 @@ inline constexpr const char* kGenerateDocs = "__generate-docs";
 
 // Writes DIR/man/man1/dltune.1 and DIR/man/man1/dltune-COMMAND.1 for each command, and
 // DIR/completions/dltune.bash, _dltune (zsh) and dltune.fish, from `program` as `dltune` makes
-// it; `exit_status` is the program's (its help's footer). Reads no environment and no host
-// file. Exit status 0, or 1 after saying what could not be written.
-[[nodiscard]] int generate_docs(const CLI::App& program, const std::string& exit_status,
-                                const std::string& dir);
+// it. Reads no environment and no host file. Exit status 0, or 1 after saying what could not be
+// written.
+[[nodiscard]] int generate_docs(const CLI::App& program, const std::string& dir);
 
 // `dltune completion bash|zsh|fish`: the script on stdout, from the program `app` (the
 // commands are read when it runs, so that all of them are there).
