@@ -83,7 +83,7 @@ class BenchCommand : public Command {
   // The options, checked, with each side's plan made from the host as it is and its run options
   // parsed: nothing has been changed when this fails.
   Result<bench::BenchRequest> request() {
-    auto command = job_command(sub_->remaining(), global_, "bench");
+    auto command = options::job_command(sub_->remaining(), global_.after_dashdash, "bench");
     if (!command) return tl::unexpected(command.error());
     c_.command = std::move(*command);
     return bench::make_request(

@@ -66,13 +66,6 @@ class Command {
 [[nodiscard]] std::string host_name();
 // How facts are collected: DLTUNE_NVML_LIBRARY from this process's environment.
 [[nodiscard]] inventory::CollectOptions collect_options();
-// The job's command for `run`, `record` and `bench`: the words after "--", passed on untouched.
-// Refuses any word CLI11 left (`remaining`: an unknown option of `command_name`, or a command
-// without "--" before it).
-[[nodiscard]] Result<std::vector<std::string>> job_command(std::vector<std::string> remaining,
-                                                           const GlobalOptions& global,
-                                                           const char* command_name);
-
 std::unique_ptr<Command> make_env_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_capture_command(CLI::App& app, GlobalOptions& global);
 std::unique_ptr<Command> make_baseline_command(CLI::App& app, GlobalOptions& global);

@@ -67,26 +67,4 @@ int top_exit_status(const tui::TopResult& result, const char* who) {
   return result.error().bad_input ? kExitBadInput : kExitFailure;
 }
 
-Result<std::vector<std::string>> job_command(std::vector<std::string> remaining,
-                                             const GlobalOptions& global,
-                                             const char* command_name) {
-  if (global.after_dashdash) {
-    if (!remaining.empty() && remaining.front().starts_with("-"))
-      return fail(fmt::format("unknown option {} (dltune {} --help lists the options)",
-                              remaining.front(), command_name));
-    if (!remaining.empty())
-      return fail(fmt::format("unexpected {} before --: the job's COMMAND comes after --",
-                              remaining.front()));
-    return *global.after_dashdash;
-  }
-  if (remaining.empty()) return remaining;
-  if (remaining.front().starts_with("-"))
-    return fail(fmt::format("unknown option {} (dltune {} --help lists the options)",
-                            remaining.front(), command_name));
-  return fail(
-      fmt::format("unexpected {}: the job's COMMAND comes after -- (dltune {} [OPTIONS] "
-                  "-- COMMAND...)",
-                  remaining.front(), command_name));
-}
-
 }  // namespace dltune::cli

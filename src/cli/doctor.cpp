@@ -61,11 +61,9 @@ class DoctorCommand : public Command {
         fmt::print(stderr, "dltune doctor: reading {}\n", path);
       };
     const auto report = diagnose::doctor(request, *root, *xids);
-    if (json_) {
-      fmt::print("{}\n", diagnose::to_json(report).dump(json_ && follow_ ? -1 : 2));
-    } else {
-      fmt::print("{}", diagnose::render_text(report, window.text));
-    }
+    // With --follow --json one object a line: the report first, then each event.
+    fmt::print("{}", json_ ? diagnose::to_json(report).dump(follow_ ? -1 : 2) + "\n"
+                           : diagnose::render_text(report, window.text));
     return follow_ ? follow(*xids) : report.exit_code();
   }
 

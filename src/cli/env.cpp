@@ -28,11 +28,8 @@ class EnvCommand : public Command {
     if (!opened) return kExitBadInput;
     const host::Root& root = *opened;
     const auto facts = inventory::collect(root, collect_options());
-    if (json_) {
-      fmt::print("{}\n", inventory::to_json(facts).dump(2));
-    } else {
-      fmt::print("{}", inventory::render_text(facts));
-    }
+    fmt::print("{}",
+               json_ ? inventory::to_json(facts).dump(2) + "\n" : inventory::render_text(facts));
     return kExitOk;
   }
 

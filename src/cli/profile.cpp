@@ -90,35 +90,21 @@ class ProfileCommand : public Command {
   }
 
   int live() {
-    diagnose::LiveRequest request;
-    request.pid = pid_;
-    std::string what = fmt::format("pid {}", pid_);
-    if (!slurm_job_.empty()) {
-      // A Slurm job's processes on this node: those of its group (its steps' and tasks').
-      auto group = monitor::slurm_job_cgroup(host::Root(), slurm_job_);
-      if (!group) return refuse(group.error().message());
-      request.cgroup = *group;
-      what = fmt::format("Slurm job {} ({})", slurm_job_, *group);
-    }
-    request.interval_ns = interval_ns_;
-    if (duration_ns_) request.duration_ns = *duration_ns_;
-    monitor::raise_open_file_limit();
-    request.sampler = sampler_options({}, interval_ns_, !no_gpus_);
-    if (no_stacks_) request.python_interval_ns = 0;
-    request.on_start = [&] {
+    diagnose::LiveProfile live;
+    live.pid = pid_;
+    live.slurm_job = slurm_job_;
+    live.interval_ns = interval_ns_;
+    live.duration_ns = duration_ns_;
+    live.skip_ns = skip_ns_.value_or(0);
+    live.gpus = !no_gpus_;
+    live.python_stacks = !no_stacks_;
+    live.nvml_library = collect_options().nvml_library;
+    live.on_start = [&](const std::string& what, std::int64_t duration_ns) {
       if (!json_ || ::isatty(STDERR_FILENO))
-        fmt::print(stderr,
-                   "dltune profile: sampling {} every {} ms for {:.0f} s (Ctrl-C ends early)\n",
-                   what, interval_ns_ / 1'000'000, static_cast<double>(request.duration_ns) / 1e9);
+        say(fmt::format("sampling {} every {} ms for {:.0f} s (Ctrl-C ends early)", what,
+                        interval_ns_ / 1'000'000, static_cast<double>(duration_ns) / 1e9));
     };
-    auto job = diagnose::sample_live(host::Root(), request);
-    if (!job) return failed(job.error());
-    auto collect = collect_options();
-    collect.gpus = !no_gpus_;
-    diagnose::JudgeRequest judge;
-    judge.skip_ns = skip_ns_.value_or(0);
-    return print(diagnose::judge_live(host::Root(), *rules_, std::move(*job), what, pid_, collect,
-                                      std::move(judge)));
+    return print(diagnose::profile_live(host::Root(), *rules_, live));
   }
 
   int launched(const std::vector<std::string>& command) {

@@ -40,29 +40,22 @@ class ProfilesCommand : public Command {
   int do_list(const host::Root& root) const {
     auto profiles = settings::list_profiles(root);
     if (!profiles) return refuse(profiles.error().message());
-    if (json_)
-      fmt::print("{}\n", settings::profiles_json(*profiles).dump(2));
-    else
-      fmt::print("{}", settings::profiles_text(*profiles));
+    fmt::print("{}", json_ ? settings::profiles_json(*profiles).dump(2) + "\n"
+                           : settings::profiles_text(*profiles));
     return kExitOk;
   }
 
   int do_show(const host::Root& root) const {
     auto p = settings::load_profile(name_, root, settings::validate_key);
     if (!p) return refuse(p.error().message());
-    if (json_)
-      fmt::print("{}\n", settings::profile_json(*p).dump(2));
-    else
-      fmt::print("{}", settings::to_toml(*p));
+    fmt::print("{}", json_ ? settings::profile_json(*p).dump(2) + "\n" : settings::to_toml(*p));
     return kExitOk;
   }
 
   int do_settings() const {
     const auto list = settings::list_settings();
-    if (json_)
-      fmt::print("{}\n", settings::settings_json(list).dump(2));
-    else
-      fmt::print("{}", settings::settings_text(list));
+    fmt::print(
+        "{}", json_ ? settings::settings_json(list).dump(2) + "\n" : settings::settings_text(list));
     return kExitOk;
   }
 

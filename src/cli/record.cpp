@@ -34,7 +34,7 @@ class RecordCommand : public Command {
 
   int execute() override {
     if (!replay_.empty()) return replay();
-    auto job = job_command(sub_->remaining(), global_, "record");
+    auto job = options::job_command(sub_->remaining(), global_.after_dashdash, "record");
     if (!job) return refuse(job.error().message());
     if (at_ns_ || once_ || !sort_.empty())
       return refuse(

@@ -59,7 +59,7 @@ class RunCommand : public Command {
 
   // The options as a checked request; an error names the option.
   Result<record::RunInvocation> invocation() {
-    auto command = job_command(sub_->remaining(), global_, "run");
+    auto command = options::job_command(sub_->remaining(), global_.after_dashdash, "run");
     if (!command) return tl::unexpected(command.error());
     return record::make_invocation(
         choices_, std::move(*command), host::Root(),

@@ -69,10 +69,7 @@ class SlurmCommand : public Command {
                  report.error().message());
       return kExitBadInput;
     }
-    if (json_)
-      fmt::print("{}\n", slurm::to_json(*report).dump(2));
-    else
-      fmt::print("{}", slurm::render_text(*report));
+    fmt::print("{}", json_ ? slurm::to_json(*report).dump(2) + "\n" : slurm::render_text(*report));
     return report->exit_code();
   }
 

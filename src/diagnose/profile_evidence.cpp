@@ -9,6 +9,7 @@
 #include "diagnose/py_activity.hpp"
 #include "host/parse/process.hpp"
 #include "inventory/host_facts.hpp"
+#include "monitor/scope.hpp"
 
 namespace dltune::diagnose {
 
@@ -147,6 +148,35 @@ ProfileResult<ProfileReport> judge_live(const host::Root& root, const Rules& rul
   request.rank_notes = std::move(ranks.notes);
   request.source = fmt::format("{}, sampled for {:.1f} s", what, job.seconds);
   return judge_job(rules, job.windows, request);
+}
+
+ProfileResult<ProfileReport> profile_live(const host::Root& root, const Rules& rules,
+                                          const LiveProfile& live) {
+  LiveRequest request;
+  request.pid = live.pid;
+  std::string what = fmt::format("pid {}", live.pid);
+  if (!live.slurm_job.empty()) {
+    auto group = monitor::slurm_job_cgroup(root, live.slurm_job);
+    if (!group) return tl::unexpected(ProfileFailure{true, group.error()});
+    request.cgroup = *group;
+    what = fmt::format("Slurm job {} ({})", live.slurm_job, *group);
+  }
+  request.interval_ns = live.interval_ns;
+  if (live.duration_ns) request.duration_ns = *live.duration_ns;
+  monitor::raise_open_file_limit();
+  request.sampler = monitor::sampler_options({}, live.interval_ns, live.gpus, live.nvml_library);
+  if (!live.python_stacks) request.python_interval_ns = 0;
+  request.on_start = [&] {
+    if (live.on_start) live.on_start(what, request.duration_ns);
+  };
+  auto job = sample_live(root, request);
+  if (!job) return tl::unexpected(job.error());
+  inventory::CollectOptions collect;
+  collect.gpus = live.gpus;
+  collect.nvml_library = live.nvml_library;
+  JudgeRequest judge;
+  judge.skip_ns = live.skip_ns;
+  return judge_live(root, rules, std::move(*job), what, live.pid, collect, std::move(judge));
 }
 
 }  // namespace dltune::diagnose

@@ -5,6 +5,7 @@
 // each warning). `profile` adds them to the request it judges.
 #include <sys/types.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -58,5 +59,23 @@ void add_environment_evidence(const host::Root& root, pid_t pid,
                                                       pid_t pid,
                                                       const inventory::CollectOptions& collect,
                                                       JudgeRequest request);
+
+// `profile --pid PID` or `--slurm-job JOB`: the job found (a Slurm job's processes are those of
+// its cgroup on this node), sampled for the duration (sample_live) and judged (judge_live).
+struct LiveProfile {
+  pid_t pid = 0;
+  std::string slurm_job;
+  std::int64_t interval_ns = 250'000'000;
+  std::optional<std::int64_t> duration_ns;  // default: LiveRequest's
+  std::int64_t skip_ns = 0;                 // start-up left out
+  bool gpus = true;
+  bool python_stacks = true;
+  std::string nvml_library;
+  // Once sampling starts: what is sampled ("pid 42", "Slurm job 7 (/slurm/uid_0/job_7)") and for
+  // how long.
+  std::function<void(const std::string& what, std::int64_t duration_ns)> on_start;
+};
+[[nodiscard]] ProfileResult<ProfileReport> profile_live(const host::Root& root, const Rules& rules,
+                                                        const LiveProfile& live);
 
 }  // namespace dltune::diagnose

@@ -456,4 +456,20 @@ std::optional<std::vector<std::string>> take_after_dashdash(
   return after;
 }
 
+Result<std::vector<std::string>> job_command(
+    const std::vector<std::string>& remaining,
+    const std::optional<std::vector<std::string>>& after_dashdash, const char* command_name) {
+  if (!remaining.empty() && remaining.front().starts_with("-"))
+    return fail(fmt::format("unknown option {} (dltune {} --help lists the options)",
+                            remaining.front(), command_name));
+  if (!remaining.empty() && after_dashdash)
+    return fail(fmt::format("unexpected {} before --: the job's COMMAND comes after --",
+                            remaining.front()));
+  if (!remaining.empty())
+    return fail(fmt::format(
+        "unexpected {}: the job's COMMAND comes after -- (dltune {} [OPTIONS] -- COMMAND...)",
+        remaining.front(), command_name));
+  return after_dashdash.value_or(std::vector<std::string>{});
+}
+
 }  // namespace dltune::options

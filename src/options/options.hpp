@@ -127,6 +127,12 @@ void use_dltune_help(CLI::App& app);
 // options); nullopt, `args` untouched, otherwise.
 [[nodiscard]] std::optional<std::vector<std::string>> take_after_dashdash(
     std::vector<std::string>& args, const std::vector<std::string>& commands);
+// The job's command of `command_name` (`run`, `record`, `bench`): the words take_after_dashdash
+// took (`after_dashdash`), passed on untouched, else none. Refuses any word CLI11 left
+// (`remaining`): an unknown option of the command, or a command without "--" before it.
+[[nodiscard]] Result<std::vector<std::string>> job_command(
+    const std::vector<std::string>& remaining,
+    const std::optional<std::vector<std::string>>& after_dashdash, const char* command_name);
 
 // The command being run as words ("tune apply"): the deepest command parsed.
 [[nodiscard]] std::string command_path(const CLI::App& app);

@@ -28,3 +28,26 @@ TEST(TakeAfterDashdash, OnlyAfterACommandThatRunsAJobAndOnlyTheFirst) {
 }
 
 }  // namespace dashdash_test
+
+// The job's command: what came after "--", and any word CLI11 left refused, named.
+TEST(JobCommand, TheWordsAfterDashdashAndNothingLeftOver) {
+  using dltune::options::job_command;
+  const std::vector<std::string> job = {"python3", "train.py", "--lr", "1"};
+  EXPECT_EQ(job_command({}, job, "run").value(), job);
+  EXPECT_EQ(job_command({}, std::nullopt, "record").value(), std::vector<std::string>{});
+  const struct {
+    std::vector<std::string> remaining;
+    bool dashdash;
+    const char* expected;
+  } cases[] = {
+      {{"--nope"}, true, "unknown option --nope (dltune run --help"},
+      {{"--nope"}, false, "unknown option --nope (dltune run --help"},
+      {{"extra"}, true, "unexpected extra before --"},
+      {{"python3"}, false, "unexpected python3: the job's COMMAND comes after -- (dltune run"},
+  };
+  for (const auto& c : cases) {
+    auto r = job_command(c.remaining, c.dashdash ? std::optional(job) : std::nullopt, "run");
+    ASSERT_FALSE(r) << c.expected;
+    EXPECT_NE(r.error().message().find(c.expected), std::string::npos) << r.error().message();
+  }
+}
