@@ -125,14 +125,8 @@ class TuneCommand : public Command {
     return r->problems.empty() ? kExitOk : kExitFailure;
   }
 
-  // The journal to read; a missing state directory is said (an empty one reads as nothing
-  // applied), a file or another program's database is an error naming it.
   Result<std::unique_ptr<tune::Journal>> read_journal() const {
-    if (::access(state_dir_.c_str(), F_OK) != 0 && errno == ENOENT)
-      fmt::print(stderr,
-                 "dltune tune: no journal in {} yet: nothing was applied with this --state-dir\n",
-                 state_dir_);
-    return tune::Journal::open_read_only(state_dir_);
+    return tune::journal_to_read(state_dir_, [this](const std::string& n) { say(n); });
   }
 
   int do_status() {

@@ -1,5 +1,9 @@
 #include "tune/request.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
+
 #include <fmt/core.h>
 
 #include "inventory/host_facts.hpp"
@@ -35,6 +39,14 @@ Outcome<Plan> plan_for(const host::Root& root, const PlanRequest& request) {
   // A value that cannot be read (errno) is a failure of the host, not bad input.
   if (!plan) return tl::unexpected(Refused{plan.error(), plan.error().errno_ == 0});
   return std::move(*plan);
+}
+
+Result<std::unique_ptr<Journal>> journal_to_read(
+    const std::string& state_dir, const std::function<void(const std::string&)>& notice) {
+  if (::access(state_dir.c_str(), F_OK) != 0 && errno == ENOENT && notice)
+    notice(
+        fmt::format("no journal in {} yet: nothing was applied with this --state-dir", state_dir));
+  return Journal::open_read_only(state_dir);
 }
 
 Result<std::unique_ptr<Journal>> journal_for_apply(const std::string& state_dir) {

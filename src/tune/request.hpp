@@ -2,6 +2,7 @@
 // `dltune tune` as library calls: the requests its subcommands make, checked and carried out.
 // cli parses options into these, calls one function and prints the result.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,11 @@ using Outcome = tl::expected<T, Refused>;
 // The journal an apply writes to: opened for writing, refused while a transaction a crash left
 // unfinished is there (the host may be half-changed; `tune rollback` first).
 [[nodiscard]] Result<std::unique_ptr<Journal>> journal_for_apply(const std::string& state_dir);
+// The journal `tune status` and `history` read: opened read-only (an absent database reads as
+// nothing applied, which `notice` is told when the state directory itself is missing); a file or
+// another program's database is an error naming it.
+[[nodiscard]] Result<std::unique_ptr<Journal>> journal_to_read(
+    const std::string& state_dir, const std::function<void(const std::string&)>& notice);
 
 // Rolls back transaction `tx`, or with 0 the one `tune rollback` undoes by default; nothing to
 // roll back is bad input.
