@@ -34,36 +34,23 @@ class DoctorCommand : public Command {
 
   int execute() override {
     if (boot_ && since_ns_) return refuse("give --since or --boot, not both");
-    std::optional<std::pair<std::int64_t, std::int64_t>> span;  // the recording's, wall ns
-    if (!recording_.empty()) {
-      auto r = diagnose::recording_span(recording_, now_ns(CLOCK_REALTIME));
-      if (!r) return refuse("--recording: " + r.error().message());
-      span = *r;
-    }
     if (follow_ && root_dir_)
       return refuse("--follow reads the live host's /dev/kmsg: not with --root");
-    const auto window = diagnose::doctor_window(boot_, since_ns_, span, now_ns(CLOCK_REALTIME));
+    auto plan = diagnose::doctor_plan(boot_, since_ns_, recording_, now_ns(CLOCK_REALTIME));
+    if (!plan) return refuse(plan.error().message());
     const auto& xids = diagnose::builtin_xid_table();
-    if (!xids) {
-      return failure(xids.error().message());
-    }
+    if (!xids) return failure(xids.error().message());
     auto root = open_root("doctor", root_dir_);
     if (!root) return kExitBadInput;
-    diagnose::DoctorRequest request;
-    request.now_wall_ns = now_ns(CLOCK_REALTIME);
-    request.since_wall_ns = window.since_wall_ns;
-    request.recording_path = recording_;
-    request.recording_span = span;
+    auto& request = plan->request;
     request.environment = process_environment();
     request.nvml_library = collect_options().nvml_library;
     if (::isatty(STDERR_FILENO) != 0)
-      request.reading = [](const std::string& path) {
-        fmt::print(stderr, "dltune doctor: reading {}\n", path);
-      };
+      request.reading = [this](const std::string& path) { say("reading " + path); };
     const auto report = diagnose::doctor(request, *root, *xids);
     // With --follow --json one object a line: the report first, then each event.
     fmt::print("{}", json_ ? diagnose::to_json(report).dump(follow_ ? -1 : 2) + "\n"
-                           : diagnose::render_text(report, window.text));
+                           : diagnose::render_text(report, plan->window.text));
     return follow_ ? follow(*xids) : report.exit_code();
   }
 

@@ -405,6 +405,21 @@ Result<void> follow_events(const host::Root& root, const XidTable& xids, const F
   }
 }
 
+Result<DoctorPlan> doctor_plan(bool boot, std::optional<std::int64_t> since_ns,
+                               const std::string& recording, std::int64_t now_wall_ns) {
+  DoctorPlan plan;
+  if (!recording.empty()) {
+    auto span = recording_span(recording, now_wall_ns);
+    if (!span) return fail("--recording: " + span.error().message());
+    plan.request.recording_path = recording;
+    plan.request.recording_span = *span;
+  }
+  plan.window = doctor_window(boot, since_ns, plan.request.recording_span, now_wall_ns);
+  plan.request.now_wall_ns = now_wall_ns;
+  plan.request.since_wall_ns = plan.window.since_wall_ns;
+  return plan;
+}
+
 Result<void> follow_until_stopped(const host::Root& root, const XidTable& xids,
                                   const FollowHooks& hooks) {
   sigset_t stop, old;

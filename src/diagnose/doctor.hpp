@@ -104,6 +104,17 @@ struct DoctorWindow {
 [[nodiscard]] Result<std::pair<std::int64_t, std::int64_t>> recording_span(
     const std::string& path, std::int64_t now_wall_ns);
 
+// doctor's request and window from its options at `now_wall_ns`: the last `since_ns` or since
+// boot, reaching back to the start of `recording` (when given: its span read, an error naming
+// --recording), whose events are stored in it.
+struct DoctorPlan {
+  DoctorRequest request;  // its environment, NVML library and reading hook are the caller's
+  DoctorWindow window;
+};
+[[nodiscard]] Result<DoctorPlan> doctor_plan(bool boot, std::optional<std::int64_t> since_ns,
+                                             const std::string& recording,
+                                             std::int64_t now_wall_ns);
+
 // --follow: new kernel-log records as they come, turned into events, until a signal of
 // `stop_set` (blocked by the caller) comes. `lost` is called when the ring buffer wrapped.
 struct FollowHooks {
