@@ -64,11 +64,8 @@ class CheckCommand : public Command {
     if (json_) {
       fmt::print("{}\n", audit::to_json(report, facts).dump(2));
     } else {
-      const bool color = color_ == "always" || (color_ == "auto" && ::isatty(STDOUT_FILENO) != 0 &&
-                                                std::getenv("NO_COLOR") == nullptr);
-      fmt::print("{}", audit::render_text(
-                           report,
-                           {verbose_, static_cast<std::size_t>(options::terminal_width()), color}));
+      const auto width = static_cast<std::size_t>(options::terminal_width());
+      fmt::print("{}", audit::render_text(report, {verbose_, width, options::use_color(color_)}));
       if (!facts.problems.empty())
         fmt::print("{} fact(s) could not be read: see `dltune env`\n", facts.problems.size());
     }

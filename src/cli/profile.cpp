@@ -30,10 +30,10 @@ class ProfileCommand : public Command {
  public:
   ProfileCommand(CLI::App& app, GlobalOptions& global) : Command(app, "profile"), global_(global) {
     options::add_value(*sub_, "recording", recording_);
-    options::add_integer(*sub_, "--pid", pid_, 1, options::kMaxPid, "PID");
-    options::add_value(*sub_, "--slurm-job", slurm_job_);
-    options::add_duration(*sub_, "--duration", duration_ns_, kSecond, 86'400 * kSecond);
-    options::add_duration(*sub_, "--interval", interval_ns_, 50'000'000, 10 * kSecond);
+    options::add_integer(*sub_, "--pid", live_.pid, 1, options::kMaxPid, "PID");
+    options::add_value(*sub_, "--slurm-job", live_.slurm_job);
+    options::add_duration(*sub_, "--duration", live_.duration_ns, kSecond, 86'400 * kSecond);
+    options::add_duration(*sub_, "--interval", live_.interval_ns, 50'000'000, 10 * kSecond);
     options::add_duration(*sub_, "--skip", skip_ns_, 0, 3'600 * kSecond);
     options::add_value(*sub_, "--run", run_args_)->allow_extra_args(false);
     options::add_value(*sub_, "--record", record_);
@@ -45,8 +45,8 @@ class ProfileCommand : public Command {
 
   int execute() override {
     const bool command = global_.after_dashdash.has_value();
-    const int ways = (pid_ != 0 ? 1 : 0) + (recording_.empty() ? 0 : 1) + (command ? 1 : 0) +
-                     (slurm_job_.empty() ? 0 : 1);
+    const int ways = (live_.pid != 0 ? 1 : 0) + (recording_.empty() ? 0 : 1) + (command ? 1 : 0) +
+                     (live_.slurm_job.empty() ? 0 : 1);
     if (ways != 1)
       return refuse(ways == 0 ? "say what to profile: --pid PID, --slurm-job JOB, a RECORDING, "
                                 "or -- COMMAND"
@@ -54,8 +54,8 @@ class ProfileCommand : public Command {
     if (command && global_.after_dashdash->empty()) return refuse("no COMMAND after --");
     if (!run_args_.empty() && !command) return refuse("--run is for -- COMMAND");
     if (!record_.empty() && !command) return refuse("--record is for -- COMMAND");
-    const bool live_job = pid_ != 0 || !slurm_job_.empty();
-    if (duration_ns_ && !live_job) return refuse("--duration is for --pid and --slurm-job");
+    const bool live_job = live_.pid != 0 || !live_.slurm_job.empty();
+    if (live_.duration_ns && !live_job) return refuse("--duration is for --pid and --slurm-job");
     if (save_ && recording_.empty())
       return refuse("--save is for a RECORDING (with -- COMMAND, --record FILE keeps it)");
     if (sub_->count("--interval") > 0 && !recording_.empty())
@@ -90,11 +90,7 @@ class ProfileCommand : public Command {
   }
 
   int live() {
-    diagnose::LiveProfile live;
-    live.pid = pid_;
-    live.slurm_job = slurm_job_;
-    live.interval_ns = interval_ns_;
-    live.duration_ns = duration_ns_;
+    auto live = live_;
     live.skip_ns = skip_ns_.value_or(0);
     live.gpus = !no_gpus_;
     live.python_stacks = !no_stacks_;
@@ -102,7 +98,7 @@ class ProfileCommand : public Command {
     live.on_start = [&](const std::string& what, std::int64_t duration_ns) {
       if (!json_ || ::isatty(STDERR_FILENO))
         say(fmt::format("sampling {} every {} ms for {:.0f} s (Ctrl-C ends early)", what,
-                        interval_ns_ / 1'000'000, static_cast<double>(duration_ns) / 1e9));
+                        live_.interval_ns / 1'000'000, static_cast<double>(duration_ns) / 1e9));
     };
     return print(diagnose::profile_live(host::Root(), *rules_, live));
   }
@@ -121,7 +117,7 @@ class ProfileCommand : public Command {
     // The job run in this process as `dltune run --record` runs it: in its own cgroup, its
     // signals (a terminal's ^C) passed on; profile stays to judge what was recorded.
     run->recording =
-        job_recording(path, false, interval_ns_, !no_gpus_, run->quiet, "dltune profile");
+        job_recording(path, false, live_.interval_ns, !no_gpus_, run->quiet, "dltune profile");
     if (no_stacks_) run->recording->setup.python_interval_ns = 0;
     // With --json, standard output holds the document alone: the job's goes to stderr.
     run->request.stdout_to_stderr = json_;
@@ -141,13 +137,11 @@ class ProfileCommand : public Command {
 
   GlobalOptions& global_;
   std::string recording_;
-  pid_t pid_ = 0;
-  std::string slurm_job_;
+  diagnose::LiveProfile live_;  // --pid, --slurm-job, --interval, --duration
   std::vector<std::string> run_args_;
   std::string record_;
   bool save_ = false, no_gpus_ = false, json_ = false, no_stacks_ = false;
-  std::int64_t interval_ns_ = 250'000'000;
-  std::optional<std::int64_t> skip_ns_, duration_ns_;
+  std::optional<std::int64_t> skip_ns_;
   const diagnose::Rules* rules_ = nullptr;
 };
 

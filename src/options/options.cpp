@@ -88,6 +88,12 @@ int terminal_width() {
   return std::clamp(cols, 60, 120);
 }
 
+bool use_color(const std::string& choice) {
+  if (choice != "auto") return choice == "always";
+  const char* no_color = std::getenv("NO_COLOR");
+  return ::isatty(STDOUT_FILENO) != 0 && (no_color == nullptr || *no_color == '\0');
+}
+
 namespace {
 
 class Help : public CLI::Formatter {

@@ -101,6 +101,10 @@ CLI::Option* add_list(CLI::App& app, const std::string& name, std::vector<std::s
 
 // The terminal's width in columns (stdout's, else $COLUMNS, else 100), within 60 to 120.
 [[nodiscard]] int terminal_width();
+// Whether to colour standard output for --color `choice`: "always", "never", or "auto": when it
+// is a terminal and NO_COLOR is unset or empty (no-color.org: "present and not an empty string"
+// turns colour off).
+[[nodiscard]] bool use_color(const std::string& choice);
 
 // Sets dltune's help layout on `app` (and the commands added after): usage first, the
 // description, options with their help wrapped to the terminal, and for the program a
