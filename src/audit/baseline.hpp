@@ -79,6 +79,15 @@ struct Baseline {
 [[nodiscard]] std::string to_toml(const Baseline& b, std::string_view written);
 [[nodiscard]] inventory::Json to_json(const Baseline& b);
 
+// `dltune baseline`: this host's baseline (from `facts`) written to `output` ("-": standard
+// output) as the commented TOML dated today (UTC), or as JSON; an existing file is replaced only
+// when `force`. The baseline written, or an error naming the output.
+[[nodiscard]] Result<Baseline> write_baseline(const inventory::HostFacts& facts,
+                                              const std::string& output, bool force, bool json);
+// What was written, for the person who will review it: "wrote F: 8 GPUs, ...; review it, then
+// check with `dltune check --baseline F`".
+[[nodiscard]] std::string written_text(const Baseline& b, const std::string& output);
+
 // Refuses what it does not know (a key, a type, a schema), naming the file, line and key.
 [[nodiscard]] Result<Baseline> parse_baseline(std::string_view toml_text, std::string_view origin);
 // A file on this machine (a baseline belongs to the admin, as a profile file does).

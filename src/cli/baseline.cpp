@@ -1,17 +1,12 @@
 // `dltune baseline`: write what this host's hardware should be (audit/baseline.hpp), for
 // `check --baseline` and `slurm health --baseline` to judge it against later.
-#include <ctime>
-#include <ostream>
-
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "audit/baseline.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
-#include "core/json.hpp"
 #include "core/local_file.hpp"
-#include "core/time_format.hpp"
 #include "inventory/host_facts.hpp"
 #include "options/options.hpp"
 
@@ -36,22 +31,10 @@ class BaselineCommand : public Command {
     const auto opened = open_root("baseline", root_);
     if (!opened) return kExitBadInput;
     const auto facts = inventory::collect(*opened, collect_options());
-    const auto baseline = audit::baseline_of(facts);
     for (const auto& note : audit::baseline_notes(facts)) say(note);
-    const std::string text =
-        json_ ? audit::to_json(baseline).dump(2) + "\n"
-              : audit::to_toml(baseline, text::format_time(std::time(nullptr), "%Y-%m-%d",
-                                                           text::TimeZone::kUtc));
-    auto written = local_file::write(
-        output_, force_, [&](std::ostream& out) { out << text; }, "the baseline");
+    auto written = audit::write_baseline(facts, output_, force_, json_);
     if (!written) return failure(written.error().message());
-    if (output_ != "-")
-      fmt::print(stderr,
-                 "wrote {}: {} GPUs, {} RDMA ports, {} fast NICs; review it, then check with "
-                 "`dltune check --baseline {}`\n",
-                 output_, baseline.gpus ? baseline.gpus->size() : 0,
-                 baseline.rdma ? baseline.rdma->size() : 0,
-                 baseline.nics ? baseline.nics->size() : 0, output_);
+    if (output_ != "-") fmt::print(stderr, "{}\n", audit::written_text(*written, output_));
     return kExitOk;
   }
 

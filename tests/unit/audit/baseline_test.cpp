@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/core.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -144,6 +145,28 @@ TEST(Baseline, TomlReadsBackAsWritten) {
   EXPECT_EQ(j["gpus"]["device"].size(), 8u);
   EXPECT_EQ(j["gpus"]["count"], 8);
   EXPECT_EQ(j["rdma"]["port"][1]["rate_gbps"], 400);
+}
+
+TEST(Baseline, WrittenAsTomlOrJsonAndAnExistingFileOnlyWithForce) {
+  const auto facts = facts_of(kGpu8);
+  const fs::path dir = fs::path(::testing::TempDir()) / "dltune_write_baseline";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto toml = (dir / "b.toml").string();
+  auto written = dltune::audit::write_baseline(facts, toml, false, false);
+  ASSERT_TRUE(written) << written.error().message();
+  auto back = dltune::audit::load_baseline(toml);
+  ASSERT_TRUE(back) << back.error().message();
+  EXPECT_EQ(back->gpus->size(), written->gpus->size());
+  EXPECT_THAT(dltune::audit::written_text(*written, toml),
+              HasSubstr(fmt::format("wrote {}: {} GPUs", toml, written->gpus->size())));
+  auto again = dltune::audit::write_baseline(facts, toml, false, true);
+  ASSERT_FALSE(again) << "an existing file is kept without --force";
+  ASSERT_TRUE(dltune::audit::write_baseline(facts, toml, true, true));
+  std::ifstream in(toml);
+  const std::string json((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_THAT(json, HasSubstr("\"schema\": \"dltune.baseline/1\""));
+  fs::remove_all(dir);
 }
 
 TEST(Baseline, RefusesWhatItDoesNotKnowNamingTheFileAndLine) {
