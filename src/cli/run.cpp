@@ -1,7 +1,5 @@
 // `dltune run [OPTIONS] -- COMMAND [ARGS...]`: a training job in its own cgroup, on the CPUs
 // and memory nearest its GPUs, as the invoking user, with a summary at exit.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 
@@ -10,7 +8,6 @@
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
-#include "core/json.hpp"
 #include "core/text.hpp"
 #include "launch/run_job.hpp"
 #include "options/options.hpp"
@@ -108,14 +105,8 @@ int run_and_report(record::RunInvocation invocation, const std::string& who) {
     return f.stage == launch::RunFailure::Stage::kSetUp ? kExitFailure : kExitBadInput;
   }
   if (!invocation.quiet) fmt::print(stderr, "\n{}", launch::render_text(*summary));
-  if (!invocation.json_path.empty()) {
-    const auto doc = launch::to_json(*summary);
-    if (auto w = local_file::write(
-            invocation.json_path, invocation.force,
-            [&](std::ostream& out) { out << doc.dump(2) << "\n"; }, "the summary");
-        !w)
-      fmt::print(stderr, "{}: {}\n", who, w.error().message());
-  }
+  if (auto w = record::write_summary(invocation, *summary); !w)
+    fmt::print(stderr, "{}: {}\n", who, w.error().message());
   return summary->result.exit_code;
 }
 

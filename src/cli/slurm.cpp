@@ -2,29 +2,17 @@
 // the TaskProlog, a job's efficiency on a node and across its nodes, and the Prolog/Epilog pair
 // that reports on every job (slurm/health.hpp, slurm/task_prolog.hpp, slurm/efficiency.hpp,
 // slurm/cluster_report.hpp, slurm/epilog.hpp).
-#include <signal.h>
-#include <unistd.h>
-
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
-#include "core/environment.hpp"
 #include "core/json.hpp"
-#include "core/text.hpp"
-#include "core/watchdog.hpp"
 #include "options/options.hpp"
-#include "slurm/cluster_report.hpp"
-#include "slurm/efficiency_report.hpp"
-#include "slurm/epilog.hpp"
 #include "slurm/health.hpp"
-#include "slurm/node.hpp"
 #include "slurm/task_prolog.hpp"
 
 namespace dltune::cli {
@@ -55,15 +43,11 @@ class SlurmCommand : public Command {
     if (task_prolog_->parsed()) return task_prolog();
     if (jobs_->selected()) return jobs_->execute();
     request_.drain_on = *settings::severity_from(drain_on_);
-    const std::function<std::string()> last_words = [limit = timeout_ns_] {
-      return slurm::watchdog_message(limit);
-    };
-    const Watchdog watchdog(std::chrono::nanoseconds(timeout_ns_), last_words, kExitBadInput);
     const host::Root root;
     const char* slurmd_node = std::getenv("SLURMD_NODENAME");
     const slurm::HealthContext context{root, collect_options(), host_name(),
                                        slurmd_node != nullptr ? slurmd_node : ""};
-    auto report = slurm::health_check(request_, context);
+    auto report = slurm::health_check_within(request_, context, timeout_ns_, kExitBadInput);
     if (!report) {
       fmt::print(stderr, "dltune slurm health: {}; the node is left as it is\n",
                  report.error().message());

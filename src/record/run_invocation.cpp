@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "core/json.hpp"
 #include "core/local_file.hpp"
 #include "monitor/scope.hpp"
 #include "settings/catalog.hpp"
@@ -51,6 +52,14 @@ Result<RunInvocation> make_invocation(RunChoices choices, std::vector<std::strin
   inv.force = choices.force;
   inv.quiet = choices.quiet;
   return inv;
+}
+
+Result<void> write_summary(const RunInvocation& invocation, const launch::RunSummary& summary) {
+  if (invocation.json_path.empty()) return {};
+  const auto doc = launch::to_json(summary);
+  return local_file::write(
+      invocation.json_path, invocation.force,
+      [&](std::ostream& out) { out << doc.dump(2) << "\n"; }, "the summary");
 }
 
 }  // namespace dltune::record

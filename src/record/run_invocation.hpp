@@ -54,4 +54,9 @@ struct RunContext {
                                                     std::vector<std::string> command,
                                                     const host::Root& root, RunContext context);
 
+// The run's summary as --json asked: its JSON document written to the invocation's json_path
+// ("-": standard output), replacing a file only with --force; nothing when none was asked.
+[[nodiscard]] Result<void> write_summary(const RunInvocation& invocation,
+                                         const launch::RunSummary& summary);
+
 }  // namespace dltune::record

@@ -1,15 +1,19 @@
 #include "slurm/health.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 
 #include <fmt/core.h>
 
 #include "audit/host_check.hpp"
 #include "core/json.hpp"
 #include "core/text.hpp"
+#include "core/watchdog.hpp"
 #include "inventory/host_facts.hpp"
 #include "settings/catalog.hpp"
 #include "settings/profile.hpp"
+#include "slurm/node.hpp"
 
 namespace dltune::slurm {
 
@@ -227,6 +231,15 @@ std::string render_text(const HealthReport& r) {
     out += fmt::format("  {:<9} {}\n", settings::severity_name(f.severity), f.summary);
   for (const auto& f : r.unknown) out += fmt::format("  {:<9} {}\n", "unknown", f.summary);
   return out;
+}
+
+Result<HealthReport> health_check_within(const HealthRequest& request, const HealthContext& context,
+                                         std::int64_t timeout_ns, int exit_status) {
+  const std::function<std::string()> last_words = [timeout_ns] {
+    return watchdog_message(timeout_ns);
+  };
+  const Watchdog watchdog(std::chrono::nanoseconds(timeout_ns), last_words, exit_status);
+  return health_check(request, context);
 }
 
 }  // namespace dltune::slurm

@@ -93,6 +93,11 @@ struct HealthContext {
 // drain or resume that scontrol refused.
 [[nodiscard]] Result<HealthReport> health_check(const HealthRequest& request,
                                                 const HealthContext& context);
+// The same under a watchdog: past `timeout_ns` the process says watchdog_message on stderr and
+// exits with `exit_status` (slurmd's health program must not hang on a stuck NVML or mount).
+[[nodiscard]] Result<HealthReport> health_check_within(const HealthRequest& request,
+                                                       const HealthContext& context,
+                                                       std::int64_t timeout_ns, int exit_status);
 
 [[nodiscard]] inventory::Json to_json(const HealthReport& r);
 [[nodiscard]] std::string render_text(const HealthReport& r);
