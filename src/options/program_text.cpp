@@ -5,6 +5,8 @@
 #include <fmt/core.h>
 #include <toml++/toml.h>
 
+#include "core/toml_parse.hpp"
+
 #include "options/docs_files.hpp"
 
 namespace dltune::options {
@@ -73,13 +75,9 @@ ManExtras ProgramText::man_extras(const CLI::App& program, std::string source) c
 }
 
 Result<ProgramText> parse_program_text(std::string_view toml_text, std::string_view origin) {
-  toml::table t;
-  try {
-    t = toml::parse(toml_text, origin);
-  } catch (const toml::parse_error& e) {
-    return fail(fmt::format("{}:{}:{}: {}", origin, e.source().begin.line, e.source().begin.column,
-                            e.description()));
-  }
+  auto parsed = parse_toml(toml_text, origin);
+  if (!parsed) return tl::unexpected(parsed.error());
+  const toml::table& t = *parsed;
   ProgramText out;
   for (const auto& [key, node] : t) {
     const std::string k(key.str());

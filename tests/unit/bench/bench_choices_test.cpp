@@ -10,6 +10,7 @@
 
 #include "bench/bench_choices.hpp"
 #include "bench/files.hpp"
+#include "support/temp_tree.hpp"
 
 namespace bench_choices_test {
 
@@ -65,9 +66,8 @@ TEST(BenchChoices, TheChoicesBecomeTheRequest) {
 }
 
 TEST(BenchChoices, EachBadChoiceIsNamed) {
-  std::string tmpl = ::testing::TempDir() + "dltune_bench_choices_XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-  const std::string existing = tmpl + "/old.html";
+  const dltune::testing::TempTree tree;
+  const std::string existing = (tree.dir() / "old.html").string();
   std::ofstream(existing) << "x";
   struct Case {
     void (*set)(BenchChoices&, const std::string&);
@@ -90,8 +90,6 @@ TEST(BenchChoices, EachBadChoiceIsNamed) {
     ASSERT_FALSE(r) << k.expected;
     EXPECT_THAT(r.error().message(), HasSubstr(k.expected));
   }
-  ::unlink(existing.c_str());
-  ::rmdir(tmpl.c_str());
 }
 
 }  // namespace bench_choices_test
@@ -101,8 +99,8 @@ namespace bench_choices_test {
 // compare's --html is checked before anything is read: never one of the inputs, an existing file
 // only with --force.
 TEST(CompareChoices, HtmlIsCheckedFirst) {
-  std::string tmpl = ::testing::TempDir() + "dltune_compare_choices_XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  const dltune::testing::TempTree tree;
+  const std::string tmpl = tree.dir().string();
   const std::string a = tmpl + "/a.db", b = tmpl + "/b.db";
   std::ofstream(a) << "not a recording";
   std::ofstream(b) << "not a recording";
@@ -134,8 +132,6 @@ TEST(CompareChoices, HtmlIsCheckedFirst) {
   EXPECT_THAT(read.error().message(), ::testing::Not(HasSubstr("--html")));
   std::ifstream in(a);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "not a recording");
-  for (const auto& f : {a, b}) ::unlink(f.c_str());
-  ::rmdir(tmpl.c_str());
 }
 
 }  // namespace bench_choices_test

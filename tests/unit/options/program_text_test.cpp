@@ -48,7 +48,7 @@ TEST(ProgramText, BadTextIsAnErrorNamingTheKey) {
       {ok + "[[environment]]\nname = 'X'\ntext = 't'\nwhen = 'y'\n", "environment[0].when"},
       {ok + "[[files]]\nname = '/x'\ntext = 't'\ncommands = [1]\n", "commands"},
       {ok + "files = 'x'\n", "files"},
-      {"description = \n", "t.toml:1"},
+      {"description = \n", "line 1"},
   };
   for (const auto& c : cases) {
     auto r = parse_program_text(c.text, "t.toml");

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "record/record_command.hpp"
+#include "support/temp_tree.hpp"
 
 namespace record_command_test {
 
@@ -19,11 +20,6 @@ using dltune::record::RecordContext;
 using ::testing::HasSubstr;
 
 namespace {
-
-std::string temp_dir() {
-  std::string tmpl = ::testing::TempDir() + "dltune_record_cmd_XXXXXX";
-  return ::mkdtemp(tmpl.data()) != nullptr ? tmpl : "";
-}
 
 bool exists(const std::string& p) {
   return ::access(p.c_str(), F_OK) == 0;
@@ -38,9 +34,8 @@ RecordContext context() {
 }  // namespace
 
 TEST(RecordCommand, EachBadChoiceIsRefusedAndNoFileIsMade) {
-  const auto dir = temp_dir();
-  ASSERT_FALSE(dir.empty());
-  const std::string out = dir + "/r.db";
+  const dltune::testing::TempTree tree;
+  const std::string out = (tree.dir() / "r.db").string();
   struct Case {
     void (*set)(RecordChoices&);
     const char* expected;
@@ -74,13 +69,11 @@ TEST(RecordCommand, EachBadChoiceIsRefusedAndNoFileIsMade) {
   ASSERT_FALSE(kept);
   std::ifstream in(out);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "x");
-  ::unlink(out.c_str());
-  ::rmdir(dir.c_str());
 }
 
 TEST(RecordCommand, AJobIsRecordedAndItsExitStatusIsTheCommands) {
-  const auto dir = temp_dir();
-  ASSERT_FALSE(dir.empty());
+  const dltune::testing::TempTree tree;
+  const std::string dir = tree.dir().string();
   for (const auto& [program, status] : {std::pair{"true", 0}, std::pair{"false", 1}}) {
     RecordChoices c;
     c.output = dir + "/" + program + ".db";
@@ -92,9 +85,7 @@ TEST(RecordCommand, AJobIsRecordedAndItsExitStatusIsTheCommands) {
     ASSERT_TRUE(r) << r.error().error.message();
     EXPECT_EQ(*r, status) << program;
     EXPECT_TRUE(exists(c.output)) << program;
-    ::unlink(c.output.c_str());
   }
-  ::rmdir(dir.c_str());
 }
 
 }  // namespace record_command_test

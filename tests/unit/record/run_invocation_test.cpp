@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "record/run_invocation.hpp"
+#include "support/temp_tree.hpp"
 
 namespace run_invocation_test {
 
@@ -21,11 +22,6 @@ using ::testing::HasSubstr;
 namespace {
 
 const std::vector<std::string> kCommand = {"python3", "train.py"};
-
-std::string temp_dir() {
-  std::string tmpl = ::testing::TempDir() + "dltune_invocation_XXXXXX";
-  return ::mkdtemp(tmpl.data()) != nullptr ? tmpl : "";
-}
 
 }  // namespace
 
@@ -56,8 +52,8 @@ TEST(RunInvocation, TheChoicesBecomeTheRequest) {
 }
 
 TEST(RunInvocation, ARecordingIsAFileWithTheIntervalAndNoticeGiven) {
-  const auto dir = temp_dir();
-  ASSERT_FALSE(dir.empty());
+  const dltune::testing::TempTree tree;
+  const std::string dir = tree.dir().string();
   RunChoices c;
   c.record = dir + "/job.db";
   c.record_interval_ns = 250'000'000;
@@ -73,13 +69,11 @@ TEST(RunInvocation, ARecordingIsAFileWithTheIntervalAndNoticeGiven) {
   inv->recording->setup.notice("hello");
   EXPECT_EQ(said, "hello");
   EXPECT_FALSE(inv->request.stdout_to_stderr);
-  ::rmdir(dir.c_str());
 }
 
 TEST(RunInvocation, EachBadOptionIsNamed) {
-  const auto dir = temp_dir();
-  ASSERT_FALSE(dir.empty());
-  const std::string existing = dir + "/old.db";
+  const dltune::testing::TempTree tree;
+  const std::string existing = (tree.dir() / "old.db").string();
   std::ofstream(existing) << "x";
   struct Case {
     void (*set)(RunChoices&, const std::string&);
@@ -107,8 +101,6 @@ TEST(RunInvocation, EachBadOptionIsNamed) {
   EXPECT_TRUE(make_invocation(c, kCommand, dltune::host::Root(), {}));
   std::ifstream in(existing);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "x") << "nothing was written";
-  ::unlink(existing.c_str());
-  ::rmdir(dir.c_str());
 }
 
 }  // namespace run_invocation_test

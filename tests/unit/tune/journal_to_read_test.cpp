@@ -9,13 +9,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/temp_tree.hpp"
 #include "tune/request.hpp"
 
 namespace journal_to_read_test {
 
 TEST(JournalToRead, AMissingDirectoryIsSaidAndReadsAsNothingApplied) {
-  std::string tmpl = ::testing::TempDir() + "dltune_journal_read_XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  const dltune::testing::TempTree tree;
+  const std::string tmpl = tree.dir().string();
   const std::string missing = tmpl + "/state";
   std::string said;
   auto journal = dltune::tune::journal_to_read(missing, [&](const std::string& n) { said += n; });
@@ -33,8 +34,6 @@ TEST(JournalToRead, AMissingDirectoryIsSaidAndReadsAsNothingApplied) {
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().message(), ::testing::HasSubstr(file));
   EXPECT_TRUE(said.empty());
-  ::unlink(file.c_str());
-  ::rmdir(tmpl.c_str());
 }
 
 }  // namespace journal_to_read_test
