@@ -1,7 +1,10 @@
 #include "settings/catalog.hpp"
 
+#include <set>
+
 #include "core/text.hpp"
 #include "host/parse/proc.hpp"
+#include "settings/profile.hpp"
 #include "settings/sysctl_name.hpp"
 
 namespace dltune::settings {
@@ -160,6 +163,18 @@ Result<std::optional<std::string>> read_setting(const host::Root& root, const st
 std::optional<std::string> read_trimmed(const host::Root& root, const std::string& path) {
   auto r = read_setting(root, path, path);
   return r ? *r : std::nullopt;
+}
+
+std::vector<std::string> known_setting_ids() {
+  std::set<std::string> ids;
+  for (const auto& spec : catalog())
+    if (!spec.family()) ids.insert(spec.key);
+  const auto any_key = [](const std::string&) -> Result<void> { return {}; };
+  for (const auto& name : builtin_profiles())
+    if (const auto text = builtin_profile_text(name))
+      if (auto profile = parse_profile(*text, "profiles/" + name + ".toml", any_key))
+        for (const auto& entry : profile->entries) ids.insert(entry.key);
+  return {ids.begin(), ids.end()};
 }
 
 }  // namespace dltune::settings

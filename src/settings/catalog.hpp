@@ -86,4 +86,9 @@ extern const ChangeKind kMountChange;
 extern const ChangeKind kNvmlChange;
 extern const ChangeKind kIrqChange;
 
+// Every setting id a profile may hold that the catalog or a built-in profile names (a family's
+// members, such as a sysctl, only as the built-in profiles name them), sorted: what completion
+// offers after --only, --skip and --set. Compiled in: no file is read.
+[[nodiscard]] std::vector<std::string> known_setting_ids();
+
 }  // namespace dltune::settings

@@ -79,10 +79,6 @@ using KeyValidator = std::function<Result<void>(const std::string& key)>;
 [[nodiscard]] std::vector<std::string> builtin_profiles();
 // The TOML text of a built-in profile (profiles/NAME.toml as compiled in); empty when unknown.
 [[nodiscard]] std::optional<std::string_view> builtin_profile_text(std::string_view name);
-// Every setting id a profile may hold that the catalog or a built-in profile names (a family's
-// members, such as a sysctl, only as the built-in profiles name them), sorted: what completion
-// offers after --only, --skip and --set. Compiled in: no file is read.
-[[nodiscard]] std::vector<std::string> known_setting_ids();
 
 // Loads a profile by name (built-in, then /etc/dltune/profiles/NAME.toml through `root`) or, when
 // `name_or_path` contains a '/', from that file on this machine. Resolves `include`s (cycles
