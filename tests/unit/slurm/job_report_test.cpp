@@ -1,6 +1,7 @@
 // A Slurm job's totals kept by its watcher (intervals of its group added up, across a group made
 // again between steps) and the Epilog's report from them and the kernel log: the job's own OOM
 // kills with their victims, the node's hardware events, never another job's kills.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -452,6 +453,32 @@ TEST(SlurmJobWatch, AGroupFoundAgainIsTheSameUnlessItWasMadeAgain) {
     ADD_FAILURE() << "the watcher took no sample";
     return r;
   };
+  // Every rewrite is a new file renamed into place (another inode, or another mtime): three in a
+  // row with the same number of samples, not above `seen`, are loops of the watcher that took no
+  // sample, so it has let go of the group it read.
+  auto let_go = [&](std::uint64_t seen) {
+    std::pair<ino_t, std::int64_t> last{0, 0};
+    std::uint64_t samples = 0;
+    int unchanged = 0;
+    for (int i = 0; i < 20'000 && unchanged < 3; ++i, ::usleep(1000)) {
+      struct stat st {};
+      const auto path = dltune::slurm::record_path(state, "5");
+      if (::stat(path.c_str(), &st) != 0) continue;
+      const std::pair<ino_t, std::int64_t> now{
+          st.st_ino, st.st_mtim.tv_sec * 1'000'000'000 + st.st_mtim.tv_nsec};
+      if (now == last) continue;
+      last = now;
+      std::ifstream in(path);
+      std::stringstream text;
+      text << in.rdbuf();
+      auto got = dltune::slurm::record_from_json(
+          dltune::inventory::Json::parse(text.str(), nullptr, false), "state");
+      if (!got) continue;
+      unchanged = got->samples == samples && samples >= seen ? unchanged + 1 : 1;
+      samples = got->samples;
+    }
+    ASSERT_GE(unchanged, 3) << "the watcher kept sampling a group whose file does not parse";
+  };
   auto r = record_after(0, 2);
   EXPECT_EQ(r.oom_kills, 1u);
   // A sample that fails for a moment (a control file that does not parse), then reads again:
@@ -462,11 +489,12 @@ TEST(SlurmJobWatch, AGroupFoundAgainIsTheSameUnlessItWasMadeAgain) {
   r = record_after(r.samples, 3);
   EXPECT_EQ(r.oom_kills, 1u) << "the same group's kill counted again";
   // Made again (another directory, with its own kill) while the old one could not be read:
-  // the kills add up. The watcher (every 5 ms) must see the failed read before the new group
-  // takes the path, or it reads the new group through the old sampler as the same one: 50 ms was
-  // not always enough on a loaded CI machine (two instrumented shards on two CPUs).
+  // the kills add up. The watcher must see the failed read before the new group takes the path,
+  // or it reads the new group through the old sampler as the same one; a fixed wait (50 ms, then
+  // 500 ms) was not always enough on a loaded CI machine, so the test waits until the watcher
+  // has rewritten its record three times with no new sample: it has let go of the old group.
   t.write(uid + "/job_5/memory.usage_in_bytes", "not a number\n");
-  ::usleep(500'000);
+  let_go(r.samples);
   make_job("job_5.new");
   fs::remove_all(t.dir() / uid / "job_5");
   fs::rename(t.dir() / uid / "job_5.new", t.dir() / uid / "job_5");
