@@ -1,8 +1,5 @@
 // `dltune check`: audit the host against a profile.
-#include <unistd.h>
-
 #include <cstdio>
-#include <cstdlib>
 
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>

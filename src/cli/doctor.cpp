@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
