@@ -27,4 +27,18 @@ using Result = tl::expected<T, Error>;
   return tl::unexpected<Error>(Error{std::move(what), std::move(input), err});
 }
 
+// A failure that says whose it is: bad input (the user's to change; exit 2, nothing was done) or
+// a failure of the host or of the work itself (exit 1).
+struct Failure {
+  bool bad_input = false;
+  Error error;
+};
+// Bad input, as a failure: `what` (and `input`) as fail() takes them, or an Error as it came.
+[[nodiscard]] inline tl::unexpected<Failure> refused(Error error) {
+  return tl::unexpected(Failure{true, std::move(error)});
+}
+[[nodiscard]] inline tl::unexpected<Failure> refused(std::string what, std::string input = {}) {
+  return refused(Error{std::move(what), std::move(input), 0});
+}
+
 }  // namespace dltune

@@ -99,13 +99,12 @@ SampleRun sample_until_stopped(PythonProcess& process, SampleRunRequest request)
   return run;
 }
 
-tl::expected<PythonProcess, AttachFailure> attach_named(const host::Root& root, pid_t pid) {
+tl::expected<PythonProcess, Failure> attach_named(const host::Root& root, pid_t pid) {
   auto process = PythonProcess::attach(root, pid);
   if (process) return std::move(*process);
   if (::kill(pid, 0) != 0 && errno == ESRCH)
-    return tl::unexpected(
-        AttachFailure{true, Error{fmt::format("--pid {}: no such process", pid), "", 0}});
-  return tl::unexpected(AttachFailure{not_python(process.error()), process.error()});
+    return refused(fmt::format("--pid {}: no such process", pid));
+  return tl::unexpected(Failure{not_python(process.error()), process.error()});
 }
 
 }  // namespace dltune::pystack

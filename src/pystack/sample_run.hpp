@@ -41,11 +41,6 @@ struct SampleRun {
 
 // attach for a PID a user named: the failure is bad input (`bad_input`) when no such process
 // runs or it is not a Python one (a kernel thread among them), else it could not be read.
-struct AttachFailure {
-  bool bad_input = false;
-  Error error;
-};
-[[nodiscard]] tl::expected<PythonProcess, AttachFailure> attach_named(const host::Root& root,
-                                                                      pid_t pid);
+[[nodiscard]] tl::expected<PythonProcess, Failure> attach_named(const host::Root& root, pid_t pid);
 
 }  // namespace dltune::pystack

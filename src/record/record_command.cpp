@@ -8,29 +8,18 @@
 
 namespace dltune::record {
 
-namespace {
-
-tl::unexpected<RecordFailure> refused(Error e) {
-  return tl::unexpected(RecordFailure{true, std::move(e)});
-}
-
-}  // namespace
-
-tl::expected<int, RecordFailure> record_command(const host::Root& root,
-                                                const RecordChoices& choices,
-                                                const RecordContext& context) {
-  if (choices.output.empty())
-    return refused(Error{"-o FILE: where to write the recording is required", "", 0});
+tl::expected<int, Failure> record_command(const host::Root& root, const RecordChoices& choices,
+                                          const RecordContext& context) {
+  if (choices.output.empty()) return refused("-o FILE: where to write the recording is required");
   auto scope = monitor::scope_for(root, choices.pid, choices.cgroup, choices.slurm_job,
                                   monitor::Scope::Kind::kNone);
   if (!scope) return refused(scope.error());
   const auto& command = choices.command;
   if (!command.empty() && scope->kind != monitor::Scope::Kind::kNone)
-    return refused(Error{"give a COMMAND or --pid/--cgroup/--slurm-job, not both", "", 0});
+    return refused("give a COMMAND or --pid/--cgroup/--slurm-job, not both");
   const auto target = local_file::output_target(choices.output, choices.force);
-  if (!target) return refused(Error{"-o: " + target.error().message(), "", 0});
-  if (*target == "-")
-    return refused(Error{"-o -: a recording is a SQLite file, not a stream", "", 0});
+  if (!target) return refused("-o: " + target.error().message());
+  if (*target == "-") return refused("-o -: a recording is a SQLite file, not a stream");
   launch::SpawnRequest job;
   if (!command.empty()) {
     if (auto found = launch::find_program(command.front(), context.environment); !found)

@@ -39,16 +39,12 @@ struct RecordContext {
   std::function<void(const std::string& scope)> started;
 };
 
-struct RecordFailure {
-  bool bad_input = true;  // a choice refused, the job not started: no file left (exit 2)
-  Error error;
-};
-
 // Records as `choices` say. The exit status to give: the job's (1 when it exited 0 but its
 // recording could not be completed); for a scope 0, or 1 when the recording could not be
-// completed (its notice said why).
-[[nodiscard]] tl::expected<int, RecordFailure> record_command(const host::Root& root,
-                                                              const RecordChoices& choices,
-                                                              const RecordContext& context);
+// completed (its notice said why). Every failure is bad input: a choice refused, or the job not
+// started (no file is left).
+[[nodiscard]] tl::expected<int, Failure> record_command(const host::Root& root,
+                                                        const RecordChoices& choices,
+                                                        const RecordContext& context);
 
 }  // namespace dltune::record

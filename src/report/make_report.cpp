@@ -10,19 +10,7 @@
 
 namespace dltune::report {
 
-namespace {
-
-tl::unexpected<ReportFailure> refused(Error e) {
-  return tl::unexpected(ReportFailure{true, std::move(e)});
-}
-
-tl::unexpected<ReportFailure> refused(std::string what, std::string input = {}) {
-  return refused(Error{std::move(what), std::move(input), 0});
-}
-
-}  // namespace
-
-tl::expected<void, ReportFailure> make_report(const ReportRequest& r) {
+tl::expected<void, Failure> make_report(const ReportRequest& r) {
   if (auto ok = local_file::not_an_input(r.output, {r.recording}); !ok)
     return refused("-o: " + ok.error().message());
   auto recording = store::Recording::open(r.recording);
@@ -34,7 +22,7 @@ tl::expected<void, ReportFailure> make_report(const ReportRequest& r) {
   const auto target = local_file::output_target(r.output, r.force);
   if (!target) return refused("-o: " + target.error().message());
   auto data = extract(rec, *window);
-  if (!data) return tl::unexpected(ReportFailure{false, data.error()});
+  if (!data) return tl::unexpected(Failure{false, data.error()});
   if (r.html || r.max_points) decimate(*data, r.max_points.value_or(4000));
   auto written = local_file::write(*target, r.force, [&](std::ostream& out) {
     if (r.html)
@@ -43,8 +31,7 @@ tl::expected<void, ReportFailure> make_report(const ReportRequest& r) {
       write_json(*data, out);
   });
   // A file that appeared between the check above and the rename is bad input too.
-  if (!written)
-    return tl::unexpected(ReportFailure{written.error().errno_ == EEXIST, written.error()});
+  if (!written) return tl::unexpected(Failure{written.error().errno_ == EEXIST, written.error()});
   return {};
 }
 

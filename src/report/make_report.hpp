@@ -19,13 +19,9 @@ struct ReportRequest {
   bool force = false;  // the output may replace a file
 };
 
-struct ReportFailure {
-  bool bad_input = false;  // a recording, window or output refused (exit 2); else exit 1
-  Error error;
-};
-
 // Reads the recording, takes its window, thins the series and writes the output atomically. An
-// output that is the recording itself is refused, --force or not; so is an empty recording.
-[[nodiscard]] tl::expected<void, ReportFailure> make_report(const ReportRequest& request);
+// output that is the recording itself is refused, --force or not; so is an empty recording
+// (bad input: a recording, window or output refused; else the recording could not be read).
+[[nodiscard]] tl::expected<void, Failure> make_report(const ReportRequest& request);
 
 }  // namespace dltune::report

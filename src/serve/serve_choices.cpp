@@ -12,13 +12,9 @@ std::string variable(const std::map<std::string, std::string>& environment, cons
   return it != environment.end() ? it->second : "";
 }
 
-tl::unexpected<ServeSetupFailure> refused(Error e) {
-  return tl::unexpected(ServeSetupFailure{true, std::move(e)});
-}
-
 }  // namespace
 
-tl::expected<ServeSetup, ServeSetupFailure> setup_serve(
+tl::expected<ServeSetup, Failure> setup_serve(
     const host::Root& root, ServeChoices choices, uid_t euid,
     const std::map<std::string, std::string>& environment) {
   choices.exporter.gpus = !choices.no_gpus;
@@ -34,14 +30,13 @@ tl::expected<ServeSetup, ServeSetupFailure> setup_serve(
   setup.request.address = *address;
   if (!choices.web_config.empty()) {
     auto module = http_module();
-    if (!module) return tl::unexpected(ServeSetupFailure{false, module.error()});
+    if (!module) return tl::unexpected(Failure{false, module.error()});
     auto loaded = (*module)->load_web_config(choices.web_config);
     if (!loaded) return refused(loaded.error());
     setup.request.web = std::move(*loaded);
   }
   if (choices.once) return setup;
-  if (choices.json)
-    return refused(Error{"--json goes with --once (a scrape is always the text format)", "", 0});
+  if (choices.json) return refused("--json goes with --once (a scrape is always the text format)");
   setup.request.limits.workers = static_cast<std::size_t>(choices.max_connections);
   if (choices.per_address > 0)
     setup.request.limits.connections_per_address = static_cast<std::size_t>(choices.per_address);

@@ -35,15 +35,11 @@ struct ServeSetup {
   std::optional<std::string> warning;  // keeping root with --as-root
 };
 
-struct ServeSetupFailure {
-  bool bad_input = true;  // an option refused (exit 2); else the HTTP module cannot load (1)
-  Error error;
-};
-
 // The choices, checked: the exporter's options from `root`, --listen, --web-config (through the
 // HTTP module), --json only with --once, and without --once who to run as, from `euid` and
 // --user/--as-root/SUDO_USER. `environment` gives DLTUNE_NVML_LIBRARY, NODE_NAME and SUDO_USER.
-[[nodiscard]] tl::expected<ServeSetup, ServeSetupFailure> setup_serve(
+// A refused option is bad input; an HTTP module that cannot load is not.
+[[nodiscard]] tl::expected<ServeSetup, Failure> setup_serve(
     const host::Root& root, ServeChoices choices, uid_t euid,
     const std::map<std::string, std::string>& environment);
 
