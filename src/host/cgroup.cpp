@@ -177,8 +177,8 @@ std::optional<unsigned> owner_below(Groups& groups, const std::string& dir, int 
 
 void add_job(Groups& groups, const std::string& mount, const std::string& path,
              const std::string& id, std::optional<unsigned> uid, std::vector<SlurmJobGroup>& out) {
-  SlurmJobGroup job{path, id, uid, {}, 0};
-  if (auto info = groups.root.stat(mount + path); info && *info) job.inode = (*info)->inode;
+  SlurmJobGroup job{path, id, uid, {}, 0, mount + path};
+  if (auto info = groups.root.stat(job.dir); info && *info) job.inode = (*info)->inode;
   for (const auto& sub : groups.below(mount + path))
     if (sub.rfind("step_", 0) == 0) job.steps.push_back(sub.substr(5));
   if (!job.uid) job.uid = owner_below(groups, mount + path);

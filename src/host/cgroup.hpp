@@ -55,6 +55,7 @@ struct SlurmJobGroup {
   // last step ends and makes it again for the next, so a group found again with another inode
   // is a new one (its counters start over); 0 when it could not be read.
   std::uint64_t inode = 0;
+  std::string dir;  // the directory that inode is of, in the root: "/sys/fs/cgroup/memory" + path
 };
 // The Slurm step a cgroup path (as /proc/PID/cgroup names it) lies in, by the names above:
 // "/slurm_vm/uid_0/job_5/step_0/task_0" is job 5's step 0, "task_0" below it. Empty for any

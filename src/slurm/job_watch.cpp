@@ -244,6 +244,17 @@ Result<void> watch_job(const host::Root& root, const WatchRequest& request,
   monitor::Sample previous, now;
   std::int64_t absent_since = record.started_ns;
   std::uint64_t inode = 0;  // of the group last sampled
+  std::string dir;          // its directory
+  // Whether the directory sampled is still that group: Slurm removes a job's group when its
+  // last step ends and makes it again for the next, which can fall between two samples; the
+  // sampler would read the new group's counters (from 0) as the old one's. One stat, after the
+  // sample, so that a sample that read the new group's files in part is not kept either. A
+  // directory whose inode could not be read when found (0) is taken as the same, as before.
+  const auto still_there = [&] {
+    if (inode == 0) return true;
+    auto info = root.stat(dir);
+    return info && *info && (*info)->inode == inode;
+  };
   // The GPUs Slurm gave the job here, from its processes' environment: looked for in each
   // process once, until found (in the first few hundred: a job without GPUs on a GPU node that
   // starts thousands of processes is not read for ever).
@@ -272,13 +283,16 @@ Result<void> watch_job(const host::Root& root, const WatchRequest& request,
           const bool made_again =
               record.samples > 0 && (group->inode == 0 || group->inode != inode);
           inode = group->inode;
+          dir = group->dir;
           record.observe(monitor::Model::from(previous, nullptr),
                          previous.cgroup ? previous.cgroup->events_oom_kill : std::nullopt,
                          allocated_cpus(root, *layout, group->path), made_again);
         }
       }
-    } else if (auto ok = sampler->sample(now); !ok || !now.cgroup) {
-      sampler.reset();  // the group is gone (the job's last step ended), or unreadable
+    } else if (auto ok = sampler->sample(now); !ok || !now.cgroup || !still_there()) {
+      // The group is gone (the job's last step ended), unreadable, or made again (the next
+      // loop finds it with its new inode).
+      sampler.reset();
       absent_since = now_ns(CLOCK_REALTIME);
     } else {
       const auto m = monitor::Model::from(now, &previous);

@@ -1,9 +1,12 @@
 // A Slurm job's totals kept by its watcher (intervals of its group added up, across a group made
 // again between steps) and the Epilog's report from them and the kernel log: the job's own OOM
 // kills with their victims, the node's hardware events, never another job's kills.
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -412,7 +415,8 @@ TEST(SlurmJobReport, ReportsAreMetricsOneSamplePerJobAndWhatIsNotMeasuredIsLeftO
 
 // The watcher over a fixture v1 tree: a job's group that could not be sampled for a moment and
 // is found again is the same group (its OOM kill is counted once); one that Slurm made again
-// (its directory is another) counts from 0, added to the old group's kills.
+// (its directory is another), between two samples or while the old one could not be read,
+// counts from 0, added to the old group's kills.
 TEST(SlurmJobWatch, AGroupFoundAgainIsTheSameUnlessItWasMadeAgain) {
   namespace fs = std::filesystem;
   dltune::testing::TempTree t;
@@ -438,25 +442,29 @@ TEST(SlurmJobWatch, AGroupFoundAgainIsTheSameUnlessItWasMadeAgain) {
   const auto root = t.root();
   dltune::Result<void> watched;
   std::thread watcher([&] { watched = dltune::slurm::watch_job(root, request, &stop); });
-  // The record once it has `n` samples more than `after` (the file is rewritten every interval).
-  auto record_after = [&](std::uint64_t after, std::uint64_t n) {
+  // The record once `ready` holds for it (the file is rewritten every interval), within 8 s.
+  auto record_when = [&](auto ready, const char* what) {
     JobRecord r;
-    for (int i = 0; i < 2000; ++i) {
+    for (int i = 0; i < 4000; ++i) {
       std::ifstream in(dltune::slurm::record_path(state, "5"));
       std::stringstream s;
       s << in.rdbuf();
       auto j = dltune::inventory::Json::parse(s.str(), nullptr, false);
-      if (auto got = dltune::slurm::record_from_json(j, "state"); got && got->samples >= after + n)
-        return *got;
+      if (auto got = dltune::slurm::record_from_json(j, "state"); got && ready(*got)) return *got;
       ::usleep(2000);
     }
-    ADD_FAILURE() << "the watcher took no sample";
+    ADD_FAILURE() << "the watcher's record never had " << what;
     return r;
+  };
+  // The record once it has `n` samples more than `after`.
+  auto record_after = [&](std::uint64_t after, std::uint64_t n) {
+    return record_when([&](const JobRecord& got) { return got.samples >= after + n; },
+                       "new samples");
   };
   // Every rewrite is a new file renamed into place (another inode, or another mtime): three in a
   // row with the same number of samples, not above `seen`, are loops of the watcher that took no
   // sample, so it has let go of the group it read.
-  auto let_go = [&](std::uint64_t seen) {
+  auto let_go = [&](std::uint64_t seen) -> std::uint64_t {
     std::pair<ino_t, std::int64_t> last{0, 0};
     std::uint64_t samples = 0;
     int unchanged = 0;
@@ -477,29 +485,41 @@ TEST(SlurmJobWatch, AGroupFoundAgainIsTheSameUnlessItWasMadeAgain) {
       unchanged = got->samples == samples && samples >= seen ? unchanged + 1 : 1;
       samples = got->samples;
     }
-    ASSERT_GE(unchanged, 3) << "the watcher kept sampling a group whose file does not parse";
+    EXPECT_GE(unchanged, 3) << "the watcher kept sampling a group whose file does not parse";
+    return samples;
   };
   auto r = record_after(0, 2);
   EXPECT_EQ(r.oom_kills, 1u);
   // A sample that fails for a moment (a control file that does not parse), then reads again:
-  // the same directory, the same group.
+  // the same directory, the same group. The test waits until the watcher has let go of it (it
+  // rewrote its record three times with no new sample), then counts from where it stopped.
   t.write(uid + "/job_5/memory.usage_in_bytes", "not a number\n");
-  ::usleep(50'000);
+  auto stalled = let_go(r.samples);
   t.write(uid + "/job_5/memory.usage_in_bytes", "1048576\n");
-  r = record_after(r.samples, 3);
+  r = record_after(stalled, 3);
   EXPECT_EQ(r.oom_kills, 1u) << "the same group's kill counted again";
-  // Made again (another directory, with its own kill) while the old one could not be read:
-  // the kills add up. The watcher must see the failed read before the new group takes the path,
-  // or it reads the new group through the old sampler as the same one; a fixed wait (50 ms, then
-  // 500 ms) was not always enough on a loaded CI machine, so the test waits until the watcher
-  // has rewritten its record three times with no new sample: it has let go of the old group.
-  t.write(uid + "/job_5/memory.usage_in_bytes", "not a number\n");
-  let_go(r.samples);
+  // Made again between two samples, while the watcher reads it (another directory with its own
+  // kill swapped in at the path in one step, as rmdir and mkdir can fall between two samples):
+  // the kills add up, and once only.
   make_job("job_5.new");
-  fs::remove_all(t.dir() / uid / "job_5");
-  fs::rename(t.dir() / uid / "job_5.new", t.dir() / uid / "job_5");
+  const auto job = t.dir() / uid / "job_5";
+  const auto made = t.dir() / uid / "job_5.new";
+  ASSERT_EQ(::renameat2(AT_FDCWD, made.c_str(), AT_FDCWD, job.c_str(), RENAME_EXCHANGE), 0)
+      << std::strerror(errno);
+  fs::remove_all(made);
+  r = record_when([](const JobRecord& got) { return got.oom_kills >= 2; }, "the second kill");
   r = record_after(r.samples, 3);
   EXPECT_EQ(r.oom_kills, 2u);
+  // Made again while the old one could not be read: the watcher must not take the new group
+  // for the old one found again.
+  t.write(uid + "/job_5/memory.usage_in_bytes", "not a number\n");
+  stalled = let_go(r.samples);
+  make_job("job_5.new");
+  fs::remove_all(job);
+  fs::rename(made, job);
+  r = record_when([](const JobRecord& got) { return got.oom_kills >= 3; }, "the third kill");
+  r = record_after(r.samples, 3);
+  EXPECT_EQ(r.oom_kills, 3u);
   stop = 1;
   watcher.join();
   ASSERT_TRUE(watched) << watched.error().message();
