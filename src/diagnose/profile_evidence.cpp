@@ -157,7 +157,7 @@ ProfileResult<ProfileReport> profile_live(const host::Root& root, const Rules& r
   std::string what = fmt::format("pid {}", live.pid);
   if (!live.slurm_job.empty()) {
     auto group = monitor::slurm_job_cgroup(root, live.slurm_job);
-    if (!group) return tl::unexpected(ProfileFailure{true, group.error()});
+    if (!group) return refused(group.error());
     request.cgroup = *group;
     what = fmt::format("Slurm job {} ({})", live.slurm_job, *group);
   }

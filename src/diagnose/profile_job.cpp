@@ -24,8 +24,8 @@ namespace {
 
 constexpr std::int64_t kSecond = 1'000'000'000;
 
-tl::unexpected<ProfileFailure> failure(bool bad_input, std::string what) {
-  return tl::unexpected(ProfileFailure{bad_input, Error{std::move(what), "", 0}});
+tl::unexpected<Failure> failure(bool bad_input, std::string what) {
+  return tl::unexpected(Failure{bad_input, Error{std::move(what), "", 0}});
 }
 
 nlohmann::json gpus_json(const JobSeen& job) {
@@ -395,7 +395,7 @@ std::string render_text(const ProfileReport& report) {
 
 ProfileResult<RecordedJob> read_recorded_job(const std::string& path) {
   auto rec = store::Recording::open(path);
-  if (!rec) return tl::unexpected(ProfileFailure{true, rec.error()});
+  if (!rec) return refused(rec.error());
   RecordedJob job;
   // The main thread's Python stacks per interval, by the sample that ends each interval.
   std::optional<store::PythonStacks> stacks;
@@ -454,7 +454,7 @@ ProfileResult<RecordedJob> read_recorded_job(const std::string& path) {
                     ranks_now.empty() ? nullptr : &ranks_now);
     return Result<void>{};
   });
-  if (!walked) return tl::unexpected(ProfileFailure{false, walked.error()});
+  if (!walked) return tl::unexpected(Failure{false, walked.error()});
   const auto& info = (*rec)->info();
   job.launched = !info.command.empty() || info.scope.rfind("run ", 0) == 0;
   if (auto events = (*rec)->document("events"); events && *events && (*events)->is_array())
@@ -476,7 +476,7 @@ ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& re
   options.scope = group ? monitor::Scope{monitor::Scope::Kind::kCgroup, 0, request.cgroup}
                         : monitor::Scope{monitor::Scope::Kind::kTree, request.pid, {}};
   auto sampler = monitor::Sampler::open(root, options);
-  if (!sampler) return tl::unexpected(ProfileFailure{true, sampler.error()});
+  if (!sampler) return refused(sampler.error());
   if (request.on_start) request.on_start();
   LiveJob live;
   // SIGINT, SIGTERM and SIGHUP end the sampling early (synchronously, through sigtimedwait).
@@ -506,7 +506,7 @@ ProfileResult<LiveJob> sample_live(const host::Root& root, const LiveRequest& re
     monitor::Sample s;
     if (auto ok = (*sampler)->sample(s); !ok) {
       ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-      return tl::unexpected(ProfileFailure{false, ok.error()});
+      return tl::unexpected(Failure{false, ok.error()});
     }
     // A zombie main process has ended: its parent just has not reaped it yet.
     const bool has_main =

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
 #include "diagnose/bottleneck.hpp"
 #include "diagnose/py_sampler.hpp"
 #include "host/root.hpp"
@@ -20,12 +21,9 @@
 
 namespace dltune::diagnose {
 
-struct ProfileFailure {
-  bool bad_input = false;  // the input cannot be judged (exit 2); else profiling failed (exit 1)
-  Error error;
-};
+// Bad input: the input cannot be judged (exit 2); else profiling failed (exit 1).
 template <typename T>
-using ProfileResult = tl::expected<T, ProfileFailure>;
+using ProfileResult = tl::expected<T, Failure>;
 
 // One job's, or one rank's, verdict.
 struct JobVerdict {

@@ -254,8 +254,6 @@ ClusterReport judge_cluster(const ClusterUse& use) {
 
 namespace {
 
-using Failure = ClusterReportFailure;
-
 tl::unexpected<Failure> report_bad_input(std::string what) {
   return tl::unexpected(Failure{true, Error{std::move(what), {}, 0}});
 }
@@ -277,8 +275,7 @@ Result<std::map<std::string, double>> by_instance(const PrometheusApi& api, cons
 
 }  // namespace
 
-tl::expected<ClusterReport, ClusterReportFailure> cluster_report(
-    const ClusterReportRequest& request) {
+tl::expected<ClusterReport, Failure> cluster_report(const ClusterReportRequest& request) {
   if (auto ok = check_job_id(request.job_id); !ok) return report_bad_input(ok.error().message());
   if (request.lookback_ns < 1'000'000'000) return report_bad_input("--lookback: at least 1s");
   if (auto url = serve::parse_http_url(request.prometheus_url); !url)

@@ -79,12 +79,9 @@ struct ClusterReport {
 // its limit; the action for the first of these.
 [[nodiscard]] ClusterReport judge_cluster(const ClusterUse& use);
 
-struct ClusterReportFailure {
-  bool bad_input = false;  // the job id, the URL, or no such job in the window
-  Error error;
-};
-// Asks Prometheus for the job's series and judges them.
-[[nodiscard]] tl::expected<ClusterReport, ClusterReportFailure> cluster_report(
+// Asks Prometheus for the job's series and judges them. Bad input: the job id, the URL, or no
+// such job in the window.
+[[nodiscard]] tl::expected<ClusterReport, Failure> cluster_report(
     const ClusterReportRequest& request);
 
 // schema dltune.slurm-report/1 (docs/json.md), and the text.

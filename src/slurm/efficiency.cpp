@@ -20,8 +20,8 @@ namespace {
 constexpr std::uint64_t kGiB = 1ull << 30;
 constexpr double kGpuBusyEnough = 50;  // % of the time a GPU's kernels ran (NVML's utilisation)
 
-tl::unexpected<EfficiencyFailure> failure(bool bad_input, Error e) {
-  return tl::unexpected(EfficiencyFailure{bad_input, std::move(e)});
+tl::unexpected<Failure> failure(bool bad_input, Error e) {
+  return tl::unexpected(Failure{bad_input, std::move(e)});
 }
 
 }  // namespace
@@ -210,8 +210,8 @@ Efficiency judge_efficiency(const JobUse& use) {
   return e;
 }
 
-tl::expected<Efficiency, EfficiencyFailure> measure_efficiency(const host::Root& root,
-                                                               const EfficiencyRequest& request) {
+tl::expected<Efficiency, Failure> measure_efficiency(const host::Root& root,
+                                                     const EfficiencyRequest& request) {
   auto path = monitor::slurm_job_cgroup(root, request.job_id);
   if (!path) return failure(true, path.error());
   auto layout = host::cgroup_layout(root);

@@ -102,11 +102,7 @@ void add_gpu_use(const monitor::Sample& sample, std::vector<JobGpu>& gpus,
 // Measures job `job_id` on this node over the request's window. Errors: the job id is not a
 // number or this node runs no such job (naming the ones it runs), bad input; the job ended
 // during the window, a failure.
-struct EfficiencyFailure {
-  bool bad_input = false;
-  Error error;
-};
-[[nodiscard]] tl::expected<Efficiency, EfficiencyFailure> measure_efficiency(
+[[nodiscard]] tl::expected<Efficiency, Failure> measure_efficiency(
     const host::Root& root, const EfficiencyRequest& request);
 
 // schema dltune.slurm-efficiency/1, and the text.

@@ -11,15 +11,14 @@
 
 namespace dltune::slurm {
 
-tl::expected<std::string, EfficiencyFailure> efficiency_report(
-    const host::Root& root, const EfficiencyReportRequest& request) {
+tl::expected<std::string, Failure> efficiency_report(const host::Root& root,
+                                                     const EfficiencyReportRequest& request) {
   const auto& job = request.measure.job_id;
   std::optional<RecordedVerdict> verdict;
   if (!request.recording.empty()) {
-    if (auto ok = check_job_id(job); !ok)
-      return tl::unexpected(EfficiencyFailure{true, ok.error()});
+    if (auto ok = check_job_id(job); !ok) return refused(ok.error());
     auto v = recorded_verdict(request.recording, job);
-    if (!v) return tl::unexpected(EfficiencyFailure{true, v.error()});
+    if (!v) return refused(v.error());
     verdict = std::move(*v);
   }
   auto e = measure_efficiency(root, request.measure);
@@ -33,11 +32,9 @@ tl::expected<std::string, EfficiencyFailure> efficiency_report(
   if (!e.error().bad_input || !check_job_id(job)) return tl::unexpected(e.error());
   auto done = finished_job_efficiency(request.report_dir, job, request.json);
   if (!done)
-    return tl::unexpected(EfficiencyFailure{
-        true, Error{fmt::format("{}; and no report of it in {} (the Epilog writes one when a job "
-                                "ends)",
-                                e.error().error.message(), request.report_dir),
-                    "", 0}});
+    return refused(
+        fmt::format("{}; and no report of it in {} (the Epilog writes one when a job ends)",
+                    e.error().error.message(), request.report_dir));
   if (!verdict) return *done;
   if (!request.json) return *done + render_text(*verdict);
   auto doc = inventory::Json::parse(*done);

@@ -19,7 +19,7 @@ struct EfficiencyReportRequest {
 // The text or the JSON document (ending in a newline). The recording is read first, so that a
 // wrong file is said before the job is measured. A failure is bad input for a job id that is no
 // job's here and that has no report either (the error says where it looked).
-[[nodiscard]] tl::expected<std::string, EfficiencyFailure> efficiency_report(
+[[nodiscard]] tl::expected<std::string, Failure> efficiency_report(
     const host::Root& root, const EfficiencyReportRequest& request);
 
 }  // namespace dltune::slurm

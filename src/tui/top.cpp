@@ -177,11 +177,11 @@ monitor::TopLayout draw_view(Screen& screen, TopUi& ui, const monitor::Model& mo
   return layout;
 }
 
-tl::unexpected<TopFailure> failed(bool bad_input, Error e) {
-  return tl::unexpected(TopFailure{bad_input, std::move(e)});
+tl::unexpected<Failure> failed(bool bad_input, Error e) {
+  return tl::unexpected(Failure{bad_input, std::move(e)});
 }
 
-tl::unexpected<TopFailure> failed(bool bad_input, std::string what) {
+tl::unexpected<Failure> failed(bool bad_input, std::string what) {
   return failed(bad_input, Error{std::move(what), "", 0});
 }
 
@@ -431,7 +431,7 @@ TopResult top_scope(const host::Root& root, const monitor::Scope& scope,
   if (const auto named = parse_sort(sort)) s.sort = *named;
   monitor::raise_open_file_limit();
   auto sampler = monitor::Sampler::open(root, options);
-  if (!sampler) return tl::unexpected(TopFailure{true, sampler.error()});
+  if (!sampler) return refused(sampler.error());
   return top_live(**sampler, s);
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "core/error.hpp"
 #include "monitor/sampler.hpp"
 #include "monitor/top_view.hpp"
 #include "store/recording.hpp"
@@ -21,12 +22,9 @@ struct TopSettings {
   bool job = false;
 };
 
-// Why a loop could not run or went on no longer.
-struct TopFailure {
-  bool bad_input = false;  // no terminal to draw on, a recording without samples (exit 2)
-  Error error;             // else a sample could not be taken or read (exit 1)
-};
-using TopResult = tl::expected<void, TopFailure>;
+// Why a loop could not run or went on no longer. Bad input: no terminal to draw on, a recording
+// without samples (exit 2); else a sample could not be taken or read (exit 1).
+using TopResult = tl::expected<void, Failure>;
 
 // Live: samples every interval and draws until q or a signal. --once, or when stdout is not a
 // terminal: two samples one interval apart, printed as text (every process, width 100 unless

@@ -25,19 +25,17 @@ std::string PlanRequest::command_line() const {
 
 Outcome<Plan> plan_for(const host::Root& root, const PlanRequest& request) {
   auto profile = settings::load_profile(request.profile, root, settings::validate_key);
-  if (!profile)
-    return tl::unexpected(Refused{Error{"profile: " + profile.error().message(), {}, 0}, true});
+  if (!profile) return refused("profile: " + profile.error().message());
   if (auto set = settings::apply_sets(*profile, request.sets,
                                       settings::set_key_validator(root, settings::validate_key));
       !set)
-    return tl::unexpected(Refused{set.error(), true});
-  if (auto ok = settings::check_data_option(root, request.data); !ok)
-    return tl::unexpected(Refused{ok.error(), true});
+    return refused(set.error());
+  if (auto ok = settings::check_data_option(root, request.data); !ok) return refused(ok.error());
   const auto facts = inventory::collect(root, request.collect);
   auto plan = make_plan(root, facts, *profile, request.only, request.persist,
                         PlanOptions{request.data, request.cgroups});
   // A value that cannot be read (errno) is a failure of the host, not bad input.
-  if (!plan) return tl::unexpected(Refused{plan.error(), plan.error().errno_ == 0});
+  if (!plan) return tl::unexpected(Failure{plan.error().errno_ == 0, plan.error()});
   return std::move(*plan);
 }
 
@@ -59,11 +57,11 @@ Result<std::unique_ptr<Journal>> journal_for_apply(const std::string& state_dir)
 Outcome<RollbackResult> rollback(const host::Root& root, const std::string& state_dir,
                                  std::int64_t tx) {
   auto journal = Journal::open(state_dir);
-  if (!journal) return tl::unexpected(Refused{journal.error(), false});
+  if (!journal) return tl::unexpected(Failure{false, journal.error()});
   if (tx == 0) tx = rollback_target(**journal);
-  if (tx == 0) return tl::unexpected(Refused{Error{"no transaction to roll back", {}, 0}, true});
+  if (tx == 0) return refused("no transaction to roll back");
   auto r = rollback_tx(root, **journal, tx);
-  if (!r) return tl::unexpected(Refused{r.error(), true});
+  if (!r) return refused(r.error());
   return std::move(*r);
 }
 

@@ -30,12 +30,8 @@ struct PlanRequest {
 
 // Why a request was not carried out: bad input (nothing was read or changed) or a failure of the
 // host (a value that cannot be read, a journal that cannot be opened).
-struct Refused {
-  Error error;
-  bool bad_input = true;
-};
 template <class T>
-using Outcome = tl::expected<T, Refused>;
+using Outcome = tl::expected<T, Failure>;
 
 // Loads the profile, checks the data paths, reads the host through `root` and makes the plan.
 [[nodiscard]] Outcome<Plan> plan_for(const host::Root& root, const PlanRequest& request);
