@@ -2,6 +2,8 @@
 // slurm root per node, uid_U, job_J, step_S, task_T; v2: slurmstepd.scope's job_J): found with
 // their job id, user and steps; their processes counted from the groups below them; serve
 // labels their series with slurm_job_id and user; top and record find a job's group by its id.
+#include <sys/stat.h>
+#include <cstdint>
 #include <filesystem>
 
 #include <gmock/gmock.h>
@@ -48,6 +50,12 @@ void v1_job(TempTree& t, const std::string& root, unsigned uid, const std::strin
   }
 }
 
+// st_ino of a directory in the tree, by its path in the root ("/sys/...").
+std::uint64_t inode_of(const TempTree& t, const std::string& dir) {
+  struct stat st {};
+  return ::stat((t.dir() / dir.substr(1)).c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
 TEST(SlurmJobs, FoundOnV1WithTheirIdUserAndStepsInJobOrder) {
   TempTree t;
   t.write("proc/self/mountinfo", kMountV1);
@@ -70,6 +78,10 @@ TEST(SlurmJobs, FoundOnV1WithTheirIdUserAndStepsInJobOrder) {
   EXPECT_EQ((*jobs)[1].path, "/slurm_node7/uid_1000/job_12");
   EXPECT_EQ((*jobs)[1].uid, 1000u);
   EXPECT_EQ((*jobs)[1].steps, (std::vector<std::string>{"batch", "extern"}));
+  // The directory the inode is of (the watcher stats it after each sample): the job's own.
+  EXPECT_EQ((*jobs)[1].dir, "/sys/fs/cgroup/memory/slurm_node7/uid_1000/job_12");
+  EXPECT_EQ((*jobs)[1].inode, inode_of(t, (*jobs)[1].dir));
+  EXPECT_NE((*jobs)[0].inode, (*jobs)[1].inode);
 }
 
 TEST(SlurmJobs, FoundOnV2BelowSlurmstepdsScopeWithTheOwnerOfAProcess) {
@@ -91,6 +103,8 @@ TEST(SlurmJobs, FoundOnV2BelowSlurmstepdsScopeWithTheOwnerOfAProcess) {
   EXPECT_EQ((*jobs)[0].job_id, "77");
   EXPECT_EQ((*jobs)[0].uid, 1001u);
   EXPECT_EQ((*jobs)[0].steps, (std::vector<std::string>{"0", "extern"}));
+  EXPECT_EQ((*jobs)[0].dir, "/sys/fs/cgroup/system.slice/slurmstepd.scope/job_77");
+  EXPECT_EQ((*jobs)[0].inode, inode_of(t, (*jobs)[0].dir));
 }
 
 TEST(SlurmJobs, NoneWithoutSlurmAndAJobIdIsLookedUpOrRefusedWithTheJobsHere) {
