@@ -254,9 +254,6 @@ ClusterReport judge_cluster(const ClusterUse& use) {
 
 namespace {
 
-tl::unexpected<Failure> report_bad_input(std::string what) {
-  return tl::unexpected(Failure{true, Error{std::move(what), {}, 0}});
-}
 tl::unexpected<Failure> report_failure(const Error& e) {
   return tl::unexpected(Failure{false, e});
 }
@@ -276,10 +273,10 @@ Result<std::map<std::string, double>> by_instance(const PrometheusApi& api, cons
 }  // namespace
 
 tl::expected<ClusterReport, Failure> cluster_report(const ClusterReportRequest& request) {
-  if (auto ok = check_job_id(request.job_id); !ok) return report_bad_input(ok.error().message());
-  if (request.lookback_ns < 1'000'000'000) return report_bad_input("--lookback: at least 1s");
+  if (auto ok = check_job_id(request.job_id); !ok) return refused(ok.error().message());
+  if (request.lookback_ns < 1'000'000'000) return refused("--lookback: at least 1s");
   if (auto url = serve::parse_http_url(request.prometheus_url); !url)
-    return report_bad_input("--prometheus: " + url.error().message());
+    return refused("--prometheus: " + url.error().message());
   auto api = PrometheusApi::open(request.prometheus_url, request.timeout, request.ca_file);
   if (!api) return report_failure(api.error());
   const double now = request.now.value_or(
@@ -312,7 +309,7 @@ tl::expected<ClusterReport, Failure> cluster_report(const ClusterReportRequest& 
   }
   const bool counter = metric == std::string_view("dltune_job_cpu_seconds_total");
   if (found->empty())
-    return report_bad_input(fmt::format(
+    return refused(fmt::format(
         "{} has no series of Slurm job {} in the last {} (dltune_job_cpu_seconds_total{}): is "
         "`dltune serve` running on the job's nodes and scraped by this Prometheus, and did the "
         "job run in that window (--lookback)?",
@@ -357,8 +354,8 @@ tl::expected<ClusterReport, Failure> cluster_report(const ClusterReportRequest& 
     use.nodes.push_back(std::move(n));
   }
   if (use.nodes.empty())
-    return report_bad_input(fmt::format("{} has no series of Slurm job {} with an instance label",
-                                        api->url().text(), request.job_id));
+    return refused(fmt::format("{} has no series of Slurm job {} with an instance label",
+                               api->url().text(), request.job_id));
   if (use.running) use.end = std::max(use.end, now);
 
   // The rest at the span's end, over the span.
