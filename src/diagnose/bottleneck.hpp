@@ -176,6 +176,9 @@ struct Verdict {
   std::string confidence;  // "high", "medium", "low"
   std::vector<Evidence> evidence;
   std::string action, run;
+  // The rules the verdict stands for, by id: a rule's own; "mixed": the two it mixes, the first
+  // the one whose action it gives; "inconclusive": none.
+  std::vector<std::string> causes;
 };
 
 struct NearMiss {

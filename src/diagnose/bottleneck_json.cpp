@@ -22,7 +22,7 @@ nlohmann::json to_json(const Profile& p) {
     return json{{"rule", v.rule},       {"verdict", v.verdict}, {"title", v.title},
                 {"summary", v.summary}, {"healthy", v.healthy}, {"confidence", v.confidence},
                 {"score", v.score},     {"action", v.action},   {"run", v.run},
-                {"evidence", ev}};
+                {"evidence", ev},       {"causes", v.causes}};
   };
   json out;
   out["schema"] = "dltune.profile/1";

@@ -146,8 +146,8 @@ Profile judge(const Rules& rules, const Window& w, std::size_t first) {
   std::vector<Verdict> matches;
   for (const auto& r : rules.rules) {
     NearMiss miss{r.id, r.verdict, r.title, 0, 0, {}, r.disambiguate};
-    Verdict v{r.id, r.verdict, r.title, expand(r.summary, p.values), r.healthy, 1.0, "",
-              {},   "",        ""};
+    Verdict v{r.id, r.verdict, r.title, expand(r.summary, p.values), r.healthy, 1.0, "", {},
+              "",   "",        {r.id}};
     bool ok = true;
     const auto lacking = [&](const Condition& c, const Check& k) {
       const auto& inf = info(c.signal);
@@ -244,6 +244,7 @@ Profile judge(const Rules& rules, const Window& w, std::size_t first) {
       !matches[1].healthy) {
     Verdict mixed = matches[0];
     mixed.rule = mixed.verdict = "mixed";
+    mixed.causes = {matches[0].rule, matches[1].rule};
     mixed.title = fmt::format("Mixed: {} and {}", matches[0].title, matches[1].title);
     mixed.summary = fmt::format(
         "Two causes showed, neither steadily: {} {} Try the first action, then profile again.",

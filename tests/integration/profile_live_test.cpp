@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -510,8 +511,13 @@ TEST(ProfileLive, AMemoryLimitBelowTheDatasetPushesOutThePageCache) {
   EXPECT_GE(j["signals"]["cgroup.refault_file"]["value"].get<double>(), 100) << explain(r);
   // On this 2-CPU VM the main process and two workers can also saturate the CPUs: a loaded run
   // (the whole suite beside it) was judged CPU contention within the job once, its threads
-  // waiting for a CPU; the limit and the refaults above were seen all the same.
-  if (v != "page-cache-pushed-out" && v != "cpu-oversubscribed") {
+  // waiting for a CPU, and once mixed (both, neither steadily); the limit and the refaults
+  // above were seen all the same.
+  const auto causes = j["result"]["causes"];
+  const bool mixed_with_it =
+      v == "mixed" && causes.is_array() &&
+      std::find(causes.begin(), causes.end(), "page-cache-pushed-out") != causes.end();
+  if (v != "page-cache-pushed-out" && v != "cpu-oversubscribed" && !mixed_with_it) {
     bool named = false;
     for (const auto& m : j["near_misses"])
       named = named || (m["rule"] == "page-cache-pushed-out" && m["met"].get<int>() >= 2);

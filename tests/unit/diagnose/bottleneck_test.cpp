@@ -331,7 +331,13 @@ TEST(BottleneckVerdicts, ALowConfidenceFaultBesideAnotherIsMixed) {
   set_from(w, 30, "cgroup.throttled", 50);
   const auto p = judge(w);
   EXPECT_EQ(p.verdict.verdict, "mixed") << p.verdict.title;
-  EXPECT_FALSE(p.also.empty());
+  ASSERT_FALSE(p.also.empty());
+  // Which two, by id, for scripts: the first gives the action, the second is also's first.
+  ASSERT_EQ(p.verdict.causes.size(), 2u);
+  EXPECT_EQ(p.verdict.causes[1], p.also[0].rule);
+  EXPECT_NE(p.verdict.causes[0], p.verdict.causes[1]);
+  EXPECT_EQ(p.also[0].causes, std::vector<std::string>{p.also[0].rule});
+  EXPECT_EQ(to_json(p)["result"]["causes"], nlohmann::json(p.verdict.causes));
 }
 
 TEST(BottleneckVerdicts, AnAbsentOptionalSignalIsPassedOverAndAbsentRequiredOneFails) {
